@@ -1,0 +1,40 @@
+# Two entry points: `make demo` and `make test`. Both create/update .venv.
+# TORCH_SPEC pins the CPU build of PyTorch that lies on local disk on the project's machines.
+# Elsewhere, override it, e.g. `make demo TORCH_SPEC=torch` or point pip at the CPU index.
+PYTHON ?= python3.11
+VENV ?= .venv
+TORCH_SPEC ?= torch==2.13.0
+BIN := $(VENV)/bin
+DEMO_OUT ?= runs/demo
+
+.PHONY: demo test venv venv-dev bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.torch: | $(BIN)/python
+	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/pip install --quiet "$(TORCH_SPEC)"
+	touch $@
+
+$(VENV)/.base: pyproject.toml $(VENV)/.torch
+	$(BIN)/pip install --quiet -e .
+	touch $@
+
+$(VENV)/.dev: pyproject.toml $(VENV)/.torch
+	$(BIN)/pip install --quiet -e ".[dev]"
+	touch $@ $(VENV)/.base
+
+venv: $(VENV)/.base
+venv-dev: $(VENV)/.dev
+
+demo: $(VENV)/.base
+	$(BIN)/ttlab reproduce --quick --out $(DEMO_OUT)
+
+test: $(VENV)/.dev
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile
+
+bench: $(VENV)/.dev
+	@for f in benchmarks/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+
+clean:
+	rm -rf $(VENV) build src/*.egg-info .pytest_cache

@@ -1,0 +1,52 @@
+"""The ``ttlab`` command line: a thin layer over the library.
+
+Each domain registers a sub-command group from its own module. Errors caused by bad input
+(:class:`ttlab.errors.TTLabInputError`) are printed as a clear message with exit code 2.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from ttlab.cli._common import console_err
+from ttlab.errors import TTLabInputError
+
+app = typer.Typer(
+    name="ttlab",
+    help="ttlab — the transformer theory lab: next-token-prediction dynamics (paper A) and "
+    "intrinsic dimension / scaling laws (paper B).",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+from ttlab.cli import ntp as _ntp  # noqa: E402
+from ttlab.cli import reproduce as _reproduce  # noqa: E402
+
+app.add_typer(_ntp.app, name="ntp")
+app.command("reproduce")(_reproduce.reproduce)
+
+# Optional command groups added by other domains register themselves here.
+for _mod_name, _group in (("ttlab.cli.id", "id"), ("ttlab.cli.scaling", "scaling"), ("ttlab.cli.lm", "lm")):
+    try:
+        _mod = __import__(_mod_name, fromlist=["app"])
+    except ModuleNotFoundError as _exc:  # the module is not written yet
+        if _exc.name != _mod_name:
+            raise
+        continue
+    app.add_typer(_mod.app, name=_group)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point; ``argv`` defaults to ``sys.argv[1:]``.
+
+    Always ends with ``SystemExit``: 0 on success, 1 for a negative verdict a command reports
+    (e.g. a dataset that violates the assumptions), 2 for bad input.
+    """
+    try:
+        app(args=argv, prog_name="ttlab")
+    except TTLabInputError as exc:
+        console_err.print(f"[bold red]error:[/] {exc}", highlight=False)
+        sys.exit(2)

@@ -1,0 +1,9 @@
+"""Exceptions shared across ttlab.
+
+Every error caused by bad user input derives from :class:`TTLabInputError`; the CLI turns it
+into a one-paragraph message and a non-zero exit code instead of a traceback.
+"""
+
+
+class TTLabInputError(ValueError):
+    """Bad input: says what was wrong, where, and how to fix it."""

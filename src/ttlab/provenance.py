@@ -1,0 +1,80 @@
+"""Provenance and safe output: versions of everything, atomic writes of results."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+import tempfile
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+_TRACKED = ("ttlab", "numpy", "scipy", "torch", "matplotlib", "clarabel")
+
+
+def versions(extra: tuple[str, ...] = ()) -> dict[str, str]:
+    """Versions of Python, the platform and the packages a result depends on."""
+    out = {"python": sys.version.split()[0], "platform": platform.platform()}
+    for name in _TRACKED + tuple(extra):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
+def _atomic_write_bytes(path: Path, data: bytes) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def atomic_write_text(path: str | os.PathLike, text: str) -> None:
+    """Write ``text`` to ``path`` so that readers see either the old or the new file, never half."""
+    _atomic_write_bytes(Path(path), text.encode("utf-8"))
+
+
+def _json_default(obj: Any) -> Any:
+    try:
+        import numpy as np
+
+        if isinstance(obj, np.generic):
+            return obj.item()
+        if isinstance(obj, np.ndarray):
+            return obj.tolist()
+    except ImportError:  # pragma: no cover
+        pass
+    if isinstance(obj, Path):
+        return str(obj)
+    raise TypeError(f"cannot serialise {type(obj).__name__} to JSON")
+
+
+def to_json(obj: Any, indent: int | None = 2) -> str:
+    """Serialise ``obj`` (numpy scalars/arrays and paths included) to JSON text."""
+    return json.dumps(obj, indent=indent, default=_json_default, allow_nan=True)
+
+
+def atomic_write_json(path: str | os.PathLike, obj: Any) -> None:
+    """Atomically write ``obj`` as pretty JSON."""
+    atomic_write_text(path, to_json(obj) + "\n")
+
+
+def atomic_savefig(fig: Any, path: str | os.PathLike, **kwargs: Any) -> None:
+    """Save a matplotlib figure atomically (format taken from the file suffix)."""
+    import io
+
+    path = Path(path)
+    buf = io.BytesIO()
+    fig.savefig(buf, format=path.suffix.lstrip(".") or "png", **kwargs)
+    _atomic_write_bytes(path, buf.getvalue())
