@@ -1,0 +1,286 @@
+"""Collocation, query-dependent partial orders, token categories and the assumption checker.
+
+Definitions (paper A, Section 4):
+
+* the *collocation* n(x) is the label of the one-token sentence [x];
+* in a sentence with query q (its last token) and label y, a token x is *optimal* when n(x) = y and
+  *non-optimal* otherwise, and x >_q x' for every optimal x and non-optimal x' of that sentence;
+* for a query q each token is optimal (only ever above), non-optimal (only ever below), confused (both)
+  or non-comparable (never ordered).
+
+Assumption 1: a collocation exists for every token that appears in a sentence and is a function, every
+order is acyclic and no token is confused (and so every sentence is realizable: some token in it has
+n(x) = y). Assumption 3: in every sentence the number of optimal-token occurrences is at least the number
+of occurrences of each non-optimal token.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+
+from ttlab.ntp.dataset import NTPDataset, Sentence
+
+VIOLATION_KINDS = (
+    "missing_collocation",
+    "ambiguous_collocation",
+    "unrealizable_sentence",
+    "confused_token",
+    "cyclic_order",
+    "assumption3",
+)
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One way in which a dataset breaks Assumption 1 or 3."""
+
+    kind: str
+    query: str | None
+    tokens: list[str]
+    lines: list[int]
+    message: str
+
+    def as_dict(self) -> dict:
+        return {"kind": self.kind, "query": self.query, "tokens": self.tokens, "lines": self.lines, "message": self.message}
+
+
+@dataclass
+class QueryOrder:
+    """The partial order >_q induced by the sentences whose query is q."""
+
+    query: str
+    edges: dict[tuple[str, str], list[int]] = field(default_factory=dict)  # (higher, lower) → source lines
+
+    def above(self) -> set[str]:
+        return {hi for hi, _ in self.edges}
+
+    def below(self) -> set[str]:
+        return {lo for _, lo in self.edges}
+
+
+@dataclass
+class TokenCategories:
+    """Partition of the vocabulary under one query."""
+
+    optimal: list[str]
+    non_optimal: list[str]
+    non_comparable: list[str]
+    confused: list[str]
+
+    def as_dict(self) -> dict:
+        return {
+            "optimal": self.optimal,
+            "non_optimal": self.non_optimal,
+            "non_comparable": self.non_comparable,
+            "confused": self.confused,
+        }
+
+
+def _fmt_lines(lines: list[int]) -> str:
+    shown = sorted(set(lines))
+    if not shown or shown == [0]:
+        return ""
+    txt = ", ".join(str(x) for x in shown[:8]) + (" …" if len(shown) > 8 else "")
+    return f" (line{'s' if len(shown) > 1 else ''} {txt})"
+
+
+class DatasetStructure:
+    """Everything the theory derives from a dataset, plus the list of assumption violations."""
+
+    def __init__(self, dataset: NTPDataset) -> None:
+        self.dataset = dataset
+        self.violations: list[Violation] = []
+        self.collocation: dict[str, str] = {}
+        self.orders: dict[str, QueryOrder] = {}
+        # per sentence index: (optimal tokens, non-optimal tokens) — None for one-token sentences
+        self.sentence_roles: list[tuple[set[str], set[str]] | None] = []
+        self._build_collocation()
+        self._build_orders()
+        self._check_orders()
+
+    # ------------------------------------------------------------------ collocation
+    def _build_collocation(self) -> None:
+        labels: dict[str, dict[str, list[int]]] = defaultdict(dict)
+        for s in self.dataset.sentences:
+            if len(s.tokens) == 1:
+                labels[s.tokens[0]].setdefault(s.label, []).extend(s.lines)
+        for tok, by_label in labels.items():
+            self.collocation[tok] = next(iter(by_label))  # first seen; ambiguity reported below
+            if len(by_label) > 1:
+                lines = sorted(x for ls in by_label.values() for x in ls)
+                options = ", ".join(f"{lab}{_fmt_lines(ls)}" for lab, ls in by_label.items())
+                self.violations.append(
+                    Violation(
+                        "ambiguous_collocation",
+                        None,
+                        [tok, *by_label],
+                        lines,
+                        f"collocation of {tok!r} is ambiguous: the one-token sentence [{tok}] is followed by "
+                        f"{options}; keep one next token per token",
+                    )
+                )
+        missing: dict[str, list[int]] = defaultdict(list)
+        for s in self.dataset.sentences:
+            for t in s.tokens:
+                if t not in self.collocation:
+                    missing[t].extend(s.lines)
+        for tok, lines in missing.items():
+            self.violations.append(
+                Violation(
+                    "missing_collocation",
+                    None,
+                    [tok],
+                    sorted(set(lines)),
+                    f"token {tok!r} appears in sentences{_fmt_lines(lines)} but has no collocation; add a "
+                    f"line '{tok} => NEXT' giving the token that follows {tok!r} on its own",
+                )
+            )
+
+    # ------------------------------------------------------------------ orders
+    def _build_orders(self) -> None:
+        for s in self.dataset.sentences:
+            if len(s.tokens) == 1:
+                self.sentence_roles.append(None)
+                continue
+            known = [t for t in s.tokens if t in self.collocation]
+            optimal = {t for t in known if self.collocation[t] == s.label}
+            non_optimal = {t for t in known if self.collocation[t] != s.label}
+            self.sentence_roles.append((optimal, non_optimal))
+            if not optimal:
+                nexts = ", ".join(f"n({t})={self.collocation[t]}" for t in dict.fromkeys(known))
+                self.violations.append(
+                    Violation(
+                        "unrealizable_sentence",
+                        s.query,
+                        list(dict.fromkeys(s.tokens)),
+                        list(s.lines),
+                        f"sentence '{s}'{_fmt_lines(list(s.lines))} is unrealizable: no token in it has "
+                        f"collocation {s.label!r} ({nexts or 'no token has a collocation'})",
+                    )
+                )
+                continue
+            order = self.orders.setdefault(s.query, QueryOrder(s.query))
+            for hi in optimal:
+                for lo in non_optimal:
+                    order.edges.setdefault((hi, lo), []).extend(s.lines)
+            counts = Counter(s.tokens)
+            n_opt = sum(counts[t] for t in optimal)
+            for lo in sorted(non_optimal, key=s.tokens.index):
+                if counts[lo] > n_opt:
+                    self.violations.append(
+                        Violation(
+                            "assumption3",
+                            s.query,
+                            [lo],
+                            list(s.lines),
+                            f"sentence '{s}'{_fmt_lines(list(s.lines))} breaks Assumption 3: non-optimal token "
+                            f"{lo!r} occurs {counts[lo]} times but optimal tokens only {n_opt} time(s)",
+                        )
+                    )
+
+    def _check_orders(self) -> None:
+        for q, order in self.orders.items():
+            above, below = order.above(), order.below()
+            for tok in sorted(above & below, key=self.dataset.index.get):
+                ups = {hi: ls for (hi, lo), ls in order.edges.items() if lo == tok}
+                downs = {lo: ls for (hi, lo), ls in order.edges.items() if hi == tok}
+                lines = sorted({x for ls in (*ups.values(), *downs.values()) for x in ls})
+                up_txt = ", ".join(f"{t}{_fmt_lines(ls)}" for t, ls in ups.items())
+                down_txt = ", ".join(f"{t}{_fmt_lines(ls)}" for t, ls in downs.items())
+                self.violations.append(
+                    Violation(
+                        "confused_token",
+                        q,
+                        [tok],
+                        lines,
+                        f"under query {q!r} token {tok!r} is confused: it is above {down_txt} but below "
+                        f"{up_txt}; a token must be only optimal or only non-optimal for one query",
+                    )
+                )
+            # cycles: strongly connected components with more than one token
+            toks = sorted(above | below, key=self.dataset.index.get)
+            pos = {t: i for i, t in enumerate(toks)}
+            if not toks:
+                continue
+            rows = [pos[hi] for hi, _ in order.edges]
+            cols = [pos[lo] for _, lo in order.edges]
+            graph = coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(len(toks), len(toks)))
+            n_comp, label = connected_components(graph, directed=True, connection="strong")
+            for c in range(n_comp):
+                members = [toks[i] for i in np.flatnonzero(label == c)]
+                if len(members) < 2:
+                    continue
+                inside = {(hi, lo): ls for (hi, lo), ls in order.edges.items() if hi in members and lo in members}
+                lines = sorted({x for ls in inside.values() for x in ls})
+                chain = "; ".join(f"{hi} > {lo}{_fmt_lines(ls)}" for (hi, lo), ls in inside.items())
+                self.violations.append(
+                    Violation(
+                        "cyclic_order",
+                        q,
+                        members,
+                        lines,
+                        f"the order under query {q!r} has a cycle among {', '.join(members)}: {chain}",
+                    )
+                )
+
+    # ------------------------------------------------------------------ views
+    @property
+    def valid(self) -> bool:
+        """True when Assumptions 1 and 3 hold."""
+        return not self.violations
+
+    def categories(self, query: str) -> TokenCategories:
+        """Optimal / non-optimal / non-comparable / confused tokens under ``query``."""
+        order = self.orders.get(query, QueryOrder(query))
+        above, below = order.above(), order.below()
+        vocab = self.dataset.vocab
+        return TokenCategories(
+            optimal=[t for t in vocab if t in above and t not in below],
+            non_optimal=[t for t in vocab if t in below and t not in above],
+            non_comparable=[t for t in vocab if t not in above and t not in below],
+            confused=[t for t in vocab if t in above and t in below],
+        )
+
+    def next_token_array(self) -> np.ndarray:
+        """n(x) as token indices, −1 where a token has no collocation."""
+        idx = self.dataset.index
+        return np.array([idx[self.collocation[t]] if t in self.collocation else -1 for t in self.dataset.vocab])
+
+    def kq_triples(self) -> np.ndarray:
+        """Distinct (query, optimal, non-optimal) index triples: the constraints defining W*_kq."""
+        idx = self.dataset.index
+        triples = {
+            (idx[q], idx[hi], idx[lo]) for q, order in self.orders.items() for (hi, lo) in order.edges
+        }
+        return np.array(sorted(triples), dtype=np.int64).reshape(-1, 3)
+
+    def optimal_mask(self, sentence_index: int) -> np.ndarray:
+        """Boolean mask over the positions of sentence ``sentence_index`` marking optimal tokens."""
+        s: Sentence = self.dataset.sentences[sentence_index]
+        roles = self.sentence_roles[sentence_index]
+        if roles is None:
+            return np.ones(1, dtype=bool)
+        return np.array([t in roles[0] for t in s.tokens], dtype=bool)
+
+    def report(self) -> dict:
+        """JSON-ready summary: validity, violations, vocabulary, collocation and orders."""
+        return {
+            "valid": self.valid,
+            "source": self.dataset.source,
+            "n_sentences": len(self.dataset.sentences),
+            "n_occurrences": int(sum(s.count for s in self.dataset.sentences)),
+            "vocab": list(self.dataset.vocab),
+            "collocation": dict(self.collocation),
+            "orders": {q: self.categories(q).as_dict() for q in self.orders},
+            "violations": [v.as_dict() for v in self.violations],
+        }
+
+
+def analyze(dataset: NTPDataset) -> DatasetStructure:
+    """Derive collocation, orders and categories of ``dataset`` and check the paper's assumptions."""
+    return DatasetStructure(dataset)
