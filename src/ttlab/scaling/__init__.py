@@ -1,0 +1,74 @@
+"""Scaling laws from the intrinsic dimension of data (Havrilla & Liao 2024, paper B).
+
+* :mod:`ttlab.scaling.theory` — α_D = 2β/(2β+d), α_N = 2β/d, their inverses, the ID-free
+  conversions and the recomputed Table 1.
+* :mod:`ttlab.scaling.fit` — pure, offset and Chinchilla scaling-law fits with bootstrap
+  intervals and goodness of fit.
+* :mod:`ttlab.scaling.io` — reading measurements from CSV.
+* :mod:`ttlab.scaling.plot` — log-log plot of data, fit and prediction (imports matplotlib lazily).
+"""
+
+from typing import Any
+
+from ttlab.scaling.fit import (
+    DEFAULT_LBFGSB_OPTIONS,
+    FORMS,
+    MIN_POINTS,
+    PARAM_NAMES,
+    FitResult,
+    chinchilla_huber_objective,
+    fit_chinchilla,
+    fit_offset_power_law,
+    fit_power_law,
+    fit_scaling_law,
+)
+from ttlab.scaling.io import read_columns_csv
+from ttlab.scaling.theory import (
+    PUBLISHED_LAWS,
+    PublishedLaw,
+    Table1Row,
+    alpha_d,
+    alpha_d_from_alpha_n,
+    alpha_n,
+    alpha_n_from_alpha_d,
+    alpha_n_sharma_kaplan,
+    id_from_alpha_d,
+    id_from_alpha_n,
+    id_from_alpha_n_sharma_kaplan,
+    table1,
+)
+
+
+def plot_fit(*args: Any, **kwargs: Any) -> Any:
+    """See :func:`ttlab.scaling.plot.plot_fit` (imported lazily so matplotlib loads only when plotting)."""
+    from ttlab.scaling.plot import plot_fit as _plot_fit
+
+    return _plot_fit(*args, **kwargs)
+
+
+__all__ = [
+    "DEFAULT_LBFGSB_OPTIONS",
+    "FORMS",
+    "MIN_POINTS",
+    "PARAM_NAMES",
+    "PUBLISHED_LAWS",
+    "FitResult",
+    "PublishedLaw",
+    "Table1Row",
+    "alpha_d",
+    "alpha_d_from_alpha_n",
+    "alpha_n",
+    "alpha_n_from_alpha_d",
+    "alpha_n_sharma_kaplan",
+    "chinchilla_huber_objective",
+    "fit_chinchilla",
+    "fit_offset_power_law",
+    "fit_power_law",
+    "fit_scaling_law",
+    "id_from_alpha_d",
+    "id_from_alpha_n",
+    "id_from_alpha_n_sharma_kaplan",
+    "plot_fit",
+    "read_columns_csv",
+    "table1",
+]

@@ -1,0 +1,671 @@
+"""Fitting scaling laws: pure and offset power laws, and the joint Chinchilla form.
+
+All three forms are fitted in log space, where the noise of measured losses is roughly
+multiplicative:
+
+* ``power``:      log L̂ = a − α log x                                  (L = A·x^(−α), A = e^a);
+  ordinary least squares on (log x, log L).
+* ``offset``:     log L̂ = LSE(e, a − α log x)                          (L = E + A·x^(−α));
+  squared log residuals, :func:`scipy.optimize.least_squares` from a grid of starts.
+* ``chinchilla``: log L̂ = LSE(e, a − α log N, b − β log D)             (L = E + A/N^α + B/D^β);
+  the **summed** Huber loss (δ = 1e-3) of the log residuals minimised by L-BFGS-B from the best
+  points of a grid of starts (Hoffmann et al. 2022; Besiroglu et al. 2024, "Chinchilla scaling: a
+  replication attempt"). With scipy's default tolerances, dividing the loss by the number of points
+  (``reduction="mean"``) stops L-BFGS-B after a few iterations with wrong exponents. The cause is
+  the stopping rule (see :data:`DEFAULT_LBFGSB_OPTIONS`), which also stops the *summed* loss early
+  on small data sets, so this module tightens the tolerances as well as summing.
+
+Every fit reports goodness of fit (R² and RMSE of log L, RMSE of L) and seeded bootstrap
+percentile intervals for every parameter. The default bootstrap resamples leverage-adjusted,
+centred log residuals around the fitted curve (fixed design; works for the few points a scaling
+sweep has); ``bootstrap_method="pairs"`` resamples data points instead.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy import optimize, stats
+
+from ttlab.errors import TTLabInputError
+
+__all__ = [
+    "FORMS",
+    "PARAM_NAMES",
+    "MIN_POINTS",
+    "DEFAULT_LBFGSB_OPTIONS",
+    "FitResult",
+    "fit_power_law",
+    "fit_offset_power_law",
+    "fit_chinchilla",
+    "fit_scaling_law",
+    "chinchilla_huber_objective",
+]
+
+Form = Literal["power", "offset", "chinchilla"]
+FORMS: tuple[str, ...] = ("power", "offset", "chinchilla")
+PARAM_NAMES: dict[str, tuple[str, ...]] = {
+    "power": ("A", "alpha"),
+    "offset": ("E", "A", "alpha"),
+    "chinchilla": ("E", "A", "alpha", "B", "beta"),
+}
+# Internal parameter vector θ per form (log-amplitudes): power (a, α); offset (e, a, α);
+# chinchilla (e, a, α, b, β). Natural parameters: E = e^e, A = e^a, B = e^b.
+_LOG_PARAMS = {"E", "A", "B"}
+MIN_POINTS: dict[str, int] = {"power": 3, "offset": 4, "chinchilla": 6}
+"""Fewest points per form: one more than the number of parameters (one residual degree of freedom)."""
+
+BOOTSTRAP_METHODS = ("residual", "pairs")
+_HUBER_DELTA = 1e-3
+_LBFGSB_KEYS = {"ftol", "gtol", "maxiter", "maxfun", "maxcor", "maxls"}
+DEFAULT_LBFGSB_OPTIONS: dict[str, Any] = {"ftol": 1e-12, "gtol": 1e-8, "maxiter": 15000}
+"""L-BFGS-B options of the Chinchilla fit.
+
+L-BFGS-B stops when the decrease of f falls below ftol·max(|f|, |f_new|, 1). A Huber loss of
+small log residuals is ≪ 1, so with scipy's default ftol = 2.2e-9 the test is an *absolute*
+decrease of 2.2e-9: a mean Huber loss (f ~ 1e-5) stops after a few iterations, and even the summed
+loss stops early on small data sets (tens of points) or from a warm start (bootstrap refits,
+whose intervals then collapse onto the point estimate). These tighter tolerances make both
+reductions reach the same minimum; pass ``lbfgsb_options={}`` to get scipy's defaults.
+"""
+# Epoch AI's grid of initialisations for the Chinchilla fit.
+_CHIN_GRID = {
+    "e": np.arange(-1.0, 1.01, 0.5),
+    "a": np.arange(0.0, 25.1, 5.0),
+    "alpha": np.arange(0.0, 2.01, 0.5),
+    "b": np.arange(0.0, 25.1, 5.0),
+    "beta": np.arange(0.0, 2.01, 0.5),
+}
+
+
+@dataclass
+class FitResult:
+    """A fitted scaling law with uncertainty and goodness of fit.
+
+    ``params`` are natural parameters (``A``, ``alpha``, and ``E``, ``B``, ``beta`` where the form
+    has them). ``ci`` maps each parameter to its bootstrap percentile interval at ``ci_level``
+    (empty when no bootstrap was run). ``ci_analytic`` (power form only) holds classical
+    t-intervals from the OLS covariance of (log A, α), exact under Gaussian log errors.
+    """
+
+    form: str
+    params: dict[str, float]
+    ci: dict[str, tuple[float, float]]
+    ci_level: float
+    n_points: int
+    r2_log: float
+    rmse_log: float
+    rmse: float
+    theta: np.ndarray
+    bootstrap: dict[str, Any]
+    optimizer: dict[str, Any]
+    config: dict[str, Any]
+    ci_analytic: dict[str, tuple[float, float]] = field(default_factory=dict)
+    stderr: dict[str, float] = field(default_factory=dict)
+    bootstrap_samples: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def exponents(self) -> dict[str, float]:
+        """The fitted exponents only (``alpha``, and ``beta`` for the Chinchilla form)."""
+        return {k: v for k, v in self.params.items() if k in ("alpha", "beta")}
+
+    def predict(self, x: ArrayLike, x2: ArrayLike | None = None) -> np.ndarray:
+        """Predicted loss at ``x`` (and ``x2`` = D for the Chinchilla form)."""
+        lx = np.log(np.asarray(x, dtype=float))
+        lx2 = None
+        if self.form == "chinchilla":
+            if x2 is None:
+                raise TTLabInputError("the chinchilla form needs x2 (data size D) to predict")
+            lx2 = np.log(np.asarray(x2, dtype=float))
+            lx, lx2 = np.broadcast_arrays(lx, lx2)
+        pred, _ = _log_model(self.form, self.theta, lx, lx2)
+        return np.exp(pred)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready summary (no bootstrap samples)."""
+        out: dict[str, Any] = {
+            "form": self.form,
+            "params": dict(self.params),
+            "ci": {k: [lo, hi] for k, (lo, hi) in self.ci.items()},
+            "ci_level": self.ci_level,
+            "n_points": self.n_points,
+            "goodness_of_fit": {
+                k: (v if math.isfinite(v) else None)
+                for k, v in (("r2_log", self.r2_log), ("rmse_log", self.rmse_log), ("rmse", self.rmse))
+            },
+            "bootstrap": dict(self.bootstrap),
+            "optimizer": dict(self.optimizer),
+            "fit_config": dict(self.config),
+        }
+        if self.ci_analytic:
+            out["ci_analytic"] = {k: [lo, hi] for k, (lo, hi) in self.ci_analytic.items()}
+            out["stderr"] = dict(self.stderr)
+        return out
+
+
+# --------------------------------------------------------------------------------------------
+# validation
+
+
+def _as_positive_1d(values: ArrayLike, name: str) -> np.ndarray:
+    try:
+        arr = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        raise TTLabInputError(f"{name} must be numeric") from None
+    if arr.ndim != 1:
+        raise TTLabInputError(f"{name} must be one-dimensional, got shape {arr.shape}")
+    bad = np.flatnonzero(~np.isfinite(arr))
+    if bad.size:
+        raise TTLabInputError(f"{name} has non-finite values at indices {bad[:10].tolist()}")
+    bad = np.flatnonzero(arr <= 0)
+    if bad.size:
+        raise TTLabInputError(
+            f"{name} must be > 0 (a log-log fit needs positive values); "
+            f"non-positive at indices {bad[:10].tolist()}"
+        )
+    return arr
+
+
+def _check_options(bootstrap: int, ci_level: float, seed: int, method: str) -> None:
+    if isinstance(bootstrap, bool) or not isinstance(bootstrap, (int, np.integer)) or bootstrap < 0:
+        raise TTLabInputError(f"bootstrap must be a non-negative integer, got {bootstrap!r}")
+    if not isinstance(ci_level, (int, float)) or not 0 < ci_level < 1:
+        raise TTLabInputError(f"ci_level must be in (0, 1), got {ci_level!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TTLabInputError(f"seed must be an integer, got {seed!r}")
+    if method not in BOOTSTRAP_METHODS:
+        raise TTLabInputError(f"bootstrap_method must be one of {BOOTSTRAP_METHODS}, got {method!r}")
+
+
+def _prepare(form: str, x: ArrayLike, y: ArrayLike, x2: ArrayLike | None, names: tuple[str, str, str]):
+    xa = _as_positive_1d(x, names[0])
+    ya = _as_positive_1d(y, names[1])
+    arrays = [xa, ya]
+    if form == "chinchilla":
+        arrays.append(_as_positive_1d(x2, names[2]))
+    if len({a.size for a in arrays}) != 1:
+        sizes = ", ".join(f"{n}: {a.size}" for n, a in zip(names, arrays))
+        raise TTLabInputError(f"inputs must have the same length ({sizes})")
+    n = xa.size
+    if n < MIN_POINTS[form]:
+        raise TTLabInputError(
+            f"the {form} form has {len(PARAM_NAMES[form])} parameters and needs at least "
+            f"{MIN_POINTS[form]} points, got {n}"
+        )
+    if np.unique(xa).size < 2:
+        raise TTLabInputError(f"{names[0]} needs at least 2 distinct values to fit an exponent")
+    if form == "offset" and np.unique(xa).size < 3:
+        raise TTLabInputError(f"the offset form needs at least 3 distinct {names[0]} values")
+    if form == "chinchilla" and np.unique(arrays[2]).size < 2:
+        raise TTLabInputError(f"{names[2]} needs at least 2 distinct values to fit its exponent")
+    lx2 = np.log(arrays[2]) if form == "chinchilla" else None
+    return np.log(xa), np.log(ya), lx2, n
+
+
+# --------------------------------------------------------------------------------------------
+# models in log space
+
+
+def _lse(t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """log Σ_k exp(t_k) over axis 0 and the softmax weights (plain numpy: this is the hot loop)."""
+    m = t.max(axis=0)
+    ex = np.exp(t - m)
+    s = ex.sum(axis=0)
+    return m + np.log(s), ex / s
+
+
+def _huber(delta: float, r: np.ndarray) -> np.ndarray:
+    a = np.abs(r)
+    return np.where(a <= delta, 0.5 * r * r, delta * (a - 0.5 * delta))
+
+
+def _log_model(form: str, theta: np.ndarray, lx: np.ndarray, lx2: np.ndarray | None):
+    """log L̂ and its Jacobian with respect to θ (shape (n, p))."""
+    if form == "power":
+        a, alpha = theta
+        return a - alpha * lx, np.column_stack([np.ones_like(lx), -lx])
+    if form == "offset":
+        e, a, alpha = theta
+        pred, w = _lse(np.stack([np.full_like(lx, e), a - alpha * lx]))
+        return pred, np.column_stack([w[0], w[1], -w[1] * lx])
+    e, a, alpha, b, beta = theta
+    pred, w = _lse(np.stack([np.full_like(lx, e), a - alpha * lx, b - beta * lx2]))
+    return pred, np.column_stack([w[0], w[1], -w[1] * lx, w[2], -w[2] * lx2])
+
+
+def chinchilla_huber_objective(
+    theta: ArrayLike,
+    log_n: ArrayLike,
+    log_d: ArrayLike,
+    log_loss: ArrayLike,
+    delta: float = _HUBER_DELTA,
+    reduction: Literal["sum", "mean"] = "sum",
+) -> tuple[float, np.ndarray]:
+    """Huber loss of log residuals of the Chinchilla form, and its gradient.
+
+    ``theta = (e, a, alpha, b, beta)``; the loss is Σ_i Huber_δ(LSE(e, a − α log N_i,
+    b − β log D_i) − log L_i), divided by the number of points when ``reduction="mean"``.
+    """
+    theta = np.asarray(theta, dtype=float)
+    lx, lx2, ly = (np.asarray(v, dtype=float) for v in (log_n, log_d, log_loss))
+    pred, jac = _log_model("chinchilla", theta, lx, lx2)
+    r = pred - ly
+    f = float(_huber(delta, r).sum())
+    grad = jac.T @ np.clip(r, -delta, delta)
+    if reduction == "mean":
+        return f / r.size, grad / r.size
+    return f, grad
+
+
+def _fit_power_theta(lx: np.ndarray, ly: np.ndarray) -> np.ndarray:
+    X = np.column_stack([np.ones_like(lx), -lx])
+    coef, *_ = np.linalg.lstsq(X, ly, rcond=None)
+    return coef
+
+
+def _offset_starts(lx: np.ndarray, ly: np.ndarray) -> np.ndarray:
+    ymin = float(np.exp(ly.min()))
+    starts = []
+    for frac in (1e-6, 0.25, 0.5, 0.75, 0.9, 0.97):
+        E = frac * ymin
+        rest = np.log(np.exp(ly) - E)
+        for alpha in (0.03, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0, 1.5, 2.5):
+            a = float(np.mean(rest + alpha * lx))
+            starts.append((math.log(E), a, alpha))
+    return np.array(starts)
+
+
+_OFFSET_BOUNDS_ALPHA = (0.0, 10.0)
+
+
+def _fit_offset_theta(lx, ly, starts: np.ndarray, n_keep: int):
+    lo = np.array([ly.min() - 40.0, -np.inf, _OFFSET_BOUNDS_ALPHA[0]])
+    hi = np.array([np.inf, np.inf, _OFFSET_BOUNDS_ALPHA[1]])
+    starts = np.clip(starts, lo + 1e-9, hi - 1e-9)
+    if starts.shape[0] > n_keep:
+        sse = np.array([np.sum((_log_model("offset", s, lx, None)[0] - ly) ** 2) for s in starts])
+        starts = starts[np.argsort(sse, kind="stable")[:n_keep]]
+    best = None
+    for s in starts:
+        res = optimize.least_squares(
+            lambda th: _log_model("offset", th, lx, None)[0] - ly,
+            s,
+            jac=lambda th: _log_model("offset", th, lx, None)[1],
+            bounds=(lo, hi),
+            method="trf",
+            x_scale="jac",
+        )
+        if best is None or res.cost < best.cost:
+            best = res
+    info = {
+        "method": "scipy.optimize.least_squares (trf), squared log residuals",
+        "success": bool(best.success),
+        "message": str(best.message),
+        "n_starts": int(starts.shape[0]),
+        "objective": float(2 * best.cost),
+    }
+    return best.x, info
+
+
+def _chinchilla_grid() -> np.ndarray:
+    g = _CHIN_GRID
+    return np.array(list(itertools.product(g["e"], g["a"], g["alpha"], g["b"], g["beta"])), dtype=float)
+
+
+def _grid_objective(grid: np.ndarray, lx, lx2, ly, delta: float) -> np.ndarray:
+    """Summed Huber loss at every row of ``grid`` (vectorised, chunked)."""
+    out = np.empty(grid.shape[0])
+    chunk = max(1, 2_000_000 // max(1, lx.size))
+    for i in range(0, grid.shape[0], chunk):
+        g = grid[i : i + chunk]
+        t = np.stack(
+            [
+                np.broadcast_to(g[:, 0:1], (g.shape[0], lx.size)),
+                g[:, 1:2] - g[:, 2:3] * lx,
+                g[:, 3:4] - g[:, 4:5] * lx2,
+            ]
+        )
+        r = _lse(t)[0] - ly
+        out[i : i + chunk] = _huber(delta, r).sum(axis=1)
+    return out
+
+
+def _fit_chinchilla_theta(
+    lx, lx2, ly, starts: np.ndarray, n_keep: int, delta: float, reduction: str, options: dict | None = None
+):
+    if starts.shape[0] > n_keep:
+        vals = _grid_objective(starts, lx, lx2, ly, delta)
+        starts = starts[np.argsort(vals, kind="stable")[:n_keep]]
+    best = None
+    for s in starts:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            res = optimize.minimize(
+                chinchilla_huber_objective,
+                s,
+                args=(lx, lx2, ly, delta, reduction),
+                jac=True,
+                method="L-BFGS-B",
+                options=options,
+            )
+        if not np.all(np.isfinite(res.x)):
+            continue
+        if best is None or res.fun < best.fun:
+            best = res
+    if best is None:
+        raise TTLabInputError("the chinchilla fit failed from every starting point (non-finite values)")
+    info = {
+        "method": f"scipy.optimize.minimize (L-BFGS-B), {reduction} Huber loss of log residuals",
+        "delta": delta,
+        "reduction": reduction,
+        "success": bool(best.success),
+        "message": str(best.message),
+        "n_iterations": int(best.nit),
+        "n_starts": int(starts.shape[0]),
+        "objective": float(best.fun),
+    }
+    return best.x, info
+
+
+# --------------------------------------------------------------------------------------------
+# generic fitting + bootstrap
+
+
+def _fit_theta(form, lx, lx2, ly, *, starts, n_keep, delta, reduction, options):
+    if form == "power":
+        return _fit_power_theta(lx, ly), {"method": "ordinary least squares on (log x, log L)"}
+    if form == "offset":
+        return _fit_offset_theta(lx, ly, starts, n_keep)
+    return _fit_chinchilla_theta(lx, lx2, ly, starts, n_keep, delta, reduction, options)
+
+
+
+
+
+def _natural(form: str, theta: np.ndarray) -> np.ndarray:
+    """Natural parameters (A = e^a etc.) from θ; works row-wise on a 2-D array."""
+    theta = np.asarray(theta, dtype=float)
+    out = theta.copy()
+    for j, name in enumerate(PARAM_NAMES[form]):
+        if name in _LOG_PARAMS:
+            with np.errstate(over="ignore"):
+                out[..., j] = np.exp(theta[..., j])
+    return out
+
+
+def _leverage(jac: np.ndarray) -> np.ndarray:
+    h = np.einsum("ij,jk,ik->i", jac, np.linalg.pinv(jac.T @ jac), jac)
+    return np.clip(h, 0.0, 0.99)
+
+
+def _refit(form, lx, lx2, ly, warm, *, delta, reduction, options) -> np.ndarray:
+    """One bootstrap refit from the point estimate; a failed refit gives NaNs (dropped later)."""
+    try:
+        return _fit_theta(form, lx, lx2, ly, starts=warm, n_keep=1, delta=delta, reduction=reduction,
+                          options=options)[0]
+    except TTLabInputError:
+        return np.full(warm.shape[1], np.nan)
+
+
+def _bootstrap(form, lx, lx2, ly, theta_hat, *, n_boot, rng, method, delta, reduction, options):
+    """Bootstrap replicates of θ (rows); returns (samples, n_rejected_draws)."""
+    if n_boot == 0:
+        return np.empty((0, theta_hat.size)), 0
+    pred, jac = _log_model(form, theta_hat, lx, lx2)
+    n = lx.size
+    warm = theta_hat[None, :]
+    if method == "residual":
+        r = (ly - pred) / np.sqrt(1.0 - _leverage(jac))
+        r = r - r.mean()
+        idx = rng.integers(0, n, size=(n_boot, n))
+        y_star = pred[None, :] + r[idx]
+        if form == "power":
+            X = np.column_stack([np.ones_like(lx), -lx])
+            coef, *_ = np.linalg.lstsq(X, y_star.T, rcond=None)
+            return coef.T, 0
+        samples = [
+            _refit(form, lx, lx2, ys, warm, delta=delta, reduction=reduction, options=options)
+            for ys in y_star
+        ]
+        return np.array(samples), 0
+    samples, rejected = [], 0
+    max_rejected = 20 * n_boot + 100
+    while len(samples) < n_boot:
+        idx = rng.integers(0, n, size=n)
+        ok = np.unique(idx).size >= MIN_POINTS[form] - 1 and np.unique(lx[idx]).size >= (
+            3 if form == "offset" else 2
+        )
+        if form == "chinchilla":
+            ok = ok and np.unique(lx2[idx]).size >= 2
+        if not ok:
+            rejected += 1
+            if rejected > max_rejected:
+                raise TTLabInputError(
+                    "pairs bootstrap keeps drawing degenerate resamples (too few distinct points); "
+                    "use bootstrap_method='residual'"
+                )
+            continue
+        samples.append(
+            _refit(form, lx[idx], None if lx2 is None else lx2[idx], ly[idx], warm,
+                   delta=delta, reduction=reduction, options=options)
+        )
+    return np.array(samples), rejected
+
+
+def _fit(
+    form: str,
+    x: ArrayLike,
+    y: ArrayLike,
+    x2: ArrayLike | None,
+    *,
+    bootstrap: int,
+    seed: int,
+    ci_level: float,
+    bootstrap_method: str,
+    delta: float = _HUBER_DELTA,
+    reduction: str = "sum",
+    n_starts: int = 4,
+    lbfgsb_options: dict[str, Any] | None = None,
+    names: tuple[str, str, str] = ("x", "y", "x2"),
+) -> FitResult:
+    _check_options(bootstrap, ci_level, seed, bootstrap_method)
+    lx, ly, lx2, n = _prepare(form, x, y, x2, names)
+    if form == "chinchilla":
+        if not (isinstance(delta, (int, float)) and delta > 0 and math.isfinite(delta)):
+            raise TTLabInputError(f"Huber delta must be a positive number, got {delta!r}")
+        if reduction not in ("sum", "mean"):
+            raise TTLabInputError(f"reduction must be 'sum' or 'mean', got {reduction!r}")
+    if lbfgsb_options is not None:
+        if not isinstance(lbfgsb_options, dict):
+            raise TTLabInputError(f"lbfgsb_options must be a dict, got {type(lbfgsb_options).__name__}")
+        unknown = set(lbfgsb_options) - _LBFGSB_KEYS
+        if unknown:
+            raise TTLabInputError(
+                f"unknown L-BFGS-B option(s) {sorted(unknown)}; allowed: {sorted(_LBFGSB_KEYS)}"
+            )
+    if isinstance(n_starts, bool) or not isinstance(n_starts, (int, np.integer)) or n_starts < 1:
+        raise TTLabInputError(f"n_starts must be a positive integer, got {n_starts!r}")
+
+    options = dict(DEFAULT_LBFGSB_OPTIONS if lbfgsb_options is None else lbfgsb_options)
+    starts = None
+    if form == "offset":
+        starts = _offset_starts(lx, ly)
+    elif form == "chinchilla":
+        starts = _chinchilla_grid()
+    theta, opt_info = _fit_theta(
+        form, lx, lx2, ly, starts=starts, n_keep=n_starts, delta=delta, reduction=reduction, options=options
+    )
+
+    pred, _ = _log_model(form, theta, lx, lx2)
+    resid = ly - pred
+    ss_tot = float(np.sum((ly - ly.mean()) ** 2))
+    r2_log = 1.0 - float(np.sum(resid**2)) / ss_tot if ss_tot > 0 else float("nan")
+    rmse_log = float(np.sqrt(np.mean(resid**2)))
+    rmse = float(np.sqrt(np.mean((np.exp(ly) - np.exp(pred)) ** 2)))
+
+    names_p = PARAM_NAMES[form]
+    nat = _natural(form, theta)
+    params = {k: float(v) for k, v in zip(names_p, nat)}
+
+    rng = np.random.default_rng(seed)
+    samples, rejected = _bootstrap(
+        form, lx, lx2, ly, theta, n_boot=bootstrap, rng=rng, method=bootstrap_method,
+        delta=delta, reduction=reduction, options=options,
+    )
+    ci: dict[str, tuple[float, float]] = {}
+    if samples.shape[0]:
+        finite = np.all(np.isfinite(samples), axis=1)
+        nat_s = _natural(form, samples[finite])
+        q = [(1 - ci_level) / 2 * 100, (1 + ci_level) / 2 * 100]
+        for j, k in enumerate(names_p):
+            lo, hi = np.percentile(nat_s[:, j], q)
+            ci[k] = (float(lo), float(hi))
+        n_used = int(finite.sum())
+    else:
+        n_used = 0
+
+    ci_analytic: dict[str, tuple[float, float]] = {}
+    stderr: dict[str, float] = {}
+    if form == "power" and n > 2:
+        X = np.column_stack([np.ones_like(lx), -lx])
+        s2 = float(np.sum(resid**2)) / (n - 2)
+        cov = s2 * np.linalg.inv(X.T @ X)
+        se = np.sqrt(np.diag(cov))
+        tq = float(stats.t.ppf((1 + ci_level) / 2, df=n - 2))
+        stderr = {"log_A": float(se[0]), "alpha": float(se[1])}
+        ci_analytic = {
+            "A": (float(np.exp(theta[0] - tq * se[0])), float(np.exp(theta[0] + tq * se[0]))),
+            "alpha": (float(theta[1] - tq * se[1]), float(theta[1] + tq * se[1])),
+        }
+
+    config = {
+        "form": form,
+        "bootstrap": int(bootstrap),
+        "bootstrap_method": bootstrap_method,
+        "seed": int(seed),
+        "ci_level": float(ci_level),
+    }
+    if form == "offset":
+        config["n_starts"] = int(n_starts)
+    if form == "chinchilla":
+        config.update(
+            {
+                "huber_delta": float(delta),
+                "reduction": reduction,
+                "n_starts": int(n_starts),
+                "lbfgsb_options": options,
+            }
+        )
+    return FitResult(
+        form=form,
+        params=params,
+        ci=ci,
+        ci_level=float(ci_level),
+        n_points=int(n),
+        r2_log=r2_log,
+        rmse_log=rmse_log,
+        rmse=rmse,
+        theta=np.asarray(theta, dtype=float),
+        bootstrap={
+            "n_requested": int(bootstrap),
+            "n_used": n_used,
+            "method": bootstrap_method,
+            "seed": int(seed),
+            "degenerate_draws_rejected": int(rejected),
+            "interval": "percentile",
+        },
+        optimizer=opt_info,
+        config=config,
+        ci_analytic=ci_analytic,
+        stderr=stderr,
+        bootstrap_samples=_natural(form, samples) if samples.shape[0] else None,
+    )
+
+
+def fit_power_law(
+    x: ArrayLike,
+    y: ArrayLike,
+    *,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    ci_level: float = 0.95,
+    bootstrap_method: str = "residual",
+) -> FitResult:
+    """Fit L = A·x^(−α) by least squares on (log x, log L); bootstrap CIs for A and α."""
+    return _fit(
+        "power", x, y, None, bootstrap=bootstrap, seed=seed, ci_level=ci_level,
+        bootstrap_method=bootstrap_method,
+    )
+
+
+def fit_offset_power_law(
+    x: ArrayLike,
+    y: ArrayLike,
+    *,
+    bootstrap: int = 1000,
+    seed: int = 0,
+    ci_level: float = 0.95,
+    bootstrap_method: str = "residual",
+    n_starts: int = 4,
+) -> FitResult:
+    """Fit L = E + A·x^(−α) (squared log residuals, least_squares from the best ``n_starts`` of a grid)."""
+    return _fit(
+        "offset", x, y, None, bootstrap=bootstrap, seed=seed, ci_level=ci_level,
+        bootstrap_method=bootstrap_method, n_starts=n_starts,
+    )
+
+
+def fit_chinchilla(
+    n_params: ArrayLike,
+    n_tokens: ArrayLike,
+    loss: ArrayLike,
+    *,
+    bootstrap: int = 200,
+    seed: int = 0,
+    ci_level: float = 0.95,
+    bootstrap_method: str = "residual",
+    delta: float = _HUBER_DELTA,
+    reduction: Literal["sum", "mean"] = "sum",
+    n_starts: int = 4,
+    lbfgsb_options: dict[str, Any] | None = None,
+) -> FitResult:
+    """Fit L(N, D) = E + A/N^α + B/D^β in log space with a summed Huber loss (δ = 1e-3).
+
+    L-BFGS-B runs from the ``n_starts`` best points (by summed Huber loss) of Epoch AI's grid
+    e ∈ {−1, −.5, …, 1}, a, b ∈ {0, 5, …, 25}, α, β ∈ {0, .5, …, 2}, with
+    :data:`DEFAULT_LBFGSB_OPTIONS` unless ``lbfgsb_options`` is given (``{}`` = scipy defaults).
+    ``reduction="mean"`` with scipy's default tolerances reproduces the early stop of a mean
+    Huber loss; do not use it for real fits. Bootstrap refits start from the point estimate.
+    """
+    return _fit(
+        "chinchilla", n_params, loss, n_tokens, bootstrap=bootstrap, seed=seed, ci_level=ci_level,
+        bootstrap_method=bootstrap_method, delta=delta, reduction=reduction, n_starts=n_starts,
+        lbfgsb_options=lbfgsb_options, names=("N", "loss", "D"),
+    )
+
+
+def fit_scaling_law(
+    form: str,
+    x: ArrayLike,
+    y: ArrayLike,
+    x2: ArrayLike | None = None,
+    **kwargs: Any,
+) -> FitResult:
+    """Dispatch to the fitter for ``form`` (``power``, ``offset`` or ``chinchilla``; x2 = D for the last)."""
+    if form not in FORMS:
+        raise TTLabInputError(f"unknown form {form!r}; choose one of {', '.join(FORMS)}")
+    if form == "chinchilla":
+        if x2 is None:
+            raise TTLabInputError("the chinchilla form needs x2 (data size D) as well as x (model size N)")
+        return fit_chinchilla(x, x2, y, **kwargs)
+    if x2 is not None:
+        raise TTLabInputError(f"x2 is only used by the chinchilla form, not by {form!r}")
+    if form == "power":
+        return fit_power_law(x, y, **kwargs)
+    return fit_offset_power_law(x, y, **kwargs)

@@ -1,0 +1,99 @@
+"""Reading scaling-law measurements from CSV files, with precise error messages."""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+
+from ttlab.errors import TTLabInputError
+
+__all__ = ["read_columns_csv"]
+
+
+def read_columns_csv(
+    path: str | os.PathLike,
+    columns: list[str] | tuple[str, ...],
+    *,
+    positive: bool = True,
+) -> dict[str, np.ndarray]:
+    """Read numeric ``columns`` from a CSV file with a header row.
+
+    Blank lines are skipped. Errors name the file and, for bad values, the column and the file's
+    line numbers (line 1 is the header): missing file, empty file, missing column (listing the
+    available ones), empty or non-numeric or non-finite cells, and (``positive=True``) values
+    ≤ 0, which a log-log fit cannot use.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise TTLabInputError(f"CSV file not found: {path}")
+    if not path.is_file():
+        raise TTLabInputError(f"not a file: {path}")
+    if not columns:
+        raise TTLabInputError("no columns requested")
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as fh:
+            reader = csv.reader(fh)
+            header = None
+            rows: list[tuple[int, list[str]]] = []
+            for row in reader:
+                if not row or all(not c.strip() for c in row):
+                    continue
+                if header is None:
+                    header = [c.strip() for c in row]
+                    continue
+                rows.append((reader.line_num, row))
+    except UnicodeDecodeError as exc:
+        raise TTLabInputError(f"{path} is not a UTF-8 text CSV file ({exc.reason})") from None
+    except csv.Error as exc:
+        raise TTLabInputError(f"{path} is not a valid CSV file: {exc}") from None
+    if header is None:
+        raise TTLabInputError(f"{path} is empty: expected a header row naming the columns")
+    missing = [c for c in columns if c not in header]
+    if missing:
+        raise TTLabInputError(
+            f"{path}: column(s) {', '.join(repr(c) for c in missing)} not found; "
+            f"available columns: {', '.join(repr(c) for c in header)}"
+        )
+    if not rows:
+        raise TTLabInputError(f"{path} has a header but no data rows")
+
+    out: dict[str, np.ndarray] = {}
+    for col in columns:
+        j = header.index(col)
+        values, non_numeric, non_positive = [], [], []
+        for line, row in rows:
+            cell = row[j].strip() if j < len(row) else ""
+            try:
+                v = float(cell)
+            except ValueError:
+                non_numeric.append(f"line {line} ({cell!r})" if cell else f"line {line} (empty)")
+                continue
+            if not math.isfinite(v):
+                non_numeric.append(f"line {line} ({cell!r})")
+                continue
+            if positive and v <= 0:
+                non_positive.append(f"line {line} ({cell})")
+            values.append(v)
+        if non_numeric:
+            raise TTLabInputError(
+                f"{path}: column {col!r} has non-numeric or non-finite values at "
+                f"{_shorten(non_numeric)}"
+            )
+        if non_positive:
+            raise TTLabInputError(
+                f"{path}: column {col!r} must be > 0 for a log-log fit; non-positive values at "
+                f"{_shorten(non_positive)}"
+            )
+        out[col] = np.asarray(values, dtype=float)
+    return out
+
+
+def _shorten(items: list[str], limit: int = 10) -> str:
+    text = ", ".join(items[:limit])
+    if len(items) > limit:
+        text += f" and {len(items) - limit} more"
+    return text

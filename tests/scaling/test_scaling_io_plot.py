@@ -1,0 +1,130 @@
+"""CSV reading with precise errors, and the log-log plot helper."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ttlab.errors import TTLabInputError
+from ttlab.provenance import atomic_savefig
+from ttlab.scaling import fit_chinchilla, fit_offset_power_law, fit_power_law, plot_fit, read_columns_csv
+from ttlab.scaling.plot import predicted_exponent
+
+
+def write(tmp_path, text, name="data.csv"):
+    p = tmp_path / name
+    p.write_text(text, encoding="utf-8")
+    return p
+
+
+def test_read_columns(tmp_path):
+    p = write(tmp_path, "\ufeffN, loss ,note\n1e6,3.5,a\n\n2e6,3.2,b\n")
+    cols = read_columns_csv(p, ["N", "loss"])
+    np.testing.assert_array_equal(cols["N"], [1e6, 2e6])
+    np.testing.assert_array_equal(cols["loss"], [3.5, 3.2])
+
+
+@pytest.mark.parametrize(
+    "text, columns, match",
+    [
+        ("x,y\n1,2\n", ["x", "z"], r"column\(s\) 'z' not found; available columns: 'x', 'y'"),
+        ("x,y\n1,2\n2,abc\n3,\n", ["x", "y"], r"column 'y' has non-numeric .* line 3 \('abc'\), line 4 \(empty\)"),
+        ("x,y\n1,2\n2,nan\n", ["x", "y"], r"non-finite values at line 3"),
+        ("x,y\n1,2\n0,3\n-4,1\n", ["x", "y"], r"column 'x' must be > 0 .* line 3 \(0\), line 4 \(-4\)"),
+        ("", ["x"], r"is empty"),
+        ("x,y\n", ["x"], r"no data rows"),
+        ("x,y\n1\n", ["x", "y"], r"column 'y' has non-numeric .* line 2 \(empty\)"),
+    ],
+)
+def test_read_columns_bad_input(tmp_path, text, columns, match):
+    with pytest.raises(TTLabInputError, match=match):
+        read_columns_csv(write(tmp_path, text), columns)
+
+
+def test_read_columns_missing_file(tmp_path):
+    with pytest.raises(TTLabInputError, match="CSV file not found"):
+        read_columns_csv(tmp_path / "nope.csv", ["x"])
+    with pytest.raises(TTLabInputError, match="not a file"):
+        read_columns_csv(tmp_path, ["x"])
+
+
+def test_read_columns_not_text(tmp_path):
+    p = tmp_path / "bin.csv"
+    p.write_bytes(b"\xff\xfe\x00\x81garbage")
+    with pytest.raises(TTLabInputError, match="not a UTF-8"):
+        read_columns_csv(p, ["x"])
+
+
+def test_predicted_exponent():
+    assert predicted_exponent(8, 1.0, "data") == pytest.approx(0.2)
+    assert predicted_exponent(8, 1.0, "model") == pytest.approx(0.25)
+    with pytest.raises(TTLabInputError, match="kind"):
+        predicted_exponent(8, 1.0, "compute")
+
+
+def _line(ax, label_start):
+    (line,) = [ln for ln in ax.get_lines() if str(ln.get_label()).startswith(label_start)]
+    return np.asarray(line.get_xdata()), np.asarray(line.get_ydata())
+
+
+def test_plot_power_fit_with_prediction(tmp_path):
+    from matplotlib.figure import Figure
+
+    x = np.geomspace(1e3, 1e6, 8)
+    y = 20 * x**-0.3
+    fit = fit_power_law(x, y, bootstrap=0)
+    fig = plot_fit(fit, x, y, intrinsic_dim=8.0, kind="data", xlabel="tokens")
+    assert isinstance(fig, Figure)
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    assert ax.get_xlabel() == "tokens"
+    # fitted line has slope −0.3, predicted line has slope −α_D(8) = −0.2, in log-log
+    fx, fy = _line(ax, "fit")
+    px, py = _line(ax, "predicted")
+    assert np.polyfit(np.log(fx), np.log(fy), 1)[0] == pytest.approx(-0.3, abs=1e-9)
+    assert np.polyfit(np.log(px), np.log(py), 1)[0] == pytest.approx(-0.2, abs=1e-9)
+    # anchored on the fit at the geometric mean of x
+    x0 = np.exp(np.mean(np.log(x)))
+    assert np.interp(np.log(x0), np.log(px), np.log(py)) == pytest.approx(np.log(20 * x0**-0.3), abs=1e-3)
+    assert len(ax.collections) == 1 and ax.collections[0].get_offsets().shape == (8, 2)
+    out = tmp_path / "p.png"
+    atomic_savefig(fig, out)
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_plot_offset_prediction_bends_to_floor():
+    x = np.geomspace(1e4, 1e8, 10)
+    y = 1.8 + 50 * x**-0.3
+    fit = fit_offset_power_law(x, y, bootstrap=0)
+    fig = plot_fit(fit, x, y, intrinsic_dim=2.0, kind="model")  # α_N = 1
+    px, py = _line(fig.axes[0], "predicted")
+    e = fit.params["E"]
+    assert np.polyfit(np.log(px), np.log(py - e), 1)[0] == pytest.approx(-1.0, abs=1e-6)
+
+
+def test_plot_chinchilla_and_errors():
+    rng = np.random.default_rng(0)
+    n, d = np.meshgrid(np.geomspace(1e7, 1e9, 4), np.geomspace(1e9, 1e11, 3))
+    n, d = n.ravel(), d.ravel()
+    loss = (1.69 + 406.4 / n**0.34 + 410.7 / d**0.28) * np.exp(rng.normal(0, 0.002, n.size))
+    fit = fit_chinchilla(n, d, loss, bootstrap=0, n_starts=1)
+    fig = plot_fit(fit, n, loss, x2=d)
+    assert len(fig.axes[0].get_lines()) == 3  # one fitted curve per distinct D
+    with pytest.raises(TTLabInputError, match="needs x2"):
+        plot_fit(fit, n, loss)
+    with pytest.raises(TTLabInputError, match="power and offset forms"):
+        plot_fit(fit, n, loss, x2=d, intrinsic_dim=5.0)
+    pfit = fit_power_law([1, 2, 4], [3, 2, 1.5], bootstrap=0)
+    with pytest.raises(TTLabInputError, match="> 0"):
+        plot_fit(pfit, [1, 2, 4], [3, 0, 1.5])
+    with pytest.raises(TTLabInputError, match="equal length"):
+        plot_fit(pfit, [1, 2, 4], [3, 1.5])
+
+
+def test_library_code_does_not_print(capsys):
+    x = np.geomspace(1e3, 1e6, 6)
+    fit = fit_power_law(x, 3 * x**-0.2, bootstrap=50)
+    fit_offset_power_law(x, 1 + 3 * x**-0.2, bootstrap=5)
+    plot_fit(fit, x, 3 * x**-0.2, intrinsic_dim=4.0)
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == ""
