@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 
 import typer
+from rich.markup import escape
 
 from ttlab.cli._common import console_err
 from ttlab.errors import TTLabInputError
@@ -48,5 +49,5 @@ def main(argv: list[str] | None = None) -> None:
     try:
         app(args=argv, prog_name="ttlab")
     except TTLabInputError as exc:
-        console_err.print(f"[bold red]error:[/] {exc}", highlight=False)
+        console_err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         sys.exit(2)

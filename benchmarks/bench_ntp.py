@@ -1,0 +1,100 @@
+"""Paper-A speed and memory benchmarks (run on demand: `python benchmarks/bench_ntp.py`).
+
+Cases, each in a fresh subprocess so its peak memory is its own:
+  fig2   |V| = 20, the paper's Figure-2 setting, 900 + 900 NGD steps           (target ≤ 3 s after import)
+  large  |V| = 500, 5,000 sentences of length ≤ 16, 900 + 900 steps            (target ≤ 60 s, ≤ 2 GiB)
+Each case also times the same steps with a plain autograd reference loop (loss via the literal batched
+forward, gradient by autograd, same NGD update) measured in the same run, and prints ours/reference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+
+CASES = {
+    "fig2": dict(vocab=20, sentences=100, max_len=6, steps=900, target_s=3.0, target_gib=None),
+    "large": dict(vocab=500, sentences=5000, max_len=16, steps=900, target_s=60.0, target_gib=2.0),
+}
+
+
+def run_case(name: str, dtype: str, ref_steps: int) -> dict:
+    import torch
+
+    from ttlab.ntp.generate import generate_dataset
+    from ttlab.ntp.model import NTPTransformer
+    from ttlab.ntp.train import TrainConfig, train
+
+    torch.set_num_threads(2)
+    c = CASES[name]
+    ds = generate_dataset(c["vocab"], c["sentences"], 2, c["max_len"], seed=0)
+    t0 = time.perf_counter()
+    model = NTPTransformer(ds, dtype=dtype)
+    res = train(ds, TrainConfig(stage1_steps=c["steps"], stage2_steps=c["steps"], dtype=dtype), model=model)
+    ours = time.perf_counter() - t0
+    # reference: autograd through the model's plain loss, NGD on W_kq (stage 2 only, ref_steps steps)
+    W_ov = res.W_ov.clone()
+    W_kq = torch.zeros_like(res.W_kq, requires_grad=True)
+    eta = 0.05 / c["vocab"] ** 0.5
+    t1 = time.perf_counter()
+    for _ in range(ref_steps):
+        loss = model.loss(W_ov, W_kq)
+        (g,) = torch.autograd.grad(loss, W_kq)
+        with torch.no_grad():
+            W_kq -= eta * g / g.norm()
+    ref_per_step = (time.perf_counter() - t1) / ref_steps
+    t2 = time.perf_counter()
+    W = torch.zeros_like(res.W_kq)
+    for _ in range(ref_steps):
+        lg = model.loss_and_grad(W_ov, W, wrt=("kq",))
+        W -= eta * lg.grad_kq / lg.grad_kq.norm()
+    ours_per_step = (time.perf_counter() - t2) / ref_steps
+    rows = res.rows("2")
+    return {
+        "case": name,
+        "dtype": dtype,
+        "vocab": c["vocab"],
+        "distinct_sentences": len(ds.sentences),
+        "kq_constraints": res.wkq_star.n_constraints,
+        "total_s": ours,
+        "target_s": c["target_s"],
+        "stage2_ms_per_step": 1e3 * ours_per_step,
+        "autograd_reference_ms_per_step": 1e3 * ref_per_step,
+        "ratio_ours_over_reference": ours_per_step / ref_per_step,
+        "final_cosine_kq": float(rows["cosine"][-1]),
+        "peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
+        "target_gib": c["target_gib"],
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--case", choices=list(CASES), action="append")
+    ap.add_argument("--dtype", default="float64", choices=["float64", "float32"])
+    ap.add_argument("--ref-steps", type=int, default=50)
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    cases = a.case or list(CASES)
+    if a.child:
+        print(json.dumps(run_case(cases[0], a.dtype, a.ref_steps)))
+        return
+    for name in cases:
+        out = subprocess.run([sys.executable, __file__, "--child", "--case", name, "--dtype", a.dtype,
+                              "--ref-steps", str(a.ref_steps)], capture_output=True, text=True, check=True)
+        r = json.loads(out.stdout.strip().splitlines()[-1])
+        verdict_t = "OK" if r["total_s"] <= r["target_s"] else "SLOW"
+        mem = f", peak RSS {r['peak_rss_gib']:.2f} GiB" + (
+            f" (target ≤ {r['target_gib']} GiB: {'OK' if r['peak_rss_gib'] <= r['target_gib'] else 'OVER'})" if r["target_gib"] else "")
+        print(f"[{name}] |V|={r['vocab']} sentences={r['distinct_sentences']} constraints={r['kq_constraints']} dtype={r['dtype']}: "
+              f"1,800 steps + max-margin in {r['total_s']:.2f} s (target ≤ {r['target_s']} s: {verdict_t}; "
+              f"ratio to target {r['total_s'] / r['target_s']:.2f}){mem}")
+        print(f"    stage-2 step {r['stage2_ms_per_step']:.2f} ms vs autograd reference {r['autograd_reference_ms_per_step']:.2f} ms "
+              f"→ ours/reference = {r['ratio_ours_over_reference']:.2f}; final cos(W_kq, W*_kq) = {r['final_cosine_kq']:.5f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,253 @@
+"""`ttlab ntp …` — next-token-prediction dynamics (paper A)."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator, Optional
+
+import typer
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from ttlab.cli._common import console, console_err, print_json
+from ttlab.errors import TTLabInputError
+
+app = typer.Typer(
+    help="Next-token prediction with a one-layer transformer (paper A): datasets, Algorithm 1, "
+    "max-margin limits, generalization.",
+    no_args_is_help=True,
+)
+
+# ---------------------------------------------------------------------------------------------- options
+DataOpt = typer.Option(None, "--data", help="Dataset file (sequence lines 'S V O P' or explicit lines 'S V => O'). "
+                       "Without it a random realizable dataset is generated.")
+VocabOpt = typer.Option(20, "--vocab", help="Random dataset: vocabulary size |V|.")
+SentencesOpt = typer.Option(100, "--sentences", help="Random dataset: number of multi-token sentences.")
+MinLenOpt = typer.Option(2, "--min-len", help="Random dataset: shortest sentence length.")
+MaxLenOpt = typer.Option(6, "--max-len", help="Random dataset: longest sentence length.")
+SeedOpt = typer.Option(0, "--seed", help="Seed of the random dataset, random init and sampling.")
+
+
+def _dataset(data: Optional[Path], vocab: int, sentences: int, min_len: int, max_len: int, seed: int):
+    from ttlab.ntp.dataset import NTPDataset
+    from ttlab.ntp.generate import generate_dataset
+
+    if data is not None:
+        return NTPDataset.from_file(data)
+    return generate_dataset(vocab, sentences, min_len, max_len, seed)
+
+
+def _embeddings(kind: str, dim: Optional[int], vocab_size: int, seed: int):
+    from ttlab.ntp.model import make_embeddings
+
+    return make_embeddings(kind, vocab_size, dim, seed=seed + 1)
+
+
+@contextmanager
+def _progress(enabled: bool) -> Iterator:
+    if not enabled:
+        yield None
+        return
+    with Progress(
+        TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+        TimeElapsedColumn(), console=console_err, transient=True,
+    ) as prog:
+        tasks: dict[str, int] = {}
+
+        def update(stage: str, t: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = prog.add_task(stage, total=total)
+            if t % 25 == 0 or t == total:
+                prog.update(tasks[stage], completed=t)
+
+        yield update
+
+
+def _config(stage1_steps, stage2_steps, eta0, eta, init, init_scale, schedule, optimizer, seed, dtype):
+    from ttlab.ntp.train import TrainConfig
+
+    return TrainConfig(stage1_steps=stage1_steps, stage2_steps=stage2_steps, eta0=eta0, eta=eta, init=init,
+                       init_scale=init_scale, schedule=schedule, optimizer=optimizer, seed=seed, dtype=dtype)
+
+
+# ---------------------------------------------------------------------------------------------- check
+@app.command()
+def check(
+    file: Path = typer.Argument(..., help="Dataset file to check."),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
+) -> None:
+    """Check Assumptions 1 and 3 of the paper; exit 0 when they hold, 1 with the violations listed."""
+    from ttlab.ntp.dataset import NTPDataset
+    from ttlab.ntp.structure import analyze
+
+    structure = analyze(NTPDataset.from_file(file))
+    report = structure.report()
+    if json_out:
+        print_json(report)
+    else:
+        ds = structure.dataset
+        console.print(f"[bold]{file}[/]: {len(ds.sentences)} distinct sentences, |V| = {ds.vocab_size}")
+        console.print("collocation: " + ", ".join(f"{k}→{v}" for k, v in structure.collocation.items()))
+        table = Table("query", "optimal", "non-optimal", "non-comparable", "confused", title="query-dependent orders")
+        for q, cats in report["orders"].items():
+            table.add_row(q, *(" ".join(cats[k]) for k in ("optimal", "non_optimal", "non_comparable", "confused")))
+        console.print(table)
+        if structure.valid:
+            console.print("[green]valid[/]: Assumptions 1 and 3 hold.")
+        else:
+            console.print(f"[red]invalid[/]: {len(structure.violations)} violation(s)")
+            for v in structure.violations:
+                console.print(f"  [red]{v.kind}[/] {v.message}", highlight=False)
+    raise typer.Exit(0 if structure.valid else 1)
+
+
+# ---------------------------------------------------------------------------------------------- generate
+@app.command()
+def generate(
+    out: Path = typer.Option(..., "--out", help="File to write (explicit lines 'A B => C')."),
+    vocab: int = VocabOpt,
+    sentences: int = SentencesOpt,
+    min_len: int = MinLenOpt,
+    max_len: int = MaxLenOpt,
+    seed: int = SeedOpt,
+) -> None:
+    """Write a seeded random realizable dataset (always passes `ttlab ntp check`)."""
+    from ttlab.ntp.generate import generate_text
+    from ttlab.provenance import atomic_write_text
+
+    atomic_write_text(out, generate_text(vocab, sentences, min_len, max_len, seed))
+    console.print(f"wrote {out}")
+
+
+# ---------------------------------------------------------------------------------------------- run
+@app.command()
+def run(
+    out: Path = typer.Option(..., "--out", help="Output directory (metrics.csv, summary.json, dynamics.png)."),
+    data: Optional[Path] = DataOpt,
+    vocab: int = VocabOpt,
+    sentences: int = SentencesOpt,
+    min_len: int = MinLenOpt,
+    max_len: int = MaxLenOpt,
+    seed: int = SeedOpt,
+    stage1_steps: int = typer.Option(900, "--stage1-steps", help="Stage-1 steps T (W_ov)."),
+    stage2_steps: int = typer.Option(900, "--stage2-steps", help="Stage-2 steps (W_kq)."),
+    eta0: Optional[float] = typer.Option(None, "--eta0", help="Stage-1 step size (default 0.2/√d)."),
+    eta: Optional[float] = typer.Option(None, "--eta", help="Stage-2 step size (default 0.05/√d)."),
+    init: str = typer.Option("zero", "--init", help="zero (the paper) or random (Gaussian, std --init-scale)."),
+    init_scale: float = typer.Option(0.01, "--init-scale", help="Std of the random init."),
+    schedule: str = typer.Option("two-stage", "--schedule", help="two-stage (Algorithm 1) or joint (both layers at once)."),
+    optimizer: str = typer.Option("ngd", "--optimizer", help="ngd (normalized GD, the paper), gd or adam."),
+    embeddings: str = typer.Option("onehot", "--embeddings", help="onehot (orthonormal), orthogonal, gaussian or equicorrelated."),
+    dim: Optional[int] = typer.Option(None, "--dim", help="Embedding dimension d (default |V|)."),
+    dtype: str = typer.Option("float64", "--dtype", help="float64 or float32."),
+    generalization_samples: int = typer.Option(0, "--generalization-samples", help="Also score this many unseen sentences (Theorem 3)."),
+    json_out: bool = typer.Option(False, "--json", help="Print summary.json on stdout."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+) -> None:
+    """Train with Algorithm 1 (or an ablation), compare with the max-margin solutions, draw Figure 2.
+
+    Defaults are the paper's Section 7 setting: random realizable data, |V| = 20, d = |V|,
+    900 steps per stage, η0 = 0.2/√d, η = 0.05/√d.
+    """
+    from ttlab.ntp.experiment import run_dynamics
+
+    ds = _dataset(data, vocab, sentences, min_len, max_len, seed)
+    E = _embeddings(embeddings, dim, ds.vocab_size, seed)
+    cfg = _config(stage1_steps, stage2_steps, eta0, eta, init, init_scale, schedule, optimizer, seed, dtype)
+    with _progress(not (quiet or json_out)) as progress:
+        summary = run_dynamics(ds, cfg, out, embeddings=E, embedding_kind=embeddings, progress=progress,
+                               generalization_samples=generalization_samples)
+    public = {k: v for k, v in summary.items() if not k.startswith("_")}
+    if json_out:
+        print_json(public)
+        return
+    _print_run(public, out)
+
+
+def _print_run(summary: dict, out: Path) -> None:
+    table = Table("stage", "steps", "final loss", "final cosine", "final norm", "1−cos fit C (log t/t)",
+                  "loss rate", "norm bounds hold", title="training dynamics")
+    for name, s in summary["stages"].items():
+        fit = s["direction_fit"].get("log_t_over_t", {})
+        table.add_row(name, str(s["steps"]), f"{s['final_loss']:.4g}", f"{s['final_cosine']:.6f}",
+                      f"{s['final_norm']:.4f}", f"{fit.get('C', float('nan')):.3g}",
+                      f"{s['loss_fit']['rate']:.3g}", f"{100 * s['norm_bounds']['fraction']:.0f}%")
+    console.print(table)
+    console.print(f"‖W*_ov‖ = {summary['wov_star_norm']:.4f}, ‖W*_kq‖ = {summary['wkq_star_norm']:.4f}; "
+                  f"wall time {summary['wall_time_s']:.2f} s")
+    if "generalization" in summary:
+        g = summary["generalization"]
+        console.print(f"generalization: agreement {g['agreement']} on {g['n_with_prediction']} unseen sentences")
+    console.print(f"wrote {out}/metrics.csv, {out}/summary.json, {out}/dynamics.png")
+
+
+# ---------------------------------------------------------------------------------------------- generalize
+@app.command()
+def generalize(
+    out: Path = typer.Option(..., "--out", help="Output directory (generalization.json)."),
+    data: Optional[Path] = DataOpt,
+    vocab: int = VocabOpt,
+    sentences: int = SentencesOpt,
+    min_len: int = MinLenOpt,
+    max_len: int = MaxLenOpt,
+    seed: int = SeedOpt,
+    stage1_steps: int = typer.Option(900, "--stage1-steps"),
+    stage2_steps: int = typer.Option(900, "--stage2-steps"),
+    samples: int = typer.Option(2000, "--samples", help="Unseen sentences to sample when there are too many to enumerate."),
+    json_out: bool = typer.Option(False, "--json", help="Print the result on stdout."),
+) -> None:
+    """Train with Algorithm 1, then compare the model with Theorem 3 on unseen sentences."""
+    from ttlab.ntp.generalize import evaluate_generalization, unseen_sentences
+    from ttlab.ntp.model import NTPTransformer
+    from ttlab.ntp.structure import analyze
+    from ttlab.ntp.train import train
+    from ttlab.ntp.experiment import dataset_info, require_valid
+    from ttlab.provenance import atomic_write_json, versions
+
+    ds = _dataset(data, vocab, sentences, min_len, max_len, seed)
+    structure = analyze(ds)
+    require_valid(structure)
+    cfg = _config(stage1_steps, stage2_steps, None, None, "zero", 0.01, "two-stage", "ngd", seed, "float64")
+    model = NTPTransformer(ds, structure=structure)
+    with _progress(not json_out) as progress:
+        result = train(ds, cfg, progress=progress, model=model)
+    sents = unseen_sentences(structure, n_samples=samples, seed=seed)
+    report = evaluate_generalization(model, result.W_ov, result.W_kq, sents)
+    report = {"dataset": dataset_info(ds), "config": {"stage1_steps": stage1_steps, "stage2_steps": stage2_steps,
+              "seed": seed, "samples": samples}, "versions": versions(), **report}
+    atomic_write_json(Path(out) / "generalization.json", report)
+    if json_out:
+        print_json(report)
+        return
+    table = Table("case", "sentences", "agreement with theory", title="Theorem 3 on unseen sentences")
+    for case, v in report["by_case"].items():
+        table.add_row(case, str(v["n"]), "—" if v["agreement"] is None else f"{100 * v['agreement']:.1f}%")
+    console.print(table)
+    console.print(f"overall agreement: {report['agreement']}; wrote {out}/generalization.json")
+
+
+# ---------------------------------------------------------------------------------------------- example
+@app.command()
+def example(name: str = typer.Argument("svop", help="Which example: svop (the paper's Examples 1–2).")) -> None:
+    """Walk through the paper's Examples 1–2 (SVOP) end to end, human-readable."""
+    if name != "svop":
+        raise TTLabInputError(f"unknown example {name!r}; available: svop")
+    from ttlab.ntp.examples import SVOP_SEQUENCES
+    from ttlab.ntp.walkthrough import svop_walkthrough
+
+    w = svop_walkthrough()
+    console.print(f"[bold]Example 1[/]: training sequences {', '.join(s.replace(' ', '') for s in SVOP_SEQUENCES)}")
+    console.print("sentences: " + ", ".join(w["sentences"]))
+    console.print("collocation: " + ", ".join(f"n({k}) = {v}" for k, v in w["collocation"].items()))
+    for q, rel in w["orders"].items():
+        console.print(f"  order under query {q}: {rel}")
+    console.print(f"W*_kq column values (Proposition 2): {w['wkq_star_columns']}")
+    console.print(f"trained: stage-1 cosine {w['cosine_ov']:.6f}, stage-2 cosine {w['cosine_kq']:.6f}")
+    console.print("[bold]Example 2[/]: unseen sentences")
+    for sent, d in w["unseen"].items():
+        mark = "[green]✓[/]" if d["model"] == d["expected"] else "[red]✗[/]"
+        console.print(f"  {sent} → model {d['model']} (p = {d['prob']:.3f}), paper {d['expected']} {mark}")
+    if not all(d["model"] == d["expected"] for d in w["unseen"].values()):
+        console_err.print("[red]the trained model disagrees with Example 2[/]")
+        raise typer.Exit(1)

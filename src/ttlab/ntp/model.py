@@ -1,0 +1,271 @@
+"""The one-layer transformer of paper A, batched over all distinct sentences, with analytic gradients.
+
+T_θ(X) = W_ov X φ(Xᵀ W_kq x_L) ∈ R^|V|,   p(·|X) = softmax(T_θ(X)),
+L(θ) = Σ_n π(n) · (−log p(y_n | X(n))),   L0(W_ov) = mean_x −log softmax(W_ov x)[n(x)].
+
+Sentences are padded to the longest one and masked. With orthonormal one-hot embeddings (the paper's
+Assumption 2, the default) tokens are indices and no embedding matrix is formed; with general
+embeddings ``E`` (d × |V|) sentences are embedded densely.
+
+Gradients (per sentence, r = π(p − e_y)):
+  ∂L/∂W_ov = r hᵀ with h = X φ;  g = Xᵀ W_ovᵀ r;  ∂L/∂s = (diag φ − φφᵀ) g;  ∂L/∂W_kq = X ∂L/∂s x_Lᵀ.
+They are checked against autograd and finite differences in the tests.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from ttlab.errors import TTLabInputError
+from ttlab.ntp.dataset import NTPDataset
+from ttlab.ntp.structure import DatasetStructure, analyze
+
+_DTYPES = {"float64": torch.float64, "float32": torch.float32}
+
+
+def resolve_dtype(dtype: str | torch.dtype) -> torch.dtype:
+    """'float64' / 'float32' (or a torch dtype) → torch dtype."""
+    if isinstance(dtype, torch.dtype):
+        return dtype
+    if dtype not in _DTYPES:
+        raise TTLabInputError(f"dtype must be one of {', '.join(_DTYPES)} (got {dtype!r})")
+    return _DTYPES[dtype]
+
+
+def make_embeddings(kind: str, vocab_size: int, dim: int | None = None, seed: int = 0, rho: float = 0.3) -> np.ndarray | None:
+    """Embedding matrix E (d × |V|) of a named kind.
+
+    ``onehot`` → None (orthonormal identity, d = |V|); ``orthogonal`` → a random orthonormal basis;
+    ``gaussian`` → unit-norm random Gaussian columns (d may be < |V|); ``equicorrelated`` → unit columns
+    with pairwise inner product ``rho``.
+    """
+    d = vocab_size if dim is None else dim
+    rng = np.random.default_rng(seed)
+    if kind == "onehot":
+        if d != vocab_size:
+            raise TTLabInputError(f"one-hot embeddings need d = |V| = {vocab_size} (got d = {d})")
+        return None
+    if kind == "orthogonal":
+        if d < vocab_size:
+            raise TTLabInputError(f"orthogonal embeddings need d ≥ |V| = {vocab_size} (got d = {d})")
+        q, _ = np.linalg.qr(rng.standard_normal((d, vocab_size)))
+        return q
+    if kind == "gaussian":
+        if d < 1:
+            raise TTLabInputError(f"embedding dimension must be ≥ 1 (got {d})")
+        e = rng.standard_normal((d, vocab_size))
+        return e / np.linalg.norm(e, axis=0, keepdims=True)
+    if kind == "equicorrelated":
+        if not 0.0 <= rho < 1.0:
+            raise TTLabInputError(f"equicorrelated embeddings need 0 ≤ rho < 1 (got {rho})")
+        gram = (1 - rho) * np.eye(vocab_size) + rho * np.ones((vocab_size, vocab_size))
+        base = np.linalg.cholesky(gram).T  # |V| × |V|, columns with Gram = gram
+        if d < vocab_size:
+            raise TTLabInputError(f"equicorrelated embeddings need d ≥ |V| = {vocab_size} (got d = {d})")
+        q, _ = np.linalg.qr(rng.standard_normal((d, vocab_size)))
+        return q @ base
+    raise TTLabInputError(f"unknown embedding kind {kind!r}; use onehot, orthogonal, gaussian or equicorrelated")
+
+
+@dataclass
+class LossGrad:
+    """Loss value, gradients (None when not requested) and the forward quantities behind them."""
+
+    loss: float
+    grad_ov: torch.Tensor | None
+    grad_kq: torch.Tensor | None
+    attention: torch.Tensor  # φ, (n, L), zero on padding
+    probs: torch.Tensor  # p(·|X), (n, |V|)
+
+
+class NTPTransformer:
+    """One-layer transformer bound to a dataset (all distinct sentences as one padded batch).
+
+    Parameters are passed explicitly to every method, so training code owns them; shapes are
+    W_ov: (|V|, d), W_kq: (d, d).
+    """
+
+    def __init__(
+        self,
+        dataset: NTPDataset,
+        embeddings: np.ndarray | None = None,
+        dtype: str | torch.dtype = "float64",
+        structure: DatasetStructure | None = None,
+    ) -> None:
+        self.dataset = dataset
+        self.structure = structure if structure is not None else analyze(dataset)
+        self.dtype = resolve_dtype(dtype)
+        V = dataset.vocab_size
+        if embeddings is not None:
+            embeddings = np.asarray(embeddings, dtype=np.float64)
+            if embeddings.ndim != 2 or embeddings.shape[1] != V:
+                raise TTLabInputError(
+                    f"embeddings must have shape (d, |V|) = (d, {V}); got {tuple(embeddings.shape)}"
+                )
+            if not np.isfinite(embeddings).all():
+                raise TTLabInputError("embeddings contain NaN or infinite values")
+            self.E = torch.as_tensor(embeddings, dtype=self.dtype)
+        else:
+            self.E = None
+        self.vocab_size = V
+        self.dim = V if self.E is None else self.E.shape[0]
+        self.tokens, self.mask = self.encode_batch([s.tokens for s in dataset.sentences])
+        self.lengths = self.mask.sum(1)
+        self.query = self.tokens.gather(1, (self.lengths - 1)[:, None]).squeeze(1)
+        self.labels = torch.tensor([dataset.index[s.label] for s in dataset.sentences])
+        self.weights = torch.as_tensor(dataset.weights(), dtype=self.dtype)
+        opt = torch.zeros_like(self.mask)
+        for i in range(len(dataset.sentences)):
+            m = self.structure.optimal_mask(i)
+            opt[i, : len(m)] = torch.as_tensor(m)
+        self.optimal_mask = opt
+        self.multi_token = self.lengths > 1
+        nxt = self.structure.next_token_array()
+        has = nxt >= 0
+        self.colloc_tokens = torch.as_tensor(np.flatnonzero(has))
+        self.colloc_next = torch.as_tensor(nxt[has])
+        self._X = None if self.E is None else self.E.T[self.tokens] * self.mask[..., None]
+
+    # ------------------------------------------------------------------ helpers
+    def encode_batch(self, sentences: list[tuple[str, ...] | list[str]]) -> tuple[torch.Tensor, torch.Tensor]:
+        """Token strings → padded index tensor (n, L) and mask."""
+        n = len(sentences)
+        L = max(len(s) for s in sentences)
+        tok = torch.zeros((n, L), dtype=torch.long)
+        mask = torch.zeros((n, L), dtype=torch.bool)
+        for i, s in enumerate(sentences):
+            if len(s) == 0:
+                raise TTLabInputError(f"sentence #{i + 1} is empty")
+            tok[i, : len(s)] = torch.as_tensor(self.dataset.encode(list(s)))
+            mask[i, : len(s)] = True
+        return tok, mask
+
+    def zeros(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """Zero parameters (the paper's initialisation)."""
+        return (
+            torch.zeros((self.vocab_size, self.dim), dtype=self.dtype),
+            torch.zeros((self.dim, self.dim), dtype=self.dtype),
+        )
+
+    def _scores(self, W_kq: torch.Tensor, tok: torch.Tensor, mask: torch.Tensor, X: torch.Tensor | None) -> torch.Tensor:
+        q = tok.gather(1, (mask.sum(1) - 1)[:, None]).squeeze(1)
+        if self.E is None:
+            s = W_kq[tok, q[:, None]]
+        else:
+            u = (W_kq @ self.E[:, q]).T  # (n, d): W_kq x_q
+            s = torch.einsum("nld,nd->nl", X, u)
+        return s.masked_fill(~mask, float("-inf"))
+
+    def _logits(self, W_ov: torch.Tensor, phi: torch.Tensor, tok: torch.Tensor, X: torch.Tensor | None) -> torch.Tensor:
+        if self.E is None:
+            return torch.nn.functional.embedding_bag(tok, W_ov.T.contiguous(), per_sample_weights=phi, mode="sum")
+        h = torch.einsum("nl,nld->nd", phi, X)
+        return h @ W_ov.T
+
+    # ------------------------------------------------------------------ forward
+    def forward(
+        self, W_ov: torch.Tensor, W_kq: torch.Tensor, sentences: list[tuple[str, ...]] | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Logits (n, |V|) and attention φ (n, L) for the training sentences or for ``sentences``."""
+        if sentences is None:
+            tok, mask, X = self.tokens, self.mask, self._X
+        else:
+            tok, mask = self.encode_batch(sentences)
+            X = None if self.E is None else self.E.T[tok] * mask[..., None]
+        phi = torch.softmax(self._scores(W_kq, tok, mask, X), dim=1)
+        return self._logits(W_ov, phi, tok, X), phi
+
+    def predict(self, W_ov: torch.Tensor, W_kq: torch.Tensor, sentences: list[tuple[str, ...]]) -> list[str]:
+        """argmax next token of each sentence under the model."""
+        with torch.no_grad():
+            logits, _ = self.forward(W_ov, W_kq, sentences)
+        return [self.dataset.vocab[i] for i in logits.argmax(1).tolist()]
+
+    def loss(self, W_ov: torch.Tensor, W_kq: torch.Tensor) -> torch.Tensor:
+        """L(θ) = Σ_n π(n) · cross-entropy (differentiable with autograd)."""
+        logits, _ = self.forward(W_ov, W_kq)
+        ce = torch.nn.functional.cross_entropy(logits, self.labels, reduction="none")
+        return (self.weights * ce).sum()
+
+    def loss_and_grad(self, W_ov: torch.Tensor, W_kq: torch.Tensor, wrt: tuple[str, ...] = ("ov", "kq")) -> LossGrad:
+        """L(θ) with analytic gradients with respect to the parameters named in ``wrt``."""
+        tok, mask, X = self.tokens, self.mask, self._X
+        phi = torch.softmax(self._scores(W_kq, tok, mask, X), dim=1)
+        need_kq = "kq" in wrt
+        need_ov = "ov" in wrt
+        if self.E is None:
+            # the weighted bag Σ_l φ_l W_ov[:, x_l] is linear in φ and in W_ov; its exact VJP comes from
+            # the fused embedding_bag kernel (no (n, L, |V|) tensor is formed)
+            M = W_ov.T.contiguous().requires_grad_(need_ov)
+            phi_leaf = phi.detach().requires_grad_(need_kq)
+            with torch.enable_grad():
+                logits_g = torch.nn.functional.embedding_bag(tok, M, per_sample_weights=phi_leaf, mode="sum")
+            logits = logits_g.detach()
+        else:
+            h = torch.einsum("nl,nld->nd", phi, X)
+            logits = h @ W_ov.T
+        logp = torch.log_softmax(logits, dim=1)
+        p = logp.exp()
+        loss = -(self.weights * logp.gather(1, self.labels[:, None]).squeeze(1)).sum()
+        r = p * self.weights[:, None]
+        r[torch.arange(len(r)), self.labels] -= self.weights
+        grad_ov = grad_kq = None
+        if self.E is None:
+            inputs = [t for t, need in ((M, need_ov), (phi_leaf, need_kq)) if need]
+            grads = torch.autograd.grad(logits_g, inputs, r) if inputs else ()
+            it = iter(grads)
+            if need_ov:
+                grad_ov = next(it).T
+            g = next(it) if need_kq else None
+        else:
+            if need_ov:
+                grad_ov = r.T @ h
+            g = torch.einsum("nld,nd->nl", X, r @ W_ov) if need_kq else None
+        if need_kq:
+            ds = phi * (g - (phi * g).sum(1, keepdim=True))  # softmax backward (zero on padding)
+            if self.E is None:
+                grad_kq = torch.zeros_like(W_kq)
+                grad_kq.index_put_((tok.reshape(-1), self.query.repeat_interleave(tok.shape[1])), ds.reshape(-1), accumulate=True)
+            else:
+                a = torch.einsum("nl,nld->nd", ds, X)
+                grad_kq = a.T @ self.E[:, self.query].T
+        return LossGrad(float(loss), grad_ov, grad_kq, phi, p)
+
+    # ------------------------------------------------------------------ stage 1
+    def collocation_loss_and_grad(self, W_ov: torch.Tensor) -> tuple[float, torch.Tensor]:
+        """Stage-1 loss L0(W_ov) = mean over collocation pairs of −log softmax(W_ov x)[n(x)], and its gradient."""
+        if len(self.colloc_tokens) == 0:
+            raise TTLabInputError("the dataset has no one-token sentences, so there is no collocation to train on")
+        if self.E is None:
+            x = None
+            logits = W_ov[:, self.colloc_tokens].T
+        else:
+            x = self.E[:, self.colloc_tokens].T  # (m, d)
+            logits = x @ W_ov.T
+        logp = torch.log_softmax(logits, dim=1)
+        m = len(self.colloc_tokens)
+        loss = -logp.gather(1, self.colloc_next[:, None]).mean()
+        r = logp.exp() / m
+        r[torch.arange(m), self.colloc_next] -= 1.0 / m
+        if self.E is None:
+            grad = torch.zeros_like(W_ov)
+            grad[:, self.colloc_tokens] = r.T
+        else:
+            grad = r.T @ x
+        return float(loss), grad
+
+    def collocation_loss(self, W_ov: torch.Tensor) -> torch.Tensor:
+        """L0 written plainly (autograd reference for the tests)."""
+        E = torch.eye(self.vocab_size, dtype=self.dtype) if self.E is None else self.E
+        logits = (W_ov @ E[:, self.colloc_tokens]).T
+        return torch.nn.functional.cross_entropy(logits, self.colloc_next)
+
+    def min_optimal_attention(self, phi: torch.Tensor) -> float:
+        """min over multi-token sentences of the total attention on optimal positions (Theorem 2)."""
+        if not bool(self.multi_token.any()):
+            return float("nan")
+        mass = (phi * self.optimal_mask).sum(1)
+        return float(mass[self.multi_token].min())

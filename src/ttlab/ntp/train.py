@@ -1,0 +1,248 @@
+"""Algorithm 1 (two-stage normalized gradient descent) and the ablations reviewers asked for.
+
+* ``schedule="two-stage"`` (the paper): stage 1 trains W_ov on the collocation loss L0 for T steps
+  from W_ov(0); stage 2 fixes W_ov(T) and trains W_kq on the full loss L.
+* ``schedule="joint"``: both layers on L at once for T + T2 steps, each with its own step size.
+* ``optimizer``: ``ngd`` (W ← W − η ∇/‖∇‖_F, the paper), ``gd`` (W ← W − η ∇) or ``adam`` (learning
+  rate η). ``init``: ``zero`` (the paper) or ``random`` (Gaussian, std ``init_scale``).
+
+Every step records the loss, the cosine to the max-margin direction, the Frobenius norm, the theorem's
+norm bounds t·η/(2‖W*‖) ≤ ‖W(t)‖ ≤ t·η, and the minimum attention on optimal tokens.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import torch
+
+from ttlab.errors import TTLabInputError
+from ttlab.ntp.dataset import NTPDataset
+from ttlab.ntp.maxmargin import MaxMarginSolution, max_margin_kq, max_margin_ov
+from ttlab.ntp.model import NTPTransformer
+
+SCHEDULES = ("two-stage", "joint")
+OPTIMIZERS = ("ngd", "gd", "adam")
+INITS = ("zero", "random")
+METRIC_COLUMNS = (
+    "stage",
+    "step",
+    "loss",
+    "cosine",
+    "norm",
+    "norm_lower_bound",
+    "norm_upper_bound",
+    "min_optimal_attention",
+    "cosine_ov",
+    "norm_ov",
+)
+
+ProgressFn = Callable[[str, int, int], None]
+SMALL_PROBLEM = 2_000_000  # padded tokens × |V| below which one thread is fastest
+
+
+@dataclass
+class TrainConfig:
+    """Hyper-parameters of one training run; ``eta0``/``eta`` default to 0.2/√d and 0.05/√d."""
+
+    stage1_steps: int = 900
+    stage2_steps: int = 900
+    eta0: float | None = None
+    eta: float | None = None
+    init: str = "zero"
+    init_scale: float = 0.01
+    schedule: str = "two-stage"
+    optimizer: str = "ngd"
+    seed: int = 0
+    dtype: str = "float64"
+
+    def validate(self) -> None:
+        """Raise a clear error for out-of-range settings."""
+        for name in ("stage1_steps", "stage2_steps"):
+            if getattr(self, name) < 0:
+                raise TTLabInputError(f"{name.replace('_', '-')} must be ≥ 0 (got {getattr(self, name)})")
+        for name in ("eta0", "eta"):
+            v = getattr(self, name)
+            if v is not None and not (v > 0 and math.isfinite(v)):
+                raise TTLabInputError(f"--{name} must be a positive number (got {v})")
+        if self.schedule not in SCHEDULES:
+            raise TTLabInputError(f"--schedule must be one of {', '.join(SCHEDULES)} (got {self.schedule!r})")
+        if self.optimizer not in OPTIMIZERS:
+            raise TTLabInputError(f"--optimizer must be one of {', '.join(OPTIMIZERS)} (got {self.optimizer!r})")
+        if self.init not in INITS:
+            raise TTLabInputError(f"--init must be one of {', '.join(INITS)} (got {self.init!r})")
+        if not self.init_scale > 0:
+            raise TTLabInputError(f"--init-scale must be > 0 (got {self.init_scale})")
+
+    def resolved(self, dim: int) -> "TrainConfig":
+        """A copy with the default step sizes filled in for embedding dimension ``dim``."""
+        out = TrainConfig(**asdict(self))
+        out.eta0 = 0.2 / math.sqrt(dim) if self.eta0 is None else self.eta0
+        out.eta = 0.05 / math.sqrt(dim) if self.eta is None else self.eta
+        return out
+
+
+@dataclass
+class TrainResult:
+    """Trained parameters, per-step metrics and the max-margin solutions they are compared with."""
+
+    config: TrainConfig
+    W_ov: torch.Tensor
+    W_kq: torch.Tensor
+    wov_star: MaxMarginSolution
+    wkq_star: MaxMarginSolution
+    metrics: dict[str, list] = field(default_factory=dict)
+    wall_time_s: float = 0.0
+    limit_loss: float = float("nan")  # stage-2 loss with all attention on optimal tokens
+    max_len: int = 1  # L_max of the training sentences
+
+    def rows(self, stage: str | None = None) -> dict[str, np.ndarray]:
+        """Metric columns as arrays, optionally for one stage only."""
+        st = np.array(self.metrics["stage"])
+        keep = np.ones(len(st), bool) if stage is None else st == stage
+        return {k: np.asarray(v)[keep] for k, v in self.metrics.items()}
+
+
+def cosine(a: torch.Tensor, b: np.ndarray | torch.Tensor) -> float:
+    """Cosine similarity of two matrices (NaN when either is zero)."""
+    if not isinstance(b, torch.Tensor) or b.dtype != a.dtype:
+        b = torch.as_tensor(b, dtype=a.dtype)
+    na, nb = float(a.norm()), float(b.norm())
+    if na == 0.0 or nb == 0.0:
+        return float("nan")
+    return float((a * b).sum()) / (na * nb)
+
+
+class _Stepper:
+    """One parameter's update rule."""
+
+    def __init__(self, W: torch.Tensor, optimizer: str, lr: float) -> None:
+        self.W, self.kind, self.lr = W, optimizer, lr
+        self.adam = torch.optim.Adam([W], lr=lr) if optimizer == "adam" else None
+
+    def step(self, grad: torch.Tensor) -> None:
+        with torch.no_grad():
+            if self.kind == "ngd":
+                gn = float(grad.norm())
+                if gn > 0:
+                    self.W -= self.lr * grad / gn
+            elif self.kind == "gd":
+                self.W -= self.lr * grad
+            else:
+                self.W.grad = grad
+                self.adam.step()
+
+
+def _init_params(model: NTPTransformer, cfg: TrainConfig) -> tuple[torch.Tensor, torch.Tensor]:
+    W_ov, W_kq = model.zeros()
+    if cfg.init == "random":
+        g = torch.Generator().manual_seed(cfg.seed)
+        W_ov = cfg.init_scale * torch.randn(W_ov.shape, generator=g, dtype=model.dtype)
+        W_kq = cfg.init_scale * torch.randn(W_kq.shape, generator=g, dtype=model.dtype)
+    return W_ov, W_kq
+
+
+def limit_loss(model: NTPTransformer, W_ov: torch.Tensor) -> float:
+    """Stage-2 loss when every sentence puts its attention uniformly on its optimal positions."""
+    opt = model.optimal_mask.to(model.dtype)
+    phi = opt / opt.sum(1, keepdim=True).clamp_min(1)
+    logits = model._logits(W_ov, phi, model.tokens, model._X)
+    ce = torch.nn.functional.cross_entropy(logits, model.labels, reduction="none")
+    return float((model.weights * ce).sum())
+
+
+@contextmanager
+def _threads_for(model: NTPTransformer) -> Iterator[None]:
+    """Use one intra-op thread for small problems, where thread hand-offs cost more than the work."""
+    work = int(model.tokens.numel()) * model.vocab_size
+    before = torch.get_num_threads()
+    if work < SMALL_PROBLEM and before > 1:
+        torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def train(
+    dataset: NTPDataset,
+    config: TrainConfig | None = None,
+    embeddings: np.ndarray | None = None,
+    progress: ProgressFn | None = None,
+    model: NTPTransformer | None = None,
+) -> TrainResult:
+    """Run Algorithm 1 (or an ablation) on ``dataset`` and record the per-step diagnostics."""
+    cfg = config or TrainConfig()
+    cfg.validate()
+    t0 = time.perf_counter()
+    model = model or NTPTransformer(dataset, embeddings=embeddings, dtype=cfg.dtype)
+    with _threads_for(model):
+        return _train(model, cfg.resolved(model.dim), progress, t0)
+
+
+def _train(model: NTPTransformer, cfg: TrainConfig, progress: ProgressFn | None, t0: float) -> TrainResult:
+    dataset = model.dataset
+    E = None if model.E is None else model.E.double().numpy()
+    wov_star = max_margin_ov(model.structure.next_token_array(), E)
+    wkq_star = max_margin_kq(model.structure.kq_triples(), model.vocab_size, E)
+    W_ov, W_kq = _init_params(model, cfg)
+    star_ov = torch.as_tensor(wov_star.W, dtype=model.dtype)
+    star_kq = torch.as_tensor(wkq_star.W, dtype=model.dtype)
+    m: dict[str, list] = {c: [] for c in METRIC_COLUMNS}
+    nan = float("nan")
+
+    def record(stage: str, t: int, loss: float, W: torch.Tensor, star: MaxMarginSolution, eta: float, att: float) -> None:
+        star_t = star_ov if star is wov_star else star_kq
+        vals = (stage, t, loss, cosine(W, star_t), float(W.norm()),
+                t * eta / (2 * star.norm) if star.norm > 0 else nan, t * eta, att,
+                cosine(W_ov, star_ov), float(W_ov.norm()))
+        for c, v in zip(METRIC_COLUMNS, vals):
+            m[c].append(v)
+
+    if cfg.schedule == "two-stage":
+        stepper = _Stepper(W_ov, cfg.optimizer, cfg.eta0)
+        for t in range(cfg.stage1_steps + 1):
+            loss0, g = model.collocation_loss_and_grad(W_ov)
+            record("1", t, loss0, W_ov, wov_star, cfg.eta0, nan)
+            if t < cfg.stage1_steps:
+                stepper.step(g)
+            if progress:
+                progress("stage 1", t, cfg.stage1_steps)
+        W_ov = W_ov.detach()
+        stepper = _Stepper(W_kq, cfg.optimizer, cfg.eta)
+        for t in range(cfg.stage2_steps + 1):
+            lg = model.loss_and_grad(W_ov, W_kq, wrt=("kq",))
+            record("2", t, lg.loss, W_kq, wkq_star, cfg.eta, model.min_optimal_attention(lg.attention))
+            if t < cfg.stage2_steps:
+                stepper.step(lg.grad_kq)
+            if progress:
+                progress("stage 2", t, cfg.stage2_steps)
+    else:
+        steps = cfg.stage1_steps + cfg.stage2_steps
+        s_ov = _Stepper(W_ov, cfg.optimizer, cfg.eta0)
+        s_kq = _Stepper(W_kq, cfg.optimizer, cfg.eta)
+        for t in range(steps + 1):
+            lg = model.loss_and_grad(W_ov, W_kq)
+            record("joint", t, lg.loss, W_kq, wkq_star, cfg.eta, model.min_optimal_attention(lg.attention))
+            if t < steps:
+                s_ov.step(lg.grad_ov)
+                s_kq.step(lg.grad_kq)
+            if progress:
+                progress("joint", t, steps)
+    W_ov, W_kq = W_ov.detach(), W_kq.detach()
+    return TrainResult(
+        config=cfg,
+        W_ov=W_ov,
+        W_kq=W_kq,
+        wov_star=wov_star,
+        wkq_star=wkq_star,
+        metrics=m,
+        wall_time_s=time.perf_counter() - t0,
+        limit_loss=limit_loss(model, W_ov),
+        max_len=dataset.max_len,
+    )

@@ -1,0 +1,44 @@
+"""The paper's Examples 1–2 computed end to end (used by `ttlab ntp example svop` and the report)."""
+
+from __future__ import annotations
+
+import torch
+
+from ttlab.ntp.examples import SVOP_UNSEEN, svop
+from ttlab.ntp.model import NTPTransformer
+from ttlab.ntp.structure import analyze
+from ttlab.ntp.train import TrainConfig, cosine, train
+
+
+def svop_walkthrough(steps: int = 900) -> dict:
+    """Collocation, orders, W*_kq columns, training and the unseen-sentence predictions of SVOP."""
+    ds = svop()
+    st = analyze(ds)
+    model = NTPTransformer(ds, structure=st)
+    res = train(ds, TrainConfig(stage1_steps=steps, stage2_steps=steps), model=model)
+    orders = {}
+    for q, order in st.orders.items():
+        orders[q] = ", ".join(f"{hi} >_{q} {lo}" for hi, lo in order.edges)
+    cols = {}
+    W = res.wkq_star.W
+    for q in st.orders:
+        j = ds.index[q]
+        cols[q] = {t: round(float(W[ds.index[t], j]), 4) for t in ds.vocab}
+    unseen = {}
+    sents = list(SVOP_UNSEEN)
+    with torch.no_grad():
+        logits, _ = model.forward(res.W_ov, res.W_kq, sents)
+        probs = torch.softmax(logits, 1)
+    for k, s in enumerate(sents):
+        i = int(probs[k].argmax())
+        unseen["".join(s)] = {"model": ds.vocab[i], "prob": float(probs[k, i]), "expected": SVOP_UNSEEN[s]}
+    return {
+        "sentences": [str(s) for s in ds.sentences],
+        "collocation": st.collocation,
+        "orders": orders,
+        "categories": {q: st.categories(q).as_dict() for q in st.orders},
+        "wkq_star_columns": cols,
+        "cosine_ov": cosine(res.W_ov, res.wov_star.W),
+        "cosine_kq": cosine(res.W_kq, res.wkq_star.W),
+        "unseen": unseen,
+    }
