@@ -315,6 +315,28 @@ def test_larger_onehot_kq_matches_clarabel_reference():
     assert sol.max_violation <= 1e-8
 
 
+def test_constraint_generation_and_fallback_paths():
+    """More constraints than the direct limit (constraint generation), and full-rank d ≥ |V| with a
+    repeated embedding (the active-set method does not apply and falls back to NNLS-LDP)."""
+    rng = np.random.default_rng(8)
+    V = 36
+    nt = rng.integers(0, V, V)
+    E = rng.standard_normal((10, V))
+    sol = max_margin_ov(nt, E)
+    assert sol.n_constraints > 1200 and sol.method == "ldp-nnls"
+    assert_agrees(sol, max_margin_ov(nt, E, method="clarabel").W)
+    assert sol.max_violation <= 1e-8
+    V = 9
+    nt = rng.integers(0, V, V)
+    E = rng.standard_normal((V + 2, V))
+    E[:, 1] = E[:, 0]
+    nt[1] = nt[0]
+    sol = max_margin_ov(nt, E)
+    assert sol.method == "ldp-nnls"
+    assert_agrees(sol, cvxpy_ov(nt, E))
+    check_certificate(sol, constraint_vectors_ov(nt, E))
+
+
 def test_duplicates_and_empty_inputs():
     T = np.array([[0, 1, 2], [0, 1, 2], [0, 1, 2]])
     sol = max_margin_kq(T, 3)

@@ -33,6 +33,16 @@ Exact method for W*_ov with full-column-rank embeddings ("active-set")
     Classes that are nobody's collocation are interchangeable, so the unique optimum gives them
     equal rows; they are merged into one row of weight |N| (an exact reformulation).
 
+Performance
+    One-hot W*_kq costs one small NNLS per non-closed-form query column (|V| = 500 with ~40k
+    constraints: ≈ 0.4 s of CPU).  The active-set method handles W*_ov at |V| = d = 500 in a few
+    seconds.  The Gram-matrix NNLS-LDP costs O(working set³); it is meant for moderate problems
+    (W*_ov with d < |V| up to |V| ≈ 100–150, W*_kq with general embeddings up to a few thousand
+    constraints).  SciPy's NNLS can stop at a non-optimal point on degenerate problems (scipy issues
+    #25389, PR #26180): its KKT conditions are checked and, if needed, the point is refined by a plain
+    Lawson–Hanson loop.  BLAS is limited to one thread (with threadpoolctl, when installed) during the
+    many small dense operations, which multi-threaded OpenBLAS slows down badly on a busy machine.
+
 Verification
     Every solution reports the min margin and the max violation ``max(0, 1 − margin)`` computed from
     the returned ``W`` in the original coordinates.  When rounding leaves a tiny violation
@@ -89,7 +99,8 @@ def solve_ldp(G: np.ndarray, h: np.ndarray | None = None) -> tuple[np.ndarray, n
     """Least-distance program ``min ||x|| s.t. G x ≥ h`` by Lawson–Hanson's reduction to NNLS.
 
     Returns ``(x, lam)`` with the dual ``lam ≥ 0`` (``x = Gᵀ lam``).  ``h`` defaults to ones.
-    Raises :class:`TTLabInputError` when the constraints are infeasible.
+    Raises :class:`TTLabInputError` when the constraints are infeasible (numerically: when the
+    solution would need ``||x|| > 1e6 · max|h|``).
     """
     G = np.asarray(G, dtype=np.float64)
     if G.ndim != 2:
@@ -99,11 +110,12 @@ def solve_ldp(G: np.ndarray, h: np.ndarray | None = None) -> tuple[np.ndarray, n
         raise TTLabInputError(f"solve_ldp: h has {h.shape[0]} entries, G has {G.shape[0]} rows")
     if not (np.all(np.isfinite(G)) and np.all(np.isfinite(h))):
         raise TTLabInputError("solve_ldp: G and h must be finite (found NaN or inf)")
+    scale = float(np.max(np.abs(h), initial=0.0)) or 1.0  # the LDP is homogeneous in h
     try:
-        x, lam = _ldp(G, h)
+        x, lam = _ldp(G, h / scale)
     except _Infeasible:
         raise TTLabInputError("solve_ldp: the constraints G x ≥ h are infeasible") from None
-    return x, lam
+    return x * scale, lam * scale
 
 
 def _ldp(G: np.ndarray, h: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -168,7 +180,7 @@ def _nnls(Ep: np.ndarray) -> np.ndarray:
 
 def _kkt_tol(A: np.ndarray) -> float:
     """Tolerance on the NNLS gradient w = Aᵀ(b − Ax) (||b − Ax|| ≤ ||b|| = 1)."""
-    return 1e-11 * max(1.0, float(np.max(np.linalg.norm(A, axis=0), initial=0.0)))
+    return 1e-11 * max(1.0, float(np.sqrt(np.einsum("ij,ij->j", A, A).max(initial=0.0))))
 
 
 def _nnls_kkt_ok(A: np.ndarray, b: np.ndarray, x: np.ndarray, tol: float) -> bool:
@@ -255,6 +267,16 @@ def _gram_ldp(K: np.ndarray) -> np.ndarray:
     m = K.shape[0]
     if m == 0:
         return np.zeros(0)
+    # scale the constraints to unit size (W scales inversely), so that the infeasibility threshold
+    # on ρ means ||W|| > 1e6 relative to the size of the constraints
+    kappa = float(np.max(np.diag(K)))
+    if not kappa > 0:
+        raise _Infeasible  # every constraint is ⟨W, 0⟩ ≥ 1
+    return _gram_ldp_unit(K / kappa) / kappa
+
+
+def _gram_ldp_unit(K: np.ndarray) -> np.ndarray:
+    m = K.shape[0]
     evals, evecs = np.linalg.eigh(K)
     keep = evals > max(evals[-1], 0.0) * m * 1e-14
     Gp = evecs[:, keep] * np.sqrt(evals[keep])
@@ -825,33 +847,43 @@ def _kq_onehot(T: np.ndarray, V: int, method: str) -> tuple[np.ndarray, str]:
 
 def _cycle_message(q: int, P: np.ndarray) -> str:
     """Explain an infeasible one-hot kq column: its order o > u has a cycle."""
-    succ: dict[int, list[int]] = {}
-    for o, u in P.tolist():
-        succ.setdefault(o, []).append(u)
-    color: dict[int, int] = {}
-    cycle: list[int] = []
-
-    def dfs(v: int, path: list[int]) -> bool:
-        color[v] = 1
-        path.append(v)
-        for w in succ.get(v, []):
-            if color.get(w, 0) == 1:
-                cycle.extend(path[path.index(w):] + [w])
-                return True
-            if color.get(w, 0) == 0 and dfs(w, path):
-                return True
-        path.pop()
-        color[v] = 2
-        return False
-
-    for v in list(succ):
-        if color.get(v, 0) == 0 and dfs(v, []):
-            break
-    where = " > ".join(map(str, cycle)) if cycle else "a cycle"
+    cycle = _find_cycle(P.tolist())
+    if len(cycle) > 12:
+        where = " > ".join(map(str, cycle[:10])) + f" > … > {cycle[-1]} ({len(cycle) - 1} tokens)"
+    else:
+        where = " > ".join(map(str, cycle)) if cycle else "a cycle"
     return (
         f"infeasible W*_kq: the order of query {q} has a cycle ({where}), so no column can put every "
         "optimal token above its non-optimal partner; the data break Assumption 1 (acyclic orders)"
     )
+
+
+def _find_cycle(edges: list[list[int]]) -> list[int]:
+    """A directed cycle [v0, v1, …, v0] of the graph with edges (o → u), or [] (iterative DFS)."""
+    succ: dict[int, list[int]] = {}
+    for o, u in edges:
+        succ.setdefault(o, []).append(u)
+    color: dict[int, int] = {}  # 1 = on the current path, 2 = done
+    for root in succ:
+        if color.get(root):
+            continue
+        color[root] = 1
+        path = [root]
+        stack = [iter(succ[root])]
+        while stack:
+            nxt = next(stack[-1], None)
+            if nxt is None:
+                stack.pop()
+                color[path.pop()] = 2
+                continue
+            c = color.get(nxt, 0)
+            if c == 1:
+                return path[path.index(nxt):] + [nxt]
+            if c == 0:
+                color[nxt] = 1
+                path.append(nxt)
+                stack.append(iter(succ.get(nxt, [])))
+    return []
 
 
 def _kq_general(T: np.ndarray, E: np.ndarray) -> np.ndarray:
