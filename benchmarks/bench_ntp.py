@@ -56,7 +56,7 @@ def run_case(name: str, dtype: str, ref_steps: int) -> dict:
     rows = res.rows("2")
     return {
         "case": name,
-        "dtype": dtype,
+        "dtype": model.dtype_name,
         "vocab": c["vocab"],
         "distinct_sentences": len(ds.sentences),
         "kq_constraints": res.wkq_star.n_constraints,
@@ -74,7 +74,7 @@ def run_case(name: str, dtype: str, ref_steps: int) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--case", choices=list(CASES), action="append")
-    ap.add_argument("--dtype", default="float64", choices=["float64", "float32"])
+    ap.add_argument("--dtype", default="auto", choices=["auto", "float64", "float32"])
     ap.add_argument("--ref-steps", type=int, default=50)
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()

@@ -161,3 +161,21 @@ def test_equicorrelated_embeddings_have_the_requested_gram():
     E = make_embeddings("equicorrelated", 6, 9, rho=0.3, seed=0)
     gram = E.T @ E
     np.testing.assert_allclose(gram, 0.7 * np.eye(6) + 0.3, atol=1e-12)
+
+
+def test_auto_dtype_is_float64_for_small_and_float32_for_large_problems():
+    from ttlab.ntp.model import AUTO_FLOAT32_WORK, resolve_dtype
+
+    assert NTPTransformer(generate_dataset(6, 20, seed=0)).dtype == torch.float64
+    assert resolve_dtype("auto", work=AUTO_FLOAT32_WORK) == torch.float32
+    assert resolve_dtype("auto", work=AUTO_FLOAT32_WORK - 1) == torch.float64
+
+
+def test_softmax_cross_entropy_is_finite_when_probabilities_underflow():
+    from ttlab.ntp.model import softmax_cross_entropy
+
+    logits = torch.tensor([[0.0, 2000.0], [3.0, 1.0]], dtype=torch.float32)
+    loss, r = softmax_cross_entropy(logits, torch.tensor([0, 0]), torch.tensor([0.5, 0.5]))
+    expected = 0.5 * 2000.0 + 0.5 * float(torch.nn.functional.cross_entropy(logits[1:], torch.tensor([0])))
+    assert loss == pytest.approx(expected, rel=1e-6)
+    torch.testing.assert_close(r[0], torch.tensor([-0.5, 0.5]))

@@ -59,7 +59,7 @@ class TrainConfig:
     schedule: str = "two-stage"
     optimizer: str = "ngd"
     seed: int = 0
-    dtype: str = "float64"
+    dtype: str = "auto"
 
     def validate(self) -> None:
         """Raise a clear error for out-of-range settings."""
@@ -182,7 +182,9 @@ def train(
     t0 = time.perf_counter()
     model = model or NTPTransformer(dataset, embeddings=embeddings, dtype=cfg.dtype)
     with _threads_for(model):
-        return _train(model, cfg.resolved(model.dim), progress, t0)
+        cfg = cfg.resolved(model.dim)
+        cfg.dtype = model.dtype_name
+        return _train(model, cfg, progress, t0)
 
 
 def _train(model: NTPTransformer, cfg: TrainConfig, progress: ProgressFn | None, t0: float) -> TrainResult:
