@@ -43,7 +43,9 @@ def resolve_dtype(dtype: str | torch.dtype, work: int = 0) -> torch.dtype:
     return _DTYPES[dtype]
 
 
-def softmax_cross_entropy(logits: torch.Tensor, labels: torch.Tensor, weights: torch.Tensor) -> tuple[float, torch.Tensor]:
+def softmax_cross_entropy(
+    logits: torch.Tensor, labels: torch.Tensor, weights: torch.Tensor, rows: torch.Tensor | None = None
+) -> tuple[float, torch.Tensor]:
     """Σ_n w_n · (−log softmax(logits_n)[y_n]) and its gradient w.r.t. the logits, w_n (p_n − e_{y_n}).
 
     One exponential pass; the label log-probabilities come from the log-sum-exp, so they stay finite
@@ -52,7 +54,7 @@ def softmax_cross_entropy(logits: torch.Tensor, labels: torch.Tensor, weights: t
     mx = logits.max(dim=1, keepdim=True).values
     e = torch.exp(logits - mx)
     z = e.sum(1, keepdim=True)
-    rows = torch.arange(len(labels))
+    rows = torch.arange(len(labels)) if rows is None else rows
     logp_y = logits[rows, labels] - mx.squeeze(1) - torch.log(z.squeeze(1))
     loss = -(weights * logp_y).sum()
     r = e * (weights[:, None] / z)
@@ -148,6 +150,8 @@ class NTPTransformer:
             opt[i, : len(m)] = torch.as_tensor(m)
         self.optimal_mask = opt
         self.multi_token = self.lengths > 1
+        self._rows = torch.arange(len(self.labels))
+        self._kq_index = (self.tokens.reshape(-1), self.query.repeat_interleave(self.tokens.shape[1]))
         nxt = self.structure.next_token_array()
         has = nxt >= 0
         self.colloc_tokens = torch.as_tensor(np.flatnonzero(has))
@@ -232,7 +236,7 @@ class NTPTransformer:
         else:
             h = torch.einsum("nl,nld->nd", phi, X)
             logits = h @ W_ov.T
-        loss, r = softmax_cross_entropy(logits, self.labels, self.weights)
+        loss, r = softmax_cross_entropy(logits, self.labels, self.weights, self._rows)
         grad_ov = grad_kq = None
         if self.E is None:
             inputs = [t for t, need in ((M, need_ov), (phi_leaf, need_kq)) if need]
@@ -249,7 +253,7 @@ class NTPTransformer:
             ds = phi * (g - (phi * g).sum(1, keepdim=True))  # softmax backward (zero on padding)
             if self.E is None:
                 grad_kq = torch.zeros_like(W_kq)
-                grad_kq.index_put_((tok.reshape(-1), self.query.repeat_interleave(tok.shape[1])), ds.reshape(-1), accumulate=True)
+                grad_kq.index_put_(self._kq_index, ds.reshape(-1), accumulate=True)
             else:
                 a = torch.einsum("nl,nld->nd", ds, X)
                 grad_kq = a.T @ self.E[:, self.query].T

@@ -198,11 +198,16 @@ def _train(model: NTPTransformer, cfg: TrainConfig, progress: ProgressFn | None,
     m: dict[str, list] = {c: [] for c in METRIC_COLUMNS}
     nan = float("nan")
 
+    frozen_ov: tuple[float, float] | None = None  # (cosine, norm) of W_ov once it stops changing
+
     def record(stage: str, t: int, loss: float, W: torch.Tensor, star: MaxMarginSolution, eta: float, att: float) -> None:
         star_t = star_ov if star is wov_star else star_kq
-        vals = (stage, t, loss, cosine(W, star_t), float(W.norm()),
-                t * eta / (2 * star.norm) if star.norm > 0 else nan, t * eta, att,
-                cosine(W_ov, star_ov), float(W_ov.norm()))
+        cos_w, norm_w = cosine(W, star_t), float(W.norm())
+        if W is W_ov:
+            ov = (cos_w, norm_w)
+        else:
+            ov = frozen_ov or (cosine(W_ov, star_ov), float(W_ov.norm()))
+        vals = (stage, t, loss, cos_w, norm_w, t * eta / (2 * star.norm) if star.norm > 0 else nan, t * eta, att, *ov)
         for c, v in zip(METRIC_COLUMNS, vals):
             m[c].append(v)
 
@@ -216,6 +221,7 @@ def _train(model: NTPTransformer, cfg: TrainConfig, progress: ProgressFn | None,
             if progress:
                 progress("stage 1", t, cfg.stage1_steps)
         W_ov = W_ov.detach()
+        frozen_ov = (cosine(W_ov, star_ov), float(W_ov.norm()))
         stepper = _Stepper(W_kq, cfg.optimizer, cfg.eta)
         for t in range(cfg.stage2_steps + 1):
             lg = model.loss_and_grad(W_ov, W_kq, wrt=("kq",))
