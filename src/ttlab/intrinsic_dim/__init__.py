@@ -1,0 +1,54 @@
+"""Intrinsic-dimension (ID) estimation: correct, fast, robust, and paper B's protocol.
+
+Estimators (scikit-learn style: parameters in ``__init__``, ``fit(X)`` sets ``dimension_`` and
+``pointwise_dimension_``): :class:`MLE` (Levina–Bickel; mean, harmonic = MacKay–Ghahramani, or
+median of pointwise estimates; optional K − 2 variant), :class:`TwoNN` (Facco et al. 2017) and
+:class:`GRIDE` (Denti et al. 2022, multiscale). Each supports ``metric='euclidean'|'cosine'`` and
+``batch_size`` (the paper's protocol: shuffled, seeded batches, estimates averaged).
+
+Neighbours are exact, from blocked float32 matrix products certified and re-measured in
+float64 (:func:`kneighbors`). Exact duplicate points are dropped with a warning and counted.
+
+One-call helpers return a self-describing :class:`IDResult`: :func:`estimate_id` and
+:func:`paper_protocol`. Known-answer data: :func:`sample_manifold`. Files: :func:`load_points`.
+"""
+
+from ttlab.intrinsic_dim._validate import DuplicatePointsWarning, check_points
+from ttlab.intrinsic_dim.api import PAPER_BATCH_SIZE, PAPER_K, IDResult, estimate_id, make_estimator, paper_protocol
+from ttlab.intrinsic_dim.estimators import (
+    GRIDE,
+    MLE,
+    DegeneratePointsWarning,
+    TwoNN,
+    gride_mle,
+    mle_pointwise,
+    split_batches,
+)
+from ttlab.intrinsic_dim.io import load_points
+from ttlab.intrinsic_dim.knn import Neighbors, faiss_available, kneighbors
+from ttlab.intrinsic_dim.manifolds import MANIFOLDS, sample_manifold, true_dimension
+
+__all__ = [
+    "MLE",
+    "TwoNN",
+    "GRIDE",
+    "IDResult",
+    "Neighbors",
+    "MANIFOLDS",
+    "PAPER_BATCH_SIZE",
+    "PAPER_K",
+    "DuplicatePointsWarning",
+    "DegeneratePointsWarning",
+    "check_points",
+    "estimate_id",
+    "faiss_available",
+    "gride_mle",
+    "kneighbors",
+    "load_points",
+    "make_estimator",
+    "mle_pointwise",
+    "paper_protocol",
+    "sample_manifold",
+    "split_batches",
+    "true_dimension",
+]

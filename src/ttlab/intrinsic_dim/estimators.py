@@ -1,0 +1,501 @@
+"""Intrinsic-dimension estimators with a scikit-learn-style API.
+
+Every estimator takes its parameters in ``__init__`` and ``fit(X)`` sets ``dimension_`` and
+``pointwise_dimension_`` (plus diagnostics). Shared options:
+
+- ``metric``: 'euclidean' or 'cosine' (chord distance between unit vectors, see
+  :func:`ttlab.intrinsic_dim._validate.apply_metric`).
+- ``batch_size``: ``None`` fits all points at once. An integer runs the paper's protocol:
+  the (deduplicated) points are shuffled with ``seed``, split into batches of ``batch_size``,
+  the estimator is fitted per batch, and ``dimension_`` is the mean of the batch values
+  (``batch_dimensions_``, ``dimension_std_``). A last, smaller batch is dropped
+  (``remainder='drop'``, default: every batch then has the same size, so the batch values are
+  identically distributed), merged into the previous batch ('merge') or kept ('keep').
+- exact duplicates are dropped with a :class:`DuplicatePointsWarning` and counted in
+  ``n_duplicates_removed_`` (a zero distance would give an ID of 0 or infinity).
+- ``backend``, ``block_size``, ``device``: neighbour search, see :func:`ttlab.intrinsic_dim.knn.kneighbors`.
+
+Conventions (identical to scikit-dimension 0.5, checked to 1e-6 in the tests):
+
+- MLE (Levina–Bickel): with ``T_1 <= ... <= T_K`` the distances to the K nearest neighbours
+  (the point itself excluded), the pointwise estimate is ``(K - 1) / sum_{j<K} log(T_K / T_j)``
+  (``K - 2`` with ``unbiased=True``). ``K`` here is scikit-dimension's ``n_neighbors`` argument of
+  ``MLE.fit`` (its constructor's ``K`` is unused in the default neighbourhood mode).
+  ``average='mean'`` is scikit-dimension's ``comb='mean'`` (what the paper's code used),
+  ``'harmonic'`` is its default ``comb='mle'`` (MacKay–Ghahramani: 1 / mean(1 / pointwise)),
+  ``'median'`` is ``comb='median'``.
+- TwoNN (Facco et al. 2017): ``mu = r_2 / r_1``; the largest ``discard_fraction`` of the
+  ratios is discarded and the slope of ``-log(1 - i/N)`` against ``log mu_(i)`` through the origin
+  is the ID (``method='linear'``, scikit-dimension's default); ``method='mle'`` is the censored
+  closed-form MLE.
+- GRIDE (Denti et al. 2022): likelihood of ``mu = r_{n2} / r_{n1}``, with DADApy's conventions
+  (``N - 1`` in place of ``N``; ratios above ``q50 + 20 (q95 - q50)`` dropped).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+from scipy.optimize import brentq
+
+from ttlab.errors import TTLabInputError
+from ttlab.intrinsic_dim._validate import (
+    apply_metric,
+    check_choice,
+    check_int,
+    check_metric,
+    check_points,
+    drop_duplicates,
+)
+from ttlab.intrinsic_dim.knn import BACKENDS, Neighbors, _kneighbors
+
+AVERAGES = ("mean", "harmonic", "median")
+REMAINDERS = ("drop", "merge", "keep")
+
+
+class DegeneratePointsWarning(UserWarning):
+    """Some points had undefined pointwise estimates (all K neighbours equidistant) and were skipped."""
+
+
+def split_batches(n: int, batch_size: int, seed: int, remainder: str = "drop") -> list[np.ndarray]:
+    """Shuffle ``range(n)`` with ``seed`` and cut it into batches of ``batch_size``.
+
+    With fewer than ``batch_size`` points there is one batch of all of them. Otherwise a last
+    partial batch is dropped, merged into the previous one, or kept (``remainder``).
+    """
+    check_choice(remainder, "remainder", REMAINDERS)
+    perm = np.random.default_rng(seed).permutation(n)
+    if n <= batch_size:
+        return [perm]
+    n_full = n // batch_size
+    batches = [perm[i * batch_size : (i + 1) * batch_size] for i in range(n_full)]
+    rest = perm[n_full * batch_size :]
+    if len(rest):
+        if remainder == "merge":
+            batches[-1] = np.concatenate([batches[-1], rest])
+        elif remainder == "keep":
+            batches.append(rest)
+    return batches
+
+
+class _IDEstimator:
+    """Shared fit logic: validation, metric, duplicates, batching, neighbour search."""
+
+    name = "base"
+
+    def __init__(
+        self,
+        *,
+        metric: str = "euclidean",
+        batch_size: int | None = None,
+        seed: int = 0,
+        remainder: str = "drop",
+        backend: str = "auto",
+        block_size: int = 2048,
+        device: str | None = None,
+    ) -> None:
+        self.metric = metric
+        self.batch_size = batch_size
+        self.seed = seed
+        self.remainder = remainder
+        self.backend = backend
+        self.block_size = block_size
+        self.device = device
+
+    # -- to implement -------------------------------------------------------------------------
+    def _n_neighbors(self) -> int:
+        raise NotImplementedError
+
+    def _min_points(self) -> int:
+        return self._n_neighbors() + 1
+
+    def _from_distances(self, dist: np.ndarray) -> tuple[float, np.ndarray, dict[str, Any]]:
+        raise NotImplementedError
+
+    def _check_params(self) -> None:
+        pass
+
+    # -- shared -------------------------------------------------------------------------------
+    def get_params(self) -> dict[str, Any]:
+        """Constructor parameters (scikit-learn convention)."""
+        import inspect
+
+        names = [p for p in inspect.signature(type(self).__init__).parameters if p != "self"]
+        return {p: getattr(self, p) for p in names}
+
+    def _validate_common(self) -> None:
+        check_metric(self.metric)
+        check_choice(self.remainder, "remainder", REMAINDERS)
+        check_choice(self.backend, "backend", BACKENDS)
+        check_int(self.seed, "seed", 0)
+        if self.batch_size is not None:
+            check_int(self.batch_size, "batch_size", 2)
+        self._check_params()
+
+    def fit(self, X: Any, y: Any = None) -> "_IDEstimator":
+        """Estimate the intrinsic dimension of the rows of ``X`` (n_points, n_features)."""
+        self._validate_common()
+        X = check_points(X)
+        n_input = X.shape[0]
+        Xm = apply_metric(X, self.metric)
+        Xm, kept, n_dup = drop_duplicates(Xm, self.metric)
+        need = self._min_points()
+        n = Xm.shape[0]
+        dup_note = f" after removing {n_dup} duplicate(s)" if n_dup else ""
+        if n < need:
+            raise TTLabInputError(
+                f"{self._needs()} at least {need} distinct points; got {n}{dup_note}."
+            )
+        if self.batch_size is None:
+            batches = [np.arange(n)]
+        else:
+            if self.batch_size < need and n > self.batch_size:
+                raise TTLabInputError(
+                    f"batch_size={self.batch_size} is too small: {self._needs()} at least {need} points per batch."
+                )
+            batches = split_batches(n, self.batch_size, self.seed, self.remainder)
+            if len(batches[-1]) < need:  # remainder='keep' with a tiny last batch
+                raise TTLabInputError(
+                    f"the last batch has {len(batches[-1])} points; {self._needs()} at least {need}. "
+                    "Use remainder='drop' or 'merge'."
+                )
+        dims, pws, extras, n_fallback, backend = [], [], [], 0, ""
+        for nb, dim, pw, extra in self._run_batches(Xm, batches):
+            n_fallback += nb.n_fallback
+            backend = nb.backend
+            dims.append(dim)
+            pws.append(pw)
+            extras.append(extra)
+        dims_arr = np.asarray(dims, dtype=float)
+        self.dimension_ = float(dims_arr.mean())
+        self.pointwise_dimension_ = np.concatenate(pws)
+        self.point_indices_ = kept[np.concatenate(batches)]
+        self.batch_dimensions_ = dims_arr if self.batch_size is not None else None
+        self.batch_sizes_ = np.array([len(b) for b in batches])
+        self.dimension_std_ = float(dims_arr.std(ddof=1)) if len(dims_arr) > 1 else 0.0
+        self.n_points_ = n_input
+        self.n_duplicates_removed_ = n_dup
+        self.n_used_ = int(self.batch_sizes_.sum())
+        self.neighbors_backend_ = backend
+        self.n_fallback_ = n_fallback
+        for key in extras[0]:
+            vals = [e[key] for e in extras]
+            setattr(self, key, vals[0] if len(vals) == 1 or key == "scales_" else _mean_of(vals))
+        return self
+
+    def _run_batches(self, Xm: np.ndarray, batches: list[np.ndarray]) -> list[tuple[Neighbors, float, np.ndarray, dict]]:
+        """Fit every batch. On the CPU, batches run concurrently, one per core, each on one thread:
+        the selection steps between matrix products are serial, so whole batches in parallel keep
+        every core busy (results are identical to a sequential run)."""
+
+        def one(idx: np.ndarray) -> tuple[Neighbors, float, np.ndarray, dict]:
+            nb = _kneighbors(Xm[idx], self._n_neighbors(), backend=self.backend, block_size=self.block_size,
+                             device=self.device)
+            return (nb, *self._from_distances(nb.distances))
+
+        import torch
+
+        on_cpu = self.backend in ("auto", "torch") and (
+            self.device == "cpu" or (self.device in (None, "auto") and not torch.cuda.is_available())
+        )
+        workers = min(len(batches), torch.get_num_threads()) if on_cpu else 1
+        if workers <= 1:
+            return [one(idx) for idx in batches]
+        previous = torch.get_num_threads()
+
+        def job(idx: np.ndarray) -> tuple[Neighbors, float, np.ndarray, dict]:
+            torch.set_num_threads(1)
+            return one(idx)
+
+        try:
+            with ThreadPoolExecutor(max_workers=workers) as pool:
+                return list(pool.map(job, batches))
+        finally:
+            torch.set_num_threads(previous)
+
+    def fit_transform(self, X: Any, y: Any = None) -> np.ndarray:
+        """Fit and return the pointwise estimates (aligned with ``point_indices_``)."""
+        return self.fit(X).pointwise_dimension_
+
+    def _needs(self) -> str:
+        return f"{type(self).__name__} with {self._n_neighbors()} neighbour(s) needs"
+
+
+def _mean_of(vals: list[Any]) -> Any:
+    if isinstance(vals[0], (int, float, np.floating)):
+        return float(np.mean(vals))
+    try:
+        return np.mean(np.stack(vals), axis=0)
+    except ValueError:
+        return vals[0]
+
+
+def _combine(pw: np.ndarray, average: str) -> float:
+    finite = pw[np.isfinite(pw)]
+    if len(finite) < len(pw):
+        warnings.warn(
+            f"{len(pw) - len(finite)} point(s) have all K neighbours at the same distance, so their "
+            "pointwise estimate is undefined; they are left out of the average.",
+            DegeneratePointsWarning,
+            stacklevel=4,
+        )
+    if not len(finite):
+        raise TTLabInputError("every point has all K neighbours at the same distance; the MLE is undefined (use a larger K).")
+    if average == "mean":
+        return float(np.mean(finite))
+    if average == "harmonic":
+        return float(1.0 / np.mean(1.0 / finite))
+    return float(np.median(finite))
+
+
+class MLE(_IDEstimator):
+    """Levina–Bickel maximum-likelihood estimator with K neighbours.
+
+    ``average``: 'mean' (arithmetic mean of pointwise estimates; the paper's code), 'harmonic'
+    (MacKay–Ghahramani, less biased) or 'median'. ``unbiased=True`` uses K − 2 instead of K − 1.
+    """
+
+    name = "mle"
+
+    def __init__(
+        self,
+        k: int = 20,
+        average: str = "mean",
+        unbiased: bool = False,
+        *,
+        metric: str = "euclidean",
+        batch_size: int | None = None,
+        seed: int = 0,
+        remainder: str = "drop",
+        backend: str = "auto",
+        block_size: int = 2048,
+        device: str | None = None,
+    ) -> None:
+        super().__init__(
+            metric=metric, batch_size=batch_size, seed=seed, remainder=remainder,
+            backend=backend, block_size=block_size, device=device,
+        )
+        self.k = k
+        self.average = average
+        self.unbiased = unbiased
+
+    def _check_params(self) -> None:
+        check_int(self.k, "k", 3 if self.unbiased else 2)
+        check_choice(self.average, "average", AVERAGES)
+
+    def _n_neighbors(self) -> int:
+        return int(self.k)
+
+    def _from_distances(self, dist: np.ndarray) -> tuple[float, np.ndarray, dict[str, Any]]:
+        pw = mle_pointwise(dist, unbiased=self.unbiased)
+        return _combine(pw, self.average), pw, {}
+
+
+def mle_pointwise(dist: np.ndarray, unbiased: bool = False) -> np.ndarray:
+    """Levina–Bickel pointwise estimates from sorted neighbour distances ``dist`` (n, K), all > 0.
+
+    ``(K − 1) / sum_{j<K} log(T_K / T_j)`` (``K − 2`` if ``unbiased``); ``inf`` where all K
+    distances are equal.
+    """
+    K = dist.shape[1]
+    s = np.log(dist[:, -1:] / dist[:, :-1]).sum(axis=1)
+    with np.errstate(divide="ignore"):
+        return (K - 2 if unbiased else K - 1) / s
+
+
+class TwoNN(_IDEstimator):
+    """TwoNN (Facco et al. 2017) from the ratio of second to first neighbour distances.
+
+    ``discard_fraction`` (default 0.1, the paper's) of the largest ratios is discarded.
+    ``method='linear'`` fits the empirical distribution (the paper's estimator);
+    ``method='mle'`` is the closed-form censored MLE. ``pointwise_dimension_`` holds the
+    one-point estimates ``1 / log(mu)`` (very noisy; for diagnostics).
+    """
+
+    name = "twonn"
+
+    def __init__(
+        self,
+        discard_fraction: float = 0.1,
+        method: str = "linear",
+        *,
+        metric: str = "euclidean",
+        batch_size: int | None = None,
+        seed: int = 0,
+        remainder: str = "drop",
+        backend: str = "auto",
+        block_size: int = 2048,
+        device: str | None = None,
+    ) -> None:
+        super().__init__(
+            metric=metric, batch_size=batch_size, seed=seed, remainder=remainder,
+            backend=backend, block_size=block_size, device=device,
+        )
+        self.discard_fraction = discard_fraction
+        self.method = method
+
+    def _check_params(self) -> None:
+        check_choice(self.method, "method", ("linear", "mle"))
+        if not (isinstance(self.discard_fraction, (int, float)) and 0 <= self.discard_fraction < 1):
+            raise TTLabInputError(f"discard_fraction must be in [0, 1), got {self.discard_fraction!r}.")
+        if self.method == "linear" and self.discard_fraction == 0:
+            raise TTLabInputError(
+                "TwoNN method='linear' needs discard_fraction > 0: the largest ratio has empirical CDF 1, "
+                "and -log(1 - 1) is infinite. Use discard_fraction=0.1 (the paper's) or method='mle'."
+            )
+
+    def _n_neighbors(self) -> int:
+        return 2
+
+    def _min_points(self) -> int:
+        return 3
+
+    def _from_distances(self, dist: np.ndarray) -> tuple[float, np.ndarray, dict[str, Any]]:
+        mu_all = dist[:, 1] / dist[:, 0]
+        with np.errstate(divide="ignore"):
+            pw = 1.0 / np.log(mu_all)
+        N = len(mu_all)
+        n_keep = int(N * (1 - self.discard_fraction))
+        if n_keep < 2:
+            raise TTLabInputError(
+                f"TwoNN keeps {n_keep} of {N} points after discarding {self.discard_fraction:.0%}; "
+                "it needs at least 2 (use more points or a smaller discard_fraction)."
+            )
+        log_mu = np.log(np.sort(mu_all)[:n_keep])
+        if self.method == "mle":
+            d = (n_keep - 1) / (np.sum(log_mu) + (N - n_keep) * log_mu[-1])
+        else:
+            y = -np.log(1 - np.arange(1, n_keep + 1) / N)
+            d = float(np.dot(log_mu, y) / np.dot(log_mu, log_mu))
+        return float(d), pw, {}
+
+
+class GRIDE(_IDEstimator):
+    """GRIDE (Denti et al. 2022): likelihood of the ratio ``r_{n2} / r_{n1}``.
+
+    Larger ``n1`` looks at a larger scale, which makes the estimate robust to small noise.
+    ``n2`` defaults to ``2 * n1``. With ``multiscale=True`` it also reports the estimates at
+    ``n1 = 1, 2, 4, ...`` (``n2 = 2 n1 <= range_max``) in ``scales_``, ``dimension_scales_``,
+    ``error_scales_`` and ``radius_scales_`` (mean distance to the ``n2``-th neighbour): a plateau
+    across scales is the ID; a rise at small scales is noise. ``error_`` is the standard error.
+    """
+
+    name = "gride"
+
+    def __init__(
+        self,
+        n1: int = 10,
+        n2: int | None = None,
+        multiscale: bool = False,
+        range_max: int = 64,
+        *,
+        metric: str = "euclidean",
+        batch_size: int | None = None,
+        seed: int = 0,
+        remainder: str = "drop",
+        backend: str = "auto",
+        block_size: int = 2048,
+        device: str | None = None,
+    ) -> None:
+        super().__init__(
+            metric=metric, batch_size=batch_size, seed=seed, remainder=remainder,
+            backend=backend, block_size=block_size, device=device,
+        )
+        self.n1 = n1
+        self.n2 = n2
+        self.multiscale = multiscale
+        self.range_max = range_max
+
+    def _n2(self) -> int:
+        return 2 * int(self.n1) if self.n2 is None else int(self.n2)
+
+    def _check_params(self) -> None:
+        check_int(self.n1, "n1", 1)
+        if self.n2 is not None:
+            check_int(self.n2, "n2", 2)
+        if not self._n2() > self.n1:
+            raise TTLabInputError(f"GRIDE needs n2 > n1; got n1={self.n1}, n2={self._n2()}.")
+        if self.multiscale:
+            check_int(self.range_max, "range_max", 2)
+
+    def _n_neighbors(self) -> int:
+        return max(self._n2(), int(self.range_max)) if self.multiscale else self._n2()
+
+    def _min_points(self) -> int:
+        return self._n2() + 1 if not self.multiscale else self._n_neighbors() + 1
+
+    def _from_distances(self, dist: np.ndarray) -> tuple[float, np.ndarray, dict[str, Any]]:
+        n1, n2 = int(self.n1), self._n2()
+        d, err = gride_mle(dist, n1, n2)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            log_mu = np.log(dist[:, n2 - 1] / dist[:, n1 - 1])
+        extra: dict[str, Any] = {"error_": err}
+        if self.multiscale:
+            rmax = min(int(self.range_max), dist.shape[1])
+            scales = 2 ** np.arange(int(np.log2(rmax)))
+            res = np.array([gride_mle(dist, s, 2 * s) for s in scales])
+            extra.update(
+                scales_=scales,
+                dimension_scales_=res[:, 0],
+                error_scales_=res[:, 1],
+                radius_scales_=dist[:, 2 * scales - 1].mean(axis=0),
+            )
+        return d, _gride_pointwise(log_mu, n1, n2), extra
+
+
+def gride_mle(dist: np.ndarray, n1: int, n2: int) -> tuple[float, float]:
+    """GRIDE estimate and its standard error from sorted neighbour distances (n, >= n2)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_mu = np.log(dist[:, n2 - 1] / dist[:, n1 - 1])
+    ok = np.isfinite(log_mu) & (log_mu > 0)
+    if not ok.all():
+        warnings.warn(
+            f"GRIDE (n1={n1}, n2={n2}): {int((~ok).sum())} point(s) with tied neighbour distances skipped.",
+            DegeneratePointsWarning,
+            stacklevel=3,
+        )
+        log_mu = log_mu[ok]
+    if len(log_mu):
+        q95, q50 = np.percentile(np.exp(log_mu), [95, 50])
+        log_mu = log_mu[np.exp(log_mu) < 20 * (q95 - q50) + q50]
+    N = len(log_mu)
+    if N < 2:
+        raise TTLabInputError(f"GRIDE (n1={n1}, n2={n2}) has fewer than 2 usable points.")
+    sum_log = float(np.sum(log_mu))
+
+    def score(d: float) -> float:
+        return (N - 1) / d + (n2 - n1 - 1) * float(np.sum(log_mu / -np.expm1(-d * log_mu))) - (n2 - 1) * sum_log
+
+    hi = 1.0
+    while score(hi) > 0:
+        hi *= 2
+    d = brentq(score, 1e-8, hi, xtol=1e-12, rtol=1e-12)
+    info = N / d**2 + (n2 - n1 - 1) * float(np.sum((log_mu / (2 * np.sinh(d * log_mu / 2))) ** 2))
+    return float(d), float(1 / math.sqrt(info))
+
+
+def _gride_pointwise(log_mu: np.ndarray, n1: int, n2: int, iters: int = 80) -> np.ndarray:
+    """One-point GRIDE likelihood roots (bisection in log d); ``inf`` where ``mu == 1``."""
+    out = np.full(log_mu.shape, np.inf)
+    ok = np.isfinite(log_mu) & (log_mu > 0)
+    L = log_mu[ok]
+    if n2 - n1 - 1 == 0:  # Pareto: closed form
+        out[ok] = 1.0 / L
+        return out
+    lo, hi = np.full(L.shape, -30.0), np.full(L.shape, 30.0)  # bracket in log d
+    for _ in range(iters):
+        mid = 0.5 * (lo + hi)
+        d = np.exp(mid)
+        s = 1.0 / d + (n2 - n1 - 1) * L / -np.expm1(-d * L) - (n2 - 1) * L
+        pos = s > 0
+        lo = np.where(pos, mid, lo)
+        hi = np.where(pos, hi, mid)
+    out[ok] = np.exp(0.5 * (lo + hi))
+    return out
+
+
+METHODS = {"mle": MLE, "twonn": TwoNN, "gride": GRIDE}

@@ -1,0 +1,96 @@
+"""Reading point clouds from files: .npy, .npz, .pt/.pth, .csv, .tsv (rows = points)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ttlab.errors import TTLabInputError
+from ttlab.intrinsic_dim._validate import check_points
+
+SUFFIXES = (".npy", ".npz", ".pt", ".pth", ".csv", ".tsv")
+
+
+def _pick(container: dict[str, Any], key: str | None, path: Path) -> Any:
+    keys = list(container)
+    if key is None:
+        if len(keys) == 1:
+            return container[keys[0]]
+        raise TTLabInputError(
+            f"{path} holds {len(keys)} arrays ({', '.join(map(str, keys)) or 'none'}); choose one with --key."
+        )
+    if key not in container:
+        raise TTLabInputError(f"{path} has no array {key!r}; it holds: {', '.join(map(str, keys)) or 'nothing'}.")
+    return container[key]
+
+
+def _read_text(path: Path, delimiter: str) -> np.ndarray:
+    try:
+        rows = [line for line in path.read_text().splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    except UnicodeDecodeError as exc:
+        raise TTLabInputError(f"{path} is not a text file ({exc.reason}).") from exc
+    if not rows:
+        raise TTLabInputError(f"{path} has no data rows.")
+
+    def parse(line: str, lineno: int) -> list[float]:
+        try:
+            return [float(x) for x in line.split(delimiter)]
+        except ValueError as exc:
+            raise TTLabInputError(f"{path}, data line {lineno}: non-numeric value ({exc}).") from exc
+
+    try:
+        first = [float(x) for x in rows[0].split(delimiter)]
+    except ValueError:
+        first = None  # a header line
+    body = rows if first is not None else rows[1:]
+    if not body:
+        raise TTLabInputError(f"{path} has a header but no data rows.")
+    data = [parse(line, i + (1 if first is not None else 2)) for i, line in enumerate(body)]
+    widths = {len(r) for r in data}
+    if len(widths) > 1:
+        raise TTLabInputError(f"{path}: rows have different numbers of columns ({sorted(widths)}).")
+    return np.array(data, dtype=np.float64)
+
+
+def load_points(path: str | os.PathLike, key: str | None = None) -> np.ndarray:
+    """Load an (n_points, n_features) array from ``path`` and validate it (:func:`check_points`).
+
+    ``key`` selects the array in an .npz archive or in a dict saved with ``torch.save``.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise TTLabInputError(f"no such file: {path}")
+    if path.is_dir():
+        raise TTLabInputError(f"{path} is a directory, not a data file.")
+    suffix = path.suffix.lower()
+    if suffix not in SUFFIXES:
+        raise TTLabInputError(f"unsupported file type {suffix or '(none)'!r} for {path}; use one of {', '.join(SUFFIXES)}.")
+    if path.stat().st_size == 0:
+        raise TTLabInputError(f"{path} is empty (0 bytes).")
+    if suffix == ".npy":
+        try:
+            arr = np.load(path, allow_pickle=False)
+        except ValueError as exc:
+            raise TTLabInputError(f"{path} could not be read as a numeric .npy array: {exc}") from exc
+    elif suffix == ".npz":
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                arr = np.asarray(_pick({k: z[k] for k in z.files}, key, path))
+        except (ValueError, OSError) as exc:
+            raise TTLabInputError(f"{path} could not be read as .npz: {exc}") from exc
+    elif suffix in (".pt", ".pth"):
+        import torch
+
+        try:
+            obj = torch.load(path, map_location="cpu", weights_only=True)
+        except Exception as exc:  # torch raises many types for corrupt or unsafe files
+            raise TTLabInputError(f"{path} could not be read with torch.load(weights_only=True): {exc}") from exc
+        if isinstance(obj, dict):
+            obj = _pick(obj, key, path)
+        arr = obj
+    else:
+        arr = _read_text(path, "," if suffix == ".csv" else "\t")
+    return check_points(arr, name=str(path))
