@@ -281,3 +281,190 @@ def _print_fit(p: dict[str, Any]) -> None:
         )
     if "plot" in p:
         console.print(f"plot written to {p['plot']}")
+
+
+# ---------------------------------------------------------------------------------------------
+# ttlab scaling manifold — Theorem 1 tested directly (regression on low-dimensional manifolds)
+
+
+def _int_list(text: str, option: str) -> tuple[int, ...]:
+    try:
+        vals = tuple(int(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        raise TTLabInputError(f"{option} must be a comma-separated list of integers, got {text!r}") from None
+    if not vals:
+        raise TTLabInputError(f"{option} must list at least one value")
+    return vals
+
+
+def _float_list(text: str, option: str) -> tuple[float, ...]:
+    try:
+        vals = tuple(float(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        raise TTLabInputError(f"{option} must be a comma-separated list of numbers, got {text!r}") from None
+    if not vals:
+        raise TTLabInputError(f"{option} must list at least one value")
+    return vals
+
+
+def _minutes(seconds: float) -> str:
+    return f"{seconds / 60:.1f} min" if seconds >= 90 else f"{seconds:.0f} s"
+
+
+@app.command()
+def manifold(
+    out: Annotated[Path, typer.Option("--out", help="Output directory (results.json, manifold_scaling.png, cache/).")],
+    d: Annotated[Optional[str], typer.Option("--d", help="Intrinsic dimensions d [1,2,4,8; quick: 2,4].")] = None,
+    ambient: Annotated[Optional[str], typer.Option("--ambient", help="Ambient dimensions D [16,128; quick: 16].")] = None,
+    n_min: Annotated[Optional[int], typer.Option("--n-min", help="Smallest training-set size [64; quick: 128].")] = None,
+    n_max: Annotated[Optional[int], typer.Option("--n-max", help="Largest training-set size [8192; quick: 2048].")] = None,
+    points: Annotated[Optional[int], typer.Option("--points", help="Sizes on the geometric grid [7; quick: 5].")] = None,
+    arch: Annotated[str, typer.Option("--arch", help="softmax | relu (paper's theory transformer) | mlp.")] = "softmax",
+    seeds: Annotated[Optional[int], typer.Option("--seeds", help="Seeds (data, init, batch order) per size [2; quick: 1].")] = None,
+    backend: Annotated[str, typer.Option("--backend", help="Sweep backend: local (ray: not available yet).")] = "local",
+    workers: Annotated[int, typer.Option("--workers", help="Parallel worker processes (1 = in-process).")] = 2,
+    threads: Annotated[
+        Optional[int], typer.Option("--threads", help="Torch threads per task (default: cores // workers).")
+    ] = None,
+    quick: Annotated[bool, typer.Option("--quick", help="Small preset: d 2,4; D 16; 5 sizes 128..2048; 1 seed.")] = False,
+    beta: BetaOpt = 1.0,
+    profile: Annotated[str, typer.Option("--profile", help="Ridge profile: sin | cusp (β-Hölder cusps).")] = "sin",
+    manifold_name: Annotated[str, typer.Option("--manifold", help="sphere | cube | nonlinear.")] = "sphere",
+    noise: Annotated[float, typer.Option("--noise", help="Label-noise standard deviation σ (target variance 1).")] = 0.3,
+    features: Annotated[Optional[int], typer.Option("--features", help="Ridge features K of the target [1024].")] = None,
+    min_freq: Annotated[float, typer.Option("--min-freq", help="Smallest target frequency r_0.")] = 1.0,
+    max_freq: Annotated[float, typer.Option("--max-freq", help="Largest target frequency R.")] = 32.0,
+    lr: Annotated[
+        Optional[str], typer.Option("--lr", help="AdamW learning rate(s) [0.002]; several: chosen per size on validation.")
+    ] = None,
+    width: Annotated[Optional[int], typer.Option("--width", help="Model width: n_embd / MLP hidden width [64; quick: 32].")] = None,
+    depth: Annotated[Optional[int], typer.Option("--depth", help="Transformer blocks / MLP hidden layers [2].")] = None,
+    tokens: Annotated[Optional[int], typer.Option("--tokens", help="Transformer tokens: x cut into this many chunks [8; quick: 4].")] = None,
+    max_steps: Annotated[Optional[int], typer.Option("--max-steps", help="Step limit per run [4000; quick: 1500].")] = None,
+    epochs: Annotated[Optional[float], typer.Option("--epochs", help="Epochs per run below the step limit [100; quick: 60].")] = None,
+    model_widths: Annotated[
+        Optional[str], typer.Option("--model-widths", help="Widths of a model-size sweep at n = --n-max (gives α̂_N).")
+    ] = None,
+    model_n: Annotated[
+        Optional[int], typer.Option("--model-n", help="Training-set size of the model-size sweep [--n-max].")
+    ] = None,
+    n_test: Annotated[Optional[int], typer.Option("--n-test", help="Test points (clean targets) per seed [4096; quick: 2048].")] = None,
+    no_knn: Annotated[bool, typer.Option("--no-knn", help="Skip the k-NN reference.")] = False,
+    estimate_only: Annotated[bool, typer.Option("--estimate-only", help="Print the cost estimate and stop.")] = False,
+    json_out: JsonOpt = False,
+) -> None:
+    """Regression on d-dimensional manifolds in R^D: does test MSE fall as n^(−2β/(2β+d))?"""
+    import os
+    from dataclasses import replace
+
+    from ttlab.cli._common import console_err
+    from ttlab.scaling import manifold_regression as mr
+
+    base = mr.quick_config() if quick else mr.ManifoldSweepConfig()
+    train = base.train
+    if max_steps is not None:
+        train = replace(train, max_steps=max_steps, min_steps=min(train.min_steps, max_steps))
+    if epochs is not None:
+        train = replace(train, epochs=epochs)
+    over: dict[str, Any] = {"arch": arch, "beta": beta, "profile": profile, "manifold": manifold_name, "noise": noise,
+                            "min_freq": min_freq, "max_freq": max_freq, "knn": not no_knn, "train": train}
+    lists = {"ds": d and _int_list(d, "--d"), "ambients": ambient and _int_list(ambient, "--ambient"),
+             "lrs": lr and _float_list(lr, "--lr"),
+             "model_widths": model_widths and _int_list(model_widths, "--model-widths")}
+    scalars = {"n_min": n_min, "n_max": n_max, "points": points, "seeds": seeds, "width": width, "depth": depth,
+               "tokens": tokens, "n_features": features, "n_test": n_test, "model_n": model_n}
+    for key, val in {**lists, **scalars}.items():
+        if val is not None:
+            over[key] = val
+    if "n_min" in over and "n_max" not in over and over["n_min"] > base.n_max:
+        raise TTLabInputError(f"--n-min {over['n_min']} is above the default --n-max {base.n_max}; give --n-max too")
+    cfg = replace(base, **over)
+    cfg.validate()
+    from ttlab.sweep import check_backend
+
+    check_backend(backend)
+    if workers < 1:
+        raise TTLabInputError(f"--workers must be >= 1, got {workers}")
+    if threads is not None and threads < 1:
+        raise TTLabInputError(f"--threads must be >= 1, got {threads}")
+    tpt = threads if threads is not None else (max(1, (os.cpu_count() or 1) // workers) if workers > 1 else 1)
+
+    cost = mr.estimate_cost(cfg, workers=workers, threads_per_task=tpt, cache_dir=out / "cache")
+    msg = (f"[bold]manifold sweep[/]: {cost['n_train_runs']} training runs ({cfg.arch}, d={list(cfg.ds)}, "
+           f"D={list(cfg.ambients)}, n={cfg.sizes()}, {cfg.seeds} seed(s), lr={list(cfg.lrs)}) + "
+           f"{cost['n_knn_runs']} k-NN runs; estimated cost ≈ {_minutes(cost['task_seconds'])} of task time, "
+           f"≈ {_minutes(cost['wall_seconds'])} wall on {workers} worker(s) × {tpt} thread(s) "
+           "(full schedules at the step times measured now; early stopping shortens, a busy machine lengthens)")
+    if cost["n_cached"]:
+        msg += (f"; {cost['n_cached']} run(s) already in {out / 'cache'}, remaining ≈ "
+                f"{_minutes(cost['remaining_wall_seconds'])} wall")
+    console_err.print(msg, highlight=False)
+    full_cost = None
+    if quick:
+        full = replace(mr.ManifoldSweepConfig(), arch=cfg.arch)
+        full_cost = mr.estimate_cost(full, workers=workers, threads_per_task=tpt)
+        console_err.print(
+            f"full default sweep (d={list(full.ds)}, D={list(full.ambients)}, {full.points} sizes "
+            f"{full.n_min}..{full.n_max}, {full.seeds} seeds): {full_cost['n_train_runs']} runs, estimated ≈ "
+            f"{_minutes(full_cost['wall_seconds'])} wall on {workers} worker(s)", highlight=False)
+    if estimate_only:
+        payload = {"cost": cost, "full_sweep_cost": full_cost, "config": cfg.to_dict()}
+        if json_out:
+            print_json(payload)
+        return
+
+    def progress(p: Any) -> None:
+        r = p.record
+        c = r.config
+        what = "k-NN" if "model" not in c else f"{c['model']['arch']} w={c['model']['n_embd']}"
+        state = "cached" if r.cached else ("ok" if r.ok else "FAILED")
+        extra = f"test MSE {r.result['test_mse']:.4g}" if r.ok else ((r.error or "").strip().splitlines() or [""])[-1]
+        console_err.print(f"[{p.done}/{p.total}] {what} d={c['d']} D={c['ambient']} n={c['n']} seed={c['seed']}: "
+                          f"{state} ({r.seconds:.1f} s) {extra}", highlight=False, markup=False)
+
+    payload = mr.run_manifold_sweep(cfg, out, backend=backend, workers=workers, threads_per_task=tpt,
+                                    progress=progress)
+    payload["cost_estimate"] = cost
+    if full_cost is not None:
+        payload["full_sweep_cost_estimate"] = full_cost
+    atomic_write_json(out / "results.json", payload)
+    failed = payload["sweep"]["n_failed"]
+    if json_out:
+        print_json(payload)
+    else:
+        _print_manifold(payload)
+    if failed:
+        console_err.print(f"[bold red]{failed} task(s) failed[/]; see 'sweep.failures' in {out / 'results.json'} "
+                          "(re-run the same command to retry them)", highlight=False)
+        raise typer.Exit(1)
+
+
+def _print_manifold(p: dict[str, Any]) -> None:
+    from rich import box
+
+    t = Table(title=f"Data scaling on manifolds ({p['config']['arch']}, β = {p['config']['beta']:g})",
+              box=box.SIMPLE_HEAD, padding=(0, 1), show_edge=False,
+              caption=f"α̂: fitted slope of test MSE vs n (CI 95%), off: offset form E + A·n^-α; theory: 2β/(2β+d); "
+              f"ID: MLE (K = {p['config']['id_k']}, mean) of the inputs, α(ID): theory at that ID; "
+              f"MSE: at n = {p['n_ref']}; kNN: k-NN reference slope; *: fit includes step-limited sizes")
+    for col in ("d", "D", "α̂", "CI", "off", "theory", "ID", "α(ID)", "MSE", "kNN"):
+        t.add_column(col, justify="right", no_wrap=True)
+    knn = {(k["d"], k["ambient"]): k for k in p.get("knn_fits", [])}
+
+    def num(v: Any, fmt: str = ".3f") -> str:
+        return "—" if v is None else format(v, fmt)
+
+    for f in p["fits"]:
+        ci = f.get("ci") or [None, None]
+        k = knn.get((f["d"], f["ambient"]), {})
+        star = "*" if f.get("includes_step_limited") else ""
+        t.add_row(str(f["d"]), str(f["ambient"]), num(f["alpha_hat"], ".2f") + star, f"{num(ci[0], '.2f')}-{num(ci[1], '.2f')}",
+                  num(f.get("alpha_hat_offset"), ".2f"), num(f["alpha_pred"], ".2f"), num(f.get("id_hat"), ".2f"),
+                  num(f.get("alpha_pred_from_id"), ".2f"), num(f.get("mse_at_n_ref"), ".3g"),
+                  num(k.get("alpha_hat"), ".2f"))
+    console.print(t)
+    for m in p.get("model_fits", []):
+        console.print(f"model size at n = {m['n']}, d={m['d']} D={m['ambient']}: α̂_N = {num(m['alpha_hat'])} "
+                      f"[{num(m['ci'][0])}, {num(m['ci'][1])}] vs 2β/d = {m['alpha_pred']:.3f}"
+                      + (" (includes step-limited widths)" if m.get("includes_step_limited") else ""))
+    console.print(f"wrote {p['files']['results']} and {p['files']['figure']} in {p['wall_seconds']:.0f} s")

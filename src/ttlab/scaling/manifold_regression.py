@@ -1,0 +1,895 @@
+"""Theorem 1 of paper B tested directly: regression of β-Hölder targets on d-dimensional manifolds.
+
+The squared generalisation error of a transformer should fall as n^(−α_D), α_D = 2β/(2β + d),
+with the *intrinsic* dimension d, whatever the ambient dimension D. This module
+
+1. builds the problems (:mod:`ttlab.scaling.targets`: sphere S^d isometrically embedded in R^D,
+   random ridge targets with a power-law spectrum, label noise σ, clean test targets);
+2. trains a regressor per (arch, d, D, n, seed, learning rate) — :func:`train_run`, a sweep task
+   with AdamW, warm-up + cosine decay to zero, the best-validation checkpoint, and a flag for runs
+   whose best step comes close to the step limit (``step_limited``: more steps could still help,
+   so such sizes are left out of the slope fits);
+3. runs a k-NN reference (:func:`knn_run`) on the same data — a model-free gauge of difficulty;
+4. estimates the ID of every (d, D) point cloud with ttlab's MLE and predicts α_D from it;
+5. fits α̂_D (power and offset forms, bootstrap CIs via :mod:`ttlab.scaling.fit`) and, when
+   asked, α̂_N from a model-size sweep at the largest n; draws the figure.
+
+Every task goes through :func:`ttlab.sweep.run_sweep`, so results are cached per run and a sweep
+that is interrupted resumes where it stopped. :func:`run_manifold_sweep` is the one-call entry
+point used by ``ttlab scaling manifold``.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import math
+import os
+import time
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from ttlab.errors import TTLabInputError
+from ttlab.scaling.regressors import ARCHS, RegressorConfig
+from ttlab.scaling.targets import PROFILES, REGRESSION_MANIFOLDS, ManifoldProblem, make_problem, make_splits
+
+__all__ = [
+    "ManifoldSweepConfig",
+    "TrainSettings",
+    "aggregate",
+    "estimate_cost",
+    "estimate_ids",
+    "geometric_sizes",
+    "knn_run",
+    "plan_tasks",
+    "plot_manifold_scaling",
+    "quick_config",
+    "run_manifold_sweep",
+    "train_run",
+]
+
+SCHEMA = "ttlab.scaling.manifold/1"
+
+
+# ---------------------------------------------------------------------------------------------
+# configuration
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    """Optimisation of one run. Steps: ``clamp(epochs · n / batch, min_steps, max_steps)``.
+
+    The learning rate warms up linearly over ``warmup_frac`` of the steps and then follows a
+    cosine to zero at the planned last step. Validation MSE is measured ``eval_points`` times;
+    the best checkpoint is kept; training stops once the best is ``patience_frac`` of the
+    schedule old. A run whose best step is later than ``limit_frac · max_steps`` is flagged
+    ``step_limited`` (it might still improve with a larger step limit; such sizes are left out of
+    slope fits). Below the limit every size gets the same number of epochs.
+    Validation size: ``clamp(n_val_frac · n, n_val_min, n_val_max)``.
+    """
+
+    batch_size: int = 128
+    epochs: float = 100.0
+    min_steps: int = 300
+    max_steps: int = 4000
+    weight_decay: float = 0.0
+    warmup_frac: float = 0.05
+    eval_points: int = 40
+    patience_frac: float = 0.3
+    limit_frac: float = 0.8
+    grad_clip: float = 1.0
+    n_val_frac: float = 0.25
+    n_val_min: int = 256
+    n_val_max: int = 2048
+
+    def validate(self) -> None:
+        """Raise :class:`TTLabInputError` for out-of-range settings."""
+        for name in ("batch_size", "min_steps", "max_steps", "eval_points", "n_val_min", "n_val_max"):
+            _pos_int(getattr(self, name), name)
+        if self.min_steps > self.max_steps:
+            raise TTLabInputError(f"min_steps ({self.min_steps}) must be <= max_steps ({self.max_steps})")
+        if self.n_val_min > self.n_val_max:
+            raise TTLabInputError(f"n_val_min ({self.n_val_min}) must be <= n_val_max ({self.n_val_max})")
+        for name, lo, hi in (("epochs", 0, math.inf), ("warmup_frac", -1e-12, 0.5), ("patience_frac", 0, 1),
+                             ("limit_frac", 0, 1), ("n_val_frac", 0, 10), ("grad_clip", 0, math.inf)):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and lo < v <= hi):
+                raise TTLabInputError(f"{name} must be a number in ({max(lo, 0):g}, {hi:g}], got {v!r}")
+        if not (isinstance(self.weight_decay, (int, float)) and 0 <= self.weight_decay < math.inf):
+            raise TTLabInputError(f"weight_decay must be >= 0, got {self.weight_decay!r}")
+
+    def steps(self, n: int) -> int:
+        """Planned optimisation steps (schedule length) for ``n`` training points."""
+        return int(min(self.max_steps, max(self.min_steps, math.ceil(self.epochs * n / self.batch_size))))
+
+    def n_val(self, n: int) -> int:
+        """Validation-set size for ``n`` training points."""
+        return int(min(self.n_val_max, max(self.n_val_min, round(self.n_val_frac * n))))
+
+
+@dataclass(frozen=True)
+class ManifoldSweepConfig:
+    """A manifold-regression sweep: the grid, the problem, the model and the training.
+
+    ``tokens`` is the sequence length of the transformers (chunk = ⌈D / tokens⌉ coordinates per
+    token). ``model_widths`` (optional) adds a model-size sweep at n = ``model_n`` (default:
+    ``n_max``) over these widths for every (d, D), giving α̂_N.
+    """
+
+    ds: tuple[int, ...] = (1, 2, 4, 8)
+    ambients: tuple[int, ...] = (16, 128)
+    n_min: int = 64
+    n_max: int = 8192
+    points: int = 7
+    arch: str = "softmax"
+    seeds: int = 2
+    lrs: tuple[float, ...] = (2e-3,)
+    manifold: str = "sphere"
+    beta: float = 1.0
+    profile: str = "sin"
+    n_features: int = 1024
+    min_freq: float = 1.0
+    max_freq: float = 32.0
+    noise: float = 0.3
+    problem_seed: int = 0
+    n_test: int = 4096
+    width: int = 64
+    depth: int = 2
+    n_head: int = 4
+    tokens: int = 8
+    model_widths: tuple[int, ...] = ()
+    model_n: int | None = None
+    id_points: int = 4096
+    id_k: int = 20
+    knn: bool = True
+    bootstrap: int = 1000
+    bootstrap_offset: int = 200
+    train: TrainSettings = field(default_factory=TrainSettings)
+
+    def validate(self) -> None:
+        """Raise :class:`TTLabInputError` for an invalid sweep."""
+        for name in ("ds", "ambients"):
+            vals = getattr(self, name)
+            if not vals or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in vals):
+                raise TTLabInputError(f"{name} must be a non-empty list of positive integers, got {list(vals)!r}")
+            if len(set(vals)) != len(vals):
+                raise TTLabInputError(f"{name} has duplicates: {list(vals)!r}")
+        for name in ("n_min", "n_max", "points", "seeds", "n_test", "width", "depth", "n_head", "tokens",
+                     "n_features", "id_points"):
+            _pos_int(getattr(self, name), name)
+        if self.n_min < 2:
+            raise TTLabInputError(f"n_min must be >= 2, got {self.n_min}")
+        if self.n_max < self.n_min:
+            raise TTLabInputError(f"n_max ({self.n_max}) must be >= n_min ({self.n_min})")
+        if self.points > 1 and self.n_max == self.n_min:
+            raise TTLabInputError("n_max must be > n_min for more than one size")
+        if len(geometric_sizes(self.n_min, self.n_max, self.points)) < self.points:
+            raise TTLabInputError(
+                f"{self.points} sizes between {self.n_min} and {self.n_max} would repeat integers; use fewer points"
+            )
+        if self.arch not in ARCHS:
+            raise TTLabInputError(f"unknown arch {self.arch!r}; choose one of {', '.join(ARCHS)}")
+        if self.manifold not in REGRESSION_MANIFOLDS:
+            raise TTLabInputError(f"unknown manifold {self.manifold!r}; choose one of {', '.join(REGRESSION_MANIFOLDS)}")
+        if self.profile not in PROFILES:
+            raise TTLabInputError(f"unknown target profile {self.profile!r}; choose one of {', '.join(PROFILES)}")
+        if not self.lrs or any(not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0) for v in self.lrs):
+            raise TTLabInputError(f"learning rates must be positive numbers, got {list(self.lrs)!r}")
+        if any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in self.model_widths):
+            raise TTLabInputError(f"model widths must be positive integers, got {list(self.model_widths)!r}")
+        if self.model_widths and len(self.model_widths) < 3:
+            raise TTLabInputError("a model-size sweep needs at least 3 widths to fit an exponent")
+        if self.model_n is not None:
+            _pos_int(self.model_n, "model_n")
+        if self.id_k < 2 or self.id_k >= self.id_points:
+            raise TTLabInputError(f"id_k must be in [2, id_points), got {self.id_k}")
+        for name in ("bootstrap", "bootstrap_offset"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise TTLabInputError(f"{name} must be a non-negative integer, got {v!r}")
+        self.train.validate()
+        for d in self.ds:
+            for D in self.ambients:  # checks β, σ, K, R and that R^D can hold the manifold
+                _check_problem_args(self, d, D)
+        widths = (self.width,) + tuple(self.model_widths)
+        for D in self.ambients:
+            for w in widths:
+                self.model_config(D, w).validate()
+
+    def sizes(self) -> list[int]:
+        """Training-set sizes: a geometric grid from ``n_min`` to ``n_max``."""
+        return geometric_sizes(self.n_min, self.n_max, self.points)
+
+    def model_config(self, ambient: int, width: int | None = None) -> RegressorConfig:
+        """Regressor architecture at ambient dimension ``ambient`` (width defaults to ``width``)."""
+        w = self.width if width is None else width
+        chunk = -(-ambient // min(self.tokens, ambient))
+        n_head = self.n_head if w % self.n_head == 0 else 1
+        return RegressorConfig(arch=self.arch, ambient=ambient, n_embd=w, n_layer=self.depth, n_head=n_head,
+                               chunk=chunk)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form."""
+        out = asdict(self)
+        out["sizes"] = self.sizes()
+        return out
+
+
+def _pos_int(value: Any, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise TTLabInputError(f"{name} must be a positive integer, got {value!r}")
+    return int(value)
+
+
+def _check_problem_args(cfg: ManifoldSweepConfig, d: int, D: int) -> None:
+    make_problem(d, D, manifold=cfg.manifold, beta=cfg.beta, profile=cfg.profile, n_features=min(cfg.n_features, 4),
+                 min_freq=cfg.min_freq, max_freq=cfg.max_freq, noise=cfg.noise, problem_seed=cfg.problem_seed)
+
+
+def geometric_sizes(n_min: int, n_max: int, points: int) -> list[int]:
+    """``points`` distinct integers, geometrically spaced from ``n_min`` to ``n_max`` (inclusive)."""
+    if points == 1:
+        return [int(n_max)]
+    return sorted({int(round(v)) for v in np.geomspace(n_min, n_max, points)})
+
+
+def quick_config(**overrides: Any) -> ManifoldSweepConfig:
+    """The ``--quick`` preset: d ∈ {2, 4}, D = 16, 5 sizes from 128 to 2048, 1 seed, short schedules."""
+    base = ManifoldSweepConfig(
+        ds=(2, 4), ambients=(16,), n_min=128, n_max=2048, points=5, seeds=1, n_test=2048, width=32,
+        tokens=4, id_points=2048, bootstrap=500,
+        train=TrainSettings(epochs=60, min_steps=200, max_steps=1500, eval_points=30),
+    )
+    return replace(base, **overrides)
+
+
+# ---------------------------------------------------------------------------------------------
+# tasks (module-level functions of a JSON config: picklable, cacheable)
+
+
+@functools.lru_cache(maxsize=16)
+def _cached_problem(d: int, ambient: int, manifold: str, beta: float, profile: str, n_features: int,
+                    min_freq: float, max_freq: float, noise: float, problem_seed: int) -> ManifoldProblem:
+    return make_problem(d, ambient, manifold=manifold, beta=beta, profile=profile, n_features=n_features,
+                        min_freq=min_freq, max_freq=max_freq, noise=noise, problem_seed=problem_seed)
+
+
+def _problem_from(config: dict[str, Any]) -> ManifoldProblem:
+    """The (per-process cached) problem of a task config; the problem is immutable."""
+    p = config["problem"]
+    return _cached_problem(
+        int(config["d"]), int(config["ambient"]), p["manifold"], float(p["beta"]), p["profile"], int(p["n_features"]),
+        float(p["min_freq"]), float(p["max_freq"]), float(p["noise"]), int(p["problem_seed"]),
+    )
+
+
+def _lr_at(it: int, base: float, warmup: int, total: int) -> float:
+    if it < warmup:
+        return base * (it + 1) / warmup
+    progress = (it - warmup) / max(1, total - warmup)
+    return base * 0.5 * (1.0 + math.cos(math.pi * min(1.0, progress)))
+
+
+def _mse(model: Any, x: Any, y: Any, batch: int = 4096) -> float:
+    import torch
+
+    with torch.no_grad():
+        total = 0.0
+        for a in range(0, x.shape[0], batch):
+            total += float(((model(x[a:a + batch]) - y[a:a + batch]) ** 2).sum())
+    return total / x.shape[0]
+
+
+def _adamw(model: Any, lr: float, weight_decay: float) -> Any:
+    """AdamW, fused where this torch build supports it on CPU (same maths, fewer kernel launches)."""
+    import torch
+
+    try:
+        return torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.99), weight_decay=weight_decay, fused=True)
+    except (RuntimeError, TypeError, ValueError):
+        return torch.optim.AdamW(model.parameters(), lr=lr, betas=(0.9, 0.99), weight_decay=weight_decay)
+
+
+def train_run(config: dict[str, Any]) -> dict[str, Any]:
+    """Train one regressor and return its test MSE against the clean target (a sweep task).
+
+    ``config`` keys: ``d``, ``ambient``, ``n``, ``seed``, ``lr``, ``problem`` (make_problem
+    arguments), ``model`` (:class:`RegressorConfig` fields), ``train`` (:class:`TrainSettings`
+    fields), ``n_test``. The seed fixes the data, the initialisation and the batch order.
+    """
+    import torch
+
+    t0 = time.perf_counter()
+    ts = TrainSettings(**config["train"])
+    ts.validate()
+    mcfg = RegressorConfig(**config["model"])
+    mcfg.validate()
+    n, seed, lr = int(config["n"]), int(config["seed"]), float(config["lr"])
+    problem = _problem_from(config)
+    n_val = ts.n_val(n)
+    data = make_splits(problem, n, n_val, int(config["n_test"]), seed)
+    xt, yt = torch.from_numpy(data.x_train), torch.from_numpy(data.y_train)
+    xv, yv = torch.from_numpy(data.x_val), torch.from_numpy(data.y_val)
+
+    from ttlab.scaling.regressors import build_regressor, count_parameters
+
+    with torch.random.fork_rng(devices=[]):  # seeded initialisation without touching the caller's RNG
+        torch.manual_seed(seed)
+        model = build_regressor(mcfg)
+    opt = _adamw(model, lr, ts.weight_decay)
+    steps = ts.steps(n)
+    warmup = max(1, int(ts.warmup_frac * steps))
+    eval_every = max(1, steps // ts.eval_points)
+    gen = torch.Generator().manual_seed(seed)
+    batch = min(ts.batch_size, n)
+
+    model.eval()
+    history = [[0, _mse(model, xv, yv)]]
+    best_val, best_step = history[0][1], 0
+    best_state = copy.deepcopy(model.state_dict())
+    perm, pos = torch.randperm(n, generator=gen), 0
+    stopped_early = diverged = False
+    it = 0
+    model.train()
+    for it in range(steps):
+        if pos + batch > n:
+            perm, pos = torch.randperm(n, generator=gen), 0
+        idx = perm[pos:pos + batch]
+        pos += batch
+        for group in opt.param_groups:
+            group["lr"] = _lr_at(it, lr, warmup, steps)
+        loss = torch.mean((model(xt[idx]) - yt[idx]) ** 2)
+        if not torch.isfinite(loss):
+            diverged = True
+            break
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), ts.grad_clip)
+        opt.step()
+        step = it + 1
+        if step % eval_every == 0 or step == steps:
+            model.eval()
+            val = _mse(model, xv, yv)
+            model.train()
+            history.append([step, val])
+            if val < best_val:
+                best_val, best_step = val, step
+                best_state = copy.deepcopy(model.state_dict())
+            elif step - best_step > ts.patience_frac * steps:
+                stopped_early = True
+                break
+    model.load_state_dict(best_state)
+    model.eval()
+    test_mse = _mse(model, torch.from_numpy(data.x_test), torch.from_numpy(data.f_test))
+    return {
+        "test_mse": test_mse,
+        "val_mse": best_val,
+        "train_mse": _mse(model, xt, yt),
+        "train_mse_clean": _mse(model, xt, torch.from_numpy(data.f_train)),
+        "n_val": n_val,
+        "n_params": count_parameters(model),
+        "steps_planned": steps,
+        "steps_run": history[-1][0] if not diverged else it,
+        "best_step": best_step,
+        "step_limited": bool(best_step > ts.limit_frac * ts.max_steps),
+        "stopped_early": stopped_early,
+        "diverged": diverged,
+        "val_history": history,
+        "seconds": time.perf_counter() - t0,
+        "threads": torch.get_num_threads(),
+    }
+
+
+def knn_run(config: dict[str, Any]) -> dict[str, Any]:
+    """k-NN regression (k tuned on validation) on the same splits as :func:`train_run` (a sweep task)."""
+    from ttlab.scaling.targets import knn_regression
+
+    t0 = time.perf_counter()
+    ts = TrainSettings(**config["train"])
+    n, seed = int(config["n"]), int(config["seed"])
+    data = make_splits(_problem_from(config), n, ts.n_val(n), int(config["n_test"]), seed)
+    out = knn_regression(data.x_train, data.y_train, data.x_val, data.y_val, data.x_test, data.f_test)
+    out["seconds"] = time.perf_counter() - t0
+    return out
+
+
+def _base_task(cfg: ManifoldSweepConfig, d: int, D: int, n: int, seed: int) -> dict[str, Any]:
+    return {
+        "d": d, "ambient": D, "n": n, "seed": seed, "n_test": cfg.n_test,
+        "problem": {"manifold": cfg.manifold, "beta": cfg.beta, "profile": cfg.profile, "n_features": cfg.n_features,
+                    "min_freq": cfg.min_freq, "max_freq": cfg.max_freq, "noise": cfg.noise,
+                    "problem_seed": cfg.problem_seed},
+        "train": asdict(cfg.train),
+    }
+
+
+def plan_tasks(cfg: ManifoldSweepConfig) -> dict[str, list[dict[str, Any]]]:
+    """The sweep's task configs: ``{"data": [...], "model": [...], "knn": [...]}``.
+
+    ``data``: every (d, D, n, seed, lr) at the base width; ``model``: every (d, D, width, seed,
+    lr) at n = ``model_n``; ``knn``: every (d, D, n, seed).
+    """
+    cfg.validate()
+    data, model, knn = [], [], []
+    model_n = cfg.model_n or cfg.n_max
+    for d in cfg.ds:
+        for D in cfg.ambients:
+            for seed in range(cfg.seeds):
+                for n in cfg.sizes():
+                    base = _base_task(cfg, d, D, n, seed)
+                    if cfg.knn:
+                        knn.append(base)
+                    for lr in cfg.lrs:
+                        data.append({**base, "lr": lr, "model": cfg.model_config(D).to_dict()})
+                for w in cfg.model_widths:
+                    for lr in cfg.lrs:
+                        model.append({**_base_task(cfg, d, D, model_n, seed), "lr": lr,
+                                      "model": cfg.model_config(D, w).to_dict()})
+    return {"data": data, "model": model, "knn": knn}
+
+
+# ---------------------------------------------------------------------------------------------
+# cost
+
+
+def _time_steps(mcfg: RegressorConfig, batch: int, threads: int, n_steps: int = 8) -> float:
+    """Seconds per training step of ``mcfg`` at this batch size, measured with ``threads`` threads."""
+    import torch
+
+    from ttlab.scaling.regressors import build_regressor
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        torch.manual_seed(0)
+        model = build_regressor(mcfg)
+        opt = _adamw(model, 1e-3, 0.0)
+        x, y = torch.randn(batch, mcfg.ambient), torch.randn(batch)
+        times = []
+        for i in range(n_steps + 2):
+            t = time.perf_counter()
+            loss = torch.mean((model(x) - y) ** 2)
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            if i >= 2:
+                times.append(time.perf_counter() - t)
+        return float(np.median(times))
+    finally:
+        torch.set_num_threads(before)
+
+
+def estimate_cost(cfg: ManifoldSweepConfig, workers: int = 1, threads_per_task: int = 1,
+                  step_seconds: dict[tuple[int, int], float] | None = None,
+                  cache_dir: str | os.PathLike[str] | None = None) -> dict[str, Any]:
+    """Estimated cost of a sweep from step times measured now (every run to its full schedule).
+
+    Step times are measured here (a few steps per distinct (D, width)) unless ``step_seconds``
+    maps (D, width) to seconds per step. Evaluation adds ``eval_points`` passes over the
+    validation set (≈ one third of a training step per batch). Early stopping cuts the real cost;
+    other work on the machine raises it. With ``cache_dir``, runs already cached there are counted
+    separately and left out of the ``remaining_*`` figures.
+    """
+    from ttlab.sweep import cached_keys, task_key
+
+    cfg.validate()
+    tasks = plan_tasks(cfg)
+    runs = tasks["data"] + tasks["model"]
+    done = cached_keys(train_run, runs, cache_dir) if cache_dir is not None else set()
+    measured = dict(step_seconds or {})
+    ts = cfg.train
+    total = 0.0
+    per_task = []
+    remaining = []
+    for t in runs:
+        D, w = t["ambient"], t["model"]["n_embd"]
+        if (D, w) not in measured:
+            measured[(D, w)] = _time_steps(RegressorConfig(**t["model"]), ts.batch_size, threads_per_task)
+        n = t["n"]
+        steps = ts.steps(n)
+        batch = min(ts.batch_size, n)
+        sec = measured[(D, w)] * (batch / ts.batch_size) ** 0.7
+        eval_equiv = ts.eval_points * math.ceil(ts.n_val(n) / ts.batch_size) / 3.0
+        cost = sec * (steps + eval_equiv) + 1.0  # + data generation and set-up
+        per_task.append(cost)
+        total += cost
+        if task_key(train_run, t) not in done:
+            remaining.append(cost)
+
+    def wall(costs: list[float]) -> float:
+        lanes = [0.0] * max(1, workers)  # longest-first list scheduling onto the workers
+        for c in sorted(costs, reverse=True):
+            lanes[lanes.index(min(lanes))] += c
+        return max(lanes) + 5.0 * (workers > 1 and bool(costs))
+
+    return {
+        "n_train_runs": len(runs),
+        "n_cached": len(runs) - len(remaining),
+        "n_knn_runs": len(tasks["knn"]),
+        "task_seconds": total,
+        "wall_seconds": wall(per_task),
+        "remaining_task_seconds": float(sum(remaining)),
+        "remaining_wall_seconds": wall(remaining),
+        "workers": workers,
+        "threads_per_task": threads_per_task,
+        "step_seconds": {f"D={D},width={w}": s for (D, w), s in measured.items()},
+        "note": "every run trained to its full schedule at the step times measured now; early stopping "
+                "shortens runs, other jobs on the machine lengthen them",
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# intrinsic dimension
+
+
+def estimate_ids(cfg: ManifoldSweepConfig, seed: int = 0) -> list[dict[str, Any]]:
+    """ttlab's MLE (K = ``id_k``) on ``id_points`` training inputs of every (d, D).
+
+    Both combinations of the pointwise estimates are reported: the arithmetic mean (paper B's
+    code; ``MLE(average="mean")``) and the harmonic mean 1/mean(1/·) (MacKay–Ghahramani);
+    predictions use the mean, as the paper does.
+    """
+    import warnings
+
+    from ttlab.intrinsic_dim import MLE
+    from ttlab.scaling.theory import alpha_d
+
+    out = []
+    for d in cfg.ds:
+        for D in cfg.ambients:
+            problem = make_problem(d, D, manifold=cfg.manifold, beta=cfg.beta, profile=cfg.profile,
+                                   n_features=cfg.n_features, min_freq=cfg.min_freq, max_freq=cfg.max_freq,
+                                   noise=cfg.noise, problem_seed=cfg.problem_seed)
+            x = make_splits(problem, cfg.id_points, 1, 1, seed).x_train.astype(np.float64)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                est = MLE(k=cfg.id_k, average="mean", seed=seed).fit(x)
+            pw = np.asarray(est.pointwise_dimension_, dtype=float)
+            pw = pw[np.isfinite(pw) & (pw > 0)]
+            row: dict[str, Any] = {"d": d, "ambient": D, "n_points": cfg.id_points, "k": cfg.id_k, "method": "mle",
+                                   "id_mean": float(est.dimension_),
+                                   "id_harmonic": float(1.0 / np.mean(1.0 / pw)) if pw.size else float("nan")}
+            row["alpha_pred_from_id"] = alpha_d(row["id_mean"], cfg.beta)
+            row["alpha_pred_from_id_harmonic"] = alpha_d(row["id_harmonic"], cfg.beta)
+            out.append(row)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# aggregation and fits
+
+
+def _select_lr(runs: list[dict[str, Any]], size_key: str) -> list[dict[str, Any]]:
+    """Per (arch, d, D, size, seed): the learning rate with the lowest validation MSE."""
+    best: dict[tuple, dict[str, Any]] = {}
+    for r in runs:
+        k = (r["arch"], r["d"], r["ambient"], r[size_key], r["seed"])
+        if k not in best or r["val_mse"] < best[k]["val_mse"]:
+            best[k] = r
+    return list(best.values())
+
+
+def _fit_block(x: list[float], y: list[float], bootstrap: int, offset: bool = True,
+               bootstrap_offset: int | None = None) -> dict[str, Any]:
+    """Power-law fit (and offset fit when ``offset``) of y against x, with bootstrap CIs."""
+    from ttlab.scaling.fit import fit_offset_power_law, fit_power_law
+
+    out: dict[str, Any] = {}
+    try:
+        pf = fit_power_law(x, y, bootstrap=bootstrap, seed=0)
+        out["power"] = {"alpha": pf.params["alpha"], "A": pf.params["A"], "ci": list(pf.ci.get("alpha", (None, None))),
+                        "ci_analytic": list(pf.ci_analytic.get("alpha", (None, None))),
+                        "r2_log": pf.r2_log, "fit": pf.to_dict()}
+    except TTLabInputError as exc:
+        out["power"] = {"alpha": None, "ci": [None, None], "error": str(exc)}
+    if not offset:
+        return out
+    if len(set(x)) >= 4:
+        try:
+            nb = bootstrap if bootstrap_offset is None else bootstrap_offset
+            of = fit_offset_power_law(x, y, bootstrap=nb, seed=0)
+            out["offset"] = {"alpha": of.params["alpha"], "E": of.params["E"], "A": of.params["A"],
+                             "ci": list(of.ci.get("alpha", (None, None))), "fit": of.to_dict()}
+        except TTLabInputError as exc:
+            out["offset"] = {"alpha": None, "ci": [None, None], "error": str(exc)}
+    else:
+        out["offset"] = {"alpha": None, "ci": [None, None], "error": "needs at least 4 distinct sizes"}
+    return out
+
+
+def _curve_fit(rows: list[dict[str, Any]], size_key: str, bootstrap: int, bootstrap_offset: int) -> dict[str, Any]:
+    """Points per size (seeds pooled) and fits over sizes where no seed was step-limited."""
+    sizes = sorted({r[size_key] for r in rows})
+    points = []
+    for s in sizes:
+        rs = [r for r in rows if r[size_key] == s]
+        mses = [r["test_mse"] for r in rs]
+        points.append({
+            size_key: s, "n_params": rs[0]["n_params"], "test_mse": mses,
+            "test_mse_geomean": float(np.exp(np.mean(np.log(mses)))), "seeds": [r["seed"] for r in rs],
+            "step_limited": any(r["step_limited"] for r in rs), "best_step": [r["best_step"] for r in rs],
+            "steps_planned": rs[0]["steps_planned"], "lr": [r["lr"] for r in rs],
+        })
+    usable = [p for p in points if not p["step_limited"]]
+    fallback = len(usable) < 3
+    chosen = points if fallback else usable
+    xkey = "n_params" if size_key == "width" else size_key
+    x = [float(p[xkey]) for p in chosen for _ in p["test_mse"]]
+    y = [float(v) for p in chosen for v in p["test_mse"]]
+    fits = _fit_block(x, y, bootstrap, bootstrap_offset=bootstrap_offset)
+    x_all = [float(p[xkey]) for p in points for _ in p["test_mse"]]
+    y_all = [float(v) for p in points for v in p["test_mse"]]
+    redo = not fallback and len(usable) < len(points)
+    fit_all = _fit_block(x_all, y_all, bootstrap, offset=False)["power"] if redo else fits["power"]
+    return {"points": points, "sizes_fitted": [p[size_key] for p in chosen],
+            "includes_step_limited": fallback and any(p["step_limited"] for p in points),
+            "fits": fits, "power_all_sizes": {k: v for k, v in fit_all.items() if k != "fit"}}
+
+
+def aggregate(cfg: ManifoldSweepConfig, data_runs: list[dict[str, Any]], model_runs: list[dict[str, Any]],
+              knn_runs: list[dict[str, Any]], ids: list[dict[str, Any]]) -> dict[str, Any]:
+    """Fits of α̂_D per (d, D) (and α̂_N, k-NN reference), compared with the theory."""
+    from ttlab.scaling.theory import alpha_d, alpha_n
+
+    id_of = {(r["d"], r["ambient"]): r for r in ids}
+    sizes = cfg.sizes()
+    n_ref = sizes[len(sizes) // 2]
+    fits, model_fits, knn_fits = [], [], []
+    data_sel = _select_lr(data_runs, "n")
+    for d in cfg.ds:
+        for D in cfg.ambients:
+            rows = [r for r in data_sel if r["d"] == d and r["ambient"] == D]
+            idr = id_of.get((d, D), {})
+            base = {"d": d, "ambient": D, "arch": cfg.arch, "alpha_pred": alpha_d(d, cfg.beta),
+                    "id_hat": idr.get("id_mean"), "alpha_pred_from_id": idr.get("alpha_pred_from_id")}
+            if len(rows) == 0 or len({r["n"] for r in rows}) < 2:
+                fits.append({**base, "alpha_hat": None, "ci": [None, None], "error": "fewer than 2 finished sizes"})
+            else:
+                cf = _curve_fit(rows, "n", cfg.bootstrap, cfg.bootstrap_offset)
+                p = cf["fits"]["power"]
+                at_ref = [pt for pt in cf["points"] if pt["n"] == n_ref]
+                fits.append({
+                    **base, "alpha_hat": p["alpha"], "ci": p["ci"], "ci_analytic": p.get("ci_analytic"),
+                    "alpha_hat_offset": cf["fits"]["offset"]["alpha"], "ci_offset": cf["fits"]["offset"]["ci"],
+                    "offset_E": cf["fits"]["offset"].get("E"),
+                    "alpha_hat_all_sizes": cf["power_all_sizes"]["alpha"],
+                    "n_ref": n_ref, "mse_at_n_ref": at_ref[0]["test_mse_geomean"] if at_ref else None,
+                    "sizes_fitted": cf["sizes_fitted"], "includes_step_limited": cf["includes_step_limited"],
+                    "points": cf["points"], "fit_details": cf["fits"],
+                })
+            krows = [r for r in knn_runs if r["d"] == d and r["ambient"] == D]
+            if len({r["n"] for r in krows}) >= 2:
+                kx = [float(r["n"]) for r in krows]
+                ky = [r["test_mse"] for r in krows]
+                kf = _fit_block(kx, ky, cfg.bootstrap, offset=False)["power"]
+                knn_fits.append({"d": d, "ambient": D, "alpha_hat": kf["alpha"], "ci": kf["ci"],
+                                 "alpha_pred": alpha_d(d, cfg.beta),
+                                 "mse_at_n_ref": float(np.exp(np.mean(np.log([r["test_mse"] for r in krows
+                                                                              if r["n"] == n_ref] or [np.nan])))),
+                                 "points": [{"n": r["n"], "seed": r["seed"], "test_mse": r["test_mse"], "k": r["k"]}
+                                            for r in krows]})
+            mrows = [r for r in _select_lr(model_runs, "width") if r["d"] == d and r["ambient"] == D]
+            if len({r["width"] for r in mrows}) >= 2:
+                cf = _curve_fit(mrows, "width", cfg.bootstrap, cfg.bootstrap_offset)
+                p = cf["fits"]["power"]
+                model_fits.append({"d": d, "ambient": D, "arch": cfg.arch, "n": cfg.model_n or cfg.n_max,
+                                   "alpha_hat": p["alpha"], "ci": p["ci"], "alpha_pred": alpha_n(d, cfg.beta),
+                                   "A": p.get("A"), "ci_offset": cf["fits"]["offset"]["ci"],
+                                   "alpha_hat_offset": cf["fits"]["offset"]["alpha"],
+                                   "includes_step_limited": cf["includes_step_limited"],
+                                   "sizes_fitted": cf["sizes_fitted"], "points": cf["points"]})
+    return {"fits": fits, "model_fits": model_fits, "knn_fits": knn_fits, "n_ref": n_ref}
+
+
+# ---------------------------------------------------------------------------------------------
+# figure
+
+
+def _log_axes(ax: Any, xticks: list[float] | None = None) -> None:
+    """Log-log axes with plain tick labels (x ticks at ``xticks``; minor y labels at 2 and 5)."""
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    plain = FuncFormatter(lambda v, _p: f"{v:g}")
+
+    def two_five(v: float, _p: Any) -> str:
+        return f"{v:g}" if v > 0 and round(v / 10 ** math.floor(math.log10(v))) in (2, 5) else ""
+
+    if xticks:
+        ax.set_xticks(xticks)
+    ax.xaxis.set_major_formatter(plain)
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.yaxis.set_major_formatter(plain)
+    ax.yaxis.set_minor_formatter(FuncFormatter(two_five))
+
+
+def plot_manifold_scaling(payload: dict[str, Any]) -> Any:
+    """Test MSE vs n per d (one panel per D) with fitted and predicted slopes, and α̂_D vs d.
+
+    Filled markers: sizes used in the fit; open markers: step-limited sizes (left out). Solid line:
+    the fitted power law; dashed: the theory's slope 2β/(2β+d) through the fit's midpoint; grey
+    crosses: the k-NN reference. Last panel: α̂_D with its CI per (d, D), the predicted curve, and
+    the prediction from the estimated ID. Returns a matplotlib ``Figure``.
+    """
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    from ttlab.scaling.theory import alpha_d
+
+    cfg = payload["config"]
+    beta = cfg["beta"]
+    ambients = cfg["ambients"]
+    has_model = bool(payload.get("model_fits"))
+    ncols = len(ambients) + 1 + has_model
+    fig = Figure(figsize=(4.6 * ncols, 4.3), layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = [fig.add_subplot(1, ncols, i + 1) for i in range(ncols)]
+    colors = {d: f"C{i}" for i, d in enumerate(cfg["ds"])}
+    knn_of = {(k["d"], k["ambient"]): k for k in payload.get("knn_fits", [])}
+    for ax, D in zip(axes, ambients):
+        for f in payload["fits"]:
+            if f["ambient"] != D or not f.get("points"):
+                continue
+            c = colors[f["d"]]
+            for p in f["points"]:
+                face = "none" if p["step_limited"] else c
+                ax.scatter([p["n"]] * len(p["test_mse"]), p["test_mse"], s=22, facecolors=face, edgecolors=c, zorder=3)
+            if f["alpha_hat"] is not None:
+                xs = np.asarray(f["sizes_fitted"], dtype=float)
+                grid = np.geomspace(xs.min(), xs.max(), 50)
+                A, a = f["fit_details"]["power"]["A"], f["alpha_hat"]
+                ax.plot(grid, A * grid ** (-a), color=c, lw=1.6,
+                        label=f"d={f['d']}: α̂={a:.2f} (pred {f['alpha_pred']:.2f})")
+                x0 = float(np.exp(np.mean(np.log(xs))))
+                y0 = A * x0 ** (-a)
+                ax.plot(grid, y0 * (grid / x0) ** (-f["alpha_pred"]), color=c, lw=1.1, ls="--")
+            k = knn_of.get((f["d"], D))
+            if k:
+                ax.scatter([p["n"] for p in k["points"]], [p["test_mse"] for p in k["points"]], marker="x", s=14,
+                           color=c, alpha=0.45, zorder=2)
+        _log_axes(ax, cfg["sizes"])
+        ax.set_xlabel("training samples n")
+        ax.tick_params(axis="x", labelrotation=45, labelsize=8)
+        ax.set_ylabel("test MSE (clean target)")
+        ax.set_title(f"{cfg['arch']}, D = {D}  (— fit, -- theory, × k-NN)", fontsize=9)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7)
+    ax = axes[len(ambients)]
+    dgrid = np.linspace(min(cfg["ds"]) * 0.8, max(cfg["ds"]) * 1.2, 100)
+    ax.plot(dgrid, [alpha_d(v, beta) for v in dgrid], color="black", lw=1.2, label="theory 2β/(2β+d)")
+    markers = ["o", "s", "^", "D", "v"]
+    for j, D in enumerate(ambients):
+        rows = [f for f in payload["fits"] if f["ambient"] == D and f["alpha_hat"] is not None]
+        ds = np.array([f["d"] for f in rows], dtype=float) * (1 + 0.03 * (j - (len(ambients) - 1) / 2))
+        a = np.array([f["alpha_hat"] for f in rows])
+        lo = np.array([f["ci"][0] if f["ci"][0] is not None else np.nan for f in rows])
+        hi = np.array([f["ci"][1] if f["ci"][1] is not None else np.nan for f in rows])
+        ax.errorbar(ds, a, yerr=[np.nan_to_num(a - lo), np.nan_to_num(hi - a)], fmt=markers[j % 5], ms=5,
+                    capsize=3, label=f"α̂_D ({cfg['arch']}, D={D})")
+        idp = [(f["id_hat"], f["alpha_pred_from_id"]) for f in rows if f.get("id_hat") is not None]
+        if idp:
+            ax.scatter([v[0] for v in idp], [v[1] for v in idp], marker="*", s=50, color="gray", zorder=1,
+                       label="predicted from estimated ID" if j == 0 else None)
+        krows = [k for k in payload.get("knn_fits", []) if k["ambient"] == D and k["alpha_hat"] is not None]
+        if krows:
+            ax.scatter([k["d"] for k in krows], [k["alpha_hat"] for k in krows], marker="x", color="gray",
+                       label="k-NN reference" if j == 0 else None)
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(cfg["ds"])
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("intrinsic dimension d")
+    ax.set_ylabel("data-scaling exponent α_D")
+    ax.set_title("fitted vs predicted α_D", fontsize=9)
+    ax.legend(fontsize=7, loc="lower left")
+    if has_model:
+        ax = axes[-1]
+        all_y: list[float] = []
+        for f in payload["model_fits"]:
+            c = colors[f["d"]]
+            xs = [p["n_params"] for p in f["points"] for _ in p["test_mse"]]
+            ys = [v for p in f["points"] for v in p["test_mse"]]
+            ax.scatter(xs, ys, color=c, s=18)
+            all_y += ys
+            if f["alpha_hat"] is not None:
+                grid = np.geomspace(min(xs), max(xs), 50)
+                fitted = f["A"] * grid ** (-f["alpha_hat"])
+                ax.plot(grid, fitted, color=c, lw=1.4,
+                        label=f"d={f['d']}, D={f['ambient']}: α̂_N={f['alpha_hat']:.2f} (pred {f['alpha_pred']:.2f})")
+                x0 = float(np.exp(np.mean(np.log(grid))))
+                y0 = f["A"] * x0 ** (-f["alpha_hat"])
+                ax.plot(grid, y0 * (grid / x0) ** (-f["alpha_pred"]), color=c, lw=1.0, ls="--")
+        _log_axes(ax)
+        if all_y:  # the theory's steep lines would otherwise stretch the axis far beyond the data
+            ax.set_ylim(min(all_y) / 2, max(all_y) * 2)
+        ax.set_xlabel("parameters N")
+        ax.set_ylabel("test MSE")
+        ax.set_title(f"model-size sweep at n = {payload['model_fits'][0]['n']}  (— fit, -- theory 2β/d)", fontsize=9)
+        ax.legend(fontsize=7)
+    return fig
+
+
+# ---------------------------------------------------------------------------------------------
+# the whole experiment
+
+
+def _run_rows(records: list[Any], kind: str) -> list[dict[str, Any]]:
+    rows = []
+    for rec in records:
+        if not rec.ok:
+            continue
+        c = rec.config
+        row = {"kind": kind, "d": c["d"], "ambient": c["ambient"], "n": c["n"], "seed": c["seed"], "key": rec.key,
+               **rec.result}
+        if kind != "knn":
+            row.update({"arch": c["model"]["arch"], "width": c["model"]["n_embd"], "lr": c["lr"],
+                        "model": c["model"]})
+        rows.append(row)
+    return rows
+
+
+def run_manifold_sweep(
+    cfg: ManifoldSweepConfig,
+    out_dir: str | os.PathLike[str],
+    *,
+    backend: str = "local",
+    workers: int = 1,
+    threads_per_task: int | None = None,
+    progress: Callable[[Any], None] | None = None,
+    write: bool = True,
+) -> dict[str, Any]:
+    """Run (or resume) the sweep; write ``results.json`` and ``manifold_scaling.png`` to ``out_dir``.
+
+    Runs are cached under ``out_dir/cache``; re-running the same config reuses them. Returns the
+    payload written to ``results.json``.
+    """
+    from ttlab.provenance import atomic_savefig, atomic_write_json, versions
+    from ttlab.sweep import run_sweep, summarize
+
+    cfg.validate()
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise TTLabInputError(f"--out {out} exists and is not a directory")
+    t0 = time.perf_counter()
+    tasks = plan_tasks(cfg)
+    cache = out / "cache"
+    kw = dict(backend=backend, workers=workers, threads_per_task=threads_per_task, progress=progress)
+    rec_data = run_sweep(train_run, tasks["data"] + tasks["model"], cache, **kw)
+    rec_knn = run_sweep(knn_run, tasks["knn"], cache, **kw) if tasks["knn"] else []
+    n_data = len(tasks["data"])
+    data_runs = _run_rows(rec_data[:n_data], "data")
+    model_runs = _run_rows(rec_data[n_data:], "model")
+    knn_runs = _run_rows(rec_knn, "knn")
+    ids = estimate_ids(cfg)
+    agg = aggregate(cfg, data_runs, model_runs, knn_runs, ids)
+    summary = summarize(rec_data + rec_knn)
+    payload: dict[str, Any] = {
+        "schema": SCHEMA,
+        "config": {**cfg.to_dict(), "backend": backend, "workers": workers, "threads_per_task": threads_per_task},
+        "problems": [make_problem(d, D, manifold=cfg.manifold, beta=cfg.beta, profile=cfg.profile,
+                                  n_features=cfg.n_features, min_freq=cfg.min_freq, max_freq=cfg.max_freq,
+                                  noise=cfg.noise,
+                                  problem_seed=cfg.problem_seed).describe() for d in cfg.ds for D in cfg.ambients],
+        "fits": agg["fits"],
+        "model_fits": agg["model_fits"],
+        "knn_fits": agg["knn_fits"],
+        "intrinsic_dim": ids,
+        "n_ref": agg["n_ref"],
+        "runs": data_runs + model_runs,
+        "knn_runs": knn_runs,
+        "sweep": summary,
+        "wall_seconds": time.perf_counter() - t0,
+        "versions": versions(extra=("scikit-learn",)),
+    }
+    if write:
+        payload["files"] = {"results": str(out / "results.json"), "figure": str(out / "manifold_scaling.png")}
+        fig = plot_manifold_scaling(payload)
+        atomic_savefig(fig, out / "manifold_scaling.png", dpi=120)
+        atomic_write_json(out / "results.json", payload)
+    return payload

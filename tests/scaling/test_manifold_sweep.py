@@ -1,0 +1,183 @@
+"""`ttlab scaling manifold`: fits on known power laws, the JSON contract, caching, the figure, bad input."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import torch
+
+from ttlab.errors import TTLabInputError
+from ttlab.scaling.manifold_regression import (
+    ManifoldSweepConfig,
+    aggregate,
+    geometric_sizes,
+    plan_tasks,
+    plot_manifold_scaling,
+    quick_config,
+)
+from ttlab.scaling.theory import alpha_d
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def _synthetic_runs(cfg: ManifoldSweepConfig, alpha_of_d, limited_above: int | None = None) -> list[dict]:
+    """Runs whose test MSE follows A·n^-alpha exactly (seed-dependent amplitude), for known-answer fits."""
+    runs = []
+    for d in cfg.ds:
+        for D in cfg.ambients:
+            for seed in range(cfg.seeds):
+                for n in cfg.sizes():
+                    for lr in cfg.lrs:
+                        worse = 1.0 if lr == cfg.lrs[0] else 1.5  # the first lr is better on validation
+                        mse = (1 + 0.1 * seed) * worse * 3.0 * n ** -alpha_of_d(d)
+                        if limited_above is not None and n > limited_above:
+                            mse *= 5  # a step-limited run that must not enter the fit
+                        runs.append({"arch": cfg.arch, "d": d, "ambient": D, "n": n, "seed": seed, "lr": lr,
+                                     "width": cfg.width, "test_mse": mse, "val_mse": mse + 0.09, "n_params": 1000,
+                                     "step_limited": limited_above is not None and n > limited_above,
+                                     "best_step": 10, "steps_planned": 100})
+    return runs
+
+
+def test_aggregate_recovers_known_exponents_and_drops_step_limited_sizes():
+    cfg = ManifoldSweepConfig(ds=(1, 8), ambients=(16, 32), n_min=64, n_max=8192, points=7, seeds=2,
+                              lrs=(1e-3, 3e-3), bootstrap=20, bootstrap_offset=10)
+    ids = [{"d": d, "ambient": D, "id_mean": d + 0.3, "alpha_pred_from_id": alpha_d(d + 0.3)}
+           for d in cfg.ds for D in cfg.ambients]
+    runs = _synthetic_runs(cfg, lambda d: alpha_d(d), limited_above=3000)
+    agg = aggregate(cfg, runs, [], [], ids)
+    assert len(agg["fits"]) == 4
+    for f in agg["fits"]:
+        assert f["alpha_hat"] == pytest.approx(alpha_d(f["d"]), abs=1e-9)
+        assert f["alpha_pred"] == pytest.approx(alpha_d(f["d"]))
+        assert f["ci"][0] <= f["alpha_hat"] <= f["ci"][1]
+        assert max(f["sizes_fitted"]) < 3000 and not f["includes_step_limited"]
+        assert f["alpha_hat_all_sizes"] < f["alpha_hat"]  # including the limited sizes would bias the slope
+        assert all(lr == 1e-3 for p in f["points"] for lr in p["lr"])  # learning rate chosen on validation
+        assert f["id_hat"] == f["d"] + 0.3 and f["mse_at_n_ref"] > 0
+    # fewer than 3 usable sizes: fall back to all sizes and say so
+    agg = aggregate(replace(cfg, ambients=(16,)), _synthetic_runs(replace(cfg, ambients=(16,)), lambda d: 0.5,
+                                                                  limited_above=100), [], [], ids)
+    assert all(f["includes_step_limited"] and len(f["sizes_fitted"]) == 7 for f in agg["fits"])
+
+
+def test_aggregate_model_size_fit_and_knn_reference():
+    cfg = ManifoldSweepConfig(ds=(2,), ambients=(16,), n_min=100, n_max=1600, points=5, seeds=1, model_widths=(8, 16, 32),
+                              bootstrap=20, bootstrap_offset=10)
+    model_runs = [{"arch": cfg.arch, "d": 2, "ambient": 16, "n": 1600, "seed": 0, "lr": cfg.lrs[0], "width": w,
+                   "n_params": 50 * w * w, "test_mse": 2.0 * (50 * w * w) ** -1.0, "val_mse": 0.1,
+                   "step_limited": False, "best_step": 5, "steps_planned": 10} for w in (8, 16, 32)]
+    knn = [{"d": 2, "ambient": 16, "n": n, "seed": 0, "test_mse": 0.7 * n ** -0.5, "k": 4} for n in cfg.sizes()]
+    agg = aggregate(cfg, [], model_runs, knn, [])
+    (mf,) = agg["model_fits"]
+    assert mf["alpha_hat"] == pytest.approx(1.0) and mf["alpha_pred"] == pytest.approx(1.0)  # 2β/d at d = 2
+    (kf,) = agg["knn_fits"]
+    assert kf["alpha_hat"] == pytest.approx(0.5)
+    assert agg["fits"][0]["alpha_hat"] is None and "fewer than 2" in agg["fits"][0]["error"]
+    fig = plot_manifold_scaling({"config": cfg.to_dict(), **agg})
+    assert len(fig.axes) == 3 and "α̂_N=1.00" in fig.axes[2].get_legend().get_texts()[0].get_text()
+
+
+def test_plan_and_sizes():
+    assert geometric_sizes(64, 8192, 8) == [64, 128, 256, 512, 1024, 2048, 4096, 8192]
+    cfg = quick_config()
+    tasks = plan_tasks(cfg)
+    assert len(tasks["data"]) == 2 * 1 * 5 * 1 and len(tasks["knn"]) == 10 and tasks["model"] == []
+    assert sorted({t["d"] for t in tasks["data"]}) == [2, 4] and {t["ambient"] for t in tasks["data"]} == {16}
+    full = replace(ManifoldSweepConfig(), model_widths=(16, 32, 64), lrs=(1e-3, 3e-3))
+    t = plan_tasks(full)
+    assert len(t["data"]) == 4 * 2 * 7 * 2 * 2 and len(t["model"]) == 4 * 2 * 2 * 3 * 2
+    assert {m["n"] for m in t["model"]} == {full.n_max}
+    assert {m["model"]["chunk"] for m in t["data"] if m["ambient"] == 128} == {16}  # 8 tokens of 16 coordinates
+
+
+def test_config_validation():
+    with pytest.raises(TTLabInputError, match="ambient dimension D=4 is too small"):
+        replace(ManifoldSweepConfig(), ds=(4,), ambients=(4,)).validate()
+    with pytest.raises(TTLabInputError, match="would repeat integers"):
+        replace(ManifoldSweepConfig(), n_min=10, n_max=12, points=5).validate()
+    with pytest.raises(TTLabInputError, match="at least 3 widths"):
+        replace(ManifoldSweepConfig(), model_widths=(8, 16)).validate()
+    with pytest.raises(TTLabInputError, match="learning rates must be positive"):
+        replace(ManifoldSweepConfig(), lrs=(0.0,)).validate()
+    with pytest.raises(TTLabInputError, match="bootstrap_offset must be a non-negative integer"):
+        replace(ManifoldSweepConfig(), bootstrap_offset=-1).validate()
+
+
+TINY = ("--d", "1,2", "--ambient", "8", "--n-min", "48", "--n-max", "192", "--points", "3", "--seeds", "1",
+        "--arch", "mlp", "--width", "16", "--max-steps", "60", "--epochs", "5", "--features", "64",
+        "--n-test", "256", "--workers", "1")
+
+
+def test_cli_manifold_end_to_end_and_resume(run_cli, tmp_path):
+    out = tmp_path / "run"
+    res = run_cli("scaling", "manifold", *TINY, "--out", out, "--json")
+    assert res.code == 0, res.err
+    p = res.json()
+    assert "estimated cost" in res.err  # printed up front, on stderr so that stdout stays one JSON object
+    assert {"fits", "runs", "config", "versions", "intrinsic_dim", "knn_fits", "cost_estimate"} <= set(p)
+    assert len(p["fits"]) == 2 and len(p["runs"]) == 6 and p["sweep"]["n_failed"] == 0
+    for f in p["fits"]:
+        assert {"d", "ambient", "arch", "alpha_hat", "ci", "alpha_pred"} <= set(f)
+        assert f["arch"] == "mlp" and f["ambient"] == 8 and f["alpha_pred"] == pytest.approx(2 / (2 + f["d"]))
+        assert np.isfinite(f["alpha_hat"]) and len(f["ci"]) == 2
+    assert {r["d"]: round(r["id_mean"]) for r in p["intrinsic_dim"]} == {1: 1, 2: 2}  # ttlab's MLE recovers d
+    assert p["versions"]["torch"] and p["config"]["sizes"] == [48, 96, 192]
+    saved = json.loads((out / "results.json").read_text())
+    assert saved["fits"][0]["alpha_hat"] == p["fits"][0]["alpha_hat"]
+    png = (out / "manifold_scaling.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 10_000
+    # the same command again (table output): every run comes from the cache, same numbers
+    table = run_cli("scaling", "manifold", *TINY, "--out", out)
+    assert table.code == 0 and "theory" in table.out and "wrote" in table.out
+    assert "6 run(s) already in" in table.err.replace("\n", " ")  # the cost estimate knows what is cached
+    again = json.loads((out / "results.json").read_text())
+    assert again["sweep"]["n_cached"] == again["sweep"]["n_tasks"] == 12
+    assert [r["test_mse"] for r in again["runs"]] == [r["test_mse"] for r in p["runs"]]
+
+
+def test_cli_estimate_only(run_cli, tmp_path):
+    res = run_cli("scaling", "manifold", "--quick", "--estimate-only", "--out", tmp_path / "x", "--json")
+    assert res.code == 0, res.err
+    p = res.json()
+    assert p["cost"]["n_train_runs"] == 10 and p["full_sweep_cost"]["n_train_runs"] == 112
+    assert p["cost"]["wall_seconds"] > 0 and "full default sweep" in res.err
+    assert not (tmp_path / "x" / "results.json").exists()
+
+
+@pytest.mark.parametrize(
+    "args, match",
+    [
+        (["--d", "a,b"], "--d must be a comma-separated list of integers"),
+        (["--arch", "cnn"], "unknown arch 'cnn'"),
+        (["--backend", "ray"], "'ray' sweep backend is not available yet"),
+        (["--backend", "slurm"], "unknown sweep backend 'slurm'"),
+        (["--n-min", "500", "--n-max", "100"], "n_max (100) must be >= n_min (500)"),
+        (["--d", "8", "--ambient", "4"], "too small"),
+        (["--beta", "1.5"], "beta must be in"),
+        (["--lr", "-1"], "learning rates must be positive"),
+        (["--workers", "0"], "--workers must be >= 1"),
+    ],
+)
+def test_cli_manifold_bad_input(run_cli, tmp_path, args, match):
+    res = run_cli("scaling", "manifold", "--quick", "--estimate-only", *args, "--out", tmp_path / "o", "--json")
+    assert res.code == 2, res.err
+    assert match in res.err.replace("\n", " ") and res.out == ""
+
+
+def test_figure_from_a_payload():
+    cfg = replace(ManifoldSweepConfig(), ds=(2, 4), ambients=(16, 64), bootstrap=10, bootstrap_offset=10)
+    runs = _synthetic_runs(cfg, lambda d: alpha_d(d), limited_above=5000)
+    agg = aggregate(cfg, runs, [], [], [])
+    fig = plot_manifold_scaling({"config": cfg.to_dict(), **agg})
+    assert len(fig.axes) == 3  # one panel per D and the α̂_D-vs-d panel
+    assert "α̂=0.50" in " ".join(t.get_text() for t in fig.axes[0].get_legend().get_texts())
