@@ -113,3 +113,76 @@ def manifold(
         print_json(info)
     else:
         console.print(f"wrote {n} points of {name} (d = {info['d']}) in R^{ambient} to {out}")
+
+
+def _parse_ints(text: Optional[str], what: str) -> Optional[tuple[int, ...]]:
+    if text is None:
+        return None
+    try:
+        return tuple(int(x) for x in text.replace(" ", "").split(",") if x)
+    except ValueError:
+        raise TTLabInputError(f"{what} must be comma-separated integers (e.g. 0,64,256), got {text!r}.") from None
+
+
+@app.command("embed")
+def embed(
+    model: str = typer.Option(..., "--model", help="A ttlab run folder, a Hugging Face causal-LM folder, a .gguf file or a registry model (gemma3-270m)."),
+    out: Path = typer.Option(..., "--out", help="vectors.npy (one layer) or vectors.npz (several layers + positions); metadata goes to <out>.json."),
+    corpus: Optional[str] = typer.Option(None, "--corpus", help="Corpus spec (file, folder, .jsonl, hf:NAME, builtin:sotu). Default for a ttlab run: its own dataset."),
+    split: str = typer.Option("test", "--split", help="Which document split to embed: train | val | test."),
+    layer: int = typer.Option(-1, "--layer", help="Layer to keep (0 = embeddings, -1 = last, after the final LayerNorm)."),
+    layers: Optional[str] = typer.Option(None, "--layers", help="'all' or comma-separated layer indices (overrides --layer; needs an .npz output)."),
+    tokens_per_doc: int = typer.Option(32, "--tokens-per-doc", help="Token positions sampled per document (per group with --position-groups)."),
+    context: int = typer.Option(1024, "--context", help="Window length in tokens (clipped to the model's context)."),
+    window: str = typer.Option("random", "--window", help="random (a random window per document) | prefix (the document's start, as the authors' code)."),
+    max_docs: Optional[int] = typer.Option(None, "--max-docs", help="Embed at most N documents."),
+    position_groups: Optional[str] = typer.Option(None, "--position-groups", help="Window-position edges, e.g. 0,16,64,128: sample --tokens-per-doc positions in each range."),
+    seed: int = typer.Option(0, "--seed", help="Seed of window and position sampling."),
+    split_seed: int = typer.Option(0, "--split-seed", help="Seed of the document split (use the training run's)."),
+    batch_docs: int = typer.Option(8, "--batch-docs", help="Documents per forward pass."),
+    which: str = typer.Option("final", "--which", help="ttlab runs: final (ckpt.pt) or best (best.pt) weights."),
+    estimate_id: bool = typer.Option(False, "--estimate/--no-estimate", help="Also estimate each layer's ID with the paper's protocol and print α_D, α_N predictions."),
+    k: int = typer.Option(20, "--k", help="--estimate: MLE neighbours K."),
+    average: str = typer.Option("mean", "--average", help="--estimate: mean | harmonic | median."),
+    batch_size: int = typer.Option(4096, "--batch-size", help="--estimate: protocol batch size."),
+    as_json: bool = typer.Option(False, "--json", help="Print the metadata (and estimates) as JSON."),
+) -> None:
+    """Sample token embeddings of a corpus from a causal LM (the paper's text-ID protocol)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from ttlab.lm.embed import EmbedConfig, embed_corpus, text_intrinsic_dimension
+
+    if layers is not None and layers.strip().lower() == "all":
+        layer_sel: Optional[tuple[int, ...]] = None
+    elif layers is not None:
+        layer_sel = _parse_ints(layers, "--layers")
+    else:
+        layer_sel = (layer,)
+    cfg = EmbedConfig(layers=layer_sel, tokens_per_doc=tokens_per_doc, context=context, window=window,
+                      max_docs=max_docs, seed=seed, batch_docs=batch_docs, split=split,
+                      position_edges=_parse_ints(position_groups, "--position-groups"))
+    if out.suffix not in (".npy", ".npz"):
+        raise TTLabInputError(f"--out {out} must end in .npy or .npz.")
+    if out.suffix == ".npy" and (layer_sel is None or len(layer_sel) > 1):
+        raise TTLabInputError(f"several layers need an .npz output: use --out {out.with_suffix('.npz')}.")
+    with Progress(TextColumn("embedding"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console_err, transient=True) as bar:
+        task = bar.add_task("docs", total=None)
+        emb = embed_corpus(model, corpus, cfg, split_seed=split_seed, which=which,
+                           progress=lambda done, total: bar.update(task, completed=done, total=total))
+    if estimate_id:
+        est = [text_intrinsic_dimension(emb, i, batch_size=batch_size, k=k, average=average, seed=seed)
+               for i in emb.layers]
+        emb.meta["intrinsic_dim"] = est
+    emb.save(out)
+    if as_json:
+        print_json(emb.meta)
+        return
+    m = emb.meta
+    console.print(f"wrote {out} ({m['n_vectors']} vectors × {m['model']['width']}, layers {m['layers']}) "
+                  f"from {m['n_docs']} documents in {m['wall_time_s']:.1f} s")
+    console.print(f"  model {m['model']['name']} ({m['model']['n_layer']} layers); window {window}, "
+                  f"{m['context_used']} tokens; last layer after final norm: {m['model']['final_norm_in_last_layer']}")
+    for e in m.get("intrinsic_dim", []):
+        console.print(f"  layer {e['layer']}: ID {e['intrinsic_dim']:.2f} (± {e['intrinsic_dim_std']:.2f} over batches, "
+                      f"{e['n_vectors']} vectors) → α_D {e['alpha_d_pred']:.3f}, α_N {e['alpha_n_pred']:.3f}")

@@ -208,6 +208,7 @@ def train_cmd(
     two_pass: bool = typer.Option(False, "--two-pass", help="Find the stopping point with early stopping (OUT/search), then "
                                   "retrain with the schedule length set to it (the SPEC's converged protocol)."),
     test_max_tokens: Optional[int] = typer.Option(None, "--test-max-tokens", help="Evaluate the test loss on at most N tokens."),
+    eval_test: bool = typer.Option(False, "--eval-test", help="Also evaluate test windows at every evaluation (mean of the 5 lowest, as the paper)."),
     keep_best: bool = typer.Option(True, "--keep-best/--no-keep-best", help="Keep best.pt (lowest validation loss)."),
     # runtime
     seed: int = typer.Option(0, "--seed", help="Seed of initialisation, batches and dropout."),
@@ -227,7 +228,7 @@ def train_cmd(
         batch_size=batch_size, grad_accum=grad_accum, max_iters=max_iters, lr=lr, min_lr=min_lr, warmup_iters=warmup_iters,
         lr_decay_iters=lr_decay_iters, weight_decay=weight_decay, beta1=beta1, beta2=beta2, grad_clip=grad_clip,
         eval_interval=eval_interval, eval_iters=eval_iters, patience=patience, min_delta=min_delta, max_tokens=max_tokens,
-        test_max_tokens=test_max_tokens, seed=seed, keep_best=keep_best, device=device, dtype=dtype,
+        test_max_tokens=test_max_tokens, eval_test=eval_test, seed=seed, keep_best=keep_best, device=device, dtype=dtype,
         compile=compile_model, threads=threads,
     )
     dist = init_distributed(device)
@@ -311,3 +312,7 @@ def export_hf_cmd(
 
     path = export_hf(run, out, which=which)
     console.print(f"wrote {path}", highlight=False)
+
+
+# the scaling sweeps live in their own module; importing it registers `data-sweep`, `model-sweep`, `id-ablations`
+from ttlab.cli import lm_sweeps as _lm_sweeps  # noqa: E402,F401

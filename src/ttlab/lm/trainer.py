@@ -80,6 +80,7 @@ class TrainConfig:
     min_delta: float = 0.0
     max_tokens: int | None = None  # use only the first N training tokens (the data-size knob)
     test_max_tokens: int | None = None  # cap on the test tokens evaluated at the end
+    eval_test: bool = False  # also evaluate test windows at every evaluation (the paper's "5 lowest test losses")
     seed: int = 0
     keep_best: bool = True
     device: str = "auto"
@@ -218,9 +219,10 @@ def _save_torch_atomic(obj: Any, path: Path) -> None:
 def _metrics_csv(history: list[dict[str, float]]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(METRICS_COLUMNS)
+    cols = METRICS_COLUMNS + (("test_loss",) if history and "test_loss" in history[0] else ())
+    w.writerow(cols)
     for row in history:
-        w.writerow([row["iter"], row["tokens_seen"]] + [repr(float(row[c])) for c in METRICS_COLUMNS[2:]])
+        w.writerow([row["iter"], row["tokens_seen"]] + [repr(float(row[c])) for c in cols[2:]])
     return buf.getvalue()
 
 
@@ -441,6 +443,10 @@ def _train(
 
     evaluator_val = _Evaluator(val_tokens, eval_windows(val_tokens.size, block, cfg.eval_iters * cfg.batch_size, VAL_WINDOW_SEED),
                                block, cfg.batch_size, dist)
+    evaluator_test = None
+    if cfg.eval_test and test_tokens.size >= block + 1:
+        evaluator_test = _Evaluator(test_tokens, eval_windows(test_tokens.size, block, cfg.eval_iters * cfg.batch_size,
+                                                              VAL_WINDOW_SEED + 1), block, cfg.batch_size, dist)
     tokens_per_iter = cfg.batch_size * block * cfg.grad_accum * dist.world_size
     offs = np.arange(block + 1)
     high = n_train - block  # valid starts: 0 .. n_train - block - 1
@@ -488,6 +494,8 @@ def _train(
                 val = evaluator_val(eval_model, ctx)
                 row = {"iter": it, "tokens_seen": tokens_seen, "train_loss": float(acc) / acc_n if acc_n else float("nan"),
                        "val_loss": val, "lr": cfg.lr_at(max(it - 1, 0)) if it else 0.0}
+                if evaluator_test is not None:
+                    row["test_loss"] = evaluator_test(eval_model, ctx)
                 acc.zero_()
                 acc_n = 0
                 last_eval = it
@@ -597,6 +605,7 @@ def _train(
         "best_val_loss": best_val,
         "best_iter": best_iter,
         "mean_5_lowest_val": mean_lowest(vals, 5),
+        "mean_5_lowest_test": mean_lowest([r["test_loss"] for r in history], 5) if evaluator_test is not None else None,
         "test_loss": test_loss,
         "test_loss_best": test_loss_best,
         "test_windows": test_windows,

@@ -1,0 +1,260 @@
+"""`ttlab lm data-sweep | model-sweep | id-ablations` — paper B's scaling experiments on real text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from ttlab.cli._common import console, console_err, print_json
+from ttlab.cli.lm import app
+from ttlab.errors import TTLabInputError
+
+# Presets: --quick fits in minutes on 2 CPU cores; the default is a converged sweep (hours on CPU, the
+# same code runs paper-scale models on GPUs with --model gpt2 --block-size 1024 …).
+DATA_PRESETS: dict[str, dict[str, Any]] = {
+    "quick": dict(sizes="10000,100000,1000000", model="nano", block_size=64, vocab_size=1024, protocol="early-stop",
+                  seeds="0", max_iters=1500, lr=3e-3, warmup_iters=50, eval_interval=100, eval_iters=5, patience=3,
+                  test_max_tokens=50_000, batch_size=12, workers=2),
+    "full": dict(sizes=None, model="micro", block_size=128, vocab_size=2048, protocol="converged", seeds="0,1",
+                 max_iters=6000, lr=1e-3, warmup_iters=100, eval_interval=100, eval_iters=20, patience=5,
+                 test_max_tokens=200_000, batch_size=12, workers=2),
+}
+MODEL_PRESETS_SWEEP: dict[str, dict[str, Any]] = {
+    "quick": dict(models="2x2x32,2x2x64,2x4x96,2x4x128", block_size=64, vocab_size=1024, protocol="early-stop", seeds="0",
+                  max_tokens=1_000_000, max_iters=1500, lr=3e-3, warmup_iters=50, eval_interval=100, eval_iters=5,
+                  patience=3, test_max_tokens=50_000, batch_size=12, workers=2),
+    "full": dict(models="2x2x64,4x4x128,6x6x192,8x8x256", block_size=128, vocab_size=2048, protocol="converged",
+                 seeds="0,1", max_tokens=None, max_iters=6000, lr=1e-3, warmup_iters=100, eval_interval=100, eval_iters=20,
+                 patience=5, test_max_tokens=200_000, batch_size=12, workers=2),
+}
+
+
+def _ints(text: Optional[str], what: str) -> Optional[list[int]]:
+    if text is None or text == "":
+        return None
+    try:
+        return [int(float(x)) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise TTLabInputError(f"{what} must be comma-separated integers (e.g. 10000,100000), got {text!r}.") from None
+
+
+def _floats(text: Optional[str], what: str) -> Optional[list[float]]:
+    if text is None or text == "":
+        return None
+    try:
+        return [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise TTLabInputError(f"{what} must be comma-separated numbers (e.g. 1e-3,3e-3), got {text!r}.") from None
+
+
+def _models(text: str, block_size: int, dropout: float) -> list[Any]:
+    from ttlab.lm.model import MODEL_PRESETS, GPTConfig
+
+    out = []
+    for item in (t.strip() for t in text.split(",") if t.strip()):
+        if item in MODEL_PRESETS:
+            out.append(GPTConfig.from_preset(item, block_size=block_size, dropout=dropout, vocab_size=1))
+            continue
+        parts = item.lower().split("x")
+        if len(parts) != 3 or not all(p.isdigit() for p in parts):
+            raise TTLabInputError(f"model {item!r}: use a preset name ({', '.join(MODEL_PRESETS)}) or LAYERSxHEADSxWIDTH, e.g. 4x4x128.")
+        n_layer, n_head, n_embd = (int(p) for p in parts)
+        out.append(GPTConfig(vocab_size=1, block_size=block_size, n_layer=n_layer, n_head=n_head, n_embd=n_embd, dropout=dropout))
+    return out
+
+
+def _pick(value: Any, preset: dict[str, Any], key: str) -> Any:
+    return preset[key] if value is None else value
+
+
+def _progress_bar():  # pragma: no cover - cosmetic
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    console=console_err, transient=True)
+
+
+def _run_with_progress(fn: Any, **kwargs: Any) -> dict[str, Any]:
+    with _progress_bar() as bar:
+        tasks: dict[str, Any] = {}
+
+        def progress(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(stage, total=total)
+            bar.update(tasks[stage], completed=done, total=total)
+
+        return fn(progress=progress, **kwargs)
+
+
+# shared options (None = take the preset's value)
+OutOpt = typer.Option(..., "--out", help="Sweep folder: results.json, the figure, runs/<name>/ and the task cache tasks/.")
+QuickOpt = typer.Option(False, "--quick", help="Minutes-scale preset: tiny model, 3 sizes, 1 seed, early stopping.")
+CorpusSweepOpt = typer.Option("builtin:sotu", "--corpus", help="Corpus spec: builtin:sotu | FILE.txt | FILE.jsonl[.xz] | DIR | hf:PATH.")
+
+
+def _common_train(quick: bool, presets: dict[str, dict[str, Any]], **given: Any) -> dict[str, Any]:
+    p = presets["quick" if quick else "full"]
+    return {k: _pick(v, p, k) for k, v in given.items()}
+
+
+@app.command("data-sweep")
+def data_sweep(
+    out: Path = OutOpt, quick: bool = QuickOpt, corpus: str = CorpusSweepOpt,
+    sizes: Optional[str] = typer.Option(None, "--sizes", help="Training-token counts, comma-separated (default: --n-sizes geometric sizes from --min-tokens to the whole training split)."),
+    n_sizes: int = typer.Option(5, "--n-sizes", help="Number of geometric sizes when --sizes is not given."),
+    min_tokens: int = typer.Option(10_000, "--min-tokens", help="Smallest size when --sizes is not given."),
+    seeds: Optional[str] = typer.Option(None, "--seeds", help="Comma-separated training seeds (quick: 0; default: 0,1)."),
+    lrs: Optional[str] = typer.Option(None, "--lrs", help="Learning-rate grid; each size keeps the best by validation loss (default: --lr)."),
+    protocol: Optional[str] = typer.Option(None, "--protocol", help="converged (two-pass, default) | early-stop | budget (fixed --max-iters)."),
+    loss: str = typer.Option("mean_5_lowest_test", "--loss", help="Loss fitted: mean_5_lowest_test (paper) | test_loss | test_loss_best."),
+    model: Optional[str] = typer.Option(None, "--model", help="Model preset (nano, micro, …) or LAYERSxHEADSxWIDTH (quick: nano; default: micro)."),
+    block_size: Optional[int] = typer.Option(None, "--block-size", help="Context length (quick 64, default 128)."),
+    vocab_size: Optional[int] = typer.Option(None, "--vocab-size", help="BPE vocabulary (quick 1024, default 2048)."),
+    batch_size: Optional[int] = typer.Option(None, "--batch-size", help="Sequences per step."),
+    max_iters: Optional[int] = typer.Option(None, "--max-iters", help="Step cap (schedule length of the first pass)."),
+    lr: Optional[float] = typer.Option(None, "--lr", help="Peak learning rate."),
+    warmup_iters: Optional[int] = typer.Option(None, "--warmup-iters", help="Warmup steps."),
+    eval_interval: Optional[int] = typer.Option(None, "--eval-interval", help="Steps between evaluations."),
+    eval_iters: Optional[int] = typer.Option(None, "--eval-iters", help="Evaluation windows = eval-iters × batch-size."),
+    patience: Optional[int] = typer.Option(None, "--patience", help="Early-stopping patience (evaluations)."),
+    test_max_tokens: Optional[int] = typer.Option(None, "--test-max-tokens", help="Test tokens evaluated."),
+    max_docs: Optional[int] = typer.Option(None, "--max-docs", help="Use only the first N documents of the corpus."),
+    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Tokenizer / token cache folder."),
+    field: str = typer.Option("text", "--field", help="JSONL / hf: text field."),
+    id_windows: int = typer.Option(16, "--id-windows-per-doc", help="ID: windows per test document."),
+    id_tokens: int = typer.Option(32, "--id-tokens-per-doc", help="ID: token positions per window."),
+    id_batch: int = typer.Option(4096, "--id-batch-size", help="ID: protocol batch size."),
+    id_k: int = typer.Option(20, "--id-k", help="ID: MLE neighbours K."),
+    id_average: str = typer.Option("mean", "--id-average", help="ID: mean (paper) | harmonic | median."),
+    backend: str = typer.Option("local", "--backend", help="local (process pool) | ray."),
+    workers: Optional[int] = typer.Option(None, "--workers", help="Parallel training runs (local backend)."),
+    threads_per_task: Optional[int] = typer.Option(None, "--threads-per-task", help="Torch threads per run (default: cores / workers)."),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Ray cluster address (with --backend ray), e.g. auto or HOST:PORT."),
+    as_json: bool = typer.Option(False, "--json", help="Print results.json on stdout."),
+) -> None:
+    """Data scaling (paper Figure 2): one model on geometrically spaced data sizes → α̂_D vs α_D = 2/(2+d)."""
+    from ttlab.lm.sweeps import IDOptions, SweepData, run_data_sweep
+    from ttlab.lm.trainer import TrainConfig
+
+    o = _common_train(quick, DATA_PRESETS, sizes=sizes, model=model, block_size=block_size, vocab_size=vocab_size,
+                      protocol=protocol, seeds=seeds, max_iters=max_iters, lr=lr, warmup_iters=warmup_iters,
+                      eval_interval=eval_interval, eval_iters=eval_iters, patience=patience, test_max_tokens=test_max_tokens,
+                      batch_size=batch_size, workers=workers)
+    [mcfg] = _models(o["model"], o["block_size"], 0.0)
+    train = TrainConfig(batch_size=o["batch_size"], max_iters=o["max_iters"], lr=o["lr"], warmup_iters=o["warmup_iters"],
+                        eval_interval=o["eval_interval"], eval_iters=o["eval_iters"], patience=o["patience"],
+                        test_max_tokens=o["test_max_tokens"], device="auto")
+    res = _run_with_progress(
+        run_data_sweep, out_dir=out,
+        data=SweepData(corpus=corpus, vocab_size=o["vocab_size"], max_docs=max_docs, cache_dir=str(cache_dir) if cache_dir else None,
+                       field_name=field),
+        model=mcfg, train=train, sizes=_ints(o["sizes"], "--sizes"), n_sizes=n_sizes, min_tokens=min_tokens,
+        seeds=_ints(o["seeds"], "--seeds") or [0], lrs=_floats(lrs, "--lrs"), protocol=o["protocol"], loss=loss,
+        id_options=IDOptions(windows_per_doc=id_windows, tokens_per_doc=id_tokens, batch_size=id_batch, k=id_k, average=id_average),
+        backend=backend, workers=o["workers"], threads_per_task=threads_per_task, ray_address=ray_address,
+    )
+    _report(res, out, as_json, "D")
+
+
+@app.command("model-sweep")
+def model_sweep(
+    out: Path = OutOpt, quick: bool = QuickOpt, corpus: str = CorpusSweepOpt,
+    models: Optional[str] = typer.Option(None, "--models", help="≥ 2 (4+ recommended) sizes: presets or LAYERSxHEADSxWIDTH, comma-separated."),
+    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Training tokens for every model (default: quick 1M, else the whole split)."),
+    seeds: Optional[str] = typer.Option(None, "--seeds", help="Comma-separated training seeds."),
+    lrs: Optional[str] = typer.Option(None, "--lrs", help="Learning-rate grid; each model keeps the best by validation loss."),
+    protocol: Optional[str] = typer.Option(None, "--protocol", help="converged | early-stop | budget."),
+    loss: str = typer.Option("mean_5_lowest_test", "--loss", help="mean_5_lowest_test | test_loss | test_loss_best."),
+    block_size: Optional[int] = typer.Option(None, "--block-size", help="Context length."),
+    vocab_size: Optional[int] = typer.Option(None, "--vocab-size", help="BPE vocabulary."),
+    batch_size: Optional[int] = typer.Option(None, "--batch-size", help="Sequences per step."),
+    max_iters: Optional[int] = typer.Option(None, "--max-iters", help="Step cap."),
+    lr: Optional[float] = typer.Option(None, "--lr", help="Peak learning rate."),
+    warmup_iters: Optional[int] = typer.Option(None, "--warmup-iters", help="Warmup steps."),
+    eval_interval: Optional[int] = typer.Option(None, "--eval-interval", help="Steps between evaluations."),
+    eval_iters: Optional[int] = typer.Option(None, "--eval-iters", help="Evaluation windows = eval-iters × batch-size."),
+    patience: Optional[int] = typer.Option(None, "--patience", help="Early-stopping patience (evaluations)."),
+    test_max_tokens: Optional[int] = typer.Option(None, "--test-max-tokens", help="Test tokens evaluated."),
+    max_docs: Optional[int] = typer.Option(None, "--max-docs", help="Use only the first N documents of the corpus."),
+    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Tokenizer / token cache folder."),
+    field: str = typer.Option("text", "--field", help="JSONL / hf: text field."),
+    id_windows: int = typer.Option(16, "--id-windows-per-doc", help="ID: windows per test document."),
+    id_batch: int = typer.Option(4096, "--id-batch-size", help="ID: protocol batch size."),
+    backend: str = typer.Option("local", "--backend", help="local | ray."),
+    workers: Optional[int] = typer.Option(None, "--workers", help="Parallel training runs."),
+    threads_per_task: Optional[int] = typer.Option(None, "--threads-per-task", help="Torch threads per run."),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Ray cluster address (with --backend ray)."),
+    as_json: bool = typer.Option(False, "--json", help="Print results.json on stdout."),
+) -> None:
+    """Model scaling (paper Figure 3): several model sizes on fixed data → α̂_N vs α_N = 2/d, and ID vs width."""
+    from ttlab.lm.sweeps import IDOptions, SweepData, run_model_sweep
+    from ttlab.lm.trainer import TrainConfig
+
+    o = _common_train(quick, MODEL_PRESETS_SWEEP, models=models, block_size=block_size, vocab_size=vocab_size,
+                      protocol=protocol, seeds=seeds, max_iters=max_iters, lr=lr, warmup_iters=warmup_iters,
+                      eval_interval=eval_interval, eval_iters=eval_iters, patience=patience, test_max_tokens=test_max_tokens,
+                      batch_size=batch_size, workers=workers, max_tokens=max_tokens)
+    train = TrainConfig(batch_size=o["batch_size"], max_iters=o["max_iters"], lr=o["lr"], warmup_iters=o["warmup_iters"],
+                        eval_interval=o["eval_interval"], eval_iters=o["eval_iters"], patience=o["patience"],
+                        test_max_tokens=o["test_max_tokens"], device="auto")
+    res = _run_with_progress(
+        run_model_sweep, out_dir=out, models=_models(o["models"], o["block_size"], 0.0),
+        data=SweepData(corpus=corpus, vocab_size=o["vocab_size"], max_docs=max_docs, cache_dir=str(cache_dir) if cache_dir else None,
+                       field_name=field),
+        train=train, max_tokens=o["max_tokens"], seeds=_ints(o["seeds"], "--seeds") or [0], lrs=_floats(lrs, "--lrs"),
+        protocol=o["protocol"], loss=loss, id_options=IDOptions(windows_per_doc=id_windows, batch_size=id_batch),
+        backend=backend, workers=o["workers"], threads_per_task=threads_per_task, ray_address=ray_address,
+    )
+    _report(res, out, as_json, "N")
+
+
+def _report(res: dict[str, Any], out: Path, as_json: bool, sym: str) -> None:
+    if as_json:
+        print_json(res)
+    else:
+        for p in res["points"]:
+            x = p.get("train_tokens") or p.get("params_non_embedding")
+            console.print(f"  {'D' if sym == 'D' else 'N'} = {x:>11,d}: test loss {p['loss']:.4f}", highlight=False)
+        a, ci = res["alpha_hat"], res["alpha_hat_ci"]
+        if a is not None:
+            ci_s = f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""
+            console.print(f"[bold]α̂_{sym} = {a:.3f}{ci_s}[/] (log-log slope)" +
+                          (f"; offset form α = {res['alpha_hat_offset']:.3f}" if res.get("alpha_hat_offset") else ""))
+        if res.get("intrinsic_dim") is not None:
+            console.print(f"ID {res['intrinsic_dim']:.2f} (harmonic {res['intrinsic_dim_harmonic']:.2f}) → predicted "
+                          f"α_{sym} = {res['alpha_pred']:.3f} (harmonic {res['alpha_pred_harmonic']:.3f})")
+        console.print(f"wrote {out}/results.json and {out}/{res.get('figure', '')} in {res['wall_time_s']:.0f} s")
+    if res["n_failed"]:
+        failed = [r["name"] for r in res["runs"] if r["status"] != "ok"]
+        console_err.print(f"[red]{res['n_failed']} run(s) failed:[/] {', '.join(failed)}; re-run the command to retry them.")
+        raise typer.Exit(1)
+
+
+@app.command("id-ablations")
+def id_ablations_cmd(
+    runs: list[Path] = typer.Option(..., "--run", help="Run folders (repeatable), e.g. a model sweep's DIR/runs/*."),
+    out: Path = typer.Option(..., "--out", help="Folder for id_ablations.json and id_ablations.png."),
+    position_groups: Optional[str] = typer.Option(None, "--position-groups", help="Window-position edges, e.g. 0,8,32,64 (default: 4 geometric ranges)."),
+    windows: int = typer.Option(16, "--id-windows-per-doc", help="Windows per test document."),
+    tokens: int = typer.Option(32, "--id-tokens-per-doc", help="Token positions per window (per range for positions)."),
+    batch: int = typer.Option(4096, "--id-batch-size", help="Protocol batch size."),
+    k: int = typer.Option(20, "--id-k", help="MLE neighbours K."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+) -> None:
+    """ID ablations (paper Figure 4): vs model size/width, per layer and per context position."""
+    from ttlab.lm.sweeps import IDOptions, id_ablations
+
+    res = _run_with_progress(id_ablations, run_dirs=runs, out_dir=out,
+                             id_options=IDOptions(windows_per_doc=windows, tokens_per_doc=tokens, batch_size=batch, k=k),
+                             position_edges=_ints(position_groups, "--position-groups"))
+    if as_json:
+        print_json(res)
+        return
+    for r in res["by_model"]:
+        console.print(f"  {r['n_layer']} layers × {r['n_embd']}: ID {r['intrinsic_dim']:.2f} (harmonic {r['intrinsic_dim_harmonic']:.2f})")
+    console.print("  per layer: " + ", ".join(f"{r['layer']}: {r['intrinsic_dim']:.2f}" for r in res["per_layer"]["rows"]))
+    console.print("  per position: " + ", ".join(f"{r['positions'][0]}–{r['positions'][1]}: {r['intrinsic_dim']:.2f}"
+                                                 for r in res["per_position"]["rows"]))
+    console.print(f"wrote {out}/id_ablations.json and {out}/id_ablations.png")

@@ -1,0 +1,459 @@
+"""Token embeddings of text from a causal language model, for intrinsic-dimension estimates.
+
+The paper's protocol (Havrilla & Liao, Section 3): from each test document take a window of up to
+``context`` tokens (a random window, or the prefix as in the authors' code), sample
+``tokens_per_doc`` positions in it, and keep the hidden states of those tokens only. Documents are
+streamed in small batches; only the sampled vectors are kept, never a document's full hidden states.
+
+Layer convention (the Hugging Face ``output_hidden_states`` one, used for every model here): layer 0
+is the embedding output (input of the first block), layer ``i`` the output of block ``i``, and the
+last layer, ``n_layer``, is what the LM head sees — *after* the final LayerNorm for ttlab and GPT-2
+models. The flag ``final_norm_in_last_layer`` in the metadata says whether the last layer includes
+the final norm for the model at hand. Negative layer indices count from the end (``-1`` = last).
+
+Position groups (for the context-position ablation): with ``position_edges = (e0, e1, …, em)``,
+``tokens_per_doc`` positions are sampled *in each* window range ``[e_j, e_{j+1})`` (stratified), and
+:attr:`Embeddings.group` records the range of every vector.
+
+Sampling is reproducible: document ``i`` draws its window and positions from
+``numpy.random.default_rng([seed, i])``, so results do not depend on the batch size.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import warnings
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from ttlab.errors import TTLabInputError
+from ttlab.provenance import atomic_write_json, versions
+
+__all__ = [
+    "LAYER_CONVENTION",
+    "EmbedConfig",
+    "EmbeddingModel",
+    "Embeddings",
+    "embed_corpus",
+    "extract_embeddings",
+    "open_embedding_model",
+    "sample_windows",
+    "text_intrinsic_dimension",
+]
+
+LAYER_CONVENTION = (
+    "Hugging Face output_hidden_states: layer 0 = embedding output, layer i = output of block i, "
+    "last layer = input of the LM head"
+)
+
+WINDOWS = ("random", "prefix")
+ProgressFn = Callable[[int, int | None], None]  # (documents done, total or None)
+
+
+@dataclass(frozen=True)
+class EmbedConfig:
+    """What to sample: layers, tokens per document, window length and placement, documents, seed."""
+
+    layers: tuple[int, ...] | None = (-1,)  # None: every layer (0 … n_layer)
+    tokens_per_doc: int = 32
+    context: int = 1024  # window length; clipped to the model's maximum context
+    window: str = "random"  # random | prefix
+    windows_per_doc: int = 1  # several non-overlapping windows per document (corpora of few long documents)
+    max_docs: int | None = None
+    seed: int = 0
+    batch_docs: int = 8  # windows per forward pass
+    position_edges: tuple[int, ...] | None = None  # stratify positions by these window ranges
+    split: str = "test"
+
+    def __post_init__(self) -> None:
+        for name in ("tokens_per_doc", "context", "batch_docs", "windows_per_doc"):
+            v = getattr(self, name)
+            if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 1:
+                raise TTLabInputError(f"{name} must be a positive integer, got {v!r}.")
+        if self.max_docs is not None and self.max_docs < 1:
+            raise TTLabInputError(f"max_docs must be >= 1 when given, got {self.max_docs}.")
+        if self.window not in WINDOWS:
+            raise TTLabInputError(f"window must be one of {', '.join(WINDOWS)}, got {self.window!r}.")
+        if self.layers is not None and len(self.layers) == 0:
+            raise TTLabInputError("layers is empty; give at least one layer index (e.g. -1) or None for all.")
+        if self.split not in ("train", "val", "test"):
+            raise TTLabInputError(f"split must be train, val or test, got {self.split!r}.")
+        e = self.position_edges
+        if e is not None:
+            if len(e) < 2 or any(int(a) >= int(b) for a, b in zip(e, e[1:])) or int(e[0]) < 0:
+                raise TTLabInputError(
+                    f"position_edges must be at least two increasing non-negative integers (e.g. 0,64,256,1024), got {list(e)}."
+                )
+            if int(e[-1]) > self.context:
+                raise TTLabInputError(f"the last position edge {e[-1]} exceeds the window length context={self.context}.")
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict."""
+        d = asdict(self)
+        d["layers"] = None if self.layers is None else list(self.layers)
+        d["position_edges"] = None if self.position_edges is None else list(self.position_edges)
+        return d
+
+
+# ------------------------------------------------------------------------------------------ models
+@dataclass
+class EmbeddingModel:
+    """A causal LM opened for embedding: its tokenizer, hidden-state function and description."""
+
+    name: str
+    n_layer: int
+    width: int
+    max_context: int
+    encode: Callable[[str], list[int]]
+    hidden_states: Callable[[torch.Tensor], list[torch.Tensor]]
+    bos_token_id: int | None = None
+    final_norm_in_last_layer: bool = True
+    info: dict[str, Any] = field(default_factory=dict)
+    run_dir: Path | None = None  # a ttlab run: its token dataset can be used without a corpus
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-ready description."""
+        return {"name": self.name, "n_layer": self.n_layer, "width": self.width, "max_context": self.max_context,
+                "bos_token_id": self.bos_token_id, "final_norm_in_last_layer": self.final_norm_in_last_layer,
+                "layer_convention": LAYER_CONVENTION, **self.info}
+
+
+def _ttlab_model(path: Path, which: str, device: str) -> EmbeddingModel:
+    from ttlab.lm.trainer import load_run
+
+    run = load_run(path, device=device, which=which)
+    if run.tokenizer is None:
+        raise TTLabInputError(f"run folder {path} has no tokenizer.json; it cannot encode text.")
+    m = run.model
+    c = m.config
+    info = {"kind": "ttlab", "path": str(path), "checkpoint": run.meta.get("path"), "iter": run.meta.get("iter"),
+            "n_params": m.num_params(), "n_head": c.n_head, "vocab_size": c.vocab_size}
+    return EmbeddingModel(name=path.name, n_layer=c.n_layer, width=c.n_embd, max_context=c.block_size,
+                          encode=run.tokenizer.encode, hidden_states=m.hidden_states, bos_token_id=None,
+                          final_norm_in_last_layer=True, info=info, run_dir=path)
+
+
+def open_embedding_model(spec: str | Path, *, which: str = "final", device: str = "cpu") -> EmbeddingModel:
+    """Open a model for embedding.
+
+    ``spec`` is a ttlab run folder (``ttlab lm train --out``) or checkpoint-holding folder, or anything
+    :func:`ttlab.lm.pretrained.load_causal_lm` accepts (a Hugging Face causal-LM folder, a .gguf file,
+    a registry model name such as ``gemma3-270m``).
+    """
+    p = Path(spec)
+    if p.is_dir() and (p / "ckpt.pt").is_file():
+        return _ttlab_model(p, which, device)
+    if p.suffix == ".pt":
+        raise TTLabInputError(f"{p}: give the run folder that holds the checkpoint (it also holds the tokenizer), not the .pt file.")
+    from ttlab.lm.pretrained import hidden_states_of, load_causal_lm
+
+    lm = load_causal_lm(str(spec))
+    lm.model.to(device)
+    info = {"kind": "huggingface", "n_params": lm.n_params, "source": lm.source}
+    return EmbeddingModel(name=lm.name, n_layer=lm.n_layer, width=lm.width, max_context=lm.max_context,
+                          encode=lm.encode, hidden_states=lambda idx: hidden_states_of(lm, idx),
+                          bos_token_id=lm.bos_token_id, final_norm_in_last_layer=lm.final_norm_in_last_hidden_state,
+                          info=info)
+
+
+# ---------------------------------------------------------------------------------------- sampling
+def sample_windows(n_tokens: int, cfg: EmbedConfig, context: int, rng: np.random.Generator) -> list[tuple[int, int, np.ndarray, np.ndarray]]:
+    """(window start, window length, sampled positions in the window, their group) for each window of
+    one document.
+
+    One window: the prefix, or a uniformly random window of ``min(n_tokens, context)`` tokens.
+    Several (``windows_per_doc``): the document is tiled into non-overlapping windows of ``context``
+    tokens (from a random offset for ``random``, from the start for ``prefix``) and that many tiles
+    are taken (at random, or the first ones), as many as fit. Positions in a window are distinct and
+    sorted; without position groups there are min(tokens_per_doc, length) of them (group 0); with
+    groups, up to tokens_per_doc in each range that the window reaches.
+    """
+    length = min(n_tokens, context)
+    if cfg.windows_per_doc == 1 or n_tokens < 2 * length:
+        start = 0
+        if cfg.window == "random" and n_tokens > length:
+            start = int(rng.integers(0, n_tokens - length + 1))
+        starts = [start]
+    else:
+        offset = int(rng.integers(0, n_tokens - (n_tokens // length) * length + 1)) if cfg.window == "random" else 0
+        tiles = offset + length * np.arange((n_tokens - offset) // length)
+        k = min(cfg.windows_per_doc, len(tiles))
+        starts = sorted(int(t) for t in (rng.choice(tiles, size=k, replace=False) if cfg.window == "random" else tiles[:k]))
+    return [(start, length, *_sample_positions(length, cfg, rng)) for start in starts]
+
+
+def _sample_positions(length: int, cfg: EmbedConfig, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    if cfg.position_edges is None:
+        k = min(cfg.tokens_per_doc, length)
+        pos = np.sort(rng.choice(length, size=k, replace=False)) if k else np.zeros(0, dtype=np.int64)
+        return pos.astype(np.int64), np.zeros(len(pos), dtype=np.int64)
+    chunks, groups = [], []
+    edges = cfg.position_edges
+    for g, (lo, hi) in enumerate(zip(edges, edges[1:])):
+        hi = min(hi, length)
+        if hi <= lo:
+            continue
+        k = min(cfg.tokens_per_doc, hi - lo)
+        chunks.append(np.sort(lo + rng.choice(hi - lo, size=k, replace=False)))
+        groups.append(np.full(k, g))
+    if not chunks:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    return np.concatenate(chunks).astype(np.int64), np.concatenate(groups).astype(np.int64)
+
+
+@dataclass
+class Embeddings:
+    """Sampled token vectors per layer with their window positions, documents and groups."""
+
+    vectors: dict[int, np.ndarray]  # layer index (non-negative) → (n, width) float32
+    positions: np.ndarray  # (n,) position in the window (0 = first token of the window)
+    doc_index: np.ndarray  # (n,) index of the document in the stream
+    group: np.ndarray  # (n,) position group (all 0 without position_edges)
+    meta: dict[str, Any]
+
+    @property
+    def layers(self) -> list[int]:
+        """Layer indices held, ascending."""
+        return sorted(self.vectors)
+
+    def layer(self, index: int) -> np.ndarray:
+        """Vectors of one layer (negative indices count from the model's last layer)."""
+        n_layer = int(self.meta["model"]["n_layer"])
+        i = index + n_layer + 1 if index < 0 else index
+        if i not in self.vectors:
+            raise TTLabInputError(f"layer {index} was not extracted; available: {', '.join(map(str, self.layers))}.")
+        return self.vectors[i]
+
+    def save(self, path: str | Path) -> Path:
+        """Write ``.npy`` (one layer: the (n, width) array) or ``.npz`` (``layer_<i>`` arrays,
+        ``positions``, ``doc_index``, ``group``), plus ``<path>.json`` with the metadata; atomically."""
+        p = Path(path)
+        if p.suffix not in (".npy", ".npz"):
+            raise TTLabInputError(f"output {p} must end in .npy (one layer) or .npz (several layers, positions).")
+        if p.suffix == ".npy" and len(self.vectors) != 1:
+            raise TTLabInputError(f"{len(self.vectors)} layers were extracted; write them to an .npz file "
+                                  f"(e.g. {p.with_suffix('.npz')}), or extract one layer.")
+        p.parent.mkdir(parents=True, exist_ok=True)
+        tmp = p.with_name(p.name + ".tmp" + p.suffix)
+        if p.suffix == ".npy":
+            np.save(tmp, next(iter(self.vectors.values())))
+        else:
+            arrays = {f"layer_{i}": v for i, v in self.vectors.items()}
+            np.savez(tmp, positions=self.positions, doc_index=self.doc_index, group=self.group, **arrays)
+        tmp.replace(p)
+        atomic_write_json(p.with_name(p.name + ".json"), self.meta)
+        return p
+
+    @classmethod
+    def load(cls, path: str | Path) -> "Embeddings":
+        """Read what :meth:`save` wrote (.npz keeps positions; .npy gets them from nothing: all zeros)."""
+        p = Path(path)
+        meta_path = p.with_name(p.name + ".json")
+        if not p.is_file() or not meta_path.is_file():
+            raise TTLabInputError(f"{p} (and its metadata {meta_path.name}) not found; write it with `ttlab id embed`.")
+        meta = json.loads(meta_path.read_text())
+        if p.suffix == ".npy":
+            layer = int(meta["layers"][0])
+            v = np.load(p)
+            zeros = np.zeros(len(v), dtype=np.int64)
+            return cls({layer: v}, zeros, zeros, zeros, meta)
+        with np.load(p) as z:
+            vecs = {int(k.split("_", 1)[1]): z[k] for k in z.files if k.startswith("layer_")}
+            return cls(vecs, z["positions"], z["doc_index"], z["group"], meta)
+
+
+def _resolve_layers(layers: tuple[int, ...] | None, n_layer: int) -> list[int]:
+    if layers is None:
+        return list(range(n_layer + 1))
+    out = []
+    for i in layers:
+        j = i + n_layer + 1 if i < 0 else i
+        if not 0 <= j <= n_layer:
+            raise TTLabInputError(f"layer {i} does not exist: the model has layers 0 … {n_layer} (or -1 … {-(n_layer + 1)}).")
+        if j not in out:
+            out.append(j)
+    return sorted(out)
+
+
+@torch.no_grad()
+def extract_embeddings(
+    model: EmbeddingModel,
+    documents: Iterable[Sequence[int] | np.ndarray],
+    cfg: EmbedConfig = EmbedConfig(),
+    *,
+    total: int | None = None,
+    progress: ProgressFn | None = None,
+) -> Embeddings:
+    """Stream token-id documents through ``model`` and keep the sampled vectors (see the module doc)."""
+    layers = _resolve_layers(cfg.layers, model.n_layer)
+    bos = [] if model.bos_token_id is None else [int(model.bos_token_id)]
+    context = min(cfg.context, model.max_context - len(bos))
+    if context < 1:
+        raise TTLabInputError(f"the model's context ({model.max_context}) leaves no room for tokens.")
+    if cfg.position_edges is not None and cfg.position_edges[-1] > context:
+        raise TTLabInputError(f"position edge {cfg.position_edges[-1]} exceeds the usable context {context} of {model.name}.")
+    keep: dict[int, list[np.ndarray]] = {i: [] for i in layers}
+    pos_all, doc_all, grp_all = [], [], []
+    batch: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]] = []
+    n_docs = n_skipped = n_window_tokens = n_windows = 0
+    t0 = time.perf_counter()
+
+    def flush() -> None:
+        nonlocal n_window_tokens
+        if not batch:
+            return
+        T = max(len(w) for _, w, _, _ in batch) + len(bos)
+        idx = torch.zeros((len(batch), T), dtype=torch.long)  # right padding: causal, never seen by real tokens
+        for b, (_, w, _, _) in enumerate(batch):
+            idx[b, : len(bos) + len(w)] = torch.as_tensor(bos + [int(t) for t in w])
+            n_window_tokens += len(w)
+        hs = model.hidden_states(idx)
+        if len(hs) != model.n_layer + 1:
+            raise TTLabInputError(f"{model.name} returned {len(hs)} hidden states, expected n_layer + 1 = {model.n_layer + 1}.")
+        rows = torch.cat([torch.full((len(p),), b) for b, (_, _, p, _) in enumerate(batch)])
+        cols = torch.cat([torch.as_tensor(p) for _, _, p, _ in batch]) + len(bos)
+        for i in layers:
+            keep[i].append(hs[i][rows, cols].float().cpu().numpy())
+        for d, _, p, g in batch:
+            pos_all.append(p)
+            doc_all.append(np.full(len(p), d))
+            grp_all.append(g)
+        batch.clear()
+
+    for i, toks in enumerate(documents):
+        if cfg.max_docs is not None and n_docs >= cfg.max_docs:
+            break
+        toks = np.asarray(toks)
+        if len(toks) == 0:
+            n_skipped += 1
+            continue
+        rng = np.random.default_rng([cfg.seed, i])
+        windows = [w for w in sample_windows(len(toks), cfg, context, rng) if len(w[2])]
+        if not windows:
+            n_skipped += 1
+            continue
+        batch.extend((i, toks[start : start + length], pos, grp) for start, length, pos, grp in windows)
+        n_docs += 1
+        n_windows += len(windows)
+        if len(batch) >= cfg.batch_docs:
+            flush()
+            if progress:
+                progress(n_docs, total)
+    flush()
+    if progress:
+        progress(n_docs, total)
+    if n_docs == 0:
+        raise TTLabInputError("no document yielded any token to embed (is the corpus or split empty?).")
+    vectors = {i: np.concatenate(v).astype(np.float32, copy=False) for i, v in keep.items()}
+    meta = {
+        "model": model.describe(),
+        "config": cfg.to_dict(),
+        "layers": layers,
+        "context_used": context,
+        "n_docs": n_docs,
+        "n_docs_skipped_empty": n_skipped,
+        "n_windows": n_windows,
+        "n_vectors": int(len(next(iter(vectors.values())))),
+        "window_tokens": n_window_tokens,
+        "wall_time_s": time.perf_counter() - t0,
+        "versions": versions(),
+    }
+    return Embeddings(vectors, np.concatenate(pos_all), np.concatenate(doc_all), np.concatenate(grp_all), meta)
+
+
+def _corpus_documents(model: EmbeddingModel, corpus: str | None, split: str, split_seed: int,
+                      val_frac: float, test_frac: float, **corpus_options: Any) -> tuple[Iterator[np.ndarray], int, dict[str, Any]]:
+    if corpus is None:
+        if model.run_dir is None:
+            raise TTLabInputError("give --corpus: only a ttlab run folder can default to the test split of its own training data.")
+        from ttlab.lm.trainer import load_run
+
+        data = load_run(model.run_dir).data()
+        n = len(data.doc_ids(split))
+        return (t for _, t in data.documents(split)), n, {"source": "run dataset", "dataset_dir": str(data.root), "split": split}
+    from ttlab.lm.corpus import load_corpus, split_corpus
+
+    c = load_corpus(corpus, **corpus_options)
+    sp = split_corpus(c, val_frac=val_frac, test_frac=test_frac, seed=split_seed)
+    n = sp.n_docs(split)
+    docs = (np.asarray(model.encode(text), dtype=np.int64) for text in sp.texts(split))
+    return docs, n, {"source": corpus, "corpus": c.describe(), "split": split, "split_seed": split_seed,
+                     "val_frac": val_frac, "test_frac": test_frac, "n_split_docs": n}
+
+
+def embed_corpus(
+    model: str | Path | EmbeddingModel,
+    corpus: str | None = None,
+    cfg: EmbedConfig = EmbedConfig(),
+    *,
+    split_seed: int = 0,
+    val_frac: float = 0.1,
+    test_frac: float = 0.1,
+    which: str = "final",
+    progress: ProgressFn | None = None,
+    **corpus_options: Any,
+) -> Embeddings:
+    """Embed ``cfg.split`` of a corpus (any :func:`ttlab.lm.load_corpus` spec, split as
+    :func:`ttlab.lm.split_corpus` does) with a model (:func:`open_embedding_model` spec).
+
+    Without ``corpus``, a ttlab run uses the same split of the token dataset it was trained on.
+    """
+    m = model if isinstance(model, EmbeddingModel) else open_embedding_model(model, which=which)
+    docs, n, source = _corpus_documents(m, corpus, cfg.split, split_seed, val_frac, test_frac, **corpus_options)
+    total = n if cfg.max_docs is None else min(n, cfg.max_docs)
+    emb = extract_embeddings(m, docs, cfg, total=total, progress=progress)
+    emb.meta["corpus"] = source
+    return emb
+
+
+def text_intrinsic_dimension(
+    emb: Embeddings,
+    layer: int = -1,
+    *,
+    batch_size: int = 4096,
+    k: int = 20,
+    average: str = "mean",
+    unbiased: bool = False,
+    seed: int = 0,
+    group: int | None = None,
+) -> dict[str, Any]:
+    """Paper-protocol MLE of one layer's vectors (optionally one position group) and the exponents
+    it predicts (α_D = 2/(2 + d), α_N = 2/d: Theorems 1–2 with β = 1)."""
+    from ttlab.intrinsic_dim import paper_protocol
+    from ttlab.scaling.theory import alpha_d, alpha_n
+
+    X = emb.layer(layer)
+    where = "all vectors"
+    if group is not None:
+        mask = emb.group == group
+        X = X[mask]
+        where = f"position group {group}"
+    n = len(X)
+    if n <= k:
+        raise TTLabInputError(f"{n} vectors in {where} of layer {layer}: need more than k = {k}; embed more documents.")
+    bs = min(batch_size, n)
+    with warnings.catch_warnings():  # duplicates (e.g. repeated tokens at layer 0) are dropped and counted below
+        warnings.simplefilter("ignore")
+        res = paper_protocol(X, batch_size=bs, k=k, average=average, unbiased=unbiased, seed=seed)
+    d = float(res.dimension)
+    return {
+        "layer": layer if layer >= 0 else layer + int(emb.meta["model"]["n_layer"]) + 1,
+        "group": group,
+        "n_vectors": n,
+        "n_duplicates_removed": int(res.n_duplicates_removed),
+        "batch_size": bs,
+        "k": k,
+        "average": average,
+        "unbiased": unbiased,
+        "intrinsic_dim": d,
+        "intrinsic_dim_std": float(res.dimension_std),
+        "batch_dims": [float(x) for x in (res.batches or [d])],
+        "alpha_d_pred": alpha_d(d),
+        "alpha_n_pred": alpha_n(d),
+    }

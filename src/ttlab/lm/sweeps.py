@@ -1,0 +1,623 @@
+"""Data- and model-scaling sweeps of GPT models on real text, and the ID ablations (paper B, Figures 2–4).
+
+:func:`run_data_sweep` trains the same model on geometrically spaced amounts of training data
+(``max_tokens``), :func:`run_model_sweep` trains models of several sizes on the same data. Every run
+is a task of :func:`ttlab.sweep.run_sweep` (``local`` process pool or ``ray``), cached in
+``DIR/tasks`` and resumed from its own checkpoint in ``DIR/runs/<name>`` when a sweep is
+interrupted. The corpus is tokenized once, before the tasks start (on a cluster the cache folder must
+be on a shared file system).
+
+Training protocols (stated in results.json):
+
+* ``converged`` — :func:`ttlab.lm.train_converged`: early stopping on validation under a schedule of
+  ``max_iters`` steps, then a retrain with the cosine schedule ending at the stopping point (the SPEC's
+  pilot protocol; two passes).
+* ``early-stop`` — one pass, early stopping on validation (patience), the best-validation weights
+  are scored.
+* ``budget`` — one pass of exactly ``max_iters`` steps (a fixed token budget per run).
+
+Test loss per run: ``test_loss`` (final weights, all test windows), ``test_loss_best`` (best-validation
+weights) and ``mean_5_lowest_test`` (mean of the 5 lowest test losses over the periodic
+evaluations, the authors' choice; needs ``eval_test``). With several learning rates, each (size,
+seed) keeps the one with the lowest best validation loss; seeds are averaged in log space. The fitted
+exponent is the slope magnitude of log loss vs log size (power form, bootstrap CI) and, as a
+secondary estimate, the exponent of E + A·x^(−α).
+
+ID: the final-layer embeddings of the largest run on its test split, the paper's protocol (batches
+of ``batch_size``, MLE with ``k`` neighbours, arithmetic mean), and the harmonic (MacKay–Ghahramani)
+combination as a second figure; predicted α_D = 2/(2+d), α_N = 2/d (β = 1).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ttlab.errors import TTLabInputError
+from ttlab.lm.model import GPTConfig
+from ttlab.lm.trainer import TrainConfig
+from ttlab.provenance import atomic_write_json, versions
+
+__all__ = [
+    "LOSS_METRICS",
+    "PROTOCOLS",
+    "IDOptions",
+    "SweepData",
+    "geometric_sizes",
+    "id_ablations",
+    "measure_run_id",
+    "run_data_sweep",
+    "run_model_sweep",
+    "train_task",
+]
+
+PROTOCOLS = ("converged", "early-stop", "budget")
+LOSS_METRICS = ("mean_5_lowest_test", "test_loss", "test_loss_best")
+ProgressFn = Callable[[str, int, int], None]  # (stage label, done, total)
+
+
+@dataclass(frozen=True)
+class SweepData:
+    """Corpus, split and tokenizer of a sweep (see :func:`ttlab.lm.prepare_data`)."""
+
+    corpus: str = "builtin:sotu"
+    vocab_size: int = 2048
+    val_frac: float = 0.1
+    test_frac: float = 0.1
+    split_seed: int = 0
+    max_docs: int | None = None
+    cache_dir: str | None = None
+    field_name: str = "text"
+
+
+@dataclass(frozen=True)
+class IDOptions:
+    """How the text ID is measured from a run's embeddings (every choice is recorded)."""
+
+    layer: int = -1
+    tokens_per_doc: int = 32
+    windows_per_doc: int = 16
+    context: int | None = None  # None: the model's block size
+    window: str = "random"
+    split: str = "test"
+    batch_size: int = 4096
+    k: int = 20
+    average: str = "mean"
+    seed: int = 0
+    max_docs: int | None = None
+
+
+def geometric_sizes(lo: int, hi: int, n: int) -> list[int]:
+    """``n`` geometrically spaced integers from ``lo`` to ``hi`` (inclusive)."""
+    if lo < 1 or hi < lo or n < 1:
+        raise TTLabInputError(f"need 1 <= lo <= hi and n >= 1, got lo={lo}, hi={hi}, n={n}.")
+    if n == 1:
+        return [int(hi)]
+    return sorted({int(round(x)) for x in np.geomspace(lo, hi, n)})
+
+
+# ------------------------------------------------------------------------------------------- tasks
+def train_task(config: dict[str, Any]) -> dict[str, Any]:
+    """One training run of a sweep (a :func:`ttlab.sweep.run_sweep` task; resumes its checkpoint)."""
+    from ttlab.lm.data import TokenizedCorpus
+    from ttlab.lm.trainer import train, train_converged
+
+    data = TokenizedCorpus(config["dataset_dir"])
+    model_cfg = GPTConfig.from_dict(config["model"])
+    cfg = TrainConfig.from_dict(config["train"])
+    out = Path(config["run_dir"])
+    extra = {"sweep": config.get("label", {})}
+    if config["protocol"] == "converged":
+        res = train_converged(data, model_cfg, cfg, out, resume=True, extra=extra)
+    else:
+        res = train(data, model_cfg, cfg, out, resume=True, extra=extra)
+    if res.status != "finished":
+        raise RuntimeError(f"run {out} was interrupted; run the sweep again to resume it")
+    s = res.summary
+    keep = ("test_loss", "test_loss_best", "mean_5_lowest_test", "mean_5_lowest_val", "best_val_loss", "final_val_loss",
+            "best_iter", "iters", "epochs", "tokens_seen", "stop_reason", "n_params", "n_params_non_embedding",
+            "wall_time_s", "tokens_per_s")
+    out_d = {k: s.get(k) for k in keep}
+    out_d["train_tokens"] = s["data"]["train_tokens_used"]
+    out_d["run_dir"] = str(out)
+    if "schedule_search" in s.get("extra", {}):
+        out_d["schedule_search"] = s["extra"]["schedule_search"]
+    return out_d
+
+
+def _run_tasks(tasks: list[dict[str, Any]], out: Path, backend: str, workers: int, threads_per_task: int | None,
+               ray_address: str | None, progress: ProgressFn | None) -> list[dict[str, Any]]:
+    import inspect
+
+    from ttlab.sweep import run_sweep
+
+    kw: dict[str, Any] = dict(backend=backend, workers=workers, threads_per_task=threads_per_task)
+    if ray_address is not None:
+        if "ray_address" not in inspect.signature(run_sweep).parameters:  # pragma: no cover - older sweep module
+            raise TTLabInputError("this ttlab build has no Ray address option.")
+        kw["ray_address"] = ray_address
+    if progress:
+        progress("training", 0, len(tasks))
+        kw["progress"] = lambda p: progress("training", p.done, p.total)
+    records = run_sweep(train_task, tasks, out / "tasks", **kw)
+    runs = []
+    for task, rec in zip(tasks, records):
+        row = {**task["label"], "status": rec.status, "cached": rec.cached, "run_dir": task["run_dir"]}
+        if rec.ok:
+            row.update(rec.result)
+        else:
+            row["error"] = (rec.error or "").strip().splitlines()[-1] if rec.error else "failed"
+        runs.append(row)
+    return runs
+
+
+def _prepare(data: SweepData, progress: ProgressFn | None) -> Any:
+    from ttlab.lm.data import prepare_data
+
+    if progress:
+        progress("preparing data", 0, 1)
+    prep = prepare_data(data.corpus, vocab_size=data.vocab_size, val_frac=data.val_frac, test_frac=data.test_frac,
+                        split_seed=data.split_seed, cache_dir=data.cache_dir, max_docs=data.max_docs,
+                        field_name=data.field_name)
+    if progress:
+        progress("preparing data", 1, 1)
+    return prep
+
+
+def _check_common(protocol: str, loss: str, seeds: Sequence[int], lrs: Sequence[float] | None) -> None:
+    if protocol not in PROTOCOLS:
+        raise TTLabInputError(f"protocol must be one of {', '.join(PROTOCOLS)}, got {protocol!r}.")
+    if loss not in LOSS_METRICS:
+        raise TTLabInputError(f"loss must be one of {', '.join(LOSS_METRICS)}, got {loss!r}.")
+    if not seeds:
+        raise TTLabInputError("give at least one seed.")
+    if lrs is not None and (not lrs or any(not (x > 0 and math.isfinite(x)) for x in lrs)):
+        raise TTLabInputError(f"learning rates must be positive numbers, got {list(lrs)}.")
+
+
+def _train_for(protocol: str, train: TrainConfig, loss: str) -> TrainConfig:
+    cfg = train
+    if loss == "mean_5_lowest_test" and not cfg.eval_test:
+        cfg = replace(cfg, eval_test=True)
+    if protocol in ("converged", "early-stop") and cfg.patience is None:
+        cfg = replace(cfg, patience=5)
+    if protocol == "budget":
+        cfg = replace(cfg, patience=None)
+    return cfg
+
+
+def _pick_and_aggregate(runs: list[dict[str, Any]], x_key: str, loss: str) -> list[dict[str, Any]]:
+    """Best learning rate per (x, seed) by best validation loss; seeds averaged in log space."""
+    ok = [r for r in runs if r["status"] == "ok" and r.get(loss) is not None and math.isfinite(r[loss])]
+    best: dict[tuple[Any, int], dict[str, Any]] = {}
+    for r in ok:
+        key = (r[x_key], r["seed"])
+        if key not in best or r["best_val_loss"] < best[key]["best_val_loss"]:
+            best[key] = r
+    for r in runs:
+        r["selected"] = any(r is b for b in best.values())
+    points = []
+    for x in sorted({k[0] for k in best}):
+        rs = [best[k] for k in best if k[0] == x]
+        losses = np.array([r[loss] for r in rs])
+        points.append({
+            x_key: x,
+            "loss": float(np.exp(np.mean(np.log(losses)))),
+            "loss_per_seed": losses.tolist(),
+            "loss_std": float(losses.std(ddof=1)) if len(losses) > 1 else None,
+            "seeds": [r["seed"] for r in rs],
+            "lr": [r["lr"] for r in rs],
+            "all_metrics": {m: float(np.mean([r[m] for r in rs])) for m in LOSS_METRICS
+                            if all(r.get(m) is not None for r in rs)},
+            "n_params": rs[0].get("n_params"),
+            "n_params_non_embedding": rs[0].get("n_params_non_embedding"),
+            "train_tokens": rs[0].get("train_tokens"),
+        })
+    return points
+
+
+def _fits(x: np.ndarray, y: np.ndarray, bootstrap: int, seed: int) -> dict[str, Any]:
+    from ttlab.scaling.fit import fit_offset_power_law, fit_power_law
+
+    out: dict[str, Any] = {}
+    if len(x) < 3:
+        return out
+    out["power"] = fit_power_law(x, y, bootstrap=bootstrap, seed=seed).to_dict()
+    if len(x) >= 4:
+        try:
+            out["offset"] = fit_offset_power_law(x, y, bootstrap=min(bootstrap, 200), seed=seed).to_dict()
+        except (TTLabInputError, ValueError, RuntimeError) as exc:  # offset fits can be ill-posed on few points
+            out["offset"] = {"error": str(exc)}
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- ID
+def measure_run_id(run_dir: str | Path, opts: IDOptions = IDOptions(), *, layers: Sequence[int] | None = None,
+                   position_edges: Sequence[int] | None = None, corpus: str | None = None) -> dict[str, Any]:
+    """Embed a run's split (its own token dataset unless ``corpus``) and estimate the ID of ``opts.layer``
+    (or every layer in ``layers``; or every position group) with the mean and the harmonic rule."""
+    from ttlab.lm.embed import EmbedConfig, embed_corpus, open_embedding_model, text_intrinsic_dimension
+
+    model = open_embedding_model(run_dir)
+    context = opts.context or model.max_context
+    layer_list = tuple(layers) if layers is not None else (opts.layer,)
+    cfg = EmbedConfig(layers=layer_list, tokens_per_doc=opts.tokens_per_doc, context=context, window=opts.window,
+                      windows_per_doc=opts.windows_per_doc, max_docs=opts.max_docs, seed=opts.seed, split=opts.split,
+                      batch_docs=32, position_edges=tuple(position_edges) if position_edges is not None else None)
+    emb = embed_corpus(model, corpus, cfg)
+    groups = [None] if position_edges is None else sorted(set(int(g) for g in emb.group))
+    rows = []
+    for layer in emb.layers:
+        for g in groups:
+            est = {}
+            for average in dict.fromkeys((opts.average, "harmonic")):
+                est[average] = text_intrinsic_dimension(emb, layer, batch_size=opts.batch_size, k=opts.k, average=average,
+                                                        seed=opts.seed, group=g)
+            main = est[opts.average]
+            row = {"layer": layer, "group": g, "n_vectors": main["n_vectors"], "batch_size": main["batch_size"],
+                   "n_duplicates_removed": main["n_duplicates_removed"],
+                   "intrinsic_dim": main["intrinsic_dim"], "intrinsic_dim_std": main["intrinsic_dim_std"],
+                   "intrinsic_dim_harmonic": est["harmonic"]["intrinsic_dim"],
+                   "alpha_d_pred": main["alpha_d_pred"], "alpha_n_pred": main["alpha_n_pred"],
+                   "alpha_d_pred_harmonic": est["harmonic"]["alpha_d_pred"],
+                   "alpha_n_pred_harmonic": est["harmonic"]["alpha_n_pred"]}
+            if g is not None:
+                row["positions"] = [int(position_edges[g]), int(position_edges[g + 1])]  # type: ignore[index]
+            rows.append(row)
+    return {"run_dir": str(run_dir), "options": {**asdict(opts), "context": context, "layer_convention": emb.meta["model"]["layer_convention"],
+                                                 "final_norm_in_last_layer": emb.meta["model"]["final_norm_in_last_layer"],
+                                                 "unbiased": False},
+            "n_docs": emb.meta["n_docs"], "n_windows": emb.meta["n_windows"], "n_layer": emb.meta["model"]["n_layer"],
+            "width": emb.meta["model"]["width"], "rows": rows}
+
+
+# ------------------------------------------------------------------------------------ data sweep
+def run_data_sweep(
+    out_dir: str | Path,
+    *,
+    data: SweepData = SweepData(),
+    model: GPTConfig | None = None,
+    train: TrainConfig = TrainConfig(),
+    sizes: Sequence[int] | None = None,
+    n_sizes: int = 5,
+    min_tokens: int = 10_000,
+    seeds: Sequence[int] = (0,),
+    lrs: Sequence[float] | None = None,
+    protocol: str = "converged",
+    loss: str = "mean_5_lowest_test",
+    id_options: IDOptions = IDOptions(),
+    bootstrap: int = 1000,
+    backend: str = "local",
+    workers: int = 1,
+    threads_per_task: int | None = None,
+    ray_address: str | None = None,
+    progress: ProgressFn | None = None,
+) -> dict[str, Any]:
+    """Train one model shape on geometrically spaced data sizes; fit α̂_D; predict α_D from the ID.
+
+    Writes ``DIR/results.json`` (keys ``runs``, ``points``, ``alpha_hat``, ``alpha_hat_ci``,
+    ``intrinsic_dim``, ``alpha_pred``, ``fits``, ``id``, ``config``, ``versions``) and
+    ``DIR/data_scaling.png``; returns the same dict.
+    """
+    _check_common(protocol, loss, seeds, lrs)
+    t0 = time.perf_counter()
+    out = Path(out_dir)
+    prep = _prepare(data, progress)
+    n_avail = prep.data.n_tokens("train")
+    model_cfg = (model or GPTConfig.from_preset("micro", vocab_size=prep.data.vocab_size)).with_(vocab_size=prep.data.vocab_size)
+    if sizes is None:
+        sizes = geometric_sizes(min(min_tokens, n_avail), n_avail, n_sizes)
+    sizes = sorted(set(int(s) for s in sizes))
+    if len(sizes) < 3:
+        raise TTLabInputError(f"a data sweep needs at least 3 distinct sizes to fit a slope with a CI, got {sizes}.")
+    too_big = [s for s in sizes if s > n_avail]
+    if too_big:
+        raise TTLabInputError(f"data size(s) {too_big} exceed the {n_avail:,} training tokens of {data.corpus}.")
+    too_small = [s for s in sizes if s < model_cfg.block_size + 1]
+    if too_small:
+        raise TTLabInputError(f"data size(s) {too_small} are smaller than block_size + 1 = {model_cfg.block_size + 1}.")
+    cfg = _train_for(protocol, train, loss)
+    tasks = []
+    for size in sizes:
+        for seed in seeds:
+            for lr in (lrs or (cfg.lr,)):
+                name = f"D{size}_s{seed}_lr{lr:g}"
+                tasks.append({"dataset_dir": str(prep.data.root), "run_dir": str(out / "runs" / name), "protocol": protocol,
+                              "model": model_cfg.to_dict(),
+                              "train": replace(cfg, max_tokens=size, seed=int(seed), lr=float(lr)).to_dict(),
+                              "label": {"name": name, "train_tokens": size, "seed": int(seed), "lr": float(lr)}})
+    runs = _run_tasks(tasks, out, backend, workers, threads_per_task, ray_address, progress)
+    points = _pick_and_aggregate(runs, "train_tokens", loss)
+    x = np.array([p["train_tokens"] for p in points], dtype=float)
+    y = np.array([p["loss"] for p in points])
+    fits = _fits(x, y, bootstrap, 0)
+    fits_by_metric = {m: _fits(x, np.array([p["all_metrics"][m] for p in points]), 0, 0)
+                      for m in LOSS_METRICS if points and all(m in p["all_metrics"] for p in points)}
+    result: dict[str, Any] = {
+        "kind": "data_sweep",
+        "runs": runs,
+        "points": points,
+        "fits": fits,
+        "fits_by_metric": fits_by_metric,
+        "n_failed": sum(r["status"] != "ok" for r in runs),
+    }
+    power = fits.get("power")
+    result["alpha_hat"] = power["params"]["alpha"] if power else None
+    result["alpha_hat_ci"] = power["ci"].get("alpha") if power else None
+    result["alpha_hat_offset"] = fits.get("offset", {}).get("params", {}).get("alpha")
+    # ID of the largest run's embeddings
+    result["id"] = None
+    result["intrinsic_dim"] = result["alpha_pred"] = None
+    largest = [r for r in runs if r.get("selected") and r["train_tokens"] == (max(x) if len(x) else None)]
+    if largest:
+        if progress:
+            progress("embedding + ID", 0, 1)
+        idr = measure_run_id(largest[0]["run_dir"], id_options)
+        row = idr["rows"][0]
+        result["id"] = idr
+        result["intrinsic_dim"] = row["intrinsic_dim"]
+        result["intrinsic_dim_harmonic"] = row["intrinsic_dim_harmonic"]
+        result["alpha_pred"] = row["alpha_d_pred"]
+        result["alpha_pred_harmonic"] = row["alpha_d_pred_harmonic"]
+        if progress:
+            progress("embedding + ID", 1, 1)
+    span = float(np.log10(max(sizes) / min(sizes))) if sizes else 0.0
+    result["config"] = {
+        "data": asdict(data), "data_summary": prep.describe(), "model": model_cfg.to_dict(), "train": cfg.to_dict(),
+        "sizes": sizes, "orders_of_magnitude": span, "seeds": list(seeds), "lrs": list(lrs or (cfg.lr,)),
+        "protocol": protocol, "loss": loss, "id_options": asdict(id_options), "bootstrap": bootstrap,
+        "backend": backend, "workers": workers, "threads_per_task": threads_per_task,
+    }
+    result["versions"] = versions()
+    result["wall_time_s"] = time.perf_counter() - t0
+    if len(points) >= 2:
+        result["figure"] = "data_scaling.png"
+        plot_scaling(result, out / "data_scaling.png")
+    atomic_write_json(out / "results.json", result)
+    return result
+
+
+# ----------------------------------------------------------------------------------- model sweep
+def run_model_sweep(
+    out_dir: str | Path,
+    *,
+    models: Sequence[GPTConfig],
+    data: SweepData = SweepData(),
+    train: TrainConfig = TrainConfig(),
+    max_tokens: int | None = None,
+    seeds: Sequence[int] = (0,),
+    lrs: Sequence[float] | None = None,
+    protocol: str = "converged",
+    loss: str = "mean_5_lowest_test",
+    id_options: IDOptions = IDOptions(),
+    measure_id: bool = True,
+    bootstrap: int = 1000,
+    backend: str = "local",
+    workers: int = 1,
+    threads_per_task: int | None = None,
+    ray_address: str | None = None,
+    progress: ProgressFn | None = None,
+) -> dict[str, Any]:
+    """Train several model sizes on the same data; fit α̂_N against non-embedding parameters; compare
+    with α_N = 2/d from each model's ID (the width ablation comes with it).
+
+    Writes ``DIR/results.json`` (``runs``, ``points``, ``alpha_hat``, ``alpha_hat_ci``, ``intrinsic_dim``,
+    ``alpha_pred``, ``id_by_model``, …) and ``DIR/model_scaling.png``.
+    """
+    _check_common(protocol, loss, seeds, lrs)
+    if len(models) < 3:
+        raise TTLabInputError(f"a model sweep needs at least 3 model sizes (4+ recommended) to fit a slope with a CI, got {len(models)}.")
+    t0 = time.perf_counter()
+    out = Path(out_dir)
+    prep = _prepare(data, progress)
+    n_avail = prep.data.n_tokens("train")
+    if max_tokens is not None and max_tokens > n_avail:
+        raise TTLabInputError(f"max_tokens {max_tokens:,} exceeds the {n_avail:,} training tokens of {data.corpus}.")
+    cfg = _train_for(protocol, replace(train, max_tokens=max_tokens), loss)
+    cfgs = [m.with_(vocab_size=prep.data.vocab_size) for m in models]
+    tasks = []
+    for m in cfgs:
+        from ttlab.lm.model import GPT
+
+        n_params = GPT(m).num_params(non_embedding=True)
+        for seed in seeds:
+            for lr in (lrs or (cfg.lr,)):
+                name = f"L{m.n_layer}_H{m.n_head}_E{m.n_embd}_s{seed}_lr{lr:g}"
+                tasks.append({"dataset_dir": str(prep.data.root), "run_dir": str(out / "runs" / name), "protocol": protocol,
+                              "model": m.to_dict(), "train": replace(cfg, seed=int(seed), lr=float(lr)).to_dict(),
+                              "label": {"name": name, "n_layer": m.n_layer, "n_head": m.n_head, "n_embd": m.n_embd,
+                                        "params_non_embedding": n_params, "seed": int(seed), "lr": float(lr)}})
+    runs = _run_tasks(tasks, out, backend, workers, threads_per_task, ray_address, progress)
+    points = _pick_and_aggregate(runs, "params_non_embedding", loss)
+    x = np.array([p["params_non_embedding"] for p in points], dtype=float)
+    y = np.array([p["loss"] for p in points])
+    fits = _fits(x, y, bootstrap, 0)
+    power = fits.get("power")
+    result: dict[str, Any] = {"kind": "model_sweep", "runs": runs, "points": points, "fits": fits,
+                              "n_failed": sum(r["status"] != "ok" for r in runs),
+                              "alpha_hat": power["params"]["alpha"] if power else None,
+                              "alpha_hat_ci": power["ci"].get("alpha") if power else None,
+                              "alpha_hat_offset": fits.get("offset", {}).get("params", {}).get("alpha")}
+    id_by_model = []
+    if measure_id:
+        selected = [r for r in runs if r.get("selected") and r["seed"] == min(seeds)]
+        for i, r in enumerate(sorted(selected, key=lambda r: r["params_non_embedding"])):
+            if progress:
+                progress("embedding + ID", i, len(selected))
+            idr = measure_run_id(r["run_dir"], id_options)
+            id_by_model.append({"name": r["name"], "n_layer": r["n_layer"], "n_embd": r["n_embd"],
+                                "params_non_embedding": r["params_non_embedding"], **idr["rows"][0]})
+        if progress:
+            progress("embedding + ID", len(selected), len(selected))
+    result["id_by_model"] = id_by_model
+    if id_by_model:
+        big = id_by_model[-1]
+        result["intrinsic_dim"] = big["intrinsic_dim"]
+        result["intrinsic_dim_harmonic"] = big["intrinsic_dim_harmonic"]
+        result["alpha_pred"] = big["alpha_n_pred"]
+        result["alpha_pred_harmonic"] = big["alpha_n_pred_harmonic"]
+    else:
+        result["intrinsic_dim"] = result["alpha_pred"] = None
+    result["config"] = {"data": asdict(data), "data_summary": prep.describe(), "models": [m.to_dict() for m in cfgs],
+                        "train": cfg.to_dict(), "max_tokens": max_tokens, "seeds": list(seeds), "lrs": list(lrs or (cfg.lr,)),
+                        "protocol": protocol, "loss": loss, "id_options": asdict(id_options), "bootstrap": bootstrap,
+                        "backend": backend, "workers": workers, "threads_per_task": threads_per_task}
+    result["versions"] = versions()
+    result["wall_time_s"] = time.perf_counter() - t0
+    result["figure"] = "model_scaling.png"
+    plot_scaling(result, out / "model_scaling.png")
+    atomic_write_json(out / "results.json", result)
+    return result
+
+
+# -------------------------------------------------------------------------------------- ablations
+def id_ablations(
+    run_dirs: Sequence[str | Path],
+    out_dir: str | Path,
+    *,
+    id_options: IDOptions = IDOptions(),
+    position_edges: Sequence[int] | None = None,
+    progress: ProgressFn | None = None,
+) -> dict[str, Any]:
+    """Figure 4 at our scale: ID vs model (width/size), vs layer (deepest run), vs context position
+    (deepest run; ``position_edges`` default: 4 geometric ranges of the block). Writes
+    ``DIR/id_ablations.json`` and ``DIR/id_ablations.png``."""
+    from ttlab.lm.trainer import load_model
+
+    if not run_dirs:
+        raise TTLabInputError("give at least one run folder.")
+    t0 = time.perf_counter()
+    out = Path(out_dir)
+    infos = []
+    for d in run_dirs:
+        m, _ = load_model(d)
+        infos.append((Path(d), m.config, m.num_params(non_embedding=True)))
+    infos.sort(key=lambda t: t[2])
+    total = len(infos) + 2
+    by_model = []
+    for i, (d, c, n) in enumerate(infos):
+        if progress:
+            progress("ID ablations", i, total)
+        r = measure_run_id(d, id_options)["rows"][0]
+        by_model.append({"run_dir": str(d), "n_layer": c.n_layer, "n_embd": c.n_embd, "params_non_embedding": n, **r})
+    deep_dir, deep_cfg, _ = max(infos, key=lambda t: (t[1].n_layer, t[2]))
+    if progress:
+        progress("ID ablations", len(infos), total)
+    per_layer = measure_run_id(deep_dir, id_options, layers=list(range(deep_cfg.n_layer + 1)))["rows"]
+    block = id_options.context or deep_cfg.block_size
+    if position_edges is None:
+        edges = sorted({0, *[int(round(e)) for e in np.geomspace(max(2, block // 16), block, 4)]})
+        position_edges = edges
+    if progress:
+        progress("ID ablations", len(infos) + 1, total)
+    per_position = measure_run_id(deep_dir, id_options, position_edges=position_edges)["rows"]
+    result = {"by_model": by_model, "per_layer": {"run_dir": str(deep_dir), "rows": per_layer},
+              "per_position": {"run_dir": str(deep_dir), "edges": list(position_edges), "rows": per_position},
+              "id_options": asdict(id_options), "versions": versions(), "wall_time_s": time.perf_counter() - t0,
+              "figure": "id_ablations.png"}
+    plot_id_ablations(result, out / "id_ablations.png")
+    atomic_write_json(out / "id_ablations.json", result)
+    if progress:
+        progress("ID ablations", total, total)
+    return result
+
+
+# ------------------------------------------------------------------------------------------ plots
+def plot_scaling(result: dict[str, Any], path: str | Path) -> Path:
+    """Figure 2/3-like plot: test loss vs data (or model) size, log-log, with the fitted power law,
+    the slope predicted from the ID (through the fitted point of the largest size) and per-seed points."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from ttlab.provenance import atomic_savefig
+
+    data_kind = result["kind"] == "data_sweep"
+    xk = "train_tokens" if data_kind else "params_non_embedding"
+    pts = result["points"]
+    x = np.array([p[xk] for p in pts], dtype=float)
+    y = np.array([p["loss"] for p in pts])
+    fig, ax = plt.subplots(figsize=(5.6, 4.2))
+    for p in pts:
+        ax.scatter([p[xk]] * len(p["loss_per_seed"]), p["loss_per_seed"], s=10, color="0.6", zorder=2)
+    ax.scatter(x, y, color="C0", zorder=3, label=f"test loss ({result['config']['loss']})")
+    grid = np.geomspace(x.min(), x.max(), 100)
+    power = result["fits"].get("power")
+    if power:
+        A, a = power["params"]["A"], power["params"]["alpha"]
+        ci = power["ci"].get("alpha")
+        lab = f"fit: α̂ = {a:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
+        ax.plot(grid, A * grid ** (-a), color="C0", lw=1.5, label=lab)
+    pred = result.get("alpha_pred")
+    if pred is not None and power:
+        anchor_x, anchor_y = x[-1], A * x[-1] ** (-a)
+        sym = "α_D" if data_kind else "α_N"
+        ax.plot(grid, anchor_y * (grid / anchor_x) ** (-pred), color="C3", ls="--", lw=1.2,
+                label=f"predicted {sym} = {pred:.3f} (ID {result['intrinsic_dim']:.2f})")
+    off = result["fits"].get("offset", {})
+    if "params" in off:
+        E, B, b = off["params"]["E"], off["params"]["A"], off["params"]["alpha"]
+        ax.plot(grid, E + B * grid ** (-b), color="C2", ls=":", lw=1.2, label=f"E + A·x^−α: α = {b:.3f}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("training tokens D" if data_kind else "non-embedding parameters N")
+    ax.set_ylabel("test loss (nats/token)")
+    corpus = result["config"]["data"]["corpus"]
+    ax.set_title(f"{'Data' if data_kind else 'Model'} scaling on {corpus}", fontsize=10)
+    ax.legend(fontsize=7)
+    ax.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    atomic_savefig(fig, path, dpi=120)
+    plt.close(fig)
+    return Path(path)
+
+
+def plot_id_ablations(result: dict[str, Any], path: str | Path) -> Path:
+    """Figure 4-like panels: ID vs model size, vs layer, vs context position (mean and harmonic rules)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from ttlab.provenance import atomic_savefig
+
+    fig, axes = plt.subplots(1, 3, figsize=(12, 3.6))
+    bm = result["by_model"]
+    ax = axes[0]
+    ax.plot([r["params_non_embedding"] for r in bm], [r["intrinsic_dim"] for r in bm], "o-", label="MLE, mean")
+    ax.plot([r["params_non_embedding"] for r in bm], [r["intrinsic_dim_harmonic"] for r in bm], "s--", label="MLE, harmonic")
+    for r in bm:
+        ax.annotate(f"{r['n_layer']}L/{r['n_embd']}", (r["params_non_embedding"], r["intrinsic_dim"]), fontsize=7)
+    ax.set_xscale("log")
+    ax.set_xlabel("non-embedding parameters")
+    ax.set_ylabel("intrinsic dimension (final layer)")
+    ax.set_title("ID vs model size / width", fontsize=10)
+    ax.legend(fontsize=7)
+    rows = result["per_layer"]["rows"]
+    ax = axes[1]
+    ax.plot([r["layer"] for r in rows], [r["intrinsic_dim"] for r in rows], "o-", label="mean")
+    ax.plot([r["layer"] for r in rows], [r["intrinsic_dim_harmonic"] for r in rows], "s--", label="harmonic")
+    ax.set_xlabel("layer (0 = embeddings, last = after final LN)")
+    ax.set_title("ID across layers", fontsize=10)
+    ax.legend(fontsize=7)
+    rows = result["per_position"]["rows"]
+    ax = axes[2]
+    mids = [0.5 * (r["positions"][0] + r["positions"][1]) for r in rows]
+    ax.plot(mids, [r["intrinsic_dim"] for r in rows], "o-", label="mean")
+    ax.plot(mids, [r["intrinsic_dim_harmonic"] for r in rows], "s--", label="harmonic")
+    ax.set_xlabel("position in the context window (range centre)")
+    ax.set_title("ID vs context position", fontsize=10)
+    ax.legend(fontsize=7)
+    for a in axes:
+        a.grid(True, alpha=0.3)
+    fig.tight_layout()
+    atomic_savefig(fig, path, dpi=120)
+    plt.close(fig)
+    return Path(path)
