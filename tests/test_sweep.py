@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from ttlab.errors import TTLabInputError
-from ttlab.sweep import check_backend, load_record, run_sweep, summarize, task_key
+from ttlab.sweep import available_backends, check_backend, load_record, run_sweep, summarize, task_key
 
 # ------------------------------------------------------------------------------ task functions
 # (module level, so that spawned worker processes can import them)
@@ -95,12 +95,14 @@ def test_bad_tasks_and_configs_are_rejected(tmp_path):
         run_sweep(counting_task, configs(tmp_path), tmp_path / "c", backend="slurm")
 
 
-def test_ray_backend_is_not_available_yet(tmp_path):
-    with pytest.raises(TTLabInputError, match="'ray' sweep backend is not available yet"):
+def test_ray_backend_without_ray_says_how_to_install_it(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)  # as if Ray were not installed (more in test_sweep_ray.py)
+    with pytest.raises(TTLabInputError, match=r"needs Ray, which is not installed; install it with pip install 'ttlab\[ray\]'"):
         run_sweep(counting_task, configs(tmp_path / "calls"), tmp_path / "cache", backend="ray")
-    with pytest.raises(TTLabInputError, match="not available yet"):
+    with pytest.raises(TTLabInputError, match="not installed"):
         check_backend("ray")
     assert n_calls(tmp_path / "calls") == 0
+    assert available_backends() == ["local"]
 
 
 # ------------------------------------------------------------------------------ caching and resume

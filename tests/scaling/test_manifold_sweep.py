@@ -159,7 +159,7 @@ def test_cli_estimate_only(run_cli, tmp_path):
     [
         (["--d", "a,b"], "--d must be a comma-separated list of integers"),
         (["--arch", "cnn"], "unknown arch 'cnn'"),
-        (["--backend", "ray"], "'ray' sweep backend is not available yet"),
+        (["--ray-address", "auto"], "--ray-address needs --backend ray"),
         (["--backend", "slurm"], "unknown sweep backend 'slurm'"),
         (["--n-min", "500", "--n-max", "100"], "n_max (100) must be >= n_min (500)"),
         (["--d", "8", "--ambient", "4"], "too small"),

@@ -321,8 +321,17 @@ def manifold(
     points: Annotated[Optional[int], typer.Option("--points", help="Sizes on the geometric grid [7; quick: 5].")] = None,
     arch: Annotated[str, typer.Option("--arch", help="softmax | relu (paper's theory transformer) | mlp.")] = "softmax",
     seeds: Annotated[Optional[int], typer.Option("--seeds", help="Seeds (data, init, batch order) per size [2; quick: 1].")] = None,
-    backend: Annotated[str, typer.Option("--backend", help="Sweep backend: local (ray: not available yet).")] = "local",
-    workers: Annotated[int, typer.Option("--workers", help="Parallel worker processes (1 = in-process).")] = 2,
+    backend: Annotated[
+        str, typer.Option("--backend", help="Sweep backend: local (process pool) | ray (needs pip install 'ttlab[ray]').")
+    ] = "local",
+    ray_address: Annotated[
+        Optional[str],
+        typer.Option("--ray-address", help="With --backend ray: 'auto' or host:port of a running cluster (`ray start "
+                     "--head`); default: $RAY_ADDRESS, else a local Ray with workers × threads CPUs."),
+    ] = None,
+    workers: Annotated[
+        int, typer.Option("--workers", help="Parallel worker processes (1 = in-process; ray: tasks at once on a local Ray).")
+    ] = 2,
     threads: Annotated[
         Optional[int], typer.Option("--threads", help="Torch threads per task (default: cores // workers).")
     ] = None,
@@ -383,6 +392,8 @@ def manifold(
     from ttlab.sweep import check_backend
 
     check_backend(backend)
+    if ray_address is not None and backend != "ray":
+        raise TTLabInputError(f"--ray-address needs --backend ray (got --backend {backend})")
     if workers < 1:
         raise TTLabInputError(f"--workers must be >= 1, got {workers}")
     if threads is not None and threads < 1:
@@ -422,8 +433,11 @@ def manifold(
         console_err.print(f"[{p.done}/{p.total}] {what} d={c['d']} D={c['ambient']} n={c['n']} seed={c['seed']}: "
                           f"{state} ({r.seconds:.1f} s) {extra}", highlight=False, markup=False)
 
+    if backend == "ray" and cost["n_cached"] < cost["n_train_runs"] + cost["n_knn_runs"]:
+        where = ray_address or os.environ.get("RAY_ADDRESS") or f"a local Ray with {workers * tpt} CPU(s)"
+        console_err.print(f"running on Ray: {where} (a new local Ray takes several seconds to start)", highlight=False)
     payload = mr.run_manifold_sweep(cfg, out, backend=backend, workers=workers, threads_per_task=tpt,
-                                    progress=progress)
+                                    progress=progress, ray_address=ray_address)
     payload["cost_estimate"] = cost
     if full_cost is not None:
         payload["full_sweep_cost_estimate"] = full_cost

@@ -843,11 +843,13 @@ def run_manifold_sweep(
     threads_per_task: int | None = None,
     progress: Callable[[Any], None] | None = None,
     write: bool = True,
+    ray_address: str | None = None,
 ) -> dict[str, Any]:
     """Run (or resume) the sweep; write ``results.json`` and ``manifold_scaling.png`` to ``out_dir``.
 
-    Runs are cached under ``out_dir/cache``; re-running the same config reuses them. Returns the
-    payload written to ``results.json``.
+    Runs are cached under ``out_dir/cache``; re-running the same config reuses them (with either
+    backend). Returns the payload written to ``results.json``. ``ray_address`` is passed to
+    :func:`ttlab.sweep.run_sweep` (``backend="ray"`` only).
     """
     from ttlab.provenance import atomic_savefig, atomic_write_json, versions
     from ttlab.sweep import run_sweep, summarize
@@ -859,7 +861,8 @@ def run_manifold_sweep(
     t0 = time.perf_counter()
     tasks = plan_tasks(cfg)
     cache = out / "cache"
-    kw = dict(backend=backend, workers=workers, threads_per_task=threads_per_task, progress=progress)
+    kw = dict(backend=backend, workers=workers, threads_per_task=threads_per_task, progress=progress,
+              ray_address=ray_address)
     rec_data = run_sweep(train_run, tasks["data"] + tasks["model"], cache, **kw)
     rec_knn = run_sweep(knn_run, tasks["knn"], cache, **kw) if tasks["knn"] else []
     n_data = len(tasks["data"])
