@@ -82,14 +82,106 @@ def from_hf_gpt2(hf: Any) -> GPT:
     return model.eval()
 
 
+#: Attribute names of the final normalisation layer on a model's backbone, most common first.
+_FINAL_NORM_NAMES = ("norm", "ln_f", "final_layer_norm", "final_layernorm", "norm_f", "ln_out")
+
+
+def final_norm_module(model: Any) -> torch.nn.Module | None:
+    """The final norm layer (applied after the last block, before the LM head), or ``None`` if not found.
+
+    ``transformer.ln_f`` for a ttlab GPT and GPT-2, ``model.norm`` for Llama/Gemma-style models.
+    """
+    if isinstance(model, GPT):
+        return model.transformer.ln_f
+    for base in (getattr(model, "base_model", None), getattr(model, "model", None),
+                 getattr(model, "transformer", None), model):
+        if base is None:
+            continue
+        for name in _FINAL_NORM_NAMES:
+            mod = getattr(base, name, None)
+            if isinstance(mod, torch.nn.Module):
+                return mod
+    return None
+
+
 @torch.no_grad()
-def hidden_states(model: Any, idx: torch.Tensor) -> list[torch.Tensor]:
-    """The ``n_layer + 1`` hidden states (B, T, width) of a ttlab GPT or a transformers causal LM
-    (Hugging Face convention: embeddings first, final LayerNorm applied to the last)."""
+def _raw_hidden_states(model: Any, idx: torch.Tensor) -> list[torch.Tensor]:
     if isinstance(model, GPT):
         return model.hidden_states(idx)
-    out = model(input_ids=idx, output_hidden_states=True)
+    # run the backbone only: the LM head is not needed, and for a large vocabulary it dominates the cost
+    # (Gemma 3 270M: 262k x 640 logits per token, ~7x the work of all 18 blocks at 256 tokens)
+    base = getattr(model, "base_model", None)
+    runner = base if isinstance(base, torch.nn.Module) and base is not model else model
+    out = runner(input_ids=idx, output_hidden_states=True, use_cache=False)
     return list(out.hidden_states)
+
+
+@torch.no_grad()
+def hidden_states(model: Any, idx: torch.Tensor, *, final_norm: bool | None = None) -> list[torch.Tensor]:
+    """The ``n_layer + 1`` hidden states (B, T, width) of a ttlab GPT or a transformers causal LM.
+
+    Hugging Face convention: the embedding output first, then one per block. ``final_norm=None``
+    returns the last one as the model itself does (ttlab GPT, and GPT-2/Llama/Gemma 3 in
+    transformers 4.x–5.x: with the final norm applied; :func:`final_norm_applied` checks a model);
+    ``True``/``False`` make it the output/input of the final norm layer whatever the model does,
+    i.e. normalised features or the raw residual stream of the last block.
+    """
+    if final_norm is None:
+        return _raw_hidden_states(model, idx)
+    norm = final_norm_module(model)
+    if norm is None:
+        raise TTLabInputError(
+            f"cannot find the final norm layer of {type(model).__name__} (looked for {', '.join(_FINAL_NORM_NAMES)} "
+            "on its backbone); call with final_norm=None to take the hidden states as the model returns them."
+        )
+    seen: dict[str, torch.Tensor] = {}
+
+    def hook(_mod: Any, args: tuple, out: Any) -> None:
+        seen["in"], seen["out"] = args[0], out
+
+    handle = norm.register_forward_hook(hook)
+    try:
+        hs = _raw_hidden_states(model, idx)
+    finally:
+        handle.remove()
+    if "out" not in seen:  # pragma: no cover - a model whose forward skips its own norm layer
+        raise TTLabInputError(f"the final norm layer of {type(model).__name__} was not called in its forward pass.")
+    hs[-1] = seen["out"] if final_norm else seen["in"]
+    return hs
+
+
+@torch.no_grad()
+def final_norm_applied(model: Any, idx: torch.Tensor | None = None) -> bool | None:
+    """Whether the last hidden state :func:`hidden_states` returns (with ``final_norm=None``) already has
+    the final norm applied, found by comparing it with the norm layer's input and output captured by a
+    forward hook (one forward pass of 8 tokens). ``None`` when there is no recognisable norm layer or
+    the last state is neither."""
+    norm = final_norm_module(model)
+    if norm is None:
+        return None
+    if idx is None:
+        emb = model.get_input_embeddings() if hasattr(model, "get_input_embeddings") else None
+        vocab = int(emb.num_embeddings) if emb is not None else int(model.config.vocab_size)
+        device = next(model.parameters()).device
+        idx = (torch.arange(1, 9, device=device) * 7919 % vocab)[None]
+    seen: dict[str, torch.Tensor] = {}
+
+    def hook(_mod: Any, args: tuple, out: Any) -> None:
+        seen["in"], seen["out"] = args[0], out
+
+    handle = norm.register_forward_hook(hook)
+    try:
+        raw = _raw_hidden_states(model, idx)[-1]
+    finally:
+        handle.remove()
+    if "out" not in seen:
+        return None
+    scale = raw.abs().max().clamp_min(1e-12)
+    if (raw - seen["out"]).abs().max() <= 1e-5 * scale:
+        return True
+    if (raw - seen["in"]).abs().max() <= 1e-5 * scale:
+        return False
+    return None
 
 
 def export_hf(run_dir: str | Path, out_dir: str | Path, which: str = "final") -> Path:
