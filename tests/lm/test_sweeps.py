@@ -60,8 +60,13 @@ def test_data_sweep_results_fit_and_prediction(data_sweep):
     y = np.array([p["loss"] for p in res["points"]])
     slope = np.polyfit(np.log(x), np.log(y), 1)[0]
     assert res["alpha_hat"] == pytest.approx(-slope, rel=1e-9, abs=1e-12)
-    lo, hi = res["alpha_hat_ci"]
-    assert lo <= res["alpha_hat"] <= hi
+    # 3 points: the 95 % interval is the OLS t-interval (1 degree of freedom), not a degenerate bootstrap
+    from scipy import stats
+
+    lr = stats.linregress(np.log(x), np.log(y))
+    half = stats.t.ppf(0.975, df=1) * lr.stderr
+    assert res["alpha_hat_ci_method"].startswith("t-interval")
+    assert res["alpha_hat_ci"] == pytest.approx([-slope - half, -slope + half], rel=1e-6)
     assert [p["loss"] for p in res["points"]] == [
         next(r for r in res["runs"] if r["selected"] and r["train_tokens"] == s)["mean_5_lowest_test"] for s in (300, 1000, 3000)]
     d = res["intrinsic_dim"]

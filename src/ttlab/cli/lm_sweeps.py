@@ -11,25 +11,6 @@ from ttlab.cli._common import console, console_err, print_json
 from ttlab.cli.lm import app
 from ttlab.errors import TTLabInputError
 
-# Presets: --quick fits in minutes on 2 CPU cores; the default is a converged sweep (hours on CPU, the
-# same code runs paper-scale models on GPUs with --model gpt2 --block-size 1024 …).
-DATA_PRESETS: dict[str, dict[str, Any]] = {
-    "quick": dict(sizes="10000,100000,1000000", model="nano", block_size=64, vocab_size=1024, protocol="early-stop",
-                  seeds="0", max_iters=1500, lr=3e-3, warmup_iters=50, eval_interval=100, eval_iters=5, patience=3,
-                  test_max_tokens=50_000, batch_size=12, workers=2),
-    "full": dict(sizes=None, model="micro", block_size=128, vocab_size=2048, protocol="converged", seeds="0,1",
-                 max_iters=6000, lr=1e-3, warmup_iters=100, eval_interval=100, eval_iters=20, patience=5,
-                 test_max_tokens=200_000, batch_size=12, workers=2),
-}
-MODEL_PRESETS_SWEEP: dict[str, dict[str, Any]] = {
-    "quick": dict(models="2x2x32,2x2x64,2x4x96,2x4x128", block_size=64, vocab_size=1024, protocol="early-stop", seeds="0",
-                  max_tokens=1_000_000, max_iters=1500, lr=3e-3, warmup_iters=50, eval_interval=100, eval_iters=5,
-                  patience=3, test_max_tokens=50_000, batch_size=12, workers=2),
-    "full": dict(models="2x2x64,4x4x128,6x6x192,8x8x256", block_size=128, vocab_size=2048, protocol="converged",
-                 seeds="0,1", max_tokens=None, max_iters=6000, lr=1e-3, warmup_iters=100, eval_interval=100, eval_iters=20,
-                 patience=5, test_max_tokens=200_000, batch_size=12, workers=2),
-}
-
 
 def _ints(text: Optional[str], what: str) -> Optional[list[int]]:
     if text is None or text == "":
@@ -47,26 +28,6 @@ def _floats(text: Optional[str], what: str) -> Optional[list[float]]:
         return [float(x) for x in text.split(",") if x.strip()]
     except ValueError:
         raise TTLabInputError(f"{what} must be comma-separated numbers (e.g. 1e-3,3e-3), got {text!r}.") from None
-
-
-def _models(text: str, block_size: int, dropout: float) -> list[Any]:
-    from ttlab.lm.model import MODEL_PRESETS, GPTConfig
-
-    out = []
-    for item in (t.strip() for t in text.split(",") if t.strip()):
-        if item in MODEL_PRESETS:
-            out.append(GPTConfig.from_preset(item, block_size=block_size, dropout=dropout, vocab_size=1))
-            continue
-        parts = item.lower().split("x")
-        if len(parts) != 3 or not all(p.isdigit() for p in parts):
-            raise TTLabInputError(f"model {item!r}: use a preset name ({', '.join(MODEL_PRESETS)}) or LAYERSxHEADSxWIDTH, e.g. 4x4x128.")
-        n_layer, n_head, n_embd = (int(p) for p in parts)
-        out.append(GPTConfig(vocab_size=1, block_size=block_size, n_layer=n_layer, n_head=n_head, n_embd=n_embd, dropout=dropout))
-    return out
-
-
-def _pick(value: Any, preset: dict[str, Any], key: str) -> Any:
-    return preset[key] if value is None else value
 
 
 def _progress_bar():  # pragma: no cover - cosmetic
@@ -92,11 +53,6 @@ def _run_with_progress(fn: Any, **kwargs: Any) -> dict[str, Any]:
 OutOpt = typer.Option(..., "--out", help="Sweep folder: results.json, the figure, runs/<name>/ and the task cache tasks/.")
 QuickOpt = typer.Option(False, "--quick", help="Minutes-scale preset: tiny model, 3 sizes, 1 seed, early stopping.")
 CorpusSweepOpt = typer.Option("builtin:sotu", "--corpus", help="Corpus spec: builtin:sotu | FILE.txt | FILE.jsonl[.xz] | DIR | hf:PATH.")
-
-
-def _common_train(quick: bool, presets: dict[str, dict[str, Any]], **given: Any) -> dict[str, Any]:
-    p = presets["quick" if quick else "full"]
-    return {k: _pick(v, p, k) for k, v in given.items()}
 
 
 @app.command("data-sweep")
@@ -135,26 +91,18 @@ def data_sweep(
     as_json: bool = typer.Option(False, "--json", help="Print results.json on stdout."),
 ) -> None:
     """Data scaling (paper Figure 2): one model on geometrically spaced data sizes → α̂_D vs α_D = 2/(2+d)."""
-    from ttlab.lm.sweeps import IDOptions, SweepData, run_data_sweep
-    from ttlab.lm.trainer import TrainConfig
+    from ttlab.lm.sweeps import IDOptions, run_data_sweep, sweep_kwargs
 
-    o = _common_train(quick, DATA_PRESETS, sizes=sizes, model=model, block_size=block_size, vocab_size=vocab_size,
-                      protocol=protocol, seeds=seeds, max_iters=max_iters, lr=lr, warmup_iters=warmup_iters,
-                      eval_interval=eval_interval, eval_iters=eval_iters, patience=patience, test_max_tokens=test_max_tokens,
-                      batch_size=batch_size, workers=workers)
-    [mcfg] = _models(o["model"], o["block_size"], 0.0)
-    train = TrainConfig(batch_size=o["batch_size"], max_iters=o["max_iters"], lr=o["lr"], warmup_iters=o["warmup_iters"],
-                        eval_interval=o["eval_interval"], eval_iters=o["eval_iters"], patience=o["patience"],
-                        test_max_tokens=o["test_max_tokens"], device="auto")
-    res = _run_with_progress(
-        run_data_sweep, out_dir=out,
-        data=SweepData(corpus=corpus, vocab_size=o["vocab_size"], max_docs=max_docs, cache_dir=str(cache_dir) if cache_dir else None,
-                       field_name=field),
-        model=mcfg, train=train, sizes=_ints(o["sizes"], "--sizes"), n_sizes=n_sizes, min_tokens=min_tokens,
-        seeds=_ints(o["seeds"], "--seeds") or [0], lrs=_floats(lrs, "--lrs"), protocol=o["protocol"], loss=loss,
-        id_options=IDOptions(windows_per_doc=id_windows, tokens_per_doc=id_tokens, batch_size=id_batch, k=id_k, average=id_average),
-        backend=backend, workers=o["workers"], threads_per_task=threads_per_task, ray_address=ray_address,
-    )
+    kw = sweep_kwargs("data", "quick" if quick else "full", sizes=sizes, model=model, block_size=block_size,
+                      vocab_size=vocab_size, protocol=protocol, seeds=seeds, max_iters=max_iters, lr=lr,
+                      warmup_iters=warmup_iters, eval_interval=eval_interval, eval_iters=eval_iters, patience=patience,
+                      test_max_tokens=test_max_tokens, batch_size=batch_size, workers=workers, corpus=corpus,
+                      max_docs=max_docs, cache_dir=cache_dir, field_name=field, lrs=_floats(lrs, "--lrs"),
+                      threads_per_task=threads_per_task,
+                      id_options=IDOptions(windows_per_doc=id_windows, tokens_per_doc=id_tokens, batch_size=id_batch,
+                                           k=id_k, average=id_average))
+    res = _run_with_progress(run_data_sweep, out_dir=out, n_sizes=n_sizes, min_tokens=min_tokens, loss=loss,
+                             backend=backend, ray_address=ray_address, **kw)
     _report(res, out, as_json, "D")
 
 
@@ -189,24 +137,15 @@ def model_sweep(
     as_json: bool = typer.Option(False, "--json", help="Print results.json on stdout."),
 ) -> None:
     """Model scaling (paper Figure 3): several model sizes on fixed data → α̂_N vs α_N = 2/d, and ID vs width."""
-    from ttlab.lm.sweeps import IDOptions, SweepData, run_model_sweep
-    from ttlab.lm.trainer import TrainConfig
+    from ttlab.lm.sweeps import IDOptions, run_model_sweep, sweep_kwargs
 
-    o = _common_train(quick, MODEL_PRESETS_SWEEP, models=models, block_size=block_size, vocab_size=vocab_size,
+    kw = sweep_kwargs("model", "quick" if quick else "full", models=models, block_size=block_size, vocab_size=vocab_size,
                       protocol=protocol, seeds=seeds, max_iters=max_iters, lr=lr, warmup_iters=warmup_iters,
                       eval_interval=eval_interval, eval_iters=eval_iters, patience=patience, test_max_tokens=test_max_tokens,
-                      batch_size=batch_size, workers=workers, max_tokens=max_tokens)
-    train = TrainConfig(batch_size=o["batch_size"], max_iters=o["max_iters"], lr=o["lr"], warmup_iters=o["warmup_iters"],
-                        eval_interval=o["eval_interval"], eval_iters=o["eval_iters"], patience=o["patience"],
-                        test_max_tokens=o["test_max_tokens"], device="auto")
-    res = _run_with_progress(
-        run_model_sweep, out_dir=out, models=_models(o["models"], o["block_size"], 0.0),
-        data=SweepData(corpus=corpus, vocab_size=o["vocab_size"], max_docs=max_docs, cache_dir=str(cache_dir) if cache_dir else None,
-                       field_name=field),
-        train=train, max_tokens=o["max_tokens"], seeds=_ints(o["seeds"], "--seeds") or [0], lrs=_floats(lrs, "--lrs"),
-        protocol=o["protocol"], loss=loss, id_options=IDOptions(windows_per_doc=id_windows, batch_size=id_batch),
-        backend=backend, workers=o["workers"], threads_per_task=threads_per_task, ray_address=ray_address,
-    )
+                      batch_size=batch_size, workers=workers, max_tokens=max_tokens, corpus=corpus, max_docs=max_docs,
+                      cache_dir=cache_dir, field_name=field, lrs=_floats(lrs, "--lrs"), threads_per_task=threads_per_task,
+                      id_options=IDOptions(windows_per_doc=id_windows, batch_size=id_batch))
+    res = _run_with_progress(run_model_sweep, out_dir=out, loss=loss, backend=backend, ray_address=ray_address, **kw)
     _report(res, out, as_json, "N")
 
 
@@ -215,8 +154,8 @@ def _report(res: dict[str, Any], out: Path, as_json: bool, sym: str) -> None:
         print_json(res)
     else:
         for p in res["points"]:
-            x = p.get("train_tokens") or p.get("params_non_embedding")
-            console.print(f"  {'D' if sym == 'D' else 'N'} = {x:>11,d}: test loss {p['loss']:.4f}", highlight=False)
+            x = p["train_tokens"] if sym == "D" else p["params_non_embedding"]
+            console.print(f"  {sym} = {x:>11,d}: test loss {p['loss']:.4f}", highlight=False)
         a, ci = res["alpha_hat"], res["alpha_hat_ci"]
         if a is not None:
             ci_s = f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else ""

@@ -1,38 +1,127 @@
-"""`ttlab reproduce` — the main job."""
+"""`ttlab reproduce` — the main job: every experiment of both papers this machine allows, one report."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Optional
 
 import typer
 
 from ttlab.cli._common import console, console_err
 
 
+def _dur(seconds: float) -> str:
+    if seconds >= 5400:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 60:.1f} min" if seconds >= 90 else f"{seconds:.0f} s"
+
+
 def reproduce(
-    quick: bool = typer.Option(True, "--quick/--full", help="--quick (default, minutes on 2 cores) or --full."),
-    out: Path = typer.Option(Path("runs/reproduce"), "--out", help="Output directory (report.md, results.json, figures)."),
-    part: list[str] = typer.Option(None, "--part", help="Run only these parts (repeatable)."),
+    quick: bool = typer.Option(True, "--quick/--full",
+                               help="--quick (default; ≤ 15 min on 2 cores) or --full (prints its estimated cost first)."),
+    out: Path = typer.Option(Path("runs/reproduce"), "--out",
+                             help="Output directory: report.html, report.md, results.json, parts/, figures."),
+    backend: str = typer.Option("local", "--backend", help="Sweep backend for sweep-style parts: local | ray."),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address",
+                                              help="Address of a running Ray cluster (with --backend ray)."),
+    part: list[str] = typer.Option(None, "--part", help="Run only these parts (repeatable); see --list."),
+    list_parts: bool = typer.Option(False, "--list", help="List the parts with their estimated cost and stop."),
+    seed: int = typer.Option(0, "--seed", help="Base seed of every part."),
+    rerun: bool = typer.Option(False, "--rerun", help="Re-run the selected parts even if finished results exist."),
 ) -> None:
-    """Reproduce the papers' experiments at this machine's scale and write a report.
+    """Reproduce both papers' experiments at this machine's scale and write DIR/report.html, report.md, results.json.
 
-    Finished parts are reused on re-run (resume); a failing part is reported and the exit code is 1.
+    A part that finished is reused on re-run (resume); a part that fails is reported in the report and
+    the exit code (1) without losing the others.
     """
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+    from rich.table import Table
+
     from ttlab.errors import TTLabInputError
-    from ttlab.reproduce import PARTS, run_reproduction
+    from ttlab.reproduce import PARTS, PartContext, estimate_cost, load_part_record, part_names, run_reproduction
+    from ttlab.sweep import check_backend
 
-    unknown = [p for p in (part or []) if p not in PARTS]
+    mode = "quick" if quick else "full"
+    names = list(dict.fromkeys(part)) if part else part_names()
+    unknown = [p for p in names if p not in PARTS]
     if unknown:
-        raise TTLabInputError(f"unknown part(s) {', '.join(unknown)}; available: {', '.join(PARTS)}")
+        raise TTLabInputError(f"unknown part(s) {', '.join(unknown)}; available: {', '.join(part_names())}")
+    if ray_address is not None and backend != "ray":
+        raise TTLabInputError("--ray-address needs --backend ray")
 
-    def on_part(name: str, status: str) -> None:
-        console_err.print(f"[bold]{name}[/]: {status}")
+    if list_parts:
+        t = Table(title="ttlab reproduce parts", show_lines=False)
+        t.add_column("part", no_wrap=True)
+        for col in ("paper", "what", "≈ quick", "≈ full", f"in {out}"):
+            t.add_column(col)
+        for name in part_names():
+            p = PARTS[name]
+            rec = load_part_record(out, name)
+            state = "—" if rec is None else f"{rec.get('status')} ({rec.get('mode')})"
+            t.add_row(name, p.paper, p.title, _dur(p.estimate[0]), _dur(p.estimate[1]), state)
+        console.print(t)
+        return
 
-    results = run_reproduction(out, quick=quick, parts=part or None, on_part=on_part)
-    failed = [n for n, p in results["parts"].items() if p["status"] != "ok"]
-    for name, p in results["parts"].items():
-        console.print(f"{name}: {p['status']} ({p['wall_time_s']:.1f} s)")
-    console.print(f"wrote {out}/report.md and {out}/results.json")
-    if failed:
-        console_err.print(f"[red]failed parts:[/] {', '.join(failed)} (see {out}/report.md)")
+    check_backend(backend)
+    ctx = PartContext(mode=mode, backend=backend, ray_address=ray_address, seed=seed)
+    if mode == "full":
+        console_err.print("[bold]Estimating the cost of --full[/] (measuring step times)…", highlight=False)
+    est = estimate_cost(None if rerun else out, ctx, names)
+    todo = [r for r in est["parts"] if not r["cached"]]
+    lines = ", ".join(f"{r['part']} ≈ {_dur(r['seconds'])}" for r in todo) or "nothing to run"
+    reused = len(est["parts"]) - len(todo)
+    console_err.print(
+        f"[bold]ttlab reproduce --{mode}[/]: {len(names)} part(s), estimated cost ≈ {_dur(est['total_seconds'])} "
+        f"on this machine ({lines})" + (f"; {reused} finished part(s) in {out} will be reused" if reused else ""),
+        highlight=False)
+
+    columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn())
+    with Progress(*columns, console=console_err, transient=False) as prog:
+        overall = prog.add_task("parts", total=len(names))
+        sub = prog.add_task("", total=None, visible=False)
+
+        def on_part(name: str, status: str) -> None:
+            if status == "running":
+                prog.update(overall, description=f"[bold]parts[/] (running {name})")
+                prog.reset(sub, total=None, description=f"  {name}", visible=True)
+                return
+            prog.advance(overall)
+            prog.update(sub, visible=False)
+            mark = {"ok": "[green]✓[/]", "reused": "[cyan]↺[/]", "failed": "[red]✗[/]"}.get(status, "?")
+            prog.console.print(f"{mark} {name}: {status}", highlight=False)
+
+        def progress(name: str, description: str, completed: float | None, total: float | None) -> None:
+            prog.update(sub, description=f"  {name}: {description}", completed=completed or 0, total=total)
+
+        results = run_reproduction(out, mode=mode, parts=names, on_part=on_part, backend=backend,
+                                   ray_address=ray_address, seed=seed, progress=progress, rerun=rerun)
+        prog.update(overall, description="[bold]parts[/]")
+
+    t = Table(title=f"ttlab reproduce --{mode}: parts", show_lines=False)
+    for col in ("part", "paper", "status", "wall time", "claims (holds / partly / not)"):
+        t.add_column(col)
+    for name in part_names():
+        rec = results["parts"].get(name)
+        if rec is None:
+            continue
+        claims = rec.get("result", {}).get("claims", []) if rec["status"] == "ok" else []
+        counts = [sum(c["verdict"] == v for c in claims) for v in ("holds", "partly", "not reproduced")]
+        wall = rec.get("wall_time_s") or 0.0
+        t.add_row(name, rec.get("paper", "?"), rec["status"] + (" (reused)" if rec.get("reused") else ""),
+                  f"{wall:.1f} s", " / ".join(map(str, counts)) if rec["status"] == "ok" else "—")
+    console.print(t)
+    files = results["files"]
+    console.print(f"wrote {files['report_html']}, {files['report_md']} and {files['results']}", highlight=False,
+                  soft_wrap=True)
+    failed = results["summary"]["failed"]
+    render_errors = results.get("render_errors") or {}
+    if failed or render_errors:
+        if failed:
+            console_err.print(f"[red]failed parts:[/] {', '.join(failed)} (errors in {files['report_md']}; re-run the "
+                              "same command to retry them — finished parts are reused)", highlight=False,
+                              soft_wrap=True)
+        if render_errors:
+            console_err.print(f"[red]report sections that could not be rendered:[/] {', '.join(render_errors)}",
+                              highlight=False)
         raise typer.Exit(1)

@@ -20,7 +20,8 @@ Test loss per run: ``test_loss`` (final weights, all test windows), ``test_loss_
 weights) and ``mean_5_lowest_test`` (mean of the 5 lowest test losses over the periodic
 evaluations, the authors' choice; needs ``eval_test``). With several learning rates, each (size,
 seed) keeps the one with the lowest best validation loss; seeds are averaged in log space. The fitted
-exponent is the slope magnitude of log loss vs log size (power form, bootstrap CI) and, as a
+exponent is the slope magnitude of log loss vs log size (power form; 95 % interval: the OLS
+t-interval below 6 points, where a bootstrap is degenerate, else the bootstrap) and, as a
 secondary estimate, the exponent of E + A·x^(−α).
 
 ID: the final-layer embeddings of the largest run on its test split, the paper's protocol (batches
@@ -45,6 +46,10 @@ from ttlab.lm.trainer import TrainConfig
 from ttlab.provenance import atomic_write_json, versions
 
 __all__ = [
+    "parse_models",
+    "sweep_kwargs",
+    "DATA_SWEEP_PRESETS",
+    "MODEL_SWEEP_PRESETS",
     "LOSS_METRICS",
     "PROTOCOLS",
     "IDOptions",
@@ -60,6 +65,26 @@ __all__ = [
 PROTOCOLS = ("converged", "early-stop", "budget")
 LOSS_METRICS = ("mean_5_lowest_test", "test_loss", "test_loss_best")
 ProgressFn = Callable[[str, int, int], None]  # (stage label, done, total)
+
+
+# Presets of the CLI's --quick and default modes (also used by `ttlab reproduce`): --quick fits in minutes on 2 CPU cores; the default is a converged sweep (hours on CPU, the
+# same code runs paper-scale models on GPUs with --model gpt2 --block-size 1024 …).
+DATA_SWEEP_PRESETS: dict[str, dict[str, Any]] = {
+    "quick": dict(sizes="10000,100000,1000000", model="nano", block_size=64, vocab_size=1024, protocol="early-stop",
+                  seeds="0", max_iters=1500, lr=3e-3, warmup_iters=50, eval_interval=100, eval_iters=5, patience=3,
+                  test_max_tokens=50_000, batch_size=12, workers=2),
+    "full": dict(sizes=None, model="micro", block_size=128, vocab_size=2048, protocol="converged", seeds="0,1",
+                 max_iters=6000, lr=1e-3, warmup_iters=100, eval_interval=100, eval_iters=20, patience=5,
+                 test_max_tokens=200_000, batch_size=12, workers=2),
+}
+MODEL_SWEEP_PRESETS: dict[str, dict[str, Any]] = {
+    "quick": dict(models="2x2x32,2x2x64,2x2x96,2x2x128", block_size=64, vocab_size=1024, protocol="early-stop", seeds="0",
+                  max_tokens=1_000_000, max_iters=1200, lr=3e-3, warmup_iters=50, eval_interval=100, eval_iters=5,
+                  patience=3, test_max_tokens=50_000, batch_size=12, workers=2),
+    "full": dict(models="2x2x64,4x4x128,6x6x192,8x8x256", block_size=128, vocab_size=2048, protocol="converged",
+                 seeds="0,1", max_tokens=None, max_iters=6000, lr=1e-3, warmup_iters=100, eval_interval=100, eval_iters=20,
+                 patience=5, test_max_tokens=200_000, batch_size=12, workers=2),
+}
 
 
 @dataclass(frozen=True)
@@ -91,6 +116,73 @@ class IDOptions:
     average: str = "mean"
     seed: int = 0
     max_docs: int | None = None
+
+
+def parse_models(text: str, block_size: int, dropout: float = 0.0) -> list[GPTConfig]:
+    """Model shapes from ``"nano,4x4x128,…"``: presets or LAYERSxHEADSxWIDTH (vocab_size is set later)."""
+    from ttlab.lm.model import MODEL_PRESETS
+
+    out = []
+    for item in (t.strip() for t in text.split(",") if t.strip()):
+        if item in MODEL_PRESETS:
+            out.append(GPTConfig.from_preset(item, block_size=block_size, dropout=dropout, vocab_size=1))
+            continue
+        parts = item.lower().split("x")
+        if len(parts) != 3 or not all(p.isdigit() for p in parts):
+            raise TTLabInputError(f"model {item!r}: use a preset name ({', '.join(MODEL_PRESETS)}) or LAYERSxHEADSxWIDTH, e.g. 4x4x128.")
+        n_layer, n_head, n_embd = (int(p) for p in parts)
+        out.append(GPTConfig(vocab_size=1, block_size=block_size, n_layer=n_layer, n_head=n_head, n_embd=n_embd, dropout=dropout))
+    if not out:
+        raise TTLabInputError("no model given.")
+    return out
+
+
+def _int_list(value: Any, what: str) -> list[int] | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        try:
+            return [int(float(x)) for x in value.split(",") if x.strip()]
+        except ValueError:
+            raise TTLabInputError(f"{what} must be comma-separated integers (e.g. 10000,100000), got {value!r}.") from None
+    return [int(v) for v in value]
+
+
+def sweep_kwargs(kind: str, preset: str = "quick", **overrides: Any) -> dict[str, Any]:
+    """Keyword arguments for :func:`run_data_sweep` (``kind="data"``) or :func:`run_model_sweep`
+    (``"model"``) from a preset of :data:`DATA_SWEEP_PRESETS` / :data:`MODEL_SWEEP_PRESETS`;
+    ``overrides`` (None = keep the preset) may change any preset key and add ``corpus``, ``max_docs``,
+    ``cache_dir``, ``field_name``, ``lrs``, ``threads_per_task``, ``id_options``."""
+    presets = {"data": DATA_SWEEP_PRESETS, "model": MODEL_SWEEP_PRESETS}
+    if kind not in presets:
+        raise TTLabInputError(f"kind must be 'data' or 'model', got {kind!r}.")
+    if preset not in presets[kind]:
+        raise TTLabInputError(f"unknown preset {preset!r}; choose one of {', '.join(presets[kind])}.")
+    extra = ("corpus", "max_docs", "cache_dir", "field_name", "lrs", "threads_per_task", "id_options")
+    unknown = sorted(set(overrides) - set(presets[kind][preset]) - set(extra))
+    if unknown:
+        raise TTLabInputError(f"unknown sweep option(s): {', '.join(unknown)}.")
+    p = {**presets[kind][preset], **{k: v for k, v in overrides.items() if v is not None}}
+    train = TrainConfig(batch_size=p["batch_size"], max_iters=p["max_iters"], lr=p["lr"], warmup_iters=p["warmup_iters"],
+                        eval_interval=p["eval_interval"], eval_iters=p["eval_iters"], patience=p["patience"],
+                        test_max_tokens=p["test_max_tokens"])
+    kw: dict[str, Any] = dict(
+        data=SweepData(corpus=p.get("corpus", "builtin:sotu"), vocab_size=p["vocab_size"], max_docs=p.get("max_docs"),
+                       cache_dir=str(p["cache_dir"]) if p.get("cache_dir") else None, field_name=p.get("field_name", "text")),
+        train=train, seeds=_int_list(p["seeds"], "seeds") or [0], protocol=p["protocol"], workers=p["workers"],
+        threads_per_task=p.get("threads_per_task"), lrs=p.get("lrs"))
+    if p.get("id_options") is not None:
+        kw["id_options"] = p["id_options"]
+    if kind == "data":
+        models = parse_models(p["model"], p["block_size"])
+        if len(models) != 1:
+            raise TTLabInputError(f"a data sweep trains one model shape; got {len(models)} ({p['model']}).")
+        kw["model"] = models[0]
+        kw["sizes"] = _int_list(p["sizes"], "sizes")
+    else:
+        kw["models"] = parse_models(p["models"], p["block_size"])
+        kw["max_tokens"] = p["max_tokens"]
+    return kw
 
 
 def geometric_sizes(lo: int, hi: int, n: int) -> list[int]:
@@ -237,6 +329,27 @@ def _fits(x: np.ndarray, y: np.ndarray, bootstrap: int, seed: int) -> dict[str, 
     return out
 
 
+SMALL_FIT = 6  # below this many points a residual bootstrap is degenerate; use the t-interval
+
+
+def _alpha_summary(fits: dict[str, Any]) -> dict[str, Any]:
+    """α̂ with its 95 % interval: the OLS t-interval for fewer than SMALL_FIT points (a residual
+    bootstrap of 3–5 points is far too narrow), the bootstrap percentile interval otherwise."""
+    power = fits.get("power")
+    out: dict[str, Any] = {"alpha_hat": None, "alpha_hat_ci": None, "alpha_hat_ci_method": None,
+                           "alpha_hat_offset": fits.get("offset", {}).get("params", {}).get("alpha")}
+    if not power:
+        return out
+    out["alpha_hat"] = power["params"]["alpha"]
+    boot, t = power["ci"].get("alpha"), power.get("ci_analytic", {}).get("alpha")
+    if t is not None and (power["n_points"] < SMALL_FIT or boot is None):
+        out["alpha_hat_ci"], out["alpha_hat_ci_method"] = t, "t-interval (OLS, log-log)"
+    elif boot is not None:
+        out["alpha_hat_ci"], out["alpha_hat_ci_method"] = boot, "bootstrap percentile"
+    out["alpha_hat_ci_bootstrap"], out["alpha_hat_ci_t"] = boot, t
+    return out
+
+
 # ---------------------------------------------------------------------------------------------- ID
 def measure_run_id(run_dir: str | Path, opts: IDOptions = IDOptions(), *, layers: Sequence[int] | None = None,
                    position_edges: Sequence[int] | None = None, corpus: str | None = None) -> dict[str, Any]:
@@ -347,10 +460,7 @@ def run_data_sweep(
         "fits_by_metric": fits_by_metric,
         "n_failed": sum(r["status"] != "ok" for r in runs),
     }
-    power = fits.get("power")
-    result["alpha_hat"] = power["params"]["alpha"] if power else None
-    result["alpha_hat_ci"] = power["ci"].get("alpha") if power else None
-    result["alpha_hat_offset"] = fits.get("offset", {}).get("params", {}).get("alpha")
+    result.update(_alpha_summary(fits))
     # ID of the largest run's embeddings
     result["id"] = None
     result["intrinsic_dim"] = result["alpha_pred"] = None
@@ -438,12 +548,9 @@ def run_model_sweep(
     x = np.array([p["params_non_embedding"] for p in points], dtype=float)
     y = np.array([p["loss"] for p in points])
     fits = _fits(x, y, bootstrap, 0)
-    power = fits.get("power")
     result: dict[str, Any] = {"kind": "model_sweep", "runs": runs, "points": points, "fits": fits,
                               "n_failed": sum(r["status"] != "ok" for r in runs),
-                              "alpha_hat": power["params"]["alpha"] if power else None,
-                              "alpha_hat_ci": power["ci"].get("alpha") if power else None,
-                              "alpha_hat_offset": fits.get("offset", {}).get("params", {}).get("alpha")}
+                              **_alpha_summary(fits)}
     id_by_model = []
     if measure_id:
         selected = [r for r in runs if r.get("selected") and r["seed"] == min(seeds)]
@@ -552,7 +659,7 @@ def plot_scaling(result: dict[str, Any], path: str | Path) -> Path:
     power = result["fits"].get("power")
     if power:
         A, a = power["params"]["A"], power["params"]["alpha"]
-        ci = power["ci"].get("alpha")
+        ci = result.get("alpha_hat_ci")
         lab = f"fit: α̂ = {a:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
         ax.plot(grid, A * grid ** (-a), color="C0", lw=1.5, label=lab)
     pred = result.get("alpha_pred")
@@ -590,15 +697,18 @@ def plot_id_ablations(result: dict[str, Any], path: str | Path) -> Path:
 
     fig, axes = plt.subplots(1, 3, figsize=(12, 3.6))
     bm = result["by_model"]
+    by_data = bool(bm) and "train_tokens" in bm[0]  # the same model trained on several data sizes
+    xk = "train_tokens" if by_data else "params_non_embedding"
     ax = axes[0]
-    ax.plot([r["params_non_embedding"] for r in bm], [r["intrinsic_dim"] for r in bm], "o-", label="MLE, mean")
-    ax.plot([r["params_non_embedding"] for r in bm], [r["intrinsic_dim_harmonic"] for r in bm], "s--", label="MLE, harmonic")
-    for r in bm:
-        ax.annotate(f"{r['n_layer']}L/{r['n_embd']}", (r["params_non_embedding"], r["intrinsic_dim"]), fontsize=7)
+    ax.plot([r[xk] for r in bm], [r["intrinsic_dim"] for r in bm], "o-", label="MLE, mean")
+    ax.plot([r[xk] for r in bm], [r["intrinsic_dim_harmonic"] for r in bm], "s--", label="MLE, harmonic")
+    if not by_data:
+        for r in bm:
+            ax.annotate(f"{r['n_layer']}L/{r['n_embd']}", (r[xk], r["intrinsic_dim"]), fontsize=7)
     ax.set_xscale("log")
-    ax.set_xlabel("non-embedding parameters")
+    ax.set_xlabel("training tokens" if by_data else "non-embedding parameters")
     ax.set_ylabel("intrinsic dimension (final layer)")
-    ax.set_title("ID vs model size / width", fontsize=10)
+    ax.set_title("ID vs training data" if by_data else "ID vs model size / width", fontsize=10)
     ax.legend(fontsize=7)
     rows = result["per_layer"]["rows"]
     ax = axes[1]

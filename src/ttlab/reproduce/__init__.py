@@ -1,0 +1,272 @@
+"""The main job: reproduce both papers' experiments at this machine's scale and write a report.
+
+:func:`run_reproduction` runs every registered *part* (or a chosen few) and writes into the output
+directory ``DIR``:
+
+* ``DIR/report.html`` — self-contained (inline CSS, figures embedded as base64), readable offline;
+* ``DIR/report.md`` — the same content for diffs (figures by relative path);
+* ``DIR/results.json`` — every number, the configuration, seeds, versions, the wall time, status and
+  (for failed parts) the error and traceback of every part, and all claims with their verdicts;
+* ``DIR/parts/<name>.json`` — one record per part, written atomically as soon as the part ends.
+
+Resume: a part whose record exists with status ``ok`` and the same mode, seed and part version is
+reused, not re-run. Failure isolation: a part that raises is recorded as failed (error and
+traceback) and the others still run; the report shows the failure where the part's section would
+be, and ``ttlab reproduce`` exits with code 1.
+
+Adding a part (one function + one registration)
+-----------------------------------------------
+Write, in a module of this package (``parts_ntp.py``: paper A; ``parts_scaling.py``: paper B
+theory and synthetic experiments; ``parts_lm.py``: language-model experiments — imported
+automatically when it exists)::
+
+    from ttlab.reproduce.registry import PartContext, claim, register_part
+    from ttlab.reproduce.report import Claims, Figure, Paragraph, Table
+
+    def _render_my_part(r: dict) -> list:                      # result dict -> report blocks
+        return [Paragraph(f"Trained {r['n_runs']} models ..."),
+                Figure(r["figure"], "Test loss against data size"),
+                Table(["size", "loss"], [[p["n"], p["loss"]] for p in r["points"]]),
+                Claims(r["claims"])]
+
+    @register_part("my_part", paper="B", title="What it reproduces", render=_render_my_part,
+                   estimate=(120, 3600))                        # seconds: --quick, --full
+    def my_part(out: Path, ctx: PartContext) -> dict:
+        steps = ctx.pick(quick=1000, full=20000, tiny=10)       # size by mode (tiny = tests)
+        d = out / "my_part"                                     # write files under DIR/<name>/
+        ...                                                     # use ctx.seed, ctx.backend, ctx.ray_address
+        ctx.step("training", i, total)                          # sub-step progress (never print)
+        return {"n_runs": ..., "figure": "my_part/fig.png",     # figure paths relative to DIR
+                "claims": [claim("Paper's claim", f"measured {x:.3f}", holds=x >= 0.9, partly=x >= 0.5,
+                                 rule="holds if x ≥ 0.9, partly if x ≥ 0.5")]}
+
+The returned dict must be JSON-able; ``claims`` is a list of ``{claim, verdict, measured, rule}``
+with verdict ``holds`` | ``partly`` | ``not reproduced`` computed from measured numbers
+(:func:`~ttlab.reproduce.registry.claim` does this). Bump ``version=`` when a part's output
+changes so that cached records of older code are re-run. A part may be long; it should be
+resumable itself (e.g. through :func:`ttlab.sweep.run_sweep`'s per-task cache under ``DIR/<name>``)
+so that an interrupted ``--full`` run loses little.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import importlib
+import json
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+
+from ttlab.errors import TTLabInputError
+from ttlab.provenance import atomic_write_json, atomic_write_text, versions
+from ttlab.reproduce.registry import (
+    MODES,
+    PAPERS,
+    PARTS,
+    VERDICTS,
+    Part,
+    PartContext,
+    check_claims,
+    claim,
+    part_names,
+    register_part,
+)
+
+__all__ = [
+    "MODES",
+    "PAPERS",
+    "PARTS",
+    "SCHEMA",
+    "VERDICTS",
+    "Part",
+    "PartContext",
+    "claim",
+    "estimate_cost",
+    "load_part_record",
+    "part_names",
+    "register_part",
+    "run_reproduction",
+    "write_reports",
+]
+
+SCHEMA = "ttlab.reproduce/2"
+
+for _mod in ("parts_ntp", "parts_scaling", "parts_lm"):
+    try:
+        importlib.import_module(f"ttlab.reproduce.{_mod}")
+    except ModuleNotFoundError as _exc:  # parts_lm is optional (added with the LM experiments)
+        if _exc.name != f"ttlab.reproduce.{_mod}":
+            raise
+
+
+def load_part_record(out_dir: str | Path, name: str) -> dict | None:
+    """The stored record ``DIR/parts/<name>.json`` (None when missing or unreadable)."""
+    try:
+        return json.loads((Path(out_dir) / "parts" / f"{name}.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def _reusable(rec: dict | None, part: Part, ctx: PartContext) -> bool:
+    return (rec is not None and rec.get("status") == "ok" and rec.get("mode") == ctx.mode
+            and rec.get("seed", 0) == ctx.seed and rec.get("version", 1) == part.version and "result" in rec)
+
+
+def _check_names(names: list[str]) -> None:
+    unknown = [n for n in names if n not in PARTS]
+    if unknown:
+        raise TTLabInputError(f"unknown part(s) {', '.join(unknown)}; available: {', '.join(part_names())}")
+
+
+def estimate_cost(out_dir: str | Path | None, ctx: PartContext, parts: list[str] | None = None) -> dict:
+    """Estimated wall time per part for ``ctx``'s mode; parts already finished in ``out_dir`` cost 0."""
+    names = part_names() if parts is None else list(parts)
+    _check_names(names)
+    rows = []
+    for name in names:
+        part = PARTS[name]
+        cached = out_dir is not None and _reusable(load_part_record(out_dir, name), part, ctx)
+        rows.append({"part": name, "paper": part.paper, "title": part.title, "cached": cached,
+                     "seconds": 0.0 if cached else part.estimated_seconds(ctx, None if out_dir is None else Path(out_dir))})
+    return {"mode": ctx.mode, "parts": rows, "total_seconds": sum(r["seconds"] for r in rows)}
+
+
+def run_reproduction(
+    out_dir: str | Path,
+    quick: bool = True,
+    parts: list[str] | None = None,
+    on_part: Callable[[str, str], None] | None = None,
+    *,
+    mode: str | None = None,
+    backend: str = "local",
+    ray_address: str | None = None,
+    seed: int = 0,
+    workers: int | None = None,
+    progress: Callable[[str, str, float | None, float | None], None] | None = None,
+    rerun: bool = False,
+) -> dict:
+    """Run every part (or ``parts``), reusing finished ones; write results.json, report.md and report.html.
+
+    ``mode`` (``quick`` | ``full`` | ``tiny``) overrides ``quick``. ``on_part(name, status)`` is called
+    with ``running``, ``reused``, ``ok`` or ``failed``; ``progress(name, description, completed, total)``
+    receives the parts' sub-steps. ``rerun=True`` ignores cached records of the selected parts.
+    Parts not selected but finished earlier in ``out_dir`` (same mode and seed) are kept in the
+    report. Returns the dict written to ``results.json``.
+    """
+    from ttlab.sweep import check_backend
+
+    mode = mode or ("quick" if quick else "full")
+    names = part_names() if parts is None else list(dict.fromkeys(parts))
+    _check_names(names)
+    check_backend(backend)
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise TTLabInputError(f"--out {out} exists and is not a directory")
+    out.mkdir(parents=True, exist_ok=True)
+    t_start = time.perf_counter()
+    stamp = versions(extra=("scikit-learn", "rich", "typer"))
+    results: dict = {
+        "schema": SCHEMA,
+        "mode": mode,
+        "config": {"mode": mode, "backend": backend, "ray_address": ray_address, "seed": seed, "workers": workers,
+                   "parts_selected": names, "out": str(out)},
+        "versions": stamp,
+        "started_at": _now(),
+        "parts": {},
+    }
+    base_ctx = PartContext(mode=mode, backend=backend, ray_address=ray_address, seed=seed, workers=workers)
+    # earlier finished parts that were not selected stay in the report
+    for name in part_names():
+        if name in names:
+            continue
+        rec = load_part_record(out, name)
+        if _reusable(rec, PARTS[name], base_ctx):
+            results["parts"][name] = {**rec, "reused": True}
+
+    for name in names:
+        part = PARTS[name]
+        path = out / "parts" / f"{name}.json"
+        cached = load_part_record(out, name)
+        if not rerun and _reusable(cached, part, base_ctx):
+            results["parts"][name] = {**cached, "reused": True}
+            if on_part:
+                on_part(name, "reused")
+            _write_all(results, out, t_start)
+            continue
+        if on_part:
+            on_part(name, "running")
+
+        def hook(description: str, completed: float | None, total: float | None, _name: str = name) -> None:
+            if progress is not None:
+                progress(_name, description, completed, total)
+
+        ctx = PartContext(mode=mode, backend=backend, ray_address=ray_address, seed=seed, workers=workers,
+                          progress=hook)
+        rec: dict = {"part": name, "paper": part.paper, "title": part.title, "version": part.version, "mode": mode,
+                     "seed": seed, "backend": backend, "started_at": _now()}
+        t0 = time.perf_counter()
+        try:
+            data = part.fn(out, ctx)
+            check_claims(data)
+            data = json.loads(_to_json(data))  # what the cache will hold (numpy → plain numbers)
+            rec.update(status="ok", result=data)
+        except Exception as exc:  # a failing part is reported, the others still run
+            rec.update(status="failed", error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc())
+        rec.update(wall_time_s=time.perf_counter() - t0, finished_at=_now(), versions=stamp)
+        atomic_write_json(path, rec)
+        results["parts"][name] = {**rec, "reused": False}
+        if on_part:
+            on_part(name, rec["status"])
+        _write_all(results, out, t_start)
+    _write_all(results, out, t_start)
+    return results
+
+
+def _to_json(obj: object) -> str:
+    from ttlab.provenance import to_json
+
+    return to_json(obj, indent=None)
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _collect_claims(results: dict) -> list[dict]:
+    out = []
+    for name in part_names() + [n for n in results["parts"] if n not in PARTS]:
+        rec = results["parts"].get(name)
+        if rec and rec["status"] == "ok":
+            out += [{"part": name, "paper": rec.get("paper"), **c} for c in rec["result"].get("claims", [])]
+    return out
+
+
+def _write_all(results: dict, out: Path, t_start: float) -> None:
+    results["claims"] = _collect_claims(results)
+    parts = results["parts"]
+    results["summary"] = {
+        "n_parts": len(parts),
+        "n_ok": sum(p["status"] == "ok" for p in parts.values()),
+        "n_failed": sum(p["status"] != "ok" for p in parts.values()),
+        "failed": [n for n, p in parts.items() if p["status"] != "ok"],
+        "verdicts": {v: sum(c["verdict"] == v for c in results["claims"]) for v in VERDICTS},
+        "part_wall_time_s": {n: p.get("wall_time_s") for n, p in parts.items()},
+    }
+    results["not_run"] = [n for n in part_names() if n not in parts]
+    results["generated_at"] = _now()
+    results["wall_time_s"] = time.perf_counter() - t_start
+    results["files"] = write_reports(results, out)
+    atomic_write_json(out / "results.json", results)
+
+
+def write_reports(results: dict, out_dir: str | Path) -> dict:
+    """Render ``results`` to ``report.md`` and ``report.html`` in ``out_dir``; returns their paths."""
+    from ttlab.reproduce.report import build_sections, render_html, render_markdown
+
+    out = Path(out_dir)
+    sections = build_sections(results)
+    atomic_write_text(out / "report.md", render_markdown(results, out, sections))
+    atomic_write_text(out / "report.html", render_html(results, out, sections))
+    return {"report_html": str(out / "report.html"), "report_md": str(out / "report.md"),
+            "results": str(out / "results.json")}

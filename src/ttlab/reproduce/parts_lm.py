@@ -1,0 +1,249 @@
+"""Paper B on real text: data scaling, model scaling and ID ablations of GPT models (Figures 2–4).
+
+All three parts run through :mod:`ttlab.lm.sweeps` with the presets of ``ttlab lm data-sweep`` /
+``model-sweep`` (``--quick`` in quick mode, the converged default in full mode; a tiny size for the
+tests). The sweeps cache every finished run under ``DIR/<part>/``, so an interrupted part resumes.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from ttlab.reproduce.registry import PartContext, claim, finite, register_part
+from ttlab.reproduce.report import Claims, Figure, Paragraph, Table, fmt
+
+_TINY_DATA = dict(corpus="builtin:sotu", max_docs=24, vocab_size=300, model="1x2x32", block_size=16, sizes="400,1500,5000",
+                  max_iters=12, eval_interval=6, eval_iters=2, warmup_iters=2, batch_size=4, test_max_tokens=2000,
+                  protocol="budget", workers=1)
+_TINY_MODEL = dict(corpus="builtin:sotu", max_docs=24, vocab_size=300, models="1x2x16,1x2x32,1x2x48", block_size=16,
+                   max_tokens=5000, max_iters=12, eval_interval=6, eval_iters=2, warmup_iters=2, batch_size=4,
+                   test_max_tokens=2000, protocol="budget", workers=1)
+
+
+def _id_options(ctx: PartContext) -> Any:
+    from ttlab.lm.sweeps import IDOptions
+
+    return IDOptions(windows_per_doc=4, tokens_per_doc=12, batch_size=200, k=10) if ctx.tiny else IDOptions()
+
+
+def _sweep(kind: str, out: Path, ctx: PartContext) -> dict[str, Any]:
+    from ttlab.lm.sweeps import run_data_sweep, run_model_sweep, sweep_kwargs
+
+    tiny = _TINY_DATA if kind == "data" else _TINY_MODEL
+    kw = sweep_kwargs(kind, "full" if ctx.mode == "full" else "quick", **(tiny if ctx.tiny else {}),
+                      id_options=_id_options(ctx))
+    kw["workers"] = min(kw["workers"], ctx.n_workers)
+    kw["threads_per_task"] = max(1, ctx.n_workers // kw["workers"])
+    kw["seeds"] = [ctx.seed + s for s in kw["seeds"]]
+
+    def progress(stage: str, done: int, total: int) -> None:
+        ctx.step(f"{kind} sweep: {stage}", done, total)
+
+    fn = run_data_sweep if kind == "data" else run_model_sweep
+    return fn(out, backend=ctx.backend, ray_address=ctx.ray_address, progress=progress,
+              bootstrap=200 if ctx.tiny else 1000, **kw)
+
+
+def _slim(res: dict[str, Any], sub: str) -> dict[str, Any]:
+    keep = ("kind", "alpha_hat", "alpha_hat_ci", "alpha_hat_ci_method", "alpha_hat_offset", "intrinsic_dim", "intrinsic_dim_harmonic",
+            "alpha_pred", "alpha_pred_harmonic", "points", "n_failed", "wall_time_s", "id_by_model")
+    out = {k: res.get(k) for k in keep if k in res}
+    out["runs"] = [{k: r.get(k) for k in ("name", "status", "train_tokens", "params_non_embedding", "seed", "lr", "iters",
+                                          "stop_reason", "epochs", "test_loss", "test_loss_best", "mean_5_lowest_test",
+                                          "best_val_loss", "selected", "wall_time_s", "run_dir", "error")}
+                   for r in res["runs"]]
+    power = res["fits"].get("power")
+    out["r2_log"] = power["goodness_of_fit"]["r2_log"] if power else None
+    c = res["config"]
+    out["config"] = {k: c[k] for k in c if k != "data_summary"}
+    ds = c["data_summary"]
+    out["data"] = {"corpus": ds["corpus"].get("source", c["data"]["corpus"]), "n_docs": ds["corpus"].get("n_docs"),
+                   "tokens": ds.get("tokens"), "vocab_size": ds.get("tokenizer", {}).get("vocab_size")}
+    out["id_options"] = (res.get("id") or {}).get("options") or c.get("id_options")
+    out["figure"] = f"{sub}/{res['figure']}" if res.get("figure") else None
+    out["results_file"] = f"{sub}/results.json"
+    return out
+
+
+def _scaling_claims(r: dict[str, Any], sym: str, paper_tol: float = 0.02) -> list[dict]:
+    a, ci, pred = r.get("alpha_hat"), r.get("alpha_hat_ci") or [math.nan, math.nan], r.get("alpha_pred")
+    r2 = r.get("r2_log")
+    out = []
+    x = "D" if sym == "D" else "N"
+    measured = (f"α̂_{sym} = {fmt(a, 3)} [{fmt(ci[0], 3)}, {fmt(ci[1], 3)}], R² (log) = {fmt(r2, 3)} over "
+                f"{len(r.get('points', []))} {('data sizes' if sym == 'D' else 'model sizes')}")
+    out.append(claim(f"Test loss falls as a power law in {x} (log-log linear)", measured,
+                     holds=finite(a, ci[0], r2) and ci[0] > 0 and r2 >= 0.9, partly=finite(a) and a > 0,
+                     rule="holds if α̂'s 95 % interval excludes 0 and R² ≥ 0.9, partly if α̂ > 0"))
+    if finite(a, pred):
+        diff = a - pred
+        formula = "2/(2+d)" if sym == "D" else "2/d"
+        out.append(claim(
+            f"The exponent predicted from the ID, α_{sym} = {formula}, matches the fitted α̂_{sym} (paper: within ±{paper_tol})",
+            f"predicted {pred:.3f} from ID {r['intrinsic_dim']:.2f} (harmonic rule: {fmt(r.get('alpha_pred_harmonic'), 3)}) "
+            f"vs fitted {a:.3f}: Δ = {diff:+.3f}",
+            holds=abs(diff) <= paper_tol or (finite(*ci) and ci[0] <= pred <= ci[1]), partly=abs(diff) <= 0.1,
+            rule=f"holds if |α̂ − α_pred| ≤ {paper_tol} or α_pred lies in α̂'s 95 % interval, partly if |Δ| ≤ 0.1"))
+    return out
+
+
+def _render_scaling(r: dict[str, Any]) -> list:
+    c = r["config"]
+    data_kind = r["kind"] == "data_sweep"
+    t = c["train"]
+    if data_kind:
+        m = c["model"]
+        what = (f"A {m['n_layer']}-layer, {m['n_head']}-head, {m['n_embd']}-wide GPT (block {m['block_size']}) trained on "
+                f"{len(c['sizes'])} data sizes from {c['sizes'][0]:,} to {c['sizes'][-1]:,} tokens "
+                f"({c['orders_of_magnitude']:.1f} orders of magnitude)")
+    else:
+        shapes = ", ".join(f"{m['n_layer']}L×{m['n_embd']}" for m in c["models"])
+        what = f"{len(c['models'])} GPT shapes ({shapes}, block {c['models'][0]['block_size']}) trained on {fmt(c['max_tokens'])} tokens"
+    proto = {"converged": "to convergence (early stopping, then a retrain with the schedule ending at the stopping point)",
+             "early-stop": f"with early stopping on validation (patience {t['patience']}) under a {t['max_iters']}-step cap",
+             "budget": f"for a fixed budget of {t['max_iters']} steps"}[c["protocol"]]
+    idopt = r.get("id_options") or {}
+    paras = [
+        Paragraph(f"What was run: {what} of `{r['data']['corpus']}` ({fmt(r['data']['n_docs'])} documents, BPE vocabulary "
+                  f"{fmt(r['data']['vocab_size'])}), {proto}; seeds {c['seeds']}, learning rate(s) {c['lrs']}, AdamW with warmup "
+                  f"and cosine decay, batch {t['batch_size']}. Loss fitted: `{c['loss']}` (mean of the 5 lowest test "
+                  f"evaluations, as the authors did, unless stated). ID: final-layer embeddings of the "
+                  f"{'largest-data' if data_kind else 'largest'} model on the test split — {idopt.get('windows_per_doc')} random "
+                  f"{idopt.get('context')}-token window(s) per document, {idopt.get('tokens_per_doc')} positions each, "
+                  f"batches of {idopt.get('batch_size')}, MLE with K = {idopt.get('k')}, arithmetic mean of pointwise estimates "
+                  f"(harmonic in brackets); last layer after the final LayerNorm. Wall time {fmt(r.get('wall_time_s'), 3)} s."),
+    ]
+    if r.get("figure"):
+        paras.append(Figure(r["figure"], "Test loss against " + ("training tokens" if data_kind else "non-embedding parameters")
+                            + " (log-log): points, fitted power law, the slope predicted from the ID (dashed) and the offset form."))
+    xk = "train_tokens" if data_kind else "params_non_embedding"
+    rows = [[p[xk], p["loss"], (p.get("all_metrics") or {}).get("test_loss"), p["lr"][0] if p.get("lr") else None]
+            for p in r["points"]]
+    paras.append(Table(["training tokens" if data_kind else "non-embedding parameters", "fitted loss",
+                        "final test loss", "learning rate"], rows))
+    ci = r.get("alpha_hat_ci") or [None, None]
+    sym = "D" if data_kind else "N"
+    paras.append(Table(["α̂ (log-log)", "95 % CI", "α (offset form)", "ID (mean)", "ID (harmonic)", f"predicted α_{sym}",
+                        "predicted (harmonic)"],
+                       [[r.get("alpha_hat"), f"{fmt(ci[0], 3)} – {fmt(ci[1], 3)}", r.get("alpha_hat_offset"),
+                         r.get("intrinsic_dim"), r.get("intrinsic_dim_harmonic"), r.get("alpha_pred"),
+                         r.get("alpha_pred_harmonic")]]))
+    if not data_kind and r.get("id_by_model"):
+        paras.append(Table(["model", "non-embedding parameters", "ID (mean)", "ID (harmonic)", "α_N = 2/d"],
+                           [[x["name"], x["params_non_embedding"], x["intrinsic_dim"], x["intrinsic_dim_harmonic"],
+                             x["alpha_n_pred"]] for x in r["id_by_model"]], caption="ID against model width (Figure 4, left)."))
+    paras.append(Paragraph(f"Every run, fit and bootstrap: `{r['results_file']}`."))
+    paras.append(Claims(r["claims"]))
+    return paras
+
+
+@register_part("lm_data_scaling", paper="B", title="Data scaling of GPT models on real text (Figure 2 at our scale)",
+               render=_render_scaling, estimate=(300, 14400))
+def lm_data_scaling(out: Path, ctx: PartContext) -> dict:
+    """``ttlab lm data-sweep`` (quick / full preset) and its claims."""
+    res = _sweep("data", out / "lm_data_scaling", ctx)
+    if res["n_failed"]:
+        raise RuntimeError(f"{res['n_failed']} training run(s) failed; finished runs are cached — re-run to retry")
+    r = _slim(res, "lm_data_scaling")
+    r["claims"] = _scaling_claims(r, "D")
+    return r
+
+
+@register_part("lm_model_scaling", paper="B", title="Model scaling of GPT models on real text (Figure 3 at our scale)",
+               render=_render_scaling, estimate=(240, 14400))
+def lm_model_scaling(out: Path, ctx: PartContext) -> dict:
+    """``ttlab lm model-sweep`` (quick / full preset) and its claims, with ID against width."""
+    res = _sweep("model", out / "lm_model_scaling", ctx)
+    if res["n_failed"]:
+        raise RuntimeError(f"{res['n_failed']} training run(s) failed; finished runs are cached — re-run to retry")
+    r = _slim(res, "lm_model_scaling")
+    r["claims"] = _scaling_claims(r, "N")
+    ids = [x["intrinsic_dim"] for x in r.get("id_by_model", [])]
+    if len(ids) >= 2:
+        ups = sum(b > a for a, b in zip(ids, ids[1:]))
+        r["claims"].append(claim(
+            "The estimated ID grows with model size / width (Figure 4: 15.56 → 18.68 from width 768 to 1536)",
+            "ID by increasing size: " + ", ".join(f"{x:.2f}" for x in ids),
+            holds=ids[-1] > ids[0] and ups == len(ids) - 1, partly=ids[-1] > ids[0],
+            rule="holds if the ID increases at every step, partly if the largest model's ID exceeds the smallest's"))
+    return r
+
+
+def _render_ablations(r: dict[str, Any]) -> list:
+    layers = r["per_layer"]["rows"]
+    pos = r["per_position"]["rows"]
+    sizes = r.get("by_data", [])
+    blocks = [
+        Paragraph(f"What was run: the paper's ID protocol on the final model of the largest data size "
+                  f"(`{r['run']}`), at every layer (0 = embeddings, last = after the final LayerNorm) and for token "
+                  f"positions grouped by their place in the {r['context']}-token window; and the final-layer ID of the "
+                  f"model trained on each data size. Mean rule (harmonic in the tables)."),
+        Figure(r["figure"], "ID against model (left; here the data-sweep models, by data size), layer (middle) and "
+                            "context position (right)."),
+        Table(["layer", "ID (mean)", "ID (harmonic)", "vectors"],
+              [[x["layer"], x["intrinsic_dim"], x["intrinsic_dim_harmonic"], x["n_vectors"]] for x in layers]),
+        Table(["window positions", "ID (mean)", "ID (harmonic)", "vectors"],
+              [[f"{x['positions'][0]}–{x['positions'][1]}", x["intrinsic_dim"], x["intrinsic_dim_harmonic"], x["n_vectors"]]
+               for x in pos]),
+    ]
+    if sizes:
+        blocks.append(Table(["training tokens", "ID (mean)", "ID (harmonic)"],
+                            [[x["train_tokens"], x["intrinsic_dim"], x["intrinsic_dim_harmonic"]] for x in sizes]))
+    blocks.append(Claims(r["claims"]))
+    return blocks
+
+
+@register_part("lm_id_ablations", paper="B", title="ID ablations: layers, context position, training data (Figure 4)",
+               render=_render_ablations, estimate=(60, 600))
+def lm_id_ablations(out: Path, ctx: PartContext) -> dict:
+    """Per-layer and per-position ID of the largest data-sweep model, and ID by data size (reuses the
+    data sweep's cached runs; trains them first if the data-scaling part has not run)."""
+    import numpy as np
+
+    from ttlab.lm.sweeps import measure_run_id, plot_id_ablations
+
+    res = _sweep("data", out / "lm_data_scaling", ctx)
+    selected = sorted((r for r in res["runs"] if r.get("selected") and r["seed"] == min(x["seed"] for x in res["runs"])),
+                      key=lambda r: r["train_tokens"])
+    if not selected:
+        raise RuntimeError("the data sweep has no finished run to measure")
+    opts = _id_options(ctx)
+    by_data = []
+    for i, r in enumerate(selected):
+        ctx.step("ID by data size", i, len(selected))
+        row = measure_run_id(r["run_dir"], opts)["rows"][0]
+        by_data.append({"train_tokens": r["train_tokens"], **row})
+    big = selected[-1]["run_dir"]
+    ctx.step("ID per layer", 0, 2)
+    per_layer = measure_run_id(big, opts, layers=list(range(res["config"]["model"]["n_layer"] + 1)))
+    block = res["config"]["model"]["block_size"]
+    edges = sorted({0, *[int(round(e)) for e in np.geomspace(max(2, block // 16), block, 4)]})
+    ctx.step("ID per position", 1, 2)
+    per_pos = measure_run_id(big, opts, position_edges=edges)
+    sub = out / "lm_id_ablations"
+    fig_data = {"by_model": by_data, "per_layer": {"rows": per_layer["rows"]}, "per_position": {"rows": per_pos["rows"]}}
+    plot_id_ablations(fig_data, sub / "id_ablations.png")
+    r = {"run": str(Path(big).relative_to(out)) if Path(big).is_relative_to(out) else big, "context": block,
+         "per_layer": {"rows": per_layer["rows"]}, "per_position": {"edges": edges, "rows": per_pos["rows"]},
+         "by_data": [{k: x[k] for k in ("train_tokens", "intrinsic_dim", "intrinsic_dim_harmonic", "n_vectors")} for x in by_data],
+         "id_options": per_layer["options"], "figure": "lm_id_ablations/id_ablations.png"}
+    ids = [x["intrinsic_dim"] for x in per_layer["rows"]]
+    peak = int(np.argmax(ids))
+    r["claims"] = [
+        claim("Across layers the ID rises, then falls back towards the final layer's value (Figure 4)",
+              "ID by layer: " + ", ".join(f"{x:.2f}" for x in ids) + f"; peak at layer {peak}",
+              holds=0 < peak < len(ids) - 1 and ids[-1] < ids[peak] and ids[peak] > ids[0],
+              partly=ids[peak] > ids[0] or ids[peak] > ids[-1],
+              rule="holds if the peak is at an inner layer above both ends, partly if some layer exceeds the first or the last"),
+    ]
+    pid = [x["intrinsic_dim"] for x in per_pos["rows"]]
+    r["claims"].append(claim(
+        "Tokens late in the context have a lower ID than early tokens (Figure 4: 15.86 for short contexts → 12.9 near 1024)",
+        "ID by window range: " + ", ".join(f"{x['positions'][0]}–{x['positions'][1]}: {x['intrinsic_dim']:.2f}"
+                                          for x in per_pos["rows"]),
+        holds=len(pid) >= 2 and pid[-1] < pid[0] and all(b <= a for a, b in zip(pid[1:], pid[2:])),
+        partly=len(pid) >= 2 and pid[-1] < pid[0],
+        rule="holds if the ID falls from the first to the last range and does not rise after the second, partly if the last is below the first"))
+    return r

@@ -1,0 +1,207 @@
+"""The part registry of ``ttlab reproduce``: what a part is, the context it runs in, and claim verdicts.
+
+See the package docstring (:mod:`ttlab.reproduce`) for how to add a part.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ttlab.errors import TTLabInputError
+
+__all__ = [
+    "MODES",
+    "PAPERS",
+    "PARTS",
+    "VERDICTS",
+    "Part",
+    "PartContext",
+    "ProgressHook",
+    "check_claims",
+    "claim",
+    "finite",
+    "part_names",
+    "register_part",
+]
+
+MODES = ("quick", "full", "tiny")
+"""``quick`` (the ``make demo`` default), ``full`` (this machine's largest sensible run) and ``tiny``
+(test size: seconds per part, numbers not meaningful; used by the test suite only)."""
+
+PAPERS = {
+    "A": "Paper A — next-token prediction (Huang, Liang, Yang: Non-asymptotic Convergence of Training "
+    "Transformers for Next-token Prediction, NeurIPS 2024)",
+    "B": "Paper B — scaling laws from the intrinsic dimension (Havrilla, Liao: Understanding Scaling Laws "
+    "with Statistical and Approximation Theory for Transformer Neural Networks on Intrinsically "
+    "Low-dimensional Data, NeurIPS 2024)",
+}
+
+VERDICTS = ("holds", "partly", "not reproduced")
+
+ProgressHook = Callable[[str, "float | None", "float | None"], None]
+"""``hook(description, completed, total)``: a part's sub-step progress (``total`` None = unknown)."""
+
+
+@dataclass
+class PartContext:
+    """What a part needs to know about the run it belongs to.
+
+    ``mode``: ``quick`` | ``full`` | ``tiny`` (see :data:`MODES`); ``backend``/``ray_address``: where
+    sweep-style parts send their tasks (:mod:`ttlab.sweep`); ``seed``: the base seed every part
+    derives its randomness from; ``workers``: parallel processes for sweep-style parts (default:
+    the machine's cores); ``progress``: optional sub-step hook (use :meth:`step`, never print).
+    """
+
+    mode: str = "quick"
+    backend: str = "local"
+    ray_address: str | None = None
+    seed: int = 0
+    workers: int | None = None
+    progress: ProgressHook | None = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise TTLabInputError(f"unknown reproduction mode {self.mode!r}; choose one of {', '.join(MODES)}")
+
+    @property
+    def quick(self) -> bool:
+        """True unless the mode is ``full`` (``tiny`` counts as quick)."""
+        return self.mode != "full"
+
+    @property
+    def tiny(self) -> bool:
+        """True in the test-size mode."""
+        return self.mode == "tiny"
+
+    @property
+    def n_workers(self) -> int:
+        """``workers``, defaulting to the number of CPU cores."""
+        return self.workers or max(1, os.cpu_count() or 1)
+
+    def pick(self, quick: Any, full: Any, tiny: Any = None) -> Any:
+        """The value for the current mode (``tiny`` falls back to ``quick`` when not given)."""
+        if self.mode == "full":
+            return full
+        if self.mode == "tiny" and tiny is not None:
+            return tiny
+        return quick
+
+    def step(self, description: str, completed: float | None = None, total: float | None = None) -> None:
+        """Report a sub-step (shown as a progress bar by the CLI; a no-op without a hook)."""
+        if self.progress is not None:
+            self.progress(description, completed, total)
+
+
+PartFn = Callable[[Path, PartContext], dict]
+RenderFn = Callable[[dict], list]
+EstimateFn = Callable[[PartContext, "Path | None"], float]
+
+
+@dataclass(frozen=True)
+class Part:
+    """A registered part: the function that runs it and what the report needs to know about it.
+
+    ``estimate`` is (quick seconds, full seconds) on 2 cores; ``estimate_fn(ctx, out_dir)``, when
+    given, replaces it with a live estimate (it must be cheap: a few seconds at most; ``out_dir`` may
+    be None, else it can discount work already cached there). ``version``: bump it
+    when the part's output changes so that cached results of older code are not reused.
+    """
+
+    name: str
+    fn: PartFn
+    paper: str
+    title: str
+    render: RenderFn
+    estimate: tuple[float, float] = (60.0, 600.0)
+    estimate_fn: EstimateFn | None = None
+    version: int = 1
+    order: int = 0
+
+    def estimated_seconds(self, ctx: PartContext, out_dir: Path | None = None) -> float:
+        """Estimated wall time of this part in ``ctx``'s mode (live estimate when the part has one)."""
+        if self.estimate_fn is not None:
+            try:
+                return float(self.estimate_fn(ctx, out_dir))
+            except Exception:  # noqa: BLE001 - an estimate must never stop a run
+                pass
+        return float(self.estimate[1] if ctx.mode == "full" else self.estimate[0])
+
+
+PARTS: dict[str, Part] = {}
+"""Every registered part by name (registration order); :func:`part_names` gives the report order."""
+
+
+def register_part(
+    name: str,
+    *,
+    paper: str,
+    title: str,
+    render: RenderFn,
+    estimate: tuple[float, float] = (60.0, 600.0),
+    estimate_fn: EstimateFn | None = None,
+    version: int = 1,
+) -> Callable[[PartFn], PartFn]:
+    """Decorator: register ``fn(out: Path, ctx: PartContext) -> dict`` as part ``name``.
+
+    ``render(result) -> list[Block]`` turns the returned dict into the part's report section
+    (blocks from :mod:`ttlab.reproduce.report`). Re-registering a name replaces the part.
+    """
+    if not name or not name.replace("_", "").isalnum():
+        raise ValueError(f"part names are identifiers like 'lm_data_scaling', got {name!r}")
+    if paper not in PAPERS:
+        raise ValueError(f"paper must be one of {', '.join(PAPERS)}, got {paper!r}")
+
+    def deco(fn: PartFn) -> PartFn:
+        order = PARTS[name].order if name in PARTS else len(PARTS)
+        PARTS[name] = Part(name=name, fn=fn, paper=paper, title=title, render=render, estimate=estimate,
+                           estimate_fn=estimate_fn, version=version, order=order)
+        return fn
+
+    return deco
+
+
+def part_names() -> list[str]:
+    """Registered part names in report order: paper A, then paper B, each in registration order."""
+    return [p.name for p in sorted(PARTS.values(), key=lambda p: (p.paper, p.order))]
+
+
+# ---------------------------------------------------------------------------------------------
+# claims
+
+
+def claim(text: str, measured: str, *, holds: bool, partly: bool = False, rule: str) -> dict:
+    """One verdict: ``holds`` if the ``holds`` test passed, else ``partly`` if that test passed,
+    else ``not reproduced``. ``rule`` states the thresholds in words (it is printed in the report).
+
+    Pass the outcome of explicit comparisons of measured numbers (NaN compares False, so a missing
+    measurement gives ``not reproduced``).
+    """
+    verdict = "holds" if holds else ("partly" if partly else "not reproduced")
+    return {"claim": text, "verdict": verdict, "measured": measured, "rule": rule}
+
+
+def check_claims(result: Any) -> None:
+    """Raise ``ValueError`` unless ``result`` is a dict whose ``claims`` are well-formed."""
+    if not isinstance(result, dict):
+        raise ValueError(f"a part must return a dict, got {type(result).__name__}")
+    claims = result.get("claims", [])
+    if not isinstance(claims, list):
+        raise ValueError("'claims' must be a list of {claim, verdict, measured} dicts")
+    for c in claims:
+        if not isinstance(c, dict) or not {"claim", "verdict", "measured"} <= set(c):
+            raise ValueError(f"a claim needs the keys claim, verdict and measured: {c!r}")
+        if c["verdict"] not in VERDICTS:
+            raise ValueError(f"claim verdict must be one of {VERDICTS}, got {c['verdict']!r}")
+
+
+def finite(*values: Any) -> bool:
+    """True when every value is a finite real number."""
+    try:
+        return all(v is not None and math.isfinite(float(v)) for v in values)
+    except (TypeError, ValueError):
+        return False

@@ -1,0 +1,362 @@
+"""`ttlab reproduce`: registry, resume, failure isolation, the report (Markdown + self-contained HTML)."""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+import re
+import struct
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from ttlab.reproduce import PARTS, PartContext, claim, register_part, run_reproduction
+from ttlab.reproduce.report import Bullets, Claims, Figure, Paragraph, Table
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+# ---------------------------------------------------------------------------------------------
+# helpers
+
+
+class _Collector(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict]] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def parse_html(text: str) -> _Collector:
+    p = _Collector()
+    p.feed(text)
+    p.close()
+    return p
+
+
+def check_png(data: bytes) -> None:
+    """PNG signature, an IHDR chunk with a positive size, and matplotlib can decode it."""
+    import matplotlib.image as mpimg
+
+    assert data[:8] == PNG_SIGNATURE
+    length, kind = struct.unpack(">I4s", data[8:16])
+    assert kind == b"IHDR" and length == 13
+    w, h = struct.unpack(">II", data[16:24])
+    assert w > 0 and h > 0
+    img = mpimg.imread(io.BytesIO(data), format="png")
+    assert img.shape[0] == h and img.shape[1] == w
+
+
+def check_html_self_contained(text: str) -> int:
+    """No external resources; every <img> is a base64 PNG data URI that decodes. Returns the image count."""
+    doc = parse_html(text)
+    assert "http://" not in text and "https://" not in text
+    assert 'src="file' not in text and "file://" not in text
+    n_img = 0
+    for tag, attrs in doc.tags:
+        assert tag not in ("script", "link", "iframe", "object", "embed"), tag
+        if "src" in attrs:
+            assert tag == "img", tag
+            src = attrs["src"]
+            assert src.startswith("data:image/png;base64,"), src[:60]
+            check_png(base64.b64decode(src.split(",", 1)[1], validate=True))
+            n_img += 1
+        if "href" in attrs:
+            assert attrs["href"].startswith("#"), attrs["href"]
+    return n_img
+
+
+def check_markdown_figures(md: str, out: Path) -> int:
+    paths = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", md)
+    for p in paths:
+        assert not p.startswith(("/", "http")), p
+        assert (out / p).is_file(), p
+        check_png((out / p).read_bytes())
+    return len(paths)
+
+
+def check_claims_rendered(results: dict, md: str, page: str) -> None:
+    """Every ok part's claims (with their measured numbers) appear in both reports."""
+    text = html.unescape(" ".join(parse_html(page).text))
+    for name, rec in results["parts"].items():
+        if rec["status"] != "ok":
+            continue
+        for c in rec["result"].get("claims", []):
+            assert c["measured"] in text, (name, c["measured"])
+            assert c["measured"].replace("|", "\\|") in md, (name, c["measured"])
+            assert c["verdict"] in text
+
+
+def _png(path: Path) -> None:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure as MplFigure
+
+    fig = MplFigure(figsize=(2, 1.5))
+    FigureCanvasAgg(fig)
+    fig.add_subplot(1, 1, 1).plot([0, 1], [1, 0])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, format="png", dpi=40)
+
+
+# ---------------------------------------------------------------------------------------------
+# fake parts
+
+
+@pytest.fixture
+def registry():
+    """An empty registry for fake parts; the real parts are restored afterwards."""
+    saved = dict(PARTS)
+    PARTS.clear()
+    try:
+        yield PARTS
+    finally:
+        PARTS.clear()
+        PARTS.update(saved)
+
+
+@pytest.fixture
+def fakes(registry):
+    calls = {"ok": 0, "fail": 0, "b": 0}
+
+    def render_ok(r):
+        return [Paragraph(f"The fake measurement is {r['value']:.5f}."),
+                Figure(r["figure"], "A fake figure"),
+                Table(["x", "y"], [[1, r["value"]], [2, None]]),
+                Bullets([f"item {r['value']:.3f}"]),
+                Claims(r["claims"])]
+
+    @register_part("fake_ok", paper="A", title="Fake part A", render=render_ok, estimate=(3, 300))
+    def fake_ok(out: Path, ctx: PartContext) -> dict:
+        calls["ok"] += 1
+        for i in range(3):
+            ctx.step("fake sub-step", i + 1, 3)
+        _png(out / "fake_ok" / "fig.png")
+        v = 0.123456
+        return {"value": v, "figure": "fake_ok/fig.png", "mode": ctx.mode, "seed": ctx.seed,
+                "claims": [claim("Fake claim | with a pipe", f"measured {v:.4f}", holds=v < 1, partly=True,
+                                 rule="holds if below 1")]}
+
+    @register_part("fake_fail", paper="B", title="Fake failing part", render=lambda r: [], estimate=(2, 200))
+    def fake_fail(out: Path, ctx: PartContext) -> dict:
+        calls["fail"] += 1
+        raise RuntimeError("boom 42")
+
+    @register_part("fake_b", paper="B", title="Fake part B",
+                   render=lambda r: [Table(["n"], [[r["n"]]]), Claims(r["claims"])], estimate=(1, 100))
+    def fake_b(out: Path, ctx: PartContext) -> dict:
+        calls["b"] += 1
+        return {"n": 7.25, "claims": [claim("Fake B claim", "n = 7.25", holds=False, partly=False, rule="never")]}
+
+    return calls
+
+
+# ---------------------------------------------------------------------------------------------
+# library
+
+
+def test_registry_order_and_context(registry, fakes):
+    from ttlab.reproduce import part_names
+
+    assert part_names() == ["fake_ok", "fake_fail", "fake_b"]
+    ctx = PartContext(mode="tiny")
+    assert ctx.quick and ctx.tiny and ctx.pick(1, 2, tiny=3) == 3 and ctx.pick(1, 2) == 1
+    assert PartContext(mode="full").pick(1, 2, 3) == 2
+    from ttlab.errors import TTLabInputError
+
+    with pytest.raises(TTLabInputError):
+        PartContext(mode="huge")
+    with pytest.raises(TTLabInputError, match="unknown part"):
+        run_reproduction("unused", parts=["nope"])
+
+
+def test_resume_and_failure_isolation(tmp_path, fakes):
+    steps = []
+    res = run_reproduction(tmp_path, mode="tiny", progress=lambda *a: steps.append(a))
+    assert fakes == {"ok": 1, "fail": 1, "b": 1}
+    assert steps == [("fake_ok", "fake sub-step", i, 3) for i in (1, 2, 3)]
+    parts = res["parts"]
+    assert parts["fake_ok"]["status"] == "ok" and parts["fake_b"]["status"] == "ok"
+    assert parts["fake_fail"]["status"] == "failed"
+    assert parts["fake_fail"]["error"] == "RuntimeError: boom 42"
+    assert "Traceback" in parts["fake_fail"]["traceback"] and "boom 42" in parts["fake_fail"]["traceback"]
+    assert res["summary"]["failed"] == ["fake_fail"]
+    assert res["summary"]["verdicts"] == {"holds": 1, "partly": 0, "not reproduced": 1}
+    for name in ("fake_ok", "fake_fail", "fake_b"):
+        rec = json.loads((tmp_path / "parts" / f"{name}.json").read_text())
+        assert rec["mode"] == "tiny" and rec["seed"] == 0 and rec["wall_time_s"] >= 0 and "versions" in rec
+    saved = json.loads((tmp_path / "results.json").read_text())
+    assert saved["parts"]["fake_ok"]["result"]["value"] == 0.123456
+    assert saved["config"]["seed"] == 0 and saved["versions"]["ttlab"]
+
+    # re-run: finished parts are reused, the failed one is retried
+    statuses = []
+    res2 = run_reproduction(tmp_path, mode="tiny", on_part=lambda n, s: statuses.append((n, s)))
+    assert fakes == {"ok": 1, "fail": 2, "b": 1}
+    assert ("fake_ok", "reused") in statuses and ("fake_fail", "failed") in statuses
+    assert res2["parts"]["fake_ok"]["reused"] is True
+    assert res2["parts"]["fake_ok"]["result"] == parts["fake_ok"]["result"]
+
+    # another mode or seed is not reused; --rerun forces
+    run_reproduction(tmp_path, mode="quick", parts=["fake_ok"])
+    assert fakes["ok"] == 2
+    run_reproduction(tmp_path, mode="quick", parts=["fake_ok"], seed=1)
+    assert fakes["ok"] == 3
+    run_reproduction(tmp_path, mode="quick", parts=["fake_ok"], seed=1, rerun=True)
+    assert fakes["ok"] == 4
+
+
+def test_subset_keeps_other_finished_parts(tmp_path, fakes):
+    run_reproduction(tmp_path, mode="tiny", parts=["fake_ok"])
+    res = run_reproduction(tmp_path, mode="tiny", parts=["fake_b"])
+    assert set(res["parts"]) == {"fake_ok", "fake_b"} and res["parts"]["fake_ok"]["reused"]
+    assert res["not_run"] == ["fake_fail"]
+    md = (tmp_path / "report.md").read_text()
+    assert "Fake part A" in md and "fake_fail" in md  # listed as not run
+
+
+def test_report_html_and_markdown(tmp_path, fakes):
+    res = run_reproduction(tmp_path, mode="tiny")
+    md = (tmp_path / "report.md").read_text()
+    page = (tmp_path / "report.html").read_text()
+    assert check_html_self_contained(page) == 1
+    assert check_markdown_figures(md, tmp_path) == 1
+    check_claims_rendered(res, md, page)
+    text = html.unescape(" ".join(parse_html(page).text))
+    for doc in (md, text):
+        assert "The fake measurement is 0.12346." in doc and "item 0.123" in doc and "7.25" in doc
+        assert "boom 42" in doc  # the failure is in the report
+        assert "Summary of verdicts" in doc and "not reproduced" in doc
+        pa = doc.index("Paper A —")
+        pb = doc.index("Paper B —")
+        assert pa < doc.index("Fake part A", pa) < pb < doc.index("Fake part B", pb)
+    assert "Fake claim \\| with a pipe" in md  # table cells are escaped
+    assert 'class="v-holds"' in page and 'class="v-not"' in page
+
+
+def test_missing_figure_and_bad_renderer(tmp_path, registry):
+    register_part("no_fig", paper="A", title="No figure", render=lambda r: [Figure("nowhere.png", "lost")])(
+        lambda out, ctx: {"claims": []})
+    register_part("bad_render", paper="A", title="Bad renderer", render=lambda r: [Paragraph(r["missing_key"])])(
+        lambda out, ctx: {"claims": []})
+    res = run_reproduction(tmp_path, mode="tiny")
+    assert set(res["render_errors"]) == {"bad_render"}
+    page = (tmp_path / "report.html").read_text()
+    assert check_html_self_contained(page) == 0
+    assert "Figure missing (file not found): nowhere.png" in page
+    assert "Rendering this part failed: KeyError" in page
+
+
+def test_invalid_claims_fail_the_part(tmp_path, registry):
+    register_part("bad_claims", paper="B", title="Bad claims", render=lambda r: [])(
+        lambda out, ctx: {"claims": [{"claim": "x", "verdict": "maybe", "measured": "1"}]})
+    res = run_reproduction(tmp_path, mode="tiny")
+    assert res["parts"]["bad_claims"]["status"] == "failed"
+    assert "verdict must be one of" in res["parts"]["bad_claims"]["error"]
+
+
+def test_claim_helper():
+    assert claim("c", "m", holds=True, rule="r")["verdict"] == "holds"
+    assert claim("c", "m", holds=False, partly=True, rule="r")["verdict"] == "partly"
+    nan = float("nan")
+    assert claim("c", "m", holds=nan >= 1, partly=nan >= 0, rule="r")["verdict"] == "not reproduced"
+
+
+# ---------------------------------------------------------------------------------------------
+# CLI
+
+
+def test_cli_failure_exit_code_and_report_paths(tmp_path, fakes, run_cli):
+    out = tmp_path / "demo"
+    r = run_cli("reproduce", "--quick", "--out", out)
+    assert r.code == 1
+    assert "fake_fail" in r.err and "report.html" in r.out and "report.md" in r.out
+    assert "estimated cost" in r.err
+    res = json.loads((out / "results.json").read_text())
+    assert res["parts"]["fake_ok"]["status"] == "ok" and res["parts"]["fake_fail"]["status"] == "failed"
+    assert "boom 42" in (out / "report.md").read_text()
+    # only the ok parts: exit 0, and the finished one is reused
+    r = run_cli("reproduce", "--out", out, "--part", "fake_ok", "--part", "fake_b")
+    assert r.code == 0, r.err
+    assert fakes["ok"] == 1 and fakes["b"] == 1
+
+
+def test_cli_full_prints_estimate_first(tmp_path, fakes, run_cli):
+    r = run_cli("reproduce", "--full", "--out", tmp_path, "--part", "fake_ok")
+    assert r.code == 0, r.err
+    assert "estimated cost ≈ 5.0 min" in r.err.replace("\n", " ")
+    assert r.err.index("estimated cost") < r.err.index("fake_ok: ok")
+
+
+def test_cli_input_errors_and_list(tmp_path, run_cli):
+    r = run_cli("reproduce", "--out", tmp_path, "--part", "no_such_part")
+    assert r.code == 2 and "unknown part" in r.err and "ntp_figure2" in r.err
+    r = run_cli("reproduce", "--out", tmp_path, "--backend", "nope")
+    assert r.code == 2 and "backend" in r.err
+    r = run_cli("reproduce", "--out", tmp_path, "--ray-address", "127.0.0.1:6379")
+    assert r.code == 2 and "--backend ray" in r.err
+    r = run_cli("reproduce", "--list", "--out", tmp_path)
+    assert r.code == 0
+    for name in ("ntp_figure2", "ntp_ablations", "ntp_generalization", "ntp_svop", "id_accuracy", "table1",
+                 "manifold_regression"):
+        assert name in r.out
+    assert not (tmp_path / "results.json").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# real parts, end to end (cheap ones, test size)
+
+
+def test_real_cheap_parts_end_to_end(tmp_path):
+    names = ["table1", "ntp_svop", "id_accuracy", "ntp_figure2", "ntp_generalization"]
+    res = run_reproduction(tmp_path, mode="tiny", parts=names)
+    assert res["summary"]["failed"] == [], {n: p.get("error") for n, p in res["parts"].items()}
+    assert not res["render_errors"]
+    md = (tmp_path / "report.md").read_text()
+    page = (tmp_path / "report.html").read_text()
+    assert check_html_self_contained(page) == 2  # the ID figure and Figure 2
+    assert check_markdown_figures(md, tmp_path) == 2
+    check_claims_rendered(res, md, page)
+    text = html.unescape(" ".join(parse_html(page).text))
+
+    t1 = res["parts"]["table1"]["result"]
+    kaplan = t1["rows"][0]
+    assert kaplan["alpha_d_predicted_from_alpha_n"] == pytest.approx(0.076 / 1.076)
+    for doc in (md, text):
+        assert f"{kaplan['alpha_d_predicted_from_alpha_n']:.4f}" in doc and f"{kaplan['id_from_alpha_d']:.2f}" in doc
+        assert "0.6667" in doc and "-0.3333" in doc  # SVOP's W*_kq column of query O
+        cc = res["parts"]["id_accuracy"]["result"]["cross_check"]
+        assert f"{cc['mean']:.3f}" in doc
+    verdicts = {c["claim"][:9]: c["verdict"] for c in res["parts"]["ntp_svop"]["result"]["claims"]}
+    assert verdicts["Example 1"] == "holds" and verdicts["Example 2"] == "holds"
+    assert all(c["verdict"] in ("holds", "partly", "not reproduced") for c in res["claims"])
+    assert {c["part"] for c in res["claims"]} == set(names)
+    gen = res["parts"]["ntp_generalization"]["result"]
+    assert gen["training"] == "one run, intermediate checkpoints" and [r["stage2_steps"] for r in gen["rows"]] == [30, 60]
+
+
+def test_generalization_checkpoints_equal_separate_runs():
+    """One long run with checkpoints gives the same W_kq(t) as a run of t steps (the optimisation of the part)."""
+    import torch
+
+    from ttlab.ntp.generate import generate_dataset
+    from ttlab.ntp.model import NTPTransformer
+    from ttlab.ntp.train import TrainConfig, train
+    from ttlab.reproduce.parts_ntp import _train_with_checkpoints
+
+    ds = generate_dataset(8, 20, 2, 4, seed=0)
+    model = NTPTransformer(ds)
+    res, snaps, how = _train_with_checkpoints(ds, model, [7, 25], seed=0)
+    assert how == "one run, intermediate checkpoints"
+    assert "loss_and_grad" not in vars(model)  # the spy is removed
+    short = train(ds, TrainConfig(stage2_steps=7), model=NTPTransformer(ds))
+    assert torch.equal(snaps[7], short.W_kq)
+    assert torch.equal(snaps[25], res.W_kq)
