@@ -16,8 +16,9 @@ $(VENV)/.torch: | $(BIN)/python
 	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/pip install --quiet "$(TORCH_SPEC)"
 	touch $@
 
+# the demo reproduces the language-model experiments too, so it needs the `lm` extra
 $(VENV)/.base: pyproject.toml $(VENV)/.torch
-	$(BIN)/pip install --quiet -e .
+	$(BIN)/pip install --quiet -e ".[lm]"
 	touch $@
 
 $(VENV)/.dev: pyproject.toml $(VENV)/.torch

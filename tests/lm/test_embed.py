@@ -154,9 +154,10 @@ def test_bad_input(model, run_dir, tmp_path):
 def test_cli_embed_and_estimate(run_cli, run_dir, tmp_path):
     out = tmp_path / "vec.npz"
     res = run_cli("id", "embed", "--model", run_dir, "--out", out, "--layers", "all", "--tokens-per-doc", "20",
-                  "--estimate", "--batch-size", "100", "--k", "10", "--json")
+                  "--estimate", "--batch-size", "100", "--k", "10", "--windows-per-doc", "2", "--json")
     assert res.code == 0, res.err
     meta = res.json()
+    assert meta["config"]["windows_per_doc"] == 2 and meta["n_docs"] < meta["n_windows"] <= 2 * meta["n_docs"]
     assert meta["layers"] == [0, 1, 2] and len(meta["intrinsic_dim"]) == 3
     assert json.loads((tmp_path / "vec.npz.json").read_text())["n_vectors"] == meta["n_vectors"]
     res = run_cli("id", "estimate", out, "--key", "layer_2", "--k", "10", "--json")

@@ -136,6 +136,7 @@ def embed(
     context: int = typer.Option(1024, "--context", help="Window length in tokens (clipped to the model's context)."),
     window: str = typer.Option("random", "--window", help="random (a random window per document) | prefix (the document's start, as the authors' code)."),
     max_docs: Optional[int] = typer.Option(None, "--max-docs", help="Embed at most N documents."),
+    windows_per_doc: int = typer.Option(1, "--windows-per-doc", help="Non-overlapping windows per document (for corpora of few long documents)."),
     position_groups: Optional[str] = typer.Option(None, "--position-groups", help="Window-position edges, e.g. 0,16,64,128: sample --tokens-per-doc positions in each range."),
     seed: int = typer.Option(0, "--seed", help="Seed of window and position sampling."),
     split_seed: int = typer.Option(0, "--split-seed", help="Seed of the document split (use the training run's)."),
@@ -159,7 +160,7 @@ def embed(
     else:
         layer_sel = (layer,)
     cfg = EmbedConfig(layers=layer_sel, tokens_per_doc=tokens_per_doc, context=context, window=window,
-                      max_docs=max_docs, seed=seed, batch_docs=batch_docs, split=split,
+                      windows_per_doc=windows_per_doc, max_docs=max_docs, seed=seed, batch_docs=batch_docs, split=split,
                       position_edges=_parse_ints(position_groups, "--position-groups"))
     if out.suffix not in (".npy", ".npz"):
         raise TTLabInputError(f"--out {out} must end in .npy or .npz.")
