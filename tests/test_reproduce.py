@@ -360,3 +360,42 @@ def test_generalization_checkpoints_equal_separate_runs():
     short = train(ds, TrainConfig(stage2_steps=7), model=NTPTransformer(ds))
     assert torch.equal(snaps[7], short.W_kq)
     assert torch.equal(snaps[25], res.W_kq)
+
+
+def test_lm_parts_end_to_end(tmp_path, monkeypatch):
+    """The language-model parts at test size: sweeps, ID, figures embedded, claims rendered, resume."""
+    monkeypatch.setenv("TTLAB_CACHE", str(tmp_path / "cache"))
+    names = ["lm_data_scaling", "lm_model_scaling", "lm_id_ablations"]
+    res = run_reproduction(tmp_path / "out", mode="tiny", parts=names, workers=1)
+    assert res["summary"]["failed"] == [], {n: p.get("error") for n, p in res["parts"].items()}
+    out = tmp_path / "out"
+    md, page = (out / "report.md").read_text(), (out / "report.html").read_text()
+    assert check_html_self_contained(page) == 3 and check_markdown_figures(md, out) == 3
+    check_claims_rendered(res, md, page)
+    ds = res["parts"]["lm_data_scaling"]["result"]
+    assert [p["train_tokens"] for p in ds["points"]] == [400, 1500, 5000]
+    assert ds["alpha_pred"] == pytest.approx(2 / (2 + ds["intrinsic_dim"]))
+    assert ds["alpha_hat_ci_method"].startswith("t-interval")
+    ms = res["parts"]["lm_model_scaling"]["result"]
+    assert len(ms["id_by_model"]) == 3 and ms["alpha_pred"] == pytest.approx(2 / ms["intrinsic_dim"])
+    abl = res["parts"]["lm_id_ablations"]["result"]
+    assert [r["layer"] for r in abl["per_layer"]["rows"]] == [0, 1] and len(abl["by_data"]) == 3
+    # the ablations reused the data sweep's cached runs, and a re-run reuses every part
+    assert all(r["cached"] for r in json.loads((out / "lm_data_scaling" / "results.json").read_text())["runs"])
+    again = run_reproduction(out, mode="tiny", parts=names, workers=1)
+    assert again["parts"]["lm_data_scaling"]["result"] == ds
+
+
+def test_lm_prediction_claim_needs_an_informative_interval():
+    from ttlab.reproduce.parts_lm import _scaling_claims
+
+    def verdict(a, ci, pred):
+        r = {"alpha_hat": a, "alpha_hat_ci": ci, "alpha_pred": pred, "intrinsic_dim": 2 / pred - 2, "r2_log": 0.99,
+             "points": [{}, {}, {}]}
+        return _scaling_claims(r, "D")[1]["verdict"]
+
+    assert verdict(0.20, [0.18, 0.22], 0.21) == "holds"        # within ±0.02
+    assert verdict(0.20, [0.15, 0.24], 0.235) == "holds"       # in a narrow interval
+    assert verdict(0.07, [-0.28, 0.42], 0.29) == "partly"      # in an interval too wide to confirm anything
+    assert verdict(0.20, [0.19, 0.21], 0.27) == "partly"       # |Δ| ≤ 0.1
+    assert verdict(0.02, [0.01, 0.03], 0.38) == "not reproduced"
