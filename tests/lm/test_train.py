@@ -57,7 +57,7 @@ def test_trains_and_writes_the_run_folder(tmp_path, token_data, tiny_model_cfg, 
     s = json.loads((out / "result.json").read_text())
     vals = [r["val_loss"] for r in rows]
     assert s["final_val_loss"] == pytest.approx(vals[-1]) and s["best_val_loss"] == pytest.approx(min(vals))
-    assert s["mean_5_lowest_val"] == pytest.approx(np.mean(sorted(vals)[:5]))
+    assert s["mean_5_lowest_val"] == pytest.approx(np.mean(sorted(vals[1:])[:5]))  # the untrained model never counts
     assert s["test_loss"] < rows[0]["val_loss"] - 1.0 and s["test_windows"] == (token_data.n_tokens("test") - 1) // 16
     assert s["stop_reason"] == "max_iters" and s["model"] == tiny_model_cfg.to_dict()
     assert s["train"]["lr"] == tiny_train_cfg.lr and "torch" in s["versions"] and "tokenizers" in s["versions"]
@@ -193,6 +193,7 @@ def test_two_pass_sets_the_schedule_length_to_the_stopping_point(tmp_path, tiny_
     assert res.summary["train"]["max_iters"] == res.summary["train"]["lr_decay_iters"] == stop == res.iters
     assert res.summary["extra"]["schedule_search"]["best_iter"] == search["best_iter"]
     assert res.summary["train"]["patience"] is None
+    assert res.summary["train"]["eval_interval"] == min(10, stop // 10) and res.summary["n_evals"] >= 10
 
 
 def test_mean_lowest():

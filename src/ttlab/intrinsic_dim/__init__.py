@@ -26,7 +26,7 @@ from ttlab.intrinsic_dim.estimators import (
 )
 from ttlab.intrinsic_dim.io import load_points
 from ttlab.intrinsic_dim.knn import Neighbors, faiss_available, kneighbors
-from ttlab.intrinsic_dim.manifolds import MANIFOLDS, sample_manifold, true_dimension
+from ttlab.intrinsic_dim.manifolds import MANIFOLDS, random_isometry, sample_manifold, true_dimension
 
 __all__ = [
     "MLE",
@@ -48,6 +48,7 @@ __all__ = [
     "make_estimator",
     "mle_pointwise",
     "paper_protocol",
+    "random_isometry",
     "sample_manifold",
     "split_batches",
     "true_dimension",

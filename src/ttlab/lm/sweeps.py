@@ -692,6 +692,7 @@ def plot_id_ablations(result: dict[str, Any], path: str | Path) -> Path:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     from ttlab.provenance import atomic_savefig
 
@@ -715,6 +716,7 @@ def plot_id_ablations(result: dict[str, Any], path: str | Path) -> Path:
     ax.plot([r["layer"] for r in rows], [r["intrinsic_dim"] for r in rows], "o-", label="mean")
     ax.plot([r["layer"] for r in rows], [r["intrinsic_dim_harmonic"] for r in rows], "s--", label="harmonic")
     ax.set_xlabel("layer (0 = embeddings, last = after final LN)")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_title("ID across layers", fontsize=10)
     ax.legend(fontsize=7)
     rows = result["per_position"]["rows"]

@@ -589,6 +589,7 @@ def _train(
         tdist.all_gather_object(digests, digest)
     checkpoint(finished=True)
     vals = [r["val_loss"] for r in history]
+    trained = [r for r in history if r["iter"] > 0] or history  # "lowest evaluations" never include the untrained model
     summary = {
         "format": RESULT_FORMAT,
         "status": "finished",
@@ -604,8 +605,8 @@ def _train(
         "final_val_loss": vals[-1],
         "best_val_loss": best_val,
         "best_iter": best_iter,
-        "mean_5_lowest_val": mean_lowest(vals, 5),
-        "mean_5_lowest_test": mean_lowest([r["test_loss"] for r in history], 5) if evaluator_test is not None else None,
+        "mean_5_lowest_val": mean_lowest([r["val_loss"] for r in trained], 5),
+        "mean_5_lowest_test": mean_lowest([r["test_loss"] for r in trained], 5) if evaluator_test is not None else None,
         "test_loss": test_loss,
         "test_loss_best": test_loss_best,
         "test_windows": test_windows,
@@ -668,7 +669,7 @@ def train_converged(
     Pass 1 (``out_dir/search``) trains with early stopping (``cfg.patience``, default 5) under a
     schedule of ``cfg.max_iters`` steps and finds the iteration of the best validation loss, S.
     Pass 2 (``out_dir``) retrains from scratch with ``max_iters = lr_decay_iters = S`` (at least
-    warmup + one evaluation interval) and no early stopping. result.json of pass 2 records pass 1.
+    warmup + one evaluation interval), no early stopping, and an evaluation interval of at most S/10. result.json of pass 2 records pass 1.
     Both passes resume independently.
     """
     out = Path(out_dir)
@@ -679,7 +680,9 @@ def train_converged(
     if search.status != "finished":
         return search
     stop = max(int(search.summary["best_iter"]), cfg.warmup_iters + cfg.eval_interval, 1)
-    final_cfg = replace(cfg, max_iters=stop, lr_decay_iters=stop, patience=None)
+    # at least ~10 evaluations in pass 2, so that "the mean of the 5 lowest" is taken over trained models
+    final_cfg = replace(cfg, max_iters=stop, lr_decay_iters=stop, patience=None,
+                        eval_interval=max(1, min(cfg.eval_interval, stop // 10)))
     search_info = {k: search.summary[k] for k in ("best_iter", "best_val_loss", "iters", "stop_reason", "test_loss")}
     res = train(data, model_cfg, final_cfg, out, resume=resume,
                 on_eval=(lambda r: on_eval(dict(r, phase="final"))) if on_eval else None,

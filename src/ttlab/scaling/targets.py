@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from ttlab.errors import TTLabInputError
-from ttlab.intrinsic_dim.manifolds import MANIFOLDS, random_isometry
+from ttlab.intrinsic_dim import MANIFOLDS, random_isometry
 
 __all__ = [
     "PROFILES",
