@@ -87,8 +87,9 @@ def main() -> None:
         rng = np.random.default_rng(0)
         X = X[rng.permutation(len(X))]
         dims = []
-        for s in range(0, len(X) - 4096 + 1, 4096):
-            B = X[s:s + 4096].astype(np.float64)
+        bs = min(4096, len(X))
+        for s in range(0, len(X) - bs + 1, bs):
+            B = X[s:s + bs].astype(np.float64)
             dist, _ = NearestNeighbors(n_neighbors=21).fit(B).kneighbors(B)
             r = dist[:, 1:]
             dims.append(np.mean((20 - 1) / np.log(r[:, -1:] / r[:, :-1]).sum(axis=1)))
