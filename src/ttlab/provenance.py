@@ -25,11 +25,23 @@ def versions(extra: tuple[str, ...] = ()) -> dict[str, str]:
     return out
 
 
-def _atomic_write_bytes(path: Path, data: bytes) -> None:
+def default_file_mode() -> int:
+    """The mode a plain ``open(path, "w")`` would give a new file (0o666 minus the umask).
+
+    ``tempfile.mkstemp`` creates private (0o600) files; atomic writers chmod their temporary file to
+    this so that results, figures and checkpoints are as readable as any other file."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (temporary file in the same folder, fsync, rename)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.chmod(tmp, default_file_mode())
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             fh.flush()
@@ -42,7 +54,7 @@ def _atomic_write_bytes(path: Path, data: bytes) -> None:
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     """Write ``text`` to ``path`` so that readers see either the old or the new file, never half."""
-    _atomic_write_bytes(Path(path), text.encode("utf-8"))
+    atomic_write_bytes(Path(path), text.encode("utf-8"))
 
 
 def _json_default(obj: Any) -> Any:
@@ -77,4 +89,4 @@ def atomic_savefig(fig: Any, path: str | os.PathLike, **kwargs: Any) -> None:
     path = Path(path)
     buf = io.BytesIO()
     fig.savefig(buf, format=path.suffix.lstrip(".") or "png", **kwargs)
-    _atomic_write_bytes(path, buf.getvalue())
+    atomic_write_bytes(path, buf.getvalue())

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import io
-import os
-import tempfile
 import warnings
 from pathlib import Path
 from typing import Optional
@@ -22,17 +20,11 @@ app = typer.Typer(
 
 
 def _atomic_save_npy(path: Path, arr: np.ndarray) -> None:
+    from ttlab.provenance import atomic_write_bytes
+
     buf = io.BytesIO()
     np.save(buf, arr)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(buf.getvalue())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write_bytes(path, buf.getvalue())
 
 
 @app.command("estimate")

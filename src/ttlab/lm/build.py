@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from ttlab.errors import TTLabInputError
-from ttlab.provenance import atomic_write_json
+from ttlab.provenance import atomic_write_bytes, atomic_write_json
 
 Record = dict[str, Any]
 
@@ -233,7 +233,7 @@ def build_corpus(
     fname = f"{name}.jsonl" + (".xz" if compress else "")
     payload = lzma.compress(body, preset=9 | lzma.PRESET_EXTREME) if compress else body
     out.mkdir(parents=True, exist_ok=True)
-    _atomic_write_bytes(out / fname, payload)
+    atomic_write_bytes(out / fname, payload)
     meta = {
         "corpus": name,
         "kind": src.kind,
@@ -250,20 +250,3 @@ def build_corpus(
     }
     atomic_write_json(out / f"{name}.meta.json", meta)
     return meta
-
-
-def _atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write bytes so that readers see the old or the new file, never half of one."""
-    import os
-
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.chmod(tmp, 0o644)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

@@ -44,7 +44,7 @@ from ttlab.errors import TTLabInputError
 from ttlab.lm.data import TokenizedCorpus
 from ttlab.lm.distributed import DistInfo, init_distributed
 from ttlab.lm.model import GPT, GPTConfig
-from ttlab.provenance import atomic_write_json, atomic_write_text, versions
+from ttlab.provenance import atomic_write_json, atomic_write_text, default_file_mode, versions
 
 CKPT_FORMAT = "ttlab.lm.ckpt/1"
 RESULT_FORMAT = "ttlab.lm.result/1"
@@ -206,6 +206,7 @@ def _save_torch_atomic(obj: Any, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.chmod(tmp, default_file_mode())
         with os.fdopen(fd, "wb") as fh:
             torch.save(obj, fh)
             fh.flush()

@@ -145,7 +145,7 @@ def _render_scaling(r: dict[str, Any]) -> list:
 
 
 @register_part("lm_data_scaling", paper="B", title="Data scaling of GPT models on real text (Figure 2 at our scale)",
-               render=_render_scaling, estimate=(300, 14400), version=2)
+               render=_render_scaling, estimate=(120, 14400), version=2)
 def lm_data_scaling(out: Path, ctx: PartContext) -> dict:
     """``ttlab lm data-sweep`` (quick / full preset) and its claims."""
     res = _sweep("data", out / "lm_data_scaling", ctx)
@@ -157,7 +157,7 @@ def lm_data_scaling(out: Path, ctx: PartContext) -> dict:
 
 
 @register_part("lm_model_scaling", paper="B", title="Model scaling of GPT models on real text (Figure 3 at our scale)",
-               render=_render_scaling, estimate=(240, 14400), version=2)
+               render=_render_scaling, estimate=(200, 14400), version=2)
 def lm_model_scaling(out: Path, ctx: PartContext) -> dict:
     """``ttlab lm model-sweep`` (quick / full preset) and its claims, with ID against width."""
     res = _sweep("model", out / "lm_model_scaling", ctx)
@@ -201,7 +201,7 @@ def _render_ablations(r: dict[str, Any]) -> list:
 
 
 @register_part("lm_id_ablations", paper="B", title="ID ablations: layers, context position, training data (Figure 4)",
-               render=_render_ablations, estimate=(60, 600))
+               render=_render_ablations, estimate=(20, 600))
 def lm_id_ablations(out: Path, ctx: PartContext) -> dict:
     """Per-layer and per-position ID of the largest data-sweep model, and ID by data size (reuses the
     data sweep's cached runs; trains them first if the data-scaling part has not run)."""
