@@ -300,7 +300,7 @@ def _pick_and_aggregate(runs: list[dict[str, Any]], x_key: str, loss: str) -> li
         losses = np.array([r[loss] for r in rs])
         points.append({
             x_key: x,
-            "loss": float(np.exp(np.mean(np.log(losses)))),
+            "loss": float(losses[0]) if len(losses) == 1 else float(np.exp(np.mean(np.log(losses)))),
             "loss_per_seed": losses.tolist(),
             "loss_std": float(losses.std(ddof=1)) if len(losses) > 1 else None,
             "seeds": [r["seed"] for r in rs],
