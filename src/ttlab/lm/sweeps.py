@@ -67,7 +67,10 @@ LOSS_METRICS = ("mean_5_lowest_test", "test_loss", "test_loss_best")
 ProgressFn = Callable[[str, int, int], None]  # (stage label, done, total)
 
 
-# Presets of the CLI's --quick and default modes (also used by `ttlab reproduce`): --quick fits in minutes on 2 CPU cores; the default is a converged sweep (hours on CPU, the
+# The model sweeps search the learning rate: the best one falls with width (at 2 layers × 1M SOTU tokens, 3e-3
+# is best at width 64 but clearly too high at 96–128).
+# Presets of the CLI's --quick and default modes (also used by `ttlab reproduce`): --quick fits in minutes on 2 CPU
+# cores; the default is a converged sweep (hours on CPU, the
 # same code runs paper-scale models on GPUs with --model gpt2 --block-size 1024 …).
 DATA_SWEEP_PRESETS: dict[str, dict[str, Any]] = {
     "quick": dict(sizes="10000,100000,1000000", model="nano", block_size=64, vocab_size=1024, protocol="early-stop",
@@ -79,11 +82,11 @@ DATA_SWEEP_PRESETS: dict[str, dict[str, Any]] = {
 }
 MODEL_SWEEP_PRESETS: dict[str, dict[str, Any]] = {
     "quick": dict(models="2x2x32,2x2x64,2x2x96,2x2x128", block_size=64, vocab_size=1024, protocol="early-stop", seeds="0",
-                  max_tokens=1_000_000, max_iters=1200, lr=3e-3, warmup_iters=50, eval_interval=100, eval_iters=5,
-                  patience=3, test_max_tokens=50_000, batch_size=12, workers=2),
+                  max_tokens=1_000_000, max_iters=1200, lr=3e-3, lrs=[1e-3, 3e-3], warmup_iters=50, eval_interval=100,
+                  eval_iters=5, patience=3, test_max_tokens=50_000, batch_size=12, workers=2),
     "full": dict(models="2x2x64,4x4x128,6x6x192,8x8x256", block_size=128, vocab_size=2048, protocol="converged",
-                 seeds="0,1", max_tokens=None, max_iters=6000, lr=1e-3, warmup_iters=100, eval_interval=100, eval_iters=20,
-                 patience=5, test_max_tokens=200_000, batch_size=12, workers=2),
+                 seeds="0,1", max_tokens=None, max_iters=6000, lr=1e-3, lrs=[5e-4, 1e-3, 2e-3], warmup_iters=100,
+                 eval_interval=100, eval_iters=20, patience=5, test_max_tokens=200_000, batch_size=12, workers=2),
 }
 
 

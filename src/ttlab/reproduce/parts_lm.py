@@ -157,7 +157,7 @@ def lm_data_scaling(out: Path, ctx: PartContext) -> dict:
 
 
 @register_part("lm_model_scaling", paper="B", title="Model scaling of GPT models on real text (Figure 3 at our scale)",
-               render=_render_scaling, estimate=(200, 14400), version=2)
+               render=_render_scaling, estimate=(330, 14400), version=3)
 def lm_model_scaling(out: Path, ctx: PartContext) -> dict:
     """``ttlab lm model-sweep`` (quick / full preset) and its claims, with ID against width."""
     res = _sweep("model", out / "lm_model_scaling", ctx)
