@@ -31,6 +31,7 @@ combination as a second figure; predicted α_D = 2/(2+d), α_N = 2/d (β = 1).
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -41,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from ttlab.errors import TTLabInputError
-from ttlab.lm.model import GPTConfig
+from ttlab.lm.model import GPT, GPTConfig
 from ttlab.lm.trainer import TrainConfig
 from ttlab.provenance import atomic_write_json, versions
 
@@ -393,6 +394,56 @@ def measure_run_id(run_dir: str | Path, opts: IDOptions = IDOptions(), *, layers
             "width": emb.meta["model"]["width"], "rows": rows}
 
 
+# ------------------------------------------------------------------------- shared by both sweeps
+def _tasks_for(prep: Any, out: Path, protocol: str, model_cfg: GPTConfig, cfg: TrainConfig, seeds: Sequence[int],
+               lrs: Sequence[float] | None, stem: str, label: dict[str, Any]) -> list[dict[str, Any]]:
+    """One training task per (seed, learning rate) of one model shape and data size."""
+    tasks = []
+    for seed, lr in itertools.product(seeds, lrs or (cfg.lr,)):
+        name = f"{stem}_s{seed}_lr{lr:g}"
+        tasks.append({"dataset_dir": str(prep.data.root), "run_dir": str(out / "runs" / name), "protocol": protocol,
+                      "model": model_cfg.to_dict(), "train": replace(cfg, seed=int(seed), lr=float(lr)).to_dict(),
+                      "label": {"name": name, **label, "seed": int(seed), "lr": float(lr)}})
+    return tasks
+
+
+def _fitted_result(kind: str, runs: list[dict[str, Any]], x_key: str, loss: str, bootstrap: int) -> dict[str, Any]:
+    """Points (best lr per x and seed, seeds averaged), the power/offset fits and α̂ with its interval."""
+    points = _pick_and_aggregate(runs, x_key, loss)
+    x = np.array([p[x_key] for p in points], dtype=float)
+    fits = _fits(x, np.array([p["loss"] for p in points]), bootstrap, 0)
+    return {"kind": kind, "runs": runs, "points": points, "fits": fits,
+            "n_failed": sum(r["status"] != "ok" for r in runs), **_alpha_summary(fits)}
+
+
+def _id_summary(row: dict[str, Any] | None, sym: str) -> dict[str, Any]:
+    """The headline ID figures of one measured row; α_pred is α_D (``sym="d"``) or α_N (``"n"``)."""
+    if row is None:
+        return {"intrinsic_dim": None, "alpha_pred": None}
+    return {"intrinsic_dim": row["intrinsic_dim"], "intrinsic_dim_harmonic": row["intrinsic_dim_harmonic"],
+            "alpha_pred": row[f"alpha_{sym}_pred"], "alpha_pred_harmonic": row[f"alpha_{sym}_pred_harmonic"]}
+
+
+def _finish(result: dict[str, Any], config: dict[str, Any], out: Path, figure: str | None, t0: float) -> dict[str, Any]:
+    """Add config, versions and wall time; draw the figure; write results.json atomically."""
+    result["config"] = config
+    result["versions"] = versions()
+    result["wall_time_s"] = time.perf_counter() - t0
+    if figure is not None:
+        result["figure"] = figure
+        plot_scaling(result, out / figure)
+    atomic_write_json(out / "results.json", result)
+    return result
+
+
+def _run_config(data: SweepData, prep: Any, cfg: TrainConfig, seeds: Sequence[int], lrs: Sequence[float] | None,
+                protocol: str, loss: str, id_options: IDOptions, bootstrap: int, backend: str, workers: int,
+                threads_per_task: int | None) -> dict[str, Any]:
+    return {"data": asdict(data), "data_summary": prep.describe(), "train": cfg.to_dict(), "seeds": list(seeds),
+            "lrs": list(lrs or (cfg.lr,)), "protocol": protocol, "loss": loss, "id_options": asdict(id_options),
+            "bootstrap": bootstrap, "backend": backend, "workers": workers, "threads_per_task": threads_per_task}
+
+
 # ------------------------------------------------------------------------------------ data sweep
 def run_data_sweep(
     out_dir: str | Path,
@@ -439,61 +490,29 @@ def run_data_sweep(
     if too_small:
         raise TTLabInputError(f"data size(s) {too_small} are smaller than block_size + 1 = {model_cfg.block_size + 1}.")
     cfg = _train_for(protocol, train, loss)
-    tasks = []
-    for size in sizes:
-        for seed in seeds:
-            for lr in (lrs or (cfg.lr,)):
-                name = f"D{size}_s{seed}_lr{lr:g}"
-                tasks.append({"dataset_dir": str(prep.data.root), "run_dir": str(out / "runs" / name), "protocol": protocol,
-                              "model": model_cfg.to_dict(),
-                              "train": replace(cfg, max_tokens=size, seed=int(seed), lr=float(lr)).to_dict(),
-                              "label": {"name": name, "train_tokens": size, "seed": int(seed), "lr": float(lr)}})
+    tasks = [t for size in sizes
+             for t in _tasks_for(prep, out, protocol, model_cfg, replace(cfg, max_tokens=size), seeds, lrs, f"D{size}",
+                                 {"train_tokens": size})]
     runs = _run_tasks(tasks, out, backend, workers, threads_per_task, ray_address, progress)
-    points = _pick_and_aggregate(runs, "train_tokens", loss)
+    result = _fitted_result("data_sweep", runs, "train_tokens", loss, bootstrap)
+    points = result["points"]
     x = np.array([p["train_tokens"] for p in points], dtype=float)
-    y = np.array([p["loss"] for p in points])
-    fits = _fits(x, y, bootstrap, 0)
-    fits_by_metric = {m: _fits(x, np.array([p["all_metrics"][m] for p in points]), 0, 0)
-                      for m in LOSS_METRICS if points and all(m in p["all_metrics"] for p in points)}
-    result: dict[str, Any] = {
-        "kind": "data_sweep",
-        "runs": runs,
-        "points": points,
-        "fits": fits,
-        "fits_by_metric": fits_by_metric,
-        "n_failed": sum(r["status"] != "ok" for r in runs),
-    }
-    result.update(_alpha_summary(fits))
+    result["fits_by_metric"] = {m: _fits(x, np.array([p["all_metrics"][m] for p in points]), 0, 0)
+                                for m in LOSS_METRICS if points and all(m in p["all_metrics"] for p in points)}
     # ID of the largest run's embeddings
     result["id"] = None
-    result["intrinsic_dim"] = result["alpha_pred"] = None
     largest = [r for r in runs if r.get("selected") and r["train_tokens"] == (max(x) if len(x) else None)]
     if largest:
         if progress:
             progress("embedding + ID", 0, 1)
-        idr = measure_run_id(largest[0]["run_dir"], id_options)
-        row = idr["rows"][0]
-        result["id"] = idr
-        result["intrinsic_dim"] = row["intrinsic_dim"]
-        result["intrinsic_dim_harmonic"] = row["intrinsic_dim_harmonic"]
-        result["alpha_pred"] = row["alpha_d_pred"]
-        result["alpha_pred_harmonic"] = row["alpha_d_pred_harmonic"]
+        result["id"] = measure_run_id(largest[0]["run_dir"], id_options)
         if progress:
             progress("embedding + ID", 1, 1)
-    span = float(np.log10(max(sizes) / min(sizes))) if sizes else 0.0
-    result["config"] = {
-        "data": asdict(data), "data_summary": prep.describe(), "model": model_cfg.to_dict(), "train": cfg.to_dict(),
-        "sizes": sizes, "orders_of_magnitude": span, "seeds": list(seeds), "lrs": list(lrs or (cfg.lr,)),
-        "protocol": protocol, "loss": loss, "id_options": asdict(id_options), "bootstrap": bootstrap,
-        "backend": backend, "workers": workers, "threads_per_task": threads_per_task,
-    }
-    result["versions"] = versions()
-    result["wall_time_s"] = time.perf_counter() - t0
-    if len(points) >= 2:
-        result["figure"] = "data_scaling.png"
-        plot_scaling(result, out / "data_scaling.png")
-    atomic_write_json(out / "results.json", result)
-    return result
+    result.update(_id_summary(result["id"]["rows"][0] if result["id"] else None, "d"))
+    config = {**_run_config(data, prep, cfg, seeds, lrs, protocol, loss, id_options, bootstrap, backend, workers,
+                            threads_per_task),
+              "model": model_cfg.to_dict(), "sizes": sizes, "orders_of_magnitude": float(np.log10(max(sizes) / min(sizes)))}
+    return _finish(result, config, out, "data_scaling.png" if len(points) >= 2 else None, t0)
 
 
 # ----------------------------------------------------------------------------------- model sweep
@@ -534,26 +553,12 @@ def run_model_sweep(
         raise TTLabInputError(f"max_tokens {max_tokens:,} exceeds the {n_avail:,} training tokens of {data.corpus}.")
     cfg = _train_for(protocol, replace(train, max_tokens=max_tokens), loss)
     cfgs = [m.with_(vocab_size=prep.data.vocab_size) for m in models]
-    tasks = []
-    for m in cfgs:
-        from ttlab.lm.model import GPT
-
-        n_params = GPT(m).num_params(non_embedding=True)
-        for seed in seeds:
-            for lr in (lrs or (cfg.lr,)):
-                name = f"L{m.n_layer}_H{m.n_head}_E{m.n_embd}_s{seed}_lr{lr:g}"
-                tasks.append({"dataset_dir": str(prep.data.root), "run_dir": str(out / "runs" / name), "protocol": protocol,
-                              "model": m.to_dict(), "train": replace(cfg, seed=int(seed), lr=float(lr)).to_dict(),
-                              "label": {"name": name, "n_layer": m.n_layer, "n_head": m.n_head, "n_embd": m.n_embd,
-                                        "params_non_embedding": n_params, "seed": int(seed), "lr": float(lr)}})
+    tasks = [t for m in cfgs
+             for t in _tasks_for(prep, out, protocol, m, cfg, seeds, lrs, f"L{m.n_layer}_H{m.n_head}_E{m.n_embd}",
+                                 {"n_layer": m.n_layer, "n_head": m.n_head, "n_embd": m.n_embd,
+                                  "params_non_embedding": GPT(m).num_params(non_embedding=True)})]
     runs = _run_tasks(tasks, out, backend, workers, threads_per_task, ray_address, progress)
-    points = _pick_and_aggregate(runs, "params_non_embedding", loss)
-    x = np.array([p["params_non_embedding"] for p in points], dtype=float)
-    y = np.array([p["loss"] for p in points])
-    fits = _fits(x, y, bootstrap, 0)
-    result: dict[str, Any] = {"kind": "model_sweep", "runs": runs, "points": points, "fits": fits,
-                              "n_failed": sum(r["status"] != "ok" for r in runs),
-                              **_alpha_summary(fits)}
+    result = _fitted_result("model_sweep", runs, "params_non_embedding", loss, bootstrap)
     id_by_model = []
     if measure_id:
         selected = [r for r in runs if r.get("selected") and r["seed"] == min(seeds)]
@@ -566,24 +571,11 @@ def run_model_sweep(
         if progress:
             progress("embedding + ID", len(selected), len(selected))
     result["id_by_model"] = id_by_model
-    if id_by_model:
-        big = id_by_model[-1]
-        result["intrinsic_dim"] = big["intrinsic_dim"]
-        result["intrinsic_dim_harmonic"] = big["intrinsic_dim_harmonic"]
-        result["alpha_pred"] = big["alpha_n_pred"]
-        result["alpha_pred_harmonic"] = big["alpha_n_pred_harmonic"]
-    else:
-        result["intrinsic_dim"] = result["alpha_pred"] = None
-    result["config"] = {"data": asdict(data), "data_summary": prep.describe(), "models": [m.to_dict() for m in cfgs],
-                        "train": cfg.to_dict(), "max_tokens": max_tokens, "seeds": list(seeds), "lrs": list(lrs or (cfg.lr,)),
-                        "protocol": protocol, "loss": loss, "id_options": asdict(id_options), "bootstrap": bootstrap,
-                        "backend": backend, "workers": workers, "threads_per_task": threads_per_task}
-    result["versions"] = versions()
-    result["wall_time_s"] = time.perf_counter() - t0
-    result["figure"] = "model_scaling.png"
-    plot_scaling(result, out / "model_scaling.png")
-    atomic_write_json(out / "results.json", result)
-    return result
+    result.update(_id_summary(id_by_model[-1] if id_by_model else None, "n"))
+    config = {**_run_config(data, prep, cfg, seeds, lrs, protocol, loss, id_options, bootstrap, backend, workers,
+                            threads_per_task),
+              "models": [m.to_dict() for m in cfgs], "max_tokens": max_tokens}
+    return _finish(result, config, out, "model_scaling.png", t0)
 
 
 # -------------------------------------------------------------------------------------- ablations

@@ -144,27 +144,28 @@ def _render_scaling(r: dict[str, Any]) -> list:
     return paras
 
 
+def _scaling_part(kind: str, sub: str, out: Path, ctx: PartContext) -> dict:
+    """Run (or resume) a sweep into ``DIR/<sub>`` and judge its fitted exponent against the ID's."""
+    res = _sweep(kind, out / sub, ctx)
+    if res["n_failed"]:
+        raise RuntimeError(f"{res['n_failed']} training run(s) failed; finished runs are cached — re-run to retry")
+    r = _slim(res, sub)
+    r["claims"] = _scaling_claims(r, "D" if kind == "data" else "N")
+    return r
+
+
 @register_part("lm_data_scaling", paper="B", title="Data scaling of GPT models on real text (Figure 2 at our scale)",
                render=_render_scaling, estimate=(120, 14400), version=2)
 def lm_data_scaling(out: Path, ctx: PartContext) -> dict:
     """``ttlab lm data-sweep`` (quick / full preset) and its claims."""
-    res = _sweep("data", out / "lm_data_scaling", ctx)
-    if res["n_failed"]:
-        raise RuntimeError(f"{res['n_failed']} training run(s) failed; finished runs are cached — re-run to retry")
-    r = _slim(res, "lm_data_scaling")
-    r["claims"] = _scaling_claims(r, "D")
-    return r
+    return _scaling_part("data", "lm_data_scaling", out, ctx)
 
 
 @register_part("lm_model_scaling", paper="B", title="Model scaling of GPT models on real text (Figure 3 at our scale)",
                render=_render_scaling, estimate=(330, 14400), version=3)
 def lm_model_scaling(out: Path, ctx: PartContext) -> dict:
     """``ttlab lm model-sweep`` (quick / full preset) and its claims, with ID against width."""
-    res = _sweep("model", out / "lm_model_scaling", ctx)
-    if res["n_failed"]:
-        raise RuntimeError(f"{res['n_failed']} training run(s) failed; finished runs are cached — re-run to retry")
-    r = _slim(res, "lm_model_scaling")
-    r["claims"] = _scaling_claims(r, "N")
+    r = _scaling_part("model", "lm_model_scaling", out, ctx)
     ids = [x["intrinsic_dim"] for x in r.get("id_by_model", [])]
     if len(ids) >= 2:
         ups = sum(b > a for a, b in zip(ids, ids[1:]))
@@ -218,7 +219,8 @@ def lm_id_ablations(out: Path, ctx: PartContext) -> dict:
     by_data = []
     for i, r in enumerate(selected):
         ctx.step("ID by data size", i, len(selected))
-        row = measure_run_id(r["run_dir"], opts)["rows"][0]
+        same = res["id"] is not None and res["id"]["run_dir"] == r["run_dir"]  # the sweep measured this one already
+        row = (res["id"] if same else measure_run_id(r["run_dir"], opts))["rows"][0]
         by_data.append({"train_tokens": r["train_tokens"], **row})
     big = selected[-1]["run_dir"]
     ctx.step("ID per layer", 0, 2)
