@@ -53,6 +53,33 @@ def _run_with_progress(fn: Any, **kwargs: Any) -> dict[str, Any]:
 OutOpt = typer.Option(..., "--out", help="Sweep folder: results.json, the figure, runs/<name>/ and the task cache tasks/.")
 QuickOpt = typer.Option(False, "--quick", help="Minutes-scale preset: tiny model, 3 sizes, 1 seed, early stopping.")
 CorpusSweepOpt = typer.Option("builtin:sotu", "--corpus", help="Corpus spec: builtin:sotu | FILE.txt | FILE.jsonl[.xz] | DIR | hf:PATH.")
+SeedsOpt = typer.Option(None, "--seeds", help="Comma-separated training seeds (quick: 0; default: 0,1).")
+LrsOpt = typer.Option(None, "--lrs", help="Learning-rate grid; each size keeps the best by validation loss (default: the preset's).")
+ProtocolOpt = typer.Option(None, "--protocol", help="converged (two-pass, default) | early-stop (quick) | budget (fixed --max-iters).")
+LossOpt = typer.Option("mean_5_lowest_test", "--loss", help="Loss fitted: mean_5_lowest_test (paper) | test_loss | test_loss_best.")
+BlockOpt = typer.Option(None, "--block-size", help="Context length (quick 64, default 128).")
+VocabOpt = typer.Option(None, "--vocab-size", help="BPE vocabulary (quick 1024, default 2048).")
+BatchOpt = typer.Option(None, "--batch-size", help="Sequences per step.")
+MaxItersOpt = typer.Option(None, "--max-iters", help="Step cap (schedule length of the first pass).")
+LrOpt = typer.Option(None, "--lr", help="Peak learning rate.")
+WarmupOpt = typer.Option(None, "--warmup-iters", help="Warmup steps.")
+EvalIntervalOpt = typer.Option(None, "--eval-interval", help="Steps between evaluations.")
+EvalItersOpt = typer.Option(None, "--eval-iters", help="Evaluation windows = eval-iters × batch-size.")
+PatienceOpt = typer.Option(None, "--patience", help="Early-stopping patience (evaluations).")
+TestMaxOpt = typer.Option(None, "--test-max-tokens", help="Test tokens evaluated.")
+MaxDocsOpt = typer.Option(None, "--max-docs", help="Use only the first N documents of the corpus.")
+CacheOpt = typer.Option(None, "--cache-dir", help="Tokenizer / token cache folder.")
+FieldOpt = typer.Option("text", "--field", help="JSONL / hf: text field.")
+IdWindowsOpt = typer.Option(16, "--id-windows-per-doc", help="ID: windows per test document.")
+IdTokensOpt = typer.Option(32, "--id-tokens-per-doc", help="ID: token positions per window.")
+IdBatchOpt = typer.Option(4096, "--id-batch-size", help="ID: protocol batch size.")
+IdKOpt = typer.Option(20, "--id-k", help="ID: MLE neighbours K.")
+IdAverageOpt = typer.Option("mean", "--id-average", help="ID: mean (paper) | harmonic | median.")
+BackendOpt = typer.Option("local", "--backend", help="local (process pool) | ray.")
+WorkersOpt = typer.Option(None, "--workers", help="Parallel training runs.")
+ThreadsOpt = typer.Option(None, "--threads-per-task", help="Torch threads per run (default: cores / workers).")
+RayOpt = typer.Option(None, "--ray-address", help="Ray cluster address (with --backend ray), e.g. auto or HOST:PORT.")
+JsonOpt = typer.Option(False, "--json", help="Print results.json on stdout.")
 
 
 @app.command("data-sweep")
@@ -61,34 +88,16 @@ def data_sweep(
     sizes: Optional[str] = typer.Option(None, "--sizes", help="Training-token counts, comma-separated (default: --n-sizes geometric sizes from --min-tokens to the whole training split)."),
     n_sizes: int = typer.Option(5, "--n-sizes", help="Number of geometric sizes when --sizes is not given."),
     min_tokens: int = typer.Option(10_000, "--min-tokens", help="Smallest size when --sizes is not given."),
-    seeds: Optional[str] = typer.Option(None, "--seeds", help="Comma-separated training seeds (quick: 0; default: 0,1)."),
-    lrs: Optional[str] = typer.Option(None, "--lrs", help="Learning-rate grid; each size keeps the best by validation loss (default: --lr)."),
-    protocol: Optional[str] = typer.Option(None, "--protocol", help="converged (two-pass, default) | early-stop | budget (fixed --max-iters)."),
-    loss: str = typer.Option("mean_5_lowest_test", "--loss", help="Loss fitted: mean_5_lowest_test (paper) | test_loss | test_loss_best."),
     model: Optional[str] = typer.Option(None, "--model", help="Model preset (nano, micro, …) or LAYERSxHEADSxWIDTH (quick: nano; default: micro)."),
-    block_size: Optional[int] = typer.Option(None, "--block-size", help="Context length (quick 64, default 128)."),
-    vocab_size: Optional[int] = typer.Option(None, "--vocab-size", help="BPE vocabulary (quick 1024, default 2048)."),
-    batch_size: Optional[int] = typer.Option(None, "--batch-size", help="Sequences per step."),
-    max_iters: Optional[int] = typer.Option(None, "--max-iters", help="Step cap (schedule length of the first pass)."),
-    lr: Optional[float] = typer.Option(None, "--lr", help="Peak learning rate."),
-    warmup_iters: Optional[int] = typer.Option(None, "--warmup-iters", help="Warmup steps."),
-    eval_interval: Optional[int] = typer.Option(None, "--eval-interval", help="Steps between evaluations."),
-    eval_iters: Optional[int] = typer.Option(None, "--eval-iters", help="Evaluation windows = eval-iters × batch-size."),
-    patience: Optional[int] = typer.Option(None, "--patience", help="Early-stopping patience (evaluations)."),
-    test_max_tokens: Optional[int] = typer.Option(None, "--test-max-tokens", help="Test tokens evaluated."),
-    max_docs: Optional[int] = typer.Option(None, "--max-docs", help="Use only the first N documents of the corpus."),
-    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Tokenizer / token cache folder."),
-    field: str = typer.Option("text", "--field", help="JSONL / hf: text field."),
-    id_windows: int = typer.Option(16, "--id-windows-per-doc", help="ID: windows per test document."),
-    id_tokens: int = typer.Option(32, "--id-tokens-per-doc", help="ID: token positions per window."),
-    id_batch: int = typer.Option(4096, "--id-batch-size", help="ID: protocol batch size."),
-    id_k: int = typer.Option(20, "--id-k", help="ID: MLE neighbours K."),
-    id_average: str = typer.Option("mean", "--id-average", help="ID: mean (paper) | harmonic | median."),
-    backend: str = typer.Option("local", "--backend", help="local (process pool) | ray."),
-    workers: Optional[int] = typer.Option(None, "--workers", help="Parallel training runs (local backend)."),
-    threads_per_task: Optional[int] = typer.Option(None, "--threads-per-task", help="Torch threads per run (default: cores / workers)."),
-    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Ray cluster address (with --backend ray), e.g. auto or HOST:PORT."),
-    as_json: bool = typer.Option(False, "--json", help="Print results.json on stdout."),
+    seeds: Optional[str] = SeedsOpt, lrs: Optional[str] = LrsOpt, protocol: Optional[str] = ProtocolOpt, loss: str = LossOpt,
+    block_size: Optional[int] = BlockOpt, vocab_size: Optional[int] = VocabOpt, batch_size: Optional[int] = BatchOpt,
+    max_iters: Optional[int] = MaxItersOpt, lr: Optional[float] = LrOpt, warmup_iters: Optional[int] = WarmupOpt,
+    eval_interval: Optional[int] = EvalIntervalOpt, eval_iters: Optional[int] = EvalItersOpt,
+    patience: Optional[int] = PatienceOpt, test_max_tokens: Optional[int] = TestMaxOpt, max_docs: Optional[int] = MaxDocsOpt,
+    cache_dir: Optional[Path] = CacheOpt, field: str = FieldOpt, id_windows: int = IdWindowsOpt, id_tokens: int = IdTokensOpt,
+    id_batch: int = IdBatchOpt, id_k: int = IdKOpt, id_average: str = IdAverageOpt, backend: str = BackendOpt,
+    workers: Optional[int] = WorkersOpt, threads_per_task: Optional[int] = ThreadsOpt, ray_address: Optional[str] = RayOpt,
+    as_json: bool = JsonOpt,
 ) -> None:
     """Data scaling (paper Figure 2): one model on geometrically spaced data sizes → α̂_D vs α_D = 2/(2+d)."""
     from ttlab.lm.sweeps import IDOptions, run_data_sweep, sweep_kwargs
@@ -109,32 +118,17 @@ def data_sweep(
 @app.command("model-sweep")
 def model_sweep(
     out: Path = OutOpt, quick: bool = QuickOpt, corpus: str = CorpusSweepOpt,
-    models: Optional[str] = typer.Option(None, "--models", help="≥ 2 (4+ recommended) sizes: presets or LAYERSxHEADSxWIDTH, comma-separated."),
+    models: Optional[str] = typer.Option(None, "--models", help="≥ 3 (4+ recommended) sizes: presets or LAYERSxHEADSxWIDTH, comma-separated."),
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Training tokens for every model (default: quick 1M, else the whole split)."),
-    seeds: Optional[str] = typer.Option(None, "--seeds", help="Comma-separated training seeds."),
-    lrs: Optional[str] = typer.Option(None, "--lrs", help="Learning-rate grid; each model keeps the best by validation loss."),
-    protocol: Optional[str] = typer.Option(None, "--protocol", help="converged | early-stop | budget."),
-    loss: str = typer.Option("mean_5_lowest_test", "--loss", help="mean_5_lowest_test | test_loss | test_loss_best."),
-    block_size: Optional[int] = typer.Option(None, "--block-size", help="Context length."),
-    vocab_size: Optional[int] = typer.Option(None, "--vocab-size", help="BPE vocabulary."),
-    batch_size: Optional[int] = typer.Option(None, "--batch-size", help="Sequences per step."),
-    max_iters: Optional[int] = typer.Option(None, "--max-iters", help="Step cap."),
-    lr: Optional[float] = typer.Option(None, "--lr", help="Peak learning rate."),
-    warmup_iters: Optional[int] = typer.Option(None, "--warmup-iters", help="Warmup steps."),
-    eval_interval: Optional[int] = typer.Option(None, "--eval-interval", help="Steps between evaluations."),
-    eval_iters: Optional[int] = typer.Option(None, "--eval-iters", help="Evaluation windows = eval-iters × batch-size."),
-    patience: Optional[int] = typer.Option(None, "--patience", help="Early-stopping patience (evaluations)."),
-    test_max_tokens: Optional[int] = typer.Option(None, "--test-max-tokens", help="Test tokens evaluated."),
-    max_docs: Optional[int] = typer.Option(None, "--max-docs", help="Use only the first N documents of the corpus."),
-    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Tokenizer / token cache folder."),
-    field: str = typer.Option("text", "--field", help="JSONL / hf: text field."),
-    id_windows: int = typer.Option(16, "--id-windows-per-doc", help="ID: windows per test document."),
-    id_batch: int = typer.Option(4096, "--id-batch-size", help="ID: protocol batch size."),
-    backend: str = typer.Option("local", "--backend", help="local | ray."),
-    workers: Optional[int] = typer.Option(None, "--workers", help="Parallel training runs."),
-    threads_per_task: Optional[int] = typer.Option(None, "--threads-per-task", help="Torch threads per run."),
-    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Ray cluster address (with --backend ray)."),
-    as_json: bool = typer.Option(False, "--json", help="Print results.json on stdout."),
+    seeds: Optional[str] = SeedsOpt, lrs: Optional[str] = LrsOpt, protocol: Optional[str] = ProtocolOpt, loss: str = LossOpt,
+    block_size: Optional[int] = BlockOpt, vocab_size: Optional[int] = VocabOpt, batch_size: Optional[int] = BatchOpt,
+    max_iters: Optional[int] = MaxItersOpt, lr: Optional[float] = LrOpt, warmup_iters: Optional[int] = WarmupOpt,
+    eval_interval: Optional[int] = EvalIntervalOpt, eval_iters: Optional[int] = EvalItersOpt,
+    patience: Optional[int] = PatienceOpt, test_max_tokens: Optional[int] = TestMaxOpt, max_docs: Optional[int] = MaxDocsOpt,
+    cache_dir: Optional[Path] = CacheOpt, field: str = FieldOpt, id_windows: int = IdWindowsOpt, id_tokens: int = IdTokensOpt,
+    id_batch: int = IdBatchOpt, id_k: int = IdKOpt, id_average: str = IdAverageOpt, backend: str = BackendOpt,
+    workers: Optional[int] = WorkersOpt, threads_per_task: Optional[int] = ThreadsOpt, ray_address: Optional[str] = RayOpt,
+    as_json: bool = JsonOpt,
 ) -> None:
     """Model scaling (paper Figure 3): several model sizes on fixed data → α̂_N vs α_N = 2/d, and ID vs width."""
     from ttlab.lm.sweeps import IDOptions, run_model_sweep, sweep_kwargs
@@ -144,7 +138,8 @@ def model_sweep(
                       eval_interval=eval_interval, eval_iters=eval_iters, patience=patience, test_max_tokens=test_max_tokens,
                       batch_size=batch_size, workers=workers, max_tokens=max_tokens, corpus=corpus, max_docs=max_docs,
                       cache_dir=cache_dir, field_name=field, lrs=_floats(lrs, "--lrs"), threads_per_task=threads_per_task,
-                      id_options=IDOptions(windows_per_doc=id_windows, batch_size=id_batch))
+                      id_options=IDOptions(windows_per_doc=id_windows, tokens_per_doc=id_tokens, batch_size=id_batch,
+                                           k=id_k, average=id_average))
     res = _run_with_progress(run_model_sweep, out_dir=out, loss=loss, backend=backend, ray_address=ray_address, **kw)
     _report(res, out, as_json, "N")
 
@@ -176,10 +171,7 @@ def id_ablations_cmd(
     runs: list[Path] = typer.Option(..., "--run", help="Run folders (repeatable), e.g. a model sweep's DIR/runs/*."),
     out: Path = typer.Option(..., "--out", help="Folder for id_ablations.json and id_ablations.png."),
     position_groups: Optional[str] = typer.Option(None, "--position-groups", help="Window-position edges, e.g. 0,8,32,64 (default: 4 geometric ranges)."),
-    windows: int = typer.Option(16, "--id-windows-per-doc", help="Windows per test document."),
-    tokens: int = typer.Option(32, "--id-tokens-per-doc", help="Token positions per window (per range for positions)."),
-    batch: int = typer.Option(4096, "--id-batch-size", help="Protocol batch size."),
-    k: int = typer.Option(20, "--id-k", help="MLE neighbours K."),
+    windows: int = IdWindowsOpt, tokens: int = IdTokensOpt, batch: int = IdBatchOpt, k: int = IdKOpt,
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """ID ablations (paper Figure 4): vs model size/width, per layer and per context position."""
