@@ -21,3 +21,20 @@ def test_atomic_files_get_the_umask_mode_not_mkstemps_private_one(tmp_path):
         assert os.stat(tmp_path / "c.bin").st_mode & 0o777 == 0o600
     finally:
         os.umask(old)
+
+
+def test_atomic_file_keeps_the_old_file_when_the_writer_fails(tmp_path):
+    import pytest
+
+    from ttlab.provenance import atomic_file
+
+    target = tmp_path / "ckpt.bin"
+    target.write_bytes(b"old")
+    with pytest.raises(RuntimeError):
+        with atomic_file(target) as fh:
+            fh.write(b"half")
+            raise RuntimeError("interrupted")
+    assert target.read_bytes() == b"old" and not list(tmp_path.glob(".*.tmp"))
+    with atomic_file(target) as fh:
+        fh.write(b"new")
+    assert target.read_bytes() == b"new"

@@ -28,9 +28,7 @@ import hashlib
 import io
 import json
 import math
-import os
 import signal
-import tempfile
 import threading
 import time
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -44,7 +42,7 @@ from ttlab.errors import TTLabInputError
 from ttlab.lm.data import TokenizedCorpus
 from ttlab.lm.distributed import DistInfo, init_distributed
 from ttlab.lm.model import GPT, GPTConfig
-from ttlab.provenance import atomic_write_json, atomic_write_text, default_file_mode, versions
+from ttlab.provenance import atomic_file, atomic_write_json, atomic_write_text, versions
 
 CKPT_FORMAT = "ttlab.lm.ckpt/1"
 RESULT_FORMAT = "ttlab.lm.result/1"
@@ -203,18 +201,8 @@ def eval_windows(n_tokens: int, block_size: int, max_windows: int | None, seed: 
 
 
 def _save_torch_atomic(obj: Any, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.chmod(tmp, default_file_mode())
-        with os.fdopen(fd, "wb") as fh:
-            torch.save(obj, fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_file(path) as fh:
+        torch.save(obj, fh)
 
 
 def _metrics_csv(history: list[dict[str, float]]) -> str:
