@@ -142,6 +142,6 @@ def test_cli_data_sweep(run_cli, sweep_data, tmp_path):
     saved = json.loads((tmp_path / "cli" / "results.json").read_text())
     assert saved["config"]["sizes"] == [300, 1000, 3000] and len(saved["runs"]) == 3
     for bad, msg in [(("--model", "1x2"), "LAYERSxHEADSxWIDTH"), (("--sizes", "a"), "comma-separated"),
-                     (("--loss", "val"), "loss must be")]:
+                     (("--loss", "val"), "loss must be"), (("--lrs", "1e-3,x"), "comma-separated numbers")]:
         res = run_cli(*args, *bad)
         assert res.code == 2 and msg in res.err, (bad, res.err)

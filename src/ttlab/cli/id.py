@@ -10,7 +10,7 @@ from typing import Optional
 import numpy as np
 import typer
 
-from ttlab.cli._common import console, console_err, print_json
+from ttlab.cli._common import console, console_err, parse_ints, print_json
 from ttlab.errors import TTLabInputError
 
 app = typer.Typer(
@@ -107,15 +107,6 @@ def manifold(
         console.print(f"wrote {n} points of {name} (d = {info['d']}) in R^{ambient} to {out}")
 
 
-def _parse_ints(text: Optional[str], what: str) -> Optional[tuple[int, ...]]:
-    if text is None:
-        return None
-    try:
-        return tuple(int(x) for x in text.replace(" ", "").split(",") if x)
-    except ValueError:
-        raise TTLabInputError(f"{what} must be comma-separated integers (e.g. 0,64,256), got {text!r}.") from None
-
-
 @app.command("embed")
 def embed(
     model: str = typer.Option(..., "--model", help="A ttlab run folder, a Hugging Face causal-LM folder, a .gguf file or a registry model (gemma3-270m)."),
@@ -148,12 +139,12 @@ def embed(
     if layers is not None and layers.strip().lower() == "all":
         layer_sel: Optional[tuple[int, ...]] = None
     elif layers is not None:
-        layer_sel = _parse_ints(layers, "--layers")
+        layer_sel = parse_ints(layers, "--layers")
     else:
         layer_sel = (layer,)
     cfg = EmbedConfig(layers=layer_sel, tokens_per_doc=tokens_per_doc, context=context, window=window,
                       windows_per_doc=windows_per_doc, max_docs=max_docs, seed=seed, batch_docs=batch_docs, split=split,
-                      position_edges=_parse_ints(position_groups, "--position-groups"))
+                      position_edges=parse_ints(position_groups, "--position-groups"))
     if out.suffix not in (".npy", ".npz"):
         raise TTLabInputError(f"--out {out} must end in .npy or .npz.")
     if out.suffix == ".npy" and (layer_sel is None or len(layer_sel) > 1):

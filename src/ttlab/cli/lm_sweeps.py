@@ -7,27 +7,8 @@ from typing import Any, Optional
 
 import typer
 
-from ttlab.cli._common import console, console_err, print_json
+from ttlab.cli._common import console, console_err, parse_floats, parse_ints, print_json
 from ttlab.cli.lm import app
-from ttlab.errors import TTLabInputError
-
-
-def _ints(text: Optional[str], what: str) -> Optional[list[int]]:
-    if text is None or text == "":
-        return None
-    try:
-        return [int(float(x)) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise TTLabInputError(f"{what} must be comma-separated integers (e.g. 10000,100000), got {text!r}.") from None
-
-
-def _floats(text: Optional[str], what: str) -> Optional[list[float]]:
-    if text is None or text == "":
-        return None
-    try:
-        return [float(x) for x in text.split(",") if x.strip()]
-    except ValueError:
-        raise TTLabInputError(f"{what} must be comma-separated numbers (e.g. 1e-3,3e-3), got {text!r}.") from None
 
 
 def _progress_bar():  # pragma: no cover - cosmetic
@@ -106,7 +87,7 @@ def data_sweep(
                       vocab_size=vocab_size, protocol=protocol, seeds=seeds, max_iters=max_iters, lr=lr,
                       warmup_iters=warmup_iters, eval_interval=eval_interval, eval_iters=eval_iters, patience=patience,
                       test_max_tokens=test_max_tokens, batch_size=batch_size, workers=workers, corpus=corpus,
-                      max_docs=max_docs, cache_dir=cache_dir, field_name=field, lrs=_floats(lrs, "--lrs"),
+                      max_docs=max_docs, cache_dir=cache_dir, field_name=field, lrs=parse_floats(lrs, "--lrs"),
                       threads_per_task=threads_per_task,
                       id_options=IDOptions(windows_per_doc=id_windows, tokens_per_doc=id_tokens, batch_size=id_batch,
                                            k=id_k, average=id_average))
@@ -137,7 +118,7 @@ def model_sweep(
                       protocol=protocol, seeds=seeds, max_iters=max_iters, lr=lr, warmup_iters=warmup_iters,
                       eval_interval=eval_interval, eval_iters=eval_iters, patience=patience, test_max_tokens=test_max_tokens,
                       batch_size=batch_size, workers=workers, max_tokens=max_tokens, corpus=corpus, max_docs=max_docs,
-                      cache_dir=cache_dir, field_name=field, lrs=_floats(lrs, "--lrs"), threads_per_task=threads_per_task,
+                      cache_dir=cache_dir, field_name=field, lrs=parse_floats(lrs, "--lrs"), threads_per_task=threads_per_task,
                       id_options=IDOptions(windows_per_doc=id_windows, tokens_per_doc=id_tokens, batch_size=id_batch,
                                            k=id_k, average=id_average))
     res = _run_with_progress(run_model_sweep, out_dir=out, loss=loss, backend=backend, ray_address=ray_address, **kw)
@@ -179,7 +160,7 @@ def id_ablations_cmd(
 
     res = _run_with_progress(id_ablations, run_dirs=runs, out_dir=out,
                              id_options=IDOptions(windows_per_doc=windows, tokens_per_doc=tokens, batch_size=batch, k=k),
-                             position_edges=_ints(position_groups, "--position-groups"))
+                             position_edges=parse_ints(position_groups, "--position-groups"))
     if as_json:
         print_json(res)
         return
