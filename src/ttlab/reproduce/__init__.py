@@ -20,8 +20,14 @@ Write, in a module of this package (``parts_ntp.py``: paper A; ``parts_scaling.p
 theory and synthetic experiments; ``parts_lm.py``: language-model experiments — imported
 automatically when it exists)::
 
-    from ttlab.reproduce.registry import PartContext, claim, register_part
+    from ttlab.reproduce.registry import PartContext, register_part
     from ttlab.reproduce.report import Claims, Figure, Paragraph, Table
+    from ttlab.reproduce.verdicts import make_claim
+
+    def _my_claims(r: dict) -> list[dict]:                     # result dict -> judged claim records
+        return [make_claim("my_part.accuracy", "The paper's claim", "at_least",
+                           {"value": r["x"]}, {"holds": 0.9, "partly": 0.5},
+                           quantity="accuracy", summary=f"accuracy {r['x']:.3f}")]
 
     def _render_my_part(r: dict) -> list:                      # result dict -> report blocks
         return [Paragraph(f"Trained {r['n_runs']} models ..."),
@@ -30,28 +36,25 @@ automatically when it exists)::
                 Claims(r["claims"])]
 
     @register_part("my_part", paper="B", title="What it reproduces", render=_render_my_part,
-                   estimate=(120, 3600))                        # seconds: --quick, --full
+                   claims=_my_claims, estimate=(120, 3600))    # seconds: --quick, --full
     def my_part(out: Path, ctx: PartContext) -> dict:
         steps = ctx.pick(quick=1000, full=20000, tiny=10)       # size by mode (tiny = tests)
         d = out / "my_part"                                     # write files under DIR/<name>/
         ...                                                     # use ctx.seed, ctx.backend, ctx.ray_address
         ctx.step("training", i, total)                          # sub-step progress (never print)
-        return {"n_runs": ..., "figure": "my_part/fig.png",     # figure paths relative to DIR
-                "claims": [claim("Paper's claim", f"measured {x:.3f}", holds=x >= 0.9, partly=x >= 0.5,
-                                 rule="holds if x ≥ 0.9, partly if x ≥ 0.5")]}
+        return {"n_runs": ..., "x": ..., "figure": "my_part/fig.png"}   # figure paths relative to DIR
 
-The returned dict must be JSON-able; ``claims`` is a list of ``{claim, verdict, measured, rule}``
-with verdict ``holds`` | ``partly`` | ``not reproduced`` computed from measured numbers
-(:func:`~ttlab.reproduce.registry.claim` does this). Bump ``version=`` when a part's output
-changes so that cached records of older code are re-run. A part may be long; it should be
-resumable itself (e.g. through :func:`ttlab.sweep.run_sweep`'s per-task cache under ``DIR/<name>``)
-so that an interrupted ``--full`` run loses little.
+The returned dict must be JSON-able and hold every number the claims need. ``claims`` judges them
+with the rules of :mod:`ttlab.reproduce.verdicts` (holds | partly | not reproduced | inconclusive,
+each with its reason); it runs when the part ends and again whenever the report is written, so a
+changed rule applies to cached results. Bump ``version=`` when a part's output changes so that
+cached records of older code are re-run. A part may be long; it should be resumable itself (e.g.
+through :func:`ttlab.sweep.run_sweep`'s per-task cache under ``DIR/<name>``) so that an interrupted ``--full`` run loses little.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-import importlib
 import json
 import time
 import traceback
@@ -68,10 +71,10 @@ from ttlab.reproduce.registry import (
     Part,
     PartContext,
     check_claims,
-    claim,
     part_names,
     register_part,
 )
+from ttlab.reproduce.verdicts import make_claim, missing_claim, rejudge
 
 __all__ = [
     "MODES",
@@ -81,7 +84,7 @@ __all__ = [
     "VERDICTS",
     "Part",
     "PartContext",
-    "claim",
+    "make_claim",
     "estimate_cost",
     "load_part_record",
     "part_names",
@@ -92,12 +95,8 @@ __all__ = [
 
 SCHEMA = "ttlab.reproduce/2"
 
-for _mod in ("parts_ntp", "parts_scaling", "parts_lm"):
-    try:
-        importlib.import_module(f"ttlab.reproduce.{_mod}")
-    except ModuleNotFoundError as _exc:  # parts_lm is optional (added with the LM experiments)
-        if _exc.name != f"ttlab.reproduce.{_mod}":
-            raise
+# the parts register themselves on import (explicit, in report order: paper A, then paper B)
+from ttlab.reproduce import parts_lm, parts_ntp, parts_scaling  # noqa: E402,F401
 
 
 def load_part_record(out_dir: str | Path, name: str) -> dict | None:
@@ -208,6 +207,8 @@ def run_reproduction(
         t0 = time.perf_counter()
         try:
             data = part.fn(out, ctx)
+            if part.claims is not None:
+                data["claims"] = part.claims(data)
             check_claims(data)
             data = json.loads(_to_json(data))  # what the cache will hold (numpy → plain numbers)
             rec.update(status="ok", result=data)
@@ -233,7 +234,26 @@ def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
+def _judged_claims(name: str, result: dict) -> list[dict]:
+    """The part's claims judged now from its stored numbers (current rules and thresholds)."""
+    part = PARTS.get(name)
+    try:
+        if part is not None and part.claims is not None:
+            claims = part.claims(result)
+        else:
+            claims = [rejudge(c) for c in result.get("claims", [])]
+        check_claims({"claims": claims})
+        return claims
+    except Exception as exc:  # noqa: BLE001 - an old record must not break the report
+        return [missing_claim(f"{name}.stored_numbers", f"The claims of part {name}",
+                              f"they could not be judged from the stored numbers ({type(exc).__name__}: {exc}); "
+                              f"re-run the part with `--part {name} --rerun`")]
+
+
 def _collect_claims(results: dict) -> list[dict]:
+    for name, rec in results["parts"].items():
+        if rec.get("status") == "ok" and isinstance(rec.get("result"), dict):
+            rec["result"]["claims"] = _judged_claims(name, rec["result"])
     out = []
     for name in part_names() + [n for n in results["parts"] if n not in PARTS]:
         rec = results["parts"].get(name)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ttlab.errors import TTLabInputError
+from ttlab.reproduce.verdicts import VERDICTS
 
 __all__ = [
     "MODES",
@@ -23,7 +24,6 @@ __all__ = [
     "PartContext",
     "ProgressHook",
     "check_claims",
-    "claim",
     "finite",
     "part_names",
     "register_part",
@@ -41,7 +41,6 @@ PAPERS = {
     "Low-dimensional Data, NeurIPS 2024)",
 }
 
-VERDICTS = ("holds", "partly", "not reproduced")
 
 ProgressHook = Callable[[str, "float | None", "float | None"], None]
 """``hook(description, completed, total)``: a part's sub-step progress (``total`` None = unknown)."""
@@ -99,6 +98,7 @@ class PartContext:
 
 PartFn = Callable[[Path, PartContext], dict]
 RenderFn = Callable[[dict], list]
+ClaimsFn = Callable[[dict], list]
 EstimateFn = Callable[[PartContext, "Path | None"], float]
 
 
@@ -106,6 +106,9 @@ EstimateFn = Callable[[PartContext, "Path | None"], float]
 class Part:
     """A registered part: the function that runs it and what the report needs to know about it.
 
+    ``claims(result) -> list[claim record]`` judges the paper's claims from the numbers in the part's
+    result (:func:`ttlab.reproduce.verdicts.make_claim`); it runs when the part ends and again every time
+    the report is written, so cached results are judged by the current rules.
     ``estimate`` is (quick seconds, full seconds) on 2 cores; ``estimate_fn(ctx, out_dir)``, when
     given, replaces it with a live estimate (it must be cheap: a few seconds at most; ``out_dir`` may
     be None, else it can discount work already cached there). ``version``: bump it
@@ -117,6 +120,7 @@ class Part:
     paper: str
     title: str
     render: RenderFn
+    claims: ClaimsFn | None = None
     estimate: tuple[float, float] = (60.0, 600.0)
     estimate_fn: EstimateFn | None = None
     version: int = 1
@@ -142,6 +146,7 @@ def register_part(
     paper: str,
     title: str,
     render: RenderFn,
+    claims: ClaimsFn | None = None,
     estimate: tuple[float, float] = (60.0, 600.0),
     estimate_fn: EstimateFn | None = None,
     version: int = 1,
@@ -149,7 +154,8 @@ def register_part(
     """Decorator: register ``fn(out: Path, ctx: PartContext) -> dict`` as part ``name``.
 
     ``render(result) -> list[Block]`` turns the returned dict into the part's report section
-    (blocks from :mod:`ttlab.reproduce.report`). Re-registering a name replaces the part.
+    (blocks from :mod:`ttlab.reproduce.report`); ``claims(result) -> list[claim record]`` judges the
+    paper's claims from that dict (see :class:`Part`). Re-registering a name replaces the part.
     """
     if not name or not name.replace("_", "").isalnum():
         raise ValueError(f"part names are identifiers like 'lm_data_scaling', got {name!r}")
@@ -158,7 +164,7 @@ def register_part(
 
     def deco(fn: PartFn) -> PartFn:
         order = PARTS[name].order if name in PARTS else len(PARTS)
-        PARTS[name] = Part(name=name, fn=fn, paper=paper, title=title, render=render, estimate=estimate,
+        PARTS[name] = Part(name=name, fn=fn, paper=paper, title=title, render=render, claims=claims, estimate=estimate,
                            estimate_fn=estimate_fn, version=version, order=order)
         return fn
 
@@ -174,29 +180,24 @@ def part_names() -> list[str]:
 # claims
 
 
-def claim(text: str, measured: str, *, holds: bool, partly: bool = False, rule: str) -> dict:
-    """One verdict: ``holds`` if the ``holds`` test passed, else ``partly`` if that test passed,
-    else ``not reproduced``. ``rule`` states the thresholds in words (it is printed in the report).
-
-    Pass the outcome of explicit comparisons of measured numbers (NaN compares False, so a missing
-    measurement gives ``not reproduced``).
-    """
-    verdict = "holds" if holds else ("partly" if partly else "not reproduced")
-    return {"claim": text, "verdict": verdict, "measured": measured, "rule": rule}
+_CLAIM_KEYS = {"id", "statement", "verdict", "rule", "rule_id", "measured", "thresholds", "reason", "summary"}
 
 
 def check_claims(result: Any) -> None:
-    """Raise ``ValueError`` unless ``result`` is a dict whose ``claims`` are well-formed."""
+    """Raise ``ValueError`` unless ``result`` is a dict whose ``claims`` are well-formed claim records."""
     if not isinstance(result, dict):
         raise ValueError(f"a part must return a dict, got {type(result).__name__}")
     claims = result.get("claims", [])
     if not isinstance(claims, list):
-        raise ValueError("'claims' must be a list of {claim, verdict, measured} dicts")
+        raise ValueError("'claims' must be a list of claim records (ttlab.reproduce.verdicts.make_claim)")
     for c in claims:
-        if not isinstance(c, dict) or not {"claim", "verdict", "measured"} <= set(c):
-            raise ValueError(f"a claim needs the keys claim, verdict and measured: {c!r}")
+        if not isinstance(c, dict) or not _CLAIM_KEYS <= set(c):
+            missing = sorted(_CLAIM_KEYS - set(c)) if isinstance(c, dict) else sorted(_CLAIM_KEYS)
+            raise ValueError(f"a claim record lacks {', '.join(missing)}: {c!r}")
         if c["verdict"] not in VERDICTS:
             raise ValueError(f"claim verdict must be one of {VERDICTS}, got {c['verdict']!r}")
+        if not isinstance(c["measured"], dict) or not isinstance(c["thresholds"], dict):
+            raise ValueError(f"claim {c['id']}: measured and thresholds must be dicts of named numbers")
 
 
 def finite(*values: Any) -> bool:

@@ -86,7 +86,7 @@ class Bullets:
 
 @dataclass
 class Claims:
-    """The part's verdicts: ``[{claim, verdict, measured, rule?}]``."""
+    """The part's judged claim records (:mod:`ttlab.reproduce.verdicts`)."""
 
     claims: list[dict]
 
@@ -189,7 +189,7 @@ def _summary_rows(results: dict) -> list[list[str]]:
             rows.append([rec.get("paper", "?"), name, "(part failed)", "failed", rec.get("error", "")])
             continue
         for c in rec["result"].get("claims", []):
-            rows.append([rec.get("paper", "?"), name, c["claim"], c["verdict"], c["measured"]])
+            rows.append([rec.get("paper", "?"), name, c["statement"], c["verdict"], c["summary"]])
     return rows
 
 
@@ -207,13 +207,15 @@ def _header_blocks(results: dict) -> list[Block]:
             f"ttlab {v.get('ttlab', '?')}, Python {v.get('python', '?')}, torch {v.get('torch', '?')}; "
             f"generated {results.get('generated_at', '')}. "
             f"{len(parts)} part(s), {n_failed} failed; claims: {counts['holds']} hold, {counts['partly']} partly, "
-            f"{counts['not reproduced']} not reproduced. Sum of part wall times "
+            f"{counts['not reproduced']} not reproduced, {counts['inconclusive']} inconclusive. Sum of part wall times "
             f"{sum(p.get('wall_time_s') or 0.0 for p in parts.values()):.0f} s."
         ),
         Paragraph(
-            "Verdicts are computed from the measured numbers with the thresholds stated under each part "
-            "(never hard-coded): holds = the measured figure meets the claim's threshold; partly = it meets "
-            "a looser one or only some cases do; not reproduced = neither."
+            "Verdicts are computed from the measured numbers by the rule printed under each claim (never "
+            "written by hand), and recomputed whenever this report is written: holds = the measured figure "
+            "meets the claim's threshold; partly = it meets a looser one or only some cases do; not reproduced "
+            "= neither; inconclusive = the measurement cannot tell (too few points, an interval wider than the "
+            "tolerance, step-capped runs, missing inputs), with the reason given."
         ),
     ]
     return blocks
@@ -273,12 +275,10 @@ def _md_block(b: Block, out: Path) -> list[str]:
     if isinstance(b, Claims):
         if not b.claims:
             return []
-        lines = ["| claim | verdict | measured |", "|---|---|---|"]
-        lines += [f"| {_md_cell(c['claim'])} | **{_md_cell(c['verdict'])}** | {_md_cell(c['measured'])} |"
-                  for c in b.claims]
-        rules = [f"- {c['claim']}: {c['rule']}" for c in b.claims if c.get("rule")]
-        if rules:
-            lines += ["", "Thresholds:", "", *rules]
+        lines = ["| claim | verdict | measured | why |", "|---|---|---|---|"]
+        lines += [f"| {_md_cell(c['statement'])} | **{_md_cell(c['verdict'])}** | {_md_cell(c['summary'])} | "
+                  f"{_md_cell(c['reason'])} |" for c in b.claims]
+        lines += ["", "Rules:", "", *[f"- {c['statement']}: {c['rule']}" for c in b.claims]]
         return lines + [""]
     if isinstance(b, Preformatted):
         return ["```text", b.text.rstrip("\n"), "```", ""]
@@ -355,7 +355,7 @@ h3{margin-top:1.6em}table{border-collapse:collapse;margin:.6em 0 1em;font-size:.
 th,td{border:1px solid #ccc;padding:.25em .55em;text-align:left;vertical-align:top}th{background:#f1f1f1}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
 .v-holds{background:#d8f5d8;font-weight:600}.v-partly{background:#fff1c2;font-weight:600}
-.v-not{background:#fbd5d5;font-weight:600}.v-failed{background:#e8c7ff;font-weight:600}
+.v-not{background:#fbd5d5;font-weight:600}.v-inc{background:#dde6f3;font-weight:600}.v-failed{background:#e8c7ff;font-weight:600}
 figure{margin:1em 0}figure img{max-width:100%;border:1px solid #ddd}figcaption{font-size:.9em;color:#555}
 pre{background:#f6f6f6;padding:.7em;overflow-x:auto;font-size:.85em}code{background:#f3f3f3;padding:0 .2em}
 .meta{color:#666;font-size:.9em}.missing{color:#b00;font-weight:600}.rules{font-size:.88em;color:#444}
@@ -370,7 +370,8 @@ def _h_inline(text: Any) -> str:
 
 
 def _verdict_class(v: str) -> str:
-    return {"holds": "v-holds", "partly": "v-partly", "not reproduced": "v-not", "failed": "v-failed"}.get(v, "")
+    return {"holds": "v-holds", "partly": "v-partly", "not reproduced": "v-not", "inconclusive": "v-inc",
+            "failed": "v-failed"}.get(v, "")
 
 
 def _h_cell(v: Any, tag: str = "td", verdict: bool = False) -> str:
@@ -421,16 +422,13 @@ def _h_block(b: Block, out: Path) -> str:
         if not b.claims:
             return ""
         rows = "".join(
-            f"<tr><td>{_h_inline(c['claim'])}</td>{_h_cell(c['verdict'], verdict=True)}"
-            f"<td>{_h_inline(c['measured'])}</td></tr>" for c in b.claims)
-        table = (f"<table><thead><tr><th>claim</th><th>verdict</th><th>measured</th></tr></thead>"
+            f"<tr><td>{_h_inline(c['statement'])}</td>{_h_cell(c['verdict'], verdict=True)}"
+            f"<td>{_h_inline(c['summary'])}</td><td>{_h_inline(c['reason'])}</td></tr>" for c in b.claims)
+        table = (f"<table><thead><tr><th>claim</th><th>verdict</th><th>measured</th><th>why</th></tr></thead>"
                  f"<tbody>{rows}</tbody></table>")
-        rules = [c for c in b.claims if c.get("rule")]
-        if rules:
-            table += ('<div class="rules">Thresholds:<ul>'
-                      + "".join(f"<li>{_h_inline(c['claim'])}: {_h_inline(c['rule'])}</li>" for c in rules)
-                      + "</ul></div>")
-        return table
+        return table + ('<div class="rules">Rules:<ul>'
+                        + "".join(f"<li>{_h_inline(c['statement'])}: {_h_inline(c['rule'])}</li>" for c in b.claims)
+                        + "</ul></div>")
     if isinstance(b, Preformatted):
         return f"<pre>{html.escape(b.text)}</pre>"
     raise TypeError(f"unknown report block {type(b).__name__}")

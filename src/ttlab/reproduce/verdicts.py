@@ -1,0 +1,518 @@
+"""Verdict rules: how ``ttlab reproduce`` judges a paper's claim from measured numbers.
+
+A *claim record* (what ``results.json`` stores, one per claim) is a plain dict::
+
+    {"id": "ntp_figure2.stage1_direction",          # stable identifier
+     "statement": "Stage 1: W_ov(t) converges ...",   # the paper's claim
+     "rule_id": "at_least",                           # the registered rule that judges it
+     "rule": "holds if final cos ≥ 0.999, ...",       # the rule in words (from the rule and thresholds)
+     "measured": {"value": 1.0},                      # named numbers; an interval is [lo, hi]
+     "thresholds": {"holds": 0.999, "partly": 0.99},  # named numbers
+     "verdict": "holds",                              # one of VERDICTS
+     "reason": "final cos = 1 ≥ 0.999",               # why, in words, from the numbers
+     "summary": "final cos(W_ov, W*_ov) = 1.000000"}  # the measured figure as the report prints it
+
+Four verdicts: *holds*, *partly*, *not reproduced* and *inconclusive* — the measurement cannot
+discriminate (too few points, an interval wider than the tolerance, step-capped runs, a bound that
+uniform attention already meets, missing inputs); the reason says which.
+
+Every rule declares the verdicts it can give (``outcomes``); the test suite drives each rule to each of
+them. Verdicts are recomputed from ``measured`` and ``thresholds`` whenever a report is written
+(:func:`rejudge`), so a rule change applies to cached parts too.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "HOLDS",
+    "INCONCLUSIVE",
+    "NOT_REPRODUCED",
+    "PARTLY",
+    "RULES",
+    "VERDICTS",
+    "Rule",
+    "judge",
+    "make_claim",
+    "missing_claim",
+    "rejudge",
+]
+
+HOLDS, PARTLY, NOT_REPRODUCED, INCONCLUSIVE = "holds", "partly", "not reproduced", "inconclusive"
+VERDICTS = (HOLDS, PARTLY, NOT_REPRODUCED, INCONCLUSIVE)
+
+Judgement = tuple[str, str]
+"""(verdict, reason)."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A named verdict rule: ``judge(measured, thresholds, quantity) -> (verdict, reason)`` and
+    ``describe(thresholds, quantity) -> text``; ``outcomes`` lists every verdict it can give."""
+
+    name: str
+    outcomes: tuple[str, ...]
+    judge: Callable[[dict, dict, str], Judgement]
+    describe: Callable[[dict, str], str]
+
+
+RULES: dict[str, Rule] = {}
+
+
+def _rule(name: str, outcomes: Sequence[str], describe: Callable[[dict, str], str]):
+    def deco(fn: Callable[[dict, dict, str], Judgement]) -> Callable[[dict, dict, str], Judgement]:
+        RULES[name] = Rule(name=name, outcomes=tuple(outcomes), judge=fn, describe=describe)
+        return fn
+
+    return deco
+
+
+def _num(x: Any) -> float | None:
+    """A finite float, or None (missing, NaN, inf, not a number)."""
+    if isinstance(x, bool) or x is None:
+        return None
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def _missing(measured: dict, *names: str) -> Judgement | None:
+    gone = [n for n in names if _num(measured.get(n)) is None]
+    if gone:
+        return INCONCLUSIVE, f"missing or non-finite input: {', '.join(gone)}"
+    return None
+
+
+def _g(x: float) -> str:
+    return f"{x:.4g}"
+
+
+def _too_few(measured: dict, thresholds: dict) -> Judgement | None:
+    """Inconclusive when ``measured['n']`` (how many items the value summarises) < ``thresholds['min_n']``."""
+    if "n" not in measured:
+        return None
+    n, need = measured.get("n"), thresholds.get("min_n", 1)
+    if _num(n) is None or n < need:
+        return INCONCLUSIVE, f"only {n} item(s) to judge (need ≥ {need})"
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# generic thresholds
+
+
+def _describe_at_least(th: dict, q: str) -> str:
+    s = f"holds if {q} ≥ {_g(th['holds'])}"
+    if "partly" in th:
+        s += f", partly if ≥ {_g(th['partly'])}"
+    return s + "; inconclusive if the measurement is missing" + (
+        f" or covers fewer than {th['min_n']} items" if th.get("min_n", 1) > 1 else "")
+
+
+@_rule("at_least", (HOLDS, PARTLY, NOT_REPRODUCED, INCONCLUSIVE), _describe_at_least)
+def _at_least(m: dict, th: dict, q: str) -> Judgement:
+    """``value`` ≥ holds → holds; ≥ partly → partly; else not reproduced."""
+    bad = _missing(m, "value") or _too_few(m, th)
+    if bad:
+        return bad
+    v = float(m["value"])
+    if v >= th["holds"]:
+        return HOLDS, f"{q} = {_g(v)} ≥ {_g(th['holds'])}"
+    if "partly" in th and v >= th["partly"]:
+        return PARTLY, f"{q} = {_g(v)} is below {_g(th['holds'])} but ≥ {_g(th['partly'])}"
+    return NOT_REPRODUCED, f"{q} = {_g(v)} < {_g(th.get('partly', th['holds']))}"
+
+
+def _describe_at_most(th: dict, q: str) -> str:
+    s = f"holds if {q} ≤ {_g(th['holds'])}"
+    if "partly" in th:
+        s += f", partly if ≤ {_g(th['partly'])}"
+    return s + "; inconclusive if the measurement is missing" + (
+        f" or covers fewer than {th['min_n']} items" if th.get("min_n", 1) > 1 else " or covers no item")
+
+
+@_rule("at_most", (HOLDS, PARTLY, NOT_REPRODUCED, INCONCLUSIVE), _describe_at_most)
+def _at_most(m: dict, th: dict, q: str) -> Judgement:
+    """``value`` ≤ holds → holds; ≤ partly → partly; else not reproduced."""
+    bad = _missing(m, "value") or _too_few(m, th)
+    if bad:
+        return bad
+    v = float(m["value"])
+    if v <= th["holds"]:
+        return HOLDS, f"{q} = {_g(v)} ≤ {_g(th['holds'])}"
+    if "partly" in th and v <= th["partly"]:
+        return PARTLY, f"{q} = {_g(v)} is above {_g(th['holds'])} but ≤ {_g(th['partly'])}"
+    return NOT_REPRODUCED, f"{q} = {_g(v)} > {_g(th.get('partly', th['holds']))}"
+
+
+def _describe_count(th: dict, q: str) -> str:
+    return (f"holds if {q} in at least {100 * th['holds']:.0f} % of the cases, partly if in at least "
+            f"{100 * th['partly']:.0f} %; inconclusive if there is no case")
+
+
+@_rule("count", (HOLDS, PARTLY, NOT_REPRODUCED, INCONCLUSIVE), _describe_count)
+def _count(m: dict, th: dict, q: str) -> Judgement:
+    """``passed`` of ``total`` cases: fraction ≥ holds → holds, ≥ partly → partly."""
+    bad = _missing(m, "passed", "total")
+    if bad:
+        return bad
+    k, n = int(m["passed"]), int(m["total"])
+    if n <= 0:
+        return INCONCLUSIVE, "no case to judge"
+    frac = k / n
+    if frac >= th["holds"]:
+        return HOLDS, f"{k}/{n} cases ({q})"
+    if frac >= th["partly"]:
+        return PARTLY, f"only {k}/{n} cases ({q}); {100 * th['holds']:.0f} % needed to hold"
+    return NOT_REPRODUCED, f"{k}/{n} cases ({q}), below {100 * th['partly']:.0f} %"
+
+
+def _describe_errors(th: dict, q: str) -> str:
+    return (f"holds if the mean {q} ≤ {_g(th['holds_mean'])} and the worst ≤ {_g(th['holds_worst'])}, partly if the "
+            f"mean ≤ {_g(th['partly_mean'])}; inconclusive without cases")
+
+
+@_rule("errors_at_most", (HOLDS, PARTLY, NOT_REPRODUCED, INCONCLUSIVE), _describe_errors)
+def _errors_at_most(m: dict, th: dict, q: str) -> Judgement:
+    """Mean and worst error against their thresholds."""
+    bad = _missing(m, "mean", "worst") or _too_few(m, th)
+    if bad:
+        return bad
+    mean, worst = float(m["mean"]), float(m["worst"])
+    if mean <= th["holds_mean"] and worst <= th["holds_worst"]:
+        return HOLDS, f"mean {_g(mean)} ≤ {_g(th['holds_mean'])} and worst {_g(worst)} ≤ {_g(th['holds_worst'])}"
+    if mean <= th["partly_mean"]:
+        return PARTLY, f"mean {_g(mean)}, worst {_g(worst)}: within the partly band (mean ≤ {_g(th['partly_mean'])})"
+    return NOT_REPRODUCED, f"mean {_g(mean)} > {_g(th['partly_mean'])}"
+
+
+def _describe_set(th: dict, q: str) -> str:
+    return f"holds if the {q} found equal the expected ones exactly, partly if at least half are found; inconclusive if none is expected"
+
+
+@_rule("set_match", (HOLDS, PARTLY, NOT_REPRODUCED, INCONCLUSIVE), _describe_set)
+def _set_match(m: dict, th: dict, q: str) -> Judgement:
+    """``shared`` of ``expected`` items found, ``extra`` unexpected ones."""
+    bad = _missing(m, "expected", "shared", "extra")
+    if bad:
+        return bad
+    e, s, x = int(m["expected"]), int(m["shared"]), int(m["extra"])
+    if e <= 0:
+        return INCONCLUSIVE, f"no expected {q} to compare with"
+    if s == e and x == 0:
+        return HOLDS, f"all {e} expected {q} found, none extra"
+    if s >= e / 2:
+        return PARTLY, f"{s}/{e} expected {q} found, {x} extra"
+    return NOT_REPRODUCED, f"only {s}/{e} expected {q} found, {x} extra"
+
+
+# ---------------------------------------------------------------------------------------------
+# rates and exponents
+
+
+def _describe_exp_decay(th: dict, q: str) -> str:
+    return (f"holds if {q} decays exponentially at a fitted rate ≥ the reference rate with R² ≥ {_g(th['min_r2'])}, "
+            "partly if it decays (rate > 0) but slower or less cleanly; not reproduced if it does not decay; "
+            "inconclusive without a fit")
+
+
+@_rule("exp_decay", (HOLDS, PARTLY, NOT_REPRODUCED, INCONCLUSIVE), _describe_exp_decay)
+def _exp_decay(m: dict, th: dict, q: str) -> Judgement:
+    """Fitted exponential ``rate`` (with ``r2``) against ``reference_rate`` (0 = any decay)."""
+    bad = _missing(m, "rate", "r2", "reference_rate")
+    if bad:
+        return bad
+    rate, r2, ref = float(m["rate"]), float(m["r2"]), float(m["reference_rate"])
+    if rate <= 0:
+        return NOT_REPRODUCED, f"{q} does not decay (fitted rate {_g(rate)})"
+    if rate >= ref and r2 >= th["min_r2"]:
+        return HOLDS, f"rate {_g(rate)} ≥ reference {_g(ref)}, R² {r2:.3f}"
+    return PARTLY, f"rate {_g(rate)} (reference {_g(ref)}), R² {r2:.3f} (need ≥ {_g(th['min_r2'])})"
+
+
+def _describe_direction(th: dict, q: str) -> str:
+    return (f"holds if 1 − cos is at floating-point zero, or the final cosine ≥ {_g(th['min_cosine'])} and the local "
+            f"log-log slope of 1 − cos over the last decade of steps is at most the theory's ({q}) + {_g(th['slack'])}; "
+            "partly if 1 − cos falls (slope < −0.1) but slower or not yet close; not reproduced if it does not fall; "
+            "inconclusive without a slope")
+
+
+@_rule("direction_rate", (HOLDS, PARTLY, NOT_REPRODUCED, INCONCLUSIVE), _describe_direction)
+def _direction_rate(m: dict, th: dict, q: str) -> Judgement:
+    """1 − cos to the max-margin direction falls at least as fast as the theorem's rate."""
+    bad = _missing(m, "final_cosine")
+    if bad:
+        return bad
+    c = float(m["final_cosine"])
+    if 1.0 - c <= th.get("exact", 1e-12):
+        return HOLDS, f"final cosine {c:.12f}: on the max-margin direction to rounding"
+    bad = _missing(m, "slope", "theory_slope")
+    if bad:
+        return bad
+    s, s_th = float(m["slope"]), float(m["theory_slope"])
+    if s <= s_th + th["slack"] and c >= th["min_cosine"]:
+        return HOLDS, f"slope {s:.3f} ≤ theory {s_th:.3f} + {_g(th['slack'])}, final cosine {c:.6f}"
+    if s < -0.1:
+        return PARTLY, f"1 − cos falls (slope {s:.3f}) but theory {s_th:.3f} + {_g(th['slack'])} / cosine {c:.6f} not met"
+    return NOT_REPRODUCED, f"1 − cos does not fall (slope {s:.3f})"
+
+
+def _describe_power(th: dict, q: str) -> str:
+    return (f"holds if the 95 % interval of the fitted exponent of {q} excludes 0 (decay) and R² (log) ≥ "
+            f"{_g(th['min_r2'])}; partly if it excludes 0 with a lower R²; not reproduced if it lies below 0 "
+            f"(the loss grows); inconclusive with fewer than {th['min_points']} points or an interval containing 0")
+
+
+@_rule("power_law_decay", (HOLDS, PARTLY, NOT_REPRODUCED, INCONCLUSIVE), _describe_power)
+def _power_law_decay(m: dict, th: dict, q: str) -> Judgement:
+    """A fitted power-law exponent ``alpha`` with interval [``lo``, ``hi``], ``r2`` and ``n_points``."""
+    bad = _missing(m, "alpha", "n_points")
+    if bad:
+        return bad
+    if m["n_points"] < th["min_points"]:
+        return INCONCLUSIVE, f"only {m['n_points']} points (need ≥ {th['min_points']})"
+    bad = _missing(m, "lo", "hi", "r2")
+    if bad:
+        return bad
+    lo, hi, r2 = float(m["lo"]), float(m["hi"]), float(m["r2"])
+    if hi < 0:
+        return NOT_REPRODUCED, f"interval [{_g(lo)}, {_g(hi)}] lies below 0: the loss grows"
+    if lo <= 0:
+        return INCONCLUSIVE, f"interval [{_g(lo)}, {_g(hi)}] contains 0: cannot tell decay from none"
+    if r2 >= th["min_r2"]:
+        return HOLDS, f"interval [{_g(lo)}, {_g(hi)}] excludes 0, R² {r2:.3f}"
+    return PARTLY, f"interval [{_g(lo)}, {_g(hi)}] excludes 0 but R² {r2:.3f} < {_g(th['min_r2'])}"
+
+
+def _describe_exponent(th: dict, q: str) -> str:
+    s = (f"holds if |fitted − predicted| ≤ {100 * th['holds_rel']:.0f} % of the prediction ({q}), partly if ≤ "
+         f"{100 * th['partly_rel']:.0f} %; inconclusive if the fitted exponent's interval is wider than the partly "
+         f"band (2 × {100 * th['partly_rel']:.0f} % of the prediction)")
+    if "min_points" in th:
+        s += f", the fit has fewer than {th['min_points']} points, or any fitted run hit its step cap"
+    return s
+
+
+@_rule("exponent_match", (HOLDS, PARTLY, NOT_REPRODUCED, INCONCLUSIVE), _describe_exponent)
+def _exponent_match(m: dict, th: dict, q: str) -> Judgement:
+    """A fitted exponent (``fitted``, optional interval ``lo``/``hi``) against ``predicted``.
+
+    Optional ``n_points`` (too few → inconclusive), ``n_capped`` (runs stopped by the step cap →
+    inconclusive), ``band_lo``/``band_hi`` (the prediction's range over ID estimators, quoted in the reason).
+    """
+    bad = _missing(m, "fitted", "predicted")
+    if bad:
+        return bad
+    a, p = float(m["fitted"]), float(m["predicted"])
+    if p == 0:
+        return INCONCLUSIVE, "the prediction is 0: no relative tolerance"
+    if "n_points" in m and (_num(m["n_points"]) is None or m["n_points"] < th.get("min_points", 2)):
+        return INCONCLUSIVE, f"only {m['n_points']} fitted points (need ≥ {th.get('min_points', 2)})"
+    if _num(m.get("n_capped")) and m["n_capped"] > 0:
+        return INCONCLUSIVE, f"{int(m['n_capped'])} fitted run(s) hit the step cap: the exponent is budget-limited"
+    rel = abs(a - p) / abs(p)
+    band = ""
+    if _num(m.get("band_lo")) is not None and _num(m.get("band_hi")) is not None:
+        inside = m["band_lo"] <= a <= m["band_hi"]
+        band = (f"; {'inside' if inside else 'outside'} the estimators' prediction band "
+                f"[{_g(m['band_lo'])}, {_g(m['band_hi'])}]")
+    if "lo" in m or "hi" in m:
+        bad = _missing(m, "lo", "hi")
+        if bad:
+            return INCONCLUSIVE, f"no interval for the fitted exponent ({bad[1]})"
+        width = float(m["hi"]) - float(m["lo"])
+        if width > 2 * th["partly_rel"] * abs(p):
+            return INCONCLUSIVE, (f"interval [{_g(m['lo'])}, {_g(m['hi'])}] (width {_g(width)}) is wider than the partly "
+                                  f"band ±{100 * th['partly_rel']:.0f} % of {_g(p)}: cannot discriminate" + band)
+    delta = f"fitted {_g(a)} vs predicted {_g(p)}: Δ = {a - p:+.3g} ({100 * rel:.0f} %)"
+    if rel <= th["holds_rel"]:
+        return HOLDS, delta + band
+    if rel <= th["partly_rel"]:
+        return PARTLY, delta + band
+    return NOT_REPRODUCED, delta + band
+
+
+# ---------------------------------------------------------------------------------------------
+# shapes of profiles
+
+
+def _se_list(m: dict, n: int) -> list[float] | None:
+    se = m.get("se")
+    if se is None:
+        return None
+    vals = [_num(x) for x in se]
+    if len(vals) != n or any(v is None for v in vals):
+        return None
+    return [float(v) for v in vals]  # type: ignore[arg-type]
+
+
+def _describe_monotone(th: dict, q: str) -> str:
+    way = "rises" if th["direction"] > 0 else "falls"
+    return (f"holds if {q} {way} from the first to the last value by more than their combined standard error and no "
+            "step goes clearly (beyond its standard error) the other way; partly if it does so overall but some step "
+            "goes clearly the other way; not reproduced if it moves clearly the other way overall; inconclusive if the "
+            "overall change is within the standard error (or there are fewer than 2 values or no standard errors)")
+
+
+@_rule("monotone", (HOLDS, PARTLY, NOT_REPRODUCED, INCONCLUSIVE), _describe_monotone)
+def _monotone(m: dict, th: dict, q: str) -> Judgement:
+    """``values`` (ordered) with standard errors ``se`` move in ``direction`` (+1 up, −1 down)."""
+    vals = [_num(v) for v in m.get("values") or []]
+    if len(vals) < 2 or any(v is None for v in vals):
+        return INCONCLUSIVE, f"{len(vals)} value(s), some missing: need ≥ 2 finite values"
+    se = _se_list(m, len(vals))
+    if se is None and th.get("need_se", True):
+        return INCONCLUSIVE, "no standard errors for the values (e.g. a single ID batch): cannot tell a change from noise"
+    se = se or [0.0] * len(vals)
+    sgn = 1.0 if th["direction"] > 0 else -1.0
+    v = [sgn * x for x in vals]  # type: ignore[operator]
+    overall, s_all = v[-1] - v[0], math.hypot(se[0], se[-1])
+    listing = ", ".join(f"{x:.3g}" for x in vals)  # type: ignore[union-attr]
+    if overall < -s_all:
+        return NOT_REPRODUCED, f"{listing}: moves the other way overall ({abs(overall):.3g} > SE {s_all:.2g})"
+    if overall <= s_all:
+        return INCONCLUSIVE, f"{listing}: overall change {overall * sgn:+.3g} within SE {s_all:.2g}"
+    against = [i for i in range(len(v) - 1) if v[i + 1] - v[i] < -math.hypot(se[i], se[i + 1])]
+    if against:
+        return PARTLY, f"{listing}: overall change {overall * sgn:+.3g} (SE {s_all:.2g}) but {len(against)} step(s) go the other way"
+    return HOLDS, f"{listing}: overall change {overall * sgn:+.3g} (SE {s_all:.2g}), no step clearly against"
+
+
+def _describe_peak(th: dict, q: str) -> str:
+    return (f"holds if an inner {q} exceeds both the first and the last by more than their combined standard error; "
+            "partly if it clearly exceeds one end and ties the other (within the standard error); not reproduced if "
+            "an end clearly exceeds every inner value; inconclusive otherwise (ties at both ends, fewer than 3 values, "
+            "no standard errors)")
+
+
+@_rule("inner_peak", (HOLDS, PARTLY, NOT_REPRODUCED, INCONCLUSIVE), _describe_peak)
+def _inner_peak(m: dict, th: dict, q: str) -> Judgement:
+    """``values`` (e.g. ID per layer) with standard errors ``se`` peak strictly inside."""
+    vals = [_num(v) for v in m.get("values") or []]
+    if len(vals) < 3 or any(v is None for v in vals):
+        return INCONCLUSIVE, f"{len(vals)} value(s): need ≥ 3 finite values"
+    se = _se_list(m, len(vals))
+    if se is None:
+        return INCONCLUSIVE, "no standard errors (e.g. a single ID batch): cannot tell a peak from noise"
+    inner = max(range(1, len(vals) - 1), key=lambda i: vals[i])  # type: ignore[arg-type,return-value]
+    pk = float(vals[inner])  # type: ignore[arg-type]
+
+    def side(j: int) -> str:
+        d, s = pk - float(vals[j]), math.hypot(se[inner], se[j])  # type: ignore[arg-type]
+        return "above" if d > s else ("below" if d < -s else "tie")
+
+    a, b = side(0), side(len(vals) - 1)
+    desc = f"inner maximum {pk:.3g} at position {inner} vs ends {vals[0]:.3g}, {vals[-1]:.3g}"
+    if a == b == "above":
+        return HOLDS, desc + ": above both ends beyond the standard error"
+    if "below" in (a, b):
+        return NOT_REPRODUCED, desc + ": an end is clearly above every inner value"
+    if "above" in (a, b):
+        return PARTLY, desc + ": clearly above one end, tied with the other"
+    return INCONCLUSIVE, desc + ": within the standard error of both ends"
+
+
+def _describe_attention(th: dict, q: str) -> str:
+    return ("not reproduced if the final minimum attention on optimal tokens is below the theorem's bound "
+            "1/(1 + L_max·exp(−C1 t)); inconclusive if the bound is at or below the uniform-attention baseline of the "
+            "same sentences (uniform attention, i.e. no training, already meets it); otherwise holds if the "
+            "attention gap decays at a fitted rate ≥ C1, partly if not")
+
+
+@_rule("attention_bound", (HOLDS, PARTLY, NOT_REPRODUCED, INCONCLUSIVE), _describe_attention)
+def _attention_bound(m: dict, th: dict, q: str) -> Judgement:
+    """Theorem 2's attention bound judged against the uniform-attention baseline."""
+    bad = _missing(m, "attention", "bound", "baseline")
+    if bad:
+        return bad
+    att, bound, base = float(m["attention"]), float(m["bound"]), float(m["baseline"])
+    if att < bound:
+        return NOT_REPRODUCED, f"attention {att:.4f} < bound {bound:.4f}"
+    if bound <= base:
+        return INCONCLUSIVE, (f"bound {bound:.4f} ≤ uniform-attention baseline {base:.4f}: meeting it says nothing "
+                              f"(attention {att:.4f})")
+    rate, c1 = _num(m.get("gap_rate")), _num(m.get("c1"))
+    if rate is not None and c1 is not None and rate >= c1:
+        return HOLDS, f"attention {att:.4f} ≥ bound {bound:.4f} > baseline {base:.4f}; gap rate {_g(rate)} ≥ C1 {_g(c1)}"
+    return PARTLY, (f"attention {att:.4f} ≥ bound {bound:.4f} > baseline {base:.4f}, but gap rate "
+                    f"{'—' if rate is None else _g(rate)} < C1 {'—' if c1 is None else _g(c1)}")
+
+
+def _describe_agree(th: dict, q: str) -> str:
+    return (f"holds if the 95 % intervals of {q} overlap and the point estimates lie within {_g(th['max_spread'])}; "
+            "partly if only one of the two holds; not reproduced if neither; inconclusive with fewer than 2 intervals")
+
+
+@_rule("intervals_agree", (HOLDS, PARTLY, NOT_REPRODUCED, INCONCLUSIVE), _describe_agree)
+def _intervals_agree(m: dict, th: dict, q: str) -> Judgement:
+    """Estimates ``values`` with intervals ``intervals`` ([lo, hi] each) agree across settings."""
+    vals = [_num(v) for v in m.get("values") or []]
+    ivs = [iv for iv in (m.get("intervals") or []) if iv and _num(iv[0]) is not None and _num(iv[1]) is not None]
+    if len(ivs) < 2 or len(vals) != len(ivs) or any(v is None for v in vals):
+        return INCONCLUSIVE, f"{len(ivs)} usable interval(s): need ≥ 2"
+    overlap = max(iv[0] for iv in ivs) <= min(iv[1] for iv in ivs)
+    spread = max(vals) - min(vals)  # type: ignore[type-var,operator]
+    close = spread <= th["max_spread"]
+    desc = f"spread {spread:.3g}, intervals {'overlap' if overlap else 'do not overlap'}"
+    if overlap and close:
+        return HOLDS, desc
+    if overlap or close:
+        return PARTLY, desc
+    return NOT_REPRODUCED, desc
+
+
+@_rule("unjudgeable", (INCONCLUSIVE,),
+       lambda th, q: "inconclusive: the numbers this claim needs are not available (the reason says why)")
+def _unjudgeable(m: dict, th: dict, q: str) -> Judgement:
+    """A claim whose inputs are missing (a sub-experiment did not run, stored numbers of an older schema)."""
+    return INCONCLUSIVE, str(m.get("why") or "inputs missing")
+
+
+# ---------------------------------------------------------------------------------------------
+# records
+
+
+def judge(rule_id: str, measured: dict, thresholds: dict, quantity: str = "the measured value") -> tuple[str, str, str]:
+    """(verdict, reason, rule text) of rule ``rule_id`` on ``measured`` and ``thresholds``."""
+    if rule_id not in RULES:
+        raise KeyError(f"unknown verdict rule {rule_id!r}; known: {', '.join(sorted(RULES))}")
+    rule = RULES[rule_id]
+    verdict, reason = rule.judge(measured, thresholds, quantity)
+    if verdict not in rule.outcomes:  # a rule must stay inside what it declares (tested)
+        raise AssertionError(f"rule {rule_id} gave undeclared verdict {verdict!r}")
+    return verdict, reason, rule.describe(thresholds, quantity)
+
+
+def make_claim(
+    claim_id: str,
+    statement: str,
+    rule_id: str,
+    measured: dict,
+    thresholds: dict | None = None,
+    *,
+    quantity: str = "the measured value",
+    summary: str = "",
+) -> dict:
+    """A judged claim record (see the module docstring). ``summary`` is the measured figure in words,
+    built by the caller from the same numbers as ``measured``; ``quantity`` names what is measured."""
+    rec = {"id": claim_id, "statement": statement, "rule_id": rule_id, "quantity": quantity,
+           "measured": dict(measured), "thresholds": dict(thresholds or {}), "summary": summary}
+    return rejudge(rec)
+
+
+def rejudge(record: dict) -> dict:
+    """The claim record with ``verdict``, ``reason`` and ``rule`` recomputed from its stored numbers."""
+    verdict, reason, text = judge(record["rule_id"], record["measured"], record["thresholds"],
+                                  record.get("quantity", "the measured value"))
+    return {**record, "verdict": verdict, "reason": reason, "rule": text}
+
+
+def missing_claim(claim_id: str, statement: str, why: str) -> dict:
+    """An *inconclusive* claim record for a claim whose inputs are missing (it is reported, not dropped)."""
+    return make_claim(claim_id, statement, "unjudgeable", {"why": why}, summary=f"not measured: {why}")
