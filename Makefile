@@ -1,7 +1,10 @@
 # Two entry points: `make demo` and `make test`. Both create/update .venv.
 # TORCH_SPEC pins the CPU build of PyTorch that lies on local disk on the project's machines.
 # Elsewhere, override it, e.g. `make demo TORCH_SPEC=torch` or point pip at the CPU index.
-PYTHON ?= python3.11
+# The first Python >= 3.11 on the PATH (python3 first); override with `make PYTHON=/path/to/python3.x`.
+PYTHON ?= $(shell for p in python3 python3.13 python3.12 python3.11; do \
+	command -v $$p >/dev/null 2>&1 && $$p -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null \
+	&& { echo $$p; break; }; done)
 VENV ?= .venv
 TORCH_SPEC ?= torch==2.13.0
 BIN := $(VENV)/bin
@@ -10,6 +13,8 @@ DEMO_OUT ?= runs/demo
 .PHONY: demo test venv venv-dev bench clean
 
 $(BIN)/python:
+	@if [ -z "$(PYTHON)" ]; then echo "error: no Python >= 3.11 on the PATH (tried python3, python3.13, python3.12, python3.11); install one or run make PYTHON=/path/to/python3.x" >&2; exit 2; fi
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null || { echo "error: $(PYTHON) is not Python >= 3.11; run make PYTHON=/path/to/python3.x" >&2; exit 2; }
 	$(PYTHON) -m venv $(VENV)
 
 $(VENV)/.torch: | $(BIN)/python

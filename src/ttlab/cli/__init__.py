@@ -23,21 +23,17 @@ app = typer.Typer(
     add_completion=False,
 )
 
+from ttlab.cli import id as _id  # noqa: E402
+from ttlab.cli import lm as _lm  # noqa: E402
 from ttlab.cli import ntp as _ntp  # noqa: E402
 from ttlab.cli import reproduce as _reproduce  # noqa: E402
+from ttlab.cli import scaling as _scaling  # noqa: E402
 
 app.add_typer(_ntp.app, name="ntp")
+app.add_typer(_id.app, name="id")
+app.add_typer(_scaling.app, name="scaling")
+app.add_typer(_lm.app, name="lm")
 app.command("reproduce")(_reproduce.reproduce)
-
-# Optional command groups added by other domains register themselves here.
-for _mod_name, _group in (("ttlab.cli.id", "id"), ("ttlab.cli.scaling", "scaling"), ("ttlab.cli.lm", "lm")):
-    try:
-        _mod = __import__(_mod_name, fromlist=["app"])
-    except ModuleNotFoundError as _exc:  # the module is not written yet
-        if _exc.name != _mod_name:
-            raise
-        continue
-    app.add_typer(_mod.app, name=_group)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -653,7 +653,7 @@ def train_converged(
     on_eval: EvalFn | None = None,
     extra: dict[str, Any] | None = None,
 ) -> TrainResult:
-    """Train to convergence with the schedule fitted to the stopping point (the SPEC's pilot protocol).
+    """Train to convergence with the schedule fitted to the stopping point (the converged protocol a fair small-scale data sweep needs).
 
     Pass 1 (``out_dir/search``) trains with early stopping (``cfg.patience``, default 5) under a
     schedule of ``cfg.max_iters`` steps and finds the iteration of the best validation loss, S.

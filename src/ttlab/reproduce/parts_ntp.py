@@ -425,7 +425,7 @@ def ntp_generalization(out: Path, ctx: PartContext) -> dict:
 # ---------------------------------------------------------------------------------------------
 # SVOP
 
-# Example 1 of the paper, checked by hand (SPEC): S >_S P; O >_O S, O >_O V; V >_V S; O >_P P.
+# Example 1 of the paper, checked by hand: S >_S P; O >_O S, O >_O V; V >_V S; O >_P P.
 _SVOP_ORDERS = {("S", "S", "P"), ("O", "O", "S"), ("O", "O", "V"), ("V", "V", "S"), ("P", "O", "P")}
 
 

@@ -131,7 +131,7 @@ def _render_id(r: dict) -> list:
         Figure(r["figure"], "Estimated against true intrinsic dimension (mean ± std over seeds); grey band ±10 %."),
         Table(["noise"] + [f"{n}: mean rel. error" for n in names], summary),
         Table(["noise", "manifold", "d"] + names, per, caption="Mean estimate over seeds."),
-        Paragraph(f"Cross-check (SPEC): 5-dim linear subspace of R^{c['ambient']}, n = {c['n']}, K = 20: "
+        Paragraph(f"Cross-check (known values for the paper's protocol): 5-dim linear subspace of R^{c['ambient']}, n = {c['n']}, K = 20: "
                   f"arithmetic mean {c['mean']:.3f}, harmonic {c['harmonic']:.3f}."),
         Claims(r["claims"]),
     ]
