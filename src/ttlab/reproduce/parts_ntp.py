@@ -146,6 +146,14 @@ def _long_stage2(ds, steps: int, long_steps: int, seed: int, progress) -> dict:
     }
 
 
+def _setting_note(cfg: dict, ds: dict) -> str:
+    """Whether this run is the paper's Section 7 setting, decided from its configuration."""
+    d = ds["vocab_size"]
+    paper = (d == 20 and cfg["stage1_steps"] == cfg["stage2_steps"] == 900
+             and math.isclose(cfg["eta0"], 0.2 / math.sqrt(d)) and math.isclose(cfg["eta"], 0.05 / math.sqrt(d)))
+    return " (the paper's Section 7 setting)" if paper else " (not the paper's Section 7 step counts or sizes)"
+
+
 def _render_figure2(r: dict) -> list:
     s1, s2 = r["stages"]["stage_1"], r["stages"]["stage_2"]
     cfg, ds = r["config"], r["dataset"]
@@ -154,7 +162,7 @@ def _render_figure2(r: dict) -> list:
             f"What was run: Algorithm 1 (two-stage normalized GD from zero) on a random realizable dataset "
             f"(|V| = {ds['vocab_size']}, d = {cfg.get('dim')}, {ds['n_distinct_sentences']} distinct sentences, "
             f"L_max = {ds['max_len']}), {cfg['stage1_steps']} + {cfg['stage2_steps']} steps, "
-            f"η0 = {cfg['eta0']:.4g}, η = {cfg['eta']:.4g} (the paper's Section 7 setting)."),
+            f"η0 = {cfg['eta0']:.4g}, η = {cfg['eta']:.4g}" + _setting_note(cfg, ds) + "."),
         Figure(r["figure"], "The six panels of the paper's Figure 2: loss, cosine to the max-margin solution and "
                             "norm with the theorem's bounds tη/(2‖W*‖) (dashed) and tη (dotted); top W_ov (stage 1), "
                             "bottom W_kq (stage 2)."),
