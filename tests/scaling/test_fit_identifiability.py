@@ -115,3 +115,15 @@ def test_interval_that_misses_its_estimate_is_widened_and_flagged(monkeypatch):
     assert lo == pytest.approx(r.params["alpha"]) and hi > 1.4
     assert "alpha" in r.diagnostics["ci_widened_to_estimate"]
     assert any("widened" in w for w in r.warnings)
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_cli_chinchilla_collinear_exits_2_with_the_correlation(run_cli, tmp_path, as_json):
+    n = np.geomspace(1e7, 1e10, 8)
+    rows = "\n".join(f"{a},{20 * a},{_chin_loss(a, 20 * a)}" for a in n)
+    p = tmp_path / "chin.csv"
+    p.write_text("N,D,L\n" + rows + "\n")
+    res = run_cli("scaling", "fit", p, "--form", "chinchilla", "--x", "N", "--x2", "D", "--y", "L",
+                  *(["--json"] if as_json else []))
+    assert res.code == 2 and res.out == ""
+    assert "log N and log D are collinear (correlation 1.0000" in res.err.replace("\n", " ")
