@@ -49,7 +49,7 @@ class TokenizedCorpus:
         meta_path = self.root / "meta.json"
         if not meta_path.is_file():
             raise TTLabInputError(f"{self.root} is not a prepared token dataset (no meta.json).")
-        self.meta: dict[str, Any] = json.loads(meta_path.read_text())
+        self.meta: dict[str, Any] = json.loads(meta_path.read_text(encoding="utf-8-sig"))
         if self.meta.get("format") != FORMAT:
             raise TTLabInputError(f"{self.root}: unsupported dataset format {self.meta.get('format')!r} (expected {FORMAT}).")
         self.dtype = np.dtype(self.meta["dtype"])
@@ -89,7 +89,7 @@ class TokenizedCorpus:
     def doc_ids(self, split: str) -> list[str]:
         """Document ids of the split, in token order."""
         self._check(split)
-        return json.loads((self.root / f"{split}.ids.json").read_text())
+        return json.loads((self.root / f"{split}.ids.json").read_text(encoding="utf-8-sig"))
 
     def documents(self, split: str) -> Iterator[tuple[str, np.ndarray]]:
         """(id, token ids without the trailing <eot>) of every document of the split."""

@@ -478,13 +478,13 @@ def _converted(target: Path) -> bool:
     if not marker.is_file():
         return False
     try:
-        return json.loads(marker.read_text()).get("format") == CONVERT_FORMAT
+        return json.loads(marker.read_text(encoding="utf-8-sig")).get("format") == CONVERT_FORMAT
     except (OSError, ValueError):
         return False
 
 
 def _load_converted(target: Path, dtype: torch.dtype, name: str, source: dict[str, Any]) -> PretrainedLM:
-    info = json.loads((target / _MARKER).read_text())
+    info = json.loads((target / _MARKER).read_text(encoding="utf-8-sig"))
     src = {**source, "gguf_sha256": info.get("gguf_sha256"), "converted_dir": str(target),
            "converted_with": info.get("converted_with")}
     return _load_hf_dir(target, dtype, source=src, name=name)

@@ -375,7 +375,7 @@ def _train(
         state = load_checkpoint_state(ckpt_path)
         _check_resumable(state, model_cfg, cfg, data, dist, n_train)
         if state.get("finished") and result_path.exists():
-            summary = json.loads(result_path.read_text())
+            summary = json.loads(result_path.read_text(encoding="utf-8-sig"))
             return TrainResult("finished", out, int(state["iter"]), list(state["history"]), summary)
 
     # ---- model, optimizer, RNGs
@@ -746,7 +746,7 @@ def load_run(run_dir: str | Path, device: str = "cpu", which: str = "final") -> 
     d = Path(run_dir)
     model, meta = load_model(d, device=device, which=which)
     tok = load_tokenizer(d / "tokenizer.json") if (d / "tokenizer.json").exists() else None
-    config = json.loads((d / "config.json").read_text()) if (d / "config.json").exists() else {}
-    result = json.loads((d / "result.json").read_text()) if (d / "result.json").exists() else None
+    config = json.loads((d / "config.json").read_text(encoding="utf-8-sig")) if (d / "config.json").exists() else {}
+    result = json.loads((d / "result.json").read_text(encoding="utf-8-sig")) if (d / "result.json").exists() else None
     return LoadedRun(model, tok, config, result, meta)
 
