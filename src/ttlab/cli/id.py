@@ -40,7 +40,7 @@ def estimate(
     remainder: str = typer.Option("drop", "--remainder", help="Last partial batch: drop | merge | keep."),
     seed: int = typer.Option(0, "--seed", help="Seed of the shuffle into batches."),
     key: Optional[str] = typer.Option(None, "--key", help="Array name inside an .npz or a saved dict."),
-    backend: str = typer.Option("auto", "--backend", help="Neighbour search: auto | torch | faiss | faiss-hnsw (approximate)."),
+    backend: str = typer.Option("auto", "--backend", help="Neighbour search: auto (k-d tree at low dimension, else torch) | tree | torch | faiss | faiss-hnsw (approximate)."),
     device: Optional[str] = typer.Option(None, "--device", help="cpu | cuda (default: cuda if present)."),
     out: Optional[Path] = typer.Option(None, "--out", help="Also write the JSON result to this file."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
