@@ -158,7 +158,7 @@ def tokenize_split(
                 fh.flush()
                 os.fsync(fh.fileno())
             np.asarray(starts, dtype=np.int64).tofile(tmp / f"{name}.idx")
-            (tmp / f"{name}.ids.json").write_text(json.dumps(split.ids(name)))
+            (tmp / f"{name}.ids.json").write_text(json.dumps(split.ids(name), allow_nan=False))
             splits_meta[name] = {"docs": split.n_docs(name), "tokens": n_tok}
         tokenizer.save(tmp / "tokenizer.json")
         atomic_write_json(tmp / "meta.json", {
@@ -229,7 +229,7 @@ def write_token_dataset(
         flat.tofile(root / f"{name}.bin")
         starts.tofile(root / f"{name}.idx")
         ids = list(doc_ids[name]) if doc_ids and name in doc_ids else [f"{name}{i}" for i in range(len(seqs))]
-        (root / f"{name}.ids.json").write_text(json.dumps(ids))
+        (root / f"{name}.ids.json").write_text(json.dumps(ids, allow_nan=False))
         h.update(name.encode() + flat.tobytes() + starts.tobytes())
         splits_meta[name] = {"docs": len(seqs), "tokens": int(flat.size)}
     atomic_write_json(root / "meta.json", {

@@ -596,7 +596,7 @@ def convert_gguf(path: str | os.PathLike, out_dir: str | os.PathLike, *, sha256:
                 "gguf_bytes": path.stat().st_size, "converted_with": {"transformers": tf.__version__,
                 "gguf": _version("gguf"), "torch": torch.__version__},
                 "convert_seconds": round(time.perf_counter() - t0, 1)}
-        (Path(tmp) / _MARKER).write_text(json.dumps(info, indent=2))
+        (Path(tmp) / _MARKER).write_text(json.dumps(info, indent=2, allow_nan=False))
         del model
         os.chmod(tmp, 0o755)  # mkdtemp makes it private; the cache is an ordinary folder
         if _converted(out):  # another process finished the same conversion meanwhile
