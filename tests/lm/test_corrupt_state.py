@@ -49,3 +49,11 @@ def test_load_checkpoint_state_rejects_foreign_files(tmp_path):
     p.write_bytes(b"\x80\x04garbage")
     with pytest.raises(TTLabInputError, match=r"ckpt\.pt is corrupt \(9 bytes; "):
         load_checkpoint_state(p)
+
+
+def test_damaged_result_json_of_a_finished_run_is_named(run_cli, tmp_path, run_args):
+    assert run_cli(*run_args, "--json").code == 0
+    result = tmp_path / "run" / "result.json"
+    result.write_text(result.read_text()[:40])
+    res = run_cli(*run_args, "--resume")
+    assert res.code == 2 and "result.json is corrupt (" in res.err and "Traceback" not in res.err

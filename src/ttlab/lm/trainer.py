@@ -375,7 +375,7 @@ def _train(
         state = load_checkpoint_state(ckpt_path)
         _check_resumable(state, model_cfg, cfg, data, dist, n_train)
         if state.get("finished") and result_path.exists():
-            summary = json.loads(result_path.read_text(encoding="utf-8-sig"))
+            summary = read_run_json(result_path)
             return TrainResult("finished", out, int(state["iter"]), list(state["history"]), summary)
 
     # ---- model, optimizer, RNGs
@@ -699,6 +699,20 @@ def load_checkpoint_state(path: str | Path) -> dict[str, Any]:
     return state
 
 
+def read_run_json(path: str | Path) -> dict[str, Any]:
+    """A JSON object from a run folder (config.json, result.json); a damaged file is a clear error."""
+    p = Path(path)
+    try:
+        obj = json.loads(p.read_text(encoding="utf-8-sig"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        size = p.stat().st_size
+        reason = "empty file, 0 bytes" if size == 0 else f"{size:,} bytes; {exc}"
+        raise TTLabInputError(f"{p} is corrupt ({reason}); delete it or start a new --out.") from None
+    if not isinstance(obj, dict):
+        raise TTLabInputError(f"{p} is corrupt (not a JSON object); delete it or start a new --out.")
+    return obj
+
+
 def load_model(path: str | Path, device: str = "cpu", which: str = "final") -> tuple[GPT, dict[str, Any]]:
     """A trained :class:`GPT` (in eval mode) and its checkpoint metadata.
 
@@ -746,7 +760,7 @@ def load_run(run_dir: str | Path, device: str = "cpu", which: str = "final") -> 
     d = Path(run_dir)
     model, meta = load_model(d, device=device, which=which)
     tok = load_tokenizer(d / "tokenizer.json") if (d / "tokenizer.json").exists() else None
-    config = json.loads((d / "config.json").read_text(encoding="utf-8-sig")) if (d / "config.json").exists() else {}
-    result = json.loads((d / "result.json").read_text(encoding="utf-8-sig")) if (d / "result.json").exists() else None
+    config = read_run_json(d / "config.json") if (d / "config.json").exists() else {}
+    result = read_run_json(d / "result.json") if (d / "result.json").exists() else None
     return LoadedRun(model, tok, config, result, meta)
 
