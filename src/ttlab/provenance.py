@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import platform
 import sys
@@ -82,9 +83,41 @@ def _json_default(obj: Any) -> Any:
     raise TypeError(f"cannot serialise {type(obj).__name__} to JSON")
 
 
+NON_FINITE_KEY = "non_finite_values"
+"""Key added to a top-level JSON object listing the values that were NaN or ±inf (written as null)."""
+
+
+def _strict(obj: Any, path: str, found: dict[str, str]) -> Any:
+    """``obj`` with numpy values made plain and every NaN/±inf float replaced by None (noted in ``found``)."""
+    if isinstance(obj, float):
+        if math.isfinite(obj):
+            return obj
+        found[path or "/"] = "NaN" if obj != obj else ("Infinity" if obj > 0 else "-Infinity")
+        return None
+    if isinstance(obj, dict):
+        return {k: _strict(v, f"{path}/{k}", found) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_strict(v, f"{path}/{i}", found) for i, v in enumerate(obj)]
+    if isinstance(obj, (str, int, bool)) or obj is None:
+        return obj
+    try:
+        plain = _json_default(obj)
+    except TypeError:
+        return obj  # json.dumps reports it
+    return _strict(plain, path, found)
+
+
 def to_json(obj: Any, indent: int | None = 2) -> str:
-    """Serialise ``obj`` (numpy scalars/arrays and paths included) to JSON text."""
-    return json.dumps(obj, indent=indent, default=_json_default, allow_nan=True)
+    """Serialise ``obj`` (numpy scalars/arrays and paths included) to strict JSON text.
+
+    JSON has no NaN or infinity: such values are written as ``null`` and, when ``obj`` is a dict,
+    listed under ``"non_finite_values"`` as {JSON pointer: "NaN" | "Infinity" | "-Infinity"} so a
+    reader can tell a missing number from an undefined one."""
+    found: dict[str, str] = {}
+    clean = _strict(obj, "", found)
+    if found and isinstance(clean, dict):
+        clean[NON_FINITE_KEY] = {**(clean.get(NON_FINITE_KEY) or {}), **found}
+    return json.dumps(clean, indent=indent, default=_json_default, allow_nan=False)
 
 
 def atomic_write_json(path: str | os.PathLike, obj: Any) -> None:

@@ -233,7 +233,7 @@ def execute_task(task: Task, threads: int | None = None) -> TaskRecord:
 def load_record(path: str | os.PathLike[str]) -> TaskRecord | None:
     """Read a cached record; ``None`` when the file is missing or unreadable (then the task reruns)."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = json.loads(Path(path).read_text(encoding="utf-8-sig"))
         data.pop("cached", None)
         return TaskRecord(**data, cached=True)
     except (OSError, ValueError, TypeError):

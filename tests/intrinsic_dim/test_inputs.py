@@ -31,8 +31,9 @@ def test_too_few_points_says_how_many_are_needed(X):
     with pytest.raises(TTLabInputError, match="at least 21 distinct points; got 19 after removing 6 duplicate"):
         with pytest.warns(DuplicatePointsWarning):
             MLE(k=20).fit(np.vstack([X[:19], X[:6]]))
-    with pytest.raises(TTLabInputError, match="at least 3 distinct points"):
-        TwoNN().fit(X[:2])
+    for n in (2, 3, 9):  # TwoNN on 3 points used to answer 12.6
+        with pytest.raises(TTLabInputError, match=f"at least 10 distinct points; got {n}"):
+            TwoNN().fit(X[:n])
     with pytest.raises(TTLabInputError, match="batch_size=10 is too small"):
         MLE(k=20, batch_size=10).fit(X)
 

@@ -214,12 +214,14 @@ def test_fit_offset_needs_three_distinct_sizes(run_cli, tmp_path):
     assert res.code == 2 and "at least 3 distinct x values" in res.err
 
 
-def test_fit_flat_losses_give_null_r2_not_nan(run_cli, tmp_path):
+@pytest.mark.parametrize("form", ["power", "offset"])
+@pytest.mark.parametrize("as_json", [False, True])
+def test_fit_constant_losses_are_an_error_not_nulls(run_cli, tmp_path, form, as_json):
+    """A flat loss column has no exponent: exit 2 with one line, never a table + traceback or nulls."""
     p = tmp_path / "flat.csv"
-    p.write_text("x,y\n1,2\n10,2\n100,2\n")
-    res = run_cli("scaling", "fit", p, "--x", "x", "--y", "y", "--bootstrap", "20", "--json")
-    assert res.code == 0
-    assert "NaN" not in res.out
-    out = res.json()
-    assert out["goodness_of_fit"]["r2_log"] is None
-    assert out["params"]["alpha"] == pytest.approx(0.0, abs=1e-12)
+    p.write_text("x,y\n1,2\n10,2\n100,2\n1000,2\n")
+    res = run_cli("scaling", "fit", p, "--x", "x", "--y", "y", "--form", form, "--bootstrap", "20",
+                  *(["--json"] if as_json else []))
+    assert res.code == 2, res.err
+    assert "y is constant" in res.err and "not identifiable" in res.err
+    assert res.out == "" and "Traceback" not in res.err

@@ -6,6 +6,7 @@ Each domain registers a sub-command group from its own module. Errors caused by 
 
 from __future__ import annotations
 
+import errno
 import sys
 
 import typer
@@ -47,3 +48,16 @@ def main(argv: list[str] | None = None) -> None:
     except TTLabInputError as exc:
         console_err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         sys.exit(2)
+    except OSError as exc:
+        # The output checks run before any work; this catches what only shows when writing
+        # (a disk that fills up, a folder made read-only meanwhile): one line, not a traceback.
+        if exc.errno not in _FILE_ERRNOS:
+            raise
+        where = f"{exc.filename}: " if exc.filename else ""
+        console_err.print(f"[bold red]error:[/] {escape(where + (exc.strerror or str(exc)))}", highlight=False,
+                          soft_wrap=True)
+        sys.exit(2)
+
+
+_FILE_ERRNOS = {errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT, errno.EISDIR, errno.ENOTDIR,
+                errno.EEXIST, errno.ENOENT, errno.ENAMETOOLONG}

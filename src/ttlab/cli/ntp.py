@@ -114,8 +114,10 @@ def generate(
 ) -> None:
     """Write a seeded random realizable dataset (always passes `ttlab ntp check`)."""
     from ttlab.ntp.generate import generate_text
+    from ttlab.outputs import check_out_file
     from ttlab.provenance import atomic_write_text
 
+    check_out_file(out)
     atomic_write_text(out, generate_text(vocab, sentences, min_len, max_len, seed))
     console.print(f"wrote {out}")
 
@@ -144,6 +146,7 @@ def run(
     generalization_samples: int = typer.Option(0, "--generalization-samples", help="Also score this many unseen sentences (Theorem 3)."),
     json_out: bool = typer.Option(False, "--json", help="Print summary.json on stdout."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace the run already in --out (refused without it)."),
 ) -> None:
     """Train with Algorithm 1 (or an ablation), compare with the max-margin solutions, draw Figure 2.
 
@@ -151,7 +154,9 @@ def run(
     900 steps per stage, η0 = 0.2/√d, η = 0.05/√d.
     """
     from ttlab.ntp.experiment import run_dynamics
+    from ttlab.outputs import check_out_dir
 
+    check_out_dir(out, run_markers=("summary.json", "metrics.csv"), overwrite=overwrite)
     ds = _dataset(data, vocab, sentences, min_len, max_len, seed)
     E = _embeddings(embeddings, dim, ds.vocab_size, seed)
     cfg = _config(stage1_steps, stage2_steps, eta0, eta, init, init_scale, schedule, optimizer, seed, dtype)
@@ -203,8 +208,10 @@ def generalize(
     from ttlab.ntp.structure import analyze
     from ttlab.ntp.train import train
     from ttlab.ntp.experiment import dataset_info, require_valid
+    from ttlab.outputs import check_out_dir
     from ttlab.provenance import atomic_write_json, versions
 
+    check_out_dir(out)
     ds = _dataset(data, vocab, sentences, min_len, max_len, seed)
     structure = analyze(ds)
     require_valid(structure)

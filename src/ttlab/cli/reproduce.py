@@ -17,8 +17,8 @@ def _dur(seconds: float) -> str:
 
 
 def reproduce(
-    quick: bool = typer.Option(True, "--quick/--full",
-                               help="--quick (default; ≤ 15 min on 2 cores) or --full (prints its estimated cost first)."),
+    quick: bool = typer.Option(False, "--quick", help="Quick mode (the default; ≤ 15 min on 2 cores)."),
+    full: bool = typer.Option(False, "--full", help="Full mode (prints its estimated cost first)."),
     out: Path = typer.Option(Path("runs/reproduce"), "--out",
                              help="Output directory: report.html, report.md, results.json, parts/, figures."),
     backend: str = typer.Option("local", "--backend", help="Sweep backend for sweep-style parts: local | ray."),
@@ -38,10 +38,14 @@ def reproduce(
     from rich.table import Table
 
     from ttlab.errors import TTLabInputError
-    from ttlab.reproduce import PARTS, PartContext, estimate_cost, load_part_record, part_names, run_reproduction
+    from ttlab.outputs import check_out_dir
+    from ttlab.reproduce import (PARTS, PartContext, estimate_cost, load_part_record, part_names,
+                                  part_record_problem, run_reproduction)
     from ttlab.sweep import check_backend
 
-    mode = "quick" if quick else "full"
+    if quick and full:
+        raise TTLabInputError("--quick and --full exclude each other; give one of them (the default is --quick).")
+    mode = "full" if full else "quick"
     names = list(dict.fromkeys(part)) if part else part_names()
     unknown = [p for p in names if p not in PARTS]
     if unknown:
@@ -58,11 +62,19 @@ def reproduce(
             p = PARTS[name]
             rec = load_part_record(out, name)
             state = "—" if rec is None else f"{rec.get('status')} ({rec.get('mode')})"
+            if part_record_problem(out, name):
+                state = "corrupt record (will re-run)"
             t.add_row(name, p.paper, p.title, _dur(p.estimate[0]), _dur(p.estimate[1]), state)
         console.print(t)
         return
 
     check_backend(backend)
+    check_out_dir(out)
+    for name in names:
+        problem = part_record_problem(out, name)
+        if problem:
+            console_err.print(f"[yellow]warning:[/] {problem}; the part {name} runs again and its new record "
+                              "replaces the file.", highlight=False, soft_wrap=True)
     ctx = PartContext(mode=mode, backend=backend, ray_address=ray_address, seed=seed)
     if mode == "full":
         console_err.print("[bold]Estimating the cost of --full[/] (measuring step times)…", highlight=False)

@@ -8,8 +8,9 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.table import Table
 
-from ttlab.cli._common import console, print_json
+from ttlab.cli._common import console, console_err, print_json
 from ttlab.errors import TTLabInputError
+from ttlab.outputs import check_out_dir, check_out_file
 from ttlab.provenance import atomic_savefig, atomic_write_json, versions
 from ttlab.scaling import fit as _fit
 from ttlab.scaling import theory
@@ -177,6 +178,9 @@ def fit(
         raise TTLabInputError("--n-starts is only used by the offset and chinchilla forms (power is closed-form)")
     if plot is not None:
         _check_plot_suffix(plot)
+        check_out_file(plot, option="--plot")
+    if out is not None:
+        check_out_file(out)
     n_boot = _DEFAULT_BOOTSTRAP[form] if bootstrap is None else bootstrap
 
     cols = [x, y] + ([x2] if x2 is not None else [])
@@ -239,6 +243,8 @@ def fit(
         payload["plot"] = str(plot)
     if out is not None:
         atomic_write_json(out, payload)
+    for note in result.warnings:
+        console_err.print(f"[yellow]warning:[/] {note}", highlight=False, soft_wrap=True)
     if json_out:
         print_json(payload)
         return
@@ -268,9 +274,10 @@ def _print_fit(p: dict[str, Any]) -> None:
         lo_hi = p["ci"].get(k)
         t.add_row(k, f"{v:.6g}", f"[{lo_hi[0]:.6g}, {lo_hi[1]:.6g}]" if lo_hi else "—")
     console.print(t)
-    g = p["goodness_of_fit"]
+    g = {k: ("n/a" if v is None else format(v, ".5f" if k == "r2_log" else ".4g"))
+         for k, v in p["goodness_of_fit"].items()}
     console.print(
-        f"R² (log) = {g['r2_log']:.5f}   RMSE (log) = {g['rmse_log']:.4g}   RMSE = {g['rmse']:.4g}   "
+        f"R² (log) = {g['r2_log']}   RMSE (log) = {g['rmse_log']}   RMSE = {g['rmse']}   "
         f"bootstrap: {p['bootstrap']['n_used']} × {p['bootstrap']['method']}, seed {p['bootstrap']['seed']}"
     )
     if "prediction" in p:
@@ -279,6 +286,9 @@ def _print_fit(p: dict[str, Any]) -> None:
             f"predicted α from d = {pr['id']:g} (β = {pr['beta']:g}, {pr['kind']}): "
             f"{pr['alpha_predicted']:.4f}; fitted {pr['alpha_fitted']:.4f}"
         )
+    if not p.get("identifiable", True):
+        console.print("[bold yellow]not identifiable[/]: see the warnings above; the parameters are not meaningful "
+                      "one by one.")
     if "plot" in p:
         console.print(f"plot written to {p['plot']}")
 
@@ -389,6 +399,7 @@ def manifold(
         raise TTLabInputError(f"--n-min {over['n_min']} is above the default --n-max {base.n_max}; give --n-max too")
     cfg = replace(base, **over)
     cfg.validate()
+    check_out_dir(out)
     from ttlab.sweep import check_backend
 
     check_backend(backend)

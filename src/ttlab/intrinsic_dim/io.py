@@ -29,7 +29,7 @@ def _pick(container: dict[str, Any], key: str | None, path: Path) -> Any:
 
 def _read_text(path: Path, delimiter: str) -> np.ndarray:
     try:
-        rows = [line for line in path.read_text().splitlines() if line.strip() and not line.lstrip().startswith("#")]
+        rows = [line for line in path.read_text(encoding="utf-8-sig").splitlines() if line.strip() and not line.lstrip().startswith("#")]
     except UnicodeDecodeError as exc:
         raise TTLabInputError(f"{path} is not a text file ({exc.reason}).") from exc
     if not rows:
@@ -41,10 +41,17 @@ def _read_text(path: Path, delimiter: str) -> np.ndarray:
         except ValueError as exc:
             raise TTLabInputError(f"{path}, data line {lineno}: non-numeric value ({exc}).") from exc
 
-    try:
-        first = [float(x) for x in rows[0].split(delimiter)]
-    except ValueError:
-        first = None  # a header line
+    cells = rows[0].split(delimiter)
+    numeric = [_is_number(c) for c in cells]
+    if all(numeric):
+        first = True  # no header: the first row is data
+    elif not any(numeric):
+        first = None  # a header line (column names)
+    else:
+        raise TTLabInputError(
+            f"{path}, line 1 mixes numbers and text ({rows[0][:80]!r}): it is neither a header of column names "
+            "nor a data row. Fix that line (a header must name every column)."
+        )
     body = rows if first is not None else rows[1:]
     if not body:
         raise TTLabInputError(f"{path} has a header but no data rows.")
@@ -53,6 +60,14 @@ def _read_text(path: Path, delimiter: str) -> np.ndarray:
     if len(widths) > 1:
         raise TTLabInputError(f"{path}: rows have different numbers of columns ({sorted(widths)}).")
     return np.array(data, dtype=np.float64)
+
+
+def _is_number(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
 
 
 def load_points(path: str | os.PathLike, key: str | None = None) -> np.ndarray:
@@ -70,7 +85,19 @@ def load_points(path: str | os.PathLike, key: str | None = None) -> np.ndarray:
         raise TTLabInputError(f"unsupported file type {suffix or '(none)'!r} for {path}; use one of {', '.join(SUFFIXES)}.")
     if path.stat().st_size == 0:
         raise TTLabInputError(f"{path} is empty (0 bytes).")
+    if key is not None and suffix in (".npy", ".csv", ".tsv"):
+        raise TTLabInputError(
+            f"key {key!r} (--key) selects an array inside an .npz archive or a saved dict; a {suffix} file holds "
+            "a single array. Drop --key."
+        )
     if suffix == ".npy":
+        with path.open("rb") as fh:
+            magic = fh.read(6)
+        if magic != b"\x93NUMPY":
+            raise TTLabInputError(
+                f"{path} is not a NumPy .npy file (it does not start with the .npy magic bytes); "
+                "save the points with numpy.save, or give the file the suffix of its real format."
+            )
         try:
             arr = np.load(path, allow_pickle=False)
         except ValueError as exc:

@@ -229,7 +229,7 @@ def build_corpus(
     if not records:
         raise TTLabInputError(f"{pkg.name} holds no documents of corpus {name!r}; is it the right package?")
     records.sort(key=lambda r: r["id"])
-    body = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records).encode("utf-8")
+    body = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True, allow_nan=False) + "\n" for r in records).encode("utf-8")
     fname = f"{name}.jsonl" + (".xz" if compress else "")
     payload = lzma.compress(body, preset=9 | lzma.PRESET_EXTREME) if compress else body
     out.mkdir(parents=True, exist_ok=True)

@@ -205,12 +205,12 @@ def _stem(path: Path) -> str:
 
 def _decode(data: bytes, where: str, errors: str) -> tuple[str, bool]:
     try:
-        return data.decode("utf-8"), False
+        return data.decode("utf-8-sig"), False  # -sig: a leading byte-order mark is not text
     except UnicodeDecodeError as exc:
         if errors == "strict":
             raise TTLabInputError(f"{where} is not valid UTF-8 ({exc.reason} at byte {exc.start}); "
                                   "pass errors='replace' (CLI: --decode-errors replace) to replace bad bytes.") from exc
-        return data.decode("utf-8", errors="replace"), True
+        return data.decode("utf-8-sig", errors="replace"), True
 
 
 def read_text_file(path: Path, doc_sep: str | None = BLANK_LINES, errors: str = "strict") -> Corpus:

@@ -49,7 +49,7 @@ class TokenizedCorpus:
         meta_path = self.root / "meta.json"
         if not meta_path.is_file():
             raise TTLabInputError(f"{self.root} is not a prepared token dataset (no meta.json).")
-        self.meta: dict[str, Any] = json.loads(meta_path.read_text())
+        self.meta: dict[str, Any] = json.loads(meta_path.read_text(encoding="utf-8-sig"))
         if self.meta.get("format") != FORMAT:
             raise TTLabInputError(f"{self.root}: unsupported dataset format {self.meta.get('format')!r} (expected {FORMAT}).")
         self.dtype = np.dtype(self.meta["dtype"])
@@ -89,7 +89,7 @@ class TokenizedCorpus:
     def doc_ids(self, split: str) -> list[str]:
         """Document ids of the split, in token order."""
         self._check(split)
-        return json.loads((self.root / f"{split}.ids.json").read_text())
+        return json.loads((self.root / f"{split}.ids.json").read_text(encoding="utf-8-sig"))
 
     def documents(self, split: str) -> Iterator[tuple[str, np.ndarray]]:
         """(id, token ids without the trailing <eot>) of every document of the split."""
@@ -158,7 +158,7 @@ def tokenize_split(
                 fh.flush()
                 os.fsync(fh.fileno())
             np.asarray(starts, dtype=np.int64).tofile(tmp / f"{name}.idx")
-            (tmp / f"{name}.ids.json").write_text(json.dumps(split.ids(name)))
+            (tmp / f"{name}.ids.json").write_text(json.dumps(split.ids(name), allow_nan=False))
             splits_meta[name] = {"docs": split.n_docs(name), "tokens": n_tok}
         tokenizer.save(tmp / "tokenizer.json")
         atomic_write_json(tmp / "meta.json", {
@@ -229,7 +229,7 @@ def write_token_dataset(
         flat.tofile(root / f"{name}.bin")
         starts.tofile(root / f"{name}.idx")
         ids = list(doc_ids[name]) if doc_ids and name in doc_ids else [f"{name}{i}" for i in range(len(seqs))]
-        (root / f"{name}.ids.json").write_text(json.dumps(ids))
+        (root / f"{name}.ids.json").write_text(json.dumps(ids, allow_nan=False))
         h.update(name.encode() + flat.tobytes() + starts.tobytes())
         splits_meta[name] = {"docs": len(seqs), "tokens": int(flat.size)}
     atomic_write_json(root / "meta.json", {

@@ -259,7 +259,7 @@ class Embeddings:
         meta_path = p.with_name(p.name + ".json")
         if not p.is_file() or not meta_path.is_file():
             raise TTLabInputError(f"{p} (and its metadata {meta_path.name}) not found; write it with `ttlab id embed`.")
-        meta = json.loads(meta_path.read_text())
+        meta = json.loads(meta_path.read_text(encoding="utf-8-sig"))
         if p.suffix == ".npy":
             layer = int(meta["layers"][0])
             v = np.load(p)

@@ -478,13 +478,13 @@ def _converted(target: Path) -> bool:
     if not marker.is_file():
         return False
     try:
-        return json.loads(marker.read_text()).get("format") == CONVERT_FORMAT
+        return json.loads(marker.read_text(encoding="utf-8-sig")).get("format") == CONVERT_FORMAT
     except (OSError, ValueError):
         return False
 
 
 def _load_converted(target: Path, dtype: torch.dtype, name: str, source: dict[str, Any]) -> PretrainedLM:
-    info = json.loads((target / _MARKER).read_text())
+    info = json.loads((target / _MARKER).read_text(encoding="utf-8-sig"))
     src = {**source, "gguf_sha256": info.get("gguf_sha256"), "converted_dir": str(target),
            "converted_with": info.get("converted_with")}
     return _load_hf_dir(target, dtype, source=src, name=name)
@@ -596,7 +596,7 @@ def convert_gguf(path: str | os.PathLike, out_dir: str | os.PathLike, *, sha256:
                 "gguf_bytes": path.stat().st_size, "converted_with": {"transformers": tf.__version__,
                 "gguf": _version("gguf"), "torch": torch.__version__},
                 "convert_seconds": round(time.perf_counter() - t0, 1)}
-        (Path(tmp) / _MARKER).write_text(json.dumps(info, indent=2))
+        (Path(tmp) / _MARKER).write_text(json.dumps(info, indent=2, allow_nan=False))
         del model
         os.chmod(tmp, 0o755)  # mkdtemp makes it private; the cache is an ordinary folder
         if _converted(out):  # another process finished the same conversion meanwhile

@@ -135,9 +135,10 @@ def load_tokenizer(path: str | Path, eot_token: str | None = None) -> TextTokeni
         raise TTLabInputError(f"tokenizer {p} not found (give tokenizer.json or a folder holding it).")
     try:
         if p.is_file():
-            return TextTokenizer(tk.Tokenizer.from_file(str(p)), str(p), eot_token)
+            return TextTokenizer(tk.Tokenizer.from_str(p.read_text(encoding="utf-8-sig")), str(p), eot_token)
         if (p / "tokenizer.json").is_file():
-            return TextTokenizer(tk.Tokenizer.from_file(str(p / "tokenizer.json")), str(p), eot_token)
+            inner = tk.Tokenizer.from_str((p / "tokenizer.json").read_text(encoding="utf-8-sig"))
+            return TextTokenizer(inner, str(p), eot_token)
         if (p / "vocab.json").is_file() and (p / "merges.txt").is_file():
             bpe = tk.ByteLevelBPETokenizer(str(p / "vocab.json"), str(p / "merges.txt"))
             inner = tk.Tokenizer.from_str(bpe.to_str())

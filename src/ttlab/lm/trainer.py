@@ -372,10 +372,10 @@ def _train(
     if ckpt_path.exists():
         if not resume:
             raise TTLabInputError(f"{out} already holds a run (ckpt.pt); pass --resume to continue it or choose another --out.")
-        state = torch.load(ckpt_path, map_location="cpu", weights_only=False)
+        state = load_checkpoint_state(ckpt_path)
         _check_resumable(state, model_cfg, cfg, data, dist, n_train)
         if state.get("finished") and result_path.exists():
-            summary = json.loads(result_path.read_text())
+            summary = read_run_json(result_path)
             return TrainResult("finished", out, int(state["iter"]), list(state["history"]), summary)
 
     # ---- model, optimizer, RNGs
@@ -561,7 +561,7 @@ def _train(
         ev_test = _Evaluator(test_tokens, starts, block, cfg.batch_size, dist)
         test_loss = ev_test(eval_model, ctx)
         if cfg.keep_best and best_iter != it and (out / "best.pt").exists():
-            best_state = torch.load(out / "best.pt", map_location="cpu", weights_only=False)
+            best_state = load_checkpoint_state(out / "best.pt")
             best_model = GPT(model_cfg).to(device)
             best_model.load_state_dict(best_state["model"])
             test_loss_best = ev_test(best_model, ctx)
@@ -680,6 +680,39 @@ def train_converged(
 
 
 # --------------------------------------------------------------------------------------- loading
+def load_checkpoint_state(path: str | Path) -> dict[str, Any]:
+    """The state dict saved in a ttlab checkpoint (ckpt.pt / best.pt).
+
+    A file that cannot be unpickled (truncated by a crash or a full disk, or empty) or that is not
+    a ttlab checkpoint is a clear :class:`TTLabInputError` naming it; nothing is deleted."""
+    p = Path(path)
+    try:
+        state = torch.load(p, map_location="cpu", weights_only=False)
+    except Exception as exc:  # torch/pickle raise EOFError, RuntimeError, UnpicklingError, … for damaged files
+        size = p.stat().st_size if p.exists() else 0
+        detail = (str(exc).strip().splitlines() or [""])[0][:200]
+        reason = "empty file, 0 bytes" if size == 0 else f"{size:,} bytes; {type(exc).__name__}: {detail}"
+        raise TTLabInputError(f"{p} is corrupt ({reason}); delete it or start a new --out.") from None
+    if not isinstance(state, dict) or state.get("format") != CKPT_FORMAT:
+        raise TTLabInputError(f"{p} is not a ttlab language-model checkpoint (no format {CKPT_FORMAT!r}); "
+                              "delete it or start a new --out.")
+    return state
+
+
+def read_run_json(path: str | Path) -> dict[str, Any]:
+    """A JSON object from a run folder (config.json, result.json); a damaged file is a clear error."""
+    p = Path(path)
+    try:
+        obj = json.loads(p.read_text(encoding="utf-8-sig"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        size = p.stat().st_size
+        reason = "empty file, 0 bytes" if size == 0 else f"{size:,} bytes; {exc}"
+        raise TTLabInputError(f"{p} is corrupt ({reason}); delete it or start a new --out.") from None
+    if not isinstance(obj, dict):
+        raise TTLabInputError(f"{p} is corrupt (not a JSON object); delete it or start a new --out.")
+    return obj
+
+
 def load_model(path: str | Path, device: str = "cpu", which: str = "final") -> tuple[GPT, dict[str, Any]]:
     """A trained :class:`GPT` (in eval mode) and its checkpoint metadata.
 
@@ -692,12 +725,7 @@ def load_model(path: str | Path, device: str = "cpu", which: str = "final") -> t
         p = p / ("ckpt.pt" if which == "final" else "best.pt")
     if not p.is_file():
         raise TTLabInputError(f"checkpoint {p} not found.")
-    try:
-        state = torch.load(p, map_location="cpu", weights_only=False)
-    except Exception as exc:
-        raise TTLabInputError(f"cannot read checkpoint {p}: {exc}") from exc
-    if not isinstance(state, dict) or state.get("format") != CKPT_FORMAT:
-        raise TTLabInputError(f"{p} is not a ttlab language-model checkpoint.")
+    state = load_checkpoint_state(p)
     model = GPT(GPTConfig.from_dict(state["model_config"]))
     model.load_state_dict(state["model"])
     model.to(device).eval()
@@ -732,7 +760,7 @@ def load_run(run_dir: str | Path, device: str = "cpu", which: str = "final") -> 
     d = Path(run_dir)
     model, meta = load_model(d, device=device, which=which)
     tok = load_tokenizer(d / "tokenizer.json") if (d / "tokenizer.json").exists() else None
-    config = json.loads((d / "config.json").read_text()) if (d / "config.json").exists() else {}
-    result = json.loads((d / "result.json").read_text()) if (d / "result.json").exists() else None
+    config = read_run_json(d / "config.json") if (d / "config.json").exists() else {}
+    result = read_run_json(d / "result.json") if (d / "result.json").exists() else None
     return LoadedRun(model, tok, config, result, meta)
 

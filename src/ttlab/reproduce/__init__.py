@@ -87,6 +87,7 @@ __all__ = [
     "make_claim",
     "estimate_cost",
     "load_part_record",
+    "part_record_problem",
     "part_names",
     "register_part",
     "run_reproduction",
@@ -102,9 +103,32 @@ from ttlab.reproduce import parts_lm, parts_ntp, parts_scaling  # noqa: E402,F40
 def load_part_record(out_dir: str | Path, name: str) -> dict | None:
     """The stored record ``DIR/parts/<name>.json`` (None when missing or unreadable)."""
     try:
-        return json.loads((Path(out_dir) / "parts" / f"{name}.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        rec = json.loads((Path(out_dir) / "parts" / f"{name}.json").read_text(encoding="utf-8-sig"))
+    except (OSError, ValueError):  # damaged records: see part_record_problem
         return None
+    return rec if isinstance(rec, dict) else None
+
+
+def part_record_problem(out_dir: str | Path, name: str) -> str | None:
+    """Why ``DIR/parts/<name>.json`` exists but cannot be used (None when missing or valid).
+
+    A damaged record (truncated, empty, not a JSON object) is not reused: the part runs again and
+    its new record replaces the damaged file when it ends; the file is never deleted before that."""
+    path = Path(out_dir) / "parts" / f"{name}.json"
+    if not path.is_file():
+        return None
+    try:
+        rec = json.loads(path.read_text(encoding="utf-8-sig"))
+    except UnicodeDecodeError as exc:
+        return f"{path} is corrupt (not UTF-8 text: {exc.reason})"
+    except ValueError as exc:
+        size = path.stat().st_size
+        return f"{path} is corrupt ({'empty file, 0 bytes' if size == 0 else f'{size:,} bytes; invalid JSON: {exc}'})"
+    except OSError as exc:
+        return f"{path} cannot be read ({exc.strerror})"
+    if not isinstance(rec, dict) or "status" not in rec:
+        return f"{path} is corrupt (not a part record: no 'status')"
+    return None
 
 
 def _reusable(rec: dict | None, part: Part, ctx: PartContext) -> bool:

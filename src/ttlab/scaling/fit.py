@@ -61,6 +61,12 @@ _LOG_PARAMS = {"E", "A", "B"}
 MIN_POINTS: dict[str, int] = {"power": 3, "offset": 4, "chinchilla": 6}
 """Fewest points per form: one more than the number of parameters (one residual degree of freedom)."""
 
+CONSTANT_Y_TOL = 1e-9
+"""A loss column whose log varies by at most this (relative spread of L) is constant: an error."""
+COLLINEAR_R = 0.99
+"""Chinchilla form: |corr(log N, log D)| at or above this is an error (α and β not identifiable)."""
+_AT_BOUND = 1e-6  # an exponent this close to a bound makes its term merge with another one
+
 BOOTSTRAP_METHODS = ("residual", "pairs")
 _HUBER_DELTA = 1e-3
 _LBFGSB_KEYS = {"ftol", "gtol", "maxiter", "maxfun", "maxcor", "maxls"}
@@ -109,6 +115,9 @@ class FitResult:
     ci_analytic: dict[str, tuple[float, float]] = field(default_factory=dict)
     stderr: dict[str, float] = field(default_factory=dict)
     bootstrap_samples: np.ndarray | None = field(default=None, repr=False)
+    identifiable: bool = True
+    warnings: list[str] = field(default_factory=list)
+    diagnostics: dict[str, Any] = field(default_factory=dict)
 
     @property
     def exponents(self) -> dict[str, float]:
@@ -139,6 +148,9 @@ class FitResult:
                 k: (v if math.isfinite(v) else None)
                 for k, v in (("r2_log", self.r2_log), ("rmse_log", self.rmse_log), ("rmse", self.rmse))
             },
+            "identifiable": self.identifiable,
+            "warnings": list(self.warnings),
+            "diagnostics": dict(self.diagnostics),
             "bootstrap": dict(self.bootstrap),
             "optimizer": dict(self.optimizer),
             "fit_config": dict(self.config),
@@ -204,8 +216,32 @@ def _prepare(form: str, x: ArrayLike, y: ArrayLike, x2: ArrayLike | None, names:
         raise TTLabInputError(f"the offset form needs at least 3 distinct {names[0]} values")
     if form == "chinchilla" and np.unique(arrays[2]).size < 2:
         raise TTLabInputError(f"{names[2]} needs at least 2 distinct values to fit its exponent")
+    lx, ly = np.log(xa), np.log(ya)
+    spread = float(np.ptp(ly))
+    if spread <= CONSTANT_Y_TOL:
+        raise TTLabInputError(
+            f"{names[1]} is constant ({'all values' if spread == 0 else 'relative spread'} "
+            f"{ya[0]:.6g}{'' if spread == 0 else f' ± {spread:.1e}'}): a scaling law has nothing to fit and its "
+            "exponent is not identifiable"
+        )
     lx2 = np.log(arrays[2]) if form == "chinchilla" else None
-    return np.log(xa), np.log(ya), lx2, n
+    if lx2 is not None:
+        r = log_correlation(lx, lx2)
+        if abs(r) >= COLLINEAR_R:
+            raise TTLabInputError(
+                f"log {names[0]} and log {names[2]} are collinear (correlation {r:.4f}, |r| ≥ {COLLINEAR_R}): "
+                f"along such data A/{names[0]}^α and B/{names[2]}^β cannot be told apart, so α and β are not "
+                f"identifiable. Vary {names[0]} and {names[2]} independently (several {names[2]} per "
+                f"{names[0]}), or fit the power/offset form against one of them"
+            )
+    return lx, ly, lx2, n
+
+
+def log_correlation(lx: np.ndarray, lx2: np.ndarray) -> float:
+    """Pearson correlation of two log-size columns (0 when either is constant)."""
+    a, b = lx - lx.mean(), lx2 - lx2.mean()
+    den = math.sqrt(float(a @ a) * float(b @ b))
+    return float(a @ b) / den if den > 0 else 0.0
 
 
 # --------------------------------------------------------------------------------------------
@@ -282,6 +318,11 @@ def _offset_starts(lx: np.ndarray, ly: np.ndarray) -> np.ndarray:
 
 
 _OFFSET_BOUNDS_ALPHA = (0.0, 10.0)
+# exponents whose estimate at a bound means a term has merged with another (E absorbs A·x^0)
+_BOUNDS: dict[str, tuple[tuple[str, float, float], ...]] = {
+    "offset": (("alpha", *_OFFSET_BOUNDS_ALPHA),),
+    "chinchilla": (("alpha", 0.0, math.inf), ("beta", 0.0, math.inf)),
+}
 
 
 def _fit_offset_theta(lx, ly, starts: np.ndarray, n_keep: int):
@@ -518,17 +559,38 @@ def _fit(
         form, lx, lx2, ly, theta, n_boot=bootstrap, rng=rng, method=bootstrap_method,
         delta=delta, reduction=reduction, options=options,
     )
+    notes: list[str] = []
+    identifiable = True
+    for name, lo_b, hi_b in _BOUNDS.get(form, ()):
+        v = params[name]
+        if v <= lo_b + _AT_BOUND or v >= hi_b - _AT_BOUND:
+            identifiable = False
+            notes.append(
+                f"{name} = {v:.3g} is at its bound [{lo_b:g}, {hi_b:g}]: the fitted curve does not pin down the "
+                f"{'offset form' if form == 'offset' else 'Chinchilla form'}'s terms separately (not identifiable)"
+            )
     ci: dict[str, tuple[float, float]] = {}
+    ci_widened: list[str] = []
+    n_used = 0
     if samples.shape[0]:
         finite = np.all(np.isfinite(samples), axis=1)
+        n_used = int(finite.sum())
+    if n_used:
         nat_s = _natural(form, samples[finite])
         q = [(1 - ci_level) / 2 * 100, (1 + ci_level) / 2 * 100]
         for j, k in enumerate(names_p):
-            lo, hi = np.percentile(nat_s[:, j], q)
-            ci[k] = (float(lo), float(hi))
-        n_used = int(finite.sum())
-    else:
-        n_used = 0
+            lo, hi = (float(v) for v in np.percentile(nat_s[:, j], q))
+            if not lo <= params[k] <= hi:  # a percentile interval can miss a skewed or bounded estimate
+                ci_widened.append(k)
+                lo, hi = min(lo, params[k]), max(hi, params[k])
+            ci[k] = (lo, hi)
+    elif samples.shape[0]:
+        notes.append(f"all {samples.shape[0]} bootstrap refits failed: no intervals")
+    if ci_widened:
+        notes.append(
+            f"the bootstrap percentile interval of {', '.join(ci_widened)} did not contain the point estimate "
+            "(skewed or bounded bootstrap distribution); it was widened to include it — treat it with caution"
+        )
 
     ci_analytic: dict[str, tuple[float, float]] = {}
     stderr: dict[str, float] = {}
@@ -544,6 +606,12 @@ def _fit(
             "alpha": (float(theta[1] - tq * se[1]), float(theta[1] + tq * se[1])),
         }
 
+    diagnostics: dict[str, Any] = {"distinct_x": int(np.unique(lx).size), "log_y_range": float(np.ptp(ly))}
+    if lx2 is not None:
+        diagnostics["distinct_x2"] = int(np.unique(lx2).size)
+        diagnostics["corr_log_x_log_x2"] = log_correlation(lx, lx2)
+    if ci_widened:
+        diagnostics["ci_widened_to_estimate"] = ci_widened
     config = {
         "form": form,
         "bootstrap": int(bootstrap),
@@ -585,6 +653,9 @@ def _fit(
         ci_analytic=ci_analytic,
         stderr=stderr,
         bootstrap_samples=_natural(form, samples) if samples.shape[0] else None,
+        identifiable=identifiable,
+        warnings=notes,
+        diagnostics=diagnostics,
     )
 
 

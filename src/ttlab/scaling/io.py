@@ -20,9 +20,11 @@ def read_columns_csv(
     *,
     positive: bool = True,
 ) -> dict[str, np.ndarray]:
-    """Read numeric ``columns`` from a CSV file with a header row.
+    """Read numeric ``columns`` from a CSV file with a header row (a UTF-8 byte-order mark is ignored).
 
-    Blank lines are skipped. Errors name the file and, for bad values, the column and the file's
+    A file whose first row is all numbers has no header: that row is data and the columns are named
+    by their 0-based index ("0", "1", …); asking for a name then is an error saying so (a row is
+    never dropped). Blank lines are skipped. Errors name the file and, for bad values, the column and the file's
     line numbers (line 1 is the header): missing file, empty file, missing column (listing the
     available ones), empty or non-numeric or non-finite cells, and (``positive=True``) values
     ≤ 0, which a log-log fit cannot use.
@@ -38,12 +40,14 @@ def read_columns_csv(
         with path.open(newline="", encoding="utf-8-sig") as fh:
             reader = csv.reader(fh)
             header = None
+            first_line = 1
             rows: list[tuple[int, list[str]]] = []
             for row in reader:
                 if not row or all(not c.strip() for c in row):
                     continue
                 if header is None:
                     header = [c.strip() for c in row]
+                    first_line = reader.line_num
                     continue
                 rows.append((reader.line_num, row))
     except UnicodeDecodeError as exc:
@@ -52,6 +56,17 @@ def read_columns_csv(
         raise TTLabInputError(f"{path} is not a valid CSV file: {exc}") from None
     if header is None:
         raise TTLabInputError(f"{path} is empty: expected a header row naming the columns")
+    if all(_is_number(c) for c in header):
+        # no header: the first row is data. Columns are then named by their 0-based index.
+        indices = [str(j) for j in range(len(header))]
+        if not all(c in indices for c in columns):
+            raise TTLabInputError(
+                f"{path} has no header row (its first row is all numbers: {', '.join(header[:6])}); add a header "
+                f"naming the columns, or select columns by 0-based index (e.g. --x 0 --y 1; this file has "
+                f"{len(header)} columns)"
+            )
+        rows.insert(0, (first_line, [c for c in header]))
+        header = indices
     missing = [c for c in columns if c not in header]
     if missing:
         raise TTLabInputError(
@@ -90,6 +105,14 @@ def read_columns_csv(
             )
         out[col] = np.asarray(values, dtype=float)
     return out
+
+
+def _is_number(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
 
 
 def _shorten(items: list[str], limit: int = 10) -> str:
