@@ -166,11 +166,14 @@ def run(
 
 
 def _print_run(summary: dict, out: Path) -> None:
+    from ttlab.ntp.diagnostics import format_loss
+
     table = Table("stage", "steps", "final loss", "final cosine", "final norm", "1−cos fit C (log t/t)",
                   "loss rate", "norm bounds hold", title="training dynamics")
+    table.columns[2].min_width = 10  # tiny losses print in full scientific notation (e.g. 8.138e-23)
     for name, s in summary["stages"].items():
         fit = s["direction_fit"].get("log_t_over_t", {})
-        table.add_row(name, str(s["steps"]), f"{s['final_loss']:.4g}", f"{s['final_cosine']:.6f}",
+        table.add_row(name, str(s["steps"]), format_loss(s["final_loss"], s.get("final_log_loss")), f"{s['final_cosine']:.6f}",
                       f"{s['final_norm']:.4f}", f"{fit.get('C', float('nan')):.3g}",
                       f"{s['loss_fit']['rate']:.3g}", f"{100 * s['norm_bounds']['fraction']:.0f}%")
     console.print(table)
@@ -243,7 +246,10 @@ def example(name: str = typer.Argument("svop", help="Which example: svop (the pa
     for q, rel in w["orders"].items():
         console.print(f"  order under query {q}: {rel}")
     console.print(f"W*_kq column values (Proposition 2): {w['wkq_star_columns']}")
-    console.print(f"trained: stage-1 cosine {w['cosine_ov']:.6f}, stage-2 cosine {w['cosine_kq']:.6f}")
+    from ttlab.ntp.diagnostics import format_loss
+
+    console.print(f"trained: stage-1 cosine {w['cosine_ov']:.6f} (loss L0 {format_loss(w['loss_ov'], w['log_loss_ov'])}), "
+                  f"stage-2 cosine {w['cosine_kq']:.6f} (loss L {format_loss(w['loss_kq'], w['log_loss_kq'])})")
     console.print("[bold]Example 2[/]: unseen sentences")
     for sent, d in w["unseen"].items():
         mark = "[green]✓[/]" if d["model"] == d["expected"] else "[red]✗[/]"

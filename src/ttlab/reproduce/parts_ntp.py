@@ -219,13 +219,15 @@ def _ablation_claims(rows: list[dict]) -> list[dict]:
 
 
 def _render_ablations(r: dict) -> list:
+    from ttlab.ntp.diagnostics import format_loss
+
     return [
         Paragraph("What was run: the Figure 2 dataset trained with each variant reviewers asked about — random "
                   "initialization, joint training of both layers, plain GD and Adam instead of normalized GD — "
                   "with the same step counts."),
         Figure(r["figure"], "Every variant against the steps of W_kq (joint training: the joint steps)."),
         Table(["variant", "final loss", "cos(W_kq, W*_kq)", "‖W_kq‖", "cos(W_ov, W*_ov)", "min optimal attention"],
-              [[row["variant"], f"{row['final_loss']:.4f}", f"{row['final_cosine_kq']:.4f}",
+              [[row["variant"], format_loss(row["final_loss"]), f"{row['final_cosine_kq']:.4f}",
                 f"{row['final_norm_kq']:.3f}",
                 "—" if row["final_cosine_ov"] is None else f"{row['final_cosine_ov']:.4f}",
                 f"{row['final_min_optimal_attention']:.4f}"] for row in r["rows"]]),
