@@ -87,30 +87,33 @@ def softmax_cross_entropy(
     mx = logits.max(dim=1, keepdim=True).values
     t = logits - mx  # ≤ 0; the label entry is 0 when the label is a largest logit
     e = torch.exp(t)
-    t_y = t[rows, labels]
-    e_y = e[rows, labels]
-    e[rows, labels] = 0.0
+    lab = labels[:, None]
+    t_y = t.gather(1, lab).squeeze(1)
+    e_y = e.gather(1, lab).squeeze(1)
+    e.scatter_(1, lab, 0.0)
     s = e.sum(1)  # ≥ 1 whenever the label is not a largest logit
     z = e_y + s
     wz = weights / z
     label_entry = s * wz
     r = e.mul_(wz[:, None])
-    r[rows, labels] = -label_entry
+    r.scatter_(1, lab, -label_entry[:, None])
 
-    # per-row losses, in float64 (no-ops for float64 models)
-    s64, ty64, w64 = s.double(), t_y.double(), weights.double()
-    ell = torch.where(t_y == 0, torch.log1p(s64), torch.log(z.double()) - ty64)
-    low = s < fi.tiny / fi.eps  # only label-is-largest rows; S lost terms to underflow or is itself tiny
+    # per-row losses ℓ = −t_y + log1p(z − 1) in float64 (no-op casts for float64 models). z − 1 is summed as
+    # (e_y − 1) + S: exactly S when the label is a largest logit (e_y = 1), else ≥ e_y with S ≥ 1.
+    w64 = weights.double()
+    ell = torch.log1p((e_y.double() - 1.0) + s.double()) - t_y.double()
     log_s = None
-    if bool(low.any()):  # redo those rows in log space
+    if len(s) and float(s.min()) < fi.tiny / fi.eps:
+        # some label-is-largest rows have S below tiny/eps (terms lost to underflow): redo them in log space
+        low = s < fi.tiny / fi.eps
         log_s = _log_s_other(t, rows, labels)
         ell = torch.where(low, torch.log1p(torch.exp(log_s)), ell)
         # log log1p(S) = log S − S/2 + …, and S < tiny/eps ≪ eps here, so log S is exact to rounding
         log_ell = torch.where(low, log_s, torch.log(ell))
-        loss = float((w64 * ell).sum())
+        loss = float(w64 @ ell)
         log_loss = float(torch.logsumexp(torch.log(w64) + log_ell, 0))
     else:
-        loss = float((w64 * ell).sum())
+        loss = float(w64 @ ell)
         log_loss = math.log(loss) if loss > 0 else -math.inf
     if len(ell) == 0 or float(label_entry.max()) >= math.sqrt(fi.tiny):
         return CrossEntropy(loss, log_loss, r, 0.0)
