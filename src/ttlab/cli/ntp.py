@@ -140,7 +140,7 @@ def run(
     optimizer: str = typer.Option("ngd", "--optimizer", help="ngd (normalized GD, the paper), gd or adam."),
     embeddings: str = typer.Option("onehot", "--embeddings", help="onehot (orthonormal), orthogonal, gaussian or equicorrelated."),
     dim: Optional[int] = typer.Option(None, "--dim", help="Embedding dimension d (default |V|)."),
-    dtype: str = typer.Option("auto", "--dtype", help="auto (float64, or float32 for large problems), float64 or float32."),
+    dtype: str = typer.Option("auto", "--dtype", help="auto (float64; float32 only for large problems whose logits stay within float32's exp range), float64 or float32."),
     generalization_samples: int = typer.Option(0, "--generalization-samples", help="Also score this many unseen sentences (Theorem 3)."),
     json_out: bool = typer.Option(False, "--json", help="Print summary.json on stdout."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),

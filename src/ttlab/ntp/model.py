@@ -9,7 +9,9 @@ embeddings ``E`` (d × |V|) sentences are embedded densely.
 
 Gradients (per sentence, r = π(p − e_y)):
   ∂L/∂W_ov = r hᵀ with h = X φ;  g = Xᵀ W_ovᵀ r;  ∂L/∂s = (diag φ − φφᵀ) g;  ∂L/∂W_kq = X ∂L/∂s x_Lᵀ.
-They are checked against autograd and finite differences in the tests.
+They are checked against autograd and finite differences in the tests. The cross-entropy and its logit
+gradient are computed without cancellation (see :func:`softmax_cross_entropy`), so losses, gradients and the
+normalized direction stay exact at any margin, also past exp's range.
 """
 
 from __future__ import annotations
