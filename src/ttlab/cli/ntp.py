@@ -204,7 +204,7 @@ def generalize(
     from ttlab.ntp.generalize import evaluate_generalization, unseen_sentences
     from ttlab.ntp.model import NTPTransformer
     from ttlab.ntp.structure import analyze
-    from ttlab.ntp.train import train
+    from ttlab.ntp.train import logit_spread_bound, train
     from ttlab.ntp.experiment import dataset_info, require_valid
     from ttlab.provenance import atomic_write_json, versions
 
@@ -212,7 +212,7 @@ def generalize(
     structure = analyze(ds)
     require_valid(structure)
     cfg = _config(stage1_steps, stage2_steps, None, None, "zero", 0.01, "two-stage", "ngd", seed, "auto")
-    model = NTPTransformer(ds, structure=structure)
+    model = NTPTransformer(ds, structure=structure, max_logit_spread=logit_spread_bound(cfg, ds.vocab_size))
     with _progress(not json_out) as progress:
         result = train(ds, cfg, progress=progress, model=model)
     sents = unseen_sentences(structure, n_samples=samples, seed=seed)
