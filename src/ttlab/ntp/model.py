@@ -84,14 +84,15 @@ def softmax_cross_entropy(
     √tiny, are recomputed in log space (float64), so losses of 1e-200 come out as 1e-200 and the
     gradient direction stays defined past exp's range (margins > ~745 in float64, > ~87 in float32).
     """
-    rows = torch.arange(len(labels)) if rows is None else rows
+    n = logits.shape[0]
+    rows = torch.arange(n) if rows is None else rows
     fi = torch.finfo(logits.dtype)
     mx = logits.max(dim=1, keepdim=True).values
     t = logits - mx  # ≤ 0; the label entry is 0 when the label is a largest logit
     e = torch.exp(t)
     lab = labels[:, None]
-    t_y = t.gather(1, lab).squeeze(1)
-    e_y = e.gather(1, lab).squeeze(1)
+    t_y = t.gather(1, lab)[:, 0]
+    e_y = torch.exp(t_y)
     e.scatter_(1, lab, 0.0)
     s = e.sum(1)  # ≥ 1 whenever the label is not a largest logit
     z = e_y + s
@@ -102,10 +103,12 @@ def softmax_cross_entropy(
 
     # per-row losses ℓ = −t_y + log1p(z − 1) in float64 (no-op casts for float64 models). z − 1 is summed as
     # (e_y − 1) + S: exactly S when the label is a largest logit (e_y = 1), else ≥ e_y with S ≥ 1.
-    w64 = weights.double()
-    ell = torch.log1p((e_y.double() - 1.0) + s.double()) - t_y.double()
+    if logits.dtype == torch.float64:
+        w64, ell = weights, torch.log1p((e_y - 1.0) + s) - t_y
+    else:
+        w64, ell = weights.double(), torch.log1p((e_y.double() - 1.0) + s.double()) - t_y.double()
     log_s = None
-    if len(s) and float(s.min()) < fi.tiny / fi.eps:
+    if n and float(s.min()) < fi.tiny / fi.eps:
         # some label-is-largest rows have S below tiny/eps (terms lost to underflow): redo them in log space
         low = s < fi.tiny / fi.eps
         log_s = _log_s_other(t, rows, labels)
@@ -117,7 +120,7 @@ def softmax_cross_entropy(
     else:
         loss = float(w64 @ ell)
         log_loss = math.log(loss) if loss > 0 else -math.inf
-    if len(ell) == 0 or float(label_entry.max()) >= math.sqrt(fi.tiny):
+    if n == 0 or float(label_entry.max()) >= math.sqrt(fi.tiny):
         return CrossEntropy(loss, log_loss, r, 0.0)
     # the largest gradient entry is below √tiny: rebuild the gradient divided by it, in log space
     if log_s is None:
@@ -266,6 +269,8 @@ class NTPTransformer:
         self.colloc_tokens = torch.as_tensor(np.flatnonzero(has))
         self.colloc_next = torch.as_tensor(nxt[has])
         self._X = None if self.E is None else self.E.T[self.tokens] * self.mask[..., None]
+        m = len(self.colloc_tokens)
+        self._colloc_weights = torch.full((m,), 1.0 / max(m, 1), dtype=self.dtype)
 
     # ------------------------------------------------------------------ helpers
     def encode_batch(self, sentences: list[tuple[str, ...] | list[str]]) -> tuple[torch.Tensor, torch.Tensor]:
@@ -380,8 +385,7 @@ class NTPTransformer:
         else:
             x = self.E[:, self.colloc_tokens].T  # (m, d)
             logits = x @ W_ov.T
-        m = len(self.colloc_tokens)
-        ce = softmax_cross_entropy(logits, self.colloc_next, torch.full((m,), 1.0 / m, dtype=self.dtype))
+        ce = softmax_cross_entropy(logits, self.colloc_next, self._colloc_weights)
         if self.E is None:
             grad = torch.zeros_like(W_ov)
             grad[:, self.colloc_tokens] = ce.grad.T
