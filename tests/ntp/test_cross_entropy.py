@@ -135,7 +135,7 @@ def test_svop_stage1_float32_stays_on_the_ray_past_its_exp_range():
     res = train(svop(), TrainConfig(stage1_steps=5000, stage2_steps=0, dtype="float32"))
     assert res.W_ov.dtype == torch.float32
     r = res.rows("1")
-    assert np.max(1 - r["cosine"][1:]) <= 1e-6
+    assert np.max(1 - r["cosine"][1:]) <= 1e-9  # cosines are computed in float64 from the float32 iterate
     np.testing.assert_allclose(r["norm"], 0.1 * r["step"], rtol=1e-4)
     np.testing.assert_allclose(r["log_loss"], ray_log_loss(r["norm"], math.sqrt(3), 4), rtol=1e-6, atol=1e-6)
     assert np.all(r["loss"] > 0)

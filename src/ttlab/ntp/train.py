@@ -111,9 +111,10 @@ class TrainResult:
 
 
 def cosine(a: torch.Tensor, b: np.ndarray | torch.Tensor) -> float:
-    """Cosine similarity of two matrices (NaN when either is zero)."""
-    if not isinstance(b, torch.Tensor) or b.dtype != a.dtype:
-        b = torch.as_tensor(b, dtype=a.dtype)
+    """Cosine similarity of two matrices (NaN when either is zero), in float64 whatever their dtype, so a
+    float32 run's 1 − cos is resolved below float32's rounding (1e-7)."""
+    a = a.detach().double()
+    b = b.double() if isinstance(b, torch.Tensor) else torch.as_tensor(b, dtype=torch.float64)
     na, nb = float(a.norm()), float(b.norm())
     if na == 0.0 or nb == 0.0:
         return float("nan")
@@ -225,8 +226,8 @@ def _train(model: NTPTransformer, cfg: TrainConfig, progress: ProgressFn | None,
     wov_star = max_margin_ov(model.structure.next_token_array(), E)
     wkq_star = max_margin_kq(model.structure.kq_triples(), model.vocab_size, E)
     W_ov, W_kq = _init_params(model, cfg)
-    star_ov = torch.as_tensor(wov_star.W, dtype=model.dtype)
-    star_kq = torch.as_tensor(wkq_star.W, dtype=model.dtype)
+    star_ov = torch.as_tensor(wov_star.W, dtype=torch.float64)
+    star_kq = torch.as_tensor(wkq_star.W, dtype=torch.float64)
     m: dict[str, list] = {c: [] for c in METRIC_COLUMNS}
     nan = float("nan")
 
