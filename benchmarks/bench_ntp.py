@@ -28,15 +28,16 @@ def run_case(name: str, dtype: str, ref_steps: int) -> dict:
 
     from ttlab.ntp.generate import generate_dataset
     from ttlab.ntp.model import NTPTransformer
-    from ttlab.ntp.train import TrainConfig, _threads_for, train
+    from ttlab.ntp.train import TrainConfig, _threads_for, logit_spread_bound, train
 
     torch.set_num_threads(2)
     c = CASES[name]
     ds = generate_dataset(c["vocab"], c["sentences"], 2, c["max_len"], seed=0)
     t0 = time.perf_counter()
     c0 = time.process_time()
-    model = NTPTransformer(ds, dtype=dtype)
-    res = train(ds, TrainConfig(stage1_steps=c["steps"], stage2_steps=c["steps"], dtype=dtype), model=model)
+    cfg = TrainConfig(stage1_steps=c["steps"], stage2_steps=c["steps"], dtype=dtype)
+    model = NTPTransformer(ds, dtype=dtype, max_logit_spread=logit_spread_bound(cfg, ds.vocab_size))
+    res = train(ds, cfg, model=model)
     ours = time.perf_counter() - t0
     ours_cpu = time.process_time() - c0
     # reference: autograd through the model's plain loss, NGD on W_kq (stage 2 only, ref_steps steps)

@@ -77,7 +77,9 @@ def test_stage1_gradient_equals_autograd(setup):
     a = W_ov.clone().requires_grad_()
     loss = literal_collocation_loss(model, a)
     loss.backward()
-    val, grad = model.collocation_loss_and_grad(W_ov)
+    lg = model.collocation_loss_and_grad(W_ov)
+    val, grad = lg.loss, lg.grad_ov
+    assert lg.grad_log_scale == 0.0
     assert val == pytest.approx(float(loss.detach()), rel=1e-12)
     torch.testing.assert_close(grad, a.grad, rtol=1e-10, atol=1e-12)
 
@@ -166,16 +168,22 @@ def test_equicorrelated_embeddings_have_the_requested_gram():
 def test_auto_dtype_is_float64_for_small_and_float32_for_large_problems():
     from ttlab.ntp.model import AUTO_FLOAT32_WORK, resolve_dtype
 
+    from ttlab.ntp.model import AUTO_FLOAT32_MAX_SPREAD
+
     assert NTPTransformer(generate_dataset(6, 20, seed=0)).dtype == torch.float64
-    assert resolve_dtype("auto", work=AUTO_FLOAT32_WORK) == torch.float32
-    assert resolve_dtype("auto", work=AUTO_FLOAT32_WORK - 1) == torch.float64
+    assert resolve_dtype("auto", work=AUTO_FLOAT32_WORK, max_logit_spread=10.0) == torch.float32
+    assert resolve_dtype("auto", work=AUTO_FLOAT32_WORK - 1, max_logit_spread=10.0) == torch.float64
+    # large margins (or no bound at all) keep float64
+    assert resolve_dtype("auto", work=AUTO_FLOAT32_WORK, max_logit_spread=AUTO_FLOAT32_MAX_SPREAD * 1.01) == torch.float64
+    assert resolve_dtype("auto", work=AUTO_FLOAT32_WORK) == torch.float64
 
 
 def test_softmax_cross_entropy_is_finite_when_probabilities_underflow():
     from ttlab.ntp.model import softmax_cross_entropy
 
     logits = torch.tensor([[0.0, 2000.0], [3.0, 1.0]], dtype=torch.float32)
-    loss, r = softmax_cross_entropy(logits, torch.tensor([0, 0]), torch.tensor([0.5, 0.5]))
+    loss, _, r, log_scale = softmax_cross_entropy(logits, torch.tensor([0, 0]), torch.tensor([0.5, 0.5]))
+    assert log_scale == 0.0
     expected = 0.5 * 2000.0 + 0.5 * float(torch.nn.functional.cross_entropy(logits[1:], torch.tensor([0])))
     assert loss == pytest.approx(expected, rel=1e-6)
     torch.testing.assert_close(r[0], torch.tensor([-0.5, 0.5]))

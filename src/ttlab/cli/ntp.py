@@ -142,7 +142,7 @@ def run(
     optimizer: str = typer.Option("ngd", "--optimizer", help="ngd (normalized GD, the paper), gd or adam."),
     embeddings: str = typer.Option("onehot", "--embeddings", help="onehot (orthonormal), orthogonal, gaussian or equicorrelated."),
     dim: Optional[int] = typer.Option(None, "--dim", help="Embedding dimension d (default |V|)."),
-    dtype: str = typer.Option("auto", "--dtype", help="auto (float64, or float32 for large problems), float64 or float32."),
+    dtype: str = typer.Option("auto", "--dtype", help="auto (float64; float32 only for large problems whose logits stay within float32's exp range), float64 or float32."),
     generalization_samples: int = typer.Option(0, "--generalization-samples", help="Also score this many unseen sentences (Theorem 3)."),
     json_out: bool = typer.Option(False, "--json", help="Print summary.json on stdout."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
@@ -171,11 +171,14 @@ def run(
 
 
 def _print_run(summary: dict, out: Path) -> None:
+    from ttlab.ntp.diagnostics import format_loss
+
     table = Table("stage", "steps", "final loss", "final cosine", "final norm", "1−cos fit C (log t/t)",
                   "loss rate", "norm bounds hold", title="training dynamics")
+    table.columns[2].min_width = 10  # tiny losses print in full scientific notation (e.g. 8.138e-23)
     for name, s in summary["stages"].items():
         fit = s["direction_fit"].get("log_t_over_t", {})
-        table.add_row(name, str(s["steps"]), f"{s['final_loss']:.4g}", f"{s['final_cosine']:.6f}",
+        table.add_row(name, str(s["steps"]), format_loss(s["final_loss"], s.get("final_log_loss")), f"{s['final_cosine']:.6f}",
                       f"{s['final_norm']:.4f}", f"{fit.get('C', float('nan')):.3g}",
                       f"{s['loss_fit']['rate']:.3g}", f"{100 * s['norm_bounds']['fraction']:.0f}%")
     console.print(table)
@@ -206,7 +209,7 @@ def generalize(
     from ttlab.ntp.generalize import evaluate_generalization, unseen_sentences
     from ttlab.ntp.model import NTPTransformer
     from ttlab.ntp.structure import analyze
-    from ttlab.ntp.train import train
+    from ttlab.ntp.train import logit_spread_bound, train
     from ttlab.ntp.experiment import dataset_info, require_valid
     from ttlab.outputs import check_out_dir
     from ttlab.provenance import atomic_write_json, versions
@@ -216,7 +219,7 @@ def generalize(
     structure = analyze(ds)
     require_valid(structure)
     cfg = _config(stage1_steps, stage2_steps, None, None, "zero", 0.01, "two-stage", "ngd", seed, "auto")
-    model = NTPTransformer(ds, structure=structure)
+    model = NTPTransformer(ds, structure=structure, max_logit_spread=logit_spread_bound(cfg, ds.vocab_size))
     with _progress(not json_out) as progress:
         result = train(ds, cfg, progress=progress, model=model)
     sents = unseen_sentences(structure, n_samples=samples, seed=seed)
@@ -250,7 +253,10 @@ def example(name: str = typer.Argument("svop", help="Which example: svop (the pa
     for q, rel in w["orders"].items():
         console.print(f"  order under query {q}: {rel}")
     console.print(f"W*_kq column values (Proposition 2): {w['wkq_star_columns']}")
-    console.print(f"trained: stage-1 cosine {w['cosine_ov']:.6f}, stage-2 cosine {w['cosine_kq']:.6f}")
+    from ttlab.ntp.diagnostics import format_loss
+
+    console.print(f"trained: stage-1 cosine {w['cosine_ov']:.6f} (loss L0 {format_loss(w['loss_ov'], w['log_loss_ov'])}), "
+                  f"stage-2 cosine {w['cosine_kq']:.6f} (loss L {format_loss(w['loss_kq'], w['log_loss_kq'])})")
     console.print("[bold]Example 2[/]: unseen sentences")
     for sent, d in w["unseen"].items():
         mark = "[green]✓[/]" if d["model"] == d["expected"] else "[red]✗[/]"

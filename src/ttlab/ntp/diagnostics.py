@@ -5,7 +5,8 @@
   residuals says which shape follows the curve better; a free log-log slope is reported too (≈ −1
   up to logarithms when the theory holds);
 * loss: log(L(t) − L∞) = a − c·t fitted on the second half of a stage (linear convergence), with L∞ = 0
-  in stage 1 and, in stage 2, the loss with all attention on optimal tokens;
+  in stage 1 (fitted on the recorded log L, exact at any margin, also below float64's range) and, in
+  stage 2, the loss with all attention on optimal tokens;
 * norms: the fraction of steps t ≥ 2 at which t·η/(2‖W*‖) ≤ ‖W(t)‖ ≤ t·η holds.
 """
 
@@ -41,15 +42,26 @@ def fit_direction_rate(t: np.ndarray, one_minus_cos: np.ndarray, t_min: int = 10
     return out
 
 
-def fit_loss_rate(t: np.ndarray, loss: np.ndarray, limit: float = 0.0) -> dict:
-    """Fit log(L(t) − limit) = a − c·t on the second half of the curve; returns c and the fit's R²."""
+def fit_loss_rate(t: np.ndarray, loss: np.ndarray, limit: float = 0.0, log_loss: np.ndarray | None = None) -> dict:
+    """Fit log(L(t) − limit) = a − c·t on the second half of the curve; returns c and the fit's R².
+
+    With ``limit == 0`` and ``log_loss`` (the recorded natural log of L, finite at any margin) the fit uses
+    log L directly, so it covers losses far below 1e-13 and below float64's range.
+    """
     t = np.asarray(t, dtype=float)
     gap = np.asarray(loss, dtype=float) - limit
     half = t >= t.max() / 2 if t.size else np.zeros(0, bool)
-    keep = half & np.isfinite(gap) & (gap > _TINY)
+    if limit == 0 and log_loss is not None:
+        lgap = np.asarray(log_loss, dtype=float)
+        keep = half & np.isfinite(lgap)
+    else:
+        # the gap is a difference of two values exact to rounding: resolvable down to ~1e-13 of the limit
+        floor = _TINY * abs(limit) if limit != 0 else _TINY
+        keep = half & np.isfinite(gap) & (gap > floor)
+        lgap = np.log(np.where(keep, gap, 1.0))
     if keep.sum() < 3:
         return {"rate": float("nan"), "r2": float("nan"), "limit": limit, "note": "loss gap at floating-point zero"}
-    lt, lg = t[keep], np.log(gap[keep])
+    lt, lg = t[keep], lgap[keep]
     slope, intercept = np.polyfit(lt, lg, 1)
     pred = intercept + slope * lt
     ss_res = float(((lg - pred) ** 2).sum())
@@ -59,6 +71,7 @@ def fit_loss_rate(t: np.ndarray, loss: np.ndarray, limit: float = 0.0) -> dict:
         "r2": 1.0 - ss_res / ss_tot if ss_tot > 0 else float("nan"),
         "limit": limit,
         "final_gap": float(gap[keep][-1]),
+        "final_log_gap": float(lg[-1]),
     }
 
 
@@ -88,11 +101,12 @@ def summarize(result: TrainResult) -> dict:
         s = {
             "steps": int(r["step"][-1]),
             "final_loss": float(r["loss"][-1]),
+            "final_log_loss": float(r["log_loss"][-1]),
             "final_cosine": float(r["cosine"][-1]),
             "final_norm": float(r["norm"][-1]),
             "final_min_optimal_attention": float(r["min_optimal_attention"][-1]),
             "direction_fit": fit_direction_rate(r["step"], 1.0 - r["cosine"]),
-            "loss_fit": fit_loss_rate(r["step"], r["loss"], limit),
+            "loss_fit": fit_loss_rate(r["step"], r["loss"], limit, r["log_loss"] if limit == 0 else None),
             "norm_bounds": norm_bounds_hold(r["step"], r["norm"], r["norm_lower_bound"], r["norm_upper_bound"]),
         }
         if stage == "1":
@@ -106,6 +120,25 @@ def summarize(result: TrainResult) -> dict:
             s["theory_attention_rate_C1"] = theory_attention_rate(eta, star.norm, result.max_len)
         out[f"stage_{stage}"] = s
     return out
+
+
+def format_loss(loss: float, log_loss: float | None = None, digits: int = 4) -> str:
+    """A loss for tables: fixed-point for ordinary values, scientific for tiny ones, and from ``log_loss``
+    (natural log) when the loss is below float64's range, e.g. ``1.234e-1253``; never ``0.0000`` or ``-0``."""
+    if loss is None or (isinstance(loss, float) and math.isnan(loss)):
+        return "nan"
+    if loss == 0 and log_loss is not None and math.isfinite(log_loss):
+        x = log_loss / math.log(10)
+        exp10 = math.floor(x)
+        mant = 10 ** (x - exp10)
+        if round(mant, digits - 1) >= 10:
+            mant, exp10 = mant / 10, exp10 + 1
+        return f"{mant:.{digits - 1}f}e{exp10}"
+    if loss == 0:
+        return "0"
+    if 1e-3 <= abs(loss) < 1e4:
+        return f"{loss:.{digits}f}"
+    return f"{loss:.{digits - 1}e}"
 
 
 def theory_attention_rate(eta: float, wkq_star_norm: float, max_len: int) -> float:

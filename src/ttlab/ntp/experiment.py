@@ -17,7 +17,7 @@ from ttlab.ntp.generalize import evaluate_generalization, unseen_sentences
 from ttlab.ntp.maxmargin import MaxMarginSolution
 from ttlab.ntp.model import NTPTransformer
 from ttlab.ntp.structure import DatasetStructure, analyze
-from ttlab.ntp.train import METRIC_COLUMNS, ProgressFn, TrainConfig, TrainResult, train
+from ttlab.ntp.train import METRIC_COLUMNS, ProgressFn, TrainConfig, TrainResult, logit_spread_bound, train
 from ttlab.provenance import atomic_savefig, atomic_write_json, atomic_write_text, versions
 
 
@@ -89,7 +89,8 @@ def run_dynamics(
     """
     structure = analyze(dataset)
     require_valid(structure)
-    model = NTPTransformer(dataset, embeddings=embeddings, dtype=config.dtype, structure=structure)
+    model = NTPTransformer(dataset, embeddings=embeddings, dtype=config.dtype, structure=structure,
+                           max_logit_spread=logit_spread_bound(config, dataset.vocab_size, embeddings))
     result = train(dataset, config, progress=progress, model=model)
     summary = {
         "config": {**asdict(result.config), "embeddings": embedding_kind, "dim": model.dim},

@@ -9,12 +9,16 @@ embeddings ``E`` (d × |V|) sentences are embedded densely.
 
 Gradients (per sentence, r = π(p − e_y)):
   ∂L/∂W_ov = r hᵀ with h = X φ;  g = Xᵀ W_ovᵀ r;  ∂L/∂s = (diag φ − φφᵀ) g;  ∂L/∂W_kq = X ∂L/∂s x_Lᵀ.
-They are checked against autograd and finite differences in the tests.
+They are checked against autograd and finite differences in the tests. The cross-entropy and its logit
+gradient are computed without cancellation (see :func:`softmax_cross_entropy`), so losses, gradients and the
+normalized direction stay exact at any margin, also past exp's range.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -24,42 +28,133 @@ from ttlab.ntp.dataset import NTPDataset
 from ttlab.ntp.structure import DatasetStructure, analyze
 
 _DTYPES = {"float64": torch.float64, "float32": torch.float32}
-#: with dtype="auto", problems with at least this many (padded tokens × |V|) use float32
+#: with dtype="auto", problems with at least this many (padded tokens × |V|) may use float32
 AUTO_FLOAT32_WORK = 2_000_000
+_F32 = torch.finfo(torch.float32)
+#: with dtype="auto", float32 also needs every logit difference |l_v − l_y| of the run to stay below
+#: log(eps²/tiny) ≈ 55.4 (float32): then every gradient term within eps² of the largest one is a normal
+#: float32 number, so no term that can move the normalized direction underflows, and the exponentials'
+#: relative rounding (≈ eps · spread ≤ 7e-6) stays far below every measured quantity.
+AUTO_FLOAT32_MAX_SPREAD = math.log(_F32.eps**2 / _F32.tiny)
 
 
-def resolve_dtype(dtype: str | torch.dtype, work: int = 0) -> torch.dtype:
+def resolve_dtype(dtype: str | torch.dtype, work: int = 0, max_logit_spread: float | None = None) -> torch.dtype:
     """'float64' / 'float32' / 'auto' (or a torch dtype) → torch dtype.
 
-    'auto' is float64 for small problems and float32 from :data:`AUTO_FLOAT32_WORK` on, where float32
-    halves the memory traffic and its rounding (1e-7) is far below every measured quantity.
+    'auto' is float32 only when both hold: the problem is large (``work`` = padded tokens × |V| ≥
+    :data:`AUTO_FLOAT32_WORK`, where float32 halves the memory traffic) and the caller's a-priori bound
+    ``max_logit_spread`` on every |l_v − l_y| of the run is ≤ :data:`AUTO_FLOAT32_MAX_SPREAD` (see
+    :func:`ttlab.ntp.train.logit_spread_bound`; no bound given → float64). Otherwise float64.
     """
     if isinstance(dtype, torch.dtype):
         return dtype
     if dtype == "auto":
-        return torch.float32 if work >= AUTO_FLOAT32_WORK else torch.float64
+        small_margins = max_logit_spread is not None and max_logit_spread <= AUTO_FLOAT32_MAX_SPREAD
+        return torch.float32 if work >= AUTO_FLOAT32_WORK and small_margins else torch.float64
     if dtype not in _DTYPES:
         raise TTLabInputError(f"dtype must be one of auto, {', '.join(_DTYPES)} (got {dtype!r})")
     return _DTYPES[dtype]
 
 
+class CrossEntropy(NamedTuple):
+    """Result of :func:`softmax_cross_entropy`.
+
+    ``loss`` is Σ_n w_n ℓ_n accumulated in float64 (exact to rounding; 0.0 only when the true value is below
+    float64's range), ``log_loss`` its natural log (finite whenever the loss is positive, even below that
+    range), ``grad`` = exp(−log_scale) · ∂loss/∂logits. ``log_scale`` is 0 unless the largest gradient entry
+    is below √tiny of the dtype (margins near or past the exp range); then the gradient is returned
+    divided by that common positive factor so that its largest entry is 1 and its direction stays exact.
+    """
+
+    loss: float
+    log_loss: float
+    grad: torch.Tensor
+    log_scale: float
+
+
 def softmax_cross_entropy(
     logits: torch.Tensor, labels: torch.Tensor, weights: torch.Tensor, rows: torch.Tensor | None = None
-) -> tuple[float, torch.Tensor]:
-    """Σ_n w_n · (−log softmax(logits_n)[y_n]) and its gradient w.r.t. the logits, w_n (p_n − e_{y_n}).
+) -> CrossEntropy:
+    """Σ_n w_n · (−log softmax(logits_n)[y_n]) and its logit gradient w_n (p_n − e_{y_n}), accurate at any margin.
 
-    One exponential pass; the label log-probabilities come from the log-sum-exp, so they stay finite
-    even when a probability underflows.
+    With m = max_v l_v and S_n = Σ_{v≠y} exp(l_v − m) (the label column is left out of the sum, never
+    subtracted): the label entry of the gradient is −w S/(e^{l_y−m} + S), never w(p_y − 1), and the loss is
+    log1p(S) when the label is a largest logit (then m = l_y), else (m − l_y) + log(e^{l_y−m} + S), a sum of
+    non-negative terms. Rows whose S is below tiny/eps, and the gradient when its largest entry is below
+    √tiny, are recomputed in log space (float64), so losses of 1e-200 come out as 1e-200 and the
+    gradient direction stays defined past exp's range (margins > ~745 in float64, > ~87 in float32).
     """
+    n = logits.shape[0]
+    rows = torch.arange(n) if rows is None else rows
+    fi = torch.finfo(logits.dtype)
     mx = logits.max(dim=1, keepdim=True).values
-    e = torch.exp(logits - mx)
-    z = e.sum(1, keepdim=True)
-    rows = torch.arange(len(labels)) if rows is None else rows
-    logp_y = logits[rows, labels] - mx.squeeze(1) - torch.log(z.squeeze(1))
-    loss = -(weights * logp_y).sum()
-    r = e * (weights[:, None] / z)
-    r[rows, labels] -= weights
-    return float(loss), r
+    t = logits - mx  # ≤ 0; the label entry is 0 when the label is a largest logit
+    e = torch.exp(t)
+    lab = labels[:, None]
+    t_y = t.gather(1, lab)[:, 0]
+    e_y = torch.exp(t_y)
+    e.scatter_(1, lab, 0.0)
+    s = e.sum(1)  # ≥ 1 whenever the label is not a largest logit
+    z = e_y + s
+    wz = weights / z
+    label_entry = s * wz
+    r = e.mul_(wz[:, None])
+    r.scatter_(1, lab, -label_entry[:, None])
+
+    # per-row losses ℓ = −t_y + log1p(z − 1) in float64 (no-op casts for float64 models). z − 1 is summed as
+    # (e_y − 1) + S: exactly S when the label is a largest logit (e_y = 1), else ≥ e_y with S ≥ 1.
+    if logits.dtype == torch.float64:
+        w64, ell = weights, torch.log1p((e_y - 1.0) + s) - t_y
+    else:
+        w64, ell = weights.double(), torch.log1p((e_y.double() - 1.0) + s.double()) - t_y.double()
+    log_s = None
+    if n and float(s.min()) < fi.tiny / fi.eps:
+        # some label-is-largest rows have S below tiny/eps (terms lost to underflow): redo them in log space
+        low = s < fi.tiny / fi.eps
+        log_s = _log_s_other(t, rows, labels)
+        ell = torch.where(low, torch.log1p(torch.exp(log_s)), ell)
+        # log log1p(S) = log S − S/2 + …, and S < tiny/eps ≪ eps here, so log S is exact to rounding
+        log_ell = torch.where(low, log_s, torch.log(ell))
+        loss = float(w64 @ ell)
+        log_loss = float(torch.logsumexp(torch.log(w64) + log_ell, 0))
+    else:
+        loss = float(w64 @ ell)
+        log_loss = math.log(loss) if loss > 0 else -math.inf
+    if n == 0 or float(label_entry.max()) >= math.sqrt(fi.tiny):
+        return CrossEntropy(loss, log_loss, r, 0.0)
+    # the largest gradient entry is below √tiny: rebuild the gradient divided by it, in log space
+    if log_s is None:
+        log_s = _log_s_other(t, rows, labels)
+    t64 = t.double()
+    log_wz = torch.log(w64) - torch.log(z.double())
+    log_label = log_wz + log_s
+    A = float(log_label.max())
+    if not math.isfinite(A):  # no competing logit at all (|V| = 1 or −inf logits): the gradient is 0
+        return CrossEntropy(loss, log_loss, torch.zeros_like(r), 0.0)
+    g = torch.exp(t64 + (log_wz - A)[:, None])
+    g[rows, labels] = -torch.exp(log_label - A)
+    return CrossEntropy(loss, log_loss, g.to(logits.dtype), A)
+
+
+def _log_s_other(t: torch.Tensor, rows: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """log Σ_{v≠y} exp(t_v) per row, in float64 log space (−inf when there is no other entry)."""
+    t64 = t.double().clone()
+    t64[rows, labels] = -math.inf
+    return torch.logsumexp(t64, 1)
+
+
+def cross_entropy_terms(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """Per-row −log softmax(logits)[y] = softplus(logsumexp_{v≠y}(l_v − l_y)), differentiable with autograd.
+
+    The same exact form as :func:`softmax_cross_entropy` (no 1 − p_y, no log z that rounds to 0); used by
+    the plain autograd references :meth:`NTPTransformer.loss` and :meth:`NTPTransformer.collocation_loss`.
+    """
+    rows = torch.arange(len(labels))
+    t = logits - logits[rows, labels][:, None]
+    other = torch.ones_like(t, dtype=torch.bool)
+    other[rows, labels] = False
+    lse = torch.logsumexp(t.masked_fill(~other, -math.inf), 1)
+    return torch.nn.functional.softplus(lse, threshold=40.0)
 
 
 def make_embeddings(kind: str, vocab_size: int, dim: int | None = None, seed: int = 0, rho: float = 0.3) -> np.ndarray | None:
@@ -99,12 +194,25 @@ def make_embeddings(kind: str, vocab_size: int, dim: int | None = None, seed: in
 
 @dataclass
 class LossGrad:
-    """Loss value, gradients (None when not requested) and the forward quantities behind them."""
+    """Loss value, gradients (None when not requested) and the forward quantities behind them.
+
+    The true gradients are exp(``grad_log_scale``) × ``grad_ov`` / ``grad_kq``: the scale is 0 except at
+    margins where the gradient's entries fall below √tiny of the dtype; there the common positive factor is
+    divided out (normalized GD needs only the direction; :meth:`true_grad` gives the unscaled value).
+    ``loss`` is exact to rounding (0.0 only below float64's range); ``log_loss`` is its natural log, finite
+    whenever the loss is positive.
+    """
 
     loss: float
     grad_ov: torch.Tensor | None
     grad_kq: torch.Tensor | None
-    attention: torch.Tensor  # φ, (n, L), zero on padding
+    attention: torch.Tensor | None  # φ, (n, L), zero on padding (None for the stage-1 loss)
+    log_loss: float = math.nan
+    grad_log_scale: float = 0.0
+
+    def true_grad(self, grad: torch.Tensor) -> torch.Tensor:
+        """``grad`` (one of this result's gradients) times exp(grad_log_scale), i.e. at its true scale."""
+        return grad if self.grad_log_scale == 0.0 else grad * math.exp(self.grad_log_scale)
 
 
 class NTPTransformer:
@@ -120,11 +228,15 @@ class NTPTransformer:
         embeddings: np.ndarray | None = None,
         dtype: str | torch.dtype = "auto",
         structure: DatasetStructure | None = None,
+        max_logit_spread: float | None = None,
     ) -> None:
+        """``max_logit_spread``: a-priori bound on |l_v − l_y| over the run, used by ``dtype="auto"``
+        (see :func:`resolve_dtype`); without it ``auto`` picks float64."""
         self.dataset = dataset
         self.structure = structure if structure is not None else analyze(dataset)
         V = dataset.vocab_size
-        self.dtype = resolve_dtype(dtype, work=len(dataset.sentences) * dataset.max_len * V)
+        self.dtype = resolve_dtype(dtype, work=len(dataset.sentences) * dataset.max_len * V, max_logit_spread=max_logit_spread)
+        self.max_logit_spread = max_logit_spread
         self.dtype_name = str(self.dtype).removeprefix("torch.")
         if embeddings is not None:
             embeddings = np.asarray(embeddings, dtype=np.float64)
@@ -157,6 +269,8 @@ class NTPTransformer:
         self.colloc_tokens = torch.as_tensor(np.flatnonzero(has))
         self.colloc_next = torch.as_tensor(nxt[has])
         self._X = None if self.E is None else self.E.T[self.tokens] * self.mask[..., None]
+        m = len(self.colloc_tokens)
+        self._colloc_weights = torch.full((m,), 1.0 / max(m, 1), dtype=self.dtype)
 
     # ------------------------------------------------------------------ helpers
     def encode_batch(self, sentences: list[tuple[str, ...] | list[str]]) -> tuple[torch.Tensor, torch.Tensor]:
@@ -216,8 +330,7 @@ class NTPTransformer:
     def loss(self, W_ov: torch.Tensor, W_kq: torch.Tensor) -> torch.Tensor:
         """L(θ) = Σ_n π(n) · cross-entropy (differentiable with autograd)."""
         logits, _ = self.forward(W_ov, W_kq)
-        ce = torch.nn.functional.cross_entropy(logits, self.labels, reduction="none")
-        return (self.weights * ce).sum()
+        return (self.weights * cross_entropy_terms(logits, self.labels)).sum()
 
     def loss_and_grad(self, W_ov: torch.Tensor, W_kq: torch.Tensor, wrt: tuple[str, ...] = ("ov", "kq")) -> LossGrad:
         """L(θ) with analytic gradients with respect to the parameters named in ``wrt``."""
@@ -236,7 +349,8 @@ class NTPTransformer:
         else:
             h = torch.einsum("nl,nld->nd", phi, X)
             logits = h @ W_ov.T
-        loss, r = softmax_cross_entropy(logits, self.labels, self.weights, self._rows)
+        ce = softmax_cross_entropy(logits, self.labels, self.weights, self._rows)
+        r = ce.grad
         grad_ov = grad_kq = None
         if self.E is None:
             inputs = [t for t, need in ((M, need_ov), (phi_leaf, need_kq)) if need]
@@ -257,11 +371,12 @@ class NTPTransformer:
             else:
                 a = torch.einsum("nl,nld->nd", ds, X)
                 grad_kq = a.T @ self.E[:, self.query].T
-        return LossGrad(loss, grad_ov, grad_kq, phi)
+        return LossGrad(ce.loss, grad_ov, grad_kq, phi, ce.log_loss, ce.log_scale)
 
     # ------------------------------------------------------------------ stage 1
-    def collocation_loss_and_grad(self, W_ov: torch.Tensor) -> tuple[float, torch.Tensor]:
-        """Stage-1 loss L0(W_ov) = mean over collocation pairs of −log softmax(W_ov x)[n(x)], and its gradient."""
+    def collocation_loss_and_grad(self, W_ov: torch.Tensor) -> LossGrad:
+        """Stage-1 loss L0(W_ov) = mean over collocation pairs of −log softmax(W_ov x)[n(x)], and its gradient
+        (``grad_ov``, scaled as described in :class:`LossGrad`)."""
         if len(self.colloc_tokens) == 0:
             raise TTLabInputError("the dataset has no one-token sentences, so there is no collocation to train on")
         if self.E is None:
@@ -270,20 +385,19 @@ class NTPTransformer:
         else:
             x = self.E[:, self.colloc_tokens].T  # (m, d)
             logits = x @ W_ov.T
-        m = len(self.colloc_tokens)
-        loss, r = softmax_cross_entropy(logits, self.colloc_next, torch.full((m,), 1.0 / m, dtype=self.dtype))
+        ce = softmax_cross_entropy(logits, self.colloc_next, self._colloc_weights)
         if self.E is None:
             grad = torch.zeros_like(W_ov)
-            grad[:, self.colloc_tokens] = r.T
+            grad[:, self.colloc_tokens] = ce.grad.T
         else:
-            grad = r.T @ x
-        return loss, grad
+            grad = ce.grad.T @ x
+        return LossGrad(ce.loss, grad, None, None, ce.log_loss, ce.log_scale)
 
     def collocation_loss(self, W_ov: torch.Tensor) -> torch.Tensor:
         """L0 written plainly (autograd reference for the tests)."""
         E = torch.eye(self.vocab_size, dtype=self.dtype) if self.E is None else self.E
         logits = (W_ov @ E[:, self.colloc_tokens]).T
-        return torch.nn.functional.cross_entropy(logits, self.colloc_next)
+        return cross_entropy_terms(logits, self.colloc_next).mean()
 
     def min_optimal_attention(self, phi: torch.Tensor) -> float:
         """min over multi-token sentences of the total attention on optimal positions (Theorem 2)."""

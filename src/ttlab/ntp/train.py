@@ -6,7 +6,8 @@
 * ``optimizer``: ``ngd`` (W ← W − η ∇/‖∇‖_F, the paper), ``gd`` (W ← W − η ∇) or ``adam`` (learning
   rate η). ``init``: ``zero`` (the paper) or ``random`` (Gaussian, std ``init_scale``).
 
-Every step records the loss, the cosine to the max-margin direction, the Frobenius norm, the theorem's
+Every step records the loss (exact to rounding at any margin, and its natural log ``log_loss``, which
+stays finite when the loss itself is below float64's range), the cosine to the max-margin direction, the Frobenius norm, the theorem's
 norm bounds t·η/(2‖W*‖) ≤ ‖W(t)‖ ≤ t·η, and the minimum attention on optimal tokens.
 """
 
@@ -24,7 +25,7 @@ import torch
 from ttlab.errors import TTLabInputError
 from ttlab.ntp.dataset import NTPDataset
 from ttlab.ntp.maxmargin import MaxMarginSolution, max_margin_kq, max_margin_ov
-from ttlab.ntp.model import NTPTransformer
+from ttlab.ntp.model import AUTO_FLOAT32_MAX_SPREAD, LossGrad, NTPTransformer, softmax_cross_entropy
 
 SCHEDULES = ("two-stage", "joint")
 OPTIMIZERS = ("ngd", "gd", "adam")
@@ -40,6 +41,7 @@ METRIC_COLUMNS = (
     "min_optimal_attention",
     "cosine_ov",
     "norm_ov",
+    "log_loss",
 )
 
 ProgressFn = Callable[[str, int, int], None]
@@ -109,9 +111,10 @@ class TrainResult:
 
 
 def cosine(a: torch.Tensor, b: np.ndarray | torch.Tensor) -> float:
-    """Cosine similarity of two matrices (NaN when either is zero)."""
-    if not isinstance(b, torch.Tensor) or b.dtype != a.dtype:
-        b = torch.as_tensor(b, dtype=a.dtype)
+    """Cosine similarity of two matrices (NaN when either is zero), in float64 whatever their dtype, so a
+    float32 run's 1 − cos is resolved below float32's rounding (1e-7)."""
+    a = a.detach().double()
+    b = b.double() if isinstance(b, torch.Tensor) else torch.as_tensor(b, dtype=torch.float64)
     na, nb = float(a.norm()), float(b.norm())
     if na == 0.0 or nb == 0.0:
         return float("nan")
@@ -125,16 +128,18 @@ class _Stepper:
         self.W, self.kind, self.lr = W, optimizer, lr
         self.adam = torch.optim.Adam([W], lr=lr) if optimizer == "adam" else None
 
-    def step(self, grad: torch.Tensor) -> None:
+    def step(self, lg: LossGrad, grad: torch.Tensor) -> None:
+        """Update with ``grad``, one of the (possibly rescaled, see :class:`LossGrad`) gradients of ``lg``."""
         with torch.no_grad():
-            if self.kind == "ngd":
-                gn = float(grad.norm())
-                if gn > 0:
-                    self.W -= self.lr * grad / gn
+            if self.kind == "ngd":  # the direction only: any positive common factor cancels
+                amax = float(grad.abs().max()) if grad.numel() else 0.0
+                if amax > 0:
+                    unit = grad / amax  # largest entry 1, so the squares in the norm cannot underflow
+                    self.W -= self.lr * unit / float(unit.norm())
             elif self.kind == "gd":
-                self.W -= self.lr * grad
+                self.W -= self.lr * lg.true_grad(grad)
             else:
-                self.W.grad = grad
+                self.W.grad = lg.true_grad(grad)
                 self.adam.step()
 
 
@@ -152,8 +157,25 @@ def limit_loss(model: NTPTransformer, W_ov: torch.Tensor) -> float:
     opt = model.optimal_mask.to(model.dtype)
     phi = opt / opt.sum(1, keepdim=True).clamp_min(1)
     logits = model._logits(W_ov, phi, model.tokens, model._X)
-    ce = torch.nn.functional.cross_entropy(logits, model.labels, reduction="none")
-    return float((model.weights * ce).sum())
+    return softmax_cross_entropy(logits, model.labels, model.weights).loss
+
+
+def logit_spread_bound(config: TrainConfig, vocab_size: int, embeddings: np.ndarray | None = None) -> float:
+    """A-priori bound on |l_v − l_y| = |(e_v − e_y)ᵀ W_ov h| over a run (inf when there is none).
+
+    h is a convex combination of embedding columns, so the spread is ≤ √2 · ‖W_ov‖_F · max_x ‖x‖. NGD moves
+    W_ov by exactly η0 per step, so ‖W_ov(t)‖_F ≤ ‖W_ov(0)‖_F + η0·t with t ≤ T1 (two-stage) or T1 + T2
+    (joint); a random init adds init_scale · (√(|V| d) + 6) (exceeded with probability < 1e-7). GD and Adam
+    have no such bound (inf), so ``dtype="auto"`` keeps them in float64.
+    """
+    cfg = config.resolved(vocab_size if embeddings is None else int(np.shape(embeddings)[0]))
+    if cfg.optimizer != "ngd":
+        return math.inf
+    d = vocab_size if embeddings is None else int(np.shape(embeddings)[0])
+    xmax = 1.0 if embeddings is None else float(np.linalg.norm(np.asarray(embeddings, float), axis=0).max())
+    steps = cfg.stage1_steps + (cfg.stage2_steps if cfg.schedule == "joint" else 0)
+    w0 = cfg.init_scale * (math.sqrt(vocab_size * d) + 6.0) if cfg.init == "random" else 0.0
+    return math.sqrt(2.0) * xmax * (w0 + cfg.eta0 * steps)
 
 
 @contextmanager
@@ -180,11 +202,22 @@ def train(
     cfg = config or TrainConfig()
     cfg.validate()
     t0 = time.perf_counter()
-    model = model or NTPTransformer(dataset, embeddings=embeddings, dtype=cfg.dtype)
+    spread = logit_spread_bound(cfg, dataset.vocab_size, embeddings if model is None else _embeddings_of(model))
+    if model is None:
+        model = NTPTransformer(dataset, embeddings=embeddings, dtype=cfg.dtype, max_logit_spread=spread)
+    elif cfg.dtype == "auto" and model.dtype == torch.float32 and spread > AUTO_FLOAT32_MAX_SPREAD:
+        raise TTLabInputError(
+            f"this run's logits can spread up to {spread:.3g} (> {AUTO_FLOAT32_MAX_SPREAD:.1f}), where float32 loses "
+            "gradient terms; build the model with dtype='float64' or max_logit_spread=logit_spread_bound(config, …)"
+        )
     with _threads_for(model):
         cfg = cfg.resolved(model.dim)
         cfg.dtype = model.dtype_name
         return _train(model, cfg, progress, t0)
+
+
+def _embeddings_of(model: NTPTransformer) -> np.ndarray | None:
+    return None if model.E is None else model.E.double().numpy()
 
 
 def _train(model: NTPTransformer, cfg: TrainConfig, progress: ProgressFn | None, t0: float) -> TrainResult:
@@ -193,31 +226,32 @@ def _train(model: NTPTransformer, cfg: TrainConfig, progress: ProgressFn | None,
     wov_star = max_margin_ov(model.structure.next_token_array(), E)
     wkq_star = max_margin_kq(model.structure.kq_triples(), model.vocab_size, E)
     W_ov, W_kq = _init_params(model, cfg)
-    star_ov = torch.as_tensor(wov_star.W, dtype=model.dtype)
-    star_kq = torch.as_tensor(wkq_star.W, dtype=model.dtype)
+    star_ov = torch.as_tensor(wov_star.W, dtype=torch.float64)
+    star_kq = torch.as_tensor(wkq_star.W, dtype=torch.float64)
     m: dict[str, list] = {c: [] for c in METRIC_COLUMNS}
     nan = float("nan")
 
     frozen_ov: tuple[float, float] | None = None  # (cosine, norm) of W_ov once it stops changing
 
-    def record(stage: str, t: int, loss: float, W: torch.Tensor, star: MaxMarginSolution, eta: float, att: float) -> None:
+    def record(stage: str, t: int, lg: LossGrad, W: torch.Tensor, star: MaxMarginSolution, eta: float, att: float) -> None:
         star_t = star_ov if star is wov_star else star_kq
         cos_w, norm_w = cosine(W, star_t), float(W.norm())
         if W is W_ov:
             ov = (cos_w, norm_w)
         else:
             ov = frozen_ov or (cosine(W_ov, star_ov), float(W_ov.norm()))
-        vals = (stage, t, loss, cos_w, norm_w, t * eta / (2 * star.norm) if star.norm > 0 else nan, t * eta, att, *ov)
+        vals = (stage, t, lg.loss, cos_w, norm_w, t * eta / (2 * star.norm) if star.norm > 0 else nan, t * eta, att, *ov,
+                lg.log_loss)
         for c, v in zip(METRIC_COLUMNS, vals):
             m[c].append(v)
 
     if cfg.schedule == "two-stage":
         stepper = _Stepper(W_ov, cfg.optimizer, cfg.eta0)
         for t in range(cfg.stage1_steps + 1):
-            loss0, g = model.collocation_loss_and_grad(W_ov)
-            record("1", t, loss0, W_ov, wov_star, cfg.eta0, nan)
+            lg = model.collocation_loss_and_grad(W_ov)
+            record("1", t, lg, W_ov, wov_star, cfg.eta0, nan)
             if t < cfg.stage1_steps:
-                stepper.step(g)
+                stepper.step(lg, lg.grad_ov)
             if progress:
                 progress("stage 1", t, cfg.stage1_steps)
         W_ov = W_ov.detach()
@@ -225,9 +259,9 @@ def _train(model: NTPTransformer, cfg: TrainConfig, progress: ProgressFn | None,
         stepper = _Stepper(W_kq, cfg.optimizer, cfg.eta)
         for t in range(cfg.stage2_steps + 1):
             lg = model.loss_and_grad(W_ov, W_kq, wrt=("kq",))
-            record("2", t, lg.loss, W_kq, wkq_star, cfg.eta, model.min_optimal_attention(lg.attention))
+            record("2", t, lg, W_kq, wkq_star, cfg.eta, model.min_optimal_attention(lg.attention))
             if t < cfg.stage2_steps:
-                stepper.step(lg.grad_kq)
+                stepper.step(lg, lg.grad_kq)
             if progress:
                 progress("stage 2", t, cfg.stage2_steps)
     else:
@@ -236,10 +270,10 @@ def _train(model: NTPTransformer, cfg: TrainConfig, progress: ProgressFn | None,
         s_kq = _Stepper(W_kq, cfg.optimizer, cfg.eta)
         for t in range(steps + 1):
             lg = model.loss_and_grad(W_ov, W_kq)
-            record("joint", t, lg.loss, W_kq, wkq_star, cfg.eta, model.min_optimal_attention(lg.attention))
+            record("joint", t, lg, W_kq, wkq_star, cfg.eta, model.min_optimal_attention(lg.attention))
             if t < steps:
-                s_ov.step(lg.grad_ov)
-                s_kq.step(lg.grad_kq)
+                s_ov.step(lg, lg.grad_ov)
+                s_kq.step(lg, lg.grad_kq)
             if progress:
                 progress("joint", t, steps)
     W_ov, W_kq = W_ov.detach(), W_kq.detach()

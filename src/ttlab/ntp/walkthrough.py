@@ -40,5 +40,9 @@ def svop_walkthrough(steps: int = 900) -> dict:
         "wkq_star_columns": cols,
         "cosine_ov": cosine(res.W_ov, res.wov_star.W),
         "cosine_kq": cosine(res.W_kq, res.wkq_star.W),
+        "loss_ov": float(res.rows("1")["loss"][-1]),
+        "log_loss_ov": float(res.rows("1")["log_loss"][-1]),
+        "loss_kq": float(res.rows("2")["loss"][-1]),
+        "log_loss_kq": float(res.rows("2")["log_loss"][-1]),
         "unseen": unseen,
     }

@@ -155,6 +155,8 @@ def _setting_note(cfg: dict, ds: dict) -> str:
 
 
 def _render_figure2(r: dict) -> list:
+    from ttlab.ntp.diagnostics import format_loss
+
     s1, s2 = r["stages"]["stage_1"], r["stages"]["stage_2"]
     cfg, ds = r["config"], r["dataset"]
     blocks: list = [
@@ -169,7 +171,8 @@ def _render_figure2(r: dict) -> list:
         Table(["stage", "final loss", "final cosine to W*", "final norm", "norm bounds hold", "‖W*‖"], [
             ["1 (W_ov)", f"{s1['final_loss']:.3e}", f"{s1['final_cosine']:.6f}", f"{s1['final_norm']:.4f}",
              f"{100 * s1['norm_bounds']['fraction']:.0f}%", f"{r['wov_star_norm']:.4f}"],
-            ["2 (W_kq)", f"{s2['final_loss']:.4f} (limit {s2['limit_loss']:.4f})", f"{s2['final_cosine']:.6f}",
+            ["2 (W_kq)", f"{format_loss(s2['final_loss'])} (limit {format_loss(s2['limit_loss'])})",
+             f"{s2['final_cosine']:.6f}",
              f"{s2['final_norm']:.4f}", f"{100 * s2['norm_bounds']['fraction']:.0f}%", f"{r['wkq_star_norm']:.4f}"],
         ]),
     ]
@@ -261,13 +264,15 @@ def _ablation_claims(r: dict) -> list[dict]:
 
 
 def _render_ablations(r: dict) -> list:
+    from ttlab.ntp.diagnostics import format_loss
+
     return [
         Paragraph("What was run: the Figure 2 dataset trained with each variant reviewers asked about — random "
                   "initialization, joint training of both layers, plain GD and Adam instead of normalized GD — "
                   "with the same step counts."),
         Figure(r["figure"], "Every variant against the steps of W_kq (joint training: the joint steps)."),
         Table(["variant", "final loss", "cos(W_kq, W*_kq)", "‖W_kq‖", "cos(W_ov, W*_ov)", "min optimal attention"],
-              [[row["variant"], f"{row['final_loss']:.4g}", f"{row['final_cosine_kq']:.4f}",
+              [[row["variant"], format_loss(row["final_loss"]), f"{row['final_cosine_kq']:.4f}",
                 f"{row['final_norm_kq']:.3f}",
                 "—" if row["final_cosine_ov"] is None else f"{row['final_cosine_ov']:.4f}",
                 f"{row['final_min_optimal_attention']:.4f}"] for row in r["rows"]]),
