@@ -18,6 +18,24 @@ computed once at the end over every aligned window of the test split (or ``test_
 
 Resume is exact: an interrupted run continued with ``resume=True`` produces the same losses, bit for
 bit, as one that never stopped (same device, dtype and thread count).
+
+What it is for: training the GPT language models of the data-scaling experiments (Paper B, Section 3)
+and reading their run folders back (:func:`load_run`, :func:`load_model`). It may import torch, numpy,
+:mod:`ttlab.errors`, :mod:`ttlab.provenance` and, within ``ttlab.lm``, ``data``, ``distributed``,
+``model`` (and ``tokenizer``, lazily, in :func:`load_run`). It never imports :mod:`ttlab.cli`,
+``ttlab.lm.sweeps``, ``ttlab.lm.embed`` or ``ttlab.lm.hf``: those import it.
+
+How :func:`train` is put together — one small piece each:
+
+* data setup: :func:`_setup_run` checks the configs and the token splits into a frozen :class:`_Run`
+  (with the content of config.json); :func:`_saved_state` opens a checkpoint to resume;
+* the loop state: :class:`_LoopState` (weights, optimizer, data RNG stream, counters, history) — its
+  ``to_state()``/``from_state()`` pair is the checkpoint layout, written once, used for every ckpt.pt
+  write and for resume;
+* :class:`_Engine`: the compiled / DDP-wrapped model, the loss scaler, the batch sampler, the evaluators;
+* the loop (:func:`_loop`) and the step (:func:`_train_step`, shaped like nanoGPT's train.py);
+* evaluation and the stop decision (:func:`_evaluate`, :func:`_update_best_and_decide`);
+* finalisation (:func:`_finish`: test loss, final checkpoint, result.json).
 """
 
 from __future__ import annotations
@@ -331,12 +349,77 @@ def _train(
     should_stop: StopFn | None,
     extra: dict[str, Any] | None,
 ) -> TrainResult:
+    """The body of :func:`train`: set up, start or resume, loop, finish."""
+    run = _setup_run(data, model_cfg, cfg, out, extra)
+    saved = _saved_state(run, resume)
+    if saved is not None and saved.get("finished") and run.result_path.exists():
+        return TrainResult("finished", out, int(saved["iter"]), list(saved["history"]), read_run_json(run.result_path))
+    if saved is None:
+        ls = _LoopState.fresh(run)
+        if run.dist.is_main:
+            _write_run_header(run)
+    else:
+        ls = _LoopState.from_state(saved, run)
+        ls.resumed_at.append(ls.it)
+    eng = _Engine.build(run, ls)
+    if not _loop(run, ls, eng, on_eval, should_stop):
+        return TrainResult("interrupted", out, ls.it, ls.history)
+    return _finish(run, ls, eng)
+
+
+# ---- data setup
+@dataclass(frozen=True)
+class _Run:
+    """The fixed context of one training run: configs, where it runs, the token splits, the run folder."""
+
+    data: TokenizedCorpus
+    model_cfg: GPTConfig
+    cfg: TrainConfig
+    dist: DistInfo
+    dtype: str
+    out: Path
+    train_tokens: np.ndarray  # the first n_train training tokens
+    val_tokens: np.ndarray
+    test_tokens: np.ndarray  # capped at test_max_tokens
+    config_doc: dict[str, Any]  # config.json, also the head of result.json
+
+    @property
+    def device(self) -> str:
+        """The torch device of this rank."""
+        return self.dist.device
+
+    @property
+    def n_train(self) -> int:
+        """Training tokens used (``max_tokens`` or all)."""
+        return int(self.train_tokens.size)
+
+    @property
+    def tokens_per_iter(self) -> int:
+        """Training tokens consumed by one optimisation step over all ranks."""
+        return self.cfg.batch_size * self.model_cfg.block_size * self.cfg.grad_accum * self.dist.world_size
+
+    @property
+    def ckpt_path(self) -> Path:
+        """The resumable checkpoint ckpt.pt."""
+        return self.out / "ckpt.pt"
+
+    @property
+    def result_path(self) -> Path:
+        """result.json, written when the run finishes."""
+        return self.out / "result.json"
+
+    def ctx(self) -> contextlib.AbstractContextManager:
+        """The autocast context of the forward passes (a no-op in float32)."""
+        return _autocast(self.device, self.dtype)
+
+
+def _setup_run(data: TokenizedCorpus, model_cfg: GPTConfig, cfg: TrainConfig, out: Path,
+               extra: dict[str, Any] | None) -> _Run:
+    """Process placement, dtype and the token splits of a run, checked; the content of config.json."""
     dist = init_distributed(cfg.device)
-    device = dist.device
-    dtype = _resolve_dtype(cfg.dtype, device)
+    dtype = _resolve_dtype(cfg.dtype, dist.device)
     if model_cfg.vocab_size < data.vocab_size:
         raise TTLabInputError(f"model vocab_size {model_cfg.vocab_size} is smaller than the data's {data.vocab_size}.")
-
     block = model_cfg.block_size
     train_all = data.tokens("train")
     n_train_avail = int(train_all.size)
@@ -345,7 +428,6 @@ def _train(
         raise TTLabInputError(f"--max-tokens {cfg.max_tokens} exceeds the {n_train_avail} training tokens available.")
     if n_train < block + 1:
         raise TTLabInputError(f"{n_train} training tokens are fewer than block_size + 1 = {block + 1}.")
-    train_tokens = train_all[:n_train]
     val_tokens = data.tokens("val")
     if val_tokens.size < block + 1:
         raise TTLabInputError(
@@ -355,7 +437,6 @@ def _train(
     test_tokens = data.tokens("test")
     if cfg.test_max_tokens is not None:
         test_tokens = test_tokens[: cfg.test_max_tokens]
-
     config_doc = {
         "model": model_cfg.to_dict(),
         "train": cfg.to_dict(),
@@ -366,256 +447,381 @@ def _train(
         "world_size": dist.world_size,
         "extra": extra or {},
     }
+    return _Run(data, model_cfg, cfg, dist, dtype, out, train_all[:n_train], val_tokens, test_tokens, config_doc)
 
-    ckpt_path, result_path = out / "ckpt.pt", out / "result.json"
-    state: dict[str, Any] | None = None
-    if ckpt_path.exists():
-        if not resume:
-            raise TTLabInputError(f"{out} already holds a run (ckpt.pt); pass --resume to continue it or choose another --out.")
-        state = load_checkpoint_state(ckpt_path)
-        _check_resumable(state, model_cfg, cfg, data, dist, n_train)
-        if state.get("finished") and result_path.exists():
-            summary = read_run_json(result_path)
-            return TrainResult("finished", out, int(state["iter"]), list(state["history"]), summary)
 
-    # ---- model, optimizer, RNGs
-    torch.manual_seed(cfg.seed)
-    raw_model = GPT(model_cfg).to(device)
-    optimizer = _make_optimizer(raw_model, cfg, device)
-    gen = torch.Generator().manual_seed(cfg.seed * 1_000_003 + 17 + dist.rank)
-    torch.manual_seed(cfg.seed + 7919 * (dist.rank + 1))  # dropout stream of this rank
-    it, tokens_seen, last_eval = 0, 0, -1
-    history: list[dict[str, float]] = []
-    best_val, best_iter, since_best = float("inf"), -1, 0
-    acc = torch.zeros((), dtype=torch.float64, device=device)
-    acc_n = 0
-    elapsed = train_time = eval_time = 0.0
-    resumed_at: list[int] = []
-    if state is not None:
-        raw_model.load_state_dict(state["model"])
-        optimizer.load_state_dict(state["optimizer"])
-        gen.set_state(state["rng"]["data"][dist.rank])
-        torch.set_rng_state(state["rng"]["torch"][dist.rank])
-        if device.startswith("cuda") and state["rng"].get("cuda"):
-            torch.cuda.set_rng_state(state["rng"]["cuda"][dist.rank], device=device)
-        it, tokens_seen, last_eval = int(state["iter"]), int(state["tokens_seen"]), int(state["last_eval"])
-        history = list(state["history"])
-        best_val, best_iter, since_best = float(state["best_val"]), int(state["best_iter"]), int(state["since_best"])
-        acc.fill_(float(state["acc"][0]))
-        acc_n = int(state["acc"][1])
-        elapsed, train_time, eval_time = (float(state["time"][k]) for k in ("elapsed", "train", "eval"))
-        resumed_at = list(state.get("resumed_at", [])) + [it]
-    elif dist.is_main:
-        atomic_write_json(out / "config.json", config_doc)
-        tok_src = data.root / "tokenizer.json"
-        if tok_src.exists():
-            atomic_write_text(out / "tokenizer.json", tok_src.read_text())
+def _saved_state(run: _Run, resume: bool) -> dict[str, Any] | None:
+    """The checkpoint of an existing run folder, checked against this run (None for a new folder)."""
+    if not run.ckpt_path.exists():
+        return None
+    if not resume:
+        raise TTLabInputError(f"{run.out} already holds a run (ckpt.pt); pass --resume to continue it or choose another --out.")
+    state = load_checkpoint_state(run.ckpt_path)
+    _check_resumable(state, run.model_cfg, run.cfg, run.data, run.dist, run.n_train)
+    return state
 
-    model: torch.nn.Module = raw_model
-    if cfg.compile:
-        model = torch.compile(model)  # type: ignore[assignment]
-    if dist.enabled:
-        from torch.nn.parallel import DistributedDataParallel as DDP
 
-        model = DDP(model, device_ids=[dist.local_rank] if device.startswith("cuda") else None)
-    try:
-        scaler = torch.amp.GradScaler("cuda", enabled=(dtype == "float16"))
-    except AttributeError:  # pragma: no cover - torch < 2.3
-        scaler = torch.cuda.amp.GradScaler(enabled=(dtype == "float16"))
+def _write_run_header(run: _Run) -> None:
+    """config.json and a copy of the data's tokenizer.json, at the start of a new run (rank 0)."""
+    atomic_write_json(run.out / "config.json", run.config_doc)
+    tok_src = run.data.root / "tokenizer.json"
+    if tok_src.exists():
+        atomic_write_text(run.out / "tokenizer.json", tok_src.read_text())
 
-    def ctx() -> contextlib.AbstractContextManager:
-        return _autocast(device, dtype)
 
-    # evaluation runs on the bare module: ranks evaluate different numbers of windows, and DDP's
-    # forward must not be entered unevenly
-    eval_model: torch.nn.Module = raw_model if dist.enabled else model
+# ---- the loop state: everything a checkpoint holds
+@dataclass
+class _LoopState:
+    """The state that changes while training — weights, optimizer, the data RNG stream, counters, history.
 
-    evaluator_val = _Evaluator(val_tokens, eval_windows(val_tokens.size, block, cfg.eval_iters * cfg.batch_size, VAL_WINDOW_SEED),
-                               block, cfg.batch_size, dist)
-    evaluator_test = None
-    if cfg.eval_test and test_tokens.size >= block + 1:
-        evaluator_test = _Evaluator(test_tokens, eval_windows(test_tokens.size, block, cfg.eval_iters * cfg.batch_size,
-                                                              VAL_WINDOW_SEED + 1), block, cfg.batch_size, dist)
-    tokens_per_iter = cfg.batch_size * block * cfg.grad_accum * dist.world_size
-    offs = np.arange(block + 1)
-    high = n_train - block  # valid starts: 0 .. n_train - block - 1
-    pin = device.startswith("cuda")
+    :meth:`to_state` is the checkpoint (ckpt.pt) and :meth:`from_state` its inverse; the two are the only
+    place the checkpoint layout is spelled out. ``t_mark`` (start of the wall-time span not yet added to
+    ``elapsed``) is not saved."""
 
-    def get_batch() -> tuple[torch.Tensor, torch.Tensor]:
-        ix = torch.randint(high, (cfg.batch_size,), generator=gen).numpy()
-        buf = torch.from_numpy(train_tokens[ix[:, None] + offs].astype(np.int64))
-        if pin:
-            buf = buf.pin_memory().to(device, non_blocking=True)
-        return buf[:, :-1], buf[:, 1:]
+    model: GPT  # the bare module (not compiled, not DDP-wrapped)
+    optimizer: torch.optim.Optimizer
+    gen: torch.Generator  # the training-batch stream of this rank
+    acc: torch.Tensor  # sum of the training losses since the last evaluation (float64, on the device)
+    acc_n: int = 0
+    it: int = 0
+    tokens_seen: int = 0
+    last_eval: int = -1
+    history: list[dict[str, float]] = field(default_factory=list)
+    best_val: float = float("inf")
+    best_iter: int = -1
+    since_best: int = 0
+    elapsed: float = 0.0
+    train_time: float = 0.0
+    eval_time: float = 0.0
+    resumed_at: list[int] = field(default_factory=list)
+    stop_reason: str | None = None
+    t_mark: float = 0.0
 
-    def checkpoint(finished: bool = False) -> None:
-        rng_data = [gen.get_state()]
-        rng_torch = [torch.get_rng_state()]
-        rng_cuda = [torch.cuda.get_rng_state(device)] if device.startswith("cuda") else []
-        if dist.enabled:
-            import torch.distributed as tdist
+    @classmethod
+    def fresh(cls, run: _Run) -> "_LoopState":
+        """A new model and optimizer from ``cfg.seed``; the data and dropout streams of this rank seeded."""
+        cfg, rank = run.cfg, run.dist.rank
+        torch.manual_seed(cfg.seed)
+        model = GPT(run.model_cfg).to(run.device)
+        optimizer = _make_optimizer(model, cfg, run.device)
+        gen = torch.Generator().manual_seed(cfg.seed * 1_000_003 + 17 + rank)
+        torch.manual_seed(cfg.seed + 7919 * (rank + 1))  # dropout stream of this rank
+        return cls(model, optimizer, gen, acc=torch.zeros((), dtype=torch.float64, device=run.device))
 
-            gathered: list[Any] = [None] * dist.world_size
-            tdist.all_gather_object(gathered, (rng_data[0], rng_torch[0], rng_cuda[0] if rng_cuda else None))
-            rng_data = [g[0] for g in gathered]
-            rng_torch = [g[1] for g in gathered]
-            rng_cuda = [g[2] for g in gathered] if rng_cuda else []
-        if not dist.is_main:
-            return
-        _save_torch_atomic({
-            "format": CKPT_FORMAT, "model_config": model_cfg.to_dict(), "train_config": cfg.to_dict(),
-            "model": raw_model.state_dict(), "optimizer": optimizer.state_dict(),
-            "rng": {"data": rng_data, "torch": rng_torch, "cuda": rng_cuda},
-            "iter": it, "tokens_seen": tokens_seen, "last_eval": last_eval, "history": history,
-            "best_val": best_val, "best_iter": best_iter, "since_best": since_best,
-            "acc": (float(acc), acc_n), "time": {"elapsed": elapsed, "train": train_time, "eval": eval_time},
-            "data_key": data.key, "train_tokens_used": n_train, "world_size": dist.world_size,
-            "resumed_at": resumed_at, "finished": finished, "stop_reason": stop_reason,
-        }, ckpt_path)
+    @classmethod
+    def from_state(cls, state: dict[str, Any], run: _Run) -> "_LoopState":
+        """The loop state saved by :meth:`to_state` (weights, optimizer, RNG streams of this rank, counters)."""
+        ls = cls.fresh(run)
+        ls.model.load_state_dict(state["model"])
+        ls.optimizer.load_state_dict(state["optimizer"])
+        rank, rng = run.dist.rank, state["rng"]
+        ls.gen.set_state(rng["data"][rank])
+        torch.set_rng_state(rng["torch"][rank])
+        if run.device.startswith("cuda") and rng.get("cuda"):
+            torch.cuda.set_rng_state(rng["cuda"][rank], device=run.device)
+        ls.it, ls.tokens_seen, ls.last_eval = int(state["iter"]), int(state["tokens_seen"]), int(state["last_eval"])
+        ls.history = list(state["history"])
+        ls.best_val, ls.best_iter, ls.since_best = float(state["best_val"]), int(state["best_iter"]), int(state["since_best"])
+        ls.acc.fill_(float(state["acc"][0]))
+        ls.acc_n = int(state["acc"][1])
+        ls.elapsed, ls.train_time, ls.eval_time = (float(state["time"][k]) for k in ("elapsed", "train", "eval"))
+        ls.resumed_at = list(state.get("resumed_at", []))
+        ls.stop_reason = state.get("stop_reason")
+        return ls
 
-    stop_reason: str | None = state.get("stop_reason") if state is not None else None
-    t_mark = time.perf_counter()
-    model.train()
-    with _StopFlag() as flag:
-        while True:
-            if it != last_eval and (it % cfg.eval_interval == 0 or it >= cfg.max_iters):
-                t0 = time.perf_counter()
-                val = evaluator_val(eval_model, ctx)
-                row = {"iter": it, "tokens_seen": tokens_seen, "train_loss": float(acc) / acc_n if acc_n else float("nan"),
-                       "val_loss": val, "lr": cfg.lr_at(max(it - 1, 0)) if it else 0.0}
-                if evaluator_test is not None:
-                    row["test_loss"] = evaluator_test(eval_model, ctx)
-                acc.zero_()
-                acc_n = 0
-                last_eval = it
-                improved = val < best_val - cfg.min_delta
-                if improved:
-                    best_val, best_iter, since_best = val, it, 0
-                    if cfg.keep_best and dist.is_main:
-                        _save_torch_atomic({"format": CKPT_FORMAT, "model_config": model_cfg.to_dict(),
-                                            "model": raw_model.state_dict(), "iter": it, "val_loss": val}, out / "best.pt")
-                else:
-                    since_best += 1
-                if cfg.patience is not None and since_best >= cfg.patience:
-                    stop_reason = "early_stop"
-                elif it >= cfg.max_iters:
-                    stop_reason = "max_iters"
-                now = time.perf_counter()
-                eval_time += now - t0
-                elapsed += now - t_mark
-                t_mark = now
-                row["elapsed_s"] = elapsed
-                history.append(row)
-                checkpoint(finished=False)
-                if dist.is_main:
-                    atomic_write_text(out / "metrics.csv", _metrics_csv(history))
-                if on_eval is not None and dist.is_main:
-                    on_eval(dict(row, best_val_loss=best_val, best_iter=best_iter))
-            if stop_reason:
-                break
-            # ---- one optimisation step
-            t0 = time.perf_counter()
-            lr = cfg.lr_at(it)
-            for group in optimizer.param_groups:
-                group["lr"] = lr
-            for micro in range(cfg.grad_accum):
-                x, y = get_batch()
-                if dist.enabled:
-                    model.require_backward_grad_sync = micro == cfg.grad_accum - 1  # type: ignore[assignment]
-                with ctx():
-                    _, loss = model(x, y)
-                    loss = loss / cfg.grad_accum
-                scaler.scale(loss).backward()
-                acc += loss.detach()
-            if cfg.grad_clip > 0:
-                scaler.unscale_(optimizer)
-                torch.nn.utils.clip_grad_norm_(raw_model.parameters(), cfg.grad_clip)
-            scaler.step(optimizer)
-            scaler.update()
-            optimizer.zero_grad(set_to_none=True)
-            it += 1
-            acc_n += 1
-            tokens_seen += tokens_per_iter
-            train_time += time.perf_counter() - t0
-            stop_now = flag.raised or (should_stop is not None and bool(should_stop(it)))
-            if dist.enabled and it % 10 == 0:
-                import torch.distributed as tdist
+    def to_state(self, run: _Run, finished: bool) -> dict[str, Any]:
+        """The checkpoint dict. Under DDP a collective (the RNG states of every rank are gathered): call it on all ranks."""
+        return {
+            "format": CKPT_FORMAT, "model_config": run.model_cfg.to_dict(), "train_config": run.cfg.to_dict(),
+            "model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(),
+            "rng": _rng_states(self.gen, run.dist),
+            "iter": self.it, "tokens_seen": self.tokens_seen, "last_eval": self.last_eval, "history": self.history,
+            "best_val": self.best_val, "best_iter": self.best_iter, "since_best": self.since_best,
+            "acc": (float(self.acc), self.acc_n),
+            "time": {"elapsed": self.elapsed, "train": self.train_time, "eval": self.eval_time},
+            "data_key": run.data.key, "train_tokens_used": run.n_train, "world_size": run.dist.world_size,
+            "resumed_at": self.resumed_at, "finished": finished, "stop_reason": self.stop_reason,
+        }
 
-                f = torch.tensor([int(stop_now)], device=device)
-                tdist.all_reduce(f, op=tdist.ReduceOp.MAX)
-                stop_now = bool(f.item())
-            elif dist.enabled:
-                stop_now = False
-            if stop_now:
-                elapsed += time.perf_counter() - t_mark
-                checkpoint(finished=False)
-                return TrainResult("interrupted", out, it, history)
+    def save(self, run: _Run, finished: bool = False) -> None:
+        """Write ckpt.pt atomically (rank 0; every rank must call it, see :meth:`to_state`)."""
+        state = self.to_state(run, finished)
+        if run.dist.is_main:
+            _save_torch_atomic(state, run.ckpt_path)
 
-    # ---- the end: test loss, final checkpoint, result.json
-    t0 = time.perf_counter()
-    test_loss = test_loss_best = None
-    test_windows = 0
-    if test_tokens.size >= block + 1:
-        starts = eval_windows(test_tokens.size, block, None, 0)
-        test_windows = int(starts.size)
-        ev_test = _Evaluator(test_tokens, starts, block, cfg.batch_size, dist)
-        test_loss = ev_test(eval_model, ctx)
-        if cfg.keep_best and best_iter != it and (out / "best.pt").exists():
-            best_state = load_checkpoint_state(out / "best.pt")
-            best_model = GPT(model_cfg).to(device)
-            best_model.load_state_dict(best_state["model"])
-            test_loss_best = ev_test(best_model, ctx)
-        elif cfg.keep_best:
-            test_loss_best = test_loss
-    elapsed += time.perf_counter() - t_mark
-    eval_time += time.perf_counter() - t0
-    digest = params_digest(raw_model)
-    digests = [digest]
+    def train_loss(self) -> float:
+        """Mean training-batch loss since the last evaluation (NaN when no step was taken)."""
+        return float(self.acc) / self.acc_n if self.acc_n else float("nan")
+
+
+def _rng_states(gen: torch.Generator, dist: DistInfo) -> dict[str, list[Any]]:
+    """The data, torch and CUDA RNG states of every rank (gathered to all ranks under DDP)."""
+    device = dist.device
+    rng_data = [gen.get_state()]
+    rng_torch = [torch.get_rng_state()]
+    rng_cuda = [torch.cuda.get_rng_state(device)] if device.startswith("cuda") else []
     if dist.enabled:
         import torch.distributed as tdist
 
-        digests = [None] * dist.world_size  # type: ignore[list-item]
-        tdist.all_gather_object(digests, digest)
-    checkpoint(finished=True)
-    vals = [r["val_loss"] for r in history]
+        gathered: list[Any] = [None] * dist.world_size
+        tdist.all_gather_object(gathered, (rng_data[0], rng_torch[0], rng_cuda[0] if rng_cuda else None))
+        rng_data = [g[0] for g in gathered]
+        rng_torch = [g[1] for g in gathered]
+        rng_cuda = [g[2] for g in gathered] if rng_cuda else []
+    return {"data": rng_data, "torch": rng_torch, "cuda": rng_cuda}
+
+
+# ---- what computes: the wrapped model, the scaler, batches, evaluators
+class _Batches:
+    """Random training windows of ``block_size + 1`` tokens, drawn from the generator ``gen``: ``x, y = batches()``."""
+
+    def __init__(self, tokens: np.ndarray, block: int, batch_size: int, gen: torch.Generator, device: str) -> None:
+        self.tokens = tokens
+        self.offs = np.arange(block + 1)
+        self.high = int(tokens.size) - block  # valid starts: 0 .. n_train - block - 1
+        self.batch_size = batch_size
+        self.gen = gen
+        self.device = device
+        self.pin = device.startswith("cuda")
+
+    def __call__(self) -> tuple[torch.Tensor, torch.Tensor]:
+        ix = torch.randint(self.high, (self.batch_size,), generator=self.gen).numpy()
+        buf = torch.from_numpy(self.tokens[ix[:, None] + self.offs].astype(np.int64))
+        if self.pin:
+            buf = buf.pin_memory().to(self.device, non_blocking=True)
+        return buf[:, :-1], buf[:, 1:]
+
+
+@dataclass
+class _Engine:
+    """The model as stepped (compiled / DDP-wrapped), the model as evaluated, the loss scaler, the batch
+    sampler and the periodic evaluators (validation, and test with ``eval_test``)."""
+
+    model: torch.nn.Module
+    eval_model: torch.nn.Module
+    scaler: Any
+    get_batch: _Batches
+    val: _Evaluator
+    test: _Evaluator | None
+
+    @classmethod
+    def build(cls, run: _Run, ls: _LoopState) -> "_Engine":
+        """Wrap ``ls.model`` for training and set up the batch sampler and evaluators."""
+        cfg, dist, block = run.cfg, run.dist, run.model_cfg.block_size
+        model: torch.nn.Module = ls.model
+        if cfg.compile:
+            model = torch.compile(model)  # type: ignore[assignment]
+        if dist.enabled:
+            from torch.nn.parallel import DistributedDataParallel as DDP
+
+            model = DDP(model, device_ids=[dist.local_rank] if run.device.startswith("cuda") else None)
+        try:
+            scaler = torch.amp.GradScaler("cuda", enabled=(run.dtype == "float16"))
+        except AttributeError:  # pragma: no cover - torch < 2.3
+            scaler = torch.cuda.amp.GradScaler(enabled=(run.dtype == "float16"))
+        # evaluation runs on the bare module: ranks evaluate different numbers of windows, and DDP's
+        # forward must not be entered unevenly
+        eval_model: torch.nn.Module = ls.model if dist.enabled else model
+        n_eval = cfg.eval_iters * cfg.batch_size
+        val = _Evaluator(run.val_tokens, eval_windows(run.val_tokens.size, block, n_eval, VAL_WINDOW_SEED),
+                         block, cfg.batch_size, dist)
+        test = None
+        if cfg.eval_test and run.test_tokens.size >= block + 1:
+            test = _Evaluator(run.test_tokens, eval_windows(run.test_tokens.size, block, n_eval, VAL_WINDOW_SEED + 1),
+                              block, cfg.batch_size, dist)
+        batches = _Batches(run.train_tokens, block, cfg.batch_size, ls.gen, run.device)
+        return cls(model, eval_model, scaler, batches, val, test)
+
+
+# ---- the loop
+def _loop(run: _Run, ls: _LoopState, eng: _Engine, on_eval: EvalFn | None, should_stop: StopFn | None) -> bool:
+    """Evaluate when due, stop when decided, else take a step; True when the run ended, False when interrupted
+    (SIGINT/SIGTERM or ``should_stop``; the state is checkpointed)."""
+    ls.t_mark = time.perf_counter()
+    eng.model.train()
+    with _StopFlag() as flag:
+        while True:
+            if ls.it != ls.last_eval and (ls.it % run.cfg.eval_interval == 0 or ls.it >= run.cfg.max_iters):
+                _evaluate(run, ls, eng, on_eval)
+            if ls.stop_reason:
+                return True
+            _train_step(run, ls, eng)
+            if _stop_requested(flag, should_stop, ls.it, run.dist):
+                ls.elapsed += time.perf_counter() - ls.t_mark
+                ls.save(run, finished=False)
+                return False
+
+
+def _train_step(run: _Run, ls: _LoopState, eng: _Engine) -> None:
+    """One optimisation step, as in nanoGPT's train.py: set the learning rate, accumulate gradients over
+    ``grad_accum`` micro-batches (DDP syncs on the last), clip, step, zero the gradients."""
+    cfg, model, optimizer, scaler = run.cfg, eng.model, ls.optimizer, eng.scaler
+    t0 = time.perf_counter()
+    lr = cfg.lr_at(ls.it)
+    for param_group in optimizer.param_groups:
+        param_group["lr"] = lr
+    for micro_step in range(cfg.grad_accum):
+        X, Y = eng.get_batch()
+        if run.dist.enabled:
+            model.require_backward_grad_sync = micro_step == cfg.grad_accum - 1  # type: ignore[assignment]
+        with run.ctx():
+            _, loss = model(X, Y)
+            loss = loss / cfg.grad_accum  # scale the loss to account for gradient accumulation
+        scaler.scale(loss).backward()
+        ls.acc += loss.detach()
+    if cfg.grad_clip > 0:
+        scaler.unscale_(optimizer)
+        torch.nn.utils.clip_grad_norm_(ls.model.parameters(), cfg.grad_clip)
+    scaler.step(optimizer)
+    scaler.update()
+    optimizer.zero_grad(set_to_none=True)  # flush the gradients as soon as we can, no need for this memory anymore
+    ls.it += 1
+    ls.acc_n += 1
+    ls.tokens_seen += run.tokens_per_iter
+    ls.train_time += time.perf_counter() - t0
+
+
+def _stop_requested(flag: _StopFlag, should_stop: StopFn | None, it: int, dist: DistInfo) -> bool:
+    """A signal or ``should_stop(it)`` asks to stop; under DDP the ranks agree on it every 10 steps."""
+    stop_now = flag.raised or (should_stop is not None and bool(should_stop(it)))
+    if dist.enabled and it % 10 == 0:
+        import torch.distributed as tdist
+
+        f = torch.tensor([int(stop_now)], device=dist.device)
+        tdist.all_reduce(f, op=tdist.ReduceOp.MAX)
+        stop_now = bool(f.item())
+    elif dist.enabled:
+        stop_now = False
+    return stop_now
+
+
+# ---- evaluation and the stop decision
+def _evaluate(run: _Run, ls: _LoopState, eng: _Engine, on_eval: EvalFn | None) -> None:
+    """One evaluation at ``ls.it``: a metrics row, the best / early-stop bookkeeping, ckpt.pt and metrics.csv."""
+    t0 = time.perf_counter()
+    val = eng.val(eng.eval_model, run.ctx)
+    row = {"iter": ls.it, "tokens_seen": ls.tokens_seen, "train_loss": ls.train_loss(),
+           "val_loss": val, "lr": run.cfg.lr_at(max(ls.it - 1, 0)) if ls.it else 0.0}
+    if eng.test is not None:
+        row["test_loss"] = eng.test(eng.eval_model, run.ctx)
+    ls.acc.zero_()
+    ls.acc_n = 0
+    ls.last_eval = ls.it
+    _update_best_and_decide(run, ls, val)
+    now = time.perf_counter()
+    ls.eval_time += now - t0
+    ls.elapsed += now - ls.t_mark
+    ls.t_mark = now
+    row["elapsed_s"] = ls.elapsed
+    ls.history.append(row)
+    ls.save(run, finished=False)
+    if run.dist.is_main:
+        atomic_write_text(run.out / "metrics.csv", _metrics_csv(ls.history))
+    if on_eval is not None and run.dist.is_main:
+        on_eval(dict(row, best_val_loss=ls.best_val, best_iter=ls.best_iter))
+
+
+def _update_best_and_decide(run: _Run, ls: _LoopState, val: float) -> None:
+    """Track the best validation loss (best.pt with ``keep_best``) and set ``stop_reason`` when the run
+    should end: ``early_stop`` after ``patience`` evaluations without improvement, ``max_iters``."""
+    cfg = run.cfg
+    if val < ls.best_val - cfg.min_delta:
+        ls.best_val, ls.best_iter, ls.since_best = val, ls.it, 0
+        if cfg.keep_best and run.dist.is_main:
+            _save_torch_atomic({"format": CKPT_FORMAT, "model_config": run.model_cfg.to_dict(),
+                                "model": ls.model.state_dict(), "iter": ls.it, "val_loss": val}, run.out / "best.pt")
+    else:
+        ls.since_best += 1
+    if cfg.patience is not None and ls.since_best >= cfg.patience:
+        ls.stop_reason = "early_stop"
+    elif ls.it >= cfg.max_iters:
+        ls.stop_reason = "max_iters"
+
+
+# ---- finalisation
+def _finish(run: _Run, ls: _LoopState, eng: _Engine) -> TrainResult:
+    """The end of a run: test loss, final checkpoint, metrics.csv and result.json."""
+    t0 = time.perf_counter()
+    test_loss, test_loss_best, test_windows = _final_test_losses(run, ls, eng)
+    ls.elapsed += time.perf_counter() - ls.t_mark
+    ls.eval_time += time.perf_counter() - t0
+    digests = _rank_digests(ls.model, run.dist)
+    ls.save(run, finished=True)
+    summary = _summary(run, ls, eng, digests, test={"test_loss": test_loss, "test_loss_best": test_loss_best,
+                                                    "test_windows": test_windows})
+    if run.dist.is_main:
+        atomic_write_text(run.out / "metrics.csv", _metrics_csv(ls.history))
+        atomic_write_json(run.result_path, summary)
+    return TrainResult("finished", run.out, ls.it, ls.history, summary)
+
+
+def _final_test_losses(run: _Run, ls: _LoopState, eng: _Engine) -> tuple[float | None, float | None, int]:
+    """Test loss of the final model and (``keep_best``) of best.pt over every aligned test window, and the
+    number of windows (None, None, 0 when the test split is shorter than one window)."""
+    block = run.model_cfg.block_size
+    if run.test_tokens.size < block + 1:
+        return None, None, 0
+    starts = eval_windows(run.test_tokens.size, block, None, 0)
+    ev_test = _Evaluator(run.test_tokens, starts, block, run.cfg.batch_size, run.dist)
+    test_loss = ev_test(eng.eval_model, run.ctx)
+    test_loss_best = None
+    if run.cfg.keep_best and ls.best_iter != ls.it and (run.out / "best.pt").exists():
+        best_state = load_checkpoint_state(run.out / "best.pt")
+        best_model = GPT(run.model_cfg).to(run.device)
+        best_model.load_state_dict(best_state["model"])
+        test_loss_best = ev_test(best_model, run.ctx)
+    elif run.cfg.keep_best:
+        test_loss_best = test_loss
+    return test_loss, test_loss_best, int(starts.size)
+
+
+def _rank_digests(model: GPT, dist: DistInfo) -> list[str]:
+    """:func:`params_digest` of the weights on every rank (one entry without DDP)."""
+    digest = params_digest(model)
+    if not dist.enabled:
+        return [digest]
+    import torch.distributed as tdist
+
+    digests: list[Any] = [None] * dist.world_size
+    tdist.all_gather_object(digests, digest)
+    return digests
+
+
+def _summary(run: _Run, ls: _LoopState, eng: _Engine, digests: list[str], test: dict[str, Any]) -> dict[str, Any]:
+    """The content of result.json."""
+    history, it = ls.history, ls.it
     trained = [r for r in history if r["iter"] > 0] or history  # "lowest evaluations" never include the untrained model
-    summary = {
+    return {
         "format": RESULT_FORMAT,
         "status": "finished",
-        "stop_reason": stop_reason,
-        **config_doc,
-        "n_params": raw_model.num_params(non_embedding=False),
-        "n_params_non_embedding": raw_model.num_params(non_embedding=True),
+        "stop_reason": ls.stop_reason,
+        **run.config_doc,
+        "n_params": ls.model.num_params(non_embedding=False),
+        "n_params_non_embedding": ls.model.num_params(non_embedding=True),
         "iters": it,
-        "tokens_seen": tokens_seen,
-        "tokens_per_iter": tokens_per_iter,
-        "epochs": tokens_seen / n_train,
+        "tokens_seen": ls.tokens_seen,
+        "tokens_per_iter": run.tokens_per_iter,
+        "epochs": ls.tokens_seen / run.n_train,
         "n_evals": len(history),
-        "final_val_loss": vals[-1],
-        "best_val_loss": best_val,
-        "best_iter": best_iter,
+        "final_val_loss": history[-1]["val_loss"],
+        "best_val_loss": ls.best_val,
+        "best_iter": ls.best_iter,
         "mean_5_lowest_val": mean_lowest([r["val_loss"] for r in trained], 5),
-        "mean_5_lowest_test": mean_lowest([r["test_loss"] for r in trained], 5) if evaluator_test is not None else None,
-        "test_loss": test_loss,
-        "test_loss_best": test_loss_best,
-        "test_windows": test_windows,
-        "wall_time_s": elapsed,
-        "train_time_s": train_time,
-        "eval_time_s": eval_time,
-        "tokens_per_s": tokens_seen / train_time if train_time > 0 else float("nan"),
-        "ms_per_iter": 1e3 * train_time / it if it else float("nan"),
-        "device": device,
-        "dtype": dtype,
+        "mean_5_lowest_test": mean_lowest([r["test_loss"] for r in trained], 5) if eng.test is not None else None,
+        **test,
+        "wall_time_s": ls.elapsed,
+        "train_time_s": ls.train_time,
+        "eval_time_s": ls.eval_time,
+        "tokens_per_s": ls.tokens_seen / ls.train_time if ls.train_time > 0 else float("nan"),
+        "ms_per_iter": 1e3 * ls.train_time / it if it else float("nan"),
+        "device": run.device,
+        "dtype": run.dtype,
         "threads": torch.get_num_threads(),
-        "resumed_at": resumed_at,
-        "ddp": {"world_size": dist.world_size, "backend": dist.backend, "param_sha256_per_rank": digests,
+        "resumed_at": ls.resumed_at,
+        "ddp": {"world_size": run.dist.world_size, "backend": run.dist.backend, "param_sha256_per_rank": digests,
                 "ranks_agree": len(set(digests)) == 1},
         "versions": versions(VERSION_EXTRAS),
     }
-    if dist.is_main:
-        atomic_write_text(out / "metrics.csv", _metrics_csv(history))
-        atomic_write_json(result_path, summary)
-    return TrainResult("finished", out, it, history, summary)
 
 
 def _check_resumable(state: dict[str, Any], model_cfg: GPTConfig, cfg: TrainConfig, data: TokenizedCorpus,
