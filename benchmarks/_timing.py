@@ -16,6 +16,7 @@ Kept free of ttlab imports so the tests can load it by path.
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -150,3 +151,12 @@ def from_series(series: Mapping[str, Sequence[float]], *, warmup: int) -> Timing
         raise ValueError(f"series differ in length: {lengths}")
     return Timings({k: SideStats(k, tuple(float(x) for x in v[warmup:])) for k, v in series.items()},
                    warmup, tuple(series))
+
+
+def load_note() -> str:
+    """The machine's 1-minute load average against its core count, to print next to timings."""
+    try:
+        load = os.getloadavg()[0]
+    except OSError:  # pragma: no cover - platforms without getloadavg
+        return "load average unavailable"
+    return f"load average (1 min) {load:.1f} on {os.cpu_count()} cores"

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from _timing import from_series, interleave
+from _timing import from_series, interleave, load_note
 
 
 def main() -> None:
@@ -42,6 +42,7 @@ def main() -> None:
     if args.quick:
         args.docs, args.warmup, args.repeats = 50, 1, 2
     torch.set_num_threads(args.threads)
+    print(load_note(), flush=True)
 
     from sklearn.neighbors import NearestNeighbors
     from threadpoolctl import threadpool_limits

@@ -42,7 +42,7 @@ import torch
 import torch.nn as nn
 from torch.nn import functional as F
 
-from _timing import Timings, from_series
+from _timing import Timings, from_series, load_note
 
 # ------------------------------------------------------------------------ nanoGPT reference (model.py)
 
@@ -315,6 +315,7 @@ def main() -> None:
     from ttlab.provenance import atomic_write_json, versions
 
     torch.set_num_threads(a.threads or torch.get_num_threads())  # both sides run in this process
+    print(load_note(), flush=True)
     results = []
     for vocab in a.vocab_size or [2048]:
         prep = prepare_data("builtin:sotu", vocab_size=vocab, cache_dir=a.cache_dir)

@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _timing import interleave
+from _timing import interleave, load_note
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -110,6 +110,7 @@ def main() -> None:
     from ttlab.provenance import atomic_write_json, versions
 
     result: dict = {"versions": versions()}
+    print(load_note(), flush=True)
     if args.only in (None, "steps"):
         result["steps"] = bench_steps(quick=args.quick)
     if args.only in (None, "sweep"):

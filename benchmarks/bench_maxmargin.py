@@ -27,7 +27,7 @@ import argparse
 import time
 
 import numpy as np
-from _timing import interleave
+from _timing import interleave, load_note
 
 from ttlab.ntp.maxmargin import max_margin_kq, max_margin_ov
 
@@ -97,6 +97,7 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="W*_kq part only, 2 repeats")
     a = ap.parse_args()
     repeats = 2 if a.quick else a.repeats
+    print(load_note())
     V = 500
     t0 = time.perf_counter()
     tri = paper_like_kq_triples(V)

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import resource
 import subprocess
 import sys
 import time
 
-from _timing import interleave
+from _timing import interleave, load_note
 
 CASES = {
     "fig2": dict(vocab=20, sentences=100, max_len=6, steps=900, target_s=3.0, target_gib=None),
@@ -102,7 +101,7 @@ def main() -> None:
     a = ap.parse_args()
     cases = a.case or (["fig2"] if a.quick else list(CASES))
     if not a.child:
-        print(f"load average (1 min) at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+        print(load_note())
     if a.child:
         print(json.dumps(run_case(cases[0], a.dtype, a.ref_steps, a.warmup)))
         return

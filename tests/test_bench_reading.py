@@ -47,7 +47,7 @@ def test_statements_follow_the_numbers(bench) -> None:
     text = bench.reading(_records(factor_high_d=0.7, noisy_gride=1.05), NAMES)
     assert text[0].startswith("ttlab and scikit-dimension agree on the 12 estimates")
     assert "6 of 6 mean estimates" in text[1] and "below the true dimension" in text[1]
-    assert "1.0556–1.0556 times" in text[2]
+    assert "1.0556 times the K − 2 version in every case" in text[2]
     assert "most for MLE K=20, mean (paper)" in text[3] and "least for GRIDE n1=10, n2=20" in text[3]
 
 
