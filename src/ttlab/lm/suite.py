@@ -726,7 +726,8 @@ def run_suite(
         raise TTLabInputError(f"model names must be unique, but {', '.join(dup)} appear(s) twice; name them in a suite file.")
     if reference is not None and reference not in labels and reference not in [s["spec"] for s in specs]:
         raise TTLabInputError(f"--reference {reference!r} is none of the suite's models ({', '.join(labels)}).")
-    _check_device(cfg.device)
+    if backend == "local":  # with Ray the GPUs may be on other nodes: each task checks its own device
+        _check_device(cfg.device)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     if progress:
