@@ -140,6 +140,23 @@ def test_loss_is_exact_and_identical_for_a_run_and_its_hf_export(runs, corpus_fi
     np.testing.assert_allclose(res[32]["vectors"], res["hf32"]["vectors"], rtol=1e-4, atol=1e-4)
 
 
+def test_hidden_states_without_a_recognised_final_norm_match_the_hook(runs, corpus_file, monkeypatch):
+    """When the final norm is not known to produce the last hidden state, the model's own
+    output_hidden_states[-1] is used: the same vectors as the forward hook gives."""
+    cfg = _cfg(corpus_file, context=16, window_bytes=80)
+    windows = select_windows(make_texts(5, seed=2), cfg)
+    hooked = open_suite_model(resolve_model(str(runs["hf32"])))
+    assert hooked.last_hidden_module is not None
+    a = score_windows(hooked, windows, cfg)
+    monkeypatch.setattr("ttlab.lm.pretrained.final_norm_applied", lambda model: None)
+    plain = open_suite_model(resolve_model(str(runs["hf32"])))
+    assert plain.last_hidden_module is None
+    b = score_windows(plain, windows, cfg)
+    assert a["nats"] == pytest.approx(b["nats"], rel=1e-6) and a["chunks"] > len(windows)
+    np.testing.assert_allclose(a["vectors"], b["vectors"], rtol=1e-5, atol=1e-5)
+    assert plain.forward.last_hidden is None  # the last batch is not kept alive
+
+
 def _byte_level_pair(tmp_path):
     """A byte-level GPT-2 (257 ids: <|endoftext|> + 256 bytes) and the same model under a second tokenization
     of the same text: the byte ids permuted, with the embedding rows permuted to match."""

@@ -525,6 +525,8 @@ def score_windows(sm: SuiteModel, windows: Sequence[TextWindow], cfg: SuiteConfi
     finally:
         if handle is not None:
             handle.remove()
+        if hasattr(sm.forward, "last_hidden"):
+            sm.forward.last_hidden = None  # type: ignore[attr-defined]  # do not keep the last batch alive
     order = [(w, int(p)) for w, pos in enumerate(positions) for p in pos]
     X = np.stack([vec_of[k] for k in order]).astype(np.float32, copy=False) if order else np.zeros((0, sm.width), np.float32)
     n_bytes = sum(w.n_bytes for w in windows)
