@@ -826,6 +826,7 @@ def plot_suite(result: dict[str, Any], path: str | Path) -> Path:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullFormatter, ScalarFormatter
 
     from ttlab.provenance import atomic_savefig
 
@@ -849,16 +850,22 @@ def plot_suite(result: dict[str, Any], path: str | Path) -> Path:
             if pred is not None:
                 anchor_x, anchor_y = x[-1], A * x[-1] ** (-a)
                 ax.plot(grid, anchor_y * (grid / anchor_x) ** (-pred), color="C3", ls="--", lw=1.2,
-                        label=f"predicted α_N = 2/d = {pred:.3f} (ID {result['intrinsic_dim']:.2f}, {result['reference']['name']})")
+                        label=f"predicted α_N = 2/d = {pred:.3f} (ID {result['intrinsic_dim']:.2f})")
         ax.set_xscale("log")
         ax.set_yscale("log")
+        for axis in (ax.xaxis, ax.yaxis):  # label the decades only (minor labels collide on short ranges)
+            axis.set_minor_formatter(NullFormatter())
+        ax.yaxis.set_major_formatter(ScalarFormatter())
+        ax.yaxis.set_minor_formatter(ScalarFormatter())
+        ax.yaxis.get_minor_formatter().set_scientific(False)
         ax.set_xlabel("non-embedding parameters N")
         ax.set_ylabel(ylabel)
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="upper right")
     src = result.get("windows", {}).get("corpus", {})
+    ref = f"; ID of {result['reference']['name']}" if result.get("reference") else ""
     fig.suptitle(f"Model suite on {src.get('source', src.get('name', 'text'))} ({result['windows']['split']} split, "
-                 f"{result['windows']['bytes']:,} bytes)", fontsize=10)
+                 f"{result['windows']['bytes']:,} bytes{ref})", fontsize=10)
     fig.tight_layout()
     atomic_savefig(fig, path, dpi=120)
     plt.close(fig)

@@ -378,7 +378,7 @@ def _render_suite(r: dict[str, Any]) -> list:
 
 
 def _suite_estimate(ctx: PartContext, out: Path | None) -> float:
-    own = 20.0 if ctx.quick else 300.0
+    own = 90.0 if ctx.quick else 600.0  # quick: 4 models × ~32k tokens + their IDs took 85 s on 2 busy cores
     if out is not None and (out / "lm_model_scaling" / "results.json").is_file():
         return own
     from ttlab.reproduce.registry import PARTS
@@ -387,7 +387,7 @@ def _suite_estimate(ctx: PartContext, out: Path | None) -> float:
 
 
 @register_part("lm_suite_scaling", paper="B", title="Model scaling from an existing model suite (Figure 3's method)",
-               render=_render_suite, claims=_suite_claims, estimate=(350, 14700), estimate_fn=_suite_estimate, version=1)
+               render=_render_suite, claims=_suite_claims, estimate=(420, 15000), estimate_fn=_suite_estimate, version=1)
 def lm_suite_scaling(out: Path, ctx: PartContext) -> dict:
     """``ttlab lm suite`` on the model sweep's own runs (trains them first, or reuses the sweep's cache)."""
     from ttlab.lm.suite import run_suite
