@@ -153,13 +153,15 @@ def _render_scaling(r: dict[str, Any]) -> list:
              "early-stop": f"with early stopping on validation (patience {t['patience']}) under a {t['max_iters']}-step cap",
              "budget": f"for a fixed budget of {t['max_iters']} steps"}[c["protocol"]]
     idopt = r.get("id_options") or {}
+    block = (c["model"] if data_kind else c["models"][-1])["block_size"]
+    context = idopt.get("context") or block  # None means the model's block size
     paras = [
         Paragraph(f"What was run: {what} of `{r['data']['corpus']}` ({fmt(r['data']['n_docs'])} documents, BPE vocabulary "
                   f"{fmt(r['data']['vocab_size'])}), {proto}; seeds {c['seeds']}, learning rate(s) {c['lrs']}, AdamW with warmup "
                   f"and cosine decay, batch {t['batch_size']}. Loss fitted: `{c['loss']}` (mean of the 5 lowest test "
                   f"evaluations, as the authors did, unless stated). ID: final-layer embeddings of the "
                   f"{'largest-data' if data_kind else 'largest'} model on the test split — {idopt.get('windows_per_doc')} random "
-                  f"{idopt.get('context')}-token window(s) per document, {idopt.get('tokens_per_doc')} positions each, "
+                  f"{context}-token window(s) per document, {idopt.get('tokens_per_doc')} positions each, "
                   f"batches of {idopt.get('batch_size')}, MLE with K = {idopt.get('k')}, arithmetic mean of pointwise estimates "
                   f"(harmonic in brackets); last layer after the final LayerNorm. Wall time {fmt(r.get('wall_time_s'), 3)} s."),
     ]
