@@ -149,7 +149,7 @@ def _init_params(model: NTPTransformer, cfg: TrainConfig) -> tuple[torch.Tensor,
 
 def limit_loss(model: NTPTransformer, W_ov: torch.Tensor) -> float:
     """Stage-2 loss when every sentence puts its attention uniformly on its optimal positions."""
-    opt = model.optimal_mask.to(model.dtype)
+    opt = model.optimal_mask.to(model.dtype) * model.counts  # positions of each optimal distinct token
     phi = opt / opt.sum(1, keepdim=True).clamp_min(1)
     logits = model._logits(W_ov, phi, model.tokens, model._X)
     ce = torch.nn.functional.cross_entropy(logits, model.labels, reduction="none")
