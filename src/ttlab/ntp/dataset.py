@@ -211,9 +211,16 @@ class NTPDataset:
         return cls.from_text(text, source=source)
 
     @classmethod
-    def from_text(cls, text: str, source: str = "<text>") -> "NTPDataset":
-        """Parse the two-kind line format (see the module docstring); a leading byte-order mark is dropped."""
+    def from_text(cls, text: str, source: str = "<text>", memory_limit_gib: float | None = None) -> "NTPDataset":
+        """Parse the two-kind line format (see the module docstring); a leading byte-order mark is dropped.
+
+        Text whose reading and checking would need more than ``memory_limit_gib`` (default
+        :data:`ttlab.ntp.cost.DEFAULT_MEMORY_LIMIT_GIB`) is refused before any sentence is built.
+        """
+        from ttlab.ntp.cost import DEFAULT_MEMORY_LIMIT_GIB, require_readable
+
         text = text.removeprefix("\ufeff")
+        require_readable(text, source, DEFAULT_MEMORY_LIMIT_GIB if memory_limit_gib is None else memory_limit_gib)
         b = _Builder(source)
         for lineno, raw in enumerate(text.splitlines(), start=1):
             line = raw.split("#", 1)[0].strip()
@@ -252,13 +259,22 @@ class NTPDataset:
         return b.dataset(text)
 
     @classmethod
-    def from_file(cls, path: str | Path) -> "NTPDataset":
+    def from_file(cls, path: str | Path, memory_limit_gib: float | None = None) -> "NTPDataset":
         """Read a dataset file (UTF-8 text in the two-kind line format; a leading byte-order mark is dropped)."""
         path = Path(path)
         if not path.exists():
             raise TTLabInputError(f"dataset file {str(path)!r} does not exist")
         if path.is_dir():
             raise TTLabInputError(f"{str(path)!r} is a directory; pass a dataset text file")
+        from ttlab.ntp.cost import DEFAULT_MEMORY_LIMIT_GIB, check_limit
+
+        limit = check_limit(DEFAULT_MEMORY_LIMIT_GIB if memory_limit_gib is None else memory_limit_gib)
+        size = path.stat().st_size
+        if size > limit * 2**30:
+            raise TTLabInputError(
+                f"{path}: the file alone is {size / 2**30:.2f} GiB, above the {limit:g} GiB limit; split it, or "
+                "raise --memory-limit if the machine has the memory"
+            )
         data = path.read_bytes()
         try:
             text = data.decode("utf-8-sig")
@@ -268,7 +284,7 @@ class NTPDataset:
                 f"{path}: not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}, line {line}); "
                 "save the file as UTF-8"
             ) from None
-        return cls.from_text(text, source=str(path))
+        return cls.from_text(text, source=str(path), memory_limit_gib=memory_limit_gib)
 
     # ------------------------------------------------------------------ views
     @property

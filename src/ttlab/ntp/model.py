@@ -27,6 +27,7 @@ import numpy as np
 import torch
 
 from ttlab.errors import TTLabInputError
+from ttlab.ntp.cost import batch_width
 from ttlab.ntp.dataset import NTPDataset, TokenSeq
 from ttlab.ntp.structure import DatasetStructure, _groups, analyze
 
@@ -177,28 +178,6 @@ def bag_sentences(sentences: Sequence[Sequence[str]], encode) -> Bags:
         tok[rows, :k] = np.where(cnt[rows, :k] > 0, order[:k], 0)
         query[rows] = q
     return Bags(torch.as_tensor(tok), cnt, torch.as_tensor(query), torch.as_tensor(cnt.sum(1, dtype=np.int64)))
-
-
-def batch_width(dataset: NTPDataset) -> tuple[int, int]:
-    """U_max (most distinct tokens in one sentence) and the index of a sentence that has that many.
-
-    One pass over each line's tokens (O(total tokens)), so the cost of a model can be stated before it
-    is built.
-    """
-    best, arg = 0, 0
-    sentences = dataset.sentences
-    for base, members in _groups(sentences):
-        members = sorted(members, key=lambda i: len(sentences[i].tokens))
-        seen: set[str] = set()
-        pos = 0
-        for i in members:
-            ell = len(sentences[i].tokens)
-            while pos < ell:
-                seen.add(base[pos])
-                pos += 1
-            if len(seen) > best:
-                best, arg = len(seen), i
-    return best, arg
 
 
 @dataclass

@@ -350,6 +350,28 @@ class DatasetStructure:
             return np.ones(1, dtype=bool)
         return np.array([self.collocation.get(t) == s.label for t in s.tokens], dtype=bool)
 
+    def degenerate(self) -> dict[str, str]:
+        """Stages of Algorithm 1 that have nothing to learn on this dataset, with the reason.
+
+        ``"stage1"``: a one-token vocabulary (W*_ov has no constraint). ``"stage2"``: no sentence whose
+        query orders an optimal above a non-optimal token, so W*_kq has no constraint and is undefined.
+        """
+        out: dict[str, str] = {}
+        V = self.dataset.vocab_size
+        if V < 2:
+            out["stage1"] = (
+                f"the vocabulary has a single token ({self.dataset.vocab[0]!r}): there is no other token to "
+                "predict, so the collocation loss is 0 and W*_ov has no constraint"
+            )
+        if not any(order.edges for order in self.orders.values()):
+            if all(len(s.tokens) == 1 for s in self.dataset.sentences):
+                why = "no sentence has two or more tokens, so attention has no choice to make"
+            else:
+                why = ("no multi-token sentence holds both an optimal token (n(x) = its next token) and a "
+                       "non-optimal one, so no query orders two tokens")
+            out["stage2"] = f"{why}; W*_kq has no constraint and the stage-2 direction is undefined"
+        return out
+
     def report(self) -> dict:
         """JSON-ready summary: validity, violations, vocabulary, collocation and orders."""
         return {
@@ -361,6 +383,7 @@ class DatasetStructure:
             "collocation": dict(self.collocation),
             "orders": {q: self.categories(q).as_dict() for q in self.orders},
             "violations": [v.as_dict() for v in self.violations],
+            "degenerate": self.degenerate(),
         }
 
 
