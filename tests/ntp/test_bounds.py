@@ -180,6 +180,14 @@ def test_distinct_token_batch_equals_the_literal_model_on_sequence_lines():
     )
 
 
+def test_unseen_sentences_of_a_long_line_dataset_are_capped():
+    from ttlab.ntp.generalize import MAX_UNSEEN_LEN, unseen_sentences
+
+    st = analyze(NTPDataset.from_text(cycle_text(2000)))
+    sents = unseen_sentences(st, n_samples=40, seed=0)
+    assert sents and max(len(s) for s in sents) <= MAX_UNSEEN_LEN < st.dataset.max_len
+
+
 # ------------------------------------------------------------------ limits
 def test_reading_refuses_above_the_limit_before_building_anything():
     text = "x y\n" + "a " * 800_000 + "\n"  # 800k tokens: ~2.4 GB to check at 3 kB per token
@@ -255,6 +263,7 @@ def test_two_token_file_refused_then_stage1_only_on_request(run_cli, write, tmp_
     assert set(summary["stages"]) == {"stage_1"} and summary["wkq_star"] is None
     assert summary["stages"]["stage_1"]["final_cosine"] == pytest.approx(1.0)
     assert "stage 2 skipped" in " ".join(res.out.split())
+    assert "training batch 1 sentences × 1 distinct tokens = 1 slots" in " ".join(res.out.split())
 
 
 @pytest.mark.parametrize("text, extra, fragment", [

@@ -218,6 +218,10 @@ def _print_run(summary: dict, out: Path) -> None:
                       f"{s['final_norm']:.4f}", f"{fit.get('C', float('nan')):.3g}",
                       f"{s['loss_fit']['rate']:.3g}", f"{100 * s['norm_bounds']['fraction']:.0f}%")
     console.print(table)
+    c = summary["cost"]
+    console.print(f"training batch {c['n_sentences']:,} sentences × {c['width']:,} distinct tokens = {c['slots']:,} "
+                  f"slots (estimated {c['estimated_bytes'] / 2**30:.2f} GiB); estimated time "
+                  f"{summary['estimated_time_s']:.2f} s", highlight=False)
     kq = "—" if summary["wkq_star_norm"] is None else f"{summary['wkq_star_norm']:.4f}"
     console.print(f"‖W*_ov‖ = {summary['wov_star_norm']:.4f}, ‖W*_kq‖ = {kq}; "
                   f"wall time {summary['wall_time_s']:.2f} s")
