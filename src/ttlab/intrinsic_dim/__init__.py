@@ -3,7 +3,9 @@
 Estimators (scikit-learn style: parameters in ``__init__``, ``fit(X)`` sets ``dimension_`` and
 ``pointwise_dimension_``): :class:`MLE` (Levina–Bickel; mean, harmonic = MacKay–Ghahramani, or
 median of pointwise estimates; optional K − 2 variant), :class:`TwoNN` (Facco et al. 2017) and
-:class:`GRIDE` (Denti et al. 2022, multiscale). Each supports ``metric='euclidean'|'cosine'`` and
+:class:`GRIDE` (Denti et al. 2022, multiscale); and, equal to scikit-dimension's for the same
+settings, :class:`LPCA` (``lPCA``), :class:`TLE`, :class:`CorrInt`, :class:`DANCo`, :class:`ESS`,
+:class:`MOM`, :class:`MiND_ML` and :class:`MADA` (:mod:`ttlab.intrinsic_dim.more_estimators`). Each supports ``metric='euclidean'|'cosine'`` and
 ``batch_size`` (the paper's protocol: shuffled, seeded batches, estimates averaged).
 
 Neighbours are exact, from blocked float32 matrix products certified and re-measured in
@@ -25,11 +27,21 @@ from ttlab.intrinsic_dim.estimators import (
     split_batches,
 )
 from ttlab.intrinsic_dim.io import load_points
+from ttlab.intrinsic_dim.more_estimators import DANCo, ESS, LPCA, MADA, MOM, TLE, CorrInt, MiND_ML, lPCA
 from ttlab.intrinsic_dim.knn import Neighbors, faiss_available, kneighbors
 from ttlab.intrinsic_dim.manifolds import MANIFOLDS, random_isometry, sample_manifold, true_dimension
 
 __all__ = [
     "MLE",
+    "LPCA",
+    "lPCA",
+    "TLE",
+    "CorrInt",
+    "DANCo",
+    "ESS",
+    "MOM",
+    "MiND_ML",
+    "MADA",
     "TwoNN",
     "GRIDE",
     "IDResult",
