@@ -11,6 +11,7 @@ settings, :class:`LPCA` (``lPCA``), :class:`TLE`, :class:`CorrInt`, :class:`DANC
 Neighbours are exact, from blocked float32 matrix products certified and re-measured in
 float64 (:func:`kneighbors`). Exact duplicate points are dropped with a warning and counted.
 
+:func:`compare` runs many estimators on the same data with one shared neighbour search.
 One-call helpers return a self-describing :class:`IDResult`: :func:`estimate_id` and
 :func:`paper_protocol`. Known-answer data: :func:`sample_manifold`. Files: :func:`load_points`.
 """
@@ -26,6 +27,7 @@ from ttlab.intrinsic_dim.estimators import (
     mle_pointwise,
     split_batches,
 )
+from ttlab.intrinsic_dim.compare import COMPARE_METHODS, CompareResult, CompareRow, compare
 from ttlab.intrinsic_dim.io import load_points
 from ttlab.intrinsic_dim.more_estimators import DANCo, ESS, LPCA, MADA, MOM, TLE, CorrInt, MiND_ML, lPCA
 from ttlab.intrinsic_dim.knn import Neighbors, faiss_available, kneighbors
@@ -45,6 +47,10 @@ __all__ = [
     "TwoNN",
     "GRIDE",
     "IDResult",
+    "COMPARE_METHODS",
+    "CompareResult",
+    "CompareRow",
+    "compare",
     "Neighbors",
     "MANIFOLDS",
     "PAPER_BATCH_SIZE",

@@ -39,6 +39,17 @@ from ttlab.intrinsic_dim.knn import Neighbors, _kneighbors
 _CHUNK = 256  # points per vectorised neighbourhood block
 
 
+def _bgram(A: np.ndarray, transpose_first: bool = False) -> np.ndarray:
+    """Batched Gram matrices ``A @ A^T`` (or ``A^T @ A``) in float64 via torch (numpy's stacked
+    matmul is tens of times slower)."""
+    import torch
+
+    t = torch.from_numpy(np.ascontiguousarray(A, dtype=np.float64))
+    if transpose_first:
+        return torch.bmm(t.transpose(1, 2), t).numpy()
+    return torch.bmm(t, t.transpose(1, 2)).numpy()
+
+
 def _combine_pw(pw: np.ndarray, average: str, what: str) -> float:
     """Mean / median / harmonic mean of the finite pointwise values (warns about the others)."""
     finite = pw[np.isfinite(pw)]
@@ -103,7 +114,7 @@ def _local_spectra(X: np.ndarray, idx: np.ndarray) -> np.ndarray:
     for a in range(0, n, _CHUNK):
         nbh = X[idx[a : a + _CHUNK]].astype(np.float64)
         C = nbh - nbh.mean(axis=1, keepdims=True)
-        G = C.transpose(0, 2, 1) @ C if k >= D else C @ C.transpose(0, 2, 1)
+        G = _bgram(C, transpose_first=k >= D)
         ev = np.linalg.eigvalsh(G)[:, ::-1][:, : min(k, D)]
         out[a : a + _CHUNK] = np.clip(ev, 0.0, None) / (k - 1)
     return out
@@ -321,7 +332,7 @@ def tle_pointwise(Y: np.ndarray, dists: np.ndarray, epsilon: float) -> np.ndarra
     """TLE estimates for ``m`` points from their neighbours ``Y`` (m, K, D; relative to the point)
     and sorted distances ``dists`` (m, K)."""
     m, K, _ = Y.shape
-    G = Y @ Y.transpose(0, 2, 1)
+    G = _bgram(Y)
     sq = np.einsum("mii->mi", G)
     V2 = np.clip(sq[:, :, None] + sq[:, None, :] - 2 * G, 0.0, None)
     eye = np.eye(K, dtype=bool)
@@ -450,7 +461,7 @@ def _angle_stats(X: np.ndarray, idx: np.ndarray) -> tuple[float, float]:
     nus, taus = np.empty(n), np.empty(n)
     for a in range(0, n, _CHUNK):
         Y = X[idx[a : a + _CHUNK]].astype(np.float64) - X[a : a + _CHUNK, None, :].astype(np.float64)
-        G = Y @ Y.transpose(0, 2, 1)
+        G = _bgram(Y)
         ln = np.sqrt(np.einsum("mij,mij->mi", Y, Y))
         cos = G[:, iu, ju] / (ln[:, iu] * ln[:, ju])
         th = np.arccos(np.clip(cos, -1.0, 1.0))
@@ -674,7 +685,7 @@ class ESS(_LocalKNN):
         for a in range(0, n, _CHUNK):
             nbh = X[nb.indices[a : a + _CHUNK]].astype(np.float64)
             V = nbh - nbh.mean(axis=1, keepdims=True)
-            G = V @ V.transpose(0, 2, 1)
+            G = _bgram(V)
             ln = np.sqrt(np.einsum("mij,mij->mi", V, V))
             if all_groups is not None and p == 2:  # every pair: vectorised over the chunk
                 i, j = all_groups[:, 0], all_groups[:, 1]
