@@ -499,8 +499,10 @@ def run_data_sweep(
     """Train one model shape on geometrically spaced data sizes; fit α̂_D; predict α_D from the ID.
 
     Writes ``DIR/results.json`` (keys ``runs``, ``points``, ``alpha_hat``, ``alpha_hat_ci``,
-    ``intrinsic_dim``, ``alpha_pred``, ``fits``, ``id``, ``config``, ``versions``) and
-    ``DIR/data_scaling.png``; returns the same dict.
+    ``intrinsic_dim``, ``alpha_pred``, ``alpha_pred_band``, ``fits``, ``id``, ``config``, ``versions``) and
+    ``DIR/data_scaling.png``; returns the same dict. ``alpha_pred_band`` (see
+    :meth:`ttlab.scaling.band.PredictionBand.for_exponent`) is the α_D band over the estimators
+    stored in ``id.rows[0].ids_by_estimator``, measured on the same embedding batches.
     """
     _check_common(protocol, loss, seeds, lrs)
     t0 = time.perf_counter()
@@ -570,7 +572,7 @@ def run_model_sweep(
     with α_N = 2/d from each model's ID (the width ablation comes with it).
 
     Writes ``DIR/results.json`` (``runs``, ``points``, ``alpha_hat``, ``alpha_hat_ci``, ``intrinsic_dim``,
-    ``alpha_pred``, ``id_by_model``, …) and ``DIR/model_scaling.png``.
+    ``alpha_pred``, ``alpha_pred_band`` (α_N band over the largest model's ``ids_by_estimator``), ``id_by_model``, …) and ``DIR/model_scaling.png``.
     """
     _check_common(protocol, loss, seeds, lrs)
     if len(models) < 3:
