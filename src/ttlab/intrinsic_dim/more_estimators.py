@@ -25,6 +25,7 @@ import bisect
 import itertools
 import math
 import sys
+import threading
 import warnings
 from functools import lru_cache
 from typing import Any
@@ -543,6 +544,11 @@ class DANCo(_WithCommon):
 
     def _calibration(self, N: int, D: int) -> list[dict[str, float]]:
         key = (N, D, int(self.k), int(self.random_state))
+        with self.__dict__.setdefault("_cal_lock", threading.Lock()):  # batches run in threads: calibrate once
+            return self._calibration_locked(key)
+
+    def _calibration_locked(self, key: tuple[int, int, int, int]) -> list[dict[str, float]]:
+        N, D = key[0], key[1]
         cache = getattr(self, "_cal_cache", {})
         if key not in cache:
             rs = np.random.RandomState(int(self.random_state))
