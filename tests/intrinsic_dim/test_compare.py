@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from ttlab.errors import TTLabInputError
-from ttlab.intrinsic_dim import MLE, TLE, TwoNN, compare, paper_protocol, sample_manifold
+from ttlab.intrinsic_dim import GRIDE, MLE, TLE, TwoNN, compare, paper_protocol, sample_manifold
 from ttlab.intrinsic_dim.compare import COMPARE_METHODS, parse_methods
 from ttlab.intrinsic_dim.more_estimators import DANCo, ESS, MiND_ML
 
@@ -19,13 +19,13 @@ def X():
 
 
 def test_shared_search_gives_the_numbers_of_separate_fits(X):
-    res = compare(X, "mle,mle_harmonic,twonn,tle,mind_ml,danco,ess,lpca", batch_size=600, seed=2)
+    res = compare(X, "mle,mle_harmonic,twonn,gride,tle,mind_ml,danco,ess,lpca", batch_size=600, seed=2)
     got = {r.method: r for r in res.rows}
     assert res.knn_k == 100 and res.n_batches == 2
     common = dict(batch_size=600, seed=2)
     expected = {
         "mle": MLE(k=20, **common), "mle_harmonic": MLE(k=20, average="harmonic", **common),
-        "twonn": TwoNN(**common), "tle": TLE(**common), "mind_ml": MiND_ML(D=30, **common),
+        "twonn": TwoNN(**common), "gride": GRIDE(n1=1, **common), "tle": TLE(**common), "mind_ml": MiND_ML(D=30, **common),
         "danco": DANCo(D=30, **common), "ess": ESS(**common),
     }
     for name, est in expected.items():

@@ -88,8 +88,8 @@ def compare_cmd(
     methods: str = typer.Option(
         "all", "--methods",
         help="'all' or comma-separated: mle (K=20, mean: the paper's), mle_harmonic, mle_median, twonn, gride, tle, "
-             "mom, mada, mind_ml, corrint, danco, ess, lpca, lpca_pr. Settings are scikit-dimension's defaults except "
-             "mind_ml (D = n_features, not 10) and danco (D = min(n_features, 48), seed 0).",
+             "mom, mada, mind_ml, corrint, danco, ess, lpca, lpca_pr. Settings are scikit-dimension's defaults (gride: "
+             "n1 = 1; `id estimate` uses n1 = 10) except mind_ml (D = n_features, not 10) and danco (D = min(n_features, 48), seed 0).",
     ),
     paper: bool = typer.Option(False, "--paper", help="Paper's protocol for every estimator: seeded batches of 4096 (or --batch-size), averaged; spread over batches."),
     batch_size: Optional[int] = typer.Option(None, "--batch-size", help="Batch size of the protocol (implies batches)."),
