@@ -159,3 +159,15 @@ def test_bad_input_named():
     Xn[3, 1] = np.nan
     with pytest.raises(TTLabInputError, match="NaN"):
         TLE(k=5).fit(Xn)
+
+
+def test_skdim_mind_ml_collapses_on_duplicates_we_do_not(curved):
+    """A zero first-neighbour distance gives rho = 0 and scikit-dimension's MiND_ML returns 1."""
+    X = np.vstack([curved, curved[:60]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref_dup = skdim.id.MiND_ML().fit(X).dimension_
+    clean = MiND_ML().fit(curved).dimension_
+    assert ref_dup == pytest.approx(1.0) and clean > 3
+    with pytest.warns(UserWarning, match="duplicate"):
+        assert MiND_ML().fit(X).dimension_ == pytest.approx(clean, rel=1e-12)
