@@ -37,7 +37,13 @@ from ttlab.intrinsic_dim._validate import check_choice, check_int
 from ttlab.intrinsic_dim.estimators import AVERAGES, DegeneratePointsWarning, _IDEstimator
 from ttlab.intrinsic_dim.knn import Neighbors, _kneighbors
 
-_CHUNK = 256  # points per vectorised neighbourhood block
+_CHUNK = 256  # points per vectorised neighbourhood block (at least)
+_CHUNK_ELEMS = 2**22  # ... and up to this many neighbour coordinates per block (32 MiB in float64)
+
+
+def _chunk(k: int, D: int) -> int:
+    """Points per block: few large batched products (each call has a fixed cost) in bounded memory."""
+    return max(_CHUNK, _CHUNK_ELEMS // max(1, k * D))
 
 
 def _bgram(A: np.ndarray, transpose_first: bool = False) -> np.ndarray:
@@ -112,12 +118,13 @@ def _local_spectra(X: np.ndarray, idx: np.ndarray) -> np.ndarray:
     n, k = idx.shape
     D = X.shape[1]
     out = np.empty((n, min(k, D)))
-    for a in range(0, n, _CHUNK):
-        nbh = X[idx[a : a + _CHUNK]].astype(np.float64)
+    step = _chunk(k, D)
+    for a in range(0, n, step):
+        nbh = X[idx[a : a + step]].astype(np.float64)
         C = nbh - nbh.mean(axis=1, keepdims=True)
         G = _bgram(C, transpose_first=k >= D)
         ev = np.linalg.eigvalsh(G)[:, ::-1][:, : min(k, D)]
-        out[a : a + _CHUNK] = np.clip(ev, 0.0, None) / (k - 1)
+        out[a : a + step] = np.clip(ev, 0.0, None) / (k - 1)
     return out
 
 
@@ -322,8 +329,8 @@ class TLE(_LocalKNN):
     def _pointwise(self, X: np.ndarray, nb: Neighbors) -> np.ndarray:
         n, K = nb.indices.shape
         out = np.empty(n)
-        for a in range(0, n, _CHUNK):
-            idx = nb.indices[a : a + _CHUNK]
+        for a in range(0, n, _chunk(K, X.shape[1])):
+            idx = nb.indices[a : a + _chunk(K, X.shape[1])]
             Y = X[idx].astype(np.float64) - X[a : a + len(idx), None, :].astype(np.float64)
             out[a : a + len(idx)] = tle_pointwise(Y, nb.distances[a : a + len(idx)], float(self.epsilon))
         return out
@@ -460,17 +467,18 @@ def _angle_stats(X: np.ndarray, idx: np.ndarray) -> tuple[float, float]:
     n, k = idx.shape
     iu, ju = np.triu_indices(k, 1)
     nus, taus = np.empty(n), np.empty(n)
-    for a in range(0, n, _CHUNK):
-        Y = X[idx[a : a + _CHUNK]].astype(np.float64) - X[a : a + _CHUNK, None, :].astype(np.float64)
+    step = _chunk(k, X.shape[1])
+    for a in range(0, n, step):
+        Y = X[idx[a : a + step]].astype(np.float64) - X[a : a + step, None, :].astype(np.float64)
         G = _bgram(Y)
         ln = np.sqrt(np.einsum("mij,mij->mi", Y, Y))
         cos = G[:, iu, ju] / (ln[:, iu] * ln[:, ju])
         th = np.arccos(np.clip(cos, -1.0, 1.0))
         s, c = np.sin(th), np.cos(th)
-        nus[a : a + _CHUNK] = np.arctan(s.sum(1) / c.sum(1))
+        nus[a : a + step] = np.arctan(s.sum(1) / c.sum(1))
         eta = np.sqrt(c.mean(1) ** 2 + s.mean(1) ** 2)
         with np.errstate(divide="ignore", invalid="ignore"):  # eta = 1 (d = 1): tau = inf, unused
-            taus[a : a + _CHUNK] = [_ainv(e) for e in eta]
+            taus[a : a + step] = [_ainv(e) for e in eta]
     return float(np.mean(nus)), float(np.mean(taus))
 
 
@@ -501,7 +509,7 @@ def _exact_knn_low_dim(X: np.ndarray, k: int, backend: str, block_size: int, dev
     if X.shape[1] <= 16:
         from scipy.spatial import cKDTree
 
-        dist, idx = cKDTree(X).query(X, k=k + 1)
+        dist, idx = cKDTree(X).query(X, k=k + 1, workers=-1)
         return Neighbors(dist[:, 1:], idx[:, 1:].astype(np.int64), "kdtree")
     return _kneighbors(X, k, backend=backend, block_size=block_size, device=device)
 
@@ -688,8 +696,9 @@ class ESS(_LocalKNN):
         rng = np.random.default_rng(int(self.random_state))
         all_groups = np.array(list(itertools.combinations(range(K), p))) if ncomb <= 5000 else None
         essval = np.empty(n)
-        for a in range(0, n, _CHUNK):
-            nbh = X[nb.indices[a : a + _CHUNK]].astype(np.float64)
+        step = _chunk(K, X.shape[1])
+        for a in range(0, n, step):
+            nbh = X[nb.indices[a : a + step]].astype(np.float64)
             V = nbh - nbh.mean(axis=1, keepdims=True)
             G = _bgram(V)
             ln = np.sqrt(np.einsum("mij,mij->mi", V, V))
