@@ -408,7 +408,9 @@ def _mind_nlld_gr(d: np.ndarray, rhos: np.ndarray, N: int, k: int) -> np.ndarray
 def mind_mli(rhos: np.ndarray, D: int, k: int) -> int:
     """MiND_MLi: the integer d in 1..D maximising the likelihood of ``rhos = r_1 / r_{k+1}``."""
     N = len(rhos)
-    return int(np.argmax([_mind_lld(d + 1, rhos, N, k) for d in range(D)]) + 1)
+    d = np.arange(1, D + 1, dtype=np.float64)
+    lld = N * np.log(k * d) + (d - 1) * np.sum(np.log(rhos)) + (k - 1) * np.log1p(-(rhos[:, None] ** d)).sum(axis=0)
+    return int(np.argmax(lld) + 1)
 
 
 def mind_mlk(rhos: np.ndarray, D: int, k: int, dinit: float) -> float:
@@ -454,12 +456,12 @@ class MiND_ML(_WithCommon):
         return mind_mlk(rhos, D, k, dmli), None, {}
 
 
-def _ainv(eta: np.floating) -> np.floating:
-    if eta < 0.53:
-        return 2 * eta + eta**3 + 5 * (eta**5) / 6
-    if eta < 0.85:
-        return -0.4 + 1.39 * eta + 0.43 / (1 - eta)
-    return 1 / ((eta**3) - 4 * (eta**2) + 3 * eta)
+def _ainv(eta: np.ndarray) -> np.ndarray:
+    """Approximate inverse of A(tau) = I1(tau) / I0(tau) (Best & Fisher), elementwise."""
+    with np.errstate(divide="ignore", invalid="ignore"):  # eta = 1 (d = 1): tau = inf, unused
+        return np.where(eta < 0.53, 2 * eta + eta**3 + 5 * (eta**5) / 6,
+                        np.where(eta < 0.85, -0.4 + 1.39 * eta + 0.43 / (1 - eta),
+                                 1 / ((eta**3) - 4 * (eta**2) + 3 * eta)))
 
 
 def _angle_stats(X: np.ndarray, idx: np.ndarray) -> tuple[float, float]:
@@ -477,8 +479,7 @@ def _angle_stats(X: np.ndarray, idx: np.ndarray) -> tuple[float, float]:
         s, c = np.sin(th), np.cos(th)
         nus[a : a + step] = np.arctan(s.sum(1) / c.sum(1))
         eta = np.sqrt(c.mean(1) ** 2 + s.mean(1) ** 2)
-        with np.errstate(divide="ignore", invalid="ignore"):  # eta = 1 (d = 1): tau = inf, unused
-            taus[a : a + step] = [_ainv(e) for e in eta]
+        taus[a : a + step] = _ainv(eta)
     return float(np.mean(nus)), float(np.mean(taus))
 
 
