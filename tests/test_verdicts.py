@@ -23,6 +23,7 @@ NAN = float("nan")
 EXP = {"holds_rel": 0.10, "partly_rel": 0.35, "min_points": 3}
 ORC = {"oracle_tol": 0.05, "holds_rel": 0.10, "partly_rel": 0.35, "bound": 0, "min_points": 3}
 ORC_BOUND = {**ORC, "bound": 1}
+ORC_N = {**ORC, "max_data_change": 0.15}
 
 # (rule, measured, thresholds, expected verdict)
 CASES = [
@@ -138,6 +139,13 @@ CASES = [
                                    "n_points": 5, "n_capped": 0}, ORC_BOUND, NOT_REPRODUCED),
     ("oracle_validated_exponent", {"fitted": 0.6, "lo": 0.55, "hi": 0.65, "predicted": 0.5, "oracle": 0.4,
                                    "n_points": 5, "n_capped": 0}, ORC_BOUND, INCONCLUSIVE),  # oracle below the bound
+    # model size (α_N = 2β/d): the approximation oracle validates the design, the widest model must not be data-limited
+    ("oracle_validated_exponent", {"fitted": 0.98, "lo": 0.9, "hi": 1.06, "predicted": 1.0, "oracle": 1.02,
+                                   "n_points": 5, "n_capped": 0, "data_ratio": 0.97}, ORC_N, HOLDS),
+    ("oracle_validated_exponent", {"fitted": 0.98, "lo": 0.9, "hi": 1.06, "predicted": 1.0, "oracle": 1.02,
+                                   "n_points": 5, "n_capped": 0, "data_ratio": 0.6}, ORC_N, INCONCLUSIVE),
+    ("oracle_validated_exponent", {"fitted": 0.98, "lo": 0.9, "hi": 1.06, "predicted": 1.0, "oracle": 1.02,
+                                   "n_points": 5, "n_capped": 0, "data_ratio": None}, ORC_N, INCONCLUSIVE),
 ]
 
 
@@ -189,3 +197,11 @@ def test_oracle_rule_says_which_way_the_oracle_misses():
     assert judge("oracle_validated_exponent", {"fitted": 0.636, "lo": 0.6, "hi": 0.67, "predicted": 0.5,
                                                "oracle": 0.64}, ORC_BOUND)[0] == HOLDS
     assert "bound form" in judge("oracle_validated_exponent", {}, ORC_BOUND)[2]
+
+
+def test_oracle_rule_reports_a_data_limited_model_sweep():
+    m = {"fitted": 0.98, "lo": 0.9, "hi": 1.06, "predicted": 1.0, "oracle": 1.02, "n_points": 5, "data_ratio": 0.6}
+    verdict, reason, text = judge("oracle_validated_exponent", m, ORC_N)
+    assert verdict == INCONCLUSIVE and "data-limited" in reason and "0.6" in reason and "data-limited" in text
+    # the same numbers without the data-limit threshold (a data-scaling claim) are judged on the exponent
+    assert judge("oracle_validated_exponent", m, ORC)[0] == HOLDS
