@@ -81,7 +81,9 @@ class TrainSettings:
     schedule old. A run whose best step is later than ``limit_frac · max_steps`` is flagged
     ``step_limited`` (it might still improve with a larger step limit; such sizes are left out of
     slope fits). Below the limit every size gets the same number of epochs.
-    Validation size: ``clamp(n_val_frac · n, n_val_min, n_val_max)``.
+    Validation size: ``clamp(n_val_frac · n, n_val_min, n_val_max)`` — by default 2048 at every n, so the
+    choice of the checkpoint (networks) and of k (the k-NN oracle) is equally reliable at every n (a
+    validation set growing with n makes the small-n errors relatively worse and steepens the slopes).
     """
 
     batch_size: int = 128
@@ -95,7 +97,7 @@ class TrainSettings:
     limit_frac: float = 0.8
     grad_clip: float = 1.0
     n_val_frac: float = 0.25
-    n_val_min: int = 256
+    n_val_min: int = 2048
     n_val_max: int = 2048
 
     def validate(self) -> None:
