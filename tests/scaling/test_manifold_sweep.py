@@ -131,16 +131,16 @@ def test_plan_and_sizes():
     assert geometric_sizes(64, 8192, 8) == [64, 128, 256, 512, 1024, 2048, 4096, 8192]
     cfg = quick_config()
     tasks = plan_tasks(cfg)
-    assert len(tasks["data"]) == 2 * 2 * 5 * 1 and len(tasks["knn"]) == 2 * 2 * 5 * 4 and tasks["model"] == []
+    assert len(tasks["data"]) == 2 * 2 * 5 * 1 and len(tasks["knn"]) == 2 * 1 * 5 * 4 and tasks["model"] == []
     assert sorted({t["d"] for t in tasks["data"]}) == [2, 4] and {t["ambient"] for t in tasks["data"]} == {16, 128}
     assert {t["problem"]["noise"] for t in tasks["data"]} == {1.0} and {t["regime"] for t in tasks["knn"]} == {"noisy"}
     # the oracle runs on the networks' splits (the same task fields) plus further seeds
-    net = {(t["d"], t["ambient"], t["n"], t["seed"]) for t in tasks["data"]}
-    assert net <= {(t["d"], t["ambient"], t["n"], t["seed"]) for t in tasks["knn"]}
+    net = {(t["d"], t["n"], t["seed"]) for t in tasks["data"]}
+    assert net <= {(t["d"], t["n"], t["seed"]) for t in tasks["knn"]} and {t["ambient"] for t in tasks["knn"]} == {16}
     full = replace(ManifoldSweepConfig(), lrs=(1e-3, 3e-3))
     t = plan_tasks(full)
     n_set = 3 * 2 * 2 * 3 * 3  # arch × β × regime × d × D
-    assert len(t["data"]) == n_set * 8 * 2 * 2 and len(t["knn"]) == 2 * 2 * 3 * 3 * 8 * 6
+    assert len(t["data"]) == n_set * 8 * 2 * 2 and len(t["knn"]) == 2 * 2 * 3 * 1 * 8 * 6
     assert len(t["model"]) == 3 * 2 * 3 * 2 * (5 + 1) * 2  # arch × β × d × seed × (widths + the 2n check) × lr
     assert {m["n"] for m in t["model"]} == {full.n_max, 2 * full.n_max}
     assert {m["model"]["n_embd"] for m in t["model"] if m.get("check")} == {max(full.model_widths)}
@@ -245,3 +245,14 @@ def test_figure_from_a_payload():
     fig = plot_manifold_scaling({"config": cfg.to_dict(), **agg})
     assert len(fig.axes) == 6  # per regime: one panel per D and the α̂_D-vs-d panel
     assert "α̂=0.50" in " ".join(t.get_text() for t in fig.axes[0].get_legend().get_texts())
+
+
+def test_knn_oracle_does_not_depend_on_the_ambient_dimension():
+    from ttlab.scaling.manifold_regression import knn_run
+
+    cfg = quick_config(ds=(2,), ambients=(16, 128), n_test=256, n_features=64,
+                       train=replace(quick_config().train, n_val_min=128, n_val_max=128))
+    base = {k: v for k, v in plan_tasks(cfg)["knn"][0].items()}
+    a = knn_run({**base, "ambient": 16})
+    b = knn_run({**base, "ambient": 128})
+    assert a["k"] == b["k"] and a["test_mse"] == pytest.approx(b["test_mse"], rel=1e-4)

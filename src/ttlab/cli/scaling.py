@@ -364,7 +364,7 @@ def manifold(
                                     "∝ r^−β) | sampled (density ∝ r^−(1+2β), equal amplitudes) [weighted].")
     ] = None,
     features: Annotated[Optional[int], typer.Option("--features", help="Ridge features K of the target [1024].")] = None,
-    min_freq: Annotated[Optional[float], typer.Option("--min-freq", help="Smallest target frequency r_0 [1].")] = None,
+    min_freq: Annotated[Optional[float], typer.Option("--min-freq", help="Smallest target frequency r_0 [max(1, d/2)].")] = None,
     max_freq: Annotated[Optional[float], typer.Option("--max-freq", help="Largest target frequency R [1024].")] = None,
     lr: Annotated[
         Optional[str], typer.Option("--lr", help="AdamW learning rate(s) [0.002]; several: chosen per size on validation.")
@@ -372,8 +372,8 @@ def manifold(
     width: Annotated[Optional[int], typer.Option("--width", help="Model width: n_embd / MLP hidden width [64; quick: 32].")] = None,
     depth: Annotated[Optional[int], typer.Option("--depth", help="Transformer blocks / MLP hidden layers [2].")] = None,
     tokens: Annotated[Optional[int], typer.Option("--tokens", help="Transformer tokens: x cut into this many chunks [8; quick: 4].")] = None,
-    max_steps: Annotated[Optional[int], typer.Option("--max-steps", help="Step limit per run [4000; quick: 1500].")] = None,
-    epochs: Annotated[Optional[float], typer.Option("--epochs", help="Epochs per run below the step limit [100; quick: 60].")] = None,
+    max_steps: Annotated[Optional[int], typer.Option("--max-steps", help="Step limit per run [4000; quick: 1000].")] = None,
+    epochs: Annotated[Optional[float], typer.Option("--epochs", help="Epochs per run below the step limit [100; quick: 30].")] = None,
     model_widths: Annotated[
         Optional[str], typer.Option("--model-widths", help="Widths of a model-size sweep at n = --model-n (gives α̂_N) "
                                     "[8,16,32,64,128; quick: none]; 'none' to skip.")
@@ -488,25 +488,35 @@ def _print_manifold(p: dict[str, Any]) -> None:
 
     from ttlab.scaling.manifold_regression import ORACLE_TOL, design_check
 
-    t = Table(title="Data scaling on manifolds", box=box.SIMPLE_HEAD, padding=(0, 1), show_edge=False,
+    fits = p["fits"]
+    varying = [k for k in ("arch", "beta", "regime") if len({f[k] for f in fits}) > 1]
+    fixed = ", ".join(f"{k.replace('beta', 'β')} = {fits[0][k]:g}" if k == "beta" else f"{fits[0][k]}"
+                      for k in ("arch", "beta", "regime") if k not in varying) if fits else ""
+    noiseless = any(f["regime"] == "noiseless" for f in fits)
+    t = Table(title=f"Data scaling on manifolds ({fixed})" if fixed else "Data scaling on manifolds",
+              box=box.SIMPLE_HEAD, padding=(0, 1), show_edge=False,
               caption=f"α̂: fitted slope of test MSE vs n (CI 95%); oracle: k-NN slope on the same splits; design: "
               f"oracle within ±{ORACLE_TOL:g} of 2β/(2β+d) (noisy) or ≥ 2β/(2β+d) − {ORACLE_TOL:g} (noiseless); "
-              f"theory: 2β/(2β+d); 2β/d: noiseless minimax rate; MSE: at n = {p['n_ref']}; "
-              "*: fit includes step-limited sizes")
-    for col in ("arch", "β", "regime", "d", "D", "α̂", "CI", "oracle", "design", "theory", "2β/d", "MSE"):
+              f"theory: 2β/(2β+d)" + ("; 2β/d: noiseless minimax rate" if noiseless else "")
+              + f"; MSE: at n = {p['n_ref']}; *: fit includes step-limited sizes")
+    cols = [{"arch": "arch", "beta": "β", "regime": "regime"}[k] for k in varying]
+    cols += ["d", "D", "α̂", "CI", "oracle", "design", "theory"] + (["2β/d"] if noiseless else []) + ["MSE"]
+    for col in cols:
         t.add_column(col, justify="right", no_wrap=True)
 
     def num(v: Any, fmt: str = ".3f") -> str:
         return "—" if v is None else format(v, fmt)
 
-    for f in p["fits"]:
+    for f in fits:
         ci = f.get("ci") or [None, None]
         star = "*" if f.get("includes_step_limited") else ""
         ok, _ = design_check(f)
-        t.add_row(f["arch"], f"{f['beta']:g}", f["regime"], str(f["d"]), str(f["ambient"]),
-                  num(f["alpha_hat"], ".2f") + star, f"{num(ci[0], '.2f')}-{num(ci[1], '.2f')}",
-                  num(f.get("oracle_alpha"), ".2f"), "—" if ok is None else ("pass" if ok else "FAIL"),
-                  num(f["alpha_pred"], ".2f"), num(f.get("alpha_noiseless"), ".2f"), num(f.get("mse_at_n_ref"), ".3g"))
+        cells = [f"{f[k]:g}" if k == "beta" else str(f[k]) for k in varying]
+        cells += [str(f["d"]), str(f["ambient"]), num(f["alpha_hat"], ".2f") + star,
+                  f"{num(ci[0], '.2f')}-{num(ci[1], '.2f')}", num(f.get("oracle_alpha"), ".2f"),
+                  "—" if ok is None else ("pass" if ok else "FAIL"), num(f["alpha_pred"], ".2f")]
+        cells += [num(f.get("alpha_noiseless"), ".2f")] if noiseless else []
+        t.add_row(*cells, num(f.get("mse_at_n_ref"), ".3g"))
     console.print(t)
     for m in p.get("model_fits", []):
         dc = m.get("data_check") or {}

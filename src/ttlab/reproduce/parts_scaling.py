@@ -407,7 +407,8 @@ def _render_manifold(r: dict) -> list:
     sw = r.get("sweep", {})
     blocks = [
         Paragraph(f"What was run: regression of a β-Hölder target (sum of {c['n_features']} random ridge features "
-                  f"sin(r⟨θ,u⟩+φ), frequencies log-spaced on [{c['min_freq']:g}, {c['max_freq']:g}] with amplitudes "
+                  f"sin(r⟨θ,u⟩+φ), frequencies log-spaced on [r_0, {c['max_freq']:g}] "
+                  f"(r_0 = {'max(1, d/2)' if c.get('min_freq') is None else format(c['min_freq'], 'g')}) with amplitudes "
                   f"∝ r^−β — energy above r ∝ r^−2β — unit variance) on the sphere S^d embedded isometrically in R^D, "
                   f"β ∈ {{{', '.join(f'{b:g}' for b in c['betas'])}}}, d ∈ {{{', '.join(map(str, c['ds']))}}}, "
                   f"D ∈ {{{', '.join(map(str, c['ambients']))}}}, n ∈ {{{', '.join(map(str, c['sizes']))}}}, "

@@ -188,7 +188,7 @@ class ManifoldSweepConfig:
     profile: str = "sin"
     spectrum: str = "weighted"
     n_features: int = 1024
-    min_freq: float = 1.0
+    min_freq: float | None = None
     max_freq: float = 1024.0
     noise: float = 1.0
     problem_seed: int = 0
@@ -280,6 +280,15 @@ class ManifoldSweepConfig:
                 for w in widths:
                     self.model_config(D, w, arch).validate()
 
+    def min_freq_of(self, d: int) -> float:
+        """Smallest target frequency r_0 at intrinsic dimension d: ``min_freq``, or by default max(1, d/2).
+
+        Tuned with the k-NN oracle: the band [r_0, R] must start near the largest scale the estimators
+        resolve at the smallest n, which grows with d (≈ n^(−1/(2β+d))); r_0 = 1 leaves d = 4 steep
+        by ≈ 0.05, r_0 = 2 leaves d = 1 steep by ≈ 0.07–0.09.
+        """
+        return float(self.min_freq) if self.min_freq is not None else max(1.0, d / 2.0)
+
     def noise_of(self, regime: str) -> float:
         """Label-noise σ of a regime (``noise`` when noisy, 0 when noiseless)."""
         return float(self.noise) if regime == "noisy" else 0.0
@@ -312,7 +321,7 @@ def _pos_int(value: Any, name: str) -> int:
 
 def _check_problem_args(cfg: ManifoldSweepConfig, d: int, D: int, beta: float, noise: float) -> None:
     make_problem(d, D, manifold=cfg.manifold, beta=beta, profile=cfg.profile, n_features=min(cfg.n_features, 4),
-                 min_freq=cfg.min_freq, max_freq=cfg.max_freq, noise=noise, problem_seed=cfg.problem_seed,
+                 min_freq=cfg.min_freq_of(d), max_freq=cfg.max_freq, noise=noise, problem_seed=cfg.problem_seed,
                  spectrum=cfg.spectrum)
 
 
@@ -330,7 +339,7 @@ def quick_config(**overrides: Any) -> ManifoldSweepConfig:
         ds=(2, 4), ambients=(16, 128), n_min=128, n_max=2048, points=5, archs=("softmax",), betas=(1.0,),
         regimes=("noisy",), seeds=1, oracle_seeds=4, n_test=2048, width=32, tokens=4, id_points=2048,
         bootstrap=500, model_widths=(),
-        train=TrainSettings(epochs=60, min_steps=200, max_steps=1500, eval_points=30),
+        train=TrainSettings(epochs=30, min_steps=200, max_steps=1000, eval_points=20),
     )
     return replace(base, **overrides)
 
@@ -518,7 +527,7 @@ def _base_task(cfg: ManifoldSweepConfig, d: int, D: int, n: int, seed: int, beta
     return {
         "d": d, "ambient": D, "n": n, "seed": seed, "n_test": cfg.n_test, "regime": regime,
         "problem": {"manifold": cfg.manifold, "beta": beta, "profile": cfg.profile, "n_features": cfg.n_features,
-                    "min_freq": cfg.min_freq, "max_freq": cfg.max_freq, "noise": cfg.noise_of(regime),
+                    "min_freq": cfg.min_freq_of(d), "max_freq": cfg.max_freq, "noise": cfg.noise_of(regime),
                     "problem_seed": cfg.problem_seed, "spectrum": cfg.spectrum},
         "train": asdict(cfg.train),
     }
@@ -528,13 +537,16 @@ def plan_tasks(cfg: ManifoldSweepConfig) -> dict[str, list[dict[str, Any]]]:
     """The sweep's task configs: ``{"data": [...], "model": [...], "knn": [...], "approx": [...]}``.
 
     ``data``: every (arch, β, regime, d, D, n, seed, lr) at the base width; ``knn``: every (β, regime,
-    d, D, n, oracle seed); ``model``: every (arch, β, d, width, seed, lr) at n = ``model_n``, D =
+    d, n, oracle seed) at D = min(``ambients``) — the inputs at every D are the same intrinsic points
+    under a similarity map, which leaves every neighbour order, hence the k-NN prediction, unchanged;
+    ``model``: every (arch, β, d, width, seed, lr) at n = ``model_n``, D =
     min(``ambients``), regime ``model_regime``, plus the widest model at 2·``model_n`` (``"check": true``);
     ``approx``: the approximation oracle for every (β, d, cells).
     """
     cfg.validate()
     data, model, knn, approx = [], [], [], []
     model_n = cfg.model_n or cfg.n_max
+    D0 = min(cfg.ambients)
     for beta in cfg.betas:
         for regime in cfg.regimes:
             for d in cfg.ds:
@@ -542,7 +554,7 @@ def plan_tasks(cfg: ManifoldSweepConfig) -> dict[str, list[dict[str, Any]]]:
                     for seed in range(max(cfg.seeds, cfg.oracle_seeds if cfg.knn else 0)):
                         for n in cfg.sizes():
                             base = _base_task(cfg, d, D, n, seed, beta, regime)
-                            if cfg.knn:
+                            if cfg.knn and D == D0:  # k-NN is invariant to the similarity embedding: one D
                                 knn.append(base)
                             if seed >= cfg.seeds:
                                 continue
@@ -551,7 +563,6 @@ def plan_tasks(cfg: ManifoldSweepConfig) -> dict[str, list[dict[str, Any]]]:
                                     data.append({**base, "lr": lr, "model": cfg.model_config(D, arch=arch).to_dict()})
         if not cfg.model_widths:
             continue
-        D0 = min(cfg.ambients)
         for d in cfg.ds:
             for cells in cfg.approx_cells:
                 approx.append({**_base_task(cfg, d, D0, cells, 0, beta, cfg.model_regime), "cells": cells})
@@ -679,7 +690,7 @@ def estimate_ids(cfg: ManifoldSweepConfig, seed: int = 0) -> list[dict[str, Any]
     for d in cfg.ds:
         for D in cfg.ambients:
             problem = make_problem(d, D, manifold=cfg.manifold, beta=cfg.betas[0], profile=cfg.profile,
-                                   n_features=cfg.n_features, min_freq=cfg.min_freq, max_freq=cfg.max_freq,
+                                   n_features=cfg.n_features, min_freq=cfg.min_freq_of(d), max_freq=cfg.max_freq,
                                    noise=0.0, problem_seed=cfg.problem_seed, spectrum=cfg.spectrum)
             x = make_splits(problem, cfg.id_points, 1, 1, seed).x_train.astype(np.float64)
             with warnings.catch_warnings():
@@ -808,8 +819,10 @@ def aggregate(cfg: ManifoldSweepConfig, data_runs: list[dict[str, Any]], model_r
                 for D in cfg.ambients:
                     common = {"beta": beta, "regime": regime, "noise": cfg.noise_of(regime), "d": d, "ambient": D,
                               "alpha_pred": alpha_d(d, beta), "alpha_noiseless": alpha_n(d, beta)}
-                    krows = [r for r in knn_runs if r["d"] == d and r["ambient"] == D and r["beta"] == beta
-                             and r["regime"] == regime]
+                    krows = [r for r in knn_runs if r["d"] == d and r["beta"] == beta and r["regime"] == regime
+                             and r["ambient"] in (D, min(cfg.ambients))]  # one D suffices (similarity-invariant)
+                    if any(r["ambient"] == D for r in krows):
+                        krows = [r for r in krows if r["ambient"] == D]
                     if cfg.knn:
                         kf = _oracle_fit(cfg, krows, {**common, "oracle": "k-NN, k chosen on validation"})
                         kf["mse_at_n_ref"] = next((p["test_mse_geomean"] for p in kf.get("points", [])
@@ -1109,7 +1122,7 @@ def run_manifold_sweep(
         "schema": SCHEMA,
         "config": {**cfg.to_dict(), "backend": backend, "workers": workers, "threads_per_task": threads_per_task},
         "problems": [make_problem(d, D, manifold=cfg.manifold, beta=beta, profile=cfg.profile,
-                                  n_features=cfg.n_features, min_freq=cfg.min_freq, max_freq=cfg.max_freq,
+                                  n_features=cfg.n_features, min_freq=cfg.min_freq_of(d), max_freq=cfg.max_freq,
                                   noise=cfg.noise_of(rg), problem_seed=cfg.problem_seed,
                                   spectrum=cfg.spectrum).describe()
                      for beta in cfg.betas for rg in cfg.regimes for d in cfg.ds for D in cfg.ambients],
