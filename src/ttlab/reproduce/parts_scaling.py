@@ -267,7 +267,7 @@ def _manifold_estimate(ctx: PartContext, out: Path | None) -> float:
     from ttlab.scaling import manifold_regression as mr
 
     if ctx.mode != "full":
-        return 110.0 if ctx.mode == "quick" else 30.0
+        return 150.0 if ctx.mode == "quick" else 90.0
     workers = ctx.n_workers
     cache = None if out is None else out / "manifold_regression" / "cache"
     cost = mr.estimate_cost(_manifold_config(ctx), workers=workers, threads_per_task=max(1, (os.cpu_count() or 1) // workers),
@@ -451,7 +451,7 @@ def _render_manifold(r: dict) -> list:
 
 @register_part("manifold_regression", paper="B",
                title="Theorem 1 tested directly: regression on low-dimensional manifolds",
-               render=_render_manifold, claims=_manifold_claims, estimate=(110, 36000), estimate_fn=_manifold_estimate,
+               render=_render_manifold, claims=_manifold_claims, estimate=(150, 60000), estimate_fn=_manifold_estimate,
                version=3)
 def manifold_regression(out: Path, ctx: PartContext) -> dict:
     """ttlab.scaling.manifold_regression.run_manifold_sweep (quick preset, or the full default sweep)."""
