@@ -5,12 +5,14 @@ fixed Hölder exponent β (a smooth additive target is far easier than the theor
 :class:`RidgeTarget` is a sum of K random ridge features of the manifold's natural coordinates
 u ∈ R^m (the unit sphere S^d ⊂ R^{d+1}, the cube [0, 1]^d, …):
 
-    f(u) = (1/s) · [ Σ_k ψ(r_k ⟨θ_k, u⟩ + φ_k) / √K − c ],
+    f(u) = (1/s) · [ Σ_k a_k ψ(r_k ⟨θ_k, u⟩ + φ_k) / √K − c ],
 
-with directions θ_k uniform on the unit sphere of R^m, phases φ_k uniform, equal amplitudes, and
-frequencies r_k drawn with density ∝ r^−(1+2β) on [r_0, R] (default [1, 32]) — the same law for
-every d, so that the share of the target's energy above frequency r falls like r^−2β, the
-spectral signature of a β-smooth function. As K grows the sum tends to a Gaussian random field on
+with directions θ_k uniform on the unit sphere of R^m and phases φ_k uniform. Spectrum
+``"weighted"`` (the default): frequencies log-stratified on [r_0, R] (one per equal slice of log r)
+with amplitudes a_k ∝ r_k^−β; ``"sampled"``: equal amplitudes and frequencies drawn with density
+∝ r^−(1+2β) (whose tail above ≈ r_0·K^(1/2β) holds almost no feature). Either way — the same law for
+every d — the share of the target's energy above frequency r falls like r^−2β, the spectral
+signature of a β-smooth function. As K grows the sum tends to a Gaussian random field on
 R^m with spectral density ∝ |ω|^−(2β+m) (a fractional-Brownian-type field, Hölder of every order
 below β between the scales 1/R and 1/r_0): a typical, not a specially easy, β-Hölder function. ``c`` and ``s`` centre the target and give it unit variance on the manifold.
 Profiles: ``"sin"`` (ψ = √2 sin) and ``"cusp"`` (ψ(t) = |sin(t/2)|^β, which has β-Hölder cusps;
