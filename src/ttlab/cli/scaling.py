@@ -488,36 +488,32 @@ def _print_manifold(p: dict[str, Any]) -> None:
 
     from ttlab.scaling.manifold_regression import ORACLE_TOL, design_check
 
-    fits = p["fits"]
-    varying = [k for k in ("arch", "beta", "regime") if len({f[k] for f in fits}) > 1]
-    fixed = ", ".join(f"{k.replace('beta', 'β')} = {fits[0][k]:g}" if k == "beta" else f"{fits[0][k]}"
-                      for k in ("arch", "beta", "regime") if k not in varying) if fits else ""
-    noiseless = any(f["regime"] == "noiseless" for f in fits)
-    t = Table(title=f"Data scaling on manifolds ({fixed})" if fixed else "Data scaling on manifolds",
-              box=box.SIMPLE_HEAD, padding=(0, 1), show_edge=False,
-              caption=f"α̂: fitted slope of test MSE vs n (CI 95%); oracle: k-NN slope on the same splits; design: "
-              f"oracle within ±{ORACLE_TOL:g} of 2β/(2β+d) (noisy) or ≥ 2β/(2β+d) − {ORACLE_TOL:g} (noiseless); "
-              f"theory: 2β/(2β+d)" + ("; 2β/d: noiseless minimax rate" if noiseless else "")
-              + f"; MSE: at n = {p['n_ref']}; *: fit includes step-limited sizes")
-    cols = [{"arch": "arch", "beta": "β", "regime": "regime"}[k] for k in varying]
-    cols += ["d", "D", "α̂", "CI", "oracle", "design", "theory"] + (["2β/d"] if noiseless else []) + ["MSE"]
-    for col in cols:
-        t.add_column(col, justify="right", no_wrap=True)
-
     def num(v: Any, fmt: str = ".3f") -> str:
         return "—" if v is None else format(v, fmt)
 
-    for f in fits:
-        ci = f.get("ci") or [None, None]
-        star = "*" if f.get("includes_step_limited") else ""
-        ok, _ = design_check(f)
-        cells = [f"{f[k]:g}" if k == "beta" else str(f[k]) for k in varying]
-        cells += [str(f["d"]), str(f["ambient"]), num(f["alpha_hat"], ".2f") + star,
-                  f"{num(ci[0], '.2f')}-{num(ci[1], '.2f')}", num(f.get("oracle_alpha"), ".2f"),
-                  "—" if ok is None else ("pass" if ok else "FAIL"), num(f["alpha_pred"], ".2f")]
-        cells += [num(f.get("alpha_noiseless"), ".2f")] if noiseless else []
-        t.add_row(*cells, num(f.get("mse_at_n_ref"), ".3g"))
-    console.print(t)
+    groups: dict[tuple, list[dict[str, Any]]] = {}
+    for f in p["fits"]:  # one narrow table per (arch, β, regime)
+        groups.setdefault((f["arch"], f["beta"], f["regime"]), []).append(f)
+    for (arch, beta, regime), fits in groups.items():
+        noiseless = regime == "noiseless"
+        t = Table(title=f"Data scaling on manifolds ({arch}, β = {beta:g}, {regime})", box=box.SIMPLE_HEAD,
+                  padding=(0, 1), show_edge=False)
+        for col in ["d", "D", "α̂", "CI", "oracle", "design", "theory"] + (["2β/d"] if noiseless else []) + ["MSE"]:
+            t.add_column(col, justify="right", no_wrap=True)
+        for f in fits:
+            ci = f.get("ci") or [None, None]
+            ok, _ = design_check(f)
+            cells = [str(f["d"]), str(f["ambient"]), num(f["alpha_hat"], ".2f") + ("*" if f.get("includes_step_limited")
+                                                                                   else ""),
+                     f"{num(ci[0], '.2f')}-{num(ci[1], '.2f')}", num(f.get("oracle_alpha"), ".2f"),
+                     "—" if ok is None else ("pass" if ok else "FAIL"), num(f["alpha_pred"], ".2f")]
+            cells += [num(f.get("alpha_noiseless"), ".2f")] if noiseless else []
+            t.add_row(*cells, num(f.get("mse_at_n_ref"), ".3g"))
+        console.print(t)
+    console.print(f"α̂: fitted slope of test MSE vs n (CI 95%); oracle: k-NN slope on the same splits; design: oracle "
+                  f"within ±{ORACLE_TOL:g} of 2β/(2β+d) (noisy) or ≥ 2β/(2β+d) − {ORACLE_TOL:g} (noiseless); theory: "
+                  f"2β/(2β+d); 2β/d: noiseless minimax rate; MSE: at n = {p['n_ref']}; *: fit includes step-limited "
+                  "sizes", highlight=False)
     for m in p.get("model_fits", []):
         dc = m.get("data_check") or {}
         console.print(f"model size ({m['arch']}, β={m['beta']:g}, {m['regime']}) at n = {m['n']}, d={m['d']} "
