@@ -21,6 +21,9 @@ from ttlab.reproduce.verdicts import (
 
 NAN = float("nan")
 EXP = {"holds_rel": 0.10, "partly_rel": 0.35, "min_points": 3}
+ORC = {"oracle_tol": 0.05, "holds_rel": 0.10, "partly_rel": 0.35, "bound": 0, "min_points": 3}
+ORC_BOUND = {**ORC, "bound": 1}
+ORC_N = {**ORC, "max_data_change": 0.15}
 
 # (rule, measured, thresholds, expected verdict)
 CASES = [
@@ -107,6 +110,42 @@ CASES = [
      NOT_REPRODUCED),
     ("intervals_agree", {"values": [0.5], "intervals": [[0.48, 0.52]]}, {"max_spread": 0.05}, INCONCLUSIVE),
     ("unjudgeable", {"why": "the sweep was not run"}, {}, INCONCLUSIVE),
+    # oracle_validated_exponent, noisy regime: the design passes (oracle within 0.05), then relative tolerances
+    ("oracle_validated_exponent", {"fitted": 0.52, "lo": 0.47, "hi": 0.57, "predicted": 0.5, "oracle": 0.53,
+                                   "n_points": 5, "n_capped": 0}, ORC, HOLDS),
+    ("oracle_validated_exponent", {"fitted": 0.62, "lo": 0.57, "hi": 0.67, "predicted": 0.5, "oracle": 0.46,
+                                   "n_points": 5, "n_capped": 0}, ORC, PARTLY),
+    ("oracle_validated_exponent", {"fitted": 0.80, "lo": 0.75, "hi": 0.85, "predicted": 0.5, "oracle": 0.5,
+                                   "n_points": 5, "n_capped": 0}, ORC, NOT_REPRODUCED),
+    # the case: d = 2, α̂ 0.636 vs 0.5 — but the k-NN oracle is as steep (0.64): the design is not asymptotic
+    ("oracle_validated_exponent", {"fitted": 0.636, "lo": 0.6, "hi": 0.67, "predicted": 0.5, "oracle": 0.64,
+                                   "n_points": 5, "n_capped": 0}, ORC, INCONCLUSIVE),
+    ("oracle_validated_exponent", {"fitted": 0.5, "lo": 0.45, "hi": 0.55, "predicted": 0.5, "oracle": 0.40,
+                                   "n_points": 5, "n_capped": 0}, ORC, INCONCLUSIVE),  # oracle too shallow
+    ("oracle_validated_exponent", {"fitted": 0.5, "lo": 0.1, "hi": 0.9, "predicted": 0.5, "oracle": 0.5,
+                                   "n_points": 5, "n_capped": 0}, ORC, INCONCLUSIVE),  # interval too wide
+    ("oracle_validated_exponent", {"fitted": 0.5, "lo": 0.45, "hi": 0.55, "predicted": 0.5, "oracle": 0.5,
+                                   "n_points": 5, "n_capped": 1}, ORC, INCONCLUSIVE),  # step-capped runs
+    ("oracle_validated_exponent", {"fitted": 0.5, "lo": 0.45, "hi": 0.55, "predicted": 0.5, "oracle": None,
+                                   "n_points": 5, "n_capped": 0}, ORC, INCONCLUSIVE),  # oracle missing
+    ("oracle_validated_exponent", {"fitted": None, "lo": None, "hi": None, "predicted": 0.5, "oracle": 0.5,
+                                   "n_points": 0, "n_capped": 0}, ORC, INCONCLUSIVE),  # network fit missing
+    # noiseless regime: the bound α̂ ≥ 2β/(2β+d); steeper is fine (2β/d is the noiseless minimax rate)
+    ("oracle_validated_exponent", {"fitted": 0.95, "lo": 0.9, "hi": 1.0, "predicted": 0.5, "oracle": 1.0,
+                                   "n_points": 5, "n_capped": 0}, ORC_BOUND, HOLDS),
+    ("oracle_validated_exponent", {"fitted": 0.4, "lo": 0.35, "hi": 0.45, "predicted": 0.5, "oracle": 0.9,
+                                   "n_points": 5, "n_capped": 0}, ORC_BOUND, PARTLY),
+    ("oracle_validated_exponent", {"fitted": 0.2, "lo": 0.15, "hi": 0.25, "predicted": 0.5, "oracle": 0.9,
+                                   "n_points": 5, "n_capped": 0}, ORC_BOUND, NOT_REPRODUCED),
+    ("oracle_validated_exponent", {"fitted": 0.6, "lo": 0.55, "hi": 0.65, "predicted": 0.5, "oracle": 0.4,
+                                   "n_points": 5, "n_capped": 0}, ORC_BOUND, INCONCLUSIVE),  # oracle below the bound
+    # model size (α_N = 2β/d): the approximation oracle validates the design, the widest model must not be data-limited
+    ("oracle_validated_exponent", {"fitted": 0.98, "lo": 0.9, "hi": 1.06, "predicted": 1.0, "oracle": 1.02,
+                                   "n_points": 5, "n_capped": 0, "data_ratio": 0.97}, ORC_N, HOLDS),
+    ("oracle_validated_exponent", {"fitted": 0.98, "lo": 0.9, "hi": 1.06, "predicted": 1.0, "oracle": 1.02,
+                                   "n_points": 5, "n_capped": 0, "data_ratio": 0.6}, ORC_N, INCONCLUSIVE),
+    ("oracle_validated_exponent", {"fitted": 0.98, "lo": 0.9, "hi": 1.06, "predicted": 1.0, "oracle": 1.02,
+                                   "n_points": 5, "n_capped": 0, "data_ratio": None}, ORC_N, INCONCLUSIVE),
 ]
 
 
@@ -154,3 +193,24 @@ def test_non_finite_inputs_never_hold():
         broken = {k: (math.inf if isinstance(v, (int, float)) and not isinstance(v, bool) else v) for k, v in measured.items()}
         if broken != measured:
             assert judge(rule, broken, thresholds)[0] != HOLDS, (rule, broken)
+
+
+def test_oracle_rule_says_which_way_the_oracle_misses():
+    steep = judge("oracle_validated_exponent", {"fitted": 0.636, "lo": 0.6, "hi": 0.67, "predicted": 0.5,
+                                                "oracle": 0.64}, ORC)
+    shallow = judge("oracle_validated_exponent", {"fitted": 0.5, "lo": 0.45, "hi": 0.55, "predicted": 0.5,
+                                                  "oracle": 0.4}, ORC)
+    assert "steeper" in steep[1] and "0.14" in steep[1] and "not in the asymptotic regime" in steep[1]
+    assert "shallower" in shallow[1]
+    # the same numbers judged as a bound (noiseless regime): a steeper oracle is what the theory allows
+    assert judge("oracle_validated_exponent", {"fitted": 0.636, "lo": 0.6, "hi": 0.67, "predicted": 0.5,
+                                               "oracle": 0.64}, ORC_BOUND)[0] == HOLDS
+    assert "bound form" in judge("oracle_validated_exponent", {}, ORC_BOUND)[2]
+
+
+def test_oracle_rule_reports_a_data_limited_model_sweep():
+    m = {"fitted": 0.98, "lo": 0.9, "hi": 1.06, "predicted": 1.0, "oracle": 1.02, "n_points": 5, "data_ratio": 0.6}
+    verdict, reason, text = judge("oracle_validated_exponent", m, ORC_N)
+    assert verdict == INCONCLUSIVE and "data-limited" in reason and "0.6" in reason and "data-limited" in text
+    # the same numbers without the data-limit threshold (a data-scaling claim) are judged on the exponent
+    assert judge("oracle_validated_exponent", m, ORC)[0] == HOLDS

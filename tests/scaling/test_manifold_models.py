@@ -109,13 +109,15 @@ def test_schedule_warms_up_then_decays_to_zero():
     assert _lr_at(55, 1.0, 10, 100) == pytest.approx(0.5)
     ts = TrainSettings(batch_size=64, epochs=10, min_steps=50, max_steps=400)
     assert [ts.steps(n) for n in (32, 640, 10_000)] == [50, 100, 400]
+    assert [ts.n_val(n) for n in (100, 4000, 100_000)] == [2048, 2048, 2048]  # the default: the same at every n
+    ts = TrainSettings(n_val_min=256)
     assert [ts.n_val(n) for n in (100, 4000, 100_000)] == [256, 1000, 2048]
     with pytest.raises(TTLabInputError, match="min_steps"):
         TrainSettings(min_steps=10, max_steps=5).validate()
 
 
 def _tiny_task(arch: str = "mlp", n: int = 256, **train) -> dict:
-    cfg = quick_config(arch=arch, ds=(1,), ambients=(8,), n_min=n, n_max=n, points=1, width=16, n_test=512,
+    cfg = quick_config(archs=(arch,), ds=(1,), ambients=(8,), n_min=n, n_max=n, points=1, width=16, n_test=512,
                        n_features=64, train=TrainSettings(epochs=40, min_steps=150, max_steps=300, eval_points=10,
                                                           **train))
     return plan_tasks(cfg)["data"][0]

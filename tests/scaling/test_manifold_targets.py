@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from ttlab.errors import TTLabInputError
-from ttlab.scaling.targets import knn_regression, make_problem, make_splits, sample_frequencies
+from ttlab.scaling.targets import knn_regression, make_problem, make_splits, sample_frequencies, weighted_frequencies
 
 
 def test_frequencies_follow_the_power_law():
@@ -22,6 +22,31 @@ def test_frequencies_follow_the_power_law():
             assert np.mean(r > t) == pytest.approx(expected, abs=0.005)
     shifted = sample_frequencies(rng, 10_000, 1.0, 64.0, min_freq=4.0)
     assert shifted.min() >= 4.0 and shifted.max() <= 64.0
+
+
+def test_weighted_spectrum_covers_every_octave_with_the_power_law_energy():
+    rng = np.random.default_rng(0)
+    for beta, R in ((1.0, 1024.0), (0.5, 1024.0)):
+        k = 1000
+        r, a = weighted_frequencies(rng, k, beta, R)
+        slices = np.floor(np.log(r) / np.log(R) * k).astype(int)
+        assert sorted(slices) == list(range(k))  # one frequency in each equal slice of log r
+        assert np.mean(a ** 2) == pytest.approx(1.0) and np.allclose(a * r ** beta, a[0] * r[0] ** beta)
+        p = 2 * beta
+        for t in (2.0, 16.0, 128.0):  # energy above t: (t^-p - R^-p) / (1 - R^-p), as for density ∝ r^-(1+p)
+            share = np.sum(a[r > t] ** 2) / np.sum(a ** 2)
+            assert share == pytest.approx((t ** -p - R ** -p) / (1 - R ** -p), rel=0.03)
+        # the equal-amplitude sampled spectrum has no feature far out in the tail: the weighted one does
+        assert (r > 512).sum() >= 90 and (sample_frequencies(rng, k, beta, R) > 512).sum() <= 3 * (beta < 1) + 1
+
+
+def test_spectrum_choice_and_errors():
+    w = make_problem(2, 16, n_features=64, max_freq=1024.0)
+    s = make_problem(2, 16, n_features=64, max_freq=1024.0, spectrum="sampled")
+    assert w.describe()["target"]["spectrum"] == "weighted" and s.describe()["target"]["spectrum"] == "sampled"
+    assert w.target.frequencies.max() > 8 * s.target.frequencies.max()
+    with pytest.raises(TTLabInputError, match="unknown target spectrum 'flat'"):
+        make_problem(2, 16, spectrum="flat")
 
 
 def test_target_is_centred_unit_variance_and_lipschitz():

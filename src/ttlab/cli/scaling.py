@@ -367,13 +367,26 @@ def _minutes(seconds: float) -> str:
 @app.command()
 def manifold(
     out: Annotated[Path, typer.Option("--out", help="Output directory (results.json, manifold_scaling.png, cache/).")],
-    d: Annotated[Optional[str], typer.Option("--d", help="Intrinsic dimensions d [1,2,4,8; quick: 2,4].")] = None,
-    ambient: Annotated[Optional[str], typer.Option("--ambient", help="Ambient dimensions D [16,128; quick: 16].")] = None,
+    d: Annotated[Optional[str], typer.Option("--d", help="Intrinsic dimensions d [1,2,4; quick: 2,4].")] = None,
+    ambient: Annotated[Optional[str], typer.Option("--ambient", help="Ambient dimensions D [16,128,768; quick: 16,128].")] = None,
     n_min: Annotated[Optional[int], typer.Option("--n-min", help="Smallest training-set size [64; quick: 128].")] = None,
     n_max: Annotated[Optional[int], typer.Option("--n-max", help="Largest training-set size [8192; quick: 2048].")] = None,
-    points: Annotated[Optional[int], typer.Option("--points", help="Sizes on the geometric grid [7; quick: 5].")] = None,
-    arch: Annotated[str, typer.Option("--arch", help="softmax | relu (paper's theory transformer) | mlp.")] = "softmax",
+    points: Annotated[Optional[int], typer.Option("--points", help="Sizes on the geometric grid [8; quick: 5].")] = None,
+    arch: Annotated[
+        Optional[str],
+        typer.Option("--arch", help="Comma-separated: softmax | relu (paper's theory transformer) | mlp "
+                     "[softmax,relu,mlp; quick: softmax]."),
+    ] = None,
+    regime: Annotated[
+        Optional[str],
+        typer.Option("--regime", help="Comma-separated: noisy (label noise --noise; claim α̂_D ≈ 2β/(2β+d)) | noiseless "
+                     "(σ = 0; claim α̂_D ≥ 2β/(2β+d)) [noisy,noiseless; quick: noisy]."),
+    ] = None,
     seeds: Annotated[Optional[int], typer.Option("--seeds", help="Seeds (data, init, batch order) per size [2; quick: 1].")] = None,
+    oracle_seeds: Annotated[
+        Optional[int], typer.Option("--oracle-seeds", help="Seeds of the k-NN oracle (the first --seeds are the networks' "
+                                    "splits) [6; quick: 4].")
+    ] = None,
     backend: Annotated[
         str, typer.Option("--backend", help="Sweep backend: local (process pool) | ray (needs pip install 'ttlab[ray]').")
     ] = "local",
@@ -388,24 +401,35 @@ def manifold(
     threads: Annotated[
         Optional[int], typer.Option("--threads", help="Torch threads per task (default: cores // workers).")
     ] = None,
-    quick: Annotated[bool, typer.Option("--quick", help="Small preset: d 2,4; D 16; 5 sizes 128..2048; 1 seed.")] = False,
-    beta: BetaOpt = 1.0,
+    quick: Annotated[
+        bool, typer.Option("--quick", help="Small preset: softmax, β 1, noisy; d 2,4; D 16,128; 5 sizes 128..2048; 1 seed.")
+    ] = False,
+    beta: Annotated[
+        Optional[str], typer.Option("--beta", help="Hölder exponent(s) β of the target, 0 < β ≤ 1 [1,0.5; quick: 1].")
+    ] = None,
     profile: Annotated[str, typer.Option("--profile", help="Ridge profile: sin | cusp (β-Hölder cusps).")] = "sin",
     manifold_name: Annotated[str, typer.Option("--manifold", help="sphere | cube | nonlinear.")] = "sphere",
-    noise: Annotated[float, typer.Option("--noise", help="Label-noise standard deviation σ (target variance 1).")] = 0.3,
+    noise: Annotated[
+        Optional[float], typer.Option("--noise", help="Label-noise σ of the noisy regime (target variance 1) [1].")
+    ] = None,
+    spectrum: Annotated[
+        Optional[str], typer.Option("--spectrum", help="Target spectrum: weighted (log-spaced frequencies, amplitudes "
+                                    "∝ r^−β) | sampled (density ∝ r^−(1+2β), equal amplitudes) [weighted].")
+    ] = None,
     features: Annotated[Optional[int], typer.Option("--features", help="Ridge features K of the target [1024].")] = None,
-    min_freq: Annotated[float, typer.Option("--min-freq", help="Smallest target frequency r_0.")] = 1.0,
-    max_freq: Annotated[float, typer.Option("--max-freq", help="Largest target frequency R.")] = 32.0,
+    min_freq: Annotated[Optional[float], typer.Option("--min-freq", help="Smallest target frequency r_0 [max(1, d/2)].")] = None,
+    max_freq: Annotated[Optional[float], typer.Option("--max-freq", help="Largest target frequency R [1024].")] = None,
     lr: Annotated[
         Optional[str], typer.Option("--lr", help="AdamW learning rate(s) [0.002]; several: chosen per size on validation.")
     ] = None,
     width: Annotated[Optional[int], typer.Option("--width", help="Model width: n_embd / MLP hidden width [64; quick: 32].")] = None,
     depth: Annotated[Optional[int], typer.Option("--depth", help="Transformer blocks / MLP hidden layers [2].")] = None,
     tokens: Annotated[Optional[int], typer.Option("--tokens", help="Transformer tokens: x cut into this many chunks [8; quick: 4].")] = None,
-    max_steps: Annotated[Optional[int], typer.Option("--max-steps", help="Step limit per run [4000; quick: 1500].")] = None,
-    epochs: Annotated[Optional[float], typer.Option("--epochs", help="Epochs per run below the step limit [100; quick: 60].")] = None,
+    max_steps: Annotated[Optional[int], typer.Option("--max-steps", help="Step limit per run [4000; quick: 1000].")] = None,
+    epochs: Annotated[Optional[float], typer.Option("--epochs", help="Epochs per run below the step limit [100; quick: 30].")] = None,
     model_widths: Annotated[
-        Optional[str], typer.Option("--model-widths", help="Widths of a model-size sweep at n = --n-max (gives α̂_N).")
+        Optional[str], typer.Option("--model-widths", help="Widths of a model-size sweep at n = --model-n (gives α̂_N) "
+                                    "[8,16,32,64,128; quick: none]; 'none' to skip.")
     ] = None,
     model_n: Annotated[
         Optional[int], typer.Option("--model-n", help="Training-set size of the model-size sweep [--n-max].")
@@ -428,13 +452,16 @@ def manifold(
         train = replace(train, max_steps=max_steps, min_steps=min(train.min_steps, max_steps))
     if epochs is not None:
         train = replace(train, epochs=epochs)
-    over: dict[str, Any] = {"arch": arch, "beta": beta, "profile": profile, "manifold": manifold_name, "noise": noise,
-                            "min_freq": min_freq, "max_freq": max_freq, "knn": not no_knn, "train": train}
+    over: dict[str, Any] = {"profile": profile, "manifold": manifold_name, "knn": not no_knn, "train": train}
     lists = {"ds": d and _int_list(d, "--d"), "ambients": ambient and _int_list(ambient, "--ambient"),
-             "lrs": lr and _float_list(lr, "--lr"),
-             "model_widths": model_widths and _int_list(model_widths, "--model-widths")}
+             "lrs": lr and _float_list(lr, "--lr"), "betas": beta and _float_list(beta, "--beta"),
+             "archs": arch and tuple(v.strip() for v in arch.split(",") if v.strip()),
+             "regimes": regime and tuple(v.strip() for v in regime.split(",") if v.strip()),
+             "model_widths": model_widths and (() if model_widths.strip().lower() == "none"
+                                               else _int_list(model_widths, "--model-widths"))}
     scalars = {"n_min": n_min, "n_max": n_max, "points": points, "seeds": seeds, "width": width, "depth": depth,
-               "tokens": tokens, "n_features": features, "n_test": n_test, "model_n": model_n}
+               "tokens": tokens, "n_features": features, "n_test": n_test, "model_n": model_n, "noise": noise,
+               "min_freq": min_freq, "max_freq": max_freq, "spectrum": spectrum, "oracle_seeds": oracle_seeds}
     for key, val in {**lists, **scalars}.items():
         if val is not None:
             over[key] = val
@@ -455,9 +482,9 @@ def manifold(
     tpt = threads if threads is not None else (max(1, (os.cpu_count() or 1) // workers) if workers > 1 else 1)
 
     cost = mr.estimate_cost(cfg, workers=workers, threads_per_task=tpt, cache_dir=out / "cache")
-    msg = (f"[bold]manifold sweep[/]: {cost['n_train_runs']} training runs ({cfg.arch}, d={list(cfg.ds)}, "
-           f"D={list(cfg.ambients)}, n={cfg.sizes()}, {cfg.seeds} seed(s), lr={list(cfg.lrs)}) + "
-           f"{cost['n_knn_runs']} k-NN runs; estimated cost ≈ {_minutes(cost['task_seconds'])} of task time, "
+    msg = (f"[bold]manifold sweep[/]: {cost['n_train_runs']} training runs ({','.join(cfg.archs)}, "
+           f"β={list(cfg.betas)}, {','.join(cfg.regimes)}, d={list(cfg.ds)}, D={list(cfg.ambients)}, n={cfg.sizes()}, "
+           f"{cfg.seeds} seed(s), lr={list(cfg.lrs)}) + {cost['n_knn_runs']} k-NN oracle runs; estimated cost ≈ {_minutes(cost['task_seconds'])} of task time, "
            f"≈ {_minutes(cost['wall_seconds'])} wall on {workers} worker(s) × {tpt} thread(s) "
            "(full schedules at the step times measured now; early stopping shortens, a busy machine lengthens)")
     if cost["n_cached"]:
@@ -466,11 +493,12 @@ def manifold(
     console_err.print(msg, highlight=False)
     full_cost = None
     if quick:
-        full = replace(mr.ManifoldSweepConfig(), arch=cfg.arch)
+        full = mr.ManifoldSweepConfig()
         full_cost = mr.estimate_cost(full, workers=workers, threads_per_task=tpt)
         console_err.print(
-            f"full default sweep (d={list(full.ds)}, D={list(full.ambients)}, {full.points} sizes "
-            f"{full.n_min}..{full.n_max}, {full.seeds} seeds): {full_cost['n_train_runs']} runs, estimated ≈ "
+            f"full default sweep ({','.join(full.archs)}, β={list(full.betas)}, {','.join(full.regimes)}, "
+            f"d={list(full.ds)}, D={list(full.ambients)}, {full.points} sizes {full.n_min}..{full.n_max}, {full.seeds} "
+            f"seeds, model widths {list(full.model_widths)}): {full_cost['n_train_runs']} runs, estimated ≈ "
             f"{_minutes(full_cost['wall_seconds'])} wall on {workers} worker(s)", highlight=False)
     if estimate_only:
         payload = {"cost": cost, "full_sweep_cost": full_cost, "config": cfg.to_dict()}
@@ -481,10 +509,12 @@ def manifold(
     def progress(p: Any) -> None:
         r = p.record
         c = r.config
-        what = "k-NN" if "model" not in c else f"{c['model']['arch']} w={c['model']['n_embd']}"
+        what = ("approx. oracle" if "cells" in c else "k-NN oracle" if "model" not in c
+                else f"{c['model']['arch']} w={c['model']['n_embd']}")
         state = "cached" if r.cached else ("ok" if r.ok else "FAILED")
-        extra = f"test MSE {r.result['test_mse']:.4g}" if r.ok else ((r.error or "").strip().splitlines() or [""])[-1]
-        console_err.print(f"[{p.done}/{p.total}] {what} d={c['d']} D={c['ambient']} n={c['n']} seed={c['seed']}: "
+        extra = f"test MSE {r.result.get('test_mse', r.result.get('approx_mse')):.4g}" if r.ok else ((r.error or "").strip().splitlines() or [""])[-1]
+        console_err.print(f"[{p.done}/{p.total}] {what} β={c['problem']['beta']:g} {c.get('regime')} d={c['d']} "
+                          f"D={c['ambient']} n={c['n']} seed={c['seed']}: "
                           f"{state} ({r.seconds:.1f} s) {extra}", highlight=False, markup=False)
 
     if backend == "ray" and cost["n_cached"] < cost["n_train_runs"] + cost["n_knn_runs"]:
@@ -510,29 +540,39 @@ def manifold(
 def _print_manifold(p: dict[str, Any]) -> None:
     from rich import box
 
-    t = Table(title=f"Data scaling on manifolds ({p['config']['arch']}, β = {p['config']['beta']:g})",
-              box=box.SIMPLE_HEAD, padding=(0, 1), show_edge=False,
-              caption=f"α̂: fitted slope of test MSE vs n (CI 95%), off: offset form E + A·n^-α; theory: 2β/(2β+d); "
-              f"ID: MLE (K = {p['config']['id_k']}, mean) of the inputs, α(ID): theory at that ID; "
-              f"MSE: at n = {p['n_ref']}; kNN: k-NN reference slope; *: fit includes step-limited sizes")
-    for col in ("d", "D", "α̂", "CI", "off", "theory", "ID", "α(ID)", "MSE", "kNN"):
-        t.add_column(col, justify="right", no_wrap=True)
-    knn = {(k["d"], k["ambient"]): k for k in p.get("knn_fits", [])}
+    from ttlab.scaling.manifold_regression import ORACLE_TOL, design_check
 
     def num(v: Any, fmt: str = ".3f") -> str:
         return "—" if v is None else format(v, fmt)
 
-    for f in p["fits"]:
-        ci = f.get("ci") or [None, None]
-        k = knn.get((f["d"], f["ambient"]), {})
-        star = "*" if f.get("includes_step_limited") else ""
-        t.add_row(str(f["d"]), str(f["ambient"]), num(f["alpha_hat"], ".2f") + star, f"{num(ci[0], '.2f')}-{num(ci[1], '.2f')}",
-                  num(f.get("alpha_hat_offset"), ".2f"), num(f["alpha_pred"], ".2f"), num(f.get("id_hat"), ".2f"),
-                  num(f.get("alpha_pred_from_id"), ".2f"), num(f.get("mse_at_n_ref"), ".3g"),
-                  num(k.get("alpha_hat"), ".2f"))
-    console.print(t)
+    groups: dict[tuple, list[dict[str, Any]]] = {}
+    for f in p["fits"]:  # one narrow table per (arch, β, regime)
+        groups.setdefault((f["arch"], f["beta"], f["regime"]), []).append(f)
+    for (arch, beta, regime), fits in groups.items():
+        noiseless = regime == "noiseless"
+        t = Table(title=f"Data scaling on manifolds ({arch}, β = {beta:g}, {regime})", box=box.SIMPLE_HEAD,
+                  padding=(0, 1), show_edge=False)
+        for col in ["d", "D", "α̂", "CI", "oracle", "design", "theory"] + (["2β/d"] if noiseless else []) + ["MSE"]:
+            t.add_column(col, justify="right", no_wrap=True)
+        for f in fits:
+            ci = f.get("ci") or [None, None]
+            ok, _ = design_check(f)
+            cells = [str(f["d"]), str(f["ambient"]), num(f["alpha_hat"], ".2f") + ("*" if f.get("includes_step_limited")
+                                                                                   else ""),
+                     f"{num(ci[0], '.2f')}-{num(ci[1], '.2f')}", num(f.get("oracle_alpha"), ".2f"),
+                     "—" if ok is None else ("pass" if ok else "FAIL"), num(f["alpha_pred"], ".2f")]
+            cells += [num(f.get("alpha_noiseless"), ".2f")] if noiseless else []
+            t.add_row(*cells, num(f.get("mse_at_n_ref"), ".3g"))
+        console.print(t)
+    console.print(f"α̂: fitted slope of test MSE vs n (CI 95%); oracle: k-NN slope on the same splits; design: oracle "
+                  f"within ±{ORACLE_TOL:g} of 2β/(2β+d) (noisy) or ≥ 2β/(2β+d) − {ORACLE_TOL:g} (noiseless); theory: "
+                  f"2β/(2β+d); 2β/d: noiseless minimax rate; MSE: at n = {p['n_ref']}; *: fit includes step-limited "
+                  "sizes", highlight=False)
     for m in p.get("model_fits", []):
-        console.print(f"model size at n = {m['n']}, d={m['d']} D={m['ambient']}: α̂_N = {num(m['alpha_hat'])} "
-                      f"[{num(m['ci'][0])}, {num(m['ci'][1])}] vs 2β/d = {m['alpha_pred']:.3f}"
+        dc = m.get("data_check") or {}
+        console.print(f"model size ({m['arch']}, β={m['beta']:g}, {m['regime']}) at n = {m['n']}, d={m['d']} "
+                      f"D={m['ambient']}: α̂_N = {num(m['alpha_hat'])} [{num(m['ci'][0])}, {num(m['ci'][1])}] vs "
+                      f"2β/d = {m['alpha_pred']:.3f}; approximation oracle {num(m.get('oracle_alpha'))}; widest model's "
+                      f"MSE at 2n / at n = {num(dc.get('ratio'))}"
                       + (" (includes step-limited widths)" if m.get("includes_step_limited") else ""))
     console.print(f"wrote {p['files']['results']} and {p['files']['figure']} in {p['wall_seconds']:.0f} s")

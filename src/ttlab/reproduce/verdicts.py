@@ -477,6 +477,100 @@ def _unjudgeable(m: dict, th: dict, q: str) -> Judgement:
 
 
 # ---------------------------------------------------------------------------------------------
+# exponents judged only where an oracle shows the design can show them
+
+
+def _describe_oracle(th: dict, q: str) -> str:
+    tol = _g(th["oracle_tol"])
+    if th.get("bound"):
+        return (f"bound form (noiseless regime): inconclusive if the oracle's slope is below the theory's exponent ({q}) "
+                f"by more than {tol} (the design cannot show the bound); otherwise holds if the fitted exponent ≥ "
+                f"(1 − {100 * th['holds_rel']:.0f} %) × theory, partly if ≥ (1 − {100 * th['partly_rel']:.0f} %) × theory, "
+                f"not reproduced below; inconclusive if its interval is wider than 2 × {100 * th['partly_rel']:.0f} % of "
+                f"the theory, the fit has fewer than {th.get('min_points', 2)} points or a fitted run hit its step cap"
+                + _data_clause(th))
+    return (f"inconclusive unless the oracle's slope lies within ±{tol} of the theory's exponent ({q}) — design not in "
+            f"the asymptotic regime; then holds if |fitted − theory| ≤ {100 * th['holds_rel']:.0f} % of the theory, "
+            f"partly if ≤ {100 * th['partly_rel']:.0f} %, not reproduced beyond; inconclusive if the fitted interval is "
+            f"wider than 2 × {100 * th['partly_rel']:.0f} % of the theory, the fit has fewer than "
+            f"{th.get('min_points', 2)} points or a fitted run hit its step cap" + _data_clause(th))
+
+
+def _data_clause(th: dict) -> str:
+    if "max_data_change" not in th:
+        return ""
+    return (f"; inconclusive if the widest model is data-limited (its loss at 2n differs from that at n by more than "
+            f"{100 * th['max_data_change']:.0f} %)")
+
+
+@_rule("oracle_validated_exponent", (HOLDS, PARTLY, NOT_REPRODUCED, INCONCLUSIVE), _describe_oracle)
+def _oracle_validated_exponent(m: dict, th: dict, q: str) -> Judgement:
+    """A network's fitted exponent judged only where an estimator of known rate (the oracle) shows the design
+    can exhibit the theory's exponent.
+
+    ``measured``: ``fitted`` (with ``lo``/``hi``), ``predicted``, ``oracle`` (the oracle's fitted slope on the
+    same splits), optional ``n_points``, ``n_capped`` and ``data_ratio``. ``thresholds``: ``oracle_tol``
+    (absolute), ``holds_rel``/``partly_rel`` (relative to the prediction), ``bound`` (1: the claim is the
+    bound fitted ≥ predicted — the noiseless regime, where the minimax rate is faster), ``min_points``,
+    and for a model-size exponent ``max_data_change``: inconclusive unless the widest model's loss at 2n
+    is within this relative change of its loss at n (``data_ratio``), i.e. the sweep is not data-limited.
+    """
+    bad = _missing(m, "predicted", "oracle")
+    if bad:
+        return INCONCLUSIVE, f"no oracle check of the design ({bad[1]})"
+    p, o, tol = float(m["predicted"]), float(m["oracle"]), float(th["oracle_tol"])
+    if p <= 0:
+        return INCONCLUSIVE, "the prediction is not positive: no relative tolerance"
+    bound = bool(th.get("bound"))
+    miss = o - p
+    if bound and miss < -tol:
+        return INCONCLUSIVE, (f"design not in the asymptotic regime: the oracle's slope {_g(o)} is shallower than the "
+                              f"bound {_g(p)} by {-miss:.3g} > {_g(tol)}")
+    if not bound and abs(miss) > tol:
+        way = "steeper" if miss > 0 else "shallower"
+        return INCONCLUSIVE, (f"design not in the asymptotic regime: the oracle's slope {_g(o)} is {way} than the "
+                              f"theory's {_g(p)} by {abs(miss):.3g} > {_g(tol)}")
+    design = f"oracle {_g(o)} within {_g(tol)} of {_g(p)}" if not bound else f"oracle {_g(o)} ≥ {_g(p)} − {_g(tol)}"
+    if "max_data_change" in th:  # a model-size sweep: the widest model must not be data-limited
+        ratio = _num(m.get("data_ratio"))
+        if ratio is None:
+            return INCONCLUSIVE, f"{design}, but no data-limit check (loss of the widest model at n and 2n)"
+        if abs(ratio - 1.0) > th["max_data_change"]:
+            return INCONCLUSIVE, (f"{design}, but the widest model is data-limited: its loss at 2n is {ratio:.3g} × "
+                                  f"that at n (more than ±{100 * th['max_data_change']:.0f} %)")
+        design += f"; widest model not data-limited (loss at 2n / n = {ratio:.3g})"
+    bad = _missing(m, "fitted")
+    if bad:
+        return INCONCLUSIVE, f"{design}, but {bad[1]}"
+    a = float(m["fitted"])
+    if "n_points" in m and (_num(m["n_points"]) is None or m["n_points"] < th.get("min_points", 2)):
+        return INCONCLUSIVE, f"{design}, but only {m['n_points']} fitted points (need ≥ {th.get('min_points', 2)})"
+    if _num(m.get("n_capped")) and m["n_capped"] > 0:
+        return INCONCLUSIVE, f"{design}, but {int(m['n_capped'])} fitted run(s) hit the step cap"
+    if "lo" in m or "hi" in m:
+        bad = _missing(m, "lo", "hi")
+        if bad:
+            return INCONCLUSIVE, f"{design}, but no interval for the fitted exponent ({bad[1]})"
+        width = float(m["hi"]) - float(m["lo"])
+        if width > 2 * th["partly_rel"] * p:
+            return INCONCLUSIVE, (f"{design}, but the interval [{_g(m['lo'])}, {_g(m['hi'])}] (width {_g(width)}) is "
+                                  f"wider than ±{100 * th['partly_rel']:.0f} % of {_g(p)}: cannot discriminate")
+    rel = (a - p) / p
+    delta = f"fitted {_g(a)} vs {_g(p)}: Δ = {a - p:+.3g} ({100 * rel:+.0f} %); {design}"
+    if bound:
+        if rel >= -th["holds_rel"]:
+            return HOLDS, delta + " (the bound holds)"
+        if rel >= -th["partly_rel"]:
+            return PARTLY, delta + " (below the bound within the partly band)"
+        return NOT_REPRODUCED, delta + " (below the bound)"
+    if abs(rel) <= th["holds_rel"]:
+        return HOLDS, delta
+    if abs(rel) <= th["partly_rel"]:
+        return PARTLY, delta
+    return NOT_REPRODUCED, delta
+
+
+# ---------------------------------------------------------------------------------------------
 # records
 
 

@@ -34,12 +34,25 @@ import numpy as np
 
 from ttlab.errors import TTLabInputError
 from ttlab.scaling.regressors import ARCHS, RegressorConfig
-from ttlab.scaling.targets import PROFILES, REGRESSION_MANIFOLDS, ManifoldProblem, make_problem, make_splits
+from ttlab.scaling.targets import (
+    PROFILES,
+    REGRESSION_MANIFOLDS,
+    SPECTRA,
+    ManifoldProblem,
+    make_problem,
+    make_splits,
+)
 
 __all__ = [
+    "ORACLE_KS",
+    "ORACLE_TOL",
+    "REGIMES",
     "ManifoldSweepConfig",
     "TrainSettings",
     "aggregate",
+    "approx_run",
+    "approximation_error",
+    "design_check",
     "estimate_cost",
     "estimate_ids",
     "geometric_sizes",
@@ -68,7 +81,9 @@ class TrainSettings:
     schedule old. A run whose best step is later than ``limit_frac · max_steps`` is flagged
     ``step_limited`` (it might still improve with a larger step limit; such sizes are left out of
     slope fits). Below the limit every size gets the same number of epochs.
-    Validation size: ``clamp(n_val_frac · n, n_val_min, n_val_max)``.
+    Validation size: ``clamp(n_val_frac · n, n_val_min, n_val_max)`` — by default 2048 at every n, so the
+    choice of the checkpoint (networks) and of k (the k-NN oracle) is equally reliable at every n (a
+    validation set growing with n makes the small-n errors relatively worse and steepens the slopes).
     """
 
     batch_size: int = 128
@@ -82,7 +97,7 @@ class TrainSettings:
     limit_frac: float = 0.8
     grad_clip: float = 1.0
     n_val_frac: float = 0.25
-    n_val_min: int = 256
+    n_val_min: int = 2048
     n_val_max: int = 2048
 
     def validate(self) -> None:
@@ -110,38 +125,82 @@ class TrainSettings:
         return int(min(self.n_val_max, max(self.n_val_min, round(self.n_val_frac * n))))
 
 
+REGIMES = ("noisy", "noiseless")
+"""*noisy*: label noise σ (default 1, i.e. σ² = the target's variance) — the regime where Theorem 1's
+exponent 2β/(2β+d) is the minimax rate; *noiseless*: σ = 0, where the minimax rate is the faster 2β/d
+and Theorem 1 is only the bound α_D ≥ 2β/(2β+d)."""
+
+ORACLE_TOL = 0.05
+"""A design is acceptable when the oracle's slope is within this of 2β/(2β+d) (noisy regime), or at
+least 2β/(2β+d) minus this (noiseless regime, where the theory is a bound)."""
+
+
+def design_check(fit: dict[str, Any], tol: float = ORACLE_TOL) -> tuple[bool | None, str]:
+    """Whether the oracle validates the design of a fit row (``oracle_alpha``, ``alpha_pred``, ``regime``):
+    (passed, reason); ``None`` when there is no oracle slope."""
+    o, p = fit.get("oracle_alpha"), fit.get("alpha_pred")
+    if o is None or p is None or not (math.isfinite(o) and math.isfinite(p)):
+        return None, "no oracle slope"
+    miss = o - p
+    if fit.get("regime") == "noiseless":
+        if miss < -tol:
+            return False, f"oracle {o:.3f} is shallower than the bound {p:.3f} by {-miss:.3f} > {tol:g}"
+        return True, f"oracle {o:.3f} ≥ {p:.3f} − {tol:g}"
+    if abs(miss) > tol:
+        return False, (f"oracle {o:.3f} is {'steeper' if miss > 0 else 'shallower'} than {p:.3f} by "
+                       f"{abs(miss):.3f} > {tol:g}")
+    return True, f"oracle {o:.3f} within {tol:g} of {p:.3f}"
+
+
+ORACLE_KS = tuple(sorted({int(round(v)) for v in np.geomspace(1, 1024, 21)}))
+"""Neighbour counts the k-NN oracle chooses from on validation (capped at n)."""
+
+
 @dataclass(frozen=True)
 class ManifoldSweepConfig:
-    """A manifold-regression sweep: the grid, the problem, the model and the training.
+    """A manifold-regression sweep: the grid, the problem, the models, the oracle and the training.
 
-    ``tokens`` is the sequence length of the transformers (chunk = ⌈D / tokens⌉ coordinates per
-    token). ``model_widths`` (optional) adds a model-size sweep at n = ``model_n`` (default:
-    ``n_max``) over these widths for every (d, D), giving α̂_N.
+    Grid: every (arch, β, regime, d, D, n, seed, learning rate). ``regimes``: ``"noisy"`` (label
+    noise ``noise``) and/or ``"noiseless"`` (σ = 0) — see :data:`REGIMES`. ``tokens`` is the sequence
+    length of the transformers (chunk = ⌈D / tokens⌉ coordinates per token).
+
+    The oracle (``knn``): k-NN with k chosen on validation, fitted on the same splits (seeds
+    0..``seeds``−1) plus further seeds up to ``oracle_seeds``; its slope validates the design.
+
+    ``model_widths`` (optional) adds a model-size sweep (α̂_N against 2β/d) at n = ``model_n``
+    (default ``n_max``), D = min(``ambients``), in regime ``model_regime``, for every (arch, β, d);
+    the widest model is also trained at 2n (the data-limit check), and a piecewise-constant
+    approximation with N cells (``approx_cells``) is the oracle of the approximation rate N^(−2β/d).
     """
 
-    ds: tuple[int, ...] = (1, 2, 4, 8)
-    ambients: tuple[int, ...] = (16, 128)
+    ds: tuple[int, ...] = (1, 2, 4)
+    ambients: tuple[int, ...] = (16, 128, 768)
     n_min: int = 64
     n_max: int = 8192
-    points: int = 7
-    arch: str = "softmax"
+    points: int = 8
+    archs: tuple[str, ...] = ("softmax", "relu", "mlp")
+    betas: tuple[float, ...] = (1.0, 0.5)
+    regimes: tuple[str, ...] = REGIMES
     seeds: int = 2
+    oracle_seeds: int = 6
     lrs: tuple[float, ...] = (2e-3,)
     manifold: str = "sphere"
-    beta: float = 1.0
     profile: str = "sin"
+    spectrum: str = "weighted"
     n_features: int = 1024
-    min_freq: float = 1.0
-    max_freq: float = 32.0
-    noise: float = 0.3
+    min_freq: float | None = None
+    max_freq: float = 1024.0
+    noise: float = 1.0
     problem_seed: int = 0
     n_test: int = 4096
     width: int = 64
     depth: int = 2
     n_head: int = 4
     tokens: int = 8
-    model_widths: tuple[int, ...] = ()
+    model_widths: tuple[int, ...] = (8, 16, 32, 64, 128)
     model_n: int | None = None
+    model_regime: str = "noiseless"
+    approx_cells: tuple[int, ...] = (16, 64, 256, 1024, 4096, 16384)
     id_points: int = 4096
     id_k: int = 20
     knn: bool = True
@@ -157,8 +216,8 @@ class ManifoldSweepConfig:
                 raise TTLabInputError(f"{name} must be a non-empty list of positive integers, got {list(vals)!r}")
             if len(set(vals)) != len(vals):
                 raise TTLabInputError(f"{name} has duplicates: {list(vals)!r}")
-        for name in ("n_min", "n_max", "points", "seeds", "n_test", "width", "depth", "n_head", "tokens",
-                     "n_features", "id_points"):
+        for name in ("n_min", "n_max", "points", "seeds", "oracle_seeds", "n_test", "width", "depth", "n_head",
+                     "tokens", "n_features", "id_points"):
             _pos_int(getattr(self, name), name)
         if self.n_min < 2:
             raise TTLabInputError(f"n_min must be >= 2, got {self.n_min}")
@@ -170,18 +229,37 @@ class ManifoldSweepConfig:
             raise TTLabInputError(
                 f"{self.points} sizes between {self.n_min} and {self.n_max} would repeat integers; use fewer points"
             )
-        if self.arch not in ARCHS:
-            raise TTLabInputError(f"unknown arch {self.arch!r}; choose one of {', '.join(ARCHS)}")
+        if not self.archs or len(set(self.archs)) != len(self.archs):
+            raise TTLabInputError(f"archs must be a non-empty list without duplicates, got {list(self.archs)!r}")
+        for a in self.archs:
+            if a not in ARCHS:
+                raise TTLabInputError(f"unknown arch {a!r}; choose one of {', '.join(ARCHS)}")
+        if not self.betas or len(set(self.betas)) != len(self.betas):
+            raise TTLabInputError(f"betas must be a non-empty list without duplicates, got {list(self.betas)!r}")
+        if not self.regimes or len(set(self.regimes)) != len(self.regimes):
+            raise TTLabInputError(f"regimes must be a non-empty list without duplicates, got {list(self.regimes)!r}")
+        for rg in (*self.regimes, self.model_regime):
+            if rg not in REGIMES:
+                raise TTLabInputError(f"unknown regime {rg!r}; choose one of {', '.join(REGIMES)}")
+        if "noisy" in self.regimes and not (isinstance(self.noise, (int, float)) and self.noise > 0):
+            raise TTLabInputError(f"the noisy regime needs label noise sigma > 0, got {self.noise!r}")
         if self.manifold not in REGRESSION_MANIFOLDS:
             raise TTLabInputError(f"unknown manifold {self.manifold!r}; choose one of {', '.join(REGRESSION_MANIFOLDS)}")
         if self.profile not in PROFILES:
             raise TTLabInputError(f"unknown target profile {self.profile!r}; choose one of {', '.join(PROFILES)}")
+        if self.spectrum not in SPECTRA:
+            raise TTLabInputError(f"unknown target spectrum {self.spectrum!r}; choose one of {', '.join(SPECTRA)}")
         if not self.lrs or any(not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0) for v in self.lrs):
             raise TTLabInputError(f"learning rates must be positive numbers, got {list(self.lrs)!r}")
         if any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in self.model_widths):
             raise TTLabInputError(f"model widths must be positive integers, got {list(self.model_widths)!r}")
         if self.model_widths and len(self.model_widths) < 3:
             raise TTLabInputError("a model-size sweep needs at least 3 widths to fit an exponent")
+        if len(set(self.model_widths)) != len(self.model_widths):
+            raise TTLabInputError(f"model widths have duplicates: {list(self.model_widths)!r}")
+        if self.model_widths and (len(self.approx_cells) < 3 or any(
+                isinstance(v, bool) or not isinstance(v, int) or v < 2 for v in self.approx_cells)):
+            raise TTLabInputError(f"approx_cells must list at least 3 integers >= 2, got {list(self.approx_cells)!r}")
         if self.model_n is not None:
             _pos_int(self.model_n, "model_n")
         if self.id_k < 2 or self.id_k >= self.id_points:
@@ -191,25 +269,42 @@ class ManifoldSweepConfig:
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
                 raise TTLabInputError(f"{name} must be a non-negative integer, got {v!r}")
         self.train.validate()
-        for d in self.ds:
-            for D in self.ambients:  # checks β, σ, K, R and that R^D can hold the manifold
-                _check_problem_args(self, d, D)
+        for beta in self.betas:
+            for rg in self.regimes:
+                for d in self.ds:
+                    for D in self.ambients:  # checks β, σ, K, R and that R^D can hold the manifold
+                        _check_problem_args(self, d, D, beta, self.noise_of(rg))
         widths = (self.width,) + tuple(self.model_widths)
-        for D in self.ambients:
-            for w in widths:
-                self.model_config(D, w).validate()
+        for arch in self.archs:
+            for D in self.ambients:
+                for w in widths:
+                    self.model_config(D, w, arch).validate()
+
+    def min_freq_of(self, d: int) -> float:
+        """Smallest target frequency r_0 at intrinsic dimension d: ``min_freq``, or by default max(1, d/2).
+
+        Tuned with the k-NN oracle: the band [r_0, R] must start near the largest scale the estimators
+        resolve at the smallest n, which grows with d (≈ n^(−1/(2β+d))); r_0 = 1 leaves d = 4 steep
+        by ≈ 0.05, r_0 = 2 leaves d = 1 steep by ≈ 0.07–0.09.
+        """
+        return float(self.min_freq) if self.min_freq is not None else max(1.0, d / 2.0)
+
+    def noise_of(self, regime: str) -> float:
+        """Label-noise σ of a regime (``noise`` when noisy, 0 when noiseless)."""
+        return float(self.noise) if regime == "noisy" else 0.0
 
     def sizes(self) -> list[int]:
         """Training-set sizes: a geometric grid from ``n_min`` to ``n_max``."""
         return geometric_sizes(self.n_min, self.n_max, self.points)
 
-    def model_config(self, ambient: int, width: int | None = None) -> RegressorConfig:
-        """Regressor architecture at ambient dimension ``ambient`` (width defaults to ``width``)."""
+    def model_config(self, ambient: int, width: int | None = None, arch: str | None = None) -> RegressorConfig:
+        """Regressor architecture at ambient dimension ``ambient`` (width defaults to ``width``, arch to
+        the first of ``archs``)."""
         w = self.width if width is None else width
         chunk = -(-ambient // min(self.tokens, ambient))
         n_head = self.n_head if w % self.n_head == 0 else 1
-        return RegressorConfig(arch=self.arch, ambient=ambient, n_embd=w, n_layer=self.depth, n_head=n_head,
-                               chunk=chunk)
+        return RegressorConfig(arch=arch or self.archs[0], ambient=ambient, n_embd=w, n_layer=self.depth,
+                               n_head=n_head, chunk=chunk)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form."""
@@ -224,9 +319,10 @@ def _pos_int(value: Any, name: str) -> int:
     return int(value)
 
 
-def _check_problem_args(cfg: ManifoldSweepConfig, d: int, D: int) -> None:
-    make_problem(d, D, manifold=cfg.manifold, beta=cfg.beta, profile=cfg.profile, n_features=min(cfg.n_features, 4),
-                 min_freq=cfg.min_freq, max_freq=cfg.max_freq, noise=cfg.noise, problem_seed=cfg.problem_seed)
+def _check_problem_args(cfg: ManifoldSweepConfig, d: int, D: int, beta: float, noise: float) -> None:
+    make_problem(d, D, manifold=cfg.manifold, beta=beta, profile=cfg.profile, n_features=min(cfg.n_features, 4),
+                 min_freq=cfg.min_freq_of(d), max_freq=cfg.max_freq, noise=noise, problem_seed=cfg.problem_seed,
+                 spectrum=cfg.spectrum)
 
 
 def geometric_sizes(n_min: int, n_max: int, points: int) -> list[int]:
@@ -237,11 +333,13 @@ def geometric_sizes(n_min: int, n_max: int, points: int) -> list[int]:
 
 
 def quick_config(**overrides: Any) -> ManifoldSweepConfig:
-    """The ``--quick`` preset: d ∈ {2, 4}, D = 16, 5 sizes from 128 to 2048, 1 seed, short schedules."""
+    """The ``--quick`` preset: softmax transformer, β = 1, noisy regime, d ∈ {2, 4}, D ∈ {16, 128}, 5 sizes
+    from 128 to 2048, 1 seed (the k-NN oracle: 4 seeds), short schedules, no model-size sweep."""
     base = ManifoldSweepConfig(
-        ds=(2, 4), ambients=(16,), n_min=128, n_max=2048, points=5, seeds=1, n_test=2048, width=32,
-        tokens=4, id_points=2048, bootstrap=500,
-        train=TrainSettings(epochs=60, min_steps=200, max_steps=1500, eval_points=30),
+        ds=(2, 4), ambients=(16, 128), n_min=128, n_max=2048, points=5, archs=("softmax",), betas=(1.0,),
+        regimes=("noisy",), seeds=1, oracle_seeds=4, n_test=2048, width=32, tokens=4, id_points=2048,
+        bootstrap=500, model_widths=(),
+        train=TrainSettings(epochs=30, min_steps=200, max_steps=1000, eval_points=20),
     )
     return replace(base, **overrides)
 
@@ -252,9 +350,11 @@ def quick_config(**overrides: Any) -> ManifoldSweepConfig:
 
 @functools.lru_cache(maxsize=16)
 def _cached_problem(d: int, ambient: int, manifold: str, beta: float, profile: str, n_features: int,
-                    min_freq: float, max_freq: float, noise: float, problem_seed: int) -> ManifoldProblem:
+                    min_freq: float, max_freq: float, noise: float, problem_seed: int,
+                    spectrum: str) -> ManifoldProblem:
     return make_problem(d, ambient, manifold=manifold, beta=beta, profile=profile, n_features=n_features,
-                        min_freq=min_freq, max_freq=max_freq, noise=noise, problem_seed=problem_seed)
+                        min_freq=min_freq, max_freq=max_freq, noise=noise, problem_seed=problem_seed,
+                        spectrum=spectrum)
 
 
 def _problem_from(config: dict[str, Any]) -> ManifoldProblem:
@@ -263,6 +363,7 @@ def _problem_from(config: dict[str, Any]) -> ManifoldProblem:
     return _cached_problem(
         int(config["d"]), int(config["ambient"]), p["manifold"], float(p["beta"]), p["profile"], int(p["n_features"]),
         float(p["min_freq"]), float(p["max_freq"]), float(p["noise"]), int(p["problem_seed"]),
+        p.get("spectrum", "sampled"),
     )
 
 
@@ -384,51 +485,98 @@ def train_run(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def knn_run(config: dict[str, Any]) -> dict[str, Any]:
-    """k-NN regression (k tuned on validation) on the same splits as :func:`train_run` (a sweep task)."""
+    """The k-NN oracle (k chosen on validation from :data:`ORACLE_KS`) on the same splits as
+    :func:`train_run` (a sweep task)."""
     from ttlab.scaling.targets import knn_regression
 
     t0 = time.perf_counter()
     ts = TrainSettings(**config["train"])
     n, seed = int(config["n"]), int(config["seed"])
     data = make_splits(_problem_from(config), n, ts.n_val(n), int(config["n_test"]), seed)
-    out = knn_regression(data.x_train, data.y_train, data.x_val, data.y_val, data.x_test, data.f_test)
+    out = knn_regression(data.x_train, data.y_train, data.x_val, data.y_val, data.x_test, data.f_test, ks=ORACLE_KS)
     out["seconds"] = time.perf_counter() - t0
     return out
 
 
-def _base_task(cfg: ManifoldSweepConfig, d: int, D: int, n: int, seed: int) -> dict[str, Any]:
+def approximation_error(problem: ManifoldProblem, cells: int, n_test: int, seed: int) -> float:
+    """Squared L2 error of the piecewise-constant approximation of the clean target on ``cells`` Voronoi cells.
+
+    Centres: ``cells`` seeded points of the manifold; the value on a cell is the target at its centre.
+    For a β-Hölder target on a d-dimensional manifold the error falls as cells^(−2β/d) (cell diameter
+    ∝ cells^(−1/d)): the oracle of the approximation rate that α̂_N is compared with.
+    """
+    import torch
+
+    _pos_int(cells, "cells")
+    centres = make_splits(problem, cells, 1, n_test, seed)
+    c = torch.from_numpy(centres.x_train)
+    fc = torch.from_numpy(centres.f_train)
+    x, f = torch.from_numpy(centres.x_test), torch.from_numpy(centres.f_test)
+    idx = torch.cat([torch.cdist(x[a:a + 1024], c).argmin(dim=1) for a in range(0, x.shape[0], 1024)])
+    return float(((fc[idx] - f) ** 2).mean())
+
+
+def approx_run(config: dict[str, Any]) -> dict[str, Any]:
+    """:func:`approximation_error` of a task config with ``cells`` (a sweep task)."""
+    t0 = time.perf_counter()
+    err = approximation_error(_problem_from(config), int(config["cells"]), int(config["n_test"]), int(config["seed"]))
+    return {"approx_mse": err, "seconds": time.perf_counter() - t0}
+
+
+def _base_task(cfg: ManifoldSweepConfig, d: int, D: int, n: int, seed: int, beta: float, regime: str) -> dict[str, Any]:
     return {
-        "d": d, "ambient": D, "n": n, "seed": seed, "n_test": cfg.n_test,
-        "problem": {"manifold": cfg.manifold, "beta": cfg.beta, "profile": cfg.profile, "n_features": cfg.n_features,
-                    "min_freq": cfg.min_freq, "max_freq": cfg.max_freq, "noise": cfg.noise,
-                    "problem_seed": cfg.problem_seed},
+        "d": d, "ambient": D, "n": n, "seed": seed, "n_test": cfg.n_test, "regime": regime,
+        "problem": {"manifold": cfg.manifold, "beta": beta, "profile": cfg.profile, "n_features": cfg.n_features,
+                    "min_freq": cfg.min_freq_of(d), "max_freq": cfg.max_freq, "noise": cfg.noise_of(regime),
+                    "problem_seed": cfg.problem_seed, "spectrum": cfg.spectrum},
         "train": asdict(cfg.train),
     }
 
 
 def plan_tasks(cfg: ManifoldSweepConfig) -> dict[str, list[dict[str, Any]]]:
-    """The sweep's task configs: ``{"data": [...], "model": [...], "knn": [...]}``.
+    """The sweep's task configs: ``{"data": [...], "model": [...], "knn": [...], "approx": [...]}``.
 
-    ``data``: every (d, D, n, seed, lr) at the base width; ``model``: every (d, D, width, seed,
-    lr) at n = ``model_n``; ``knn``: every (d, D, n, seed).
+    ``data``: every (arch, β, regime, d, D, n, seed, lr) at the base width; ``knn``: every (β, regime,
+    d, n, oracle seed) at D = min(``ambients``) — the inputs at every D are the same intrinsic points
+    under a similarity map, which leaves every neighbour order, hence the k-NN prediction, unchanged;
+    ``model``: every (arch, β, d, width, seed, lr) at n = ``model_n``, D =
+    min(``ambients``), regime ``model_regime``, plus the widest model at 2·``model_n`` (``"check": true``);
+    ``approx``: the approximation oracle for every (β, d, cells).
     """
     cfg.validate()
-    data, model, knn = [], [], []
+    data, model, knn, approx = [], [], [], []
     model_n = cfg.model_n or cfg.n_max
-    for d in cfg.ds:
-        for D in cfg.ambients:
-            for seed in range(cfg.seeds):
-                for n in cfg.sizes():
-                    base = _base_task(cfg, d, D, n, seed)
-                    if cfg.knn:
-                        knn.append(base)
-                    for lr in cfg.lrs:
-                        data.append({**base, "lr": lr, "model": cfg.model_config(D).to_dict()})
-                for w in cfg.model_widths:
-                    for lr in cfg.lrs:
-                        model.append({**_base_task(cfg, d, D, model_n, seed), "lr": lr,
-                                      "model": cfg.model_config(D, w).to_dict()})
-    return {"data": data, "model": model, "knn": knn}
+    D0 = min(cfg.ambients)
+    for beta in cfg.betas:
+        for regime in cfg.regimes:
+            for d in cfg.ds:
+                for D in cfg.ambients:
+                    for seed in range(max(cfg.seeds, cfg.oracle_seeds if cfg.knn else 0)):
+                        for n in cfg.sizes():
+                            base = _base_task(cfg, d, D, n, seed, beta, regime)
+                            if cfg.knn and D == D0:  # k-NN is invariant to the similarity embedding: one D
+                                knn.append(base)
+                            if seed >= cfg.seeds:
+                                continue
+                            for arch in cfg.archs:
+                                for lr in cfg.lrs:
+                                    data.append({**base, "lr": lr, "model": cfg.model_config(D, arch=arch).to_dict()})
+        if not cfg.model_widths:
+            continue
+        for d in cfg.ds:
+            for cells in cfg.approx_cells:
+                approx.append({**_base_task(cfg, d, D0, cells, 0, beta, cfg.model_regime), "cells": cells})
+            for arch in cfg.archs:
+                for seed in range(cfg.seeds):
+                    for w in cfg.model_widths:
+                        for lr in cfg.lrs:
+                            model.append({**_base_task(cfg, d, D0, model_n, seed, beta, cfg.model_regime), "lr": lr,
+                                          "model": cfg.model_config(D0, w, arch).to_dict()})
+                    for lr in cfg.lrs:  # the data-limit check: the widest model at twice the data
+                        model.append({**_base_task(cfg, d, D0, 2 * model_n, seed, beta, cfg.model_regime), "lr": lr,
+                                      "model": cfg.model_config(D0, max(cfg.model_widths), arch).to_dict(),
+                                      "check": True})
+    return {"data": data, "model": model, "knn": knn, "approx": approx}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -464,12 +612,12 @@ def _time_steps(mcfg: RegressorConfig, batch: int, threads: int, n_steps: int = 
 
 
 def estimate_cost(cfg: ManifoldSweepConfig, workers: int = 1, threads_per_task: int = 1,
-                  step_seconds: dict[tuple[int, int], float] | None = None,
+                  step_seconds: dict[tuple[str, int, int], float] | None = None,
                   cache_dir: str | os.PathLike[str] | None = None) -> dict[str, Any]:
     """Estimated cost of a sweep from step times measured now (every run to its full schedule).
 
-    Step times are measured here (a few steps per distinct (D, width)) unless ``step_seconds``
-    maps (D, width) to seconds per step. Evaluation adds ``eval_points`` passes over the
+    Step times are measured here (a few steps per distinct (arch, D, width)) unless ``step_seconds``
+    maps (arch, D, width) to seconds per step. Evaluation adds ``eval_points`` passes over the
     validation set (≈ one third of a training step per batch). Early stopping cuts the real cost;
     other work on the machine raises it. With ``cache_dir``, runs already cached there are counted
     separately and left out of the ``remaining_*`` figures.
@@ -486,13 +634,13 @@ def estimate_cost(cfg: ManifoldSweepConfig, workers: int = 1, threads_per_task: 
     per_task = []
     remaining = []
     for t in runs:
-        D, w = t["ambient"], t["model"]["n_embd"]
-        if (D, w) not in measured:
-            measured[(D, w)] = _time_steps(RegressorConfig(**t["model"]), ts.batch_size, threads_per_task)
+        key = (t["model"]["arch"], t["ambient"], t["model"]["n_embd"])
+        if key not in measured:
+            measured[key] = _time_steps(RegressorConfig(**t["model"]), ts.batch_size, threads_per_task)
         n = t["n"]
         steps = ts.steps(n)
         batch = min(ts.batch_size, n)
-        sec = measured[(D, w)] * (batch / ts.batch_size) ** 0.7
+        sec = measured[key] * (batch / ts.batch_size) ** 0.7
         eval_equiv = ts.eval_points * math.ceil(ts.n_val(n) / ts.batch_size) / 3.0
         cost = sec * (steps + eval_equiv) + 1.0  # + data generation and set-up
         per_task.append(cost)
@@ -516,7 +664,7 @@ def estimate_cost(cfg: ManifoldSweepConfig, workers: int = 1, threads_per_task: 
         "remaining_wall_seconds": wall(remaining),
         "workers": workers,
         "threads_per_task": threads_per_task,
-        "step_seconds": {f"D={D},width={w}": s for (D, w), s in measured.items()},
+        "step_seconds": {f"{a},D={D},width={w}": s for (a, D, w), s in measured.items()},
         "note": "every run trained to its full schedule at the step times measured now; early stopping "
                 "shortens runs, other jobs on the machine lengthen them",
     }
@@ -541,9 +689,9 @@ def estimate_ids(cfg: ManifoldSweepConfig, seed: int = 0) -> list[dict[str, Any]
     out = []
     for d in cfg.ds:
         for D in cfg.ambients:
-            problem = make_problem(d, D, manifold=cfg.manifold, beta=cfg.beta, profile=cfg.profile,
-                                   n_features=cfg.n_features, min_freq=cfg.min_freq, max_freq=cfg.max_freq,
-                                   noise=cfg.noise, problem_seed=cfg.problem_seed)
+            problem = make_problem(d, D, manifold=cfg.manifold, beta=cfg.betas[0], profile=cfg.profile,
+                                   n_features=cfg.n_features, min_freq=cfg.min_freq_of(d), max_freq=cfg.max_freq,
+                                   noise=0.0, problem_seed=cfg.problem_seed, spectrum=cfg.spectrum)
             x = make_splits(problem, cfg.id_points, 1, 1, seed).x_train.astype(np.float64)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -553,8 +701,8 @@ def estimate_ids(cfg: ManifoldSweepConfig, seed: int = 0) -> list[dict[str, Any]
             row: dict[str, Any] = {"d": d, "ambient": D, "n_points": cfg.id_points, "k": cfg.id_k, "method": "mle",
                                    "id_mean": float(est.dimension_),
                                    "id_harmonic": float(1.0 / np.mean(1.0 / pw)) if pw.size else float("nan")}
-            row["alpha_pred_from_id"] = alpha_d(row["id_mean"], cfg.beta)
-            row["alpha_pred_from_id_harmonic"] = alpha_d(row["id_harmonic"], cfg.beta)
+            row["alpha_pred_from_id"] = {f"{b:g}": alpha_d(row["id_mean"], b) for b in cfg.betas}
+            row["alpha_pred_from_id_harmonic"] = {f"{b:g}": alpha_d(row["id_harmonic"], b) for b in cfg.betas}
             out.append(row)
     return out
 
@@ -567,7 +715,7 @@ def _select_lr(runs: list[dict[str, Any]], size_key: str) -> list[dict[str, Any]
     """Per (arch, d, D, size, seed): the learning rate with the lowest validation MSE."""
     best: dict[tuple, dict[str, Any]] = {}
     for r in runs:
-        k = (r["arch"], r["d"], r["ambient"], r[size_key], r["seed"])
+        k = (r["arch"], r.get("beta"), r.get("regime"), r["d"], r["ambient"], r[size_key], r["seed"])
         if k not in best or r["val_mse"] < best[k]["val_mse"]:
             best[k] = r
     return list(best.values())
@@ -630,59 +778,132 @@ def _curve_fit(rows: list[dict[str, Any]], size_key: str, bootstrap: int, bootst
             "fits": fits, "power_all_sizes": {k: v for k, v in fit_all.items() if k != "fit"}}
 
 
+def _setting(r: dict[str, Any]) -> tuple:
+    return (r["arch"], r["beta"], r["regime"], r["d"], r["ambient"])
+
+
+def _oracle_fit(cfg: ManifoldSweepConfig, rows: list[dict[str, Any]], base: dict[str, Any]) -> dict[str, Any]:
+    """Power-law fit of the k-NN oracle's test MSE over n (geometric mean over seeds per size)."""
+    sizes = sorted({r["n"] for r in rows})
+    if len(sizes) < 2:
+        return {**base, "alpha_hat": None, "ci": [None, None], "error": "fewer than 2 oracle sizes"}
+    kx = [float(r["n"]) for r in rows]
+    ky = [r["test_mse"] for r in rows]
+    kf = _fit_block(kx, ky, cfg.bootstrap, offset=False)["power"]
+    pts = []
+    for n in sizes:
+        rs = [r for r in rows if r["n"] == n]
+        pts.append({"n": n, "test_mse": [r["test_mse"] for r in rs], "k": [r["k"] for r in rs],
+                    "seeds": [r["seed"] for r in rs],
+                    "test_mse_geomean": float(np.exp(np.mean(np.log([r["test_mse"] for r in rs]))))})
+    return {**base, "alpha_hat": kf["alpha"], "ci": kf["ci"], "r2_log": kf.get("r2_log"), "n_seeds": len(
+        {r["seed"] for r in rows}), "points": pts}
+
+
 def aggregate(cfg: ManifoldSweepConfig, data_runs: list[dict[str, Any]], model_runs: list[dict[str, Any]],
-              knn_runs: list[dict[str, Any]], ids: list[dict[str, Any]]) -> dict[str, Any]:
-    """Fits of α̂_D per (d, D) (and α̂_N, k-NN reference), compared with the theory."""
+              knn_runs: list[dict[str, Any]], ids: list[dict[str, Any]],
+              approx_runs: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Fits of α̂_D per (arch, β, regime, d, D), of the k-NN oracle per (β, regime, d, D), of α̂_N and the
+    approximation oracle per (arch, β, d), each next to the theory (2β/(2β+d), noiseless reference 2β/d)."""
     from ttlab.scaling.theory import alpha_d, alpha_n
 
     id_of = {(r["d"], r["ambient"]): r for r in ids}
     sizes = cfg.sizes()
     n_ref = sizes[len(sizes) // 2]
-    fits, model_fits, knn_fits = [], [], []
+    fits, model_fits, knn_fits, approx_fits = [], [], [], []
     data_sel = _select_lr(data_runs, "n")
-    for d in cfg.ds:
-        for D in cfg.ambients:
-            rows = [r for r in data_sel if r["d"] == d and r["ambient"] == D]
-            idr = id_of.get((d, D), {})
-            base = {"d": d, "ambient": D, "arch": cfg.arch, "alpha_pred": alpha_d(d, cfg.beta),
-                    "id_hat": idr.get("id_mean"), "alpha_pred_from_id": idr.get("alpha_pred_from_id")}
-            if len(rows) == 0 or len({r["n"] for r in rows}) < 2:
-                fits.append({**base, "alpha_hat": None, "ci": [None, None], "error": "fewer than 2 finished sizes"})
-            else:
-                cf = _curve_fit(rows, "n", cfg.bootstrap, cfg.bootstrap_offset)
-                p = cf["fits"]["power"]
-                at_ref = [pt for pt in cf["points"] if pt["n"] == n_ref]
-                fits.append({
-                    **base, "alpha_hat": p["alpha"], "ci": p["ci"], "ci_analytic": p.get("ci_analytic"),
-                    "alpha_hat_offset": cf["fits"]["offset"]["alpha"], "ci_offset": cf["fits"]["offset"]["ci"],
-                    "offset_E": cf["fits"]["offset"].get("E"),
-                    "alpha_hat_all_sizes": cf["power_all_sizes"]["alpha"],
-                    "n_ref": n_ref, "mse_at_n_ref": at_ref[0]["test_mse_geomean"] if at_ref else None,
-                    "sizes_fitted": cf["sizes_fitted"], "includes_step_limited": cf["includes_step_limited"],
-                    "points": cf["points"], "fit_details": cf["fits"],
-                })
-            krows = [r for r in knn_runs if r["d"] == d and r["ambient"] == D]
-            if len({r["n"] for r in krows}) >= 2:
-                kx = [float(r["n"]) for r in krows]
-                ky = [r["test_mse"] for r in krows]
-                kf = _fit_block(kx, ky, cfg.bootstrap, offset=False)["power"]
-                knn_fits.append({"d": d, "ambient": D, "alpha_hat": kf["alpha"], "ci": kf["ci"],
-                                 "alpha_pred": alpha_d(d, cfg.beta),
-                                 "mse_at_n_ref": float(np.exp(np.mean(np.log([r["test_mse"] for r in krows
-                                                                              if r["n"] == n_ref] or [np.nan])))),
-                                 "points": [{"n": r["n"], "seed": r["seed"], "test_mse": r["test_mse"], "k": r["k"]}
-                                            for r in krows]})
-            mrows = [r for r in _select_lr(model_runs, "width") if r["d"] == d and r["ambient"] == D]
-            if len({r["width"] for r in mrows}) >= 2:
-                cf = _curve_fit(mrows, "width", cfg.bootstrap, cfg.bootstrap_offset)
-                p = cf["fits"]["power"]
-                model_fits.append({"d": d, "ambient": D, "arch": cfg.arch, "n": cfg.model_n or cfg.n_max,
-                                   "alpha_hat": p["alpha"], "ci": p["ci"], "alpha_pred": alpha_n(d, cfg.beta),
-                                   "A": p.get("A"), "ci_offset": cf["fits"]["offset"]["ci"],
-                                   "alpha_hat_offset": cf["fits"]["offset"]["alpha"],
-                                   "includes_step_limited": cf["includes_step_limited"],
-                                   "sizes_fitted": cf["sizes_fitted"], "points": cf["points"]})
-    return {"fits": fits, "model_fits": model_fits, "knn_fits": knn_fits, "n_ref": n_ref}
+    knn_of: dict[tuple, dict[str, Any]] = {}
+    for beta in cfg.betas:
+        for regime in cfg.regimes:
+            for d in cfg.ds:
+                for D in cfg.ambients:
+                    common = {"beta": beta, "regime": regime, "noise": cfg.noise_of(regime), "d": d, "ambient": D,
+                              "alpha_pred": alpha_d(d, beta), "alpha_noiseless": alpha_n(d, beta)}
+                    krows = [r for r in knn_runs if r["d"] == d and r["beta"] == beta and r["regime"] == regime
+                             and r["ambient"] in (D, min(cfg.ambients))]  # one D suffices (similarity-invariant)
+                    if any(r["ambient"] == D for r in krows):
+                        krows = [r for r in krows if r["ambient"] == D]
+                    if cfg.knn:
+                        kf = _oracle_fit(cfg, krows, {**common, "oracle": "k-NN, k chosen on validation"})
+                        kf["mse_at_n_ref"] = next((p["test_mse_geomean"] for p in kf.get("points", [])
+                                                   if p["n"] == n_ref), None)
+                        knn_fits.append(kf)
+                        knn_of[(beta, regime, d, D)] = kf
+    for arch in cfg.archs:
+        for beta in cfg.betas:
+            for regime in cfg.regimes:
+                for d in cfg.ds:
+                    for D in cfg.ambients:
+                        rows = [r for r in data_sel if _setting(r) == (arch, beta, regime, d, D)]
+                        idr = id_of.get((d, D), {})
+                        ofit = knn_of.get((beta, regime, d, D), {})
+                        base = {"d": d, "ambient": D, "arch": arch, "beta": beta, "regime": regime,
+                                "noise": cfg.noise_of(regime), "alpha_pred": alpha_d(d, beta),
+                                "alpha_noiseless": alpha_n(d, beta), "id_hat": idr.get("id_mean"),
+                                "alpha_pred_from_id": (idr.get("alpha_pred_from_id") or {}).get(f"{beta:g}"),
+                                "oracle_alpha": ofit.get("alpha_hat"), "oracle_ci": ofit.get("ci")}
+                        if len({r["n"] for r in rows}) < 2:
+                            fits.append({**base, "alpha_hat": None, "ci": [None, None],
+                                         "error": "fewer than 2 finished sizes"})
+                            continue
+                        cf = _curve_fit(rows, "n", cfg.bootstrap, cfg.bootstrap_offset)
+                        p = cf["fits"]["power"]
+                        at_ref = [pt for pt in cf["points"] if pt["n"] == n_ref]
+                        fits.append({
+                            **base, "alpha_hat": p["alpha"], "ci": p["ci"], "ci_analytic": p.get("ci_analytic"),
+                            "alpha_hat_offset": cf["fits"]["offset"]["alpha"], "ci_offset": cf["fits"]["offset"]["ci"],
+                            "offset_E": cf["fits"]["offset"].get("E"),
+                            "alpha_hat_all_sizes": cf["power_all_sizes"]["alpha"],
+                            "n_ref": n_ref, "mse_at_n_ref": at_ref[0]["test_mse_geomean"] if at_ref else None,
+                            "sizes_fitted": cf["sizes_fitted"], "includes_step_limited": cf["includes_step_limited"],
+                            "points": cf["points"], "fit_details": cf["fits"],
+                        })
+    if cfg.model_widths:
+        model_n = cfg.model_n or cfg.n_max
+        D0 = min(cfg.ambients)
+        approx_runs = approx_runs or []
+        for beta in cfg.betas:
+            for d in cfg.ds:
+                arows = [r for r in approx_runs if r["d"] == d and r["beta"] == beta]
+                af: dict[str, Any] = {"beta": beta, "d": d, "ambient": D0, "regime": cfg.model_regime,
+                                      "alpha_pred": alpha_n(d, beta), "oracle": "piecewise constant on N Voronoi cells"}
+                if len({r["cells"] for r in arows}) >= 2:
+                    fa = _fit_block([float(r["cells"]) for r in arows], [r["approx_mse"] for r in arows],
+                                    cfg.bootstrap, offset=False)["power"]
+                    af.update({"alpha_hat": fa["alpha"], "ci": fa["ci"],
+                               "points": [{"cells": r["cells"], "approx_mse": r["approx_mse"]} for r in
+                                          sorted(arows, key=lambda r: r["cells"])]})
+                else:
+                    af.update({"alpha_hat": None, "ci": [None, None], "error": "fewer than 2 cell counts"})
+                approx_fits.append(af)
+                for arch in cfg.archs:
+                    sel = [r for r in model_runs if r["d"] == d and r["beta"] == beta and r["arch"] == arch]
+                    mrows = [r for r in _select_lr([r for r in sel if not r.get("check")], "width")]
+                    crows = _select_lr([r for r in sel if r.get("check")], "width")
+                    mf: dict[str, Any] = {"d": d, "ambient": D0, "arch": arch, "beta": beta, "regime": cfg.model_regime,
+                                          "n": model_n, "alpha_pred": alpha_n(d, beta), "oracle_alpha": af["alpha_hat"],
+                                          "oracle_ci": af["ci"]}
+                    wmax = max(cfg.model_widths)
+                    at_n = [r["test_mse"] for r in mrows if r["width"] == wmax]
+                    at_2n = [r["test_mse"] for r in crows]
+                    mf["data_check"] = {"width": wmax, "n": model_n, "mse_n": _geomean(at_n), "mse_2n": _geomean(at_2n),
+                                        "ratio": (_geomean(at_2n) / _geomean(at_n)) if at_n and at_2n else None}
+                    if len({r["width"] for r in mrows}) < 2:
+                        model_fits.append({**mf, "alpha_hat": None, "ci": [None, None],
+                                           "error": "fewer than 2 finished widths"})
+                        continue
+                    cf = _curve_fit(mrows, "width", cfg.bootstrap, cfg.bootstrap_offset)
+                    p = cf["fits"]["power"]
+                    model_fits.append({**mf, "alpha_hat": p["alpha"], "ci": p["ci"], "A": p.get("A"),
+                                       "ci_offset": cf["fits"]["offset"]["ci"],
+                                       "alpha_hat_offset": cf["fits"]["offset"]["alpha"],
+                                       "includes_step_limited": cf["includes_step_limited"],
+                                       "sizes_fitted": cf["sizes_fitted"], "points": cf["points"]})
+    return {"fits": fits, "model_fits": model_fits, "knn_fits": knn_fits, "approx_fits": approx_fits, "n_ref": n_ref}
+
+
+def _geomean(values: list[float]) -> float | None:
+    return float(np.exp(np.mean(np.log(values)))) if values else None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -709,99 +930,116 @@ def _log_axes(ax: Any, xticks: list[float] | None = None) -> None:
 
 
 def plot_manifold_scaling(payload: dict[str, Any]) -> Any:
-    """Test MSE vs n per d (one panel per D) with fitted and predicted slopes, and α̂_D vs d.
+    """Test MSE vs n per d (one panel per D, one row per (β, regime)) with the k-NN oracle, fitted and
+    theory slopes; α̂_D vs d per row; with a model-size sweep, test MSE vs parameters.
 
-    Filled markers: sizes used in the fit; open markers: step-limited sizes (left out). Solid line:
-    the fitted power law; dashed: the theory's slope 2β/(2β+d) through the fit's midpoint; grey
-    crosses: the k-NN reference. Last panel: α̂_D with its CI per (d, D), the predicted curve, and
-    the prediction from the estimated ID. Returns a matplotlib ``Figure``.
+    Filled markers: sizes used in the fit; open markers: step-limited sizes (left out). Solid line: the
+    fitted power law of the first arch; dashed: the theory's slope 2β/(2β+d) through the fit's
+    midpoint; grey crosses: the k-NN oracle. α̂_D panel: every arch's α̂_D with its CI per (d, D), the
+    oracle's slope (×), the curve 2β/(2β+d) and, for the noiseless regime, 2β/d (dotted).
+    Returns a matplotlib ``Figure``.
     """
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     from matplotlib.ticker import FuncFormatter, NullFormatter
 
-    from ttlab.scaling.theory import alpha_d
+    from ttlab.scaling.theory import alpha_d, alpha_n
 
     cfg = payload["config"]
-    beta = cfg["beta"]
     ambients = cfg["ambients"]
+    archs = cfg["archs"]
+    combos = [(b, rg) for b in cfg["betas"] for rg in cfg["regimes"]]
     has_model = bool(payload.get("model_fits"))
     ncols = len(ambients) + 1 + has_model
-    fig = Figure(figsize=(4.6 * ncols, 4.3), layout="constrained")
+    nrows = len(combos)
+    fig = Figure(figsize=(4.6 * ncols, 4.3 * nrows), layout="constrained")
     FigureCanvasAgg(fig)
-    axes = [fig.add_subplot(1, ncols, i + 1) for i in range(ncols)]
     colors = {d: f"C{i}" for i, d in enumerate(cfg["ds"])}
-    knn_of = {(k["d"], k["ambient"]): k for k in payload.get("knn_fits", [])}
-    for ax, D in zip(axes, ambients):
-        for f in payload["fits"]:
-            if f["ambient"] != D or not f.get("points"):
-                continue
-            c = colors[f["d"]]
-            for p in f["points"]:
-                face = "none" if p["step_limited"] else c
-                ax.scatter([p["n"]] * len(p["test_mse"]), p["test_mse"], s=22, facecolors=face, edgecolors=c, zorder=3)
-            if f["alpha_hat"] is not None:
-                xs = np.asarray(f["sizes_fitted"], dtype=float)
-                grid = np.geomspace(xs.min(), xs.max(), 50)
-                A, a = f["fit_details"]["power"]["A"], f["alpha_hat"]
-                ax.plot(grid, A * grid ** (-a), color=c, lw=1.6,
-                        label=f"d={f['d']}: α̂={a:.2f} (pred {f['alpha_pred']:.2f})")
-                x0 = float(np.exp(np.mean(np.log(xs))))
-                y0 = A * x0 ** (-a)
-                ax.plot(grid, y0 * (grid / x0) ** (-f["alpha_pred"]), color=c, lw=1.1, ls="--")
-            k = knn_of.get((f["d"], D))
-            if k:
-                ax.scatter([p["n"] for p in k["points"]], [p["test_mse"] for p in k["points"]], marker="x", s=14,
-                           color=c, alpha=0.45, zorder=2)
-        _log_axes(ax, cfg["sizes"])
-        ax.set_xlabel("training samples n")
-        ax.tick_params(axis="x", labelrotation=45, labelsize=8)
-        ax.set_ylabel("test MSE (clean target)")
-        ax.set_title(f"{cfg['arch']}, D = {D}  (— fit, -- theory, × k-NN)", fontsize=9)
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=7)
-    ax = axes[len(ambients)]
-    dgrid = np.linspace(min(cfg["ds"]) * 0.8, max(cfg["ds"]) * 1.2, 100)
-    ax.plot(dgrid, [alpha_d(v, beta) for v in dgrid], color="black", lw=1.2, label="theory 2β/(2β+d)")
+    knn_of = {(k["beta"], k["regime"], k["d"], k["ambient"]): k for k in payload.get("knn_fits", [])}
     markers = ["o", "s", "^", "D", "v"]
-    for j, D in enumerate(ambients):
-        rows = [f for f in payload["fits"] if f["ambient"] == D and f["alpha_hat"] is not None]
-        ds = np.array([f["d"] for f in rows], dtype=float) * (1 + 0.03 * (j - (len(ambients) - 1) / 2))
-        a = np.array([f["alpha_hat"] for f in rows])
-        lo = np.array([f["ci"][0] if f["ci"][0] is not None else np.nan for f in rows])
-        hi = np.array([f["ci"][1] if f["ci"][1] is not None else np.nan for f in rows])
-        ax.errorbar(ds, a, yerr=[np.nan_to_num(a - lo), np.nan_to_num(hi - a)], fmt=markers[j % 5], ms=5,
-                    capsize=3, label=f"α̂_D ({cfg['arch']}, D={D})")
-        idp = [(f["id_hat"], f["alpha_pred_from_id"]) for f in rows if f.get("id_hat") is not None]
-        if idp:
-            ax.scatter([v[0] for v in idp], [v[1] for v in idp], marker="*", s=50, color="gray", zorder=1,
-                       label="predicted from estimated ID" if j == 0 else None)
-        krows = [k for k in payload.get("knn_fits", []) if k["ambient"] == D and k["alpha_hat"] is not None]
+    for row, (beta, regime) in enumerate(combos):
+        axes = [fig.add_subplot(nrows, ncols, row * ncols + i + 1) for i in range(len(ambients) + 1)]
+        tag = f"β = {beta:g}, {regime}"
+        for ax, D in zip(axes, ambients):
+            for f in payload["fits"]:
+                if (f["arch"], f["beta"], f["regime"], f["ambient"]) != (archs[0], beta, regime, D) or not f.get("points"):
+                    continue
+                c = colors[f["d"]]
+                for p in f["points"]:
+                    face = "none" if p["step_limited"] else c
+                    ax.scatter([p["n"]] * len(p["test_mse"]), p["test_mse"], s=22, facecolors=face, edgecolors=c,
+                               zorder=3)
+                if f["alpha_hat"] is not None:
+                    xs = np.asarray(f["sizes_fitted"], dtype=float)
+                    grid = np.geomspace(xs.min(), xs.max(), 50)
+                    A, a = f["fit_details"]["power"]["A"], f["alpha_hat"]
+                    ax.plot(grid, A * grid ** (-a), color=c, lw=1.6,
+                            label=f"d={f['d']}: α̂={a:.2f} (pred {f['alpha_pred']:.2f})")
+                    x0 = float(np.exp(np.mean(np.log(xs))))
+                    y0 = A * x0 ** (-a)
+                    ax.plot(grid, y0 * (grid / x0) ** (-f["alpha_pred"]), color=c, lw=1.1, ls="--")
+            for d in cfg["ds"]:
+                k = knn_of.get((beta, regime, d, D))
+                if k and k.get("points"):
+                    ax.scatter([p["n"] for p in k["points"]], [p["test_mse_geomean"] for p in k["points"]],
+                               marker="x", s=16, color=colors[d], alpha=0.6, zorder=2,
+                               label=f"d={d}: oracle {k['alpha_hat']:.2f}" if k.get("alpha_hat") is not None else None)
+            _log_axes(ax, cfg["sizes"])
+            ax.set_xlabel("training samples n")
+            ax.tick_params(axis="x", labelrotation=45, labelsize=8)
+            ax.set_ylabel("test MSE (clean target)")
+            ax.set_title(f"{archs[0]}, D = {D}, {tag}  (— fit, -- theory, × k-NN oracle)", fontsize=8)
+            if ax.get_legend_handles_labels()[0]:
+                ax.legend(fontsize=6)
+        ax = axes[len(ambients)]
+        dgrid = np.linspace(min(cfg["ds"]) * 0.8, max(cfg["ds"]) * 1.2, 100)
+        ax.plot(dgrid, [alpha_d(v, beta) for v in dgrid], color="black", lw=1.2, label="theory 2β/(2β+d)")
+        if regime == "noiseless":
+            ax.plot(dgrid, [alpha_n(v, beta) for v in dgrid], color="black", lw=1.0, ls=":",
+                    label="noiseless minimax 2β/d")
+        j = 0
+        n_series = len(archs) * len(ambients)
+        for arch in archs:
+            for D in ambients:
+                rows = [f for f in payload["fits"] if (f["arch"], f["beta"], f["regime"], f["ambient"]) ==
+                        (arch, beta, regime, D) and f["alpha_hat"] is not None]
+                if rows:
+                    ds = np.array([f["d"] for f in rows], dtype=float) * (1 + 0.03 * (j - (n_series - 1) / 2))
+                    a = np.array([f["alpha_hat"] for f in rows])
+                    lo = np.array([f["ci"][0] if f["ci"][0] is not None else np.nan for f in rows])
+                    hi = np.array([f["ci"][1] if f["ci"][1] is not None else np.nan for f in rows])
+                    ax.errorbar(ds, a, yerr=[np.nan_to_num(a - lo), np.nan_to_num(hi - a)], fmt=markers[j % 5], ms=5,
+                                capsize=3, label=f"α̂_D ({arch}, D={D})")
+                j += 1
+        krows = [k for k in payload.get("knn_fits", []) if (k["beta"], k["regime"]) == (beta, regime)
+                 and k.get("alpha_hat") is not None]
         if krows:
             ax.scatter([k["d"] for k in krows], [k["alpha_hat"] for k in krows], marker="x", color="gray",
-                       label="k-NN reference" if j == 0 else None)
-    ax.set_xscale("log", base=2)
-    ax.set_xticks(cfg["ds"])
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
-    ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.set_xlabel("intrinsic dimension d")
-    ax.set_ylabel("data-scaling exponent α_D")
-    ax.set_title("fitted vs predicted α_D", fontsize=9)
-    ax.legend(fontsize=7, loc="lower left")
+                       label="k-NN oracle")
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(cfg["ds"])
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.set_xlabel("intrinsic dimension d")
+        ax.set_ylabel("data-scaling exponent α_D")
+        ax.set_title(f"fitted vs predicted α_D ({tag})", fontsize=9)
+        ax.legend(fontsize=6, loc="upper right")
     if has_model:
-        ax = axes[-1]
+        ax = fig.add_subplot(nrows, ncols, ncols)
         all_y: list[float] = []
-        for f in payload["model_fits"]:
-            c = colors[f["d"]]
+        for i, f in enumerate(payload["model_fits"]):
+            if not f.get("points"):
+                continue
+            c = f"C{i % 10}"
             xs = [p["n_params"] for p in f["points"] for _ in p["test_mse"]]
             ys = [v for p in f["points"] for v in p["test_mse"]]
             ax.scatter(xs, ys, color=c, s=18)
             all_y += ys
             if f["alpha_hat"] is not None:
                 grid = np.geomspace(min(xs), max(xs), 50)
-                fitted = f["A"] * grid ** (-f["alpha_hat"])
-                ax.plot(grid, fitted, color=c, lw=1.4,
-                        label=f"d={f['d']}, D={f['ambient']}: α̂_N={f['alpha_hat']:.2f} (pred {f['alpha_pred']:.2f})")
+                ax.plot(grid, f["A"] * grid ** (-f["alpha_hat"]), color=c, lw=1.4,
+                        label=f"{f['arch']} β={f['beta']:g} d={f['d']}: α̂_N={f['alpha_hat']:.2f} "
+                              f"(pred {f['alpha_pred']:.2f})")
                 x0 = float(np.exp(np.mean(np.log(grid))))
                 y0 = f["A"] * x0 ** (-f["alpha_hat"])
                 ax.plot(grid, y0 * (grid / x0) ** (-f["alpha_pred"]), color=c, lw=1.0, ls="--")
@@ -810,8 +1048,10 @@ def plot_manifold_scaling(payload: dict[str, Any]) -> Any:
             ax.set_ylim(min(all_y) / 2, max(all_y) * 2)
         ax.set_xlabel("parameters N")
         ax.set_ylabel("test MSE")
-        ax.set_title(f"model-size sweep at n = {payload['model_fits'][0]['n']}  (— fit, -- theory 2β/d)", fontsize=9)
-        ax.legend(fontsize=7)
+        ax.set_title(f"model-size sweep at n = {payload['model_fits'][0]['n']}, {payload['model_fits'][0]['regime']} "
+                     "(— fit, -- theory 2β/d)", fontsize=8)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=6)
     return fig
 
 
@@ -826,8 +1066,12 @@ def _run_rows(records: list[Any], kind: str) -> list[dict[str, Any]]:
             continue
         c = rec.config
         row = {"kind": kind, "d": c["d"], "ambient": c["ambient"], "n": c["n"], "seed": c["seed"], "key": rec.key,
-               **rec.result}
-        if kind != "knn":
+               "beta": c["problem"]["beta"], "regime": c.get("regime"), "noise": c["problem"]["noise"], **rec.result}
+        if kind == "approx":
+            row["cells"] = c["cells"]
+        if c.get("check"):
+            row["check"] = True
+        if kind in ("data", "model"):
             row.update({"arch": c["model"]["arch"], "width": c["model"]["n_embd"], "lr": c["lr"],
                         "model": c["model"]})
         rows.append(row)
@@ -865,23 +1109,28 @@ def run_manifold_sweep(
               ray_address=ray_address)
     rec_data = run_sweep(train_run, tasks["data"] + tasks["model"], cache, **kw)
     rec_knn = run_sweep(knn_run, tasks["knn"], cache, **kw) if tasks["knn"] else []
+    rec_approx = run_sweep(approx_run, tasks["approx"], cache, **kw) if tasks["approx"] else []
     n_data = len(tasks["data"])
     data_runs = _run_rows(rec_data[:n_data], "data")
     model_runs = _run_rows(rec_data[n_data:], "model")
     knn_runs = _run_rows(rec_knn, "knn")
+    approx_runs = _run_rows(rec_approx, "approx")
     ids = estimate_ids(cfg)
-    agg = aggregate(cfg, data_runs, model_runs, knn_runs, ids)
-    summary = summarize(rec_data + rec_knn)
+    agg = aggregate(cfg, data_runs, model_runs, knn_runs, ids, approx_runs)
+    summary = summarize(rec_data + rec_knn + rec_approx)
     payload: dict[str, Any] = {
         "schema": SCHEMA,
         "config": {**cfg.to_dict(), "backend": backend, "workers": workers, "threads_per_task": threads_per_task},
-        "problems": [make_problem(d, D, manifold=cfg.manifold, beta=cfg.beta, profile=cfg.profile,
-                                  n_features=cfg.n_features, min_freq=cfg.min_freq, max_freq=cfg.max_freq,
-                                  noise=cfg.noise,
-                                  problem_seed=cfg.problem_seed).describe() for d in cfg.ds for D in cfg.ambients],
+        "problems": [make_problem(d, D, manifold=cfg.manifold, beta=beta, profile=cfg.profile,
+                                  n_features=cfg.n_features, min_freq=cfg.min_freq_of(d), max_freq=cfg.max_freq,
+                                  noise=cfg.noise_of(rg), problem_seed=cfg.problem_seed,
+                                  spectrum=cfg.spectrum).describe()
+                     for beta in cfg.betas for rg in cfg.regimes for d in cfg.ds for D in cfg.ambients],
         "fits": agg["fits"],
         "model_fits": agg["model_fits"],
         "knn_fits": agg["knn_fits"],
+        "approx_fits": agg["approx_fits"],
+        "approx_runs": approx_runs,
         "intrinsic_dim": ids,
         "n_ref": agg["n_ref"],
         "runs": data_runs + model_runs,

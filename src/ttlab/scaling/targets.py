@@ -5,12 +5,14 @@ fixed Hölder exponent β (a smooth additive target is far easier than the theor
 :class:`RidgeTarget` is a sum of K random ridge features of the manifold's natural coordinates
 u ∈ R^m (the unit sphere S^d ⊂ R^{d+1}, the cube [0, 1]^d, …):
 
-    f(u) = (1/s) · [ Σ_k ψ(r_k ⟨θ_k, u⟩ + φ_k) / √K − c ],
+    f(u) = (1/s) · [ Σ_k a_k ψ(r_k ⟨θ_k, u⟩ + φ_k) / √K − c ],
 
-with directions θ_k uniform on the unit sphere of R^m, phases φ_k uniform, equal amplitudes, and
-frequencies r_k drawn with density ∝ r^−(1+2β) on [r_0, R] (default [1, 32]) — the same law for
-every d, so that the share of the target's energy above frequency r falls like r^−2β, the
-spectral signature of a β-smooth function. As K grows the sum tends to a Gaussian random field on
+with directions θ_k uniform on the unit sphere of R^m and phases φ_k uniform. Spectrum
+``"weighted"`` (the default): frequencies log-stratified on [r_0, R] (one per equal slice of log r)
+with amplitudes a_k ∝ r_k^−β; ``"sampled"``: equal amplitudes and frequencies drawn with density
+∝ r^−(1+2β) (whose tail above ≈ r_0·K^(1/2β) holds almost no feature). Either way — the same law for
+every d — the share of the target's energy above frequency r falls like r^−2β, the spectral
+signature of a β-smooth function. As K grows the sum tends to a Gaussian random field on
 R^m with spectral density ∝ |ω|^−(2β+m) (a fractional-Brownian-type field, Hölder of every order
 below β between the scales 1/R and 1/r_0): a typical, not a specially easy, β-Hölder function. ``c`` and ``s`` centre the target and give it unit variance on the manifold.
 Profiles: ``"sin"`` (ψ = √2 sin) and ``"cusp"`` (ψ(t) = |sin(t/2)|^β, which has β-Hölder cusps;
@@ -41,13 +43,16 @@ __all__ = [
     "ManifoldProblem",
     "RegressionData",
     "RidgeTarget",
+    "SPECTRA",
     "knn_regression",
     "make_problem",
     "make_splits",
     "sample_frequencies",
+    "weighted_frequencies",
 ]
 
 PROFILES = ("sin", "cusp")
+SPECTRA = ("weighted", "sampled")
 REGRESSION_MANIFOLDS = ("sphere", "cube", "nonlinear")
 _REFERENCE_POINTS = 10_000  # points used to centre and normalise the target
 _STREAMS = {"target": 1, "isometry": 2, "reference": 3, "train": 11, "val": 12, "test": 13,
@@ -81,9 +86,27 @@ def sample_frequencies(rng: np.random.Generator, k: int, beta: float, max_freq: 
     return min_freq * (1.0 - u * (1.0 - ratio)) ** (-1.0 / p)
 
 
+def weighted_frequencies(rng: np.random.Generator, k: int, beta: float, max_freq: float,
+                         min_freq: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+    """``k`` log-stratified frequencies on [``min_freq``, ``max_freq``] and amplitudes ∝ r^−β (mean square 1).
+
+    One frequency in each of ``k`` equal slices of log r (uniform within its slice): every octave gets
+    the same number of features, so the tail up to ``max_freq`` is represented however steep the law.
+    With amplitude² ∝ r^−2β per feature, the energy per unit of log r is ∝ r^−2β — the same spectrum as
+    the density ∝ r^−(1+2β) of :func:`sample_frequencies` with equal amplitudes.
+    """
+    u = (np.arange(k) + rng.random(k)) / k
+    r = min_freq * (max_freq / min_freq) ** u
+    amp = r ** (-beta)
+    return r, amp / math.sqrt(float(np.mean(amp ** 2)))
+
+
 @dataclass(frozen=True)
 class RidgeTarget:
-    """f(u) = (Σ_k ψ(r_k ⟨θ_k, u⟩ + φ_k)/√K − center) / scale, a sum of random ridge features."""
+    """f(u) = (Σ_k a_k ψ(r_k ⟨θ_k, u⟩ + φ_k)/√K − center) / scale, a sum of random ridge features.
+
+    ``amplitudes`` a_k (mean square 1) default to 1 (equal amplitudes).
+    """
 
     directions: np.ndarray  # (K, m), unit rows
     frequencies: np.ndarray  # (K,)
@@ -92,14 +115,17 @@ class RidgeTarget:
     beta: float
     center: float = 0.0
     scale: float = 1.0
+    amplitudes: np.ndarray | None = None  # (K,), or None for equal amplitudes
 
     def raw(self, u: np.ndarray) -> np.ndarray:
-        """The un-normalised sum Σ_k ψ(r_k ⟨θ_k, u⟩ + φ_k)/√K."""
+        """The un-normalised sum Σ_k a_k ψ(r_k ⟨θ_k, u⟩ + φ_k)/√K."""
         t = (np.asarray(u, dtype=float) @ self.directions.T) * self.frequencies + self.phases
         if self.profile == "sin":
             feats = math.sqrt(2.0) * np.sin(t)
         else:
             feats = np.abs(np.sin(0.5 * t)) ** self.beta
+        if self.amplitudes is not None:
+            feats = feats * self.amplitudes
         return feats.sum(axis=1) / math.sqrt(self.frequencies.size)
 
     def __call__(self, u: np.ndarray) -> np.ndarray:
@@ -110,13 +136,15 @@ class RidgeTarget:
         """Upper bound on the Lipschitz constant in natural coordinates (``"sin"`` profile only)."""
         if self.profile != "sin":
             return None
-        return float(math.sqrt(2.0) * self.frequencies.sum() / math.sqrt(self.frequencies.size) / self.scale)
+        amp = np.ones_like(self.frequencies) if self.amplitudes is None else np.abs(self.amplitudes)
+        return float(math.sqrt(2.0) * (amp * self.frequencies).sum() / math.sqrt(self.frequencies.size) / self.scale)
 
     def describe(self) -> dict[str, Any]:
         """JSON-ready summary (no arrays)."""
         f = self.frequencies
         return {
             "profile": self.profile, "beta": self.beta, "n_features": int(f.size),
+            "spectrum": "sampled" if self.amplitudes is None else "weighted",
             "frequency_min": float(f.min()), "frequency_median": float(np.median(f)),
             "frequency_max": float(f.max()), "center": self.center, "scale": self.scale,
             "lipschitz_bound": self.lipschitz_bound(),
@@ -175,12 +203,17 @@ def make_problem(
     max_freq: float = 32.0,
     noise: float = 0.3,
     problem_seed: int = 0,
+    spectrum: str = "weighted",
 ) -> ManifoldProblem:
     """The regression problem for intrinsic dimension ``d`` in R^``ambient`` (deterministic).
 
-    The target depends on (``problem_seed``, manifold, d, β, profile, K, frequency range) but not on
-    ``ambient``.
+    The target depends on (``problem_seed``, manifold, d, β, profile, spectrum, K, frequency range) but
+    not on ``ambient``. ``spectrum``: ``"weighted"`` (log-stratified frequencies, amplitudes ∝ r^−β:
+    :func:`weighted_frequencies`) or ``"sampled"`` (frequencies drawn with density ∝ r^−(1+2β), equal
+    amplitudes: :func:`sample_frequencies`; its tail above ≈ r_0·K^(1/2β) holds no feature).
     """
+    if spectrum not in SPECTRA:
+        raise TTLabInputError(f"unknown target spectrum {spectrum!r}; choose one of {', '.join(SPECTRA)}")
     if manifold not in REGRESSION_MANIFOLDS:
         raise TTLabInputError(f"unknown manifold {manifold!r}; choose one of {', '.join(REGRESSION_MANIFOLDS)}")
     if profile not in PROFILES:
@@ -204,15 +237,19 @@ def make_problem(
     rng_t = _rng(problem_seed, _STREAMS["target"], mid, d)
     dirs = rng_t.standard_normal((n_features, m))
     dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
-    freqs = sample_frequencies(rng_t, n_features, beta, max_freq, min_freq)
+    amps = None
+    if spectrum == "sampled":
+        freqs = sample_frequencies(rng_t, n_features, beta, max_freq, min_freq)
+    else:
+        freqs, amps = weighted_frequencies(rng_t, n_features, beta, max_freq, min_freq)
     phases = rng_t.uniform(0.0, 2.0 * math.pi, n_features)
-    raw = RidgeTarget(dirs, freqs, phases, profile, beta)
+    raw = RidgeTarget(dirs, freqs, phases, profile, beta, amplitudes=amps)
     ref = MANIFOLDS[manifold][0](_rng(problem_seed, _STREAMS["reference"], mid, d), _REFERENCE_POINTS, d)
     vals = raw.raw(ref)
     sd = float(vals.std())
     if not sd > 0:
         raise TTLabInputError("the target is constant on the manifold; use more features or a higher max frequency")
-    target = RidgeTarget(dirs, freqs, phases, profile, beta, center=float(vals.mean()), scale=sd)
+    target = RidgeTarget(dirs, freqs, phases, profile, beta, center=float(vals.mean()), scale=sd, amplitudes=amps)
     center = ref.mean(axis=0)
     rms = float(np.sqrt(np.mean(np.sum((ref - center) ** 2, axis=1))))
     iso = random_isometry(_rng(problem_seed, _STREAMS["isometry"], mid, d, ambient), m, ambient)
