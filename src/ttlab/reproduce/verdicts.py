@@ -107,48 +107,36 @@ def _too_few(measured: dict, thresholds: dict) -> Judgement | None:
 # generic thresholds
 
 
-def _describe_at_least(th: dict, q: str) -> str:
-    s = f"holds if {q} ≥ {_g(th['holds'])}"
-    if "partly" in th:
-        s += f", partly if ≥ {_g(th['partly'])}"
-    return s + "; inconclusive if the measurement is missing" + (
-        f" or covers fewer than {th['min_n']} items" if th.get("min_n", 1) > 1 else "")
+def _threshold_rule(name: str, sign: int) -> None:
+    """Register ``at_least`` (sign +1: larger is better) or ``at_most`` (sign −1): ``value`` meets holds →
+    holds; meets partly → partly; else not reproduced; inconclusive when missing or covering too few items."""
+    ok, bad_word, worse = ("≥", "below", "<") if sign > 0 else ("≤", "above", ">")
+
+    def describe(th: dict, q: str) -> str:
+        s = f"holds if {q} {ok} {_g(th['holds'])}"
+        if "partly" in th:
+            s += f", partly if {ok} {_g(th['partly'])}"
+        return s + "; inconclusive if the measurement is missing" + (
+            f" or covers fewer than {th['min_n']} items" if th.get("min_n", 1) > 1 else " or covers no item")
+
+    def meets(v: float, bound: float) -> bool:
+        return sign * v >= sign * bound
+
+    @_rule(name, (HOLDS, PARTLY, NOT_REPRODUCED, INCONCLUSIVE), describe)
+    def judge_threshold(m: dict, th: dict, q: str) -> Judgement:
+        bad = _missing(m, "value") or _too_few(m, th)
+        if bad:
+            return bad
+        v = float(m["value"])
+        if meets(v, th["holds"]):
+            return HOLDS, f"{q} = {_g(v)} {ok} {_g(th['holds'])}"
+        if "partly" in th and meets(v, th["partly"]):
+            return PARTLY, f"{q} = {_g(v)} is {bad_word} {_g(th['holds'])} but {ok} {_g(th['partly'])}"
+        return NOT_REPRODUCED, f"{q} = {_g(v)} {worse} {_g(th.get('partly', th['holds']))}"
 
 
-@_rule("at_least", (HOLDS, PARTLY, NOT_REPRODUCED, INCONCLUSIVE), _describe_at_least)
-def _at_least(m: dict, th: dict, q: str) -> Judgement:
-    """``value`` ≥ holds → holds; ≥ partly → partly; else not reproduced."""
-    bad = _missing(m, "value") or _too_few(m, th)
-    if bad:
-        return bad
-    v = float(m["value"])
-    if v >= th["holds"]:
-        return HOLDS, f"{q} = {_g(v)} ≥ {_g(th['holds'])}"
-    if "partly" in th and v >= th["partly"]:
-        return PARTLY, f"{q} = {_g(v)} is below {_g(th['holds'])} but ≥ {_g(th['partly'])}"
-    return NOT_REPRODUCED, f"{q} = {_g(v)} < {_g(th.get('partly', th['holds']))}"
-
-
-def _describe_at_most(th: dict, q: str) -> str:
-    s = f"holds if {q} ≤ {_g(th['holds'])}"
-    if "partly" in th:
-        s += f", partly if ≤ {_g(th['partly'])}"
-    return s + "; inconclusive if the measurement is missing" + (
-        f" or covers fewer than {th['min_n']} items" if th.get("min_n", 1) > 1 else " or covers no item")
-
-
-@_rule("at_most", (HOLDS, PARTLY, NOT_REPRODUCED, INCONCLUSIVE), _describe_at_most)
-def _at_most(m: dict, th: dict, q: str) -> Judgement:
-    """``value`` ≤ holds → holds; ≤ partly → partly; else not reproduced."""
-    bad = _missing(m, "value") or _too_few(m, th)
-    if bad:
-        return bad
-    v = float(m["value"])
-    if v <= th["holds"]:
-        return HOLDS, f"{q} = {_g(v)} ≤ {_g(th['holds'])}"
-    if "partly" in th and v <= th["partly"]:
-        return PARTLY, f"{q} = {_g(v)} is above {_g(th['holds'])} but ≤ {_g(th['partly'])}"
-    return NOT_REPRODUCED, f"{q} = {_g(v)} > {_g(th.get('partly', th['holds']))}"
+_threshold_rule("at_least", +1)
+_threshold_rule("at_most", -1)
 
 
 def _describe_count(th: dict, q: str) -> str:
