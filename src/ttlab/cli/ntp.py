@@ -64,11 +64,12 @@ def _progress(enabled: bool) -> Iterator:
         yield update
 
 
-def _config(stage1_steps, stage2_steps, eta0, eta, init, init_scale, schedule, optimizer, seed, dtype):
+def _config(stage1_steps, stage2_steps, eta0, eta, init, init_scale, schedule, optimizer, seed, dtype, impl="auto"):
     from ttlab.ntp.train import TrainConfig
 
     return TrainConfig(stage1_steps=stage1_steps, stage2_steps=stage2_steps, eta0=eta0, eta=eta, init=init,
-                       init_scale=init_scale, schedule=schedule, optimizer=optimizer, seed=seed, dtype=dtype)
+                       init_scale=init_scale, schedule=schedule, optimizer=optimizer, seed=seed, dtype=dtype,
+                       impl=impl)
 
 
 # ---------------------------------------------------------------------------------------------- check
@@ -143,6 +144,7 @@ def run(
     embeddings: str = typer.Option("onehot", "--embeddings", help="onehot (orthonormal), orthogonal, gaussian or equicorrelated."),
     dim: Optional[int] = typer.Option(None, "--dim", help="Embedding dimension d (default |V|)."),
     dtype: str = typer.Option("auto", "--dtype", help="auto (float64; float32 only for large problems whose logits stay within float32's exp range), float64 or float32."),
+    impl: str = typer.Option("auto", "--impl", help="auto (structured where it applies: one-hot, zero init, two-stage NGD/GD), structured (exact, O(tokens + |V|) memory) or dense."),
     generalization_samples: int = typer.Option(0, "--generalization-samples", help="Also score this many unseen sentences (Theorem 3)."),
     json_out: bool = typer.Option(False, "--json", help="Print summary.json on stdout."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
@@ -159,7 +161,7 @@ def run(
     check_out_dir(out, run_markers=("summary.json", "metrics.csv"), overwrite=overwrite)
     ds = _dataset(data, vocab, sentences, min_len, max_len, seed)
     E = _embeddings(embeddings, dim, ds.vocab_size, seed)
-    cfg = _config(stage1_steps, stage2_steps, eta0, eta, init, init_scale, schedule, optimizer, seed, dtype)
+    cfg = _config(stage1_steps, stage2_steps, eta0, eta, init, init_scale, schedule, optimizer, seed, dtype, impl)
     with _progress(not (quiet or json_out)) as progress:
         summary = run_dynamics(ds, cfg, out, embeddings=E, embedding_kind=embeddings, progress=progress,
                                generalization_samples=generalization_samples)

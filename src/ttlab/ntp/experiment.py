@@ -17,6 +17,7 @@ from ttlab.ntp.generalize import evaluate_generalization, unseen_sentences
 from ttlab.ntp.maxmargin import MaxMarginSolution
 from ttlab.ntp.model import NTPTransformer
 from ttlab.ntp.structure import DatasetStructure, analyze
+from ttlab.ntp.structured import MATERIALIZE_LIMIT
 from ttlab.ntp.train import METRIC_COLUMNS, ProgressFn, TrainConfig, TrainResult, logit_spread_bound, train
 from ttlab.provenance import atomic_savefig, atomic_write_json, atomic_write_text, versions
 
@@ -104,6 +105,11 @@ def run_dynamics(
         "wall_time_s": result.wall_time_s,
     }
     if generalization_samples:
+        if result.W_ov is None:
+            raise TTLabInputError(
+                f"--generalization-samples needs the dense matrices, which a structured run keeps only for "
+                f"|V| ≤ {MATERIALIZE_LIMIT} (this dataset has |V| = {dataset.vocab_size}); drop the option"
+            )
         sents = unseen_sentences(structure, n_samples=generalization_samples, seed=config.seed)
         gen = evaluate_generalization(model, result.W_ov, result.W_kq, sents)
         summary["generalization"] = {k: v for k, v in gen.items() if k != "cases"}
