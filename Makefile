@@ -39,8 +39,10 @@ demo: $(VENV)/.base
 test: $(VENV)/.dev
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile
 
+# full sizes take 20+ minutes; `make bench BENCH_ARGS=--quick` runs every benchmark at its small size
+BENCH_ARGS ?=
 bench: $(VENV)/.dev
-	@for f in benchmarks/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
+	@for f in benchmarks/bench_*.py; do echo "== $$f"; $(BIN)/python $$f $(BENCH_ARGS) || exit 1; done
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info .pytest_cache

@@ -6,18 +6,24 @@ byte-level BPE vocabulary (default 2,048 as in the SPEC's pilot; `--vocab-size 2
 nanoGPT's 65-character Shakespeare).
 
 The reference is a self-contained copy of nanoGPT's model and train.py loop (memmap opened per batch,
-per-row slicing + torch.stack, AdamW with nanoGPT's CPU settings (non-fused), evaluation of `eval_iters`
-batches on train *and* val every `eval_interval` steps with a checkpoint saved each time, `loss.item()`
-every step). Ours is `ttlab.lm.train` with its evaluation, best/latest atomic checkpoints, metrics.csv
+per-row slicing + torch.stack, AdamW with nanoGPT's CPU settings (non-fused), `loss.item()` every step,
+an evaluation every `eval_interval` steps with a checkpoint saved each time). Its evaluation is made to do
+the same work as ttlab's: the validation split only (ttlab's train loss is the running mean of the training
+batches, free, so nanoGPT's extra pass over train batches is dropped), over as many windows as ttlab
+evaluates (`eval_iters × batch_size`, or every aligned window of a smaller split), in batches of
+`batch_size`. Ours is `ttlab.lm.train` with its evaluation, best/latest atomic checkpoints, metrics.csv
 and early-stopping bookkeeping switched on at the same interval. Both models have the same parameters
 (checked: the reference's weights loaded into ours give identical logits).
 
-The two run side by side in one process with the same thread count, one step each in turn (the
-trainer's per-step hook runs one reference iteration and is not counted in our time), so load from
-other processes on the machine hits both alike. Reported per implementation:
-  step_ms   median time of a training step (steps without an evaluation)
-  wall_ms   mean wall time per iteration over the measured window, evaluations and checkpoints included
-Target: ours/reference ≤ 1.0 on both. nanoGPT's own loop measured 82.5 ms/iter on this machine class.
+The two run side by side in one process with the same thread count (set explicitly for both), one step
+each in turn (the trainer's per-step hook runs one reference iteration and is not counted in our time),
+so load from other processes on the machine hits both alike; both drop the same warm-up steps and time
+the same steps (benchmarks/_timing.py). Reported per implementation:
+  step      min and median time of a training step (steps without an evaluation)
+  wall      mean wall time per iteration over the measured window, evaluations and checkpoints included
+Target: ours/reference ≤ 1.0 for the training step (ratio of medians; the ratio of minima is printed too).
+
+    python benchmarks/bench_lm.py [--quick] [--threads 2] [--vocab-size 2048] [--out results.json]
 """
 
 from __future__ import annotations
@@ -25,7 +31,6 @@ from __future__ import annotations
 import argparse
 import inspect
 import math
-import statistics
 import sys
 import tempfile
 import time
@@ -36,6 +41,8 @@ import numpy as np
 import torch
 import torch.nn as nn
 from torch.nn import functional as F
+
+from _timing import Timings, from_series, load_note
 
 # ------------------------------------------------------------------------ nanoGPT reference (model.py)
 
@@ -148,9 +155,10 @@ class RefGPT(nn.Module):
 class ReferenceLoop:
     """nanoGPT's train.py loop (single process, CPU), advanced one iteration at a time by :meth:`step`."""
 
-    def __init__(self, bin_dir: Path, cfg: RefConfig, args, seed: int, workdir: Path) -> None:
+    def __init__(self, bin_dir: Path, cfg: RefConfig, args, seed: int, workdir: Path, eval_windows: int) -> None:
         torch.manual_seed(seed)
         self.bin_dir, self.cfg, self.args, self.workdir = bin_dir, cfg, args, workdir
+        self.eval_windows = eval_windows
         self.lr, self.min_lr, self.warmup_iters, self.lr_decay_iters = args.lr, args.lr / 10, 100, 2000
         self.model = RefGPT(cfg)
         self.optimizer = self.model.configure_optimizers(0.1, args.lr, (0.9, 0.95), "cpu")
@@ -158,8 +166,8 @@ class ReferenceLoop:
         self.best_val_loss = 1e9
         self.X, self.Y = self.get_batch("train")
 
-    def get_batch(self, split):
-        block_size, batch_size = self.cfg.block_size, self.args.batch_size
+    def get_batch(self, split, batch_size=None):
+        block_size, batch_size = self.cfg.block_size, batch_size or self.args.batch_size
         data = np.memmap(self.bin_dir / f"{split}.bin", dtype=np.uint16, mode="r")
         ix = torch.randint(len(data) - block_size, (batch_size,))
         x = torch.stack([torch.from_numpy((data[i:i + block_size]).astype(np.int64)) for i in ix])
@@ -176,12 +184,15 @@ class ReferenceLoop:
 
     @torch.no_grad()
     def estimate_loss(self):
+        """nanoGPT's estimate_loss on the split ttlab evaluates (val), over as many windows as ttlab's."""
         out = {}
         self.model.eval()
-        for split in ["train", "val"]:
-            losses = torch.zeros(self.args.eval_iters)
-            for k in range(self.args.eval_iters):
-                X, Y = self.get_batch(split)
+        bs = self.args.batch_size
+        sizes = [min(bs, self.eval_windows - a) for a in range(0, self.eval_windows, bs)]
+        for split in ["val"]:
+            losses = torch.zeros(len(sizes))
+            for k, size in enumerate(sizes):
+                X, Y = self.get_batch(split, size)
                 _, loss = self.model(X, Y)
                 losses[k] = loss.item()
             out[split] = losses.mean()
@@ -211,38 +222,48 @@ class ReferenceLoop:
         return time.perf_counter() - t0, did_eval
 
 
-def side_by_side(data, cfg: RefConfig, args, seed: int, workdir: Path) -> tuple[dict, dict]:
+def side_by_side(data, cfg: RefConfig, args, seed: int, workdir: Path) -> dict[str, dict]:
     """ttlab.lm.train (evaluation, checkpoints, metrics on) and the reference loop, one step each in turn.
 
     After each of our steps the trainer's ``should_stop`` hook runs one reference iteration, so the two
     alternate step by step and share whatever load the machine has. Our step time excludes the hook.
+    Returns, per side, the seconds of iterations 2..n (iteration 1 holds our set-up) and which of them
+    began with an evaluation (iteration ``it`` does when ``it - 1`` is a multiple of ``eval_interval``).
     """
     from ttlab.lm import GPTConfig, TrainConfig, train
+    from ttlab.lm.trainer import VAL_WINDOW_SEED, eval_windows
 
-    n = args.warmup + args.iters
-    ref = ReferenceLoop(data.root, cfg, args, seed, workdir)
+    n = args.warmup + args.iters + 1
+    n_windows = int(eval_windows(data.tokens("val").size, cfg.block_size, args.eval_iters * args.batch_size,
+                                 VAL_WINDOW_SEED).size)
+    ref = ReferenceLoop(data.root, cfg, args, seed, workdir, n_windows)
     mcfg = GPTConfig(vocab_size=cfg.vocab_size, block_size=cfg.block_size, n_layer=cfg.n_layer, n_head=cfg.n_head,
                      n_embd=cfg.n_embd, dropout=0.0, bias=False)
     tcfg = TrainConfig(batch_size=args.batch_size, max_iters=n + 1, lr=args.lr, warmup_iters=100, lr_decay_iters=2000,
-                       eval_interval=args.eval_interval, eval_iters=args.eval_iters, seed=seed, device="cpu", patience=1000)
+                       eval_interval=args.eval_interval, eval_iters=args.eval_iters, seed=seed, device="cpu", patience=1000,
+                       threads=torch.get_num_threads())
     ours_t: list[float] = []
-    ref_t: list[tuple[float, bool]] = []
+    ref_t: list[float] = []
+    ref_evals: list[bool] = []
     mark = [0.0]
 
     def hook(it: int) -> bool:
         now = time.perf_counter()
-        if it > 1:  # step 1 also holds the set-up and the first evaluation
+        sec, evaluated = ref.step()
+        if it > 1:  # iteration 1 also holds our set-up
             ours_t.append(now - mark[0])
-        ref_t.append(ref.step())
+            ref_t.append(sec)
+            ref_evals.append(evaluated)
         mark[0] = time.perf_counter()
         return it >= n
 
     out = Path(tempfile.mkdtemp(dir=workdir, prefix="ours-"))
     train(data, mcfg, tcfg, out, should_stop=hook)
-    # our step j (j >= 2) follows an evaluation when j - 1 is a multiple of eval_interval
-    ours = {"times": ours_t[args.warmup - 1:], "evals": [(j - 1) % args.eval_interval == 0 for j in range(2, n + 1)][args.warmup - 1:]}
-    refd = {"times": [t for t, _ in ref_t[args.warmup:]], "evals": [e for _, e in ref_t[args.warmup:]]}
-    return ours, refd
+    evals = [(it - 1) % args.eval_interval == 0 for it in range(2, n + 1)]
+    if ref_evals != evals:
+        raise RuntimeError("the reference and ttlab evaluated at different iterations")
+    return {"ours": {"times": ours_t, "evals": evals}, "reference": {"times": ref_t, "evals": evals},
+            "eval_windows": n_windows}
 
 
 def check_same_model(cfg: RefConfig) -> None:
@@ -259,10 +280,17 @@ def check_same_model(cfg: RefConfig) -> None:
     assert sum(p.numel() for p in ours.parameters()) == sum(p.numel() for p in ref.parameters())
 
 
-def summarise(chunks: list[dict]) -> dict:
-    times = [t for c in chunks for t in c["times"]]
-    steps = [t for c in chunks for t, e in zip(c["times"], c["evals"]) if not e]
-    return {"step_ms": 1e3 * statistics.median(steps), "wall_ms": 1e3 * sum(times) / len(times), "n_steps": len(times)}
+def summarise(chunks: list[dict], warmup: int) -> tuple[Timings, Timings]:
+    """(training steps without an evaluation, all iterations) of every repetition, the first ``warmup``
+    iterations of each repetition dropped on both sides alike."""
+    steps: dict[str, list[float]] = {"ours": [], "reference": []}
+    every: dict[str, list[float]] = {"ours": [], "reference": []}
+    for c in chunks:
+        for side in steps:
+            times, evals = c[side]["times"][warmup:], c[side]["evals"][warmup:]
+            every[side] += times
+            steps[side] += [t for t, e in zip(times, evals) if not e]
+    return from_series(steps, warmup=0), from_series(every, warmup=0)
 
 
 def main() -> None:
@@ -279,41 +307,48 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=None, help="torch threads for both (default: torch's).")
     ap.add_argument("--cache-dir", type=Path, default=None, help="ttlab token cache (default ~/.cache/ttlab/lm).")
     ap.add_argument("--out", type=Path, default=None, help="Also write the results as JSON here.")
+    ap.add_argument("--quick", action="store_true", help="20 measured steps, 1 repetition, eval every 10 steps.")
     a = ap.parse_args()
+    if a.quick:
+        a.iters, a.reps, a.eval_interval, a.eval_iters = 20, 1, 10, 5
     from ttlab.lm import prepare_data
     from ttlab.provenance import atomic_write_json, versions
 
-    if a.threads:
-        torch.set_num_threads(a.threads)
+    torch.set_num_threads(a.threads or torch.get_num_threads())  # both sides run in this process
+    print(load_note(), flush=True)
     results = []
     for vocab in a.vocab_size or [2048]:
         prep = prepare_data("builtin:sotu", vocab_size=vocab, cache_dir=a.cache_dir)
         cfg = RefConfig(block_size=a.block_size, vocab_size=prep.tokenizer.vocab_size)
         check_same_model(cfg)
-        ref_chunks, our_chunks = [], []
+        chunks = []
         with tempfile.TemporaryDirectory() as wd:
             for rep in range(a.reps):
-                o, r = side_by_side(prep.data, cfg, a, rep, Path(wd))
-                our_chunks.append(o)
-                ref_chunks.append(r)
-        ref, ours = summarise(ref_chunks), summarise(our_chunks)
+                chunks.append(side_by_side(prep.data, cfg, a, rep, Path(wd)))
+        steps, every = summarise(chunks, a.warmup)
+        rs, rw = steps.ratio("ours", "reference"), every["ours"].mean / every["reference"].mean
         r = {"vocab_size": cfg.vocab_size, "n_layer": 4, "n_head": 4, "n_embd": 128, "block_size": a.block_size,
              "batch_size": a.batch_size, "eval_interval": a.eval_interval, "eval_iters": a.eval_iters,
-             "threads": torch.get_num_threads(), "reference": ref, "ours": ours,
-             "ratio_step": ours["step_ms"] / ref["step_ms"], "ratio_wall": ours["wall_ms"] / ref["wall_ms"],
-             "tokens_per_s_ours": a.batch_size * a.block_size / (ours["wall_ms"] / 1e3)}
+             "eval_windows": chunks[0]["eval_windows"], "threads": torch.get_num_threads(), "reps": a.reps,
+             "warmup": a.warmup, "steps": steps.to_dict(), "iterations": every.to_dict(),
+             "ratio_step_median": rs.of_median, "ratio_step_min": rs.of_min, "ratio_wall_mean": rw,
+             "tokens_per_s_ours": a.batch_size * a.block_size / every["ours"].mean}
         results.append(r)
-        ok = "OK" if max(r["ratio_step"], r["ratio_wall"]) <= 1.0 else "SLOWER"
-        print(f"[vocab {cfg.vocab_size}] 4L/4H/128, block {a.block_size}, batch {a.batch_size}, {r['threads']} threads, "
-              f"eval every {a.eval_interval} steps:")
-        print(f"    training step (median): ours {ours['step_ms']:.1f} ms vs nanoGPT-style reference {ref['step_ms']:.1f} ms "
-              f"→ ours/reference {r['ratio_step']:.2f}")
-        print(f"    per iteration incl. eval + checkpoints: ours {ours['wall_ms']:.1f} ms vs reference {ref['wall_ms']:.1f} ms "
-              f"→ ours/reference {r['ratio_wall']:.2f} (target ≤ 1.0: {ok}); ours {r['tokens_per_s_ours']:,.0f} tokens/s")
+        ms = {side: {k: 1e3 * getattr(steps[side], k) for k in ("min", "median")} for side in ("ours", "reference")}
+        wall = {side: 1e3 * every[side].mean for side in ("ours", "reference")}
+        print(f"[vocab {cfg.vocab_size}] 4L/4H/128, block {a.block_size}, batch {a.batch_size}, {r['threads']} threads "
+              f"on both sides, val evaluation of {r['eval_windows']} windows every {a.eval_interval} steps on both sides; "
+              f"{a.reps} repetition(s) of {a.iters} interleaved steps after {a.warmup} warm-up steps each:")
+        print(f"    training step ({steps.repeats} steps without evaluation): ours median {ms['ours']['median']:.1f} ms "
+              f"(min {ms['ours']['min']:.1f}) vs nanoGPT-style reference median {ms['reference']['median']:.1f} ms "
+              f"(min {ms['reference']['min']:.1f}) → ours/reference {rs.of_median:.2f} (medians), {rs.of_min:.2f} (minima) "
+              f"[target ≤ 1.0: {'OK' if rs.of_median <= 1.0 else 'SLOWER'}]")
+        print(f"    per iteration incl. evaluation + checkpoints ({every.repeats} iterations): ours {wall['ours']:.1f} ms vs "
+              f"reference {wall['reference']:.1f} ms (means) → ours/reference {rw:.2f} "
+              f"[≤ 1.0: {'OK' if rw <= 1.0 else 'SLOWER'}]; ours {r['tokens_per_s_ours']:,.0f} tokens/s")
         sys.stdout.flush()
     if a.out:
         atomic_write_json(a.out, {"results": results, "versions": versions(("tokenizers",))})
-
 
 if __name__ == "__main__":
     main()

@@ -1,15 +1,16 @@
 """Benchmark of the manifold-regression experiment (`ttlab scaling manifold`).
 
-Two parts, both on this machine as it is (others' jobs disturb timings: minima are reported):
+Two parts, both on this machine as it is (others' jobs disturb timings: minima and medians are reported):
 
 1. steps — milliseconds per training step (batch 128, one thread, forward + backward + clip +
    fused AdamW) for every architecture at D = 16 and 128 and several sequence lengths and widths,
-   and the per-sample k-NN reference cost;
+   min and median of the same number of steps per model, stepped in turn (benchmarks/_timing.py);
 2. sweep — wall time of the ``--quick`` sweep (``ttlab scaling manifold --quick``, 2 workers) in
    a fresh process, with its fitted α̂_D next to 2β/(2β+d). The target is ≤ 5 minutes on 2 cores.
 
     .venv/bin/python benchmarks/bench_manifold.py                 # both parts
     .venv/bin/python benchmarks/bench_manifold.py --only steps    # step times only (~1 min)
+    .venv/bin/python benchmarks/bench_manifold.py --quick         # step times of a few models only
     .venv/bin/python benchmarks/bench_manifold.py --out bench.json
 """
 
@@ -23,29 +24,54 @@ import tempfile
 import time
 from pathlib import Path
 
+from _timing import interleave, load_note
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def bench_steps(repeats: int = 3, steps: int = 15) -> list[dict]:
-    """Seconds per step (minimum over repeats of the median of ``steps`` steps) per model."""
+def bench_steps(repeats: int = 15, warmup: int = 2, quick: bool = False) -> list[dict]:
+    """Milliseconds per training step (min and median of ``repeats`` steps) per model. All models are built
+    first and stepped in turn, one step each per round (benchmarks/_timing.py), so load from other
+    processes spreads over all of them alike."""
     import torch
 
-    from ttlab.scaling.manifold_regression import _time_steps
+    from ttlab.scaling.manifold_regression import _adamw
     from ttlab.scaling.regressors import RegressorConfig, build_regressor, count_parameters
 
     torch.set_num_threads(1)
-    rows = []
     grid = [("mlp", D, 1, w, 3) for D in (16, 128) for w in (64, 256)]
     grid += [(arch, D, tok, w, 2) for arch in ("softmax", "relu") for D in (16, 128) for tok in (4, 8, 16)
              for w in (32, 64)]
+    if quick:
+        grid = [g for g in grid if g[1] == 16 and g[2] in (1, 8)]
+    sides, info = {}, {}
     for arch, D, tokens, width, depth in grid:
         cfg = RegressorConfig(arch=arch, ambient=D, n_embd=width, n_layer=depth, n_head=4 if width % 4 == 0 else 1,
                               chunk=-(-D // tokens) if arch != "mlp" else 1)
-        sec = min(_time_steps(cfg, 128, 1, n_steps=steps) for _ in range(repeats))
-        rows.append({"arch": arch, "D": D, "tokens": tokens if arch != "mlp" else None, "width": width,
-                     "depth": depth, "params": count_parameters(build_regressor(cfg)), "ms_per_step": 1e3 * sec})
-        print(f"{arch:8s} D={D:4d} tokens={rows[-1]['tokens'] or '-':>3} width={width:4d} "
-              f"params={rows[-1]['params']:8d}  {1e3 * sec:7.2f} ms/step", flush=True)
+        torch.manual_seed(0)
+        model = build_regressor(cfg)
+        opt = _adamw(model, 1e-3, 0.0)
+        x, y = torch.randn(128, D), torch.randn(128)
+
+        def step(model=model, opt=opt, x=x, y=y) -> None:
+            loss = torch.mean((model(x) - y) ** 2)
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+
+        name = f"{arch} D={D} tokens={tokens if arch != 'mlp' else '-'} width={width}"
+        sides[name] = step
+        info[name] = {"arch": arch, "D": D, "tokens": tokens if arch != "mlp" else None, "width": width,
+                      "depth": depth, "params": count_parameters(model)}
+    t = interleave(sides, repeats=repeats, warmup=warmup)
+    rows = []
+    for name, row in info.items():
+        rows.append({**row, "ms_per_step_min": 1e3 * t[name].min, "ms_per_step_median": 1e3 * t[name].median})
+        print(f"{row['arch']:8s} D={row['D']:4d} tokens={row['tokens'] or '-':>3} width={row['width']:4d} "
+              f"params={row['params']:8d}  min {rows[-1]['ms_per_step_min']:7.2f} ms/step, "
+              f"median {rows[-1]['ms_per_step_median']:7.2f} ms/step", flush=True)
+    print(f"({t.repeats} interleaved steps per model after {t.warmup} warm-up steps each, batch 128, one thread)")
     return rows
 
 
@@ -77,12 +103,16 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--only", choices=("steps", "sweep"), help="run one part only")
     ap.add_argument("--out", type=Path, help="also write the numbers as JSON")
+    ap.add_argument("--quick", action="store_true", help="step times of the D = 16 models with 1 or 8 tokens only")
     args = ap.parse_args()
+    if args.quick:
+        args.only = "steps"
     from ttlab.provenance import atomic_write_json, versions
 
     result: dict = {"versions": versions()}
+    print(load_note(), flush=True)
     if args.only in (None, "steps"):
-        result["steps"] = bench_steps()
+        result["steps"] = bench_steps(quick=args.quick)
     if args.only in (None, "sweep"):
         result["quick_sweep"] = bench_quick_sweep()
     if args.out:

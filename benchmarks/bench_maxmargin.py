@@ -8,16 +8,26 @@ Needs cvxpy (a dev dependency).  Prints timings, ratios and agreement figures.
    tokens, containing the query itself); a sentence with query q holds 1..3 optimal tokens of q and
    the rest non-optimal ones, and yields every (q, optimal, non-optimal) triple.  Target: ≤ 1 s,
    max violation ≤ 1e-8.
+   The reference is cvxpy + Clarabel on the same distinct triples, timed in two parts: building the
+   cvxpy model and compiling it to Clarabel's conic form (``get_problem_data``), and Clarabel's solve
+   (``solve_via_data``) — ttlab's time is reported against each part and against their sum.
 2. W*_ov with Gaussian embeddings and a random collocation: |V| = 500, d = 500 (exact active-set
    method) and |V| = 100, d = 32 (rank-deficient: NNLS-LDP with constraint generation), the latter
    also against the library's Clarabel reference.
+
+All timings go through ``benchmarks/_timing.py``: every side gets the same warm-up and the same number
+of timed repeats, interleaved, and min and median are reported.
+
+    .venv/bin/python benchmarks/bench_maxmargin.py [--repeats 3] [--warmup 1] [--quick]
 """
 
 from __future__ import annotations
 
+import argparse
 import time
 
 import numpy as np
+from _timing import interleave, load_note
 
 from ttlab.ntp.maxmargin import max_margin_kq, max_margin_ov
 
@@ -45,37 +55,49 @@ def paper_like_kq_triples(vocab: int = 500, n_sentences: int = 5000, max_len: in
     return np.concatenate(chunks)
 
 
-def cvxpy_kq_onehot(triples: np.ndarray, vocab: int) -> tuple[np.ndarray, float]:
-    import cvxpy as cp
+class CvxpyKQ:
+    """cvxpy + Clarabel for the one-hot W*_kq problem, in two separately timed calls:
+    :meth:`compile` builds the model and compiles it to Clarabel's data, :meth:`solve` solves that data."""
 
-    T = np.unique(triples, axis=0)
-    W = cp.Variable((vocab, vocab))
-    q, o, u = T[:, 0], T[:, 1], T[:, 2]
-    vec = cp.vec(W, order="C")
-    cons = [vec[o * vocab + q] - vec[u * vocab + q] >= 1]
-    prob = cp.Problem(cp.Minimize(cp.sum_squares(vec)), cons)
-    t0 = time.perf_counter()
-    prob.solve(solver=cp.CLARABEL)
-    return np.asarray(W.value), time.perf_counter() - t0
+    def __init__(self, triples: np.ndarray, vocab: int) -> None:
+        self.T, self.vocab = np.unique(triples, axis=0), vocab
+        self._pending = None
+        self.W: np.ndarray | None = None
+
+    def compile(self) -> None:
+        import cvxpy as cp
+
+        V, T = self.vocab, self.T
+        W = cp.Variable((V, V))
+        vec = cp.vec(W, order="C")
+        q, o, u = T[:, 0], T[:, 1], T[:, 2]
+        prob = cp.Problem(cp.Minimize(cp.sum_squares(vec)), [vec[o * V + q] - vec[u * V + q] >= 1])
+        data, chain, inverse = prob.get_problem_data(cp.CLARABEL, solver_opts={})
+        self._pending = (prob, W, data, chain, inverse)
+
+    def solve(self) -> None:
+        prob, W, data, chain, inverse = self._pending
+        solution = chain.solve_via_data(prob, data, solver_opts={})
+        prob.unpack_results(solution, chain, inverse)
+        self.W, self._pending = np.asarray(W.value), None
 
 
 def cos(a: np.ndarray, b: np.ndarray) -> float:
     return float((a * b).sum() / (np.linalg.norm(a) * np.linalg.norm(b)))
 
 
-def best_of(fn, repeat: int = 3):
-    """(result, best wall time, CPU time of that run)."""
-    best, cpu, out = np.inf, np.inf, None
-    for _ in range(repeat):
-        t0, c0 = time.perf_counter(), time.process_time()
-        out = fn()
-        t, c = time.perf_counter() - t0, time.process_time() - c0
-        if t < best:
-            best, cpu = t, c
-    return out, best, cpu
+def _ok(flag: bool) -> str:
+    return "OK" if flag else "MISSED"
 
 
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--repeats", type=int, default=3, help="timed repeats per side (default 3)")
+    ap.add_argument("--warmup", type=int, default=1, help="untimed warm-up calls per side (default 1)")
+    ap.add_argument("--quick", action="store_true", help="W*_kq part only, 2 repeats")
+    a = ap.parse_args()
+    repeats = 2 if a.quick else a.repeats
+    print(load_note())
     V = 500
     t0 = time.perf_counter()
     tri = paper_like_kq_triples(V)
@@ -83,38 +105,59 @@ def main() -> None:
     n_unique = np.unique(tri, axis=0).shape[0]
     print(f"== W*_kq one-hot, |V| = {V}: {tri.shape[0]} triples ({n_unique} distinct), "
           f"{np.unique(tri[:, 0]).size} queries, generated in {t_gen:.2f} s")
-    sol, t_ours, c_ours = best_of(lambda: max_margin_kq(tri, V))
-    print(f"ours (method=auto -> {sol.method}): {t_ours:.3f} s wall (best of 3; CPU {c_ours:.3f} s)  "
-          f"norm {sol.norm:.6f}  min margin {sol.min_margin:.15f}  max violation {sol.max_violation:.2e}  "
-          f"[target <= 1 s: {'OK' if t_ours <= 1.0 else 'MISSED'}; violation <= 1e-8: "
-          f"{'OK' if sol.max_violation <= 1e-8 else 'MISSED'}]")
-    sol_ldp, t_ldp, c_ldp = best_of(lambda: max_margin_kq(tri, V, method="ldp"))
-    print(f"ours (method=ldp, no closed forms): {t_ldp:.3f} s wall (CPU {c_ldp:.3f} s)  "
-          f"max violation {sol_ldp.max_violation:.2e}")
+    sides = {"ttlab": lambda: max_margin_kq(tri, V), "ttlab ldp": lambda: max_margin_kq(tri, V, method="ldp")}
+    ref = None
     try:
-        W_ref, t_ref = cvxpy_kq_onehot(tri, V)
+        import cvxpy  # noqa: F401
     except ImportError:
-        print("cvxpy not installed: skipping the reference")
+        print("cvxpy not installed: no reference (pip install cvxpy)")
     else:
+        ref = CvxpyKQ(tri, V)
+        sides.update({"cvxpy compile": ref.compile, "Clarabel solve": ref.solve})
+    t = interleave(sides, repeats=repeats, warmup=a.warmup)
+    sol, sol_ldp = t.results["ttlab"], t.results["ttlab ldp"]
+    ours = t["ttlab"]
+    print(f"ttlab (method=auto -> {sol.method}): min {ours.min:.3f} s, median {ours.median:.3f} s  "
+          f"norm {sol.norm:.6f}  min margin {sol.min_margin:.15f}  max violation {sol.max_violation:.2e}  "
+          f"[target min <= 1 s: {_ok(ours.min <= 1.0)} ({ours.min:.3f} s); median <= 1 s: {_ok(ours.median <= 1.0)}; "
+          f"violation <= 1e-8: {_ok(sol.max_violation <= 1e-8)}]")
+    print(f"ttlab (method=ldp, no closed forms): min {t['ttlab ldp'].min:.3f} s, median {t['ttlab ldp'].median:.3f} s  "
+          f"max violation {sol_ldp.max_violation:.2e}")
+    if ref is not None:
+        W_ref = ref.W
         marg = W_ref[tri[:, 1], tri[:, 0]] - W_ref[tri[:, 2], tri[:, 0]]
-        print(f"cvxpy+Clarabel: {t_ref:.3f} s wall (solve only)  norm {np.linalg.norm(W_ref):.6f}  "
-              f"max violation {max(0.0, 1 - marg.min()):.2e}")
-        print(f"ratio cvxpy/ours = {t_ref / t_ours:.1f}x   cosine = {cos(sol.W, W_ref):.12f}   "
-              f"1 - cosine = {1 - cos(sol.W, W_ref):.1e}   "
-              f"relative norm difference = {abs(np.linalg.norm(W_ref) - sol.norm) / sol.norm:.1e}")
+        comp, solve = t["cvxpy compile"], t["Clarabel solve"]
+        tot = [c + s_ for c, s_ in zip(comp.seconds, solve.seconds)]
+        tot_min, tot_med = min(tot), float(np.median(tot))
+        print(f"cvxpy model build + compile: min {comp.min:.3f} s, median {comp.median:.3f} s; "
+              f"Clarabel solve: min {solve.min:.3f} s, median {solve.median:.3f} s; "
+              f"together min {tot_min:.3f} s, median {tot_med:.3f} s  "
+              f"norm {np.linalg.norm(W_ref):.6f}  max violation {max(0.0, 1 - marg.min()):.2e}")
+        for name, m, md in (("Clarabel solve", solve.min, solve.median), ("cvxpy compile", comp.min, comp.median),
+                            ("compile + solve", tot_min, tot_med)):
+            print(f"  {name} / ttlab = {m / ours.min:.1f}x (min), {md / ours.median:.1f}x (median)")
+        print(f"  cosine(ttlab, cvxpy) = {cos(sol.W, W_ref):.12f}   1 - cosine = {1 - cos(sol.W, W_ref):.1e}   "
+              f"relative norm difference = {abs(np.linalg.norm(W_ref) - sol.norm) / sol.norm:.1e}   "
+              f"[{t.repeats} interleaved repeats, {t.warmup} warm-up each]")
+    if a.quick:
+        return
 
     rng = np.random.default_rng(1)
     for V_ov, d in ((500, 500), (100, 32)):
         nt = rng.integers(0, V_ov, V_ov)
         E = rng.standard_normal((d, V_ov)) / np.sqrt(d)
-        sol, t, c = best_of(lambda: max_margin_ov(nt, E), repeat=1)
+        sides = {"ttlab": lambda: max_margin_ov(nt, E)}
+        if V_ov == 100:
+            sides["clarabel"] = lambda: max_margin_ov(nt, E, method="clarabel")
+        t = interleave(sides, repeats=repeats, warmup=a.warmup)
+        sol = t.results["ttlab"]
         print(f"== W*_ov, |V| = {V_ov}, Gaussian embeddings d = {d}, {np.unique(nt).size} distinct "
-              f"collocations ({sol.n_constraints} constraints): {t:.2f} s wall (CPU {c:.2f} s)  "
-              f"method {sol.method}  norm {sol.norm:.6f}  min margin {sol.min_margin:.15f}  "
-              f"max violation {sol.max_violation:.2e}")
-    sol_ref, t_ref, _ = best_of(lambda: max_margin_ov(nt, E, method="clarabel"), repeat=1)
-    print(f"   same |V| = {V_ov}, d = {d} with method='clarabel': {t_ref:.2f} s wall  "
-          f"ratio {t_ref / t:.1f}x  cosine {cos(sol.W, sol_ref.W):.12f}")
+              f"collocations ({sol.n_constraints} constraints): min {t['ttlab'].min:.2f} s, median "
+              f"{t['ttlab'].median:.2f} s  method {sol.method}  norm {sol.norm:.6f}  "
+              f"min margin {sol.min_margin:.15f}  max violation {sol.max_violation:.2e}")
+        if "clarabel" in sides:
+            print(f"   same |V| = {V_ov}, d = {d} with method='clarabel': {t.line('clarabel', 'ttlab')}  "
+                  f"cosine {cos(sol.W, t.results['clarabel'].W):.12f}")
 
 
 if __name__ == "__main__":

@@ -467,3 +467,44 @@ def test_ntp_claims_fixed_by_the_review():
     assert _ablation_claims(layers([3.55, 4.24, 5.00], 0.1))[0]["verdict"] == "not reproduced"
     assert _ablation_claims(layers([3.5, 6.0, 4.0], 0.1))[0]["verdict"] == "holds"
     assert _ablation_claims(layers([3.5, 3.6, 3.5], 1.0))[0]["verdict"] == "inconclusive"
+
+
+def test_lm_suite_part_end_to_end(tmp_path, monkeypatch):
+    """The suite part at test size: it evaluates the model sweep's own runs (reusing the sweep's cache), on
+    the same windows for every model; figure embedded, claims rendered, a re-run reuses everything."""
+    monkeypatch.setenv("TTLAB_CACHE", str(tmp_path / "cache"))
+    out = tmp_path / "out"
+    names = ["lm_model_scaling", "lm_suite_scaling"]
+    res = run_reproduction(out, mode="tiny", parts=names, workers=1)
+    assert res["summary"]["failed"] == [], {n: p.get("error") for n, p in res["parts"].items()}
+    md, page = (out / "report.md").read_text(), (out / "report.html").read_text()
+    assert check_html_self_contained(page) == 2 and check_markdown_figures(md, out) == 2
+    check_claims_rendered(res, md, page)
+    ms = res["parts"]["lm_model_scaling"]["result"]
+    su = res["parts"]["lm_suite_scaling"]["result"]
+    assert [m["name"] for m in su["models"]] == [r["name"] for r in ms["runs"] if r["selected"]]
+    assert [m["params_non_embedding"] for m in su["models"]] == [p["params_non_embedding"] for p in ms["points"]]
+    assert len({m["bytes"] for m in su["models"]}) == 1 and su["models"][0]["bytes"] == su["windows"]["bytes"]
+    assert su["reference"] == su["models"][-1]["name"] and su["alpha_pred"] == pytest.approx(2 / su["intrinsic_dim"])
+    assert [c["id"] for c in su["claims"]] == ["lm_suite_scaling.power_law", "lm_suite_scaling.id_prediction",
+                                               "lm_suite_scaling.id_grows"]
+    # the sweep's runs came from its cache; the suite's models from the suite's cache on a re-run
+    assert all(r["cached"] for r in json.loads((out / "lm_model_scaling" / "results.json").read_text())["runs"])
+    from ttlab.lm.suite import run_suite  # noqa: F401  (the part's engine)
+
+    again = run_reproduction(out, mode="tiny", parts=["lm_suite_scaling"], workers=1, rerun=True)
+    su2 = again["parts"]["lm_suite_scaling"]["result"]
+    assert all(m["cached"] for m in su2["models"]) and su2["fit_loss"] == su["fit_loss"]
+
+
+def test_lm_suite_claims_handle_missing_inputs():
+    from ttlab.reproduce.parts_lm import _suite_claims
+
+    claims = _suite_claims({"models": [], "fit_loss": None, "alpha_pred": None})
+    assert [c["verdict"] for c in claims] == ["inconclusive"] * 3
+    rows = [{"intrinsic_dim": d, "intrinsic_dim_std": 0.1, "n_vectors": 800, "batch_size": 200} for d in (5.0, 6.0, 7.0)]
+    r = {"models": rows, "fit_loss": {"alpha_hat": 0.30, "alpha_hat_ci": [0.28, 0.32], "r2_log": 0.99, "n_points": 3},
+         "alpha_pred": 2 / 7.0, "intrinsic_dim": 7.0, "reference": "big", "n_capped": 0}
+    assert [c["verdict"] for c in _suite_claims(r)] == ["holds", "holds", "holds"]
+    r["n_capped"] = 1
+    assert _suite_claims(r)[1]["verdict"] == "inconclusive"

@@ -126,8 +126,10 @@ def test_padding_does_not_leak_attention():
     _, phi = model.forward(W_ov, W_kq)
     assert torch.all(phi[~model.mask] == 0)
     torch.testing.assert_close(phi.sum(1), torch.ones(len(phi), dtype=torch.float64))
-    # zero W_kq → uniform attention over each sentence's own tokens
-    torch.testing.assert_close(phi[model.mask], (1.0 / model.lengths.double()).repeat_interleave(model.lengths))
+    # zero W_kq → uniform attention over each sentence's own positions: a distinct token gets count / length
+    torch.testing.assert_close(phi, model.counts / model.lengths.double()[:, None])
+    assert torch.equal(model.counts.sum(1).long(), model.lengths)
+    assert [int(n) for n in model.lengths] == [len(s.tokens) for s in ds.sentences]
 
 
 def test_float32_agrees_with_float64():

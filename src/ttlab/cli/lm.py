@@ -322,3 +322,5 @@ def export_hf_cmd(
 
 # the scaling sweeps live in their own module; importing it registers `data-sweep`, `model-sweep`, `id-ablations`
 from ttlab.cli import lm_sweeps as _lm_sweeps  # noqa: E402,F401
+# `suite` (model scaling from an existing model suite) lives in its own module too
+from ttlab.cli import lm_suite as _lm_suite  # noqa: E402,F401

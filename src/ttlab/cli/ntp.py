@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator, Optional
 
 import typer
+from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -27,14 +29,19 @@ SentencesOpt = typer.Option(100, "--sentences", help="Random dataset: number of 
 MinLenOpt = typer.Option(2, "--min-len", help="Random dataset: shortest sentence length.")
 MaxLenOpt = typer.Option(6, "--max-len", help="Random dataset: longest sentence length.")
 SeedOpt = typer.Option(0, "--seed", help="Seed of the random dataset, random init and sampling.")
+MemoryOpt = typer.Option(2.0, "--memory-limit", help="GiB the dataset and training may use (estimated before "
+                         "the work; above it the command refuses and names the line responsible).")
+#: violations listed by `ntp check` in text mode (all of them with --json)
+SHOW_VIOLATIONS = 40
 
 
-def _dataset(data: Optional[Path], vocab: int, sentences: int, min_len: int, max_len: int, seed: int):
+def _dataset(data: Optional[Path], vocab: int, sentences: int, min_len: int, max_len: int, seed: int,
+             memory_limit: float = 2.0):
     from ttlab.ntp.dataset import NTPDataset
     from ttlab.ntp.generate import generate_dataset
 
     if data is not None:
-        return NTPDataset.from_file(data)
+        return NTPDataset.from_file(data, memory_limit_gib=memory_limit)
     return generate_dataset(vocab, sentences, min_len, max_len, seed)
 
 
@@ -77,29 +84,48 @@ def _config(stage1_steps, stage2_steps, eta0, eta, init, init_scale, schedule, o
 def check(
     file: Path = typer.Argument(..., help="Dataset file to check."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
+    memory_limit: float = MemoryOpt,
 ) -> None:
-    """Check Assumptions 1 and 3 of the paper; exit 0 when they hold, 1 with the violations listed."""
+    """Check Assumptions 1 and 3 of the paper; exit 0 when they hold, 1 with the violations listed.
+
+    Also states what training on the file would cost and notes stages with nothing to learn.
+    """
+    from ttlab.ntp.cost import training_cost
     from ttlab.ntp.dataset import NTPDataset
     from ttlab.ntp.structure import analyze
 
-    structure = analyze(NTPDataset.from_file(file))
+    structure = analyze(NTPDataset.from_file(file, memory_limit_gib=memory_limit))
     report = structure.report()
+    cost = training_cost(structure.dataset)
+    report["training_cost"] = cost.as_dict()
     if json_out:
         print_json(report)
     else:
         ds = structure.dataset
-        console.print(f"[bold]{file}[/]: {len(ds.sentences)} distinct sentences, |V| = {ds.vocab_size}")
+        console.print(f"[bold]{file}[/]: {len(ds.sentences):,} distinct sentences, |V| = {ds.vocab_size:,}; "
+                      f"training batch {cost.batch()}", highlight=False)
         console.print("collocation: " + ", ".join(f"{k}→{v}" for k, v in structure.collocation.items()))
         table = Table("query", "optimal", "non-optimal", "non-comparable", "confused", title="query-dependent orders")
         for q, cats in report["orders"].items():
             table.add_row(q, *(" ".join(cats[k]) for k in ("optimal", "non_optimal", "non_comparable", "confused")))
-        console.print(table)
+        if len(report["orders"]) <= SHOW_VIOLATIONS:
+            console.print(table)
+        else:
+            console.print(f"{len(report['orders']):,} query-dependent orders (--json lists them)")
         if structure.valid:
             console.print("[green]valid[/]: Assumptions 1 and 3 hold.")
         else:
-            console.print(f"[red]invalid[/]: {len(structure.violations)} violation(s)")
-            for v in structure.violations:
-                console.print(f"  [red]{v.kind}[/] {v.message}", highlight=False)
+            console.print(f"[red]invalid[/]: {len(structure.violations):,} violation(s)")
+            for v in structure.violations[:SHOW_VIOLATIONS]:
+                console.print(f"  [red]{v.kind}[/] {escape(v.message)}", highlight=False)
+            more = len(structure.violations) - SHOW_VIOLATIONS
+            if more > 0:
+                kinds = Counter(v.kind for v in structure.violations)
+                console.print(f"  … and {more:,} more ({', '.join(f'{n:,} {k}' for k, n in kinds.items())} in "
+                              "all); --json lists every one", highlight=False)
+        for stage, why in report["degenerate"].items():
+            console.print(f"[yellow]note[/]: {stage.replace('stage', 'stage ')} has nothing to learn: {escape(why)}",
+                          highlight=False)
     raise typer.Exit(0 if structure.valid else 1)
 
 
@@ -149,27 +175,43 @@ def run(
     json_out: bool = typer.Option(False, "--json", help="Print summary.json on stdout."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace the run already in --out (refused without it)."),
+    memory_limit: float = MemoryOpt,
+    max_hours: float = typer.Option(24.0, "--max-hours", help="Refuse runs whose time, extrapolated from timed "
+                                    "steps, exceeds this many hours."),
 ) -> None:
     """Train with Algorithm 1 (or an ablation), compare with the max-margin solutions, draw Figure 2.
 
     Defaults are the paper's Section 7 setting: random realizable data, |V| = 20, d = |V|,
-    900 steps per stage, η0 = 0.2/√d, η = 0.05/√d.
+    900 steps per stage, η0 = 0.2/√d, η = 0.05/√d. Without sentences that order two tokens under a
+    query (W*_kq undefined) only stage 1 can run: pass --stage2-steps 0. Ctrl-C stops training, writes
+    the steps done so far and exits with 130.
     """
+    from ttlab.ntp.cost import require_steps
     from ttlab.ntp.experiment import run_dynamics
     from ttlab.outputs import check_out_dir
 
     check_out_dir(out, run_markers=("summary.json", "metrics.csv"), overwrite=overwrite)
-    ds = _dataset(data, vocab, sentences, min_len, max_len, seed)
+    require_steps(stage1_steps, stage2_steps)
+    ds = _dataset(data, vocab, sentences, min_len, max_len, seed, memory_limit)
     E = _embeddings(embeddings, dim, ds.vocab_size, seed)
     cfg = _config(stage1_steps, stage2_steps, eta0, eta, init, init_scale, schedule, optimizer, seed, dtype, impl)
+
+    def announce(msg: str) -> None:
+        console_err.print(msg, highlight=False)
+
     with _progress(not (quiet or json_out)) as progress:
         summary = run_dynamics(ds, cfg, out, embeddings=E, embedding_kind=embeddings, progress=progress,
-                               generalization_samples=generalization_samples)
+                               generalization_samples=generalization_samples, memory_limit_gib=memory_limit,
+                               max_hours=max_hours, announce=announce)
     public = {k: v for k, v in summary.items() if not k.startswith("_")}
     if json_out:
         print_json(public)
-        return
-    _print_run(public, out)
+    else:
+        _print_run(public, out)
+    if "interrupted" in public:
+        console_err.print(f"interrupted at {public['interrupted']}: wrote the {len(summary['_result'].metrics['step']):,} "
+                          f"steps recorded so far to {out}/metrics.csv and {out}/summary.json", highlight=False)
+        raise typer.Exit(130)
 
 
 def _print_run(summary: dict, out: Path) -> None:
@@ -178,13 +220,20 @@ def _print_run(summary: dict, out: Path) -> None:
     table = Table("stage", "steps", "final loss", "final cosine", "final norm", "1−cos fit C (log t/t)",
                   "loss rate", "norm bounds hold", title="training dynamics")
     table.columns[2].min_width = 10  # tiny losses print in full scientific notation (e.g. 8.138e-23)
+    if "stage_2_skipped" in summary:
+        console.print(f"stage 2 skipped: {summary['stage_2_skipped']}", highlight=False)
     for name, s in summary["stages"].items():
         fit = s["direction_fit"].get("log_t_over_t", {})
         table.add_row(name, str(s["steps"]), format_loss(s["final_loss"], s.get("final_log_loss")), f"{s['final_cosine']:.6f}",
                       f"{s['final_norm']:.4f}", f"{fit.get('C', float('nan')):.3g}",
                       f"{s['loss_fit']['rate']:.3g}", f"{100 * s['norm_bounds']['fraction']:.0f}%")
     console.print(table)
-    console.print(f"‖W*_ov‖ = {summary['wov_star_norm']:.4f}, ‖W*_kq‖ = {summary['wkq_star_norm']:.4f}; "
+    c = summary["cost"]
+    console.print(f"training batch {c['n_sentences']:,} sentences × {c['width']:,} distinct tokens = {c['slots']:,} "
+                  f"slots (estimated {c['estimated_bytes'] / 2**30:.2f} GiB); estimated time "
+                  f"{summary['estimated_time_s']:.2f} s", highlight=False)
+    kq = "—" if summary["wkq_star_norm"] is None else f"{summary['wkq_star_norm']:.4f}"
+    console.print(f"‖W*_ov‖ = {summary['wov_star_norm']:.4f}, ‖W*_kq‖ = {kq}; "
                   f"wall time {summary['wall_time_s']:.2f} s")
     if "generalization" in summary:
         g = summary["generalization"]
@@ -206,21 +255,29 @@ def generalize(
     stage2_steps: int = typer.Option(900, "--stage2-steps"),
     samples: int = typer.Option(2000, "--samples", help="Unseen sentences to sample when there are too many to enumerate."),
     json_out: bool = typer.Option(False, "--json", help="Print the result on stdout."),
+    memory_limit: float = MemoryOpt,
 ) -> None:
     """Train with Algorithm 1, then compare the model with Theorem 3 on unseen sentences."""
     from ttlab.ntp.generalize import evaluate_generalization, unseen_sentences
     from ttlab.ntp.model import NTPTransformer
     from ttlab.ntp.structure import analyze
     from ttlab.ntp.train import logit_spread_bound, train
-    from ttlab.ntp.experiment import dataset_info, require_valid
+    from ttlab.ntp.cost import require_steps, require_trainable, training_cost
+    from ttlab.ntp.experiment import dataset_info, require_learnable, require_valid
     from ttlab.outputs import check_out_dir
     from ttlab.provenance import atomic_write_json, versions
 
     check_out_dir(out)
-    ds = _dataset(data, vocab, sentences, min_len, max_len, seed)
+    require_steps(stage1_steps, stage2_steps)
+    ds = _dataset(data, vocab, sentences, min_len, max_len, seed, memory_limit)
     structure = analyze(ds)
     require_valid(structure)
     cfg = _config(stage1_steps, stage2_steps, None, None, "zero", 0.01, "two-stage", "ngd", seed, "auto")
+    cfg.validate()
+    if "stage2" in structure.degenerate():
+        raise TTLabInputError(f"{ds.source}: nothing to generalize: {structure.degenerate()['stage2']}")
+    require_learnable(structure, cfg)
+    require_trainable(training_cost(ds, None, stage1_steps + stage2_steps + 2), ds.source, memory_limit)
     model = NTPTransformer(ds, structure=structure, max_logit_spread=logit_spread_bound(cfg, ds.vocab_size))
     with _progress(not json_out) as progress:
         result = train(ds, cfg, progress=progress, model=model)

@@ -104,11 +104,12 @@ def summarize(result: TrainResult) -> dict:
             "final_log_loss": float(r["log_loss"][-1]),
             "final_cosine": float(r["cosine"][-1]),
             "final_norm": float(r["norm"][-1]),
-            "final_min_optimal_attention": float(r["min_optimal_attention"][-1]),
             "direction_fit": fit_direction_rate(r["step"], 1.0 - r["cosine"]),
             "loss_fit": fit_loss_rate(r["step"], r["loss"], limit, r["log_loss"] if limit == 0 else None),
             "norm_bounds": norm_bounds_hold(r["step"], r["norm"], r["norm_lower_bound"], r["norm_upper_bound"]),
         }
+        if stage != "1":  # stage 1 trains W_ov alone: attention is not defined there
+            s["final_min_optimal_attention"] = float(r["min_optimal_attention"][-1])
         if stage == "1":
             s["theory_loss_rate"] = eta / (4 * star.norm) if star.norm > 0 else float("nan")
         else:

@@ -5,12 +5,14 @@ from __future__ import annotations
 import csv
 import io
 import math
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
 
 from ttlab.errors import TTLabInputError
+from ttlab.ntp.cost import DEFAULT_MEMORY_LIMIT_GIB, require_steps, require_trainable, training_cost
 from ttlab.ntp.dataset import NTPDataset
 from ttlab.ntp.diagnostics import summarize
 from ttlab.ntp.generalize import evaluate_generalization, unseen_sentences
@@ -20,6 +22,11 @@ from ttlab.ntp.structure import DatasetStructure, analyze
 from ttlab.ntp.structured import MATERIALIZE_LIMIT
 from ttlab.ntp.train import METRIC_COLUMNS, ProgressFn, TrainConfig, TrainResult, logit_spread_bound, train
 from ttlab.provenance import atomic_savefig, atomic_write_json, atomic_write_text, versions
+
+#: runs estimated to take longer than this announce their estimate before starting
+ANNOUNCE_SECONDS = 10.0
+#: runs estimated to take longer than this many hours are refused unless the limit is raised
+DEFAULT_MAX_HOURS = 24.0
 
 
 def require_valid(structure: DatasetStructure, max_shown: int = 5) -> None:
@@ -35,6 +42,80 @@ def require_valid(structure: DatasetStructure, max_shown: int = 5) -> None:
         + "\n".join(lines)
         + "\nRun `ttlab ntp check` on it for the full list; training needs a realizable dataset."
     )
+
+
+def require_learnable(structure: DatasetStructure, config: TrainConfig) -> None:
+    """Refuse a run in which a stage has nothing to learn (see :meth:`DatasetStructure.degenerate`).
+
+    A one-token vocabulary is always refused. Without W*_kq constraints stage 2 is refused unless
+    ``stage2_steps`` is 0 with the two-stage schedule, which trains stage 1 only (no stage-2 rows).
+    """
+    bad = structure.degenerate()
+    src = structure.dataset.source
+    if "stage1" in bad:
+        raise TTLabInputError(f"{src}: nothing to train: {bad['stage1']}; add sentences over at least two tokens")
+    if "stage2" in bad and (config.schedule != "two-stage" or config.stage2_steps > 0):
+        raise TTLabInputError(
+            f"{src}: stage 2 has nothing to learn: {bad['stage2']}. Add sentences such as 'a b => n(a)' where "
+            "b has a different next token, or train stage 1 only with --schedule two-stage --stage2-steps 0"
+        )
+
+
+def estimate_seconds(model: NTPTransformer, config: TrainConfig, budget_s: float = 0.5) -> float:
+    """Wall time of ``config``'s steps, extrapolated from timed steps (after one warm-up step).
+
+    A timed step is what training does per step: the loss and gradient, a normalized update and the
+    recorded cosine and norms; each kind is repeated up to 20 times or ``budget_s`` seconds.
+    """
+    import time
+
+    import torch
+
+    from ttlab.ntp.train import _threads_for, cosine
+
+    W_ov, W_kq = model.zeros()
+
+    def stage1() -> None:
+        g = model.collocation_loss_and_grad(W_ov).grad_ov
+        cosine(W_ov - g / max(float(g.norm()), 1e-300), g)
+
+    def stage2() -> None:
+        lg = model.loss_and_grad(W_ov, W_kq, wrt=("kq",))
+        cosine(W_kq - lg.grad_kq / max(float(lg.grad_kq.norm()), 1e-300), lg.grad_kq)
+        model.min_optimal_attention(lg.attention)
+
+    def joint() -> None:
+        lg = model.loss_and_grad(W_ov, W_kq)
+        cosine(W_kq - lg.grad_kq / max(float(lg.grad_kq.norm()), 1e-300), lg.grad_kq)
+        cosine(W_ov - lg.grad_ov / max(float(lg.grad_ov.norm()), 1e-300), lg.grad_ov)
+        model.min_optimal_attention(lg.attention)
+
+    def per_step(fn) -> float:
+        fn()  # warm-up: first calls pay one-off costs
+        times = []
+        start = time.perf_counter()
+        while len(times) < 20 and time.perf_counter() - start < budget_s:
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
+        return float(np.median(times))
+
+    with _threads_for(model), torch.no_grad():
+        if config.schedule == "two-stage":
+            t1 = per_step(stage1) if config.stage1_steps else 0.0
+            t2 = per_step(stage2) if config.stage2_steps else 0.0
+            return t1 * (config.stage1_steps + 1) + t2 * (config.stage2_steps + 1)
+        return per_step(joint) * (config.stage1_steps + config.stage2_steps + 1)
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.1f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.1f} min"
+    if seconds < 3 * 86400:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:,.0f} days"
 
 
 def solution_info(sol: MaxMarginSolution) -> dict:
@@ -83,15 +164,42 @@ def run_dynamics(
     embedding_kind: str = "onehot",
     progress: ProgressFn | None = None,
     generalization_samples: int = 0,
+    memory_limit_gib: float = DEFAULT_MEMORY_LIMIT_GIB,
+    max_hours: float = DEFAULT_MAX_HOURS,
+    announce: Callable[[str], None] | None = None,
 ) -> dict:
     """Train on ``dataset``, fit the rates and (when ``out_dir`` is given) write the three outputs.
 
+    Before training: the assumptions and degenerate stages are checked, the memory is estimated and
+    refused above ``memory_limit_gib``, and the wall time is extrapolated from timed steps and refused
+    above ``max_hours``; ``announce`` receives a one-line estimate when the run will take over
+    :data:`ANNOUNCE_SECONDS`. An interrupted run (KeyboardInterrupt) still writes what it recorded and
+    the summary says where it stopped (``summary["interrupted"]``).
     Returns the summary dictionary that is written to ``summary.json``.
     """
+    config.validate()
+    require_steps(config.stage1_steps, config.stage2_steps)
+    if not (math.isfinite(max_hours) and max_hours > 0):
+        raise TTLabInputError(f"--max-hours must be a positive number (got {max_hours})")
     structure = analyze(dataset)
     require_valid(structure)
+    require_learnable(structure, config)
+    steps = config.stage1_steps + config.stage2_steps + 2
+    dim = None if embeddings is None else int(np.asarray(embeddings).shape[0])
+    cost = training_cost(dataset, dim, steps)
+    require_trainable(cost, dataset.source, memory_limit_gib)
     model = NTPTransformer(dataset, embeddings=embeddings, dtype=config.dtype, structure=structure,
                            max_logit_spread=logit_spread_bound(config, dataset.vocab_size, embeddings))
+    seconds = estimate_seconds(model, config)
+    if seconds > max_hours * 3600:
+        raise TTLabInputError(
+            f"{dataset.source}: {config.stage1_steps:,} + {config.stage2_steps:,} steps would take ~{_duration(seconds)} "
+            f"(extrapolated from timed steps; {cost.describe()}), above --max-hours {max_hours:g}; train fewer "
+            f"steps, or raise --max-hours to {math.ceil(seconds / 3600)} to run it anyway"
+        )
+    if announce is not None and seconds > ANNOUNCE_SECONDS:
+        announce(f"estimated training time ~{_duration(seconds)} ({cost.describe()}); Ctrl-C stops it and "
+                 "keeps the steps done so far")
     result = train(dataset, config, progress=progress, model=model)
     summary = {
         "config": {**asdict(result.config), "embeddings": embedding_kind, "dim": model.dim},
@@ -103,8 +211,15 @@ def run_dynamics(
         "wkq_star": solution_info(result.wkq_star),
         "stages": summarize(result),
         "wall_time_s": result.wall_time_s,
+        "estimated_time_s": seconds,
+        "cost": cost.as_dict(),
     }
-    if generalization_samples:
+    if "stage2" in structure.degenerate():  # stage 1 only (require_learnable allowed it): no W*_kq
+        summary["stage_2_skipped"] = structure.degenerate()["stage2"]
+        summary["wkq_star_norm"] = summary["wkq_star"] = None
+    if result.interrupted:
+        summary["interrupted"] = result.interrupted
+    if generalization_samples and not result.interrupted:
         if result.W_ov is None:
             raise TTLabInputError(
                 f"--generalization-samples needs the dense matrices, which a structured run keeps only for "

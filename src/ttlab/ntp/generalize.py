@@ -24,6 +24,8 @@ from ttlab.ntp.model import NTPTransformer
 from ttlab.ntp.structure import DatasetStructure
 
 CASES = ("optimal", "non-comparable", "none")
+#: unseen sentences are at most this long (a dataset with one long sequence line has L_max in the thousands)
+MAX_UNSEEN_LEN = 64
 
 
 @dataclass(frozen=True)
@@ -69,18 +71,22 @@ def unseen_sentences(
     seed: int = 0,
     enumerate_limit: int = 20000,
 ) -> list[tuple[str, ...]]:
-    """Sentences (length 2 … max_len) not in the training set.
+    """Sentences (length 2 … max_len, default min(L_max, :data:`MAX_UNSEEN_LEN`)) not in the training set.
 
     All of them when there are at most ``enumerate_limit``; otherwise ``n_samples`` drawn at random,
     stratified so that about half have a theory prediction of each kind (optimal / non-comparable).
     """
     ds = structure.dataset
-    max_len = ds.max_len if max_len is None else max_len
+    max_len = min(ds.max_len, MAX_UNSEEN_LEN) if max_len is None else max_len
     if max_len < 2:
         raise TTLabInputError(f"unseen sentences need max length ≥ 2 (got {max_len})")
     seen = {s.tokens for s in ds.sentences}
     vocab = [t for t in ds.vocab if t in structure.collocation]
-    total = sum(len(vocab) ** L for L in range(2, max_len + 1))
+    total = 0
+    for L in range(2, max_len + 1):  # stop counting once past the limit (|V|^L grows fast)
+        total += len(vocab) ** L
+        if total > enumerate_limit:
+            break
     if total <= enumerate_limit:
         out = []
         for L in range(2, max_len + 1):

@@ -3,7 +3,12 @@
 T_θ(X) = W_ov X φ(Xᵀ W_kq x_L) ∈ R^|V|,   p(·|X) = softmax(T_θ(X)),
 L(θ) = Σ_n π(n) · (−log p(y_n | X(n))),   L0(W_ov) = mean_x −log softmax(W_ov x)[n(x)].
 
-Sentences are padded to the longest one and masked. With orthonormal one-hot embeddings (the paper's
+The model has no positional encoding, so a sentence enters only through its query and the count c_v of
+each token v in it: X φ = Σ_v c_v e^{s_v} x_v / Σ_v c_v e^{s_v} with s_v = x_vᵀ W_kq x_L. Each sentence is
+therefore stored as its *distinct* tokens with their counts (attention scores s_v + log c_v), padded to
+the largest number of distinct tokens U_max ≤ min(L_max, |V|) and masked. This is exact, and a sequence
+line of L tokens costs (L − 1) × U_max slots instead of (L − 1) × L; φ below is the attention mass
+per distinct token (the sum over its positions). With orthonormal one-hot embeddings (the paper's
 Assumption 2, the default) tokens are indices and no embedding matrix is formed; with general
 embeddings ``E`` (d × |V|) sentences are embedded densely.
 
@@ -16,7 +21,9 @@ normalized direction stay exact at any margin, also past exp's range.
 
 from __future__ import annotations
 
+import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -24,8 +31,9 @@ import numpy as np
 import torch
 
 from ttlab.errors import TTLabInputError
-from ttlab.ntp.dataset import NTPDataset
-from ttlab.ntp.structure import DatasetStructure, analyze
+from ttlab.ntp.cost import batch_width
+from ttlab.ntp.dataset import NTPDataset, TokenSeq
+from ttlab.ntp.structure import DatasetStructure, _groups, analyze
 
 _DTYPES = {"float64": torch.float64, "float32": torch.float32}
 #: with dtype="auto", problems with at least this many (padded tokens × |V|) may use float32
@@ -193,6 +201,81 @@ def make_embeddings(kind: str, vocab_size: int, dim: int | None = None, seed: in
 
 
 @dataclass
+class Bags:
+    """Sentences as padded distinct tokens (n, U) in order of first occurrence, their counts and queries."""
+
+    tokens: torch.Tensor  # (n, U) token indices, 0 on padding
+    counts: np.ndarray  # (n, U) occurrences of each distinct token, 0 on padding
+    query: torch.Tensor  # (n,) index of the last token
+    lengths: torch.Tensor  # (n,) number of tokens
+
+    @property
+    def mask(self) -> torch.Tensor:
+        return torch.as_tensor(self.counts > 0)
+
+
+#: rows × distinct tokens handled per block while counting tokens (bounds the temporary one-hot array)
+_COUNT_BLOCK = 1 << 22
+
+
+def _first_occurrence(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct ids in order of first occurrence, and each position's rank in that order."""
+    uniq, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
+    by_first = np.argsort(first, kind="stable")
+    rank = np.empty(len(uniq), dtype=np.int64)
+    rank[by_first] = np.arange(len(uniq))
+    return uniq[by_first], rank[inverse.reshape(-1)]
+
+
+def _fill_counts(u: np.ndarray, ells: np.ndarray, rows: np.ndarray, out: np.ndarray) -> None:
+    """out[rows[k], :] = counts of each rank among u[:ells[k]] (ells ascending), block by block."""
+    width = int(u.max()) + 1
+    running = np.zeros(width, dtype=out.dtype)
+    step = max(1, _COUNT_BLOCK // width)
+    k = 0
+    for a in range(0, int(ells[-1]), step):
+        b = min(a + step, int(ells[-1]))
+        block = np.zeros((b - a, width), dtype=out.dtype)
+        block[np.arange(b - a), u[a:b]] = 1
+        np.cumsum(block, axis=0, out=block)
+        block += running
+        while k < len(ells) and ells[k] <= b:
+            out[rows[k], :width] = block[ells[k] - 1 - a]
+            k += 1
+        running = block[-1].copy()
+
+
+def bag_sentences(sentences: Sequence[Sequence[str]], encode) -> Bags:
+    """Padded distinct-token bags of ``sentences``; prefixes of one line share their work (O(L·U))."""
+    from ttlab.ntp.dataset import Sentence
+
+    wrapped = [Sentence(s if isinstance(s, TokenSeq) else TokenSeq(tuple(s)), "", 1, ()) for s in sentences]
+    n = len(wrapped)
+    groups = []
+    width = 1
+    for base, members in _groups(wrapped):
+        ells = np.array([len(wrapped[i].tokens) for i in members], dtype=np.int64)
+        if (ells == 0).any():
+            raise TTLabInputError(f"sentence #{members[int(np.argmin(ells))] + 1} is empty")
+        by_len = np.argsort(ells, kind="stable")
+        ells, rows = ells[by_len], np.asarray(members, dtype=np.int64)[by_len]
+        ids = np.asarray(encode(list(itertools.islice(base, int(ells[-1])))), dtype=np.int64)
+        order, u = _first_occurrence(ids)
+        distinct = np.maximum.accumulate(u)[ells - 1] + 1
+        width = max(width, int(distinct.max()))
+        groups.append((rows, ells, order, u, ids[ells - 1]))
+    cnt = np.zeros((n, width), dtype=np.int32)
+    tok = np.zeros((n, width), dtype=np.int64)
+    query = np.zeros(n, dtype=np.int64)
+    for rows, ells, order, u, q in groups:
+        _fill_counts(u, ells, rows, cnt)
+        k = min(width, len(order))
+        tok[rows, :k] = np.where(cnt[rows, :k] > 0, order[:k], 0)
+        query[rows] = q
+    return Bags(torch.as_tensor(tok), cnt, torch.as_tensor(query), torch.as_tensor(cnt.sum(1, dtype=np.int64)))
+
+
+@dataclass
 class LossGrad:
     """Loss value, gradients (None when not requested) and the forward quantities behind them.
 
@@ -206,7 +289,7 @@ class LossGrad:
     loss: float
     grad_ov: torch.Tensor | None
     grad_kq: torch.Tensor | None
-    attention: torch.Tensor | None  # φ, (n, L), zero on padding (None for the stage-1 loss)
+    attention: torch.Tensor | None  # φ per distinct token, (n, U), zero on padding (None for the stage-1 loss)
     log_loss: float = math.nan
     grad_log_scale: float = 0.0
 
@@ -235,7 +318,8 @@ class NTPTransformer:
         self.dataset = dataset
         self.structure = structure if structure is not None else analyze(dataset)
         V = dataset.vocab_size
-        self.dtype = resolve_dtype(dtype, work=len(dataset.sentences) * dataset.max_len * V, max_logit_spread=max_logit_spread)
+        width, _ = batch_width(dataset)
+        self.dtype = resolve_dtype(dtype, work=len(dataset.sentences) * width * V, max_logit_spread=max_logit_spread)
         self.max_logit_spread = max_logit_spread
         self.dtype_name = str(self.dtype).removeprefix("torch.")
         if embeddings is not None:
@@ -251,17 +335,16 @@ class NTPTransformer:
             self.E = None
         self.vocab_size = V
         self.dim = V if self.E is None else self.E.shape[0]
-        self.tokens, self.mask = self.encode_batch([s.tokens for s in dataset.sentences])
-        self.lengths = self.mask.sum(1)
-        self.query = self.tokens.gather(1, (self.lengths - 1)[:, None]).squeeze(1)
+        bags = self.encode_batch([s.tokens for s in dataset.sentences])
+        self.tokens, self.mask, self.query, self.lengths = bags.tokens, bags.mask, bags.query, bags.lengths
+        self.counts = torch.as_tensor(bags.counts, dtype=self.dtype)
+        self.log_counts = torch.log(self.counts)  # −inf on padding: no attention there
         self.labels = torch.tensor([dataset.index[s.label] for s in dataset.sentences])
         self.weights = torch.as_tensor(dataset.weights(), dtype=self.dtype)
-        opt = torch.zeros_like(self.mask)
-        for i in range(len(dataset.sentences)):
-            m = self.structure.optimal_mask(i)
-            opt[i, : len(m)] = torch.as_tensor(m)
-        self.optimal_mask = opt
+        nxt_t = torch.as_tensor(self.structure.next_token_array())
         self.multi_token = self.lengths > 1
+        # optimal: n(x) = y in a multi-token sentence; the token of a one-token sentence counts as optimal
+        self.optimal_mask = self.mask & ((nxt_t[self.tokens] == self.labels[:, None]) | ~self.multi_token[:, None])
         self._rows = torch.arange(len(self.labels))
         self._kq_index = (self.tokens.reshape(-1), self.query.repeat_interleave(self.tokens.shape[1]))
         nxt = self.structure.next_token_array()
@@ -273,18 +356,9 @@ class NTPTransformer:
         self._colloc_weights = torch.full((m,), 1.0 / max(m, 1), dtype=self.dtype)
 
     # ------------------------------------------------------------------ helpers
-    def encode_batch(self, sentences: list[tuple[str, ...] | list[str]]) -> tuple[torch.Tensor, torch.Tensor]:
-        """Token strings → padded index tensor (n, L) and mask."""
-        n = len(sentences)
-        L = max(len(s) for s in sentences)
-        tok = torch.zeros((n, L), dtype=torch.long)
-        mask = torch.zeros((n, L), dtype=torch.bool)
-        for i, s in enumerate(sentences):
-            if len(s) == 0:
-                raise TTLabInputError(f"sentence #{i + 1} is empty")
-            tok[i, : len(s)] = torch.as_tensor(self.dataset.encode(list(s)))
-            mask[i, : len(s)] = True
-        return tok, mask
+    def encode_batch(self, sentences: Sequence[Sequence[str]]) -> Bags:
+        """Token strings → padded distinct-token bags (see :class:`Bags`)."""
+        return bag_sentences(sentences, self.dataset.encode)
 
     def zeros(self) -> tuple[torch.Tensor, torch.Tensor]:
         """Zero parameters (the paper's initialisation)."""
@@ -293,14 +367,16 @@ class NTPTransformer:
             torch.zeros((self.dim, self.dim), dtype=self.dtype),
         )
 
-    def _scores(self, W_kq: torch.Tensor, tok: torch.Tensor, mask: torch.Tensor, X: torch.Tensor | None) -> torch.Tensor:
-        q = tok.gather(1, (mask.sum(1) - 1)[:, None]).squeeze(1)
+    def _scores(
+        self, W_kq: torch.Tensor, tok: torch.Tensor, q: torch.Tensor, log_counts: torch.Tensor, X: torch.Tensor | None
+    ) -> torch.Tensor:
+        """x_vᵀ W_kq x_q + log c_v for each distinct token v (−inf on padding)."""
         if self.E is None:
             s = W_kq[tok, q[:, None]]
         else:
             u = (W_kq @ self.E[:, q]).T  # (n, d): W_kq x_q
             s = torch.einsum("nld,nd->nl", X, u)
-        return s.masked_fill(~mask, float("-inf"))
+        return s + log_counts
 
     def _logits(self, W_ov: torch.Tensor, phi: torch.Tensor, tok: torch.Tensor, X: torch.Tensor | None) -> torch.Tensor:
         if self.E is None:
@@ -312,13 +388,15 @@ class NTPTransformer:
     def forward(
         self, W_ov: torch.Tensor, W_kq: torch.Tensor, sentences: list[tuple[str, ...]] | None = None
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        """Logits (n, |V|) and attention φ (n, L) for the training sentences or for ``sentences``."""
+        """Logits (n, |V|) and attention φ (n, U) per distinct token for the training sentences or ``sentences``."""
         if sentences is None:
-            tok, mask, X = self.tokens, self.mask, self._X
+            tok, q, logc, X = self.tokens, self.query, self.log_counts, self._X
         else:
-            tok, mask = self.encode_batch(sentences)
-            X = None if self.E is None else self.E.T[tok] * mask[..., None]
-        phi = torch.softmax(self._scores(W_kq, tok, mask, X), dim=1)
+            bags = self.encode_batch(sentences)
+            tok, q = bags.tokens, bags.query
+            logc = torch.log(torch.as_tensor(bags.counts, dtype=self.dtype))
+            X = None if self.E is None else self.E.T[tok] * bags.mask[..., None]
+        phi = torch.softmax(self._scores(W_kq, tok, q, logc, X), dim=1)
         return self._logits(W_ov, phi, tok, X), phi
 
     def predict(self, W_ov: torch.Tensor, W_kq: torch.Tensor, sentences: list[tuple[str, ...]]) -> list[str]:
@@ -334,8 +412,8 @@ class NTPTransformer:
 
     def loss_and_grad(self, W_ov: torch.Tensor, W_kq: torch.Tensor, wrt: tuple[str, ...] = ("ov", "kq")) -> LossGrad:
         """L(θ) with analytic gradients with respect to the parameters named in ``wrt``."""
-        tok, mask, X = self.tokens, self.mask, self._X
-        phi = torch.softmax(self._scores(W_kq, tok, mask, X), dim=1)
+        tok, X = self.tokens, self._X
+        phi = torch.softmax(self._scores(W_kq, tok, self.query, self.log_counts, X), dim=1)
         need_kq = "kq" in wrt
         need_ov = "ov" in wrt
         if self.E is None:

@@ -16,6 +16,7 @@ of occurrences of each non-optimal token.
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
@@ -23,7 +24,10 @@ import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from ttlab.ntp.dataset import NTPDataset, Sentence
+from ttlab.ntp.dataset import NTPDataset, Sentence, TokenSeq
+
+#: at most this many tokens are listed in the ``tokens`` field of an unrealizable-sentence violation
+MAX_LISTED = 50
 
 VIOLATION_KINDS = (
     "missing_collocation",
@@ -37,7 +41,11 @@ VIOLATION_KINDS = (
 
 @dataclass(frozen=True)
 class Violation:
-    """One way in which a dataset breaks Assumption 1 or 3."""
+    """One way in which a dataset breaks Assumption 1 or 3.
+
+    ``tokens`` are the tokens concerned (for an unrealizable sentence its distinct tokens, at most
+    :data:`MAX_LISTED` of them); ``lines`` the 1-based source lines.
+    """
 
     kind: str
     query: str | None
@@ -54,7 +62,7 @@ class QueryOrder:
     """The partial order >_q induced by the sentences whose query is q."""
 
     query: str
-    edges: dict[tuple[str, str], list[int]] = field(default_factory=dict)  # (higher, lower) → source lines
+    edges: dict[tuple[str, str], set[int]] = field(default_factory=dict)  # (higher, lower) → source lines
 
     def above(self) -> set[str]:
         return {hi for hi, _ in self.edges}
@@ -89,18 +97,47 @@ def _fmt_lines(lines: list[int]) -> str:
     return f" (line{'s' if len(shown) > 1 else ''} {txt})"
 
 
+def _groups(sentences: list[Sentence]) -> list[tuple[tuple[str, ...], list[int]]]:
+    """Sentence indices grouped by the token tuple they are prefixes of (views of one line share it)."""
+    by_base: dict[int, tuple[tuple[str, ...], list[int]]] = {}
+    for i, s in enumerate(sentences):
+        base = s.tokens.base if isinstance(s.tokens, TokenSeq) else tuple(s.tokens)
+        by_base.setdefault(id(base), (base, []))[1].append(i)
+    return list(by_base.values())
+
+
+class _Top2:
+    """The two largest per-group maxima of counts that only grow (for Assumption 3 in O(1))."""
+
+    def __init__(self) -> None:
+        self.best: list[tuple[int, str]] = []  # (value, group), largest first, at most two
+
+    def raise_to(self, group: str, value: int) -> None:
+        self.best = [b for b in self.best if b[1] != group] + [(value, group)]
+        self.best.sort(reverse=True)
+        del self.best[2:]
+
+    def max_except(self, group: str) -> int:
+        for value, g in self.best:
+            if g != group:
+                return value
+        return 0
+
+
 class DatasetStructure:
-    """Everything the theory derives from a dataset, plus the list of assumption violations."""
+    """Everything the theory derives from a dataset, plus the list of assumption violations.
+
+    The checker walks the sentences that share a line (prefixes of one sequence) incrementally, so a
+    sequence line of L tokens costs O(L) memory and, in time, O(L) plus the size of its orders.
+    """
 
     def __init__(self, dataset: NTPDataset) -> None:
         self.dataset = dataset
         self.violations: list[Violation] = []
         self.collocation: dict[str, str] = {}
         self.orders: dict[str, QueryOrder] = {}
-        # per sentence index: (optimal tokens, non-optimal tokens) — None for one-token sentences
-        self.sentence_roles: list[tuple[set[str], set[str]] | None] = []
         self._build_collocation()
-        self._build_orders()
+        self._walk_sentences()
         self._check_orders()
 
     # ------------------------------------------------------------------ collocation
@@ -124,64 +161,107 @@ class DatasetStructure:
                         f"{options}; keep one next token per token",
                     )
                 )
-        missing: dict[str, list[int]] = defaultdict(list)
-        for s in self.dataset.sentences:
-            for t in s.tokens:
-                if t not in self.collocation:
-                    missing[t].extend(s.lines)
-        for tok, lines in missing.items():
+
+    # ------------------------------------------------------------------ orders
+    def _walk_sentences(self) -> None:
+        """Missing collocations, unrealizable sentences, the orders >_q and Assumption 3, line by line."""
+        colloc = self.collocation
+        sentences = self.dataset.sentences
+        missing: dict[str, set[int]] = defaultdict(set)
+        found: list[tuple[int, Violation]] = []
+        # (query, label) → (line group, number of tokens with a collocation, lines) whose edges are in
+        done: dict[tuple[str, str], tuple[int, int, tuple[int, ...]]] = {}
+        for base, members in _groups(sentences):
+            members.sort(key=lambda i: len(sentences[i].tokens))
+            first: dict[str, int] = {}  # token → first position in base
+            counts: Counter = Counter()
+            by_next: dict[str, list[str]] = defaultdict(list)  # n(t) → tokens t seen so far
+            csum: Counter = Counter()  # n(t) → total count of those tokens
+            gmax: Counter = Counter()  # n(t) → largest count among them
+            top = _Top2()
+            known: list[str] = []
+            pos = 0
+            for i in members:
+                s = sentences[i]
+                ell = len(s.tokens)
+                while pos < ell:
+                    t = base[pos]
+                    counts[t] += 1
+                    if t not in first:
+                        first[t] = pos
+                        if t in colloc:
+                            known.append(t)
+                            by_next[colloc[t]].append(t)
+                    y = colloc.get(t)
+                    if y is not None:
+                        csum[y] += 1
+                        if counts[t] > gmax[y]:
+                            gmax[y] = counts[t]
+                            top.raise_to(y, counts[t])
+                    pos += 1
+                if ell == 1:
+                    continue
+                optimal = by_next.get(s.label, [])
+                if not optimal:
+                    shown = known[:8]
+                    nexts = ", ".join(f"n({t})={colloc[t]}" for t in shown) + (" …" if len(known) > 8 else "")
+                    distinct = list(itertools.islice(first, MAX_LISTED))  # walked to ell: all are in s
+                    found.append((i, Violation(
+                        "unrealizable_sentence",
+                        s.query,
+                        distinct,
+                        list(s.lines),
+                        f"sentence '{s.short()}'{_fmt_lines(list(s.lines))} is unrealizable: no token in it has "
+                        f"collocation {s.label!r} ({nexts or 'no token has a collocation'})",
+                    )))
+                    continue
+                version = (id(base), len(known), s.lines)
+                if done.get((s.query, s.label)) != version:
+                    done[(s.query, s.label)] = version
+                    order = self.orders.setdefault(s.query, QueryOrder(s.query))
+                    non_optimal = [t for t in known if colloc[t] != s.label]
+                    for hi in optimal:
+                        for lo in non_optimal:
+                            order.edges.setdefault((hi, lo), set()).update(s.lines)
+                n_opt = csum[s.label]
+                if top.max_except(s.label) > n_opt:
+                    for lo in known:
+                        if colloc[lo] != s.label and counts[lo] > n_opt:
+                            found.append((i, Violation(
+                                "assumption3",
+                                s.query,
+                                [lo],
+                                list(s.lines),
+                                f"sentence '{s.short()}'{_fmt_lines(list(s.lines))} breaks Assumption 3: "
+                                f"non-optimal token {lo!r} occurs {counts[lo]} times but optimal tokens only "
+                                f"{n_opt} time(s)",
+                            )))
+            # lines of the sentences holding each token without collocation: walk the group from the
+            # longest sentence down; a token first seen at position p is in the sentences longer than p
+            absent = sorted((p, t) for t, p in first.items() if t not in colloc)
+            lines_so_far: set[int] = set()
+            for i in reversed(members):
+                ell = len(sentences[i].tokens)
+                while absent and absent[-1][0] >= ell:
+                    missing[absent.pop()[1]].update(lines_so_far)
+                lines_so_far.update(sentences[i].lines)
+            for _, t in absent:
+                missing[t].update(lines_so_far)
+        index = self.dataset.index
+        for tok in sorted(missing, key=index.__getitem__):
+            lines = sorted(missing[tok])
             self.violations.append(
                 Violation(
                     "missing_collocation",
                     None,
                     [tok],
-                    sorted(set(lines)),
+                    lines,
                     f"token {tok!r} appears in sentences{_fmt_lines(lines)} but has no collocation; add a "
                     f"line '{tok} => NEXT' giving the token that follows {tok!r} on its own",
                 )
             )
-
-    # ------------------------------------------------------------------ orders
-    def _build_orders(self) -> None:
-        for s in self.dataset.sentences:
-            if len(s.tokens) == 1:
-                self.sentence_roles.append(None)
-                continue
-            known = [t for t in s.tokens if t in self.collocation]
-            optimal = {t for t in known if self.collocation[t] == s.label}
-            non_optimal = {t for t in known if self.collocation[t] != s.label}
-            self.sentence_roles.append((optimal, non_optimal))
-            if not optimal:
-                nexts = ", ".join(f"n({t})={self.collocation[t]}" for t in dict.fromkeys(known))
-                self.violations.append(
-                    Violation(
-                        "unrealizable_sentence",
-                        s.query,
-                        list(dict.fromkeys(s.tokens)),
-                        list(s.lines),
-                        f"sentence '{s}'{_fmt_lines(list(s.lines))} is unrealizable: no token in it has "
-                        f"collocation {s.label!r} ({nexts or 'no token has a collocation'})",
-                    )
-                )
-                continue
-            order = self.orders.setdefault(s.query, QueryOrder(s.query))
-            for hi in optimal:
-                for lo in non_optimal:
-                    order.edges.setdefault((hi, lo), []).extend(s.lines)
-            counts = Counter(s.tokens)
-            n_opt = sum(counts[t] for t in optimal)
-            for lo in sorted(non_optimal, key=s.tokens.index):
-                if counts[lo] > n_opt:
-                    self.violations.append(
-                        Violation(
-                            "assumption3",
-                            s.query,
-                            [lo],
-                            list(s.lines),
-                            f"sentence '{s}'{_fmt_lines(list(s.lines))} breaks Assumption 3: non-optimal token "
-                            f"{lo!r} occurs {counts[lo]} times but optimal tokens only {n_opt} time(s)",
-                        )
-                    )
+        found.sort(key=lambda iv: iv[0])
+        self.violations.extend(v for _, v in found)
 
     def _check_orders(self) -> None:
         for q, order in self.orders.items():
@@ -259,13 +339,38 @@ class DatasetStructure:
         }
         return np.array(sorted(triples), dtype=np.int64).reshape(-1, 3)
 
+    def is_optimal(self, token: str, label: str) -> bool:
+        """Whether ``token`` is optimal in a multi-token sentence labelled ``label`` (n(token) = label)."""
+        return self.collocation.get(token) == label
+
     def optimal_mask(self, sentence_index: int) -> np.ndarray:
         """Boolean mask over the positions of sentence ``sentence_index`` marking optimal tokens."""
         s: Sentence = self.dataset.sentences[sentence_index]
-        roles = self.sentence_roles[sentence_index]
-        if roles is None:
+        if len(s.tokens) == 1:
             return np.ones(1, dtype=bool)
-        return np.array([t in roles[0] for t in s.tokens], dtype=bool)
+        return np.array([self.collocation.get(t) == s.label for t in s.tokens], dtype=bool)
+
+    def degenerate(self) -> dict[str, str]:
+        """Stages of Algorithm 1 that have nothing to learn on this dataset, with the reason.
+
+        ``"stage1"``: a one-token vocabulary (W*_ov has no constraint). ``"stage2"``: no sentence whose
+        query orders an optimal above a non-optimal token, so W*_kq has no constraint and is undefined.
+        """
+        out: dict[str, str] = {}
+        V = self.dataset.vocab_size
+        if V < 2:
+            out["stage1"] = (
+                f"the vocabulary has a single token ({self.dataset.vocab[0]!r}): there is no other token to "
+                "predict, so the collocation loss is 0 and W*_ov has no constraint"
+            )
+        if not any(order.edges for order in self.orders.values()):
+            if all(len(s.tokens) == 1 for s in self.dataset.sentences):
+                why = "no sentence has two or more tokens, so attention has no choice to make"
+            else:
+                why = ("no multi-token sentence holds both an optimal token (n(x) = its next token) and a "
+                       "non-optimal one, so no query orders two tokens")
+            out["stage2"] = f"{why}; W*_kq has no constraint and the stage-2 direction is undefined"
+        return out
 
     def report(self) -> dict:
         """JSON-ready summary: validity, violations, vocabulary, collocation and orders."""
@@ -278,6 +383,7 @@ class DatasetStructure:
             "collocation": dict(self.collocation),
             "orders": {q: self.categories(q).as_dict() for q in self.orders},
             "violations": [v.as_dict() for v in self.violations],
+            "degenerate": self.degenerate(),
         }
 
 

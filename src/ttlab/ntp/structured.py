@@ -513,43 +513,53 @@ def _train(prob: StructuredProblem, config, progress, t0: float):
             metrics[c].append(v)
 
     mult1 = torch.tensor([1.0, float(V - 1)], dtype=torch.float64)
-    for t in range(cfg.stage1_steps + 1):
-        ce, _ = prob.stage1_loss_grad(ov)
-        c, nrm = cos_ov()
-        record("1", t, ce, c, nrm, star_ov.norm, cfg.eta0, nan, (c, nrm))
-        if t < cfg.stage1_steps:
-            g = ce.grad if V > 1 else torch.cat([ce.grad, torch.zeros_like(ce.grad)], 1)
-            if cfg.optimizer == "ngd":
-                unit, un = _ngd_unit(g, mult1)
-                if un > 0:
-                    ov.label_val = ov.label_val - cfg.eta0 * unit[:, 0] / un
-                    ov.other_val = ov.other_val - cfg.eta0 * unit[:, 1] / un
-            else:
-                scale = math.exp(ce.log_scale) if ce.log_scale else 1.0
-                ov.label_val = ov.label_val - cfg.eta0 * (g[:, 0] * scale)
-                ov.other_val = ov.other_val - cfg.eta0 * (g[:, 1] * scale)
-        if progress:
-            progress("stage 1", t, cfg.stage1_steps)
-    frozen_ov = cos_ov()
-
     a_tok = prob.position_gain(ov)
     kq = SparseKQ(V, prob.pair_token, prob.pair_query, torch.zeros(len(prob.pair_keys), dtype=torch.float64))
-    for t in range(cfg.stage2_steps + 1):
-        ce, grad, phi = prob.stage2_loss_grad(a_tok, kq)
-        nrm = kq.norm()
-        c = nan if nrm == 0.0 or star_kq.norm == 0.0 else float(kq.values @ star_on_pairs) / (nrm * star_kq.norm)
-        record("2", t, ce, c, nrm, star_kq.norm, cfg.eta, prob.min_optimal_attention(phi), frozen_ov)
-        if t < cfg.stage2_steps:
-            if cfg.optimizer == "ngd":
-                unit, un = _ngd_unit(grad)
-                if un > 0:
-                    kq.values = kq.values - cfg.eta * unit / un
-            else:
-                scale = math.exp(ce.log_scale) if ce.log_scale else 1.0
-                kq.values = kq.values - cfg.eta * (grad * scale)
-        if progress:
-            progress("stage 2", t, cfg.stage2_steps)
+    interrupted = None
+    try:
+        for t in range(cfg.stage1_steps + 1):
+            ce, _ = prob.stage1_loss_grad(ov)
+            c, nrm = cos_ov()
+            record("1", t, ce, c, nrm, star_ov.norm, cfg.eta0, nan, (c, nrm))
+            if t < cfg.stage1_steps:
+                g = ce.grad if V > 1 else torch.cat([ce.grad, torch.zeros_like(ce.grad)], 1)
+                if cfg.optimizer == "ngd":
+                    unit, un = _ngd_unit(g, mult1)
+                    if un > 0:
+                        ov.label_val = ov.label_val - cfg.eta0 * unit[:, 0] / un
+                        ov.other_val = ov.other_val - cfg.eta0 * unit[:, 1] / un
+                else:
+                    scale = math.exp(ce.log_scale) if ce.log_scale else 1.0
+                    ov.label_val = ov.label_val - cfg.eta0 * (g[:, 0] * scale)
+                    ov.other_val = ov.other_val - cfg.eta0 * (g[:, 1] * scale)
+            if progress:
+                progress("stage 1", t, cfg.stage1_steps)
+        frozen_ov = cos_ov()
 
+        a_tok = prob.position_gain(ov)
+        # stage 2 is skipped when W*_kq has no constraint and no stage-2 step is asked for (as in the dense run)
+        for t in range(cfg.stage2_steps + 1 if cfg.stage2_steps or star_kq.n_constraints else 0):
+            ce, grad, phi = prob.stage2_loss_grad(a_tok, kq)
+            nrm = kq.norm()
+            c = nan if nrm == 0.0 or star_kq.norm == 0.0 else float(kq.values @ star_on_pairs) / (nrm * star_kq.norm)
+            record("2", t, ce, c, nrm, star_kq.norm, cfg.eta, prob.min_optimal_attention(phi), frozen_ov)
+            if t < cfg.stage2_steps:
+                if cfg.optimizer == "ngd":
+                    unit, un = _ngd_unit(grad)
+                    if un > 0:
+                        kq.values = kq.values - cfg.eta * unit / un
+                else:
+                    scale = math.exp(ce.log_scale) if ce.log_scale else 1.0
+                    kq.values = kq.values - cfg.eta * (grad * scale)
+            if progress:
+                progress("stage 2", t, cfg.stage2_steps)
+    except KeyboardInterrupt:  # keep the steps recorded so far, as the dense trainer does
+        rows = min(len(v) for v in metrics.values())
+        for k in metrics:
+            del metrics[k][rows:]
+        interrupted = (f"stage {metrics['stage'][-1]}, step {metrics['step'][-1]}" if metrics["step"]
+                       else "before the first step")
+        a_tok = prob.position_gain(ov)
     dense = V <= MATERIALIZE_LIMIT
     return TrainResult(
         config=cfg,
@@ -561,6 +571,7 @@ def _train(prob: StructuredProblem, config, progress, t0: float):
         wall_time_s=time.perf_counter() - t0,
         limit_loss=prob.limit_loss(a_tok),
         max_len=prob.L,
+        interrupted=interrupted,
         structured=StructuredState(ov, kq, star_ov, star_kq),
     )
 

@@ -106,6 +106,7 @@ class TrainResult:
     wall_time_s: float = 0.0
     limit_loss: float = float("nan")  # stage-2 loss with all attention on optimal tokens
     max_len: int = 1  # L_max of the training sentences
+    interrupted: str | None = None  # "stage 1, step 41" when a KeyboardInterrupt stopped training
     structured: object | None = None  # ttlab.ntp.structured.StructuredState of a structured run
 
     def rows(self, stage: str | None = None) -> dict[str, np.ndarray]:
@@ -159,7 +160,7 @@ def _init_params(model: NTPTransformer, cfg: TrainConfig) -> tuple[torch.Tensor,
 
 def limit_loss(model: NTPTransformer, W_ov: torch.Tensor) -> float:
     """Stage-2 loss when every sentence puts its attention uniformly on its optimal positions."""
-    opt = model.optimal_mask.to(model.dtype)
+    opt = model.optimal_mask.to(model.dtype) * model.counts  # positions of each optimal distinct token
     phi = opt / opt.sum(1, keepdim=True).clamp_min(1)
     logits = model._logits(W_ov, phi, model.tokens, model._X)
     return softmax_cross_entropy(logits, model.labels, model.weights).loss
@@ -203,7 +204,12 @@ def train(
     progress: ProgressFn | None = None,
     model: NTPTransformer | None = None,
 ) -> TrainResult:
-    """Run Algorithm 1 (or an ablation) on ``dataset`` and record the per-step diagnostics."""
+    """Run Algorithm 1 (or an ablation) on ``dataset`` and record the per-step diagnostics.
+
+    A KeyboardInterrupt during training ends it early: the result holds the steps recorded so far and
+    ``interrupted`` names where it stopped (stage 2 is skipped when W*_kq has no constraint and
+    ``stage2_steps`` is 0, see :meth:`DatasetStructure.degenerate`).
+    """
     cfg = config or TrainConfig()
     cfg.validate()
     if _use_structured(cfg, embeddings if model is None else _embeddings_of(model), model):
@@ -223,7 +229,28 @@ def train(
         cfg = cfg.resolved(model.dim)
         cfg.dtype = model.dtype_name
         cfg.impl = "dense"
-        return _train(model, cfg, progress, t0)
+        state: dict = {}
+        try:
+            return _train(model, cfg, progress, t0, state)
+        except KeyboardInterrupt:
+            if "metrics" not in state:
+                raise
+            m = state["metrics"]
+            rows = min(len(v) for v in m.values())  # the interrupt may land between two columns of a row
+            m = {k: v[:rows] for k, v in m.items()}
+            where = f"stage {m['stage'][-1]}, step {m['step'][-1]}" if m["step"] else "before the first step"
+            return TrainResult(
+                config=cfg,
+                W_ov=state["W_ov"].detach(),
+                W_kq=state["W_kq"].detach(),
+                wov_star=state["wov_star"],
+                wkq_star=state["wkq_star"],
+                metrics=m,
+                wall_time_s=time.perf_counter() - t0,
+                limit_loss=limit_loss(model, state["W_ov"].detach()),
+                max_len=dataset.max_len,
+                interrupted=where,
+            )
 
 
 def _use_structured(cfg: TrainConfig, embeddings: np.ndarray | None, model: NTPTransformer | None) -> bool:
@@ -243,7 +270,9 @@ def _embeddings_of(model: NTPTransformer) -> np.ndarray | None:
     return None if model.E is None else model.E.double().numpy()
 
 
-def _train(model: NTPTransformer, cfg: TrainConfig, progress: ProgressFn | None, t0: float) -> TrainResult:
+def _train(
+    model: NTPTransformer, cfg: TrainConfig, progress: ProgressFn | None, t0: float, state: dict | None = None
+) -> TrainResult:
     dataset = model.dataset
     E = None if model.E is None else model.E.double().numpy()
     wov_star = max_margin_ov(model.structure.next_token_array(), E)
@@ -253,6 +282,8 @@ def _train(model: NTPTransformer, cfg: TrainConfig, progress: ProgressFn | None,
     star_kq = torch.as_tensor(wkq_star.W, dtype=torch.float64)
     m: dict[str, list] = {c: [] for c in METRIC_COLUMNS}
     nan = float("nan")
+    if state is not None:  # what an interrupted run still reports (the steppers update W in place)
+        state.update(metrics=m, W_ov=W_ov, W_kq=W_kq, wov_star=wov_star, wkq_star=wkq_star)
 
     frozen_ov: tuple[float, float] | None = None  # (cosine, norm) of W_ov once it stops changing
 
@@ -280,7 +311,7 @@ def _train(model: NTPTransformer, cfg: TrainConfig, progress: ProgressFn | None,
         W_ov = W_ov.detach()
         frozen_ov = (cosine(W_ov, star_ov), float(W_ov.norm()))
         stepper = _Stepper(W_kq, cfg.optimizer, cfg.eta)
-        for t in range(cfg.stage2_steps + 1):
+        for t in range(cfg.stage2_steps + 1 if cfg.stage2_steps or wkq_star.n_constraints else 0):
             lg = model.loss_and_grad(W_ov, W_kq, wrt=("kq",))
             record("2", t, lg, W_kq, wkq_star, cfg.eta, model.min_optimal_attention(lg.attention))
             if t < cfg.stage2_steps:

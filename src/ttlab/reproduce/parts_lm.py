@@ -153,13 +153,15 @@ def _render_scaling(r: dict[str, Any]) -> list:
              "early-stop": f"with early stopping on validation (patience {t['patience']}) under a {t['max_iters']}-step cap",
              "budget": f"for a fixed budget of {t['max_iters']} steps"}[c["protocol"]]
     idopt = r.get("id_options") or {}
+    block = (c["model"] if data_kind else c["models"][-1])["block_size"]
+    context = idopt.get("context") or block  # None means the model's block size
     paras = [
         Paragraph(f"What was run: {what} of `{r['data']['corpus']}` ({fmt(r['data']['n_docs'])} documents, BPE vocabulary "
                   f"{fmt(r['data']['vocab_size'])}), {proto}; seeds {c['seeds']}, learning rate(s) {c['lrs']}, AdamW with warmup "
                   f"and cosine decay, batch {t['batch_size']}. Loss fitted: `{c['loss']}` (mean of the 5 lowest test "
                   f"evaluations, as the authors did, unless stated). ID: final-layer embeddings of the "
                   f"{'largest-data' if data_kind else 'largest'} model on the test split — {idopt.get('windows_per_doc')} random "
-                  f"{idopt.get('context')}-token window(s) per document, {idopt.get('tokens_per_doc')} positions each, "
+                  f"{context}-token window(s) per document, {idopt.get('tokens_per_doc')} positions each, "
                   f"batches of {idopt.get('batch_size')}, MLE with K = {idopt.get('k')}, arithmetic mean of pointwise estimates "
                   f"(harmonic in brackets); last layer after the final LayerNorm. Wall time {fmt(r.get('wall_time_s'), 3)} s."),
     ]
@@ -288,3 +290,139 @@ def lm_id_ablations(out: Path, ctx: PartContext) -> dict:
          "by_data": [{k: x[k] for k in ("train_tokens", "intrinsic_dim", "intrinsic_dim_harmonic", "n_vectors")} for x in by_data],
          "id_options": per_layer["options"], "figure": "lm_id_ablations/id_ablations.png"}
     return r
+
+
+# ------------------------------------------------------------------------------------ model suite
+_TINY_SUITE = dict(window_bytes=48, windows_per_doc=8, id_tokens_per_doc=8, id_batch_size=60, id_k=5, batch_tokens=512)
+
+
+def _suite_config(ctx: PartContext, sweep: dict[str, Any]) -> Any:
+    """The suite evaluation of the model sweep's runs: the sweep's corpus and test split, windows of the
+    runs' block size, 16 windows per test document (the sweep's ID protocol), tiny sizes in tiny mode."""
+    from ttlab.lm.suite import SuiteConfig
+
+    data, block = sweep["config"]["data"], sweep["config"]["models"][0]["block_size"]
+    common = dict(corpus=data["corpus"], split="test", split_seed=data["split_seed"], val_frac=data["val_frac"],
+                  test_frac=data["test_frac"], max_corpus_docs=data["max_docs"], field_name=data["field_name"],
+                  context=block, seed=ctx.seed)
+    if ctx.tiny:
+        return SuiteConfig(**common, **_TINY_SUITE)
+    opts = sweep["config"]["id_options"]
+    return SuiteConfig(**common, windows_per_doc=16, id_tokens_per_doc=opts["tokens_per_doc"],
+                       id_batch_size=opts["batch_size"], id_k=opts["k"], id_average=opts["average"])
+
+
+def _suite_claims(r: dict[str, Any]) -> list[dict]:
+    f = r.get("fit_loss") or {}
+    a, ci, pred, n = f.get("alpha_hat"), f.get("alpha_hat_ci") or [None, None], r.get("alpha_pred"), f.get("n_points", 0)
+    out = [make_claim(
+        "lm_suite_scaling.power_law", "Held-out loss of a model suite falls as a power law in N (Figure 3)",
+        "power_law_decay", {"alpha": a, "lo": ci[0], "hi": ci[1], "r2": f.get("r2_log"), "n_points": n},
+        {"min_r2": 0.9, "min_points": 3}, quantity="held-out loss against non-embedding N",
+        summary=f"α̂_N = {fmt(a, 3)} [{fmt(ci[0], 3)}, {fmt(ci[1], 3)}], R² (log) = {fmt(f.get('r2_log'), 3)} over {n} models "
+                f"(bits per byte: {fmt((r.get('fit_bpb') or {}).get('alpha_hat'), 3)})")]
+    stmt = "The exponent predicted from the suite's ID, α_N = 2/d, matches the fitted α̂_N (paper: it under-estimates)"
+    if not finite(pred):
+        out.append(missing_claim("lm_suite_scaling.id_prediction", stmt, "no ID of the reference model"))
+    else:
+        capped = r.get("n_capped") or 0
+        out.append(make_claim(
+            "lm_suite_scaling.id_prediction", stmt, "exponent_match",
+            {"fitted": a, "lo": ci[0], "hi": ci[1], "predicted": pred, "n_points": n, "n_capped": capped,
+             "intrinsic_dim": r.get("intrinsic_dim")},
+            EXPONENT_TOLERANCE, quantity="α_N = 2/d from the reference model's ID",
+            summary=f"predicted {pred:.3f} from ID {fmt(r.get('intrinsic_dim'), 3)} of {r.get('reference')} (harmonic "
+                    f"rule: {fmt(r.get('alpha_pred_harmonic'), 3)}) vs fitted {fmt(a, 3)} [{fmt(ci[0], 3)}, {fmt(ci[1], 3)}]"
+                    + (f": Δ = {a - pred:+.3f}" if finite(a) else "")
+                    + (f"; {capped} of the suite's training runs hit the step cap" if capped else "")))
+    rows = [m for m in r.get("models", []) if m.get("intrinsic_dim") is not None]
+    out.append(make_claim(
+        "lm_suite_scaling.id_grows", "The final-layer ID grows with model size across the suite (Figure 4: 15.56 at "
+        "410M → 20.02 at 12.8B on the Pile)", "monotone",
+        {"values": [m["intrinsic_dim"] for m in rows], "se": [id_standard_error(m) for m in rows]},
+        {"direction": 1}, quantity="the ID by increasing model size",
+        summary="ID by increasing N: " + ", ".join(f"{fmt(m['intrinsic_dim'], 3)}" for m in rows)))
+    return out
+
+
+def _render_suite(r: dict[str, Any]) -> list:
+    c, w = r["config"], r["windows"]
+    paras = [
+        Paragraph(f"What was run: paper B's Figure-3 method on an existing suite — here the {len(r['models'])} models of "
+                  f"the model sweep (`{r['sweep_dir']}`), loaded from their run folders and evaluated, not trained, on "
+                  f"the same {w['n_windows']} text windows ({fmt(w['bytes'])} bytes, {c['window_bytes_used']}-byte "
+                  f"word-aligned windows, {c['windows_per_doc']} per document) of the {w['split']} split of "
+                  f"`{c['corpus']}`. Each model scores every byte with its own tokenizer ({c['context']}-token forward "
+                  f"passes, a start token in front of each window); bits per byte = nats / ln 2 / bytes. N is Kaplan's "
+                  f"non-embedding count. ID: the paper's protocol on the final-layer vectors of the same forward passes "
+                  f"({c['id_tokens_per_doc']} positions per window, batches of {c['id_batch_size']}, MLE with K = "
+                  f"{c['id_k']}, {c['id_average']} rule); α_N = 2/d from {r['reference'] or 'no model'} (the largest). "
+                  f"Wall time {fmt(r.get('wall_time_s'), 3)} s."),
+    ]
+    if r.get("figure"):
+        paras.append(Figure(r["figure"], "Held-out loss (left) and bits per byte (right) against non-embedding parameters "
+                                         "(log-log): the suite, the fitted power law and the slope predicted from the ID."))
+    paras.append(Table(["model", "non-embedding N", "tokens", "loss (nats/token)", "bits per byte", "ID (mean)",
+                        "ID (harmonic)", "α_N = 2/d"],
+                       [[m["name"], m.get("params_non_embedding"), m.get("tokens"), m.get("loss"), m.get("bpb"),
+                         m.get("intrinsic_dim"), m.get("intrinsic_dim_harmonic"), m.get("alpha_n_pred")]
+                        for m in r["models"]]))
+    rows = []
+    for label, f in (("loss", r.get("fit_loss") or {}), ("bits per byte", r.get("fit_bpb") or {})):
+        ci = f.get("alpha_hat_ci") or [None, None]
+        rows.append([label, f.get("alpha_hat"), f"{fmt(ci[0], 3)} – {fmt(ci[1], 3)}", f.get("r2_log"), r.get("alpha_pred")])
+    rows.append(["training sweep (mean of 5 lowest test losses)", r.get("sweep_alpha_hat"),
+                 "–".join(fmt(x, 3) for x in (r.get("sweep_alpha_hat_ci") or [None, None])), None, r.get("alpha_pred")])
+    paras.append(Table(["fitted on", "α̂_N", "95 % CI", "R² (log)", "predicted α_N"], rows))
+    paras.append(Paragraph(f"Every model, window and fit: `{r['results_file']}`."))
+    paras.append(Claims(r["claims"]))
+    return paras
+
+
+def _suite_estimate(ctx: PartContext, out: Path | None) -> float:
+    own = 90.0 if ctx.quick else 600.0  # quick: 4 models × ~32k tokens + their IDs took 85 s on 2 busy cores
+    if out is not None and (out / "lm_model_scaling" / "results.json").is_file():
+        return own
+    from ttlab.reproduce.registry import PARTS
+
+    return own + PARTS["lm_model_scaling"].estimated_seconds(ctx, out)
+
+
+@register_part("lm_suite_scaling", paper="B", title="Model scaling from an existing model suite (Figure 3's method)",
+               render=_render_suite, claims=_suite_claims, estimate=(420, 15000), estimate_fn=_suite_estimate, version=1)
+def lm_suite_scaling(out: Path, ctx: PartContext) -> dict:
+    """``ttlab lm suite`` on the model sweep's own runs (trains them first, or reuses the sweep's cache)."""
+    from ttlab.lm.suite import run_suite
+
+    sweep = _sweep("model", out / "lm_model_scaling", ctx)
+    selected = sorted((r for r in sweep["runs"] if r.get("selected") and r["seed"] == min(x["seed"] for x in sweep["runs"])),
+                      key=lambda r: r["params_non_embedding"])
+    if not selected:
+        raise RuntimeError("the model sweep has no finished run to evaluate")
+
+    def progress(stage: str, done: int, total: int) -> None:
+        ctx.step(f"suite: {stage}", done, total)
+
+    res = run_suite([r["run_dir"] for r in selected], out / "lm_suite_scaling", _suite_config(ctx, sweep),
+                    bootstrap=200 if ctx.tiny else 1000, backend=ctx.backend, ray_address=ctx.ray_address,
+                    workers=1, progress=progress)
+    if res["n_failed"]:
+        raise RuntimeError(f"{res['n_failed']} model(s) of the suite failed: "
+                           + "; ".join(f"{m['name']}: {m['error']}" for m in res["models"] if m["status"] != "ok"))
+    keep = ("name", "params", "params_non_embedding", "tokens", "bytes", "loss", "bpb", "intrinsic_dim", "intrinsic_dim_std",
+            "intrinsic_dim_harmonic", "alpha_n_pred", "n_vectors", "batch_size", "wall_time_s", "status", "cached")
+    fit = {k: {x: res["fits"][k].get(x) for x in ("alpha_hat", "alpha_hat_ci", "alpha_hat_ci_method", "r2_log", "n_points")}
+           for k in ("loss", "bpb")}
+    sub = Path(sweep["runs"][0]["run_dir"]).parent.parent
+    return {"models": [{k: m.get(k) for k in keep} for m in res["models"]], "fit_loss": fit["loss"], "fit_bpb": fit["bpb"],
+            "alpha_pred": res["alpha_pred"], "alpha_pred_harmonic": res["alpha_pred_harmonic"],
+            "intrinsic_dim": res["intrinsic_dim"], "reference": (res["reference"] or {}).get("name"),
+            "n_capped": sum(_step_capped(r) for r in selected), "sweep_alpha_hat": sweep.get("alpha_hat"),
+            "sweep_alpha_hat_ci": sweep.get("alpha_hat_ci"), "windows": {k: res["windows"].get(k) for k in
+                                                                         ("n_windows", "n_docs", "bytes", "split", "sha256")},
+            "config": {k: res["config"][k] for k in ("corpus", "context", "window", "window_bytes_used", "windows_per_doc",
+                                                     "id_tokens_per_doc", "id_batch_size", "id_k", "id_average", "dtype",
+                                                     "device")},
+            "sweep_dir": str(sub.relative_to(out)) if sub.is_relative_to(out) else str(sub),
+            "wall_time_s": res["wall_time_s"], "figure": "lm_suite_scaling/suite_scaling.png" if res.get("figure") else None,
+            "results_file": "lm_suite_scaling/results.json"}
