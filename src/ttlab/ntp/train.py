@@ -25,7 +25,7 @@ import torch
 from ttlab.errors import TTLabInputError
 from ttlab.ntp.dataset import NTPDataset
 from ttlab.ntp.maxmargin import MaxMarginSolution, max_margin_kq, max_margin_ov
-from ttlab.ntp.model import AUTO_FLOAT32_MAX_SPREAD, LossGrad, NTPTransformer, softmax_cross_entropy
+from ttlab.ntp.model import AUTO_FLOAT32_MAX_SPREAD, LossGrad, NTPTransformer, resolve_dtype, softmax_cross_entropy
 
 SCHEDULES = ("two-stage", "joint")
 IMPLS = ("auto", "structured", "dense")
@@ -69,6 +69,7 @@ class TrainConfig:
         """Raise a clear error for out-of-range settings."""
         if self.impl not in IMPLS:
             raise TTLabInputError(f"--impl must be one of {', '.join(IMPLS)} (got {self.impl!r})")
+        resolve_dtype(self.dtype)  # a clear error for an unknown dtype whichever path runs
         for name in ("stage1_steps", "stage2_steps"):
             if getattr(self, name) < 0:
                 raise TTLabInputError(f"{name.replace('_', '-')} must be ≥ 0 (got {getattr(self, name)})")
@@ -212,7 +213,7 @@ def train(
     """
     cfg = config or TrainConfig()
     cfg.validate()
-    if _use_structured(cfg, embeddings if model is None else _embeddings_of(model), model):
+    if use_structured(cfg, embeddings if model is None else _embeddings_of(model), model):
         from ttlab.ntp.structured import train_structured
 
         return train_structured(dataset, cfg, progress, structure=None if model is None else model.structure)
@@ -253,9 +254,9 @@ def train(
             )
 
 
-def _use_structured(cfg: TrainConfig, embeddings: np.ndarray | None, model: NTPTransformer | None) -> bool:
-    """impl="auto": structured whenever it applies (one-hot, zero init, two-stage, NGD/GD, not float32);
-    "structured" there or a clear error; "dense" never."""
+def use_structured(cfg: TrainConfig, embeddings: np.ndarray | None, model: NTPTransformer | None = None) -> bool:
+    """Whether ``cfg`` runs on the structured path. impl="auto": whenever it applies (one-hot, zero init,
+    two-stage, NGD/GD, not float32); "structured": there, else a clear error; "dense": never."""
     from ttlab.ntp.structured import structured_ineligibility
 
     if cfg.impl == "dense":
