@@ -215,3 +215,24 @@ def test_cli_impl_option(run_cli, tmp_path):
     r = run_cli("ntp", "run", "--vocab", "8", "--sentences", "20", "--impl", "structured", "--optimizer", "adam",
                 "--out", str(tmp_path / "y"))
     assert r.code == 2 and "structured cannot run" in r.err and "Traceback" not in r.err
+
+
+def test_large_vocabulary_results_carry_no_dense_matrices(monkeypatch):
+    import ttlab.ntp.experiment as experiment
+    import ttlab.ntp.structured as structured
+
+    ds = generate_dataset(10, 30, 2, 4, seed=1)
+    full = train(ds, TrainConfig(stage1_steps=10, stage2_steps=10))
+    monkeypatch.setattr(structured, "MATERIALIZE_LIMIT", 5)
+    small = train(ds, TrainConfig(stage1_steps=10, stage2_steps=10))
+    assert small.W_ov is None and small.W_kq is None and small.wkq_star.W.shape == (0, 0)
+    for c in METRIC_COLUMNS:
+        np.testing.assert_array_equal(np.asarray(small.metrics[c]), np.asarray(full.metrics[c]), err_msg=c)
+    assert small.wkq_star.norm == full.wkq_star.norm
+    torch.testing.assert_close(small.structured.W_kq.dense(), full.W_kq, rtol=0, atol=0)
+    torch.testing.assert_close(small.structured.W_ov.dense(), full.W_ov, rtol=0, atol=0)
+    monkeypatch.setattr(experiment, "MATERIALIZE_LIMIT", 5)
+    with pytest.raises(TTLabInputError, match="generalization-samples"):
+        experiment.run_dynamics(ds, TrainConfig(stage1_steps=10, stage2_steps=10), generalization_samples=5)
+    s = experiment.run_dynamics(ds, TrainConfig(stage1_steps=10, stage2_steps=10))
+    assert s["config"]["impl"] == "structured" and s["config"]["dim"] == ds.vocab_size

@@ -238,6 +238,11 @@ def run_dynamics(
     cost = training_cost(dataset, dim, steps)
     require_trainable(cost, dataset.source, memory_limit_gib)
     if use_structured(config, embeddings):  # no dense model: its time estimate alone would form |V|² zeros
+        if generalization_samples and dataset.vocab_size > MATERIALIZE_LIMIT:
+            raise TTLabInputError(
+                f"--generalization-samples needs the dense matrices, which a structured run keeps only for "
+                f"|V| ≤ {MATERIALIZE_LIMIT} (this dataset has |V| = {dataset.vocab_size}); drop the option"
+            )
         model = problem = StructuredProblem(dataset, structure)
     else:
         problem = None
@@ -277,11 +282,6 @@ def run_dynamics(
     if result.interrupted:
         summary["interrupted"] = result.interrupted
     if generalization_samples and not result.interrupted:
-        if result.W_ov is None:
-            raise TTLabInputError(
-                f"--generalization-samples needs the dense matrices, which a structured run keeps only for "
-                f"|V| ≤ {MATERIALIZE_LIMIT} (this dataset has |V| = {dataset.vocab_size}); drop the option"
-            )
         if problem is not None:
             model = NTPTransformer(dataset, dtype="float64", structure=structure)
         sents = unseen_sentences(structure, n_samples=generalization_samples, seed=config.seed)
