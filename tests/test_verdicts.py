@@ -135,6 +135,15 @@ def test_claim_record_is_structured_and_rejudged_from_its_numbers():
     assert missing_claim("x.z", "Another", "not run")["verdict"] == INCONCLUSIVE
 
 
+def test_exponent_reason_places_the_fit_in_the_band_and_the_papers_tolerance():
+    m = {"fitted": 0.15, "lo": 0.13, "hi": 0.17, "predicted": 0.184, "band_lo": 0.14, "band_hi": 0.25}
+    verdict, reason, _ = judge("exponent_match", m, {**EXP, "paper_abs": 0.02})
+    assert verdict == PARTLY
+    assert "inside the ID estimators' prediction band" in reason and "outside the paper's ±0.02" in reason
+    _, reason, _ = judge("exponent_match", {**m, "fitted": 0.18, "band_lo": 0.19}, {**EXP, "paper_abs": 0.02})
+    assert "outside the ID estimators' prediction band" in reason and "within the paper's ±0.02" in reason
+
+
 def test_unknown_rule_is_an_error():
     with pytest.raises(KeyError, match="unknown verdict rule"):
         judge("no_such_rule", {}, {})

@@ -73,9 +73,32 @@ def test_data_sweep_results_fit_and_prediction(data_sweep):
     assert 0 < d < 32 and res["alpha_pred"] == pytest.approx(2 / (2 + d))
     assert res["id"]["run_dir"].endswith("D3000_s0_lr0.003") or res["id"]["run_dir"].endswith("D3000_s0_lr0.01")
     assert res["id"]["options"]["final_norm_in_last_layer"] is True and res["id"]["rows"][0]["layer"] == 1
+    # the prediction band: every band estimator on the same embeddings, central = MLE K=20 mean
+    from ttlab.scaling.band import BAND_ESTIMATORS
+
+    band = saved["alpha_pred_band"]
+    ids = res["id"]["rows"][0]["ids_by_estimator"]
+    assert set(ids) == set(BAND_ESTIMATORS)
+    assert band["kind"] == "alpha_d" and band["central_estimator"] == "mle"
+    assert band["central"] == pytest.approx(2 / (2 + ids["mle"]["id"]))
+    used = {k: v["id"] for k, v in ids.items() if v["id"] is not None}
+    assert set(band["estimators"]) == set(used) and len(used) >= 8
+    assert band["lo"] == pytest.approx(2 / (2 + max(used.values())))
+    assert band["hi"] == pytest.approx(2 / (2 + min(used.values())))
     png = (out / "data_scaling.png").read_bytes()
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5000
     assert saved["config"]["protocol"] == "budget" and saved["config"]["train"]["eval_test"] is True
+
+
+def test_band_mle_uses_the_sweeps_batches(data_sweep):
+    """With K = 20 and the mean, the band's MLE is the sweep's own estimate (same vectors, same batches)."""
+    from ttlab.lm.sweeps import measure_run_id
+
+    _, res = data_sweep
+    opts = IDOptions(windows_per_doc=4, tokens_per_doc=12, batch_size=200, k=20, average="mean")
+    row = measure_run_id(res["id"]["run_dir"], opts, band=True)["rows"][0]
+    assert row["ids_by_estimator"]["mle"]["id"] == pytest.approx(row["intrinsic_dim"], rel=1e-12)
+    assert row["ids_by_estimator"]["mle_harmonic"]["id"] == pytest.approx(row["intrinsic_dim_harmonic"], rel=1e-12)
 
 
 def test_data_sweep_resumes_from_cache(data_sweep, sweep_data):
@@ -103,6 +126,9 @@ def test_model_sweep_and_id_ablations(sweep_data, tmp_path):
     assert [r["n_embd"] for r in res["id_by_model"]] == [32, 48, 64]
     big = res["id_by_model"][-1]
     assert res["alpha_pred"] == pytest.approx(2 / big["intrinsic_dim"])
+    assert res["alpha_pred_band"]["kind"] == "alpha_n" and "ids_by_estimator" in big
+    assert res["alpha_pred_band"]["central"] == pytest.approx(2 / big["ids_by_estimator"]["mle"]["id"])
+    assert all("ids_by_estimator" not in r for r in res["id_by_model"][:-1])  # only the largest model
     assert all(r["stop_reason"] in ("early_stop", "max_iters") for r in res["runs"])
     abl = id_ablations([r["run_dir"] for r in res["runs"]], tmp_path / "abl", id_options=ID, position_edges=[0, 4, 16])
     assert len(abl["per_layer"]["rows"]) == 3 and [r["layer"] for r in abl["per_layer"]["rows"]] == [0, 1, 2]

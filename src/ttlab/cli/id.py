@@ -14,7 +14,8 @@ from ttlab.cli._common import console, console_err, parse_ints, print_json
 from ttlab.errors import TTLabInputError
 
 app = typer.Typer(
-    help="Intrinsic dimension (ID) of point clouds: MLE, TwoNN, GRIDE, the paper's batched protocol.",
+    help="Intrinsic dimension (ID) of point clouds: MLE, TwoNN, GRIDE, the paper's batched protocol; "
+    "`compare` runs 14 estimators (scikit-dimension's set) with one shared neighbour search.",
     no_args_is_help=True,
 )
 
@@ -82,6 +83,65 @@ def estimate(
         console.print("  per batch: " + ", ".join(f"{v:.3f}" for v in res.batches))
     if "error" in res.extras:
         console.print(f"  standard error {res.extras['error']:.3f}")
+
+
+@app.command("compare")
+def compare_cmd(
+    file: Path = typer.Argument(..., help="Points, one per row: .npy, .npz, .pt/.pth, .csv or .tsv."),
+    methods: str = typer.Option(
+        "all", "--methods",
+        help="'all' or comma-separated: mle (K=20, mean: the paper's), mle_harmonic, mle_median, twonn, gride, tle, "
+             "mom, mada, mind_ml, corrint, danco, ess, lpca, lpca_pr. Settings are scikit-dimension's defaults (gride: "
+             "n1 = 1; `id estimate` uses n1 = 10) except mind_ml (D = n_features, not 10) and danco (D = min(n_features, 48), seed 0).",
+    ),
+    paper: bool = typer.Option(False, "--paper", help="Paper's protocol for every estimator: seeded batches of 4096 (or --batch-size), averaged; spread over batches."),
+    batch_size: Optional[int] = typer.Option(None, "--batch-size", help="Batch size of the protocol (implies batches)."),
+    beta: float = typer.Option(1.0, "--beta", help="Hölder exponent β for the predicted α_D = 2β/(2β+d), α_N = 2β/d."),
+    metric: str = typer.Option("euclidean", "--metric", help="euclidean | cosine."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the shuffle into batches."),
+    key: Optional[str] = typer.Option(None, "--key", help="Array name inside an .npz or a saved dict."),
+    backend: str = typer.Option("auto", "--backend", help="Neighbour search: auto | torch | faiss | faiss-hnsw (approximate)."),
+    device: Optional[str] = typer.Option(None, "--device", help="cpu | cuda (default: cuda if present)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Also write the JSON result to this file (input of `ttlab scaling predict --from-compare`)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
+) -> None:
+    """Compare intrinsic-dimension estimators on the points in FILE (one shared neighbour search),
+    with the exponents each estimate predicts."""
+    from rich.table import Table
+
+    from ttlab.intrinsic_dim import compare, load_points
+    from ttlab.provenance import atomic_write_json
+
+    X = load_points(file, key=key)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = compare(X, methods, paper=paper, batch_size=batch_size, seed=seed, beta=beta, metric=metric,
+                      backend=backend, device=device)
+    for msg in dict.fromkeys(str(w.message) for w in caught):
+        console_err.print(f"[yellow]warning:[/] {msg}", highlight=False)
+    payload = {"file": str(file), **res.to_dict()}
+    if out is not None:
+        atomic_write_json(out, payload)
+    if as_json:
+        print_json(payload)
+        return
+    batched = res.batch_size is not None
+    t = Table(title=f"{file}: {res.n_points} points × {res.n_features}, {res.n_duplicates_removed} duplicate(s) removed"
+                    + (f", {res.n_batches} batch(es) of {res.batch_size}" if batched else ""))
+    for col, just in (("estimator", "left"), ("d̂", "right"), ("std over batches" if batched else "", "right"),
+                      ("time (s)", "right"), (f"α_D (β={res.beta:g})", "right"), ("α_N", "right"), ("notes", "left")):
+        if col:
+            t.add_column(col, justify=just)  # type: ignore[arg-type]
+    for r in res.rows:
+        cells = [r.method, "—" if r.dimension is None else f"{r.dimension:.3f}"]
+        if batched:
+            cells.append(f"{r.dimension_std:.3f}")
+        cells += [f"{r.seconds:.2f}", "—" if r.alpha_d is None else f"{r.alpha_d:.4f}",
+                  "—" if r.alpha_n is None else f"{r.alpha_n:.4f}", "; ".join(r.notes)]
+        t.add_row(*cells)
+    console.print(t)
+    console.print(f"shared neighbour search: k = {res.knn_k}, {res.knn_seconds:.2f} s ({res.knn_backend}); "
+                  f"total {res.total_seconds:.2f} s")
 
 
 @app.command("manifold")

@@ -146,6 +146,10 @@ def _report(res: dict[str, Any], out: Path, as_json: bool, sym: str) -> None:
         if res.get("intrinsic_dim") is not None:
             console.print(f"ID {res['intrinsic_dim']:.2f} (harmonic {res['intrinsic_dim_harmonic']:.2f}) → predicted "
                           f"α_{sym} = {res['alpha_pred']:.3f} (harmonic {res['alpha_pred_harmonic']:.3f})")
+        band = res.get("alpha_pred_band")
+        if band:
+            console.print(f"band over {len(band['estimators'])} ID estimators: α_{sym} {band['lo']:.3f} – {band['hi']:.3f} "
+                          f"(ID {band['id_lo']:.2f} – {band['id_hi']:.2f}; central {band['central']:.3f} from MLE K=20 mean)")
         console.print(f"wrote {out}/results.json and {out}/{res.get('figure', '')} in {res['wall_time_s']:.0f} s")
     if res["n_failed"]:
         failed = [r["name"] for r in res["runs"] if r["status"] != "ok"]

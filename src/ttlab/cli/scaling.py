@@ -43,22 +43,65 @@ def _kv_table(title: str, rows: dict[str, Any]) -> Table:
 
 @app.command()
 def predict(
-    intrinsic_dim: Annotated[float, typer.Option("--id", help="Intrinsic dimension d of the data (> 0).")],
+    intrinsic_dim: Annotated[Optional[float], typer.Option("--id", help="Intrinsic dimension d of the data (> 0).")] = None,
+    ids: Annotated[
+        Optional[str],
+        typer.Option("--ids", help="Several estimates, e.g. mle=15.6,twonn=14.2,tle=16.1: a band of predictions "
+                                   "(central from --central, range over the documented estimator set)."),
+    ] = None,
+    from_compare: Annotated[
+        Optional[Path], typer.Option("--from-compare", help="The JSON of `ttlab id compare --out/--json`: a band from its estimates.")
+    ] = None,
+    central: Annotated[str, typer.Option("--central", help="Estimator of the central prediction (the paper's: mle = MLE K=20, mean).")] = "mle_mean",
     beta: BetaOpt = 1.0,
     json_out: JsonOpt = False,
 ) -> None:
-    """Predicted exponents from an intrinsic dimension: α_D = 2β/(2β+d), α_N = 2β/d."""
-    out = {
-        "id": intrinsic_dim,
-        "beta": beta,
-        "alpha_d": theory.alpha_d(intrinsic_dim, beta),
-        "alpha_n": theory.alpha_n(intrinsic_dim, beta),
-        "alpha_n_sharma_kaplan": theory.alpha_n_sharma_kaplan(intrinsic_dim),
-    }
-    if json_out:
-        print_json(out)
+    """Predicted exponents from an intrinsic dimension: α_D = 2β/(2β+d), α_N = 2β/d; with --ids or
+    --from-compare, a band: the central estimator's prediction and the min–max over the estimators
+    mle, mle_harmonic, mle_median, twonn, gride, tle, mom, mada, mind_ml, corrint, danco, ess
+    (PCA dimensions measure the linear span and are left out)."""
+    from ttlab.scaling.band import ids_from_compare_json, parse_ids, prediction_band
+
+    given = sum(x is not None for x in (intrinsic_dim, ids, from_compare))
+    if given != 1:
+        raise TTLabInputError("give exactly one of --id, --ids or --from-compare")
+    if intrinsic_dim is not None:
+        out = {
+            "id": intrinsic_dim,
+            "beta": beta,
+            "alpha_d": theory.alpha_d(intrinsic_dim, beta),
+            "alpha_n": theory.alpha_n(intrinsic_dim, beta),
+            "alpha_n_sharma_kaplan": theory.alpha_n_sharma_kaplan(intrinsic_dim),
+        }
+        if json_out:
+            print_json(out)
+        else:
+            console.print(_kv_table(f"Predicted scaling exponents for d = {intrinsic_dim:g}, β = {beta:g}", out))
+        return
+    source = "--ids"
+    if ids is not None:
+        estimates = parse_ids(ids)
     else:
-        console.print(_kv_table(f"Predicted scaling exponents for d = {intrinsic_dim:g}, β = {beta:g}", out))
+        estimates, _ = ids_from_compare_json(from_compare)  # type: ignore[arg-type]
+        source = str(from_compare)
+    band = prediction_band(estimates, beta=beta, central=central)
+    payload = {"source": source, **band.to_dict()}
+    if json_out:
+        print_json(payload)
+        return
+    t = Table(title=f"Predicted exponents, β = {beta:g}: central from {band.central_estimator}, band over "
+                    f"{len(band.estimator_set)} estimator(s)")
+    for col in ("", "d", "α_D", "α_N"):
+        t.add_column(col, justify="left" if not col else "right")
+    t.add_row(f"central ({band.central_estimator})", f"{band.central['id']:.3f}", f"{band.central['alpha_d']:.4f}",
+              f"{band.central['alpha_n']:.4f}")
+    t.add_row("band low (largest d)", f"{band.lo['id']:.3f}", f"{band.lo['alpha_d']:.4f}", f"{band.lo['alpha_n']:.4f}")
+    t.add_row("band high (smallest d)", f"{band.hi['id']:.3f}", f"{band.hi['alpha_d']:.4f}", f"{band.hi['alpha_n']:.4f}")
+    for name, v in band.estimators.items():
+        t.add_row(f"  {name}", f"{v['id']:.3f}", f"{v['alpha_d']:.4f}", f"{v['alpha_n']:.4f}")
+    console.print(t)
+    if band.not_in_band:
+        console.print(f"not in the band (not manifold-dimension estimators of the set): {', '.join(band.not_in_band)}")
 
 
 @app.command()

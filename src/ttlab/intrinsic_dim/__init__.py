@@ -3,12 +3,15 @@
 Estimators (scikit-learn style: parameters in ``__init__``, ``fit(X)`` sets ``dimension_`` and
 ``pointwise_dimension_``): :class:`MLE` (Levina–Bickel; mean, harmonic = MacKay–Ghahramani, or
 median of pointwise estimates; optional K − 2 variant), :class:`TwoNN` (Facco et al. 2017) and
-:class:`GRIDE` (Denti et al. 2022, multiscale). Each supports ``metric='euclidean'|'cosine'`` and
+:class:`GRIDE` (Denti et al. 2022, multiscale); and, equal to scikit-dimension's for the same
+settings, :class:`LPCA` (``lPCA``), :class:`TLE`, :class:`CorrInt`, :class:`DANCo`, :class:`ESS`,
+:class:`MOM`, :class:`MiND_ML` and :class:`MADA` (:mod:`ttlab.intrinsic_dim.more_estimators`). Each supports ``metric='euclidean'|'cosine'`` and
 ``batch_size`` (the paper's protocol: shuffled, seeded batches, estimates averaged).
 
 Neighbours are exact, from blocked float32 matrix products certified and re-measured in
 float64 (:func:`kneighbors`). Exact duplicate points are dropped with a warning and counted.
 
+:func:`compare` runs many estimators on the same data with one shared neighbour search.
 One-call helpers return a self-describing :class:`IDResult`: :func:`estimate_id` and
 :func:`paper_protocol`. Known-answer data: :func:`sample_manifold`. Files: :func:`load_points`.
 """
@@ -24,15 +27,30 @@ from ttlab.intrinsic_dim.estimators import (
     mle_pointwise,
     split_batches,
 )
+from ttlab.intrinsic_dim.compare import COMPARE_METHODS, CompareResult, CompareRow, compare
 from ttlab.intrinsic_dim.io import load_points
+from ttlab.intrinsic_dim.more_estimators import DANCo, ESS, LPCA, MADA, MOM, TLE, CorrInt, MiND_ML, lPCA
 from ttlab.intrinsic_dim.knn import Neighbors, faiss_available, kneighbors
 from ttlab.intrinsic_dim.manifolds import MANIFOLDS, random_isometry, sample_manifold, true_dimension
 
 __all__ = [
     "MLE",
+    "LPCA",
+    "lPCA",
+    "TLE",
+    "CorrInt",
+    "DANCo",
+    "ESS",
+    "MOM",
+    "MiND_ML",
+    "MADA",
     "TwoNN",
     "GRIDE",
     "IDResult",
+    "COMPARE_METHODS",
+    "CompareResult",
+    "CompareRow",
+    "compare",
     "Neighbors",
     "MANIFOLDS",
     "PAPER_BATCH_SIZE",

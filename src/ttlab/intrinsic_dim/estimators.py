@@ -37,6 +37,7 @@ from __future__ import annotations
 import math
 import warnings
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -80,6 +81,44 @@ def split_batches(n: int, batch_size: int, seed: int, remainder: str = "drop") -
         elif remainder == "keep":
             batches.append(rest)
     return batches
+
+
+@dataclass(frozen=True)
+class PreparedPoints:
+    """Validated points after the metric map and duplicate removal, shared by estimators.
+
+    ``X``: the distinct (mapped) points; ``kept``: their row indices in the input;
+    ``n_input``: input rows; ``n_duplicates``: rows dropped as exact duplicates."""
+
+    X: np.ndarray
+    kept: np.ndarray
+    n_input: int
+    n_duplicates: int
+    metric: str
+
+    @property
+    def n(self) -> int:
+        """Number of distinct points."""
+        return int(self.X.shape[0])
+
+
+def prepare_points(X: Any, metric: str = "euclidean") -> PreparedPoints:
+    """Validate ``X``, map it for ``metric`` and drop exact duplicates (with a warning)."""
+    check_metric(metric)
+    X = check_points(X)
+    n_input = X.shape[0]
+    Xm = apply_metric(X, metric)
+    Xm, kept, n_dup = drop_duplicates(Xm, metric)
+    return PreparedPoints(Xm, kept, n_input, n_dup, metric)
+
+
+def truncate_neighbors(nb: Neighbors, k: int) -> Neighbors:
+    """The first ``k`` neighbours of a larger exact search (identical to searching with ``k``)."""
+    if nb.distances.shape[1] < k:
+        raise TTLabInputError(f"precomputed neighbours have {nb.distances.shape[1]} columns; {k} are needed.")
+    if nb.distances.shape[1] == k:
+        return nb
+    return Neighbors(nb.distances[:, :k], nb.indices[:, :k], nb.backend, nb.exact, nb.n_fallback)
 
 
 class _IDEstimator:
@@ -136,66 +175,95 @@ class _IDEstimator:
             check_int(self.batch_size, "batch_size", 2)
         self._check_params()
 
-    def fit(self, X: Any, y: Any = None) -> "_IDEstimator":
-        """Estimate the intrinsic dimension of the rows of ``X`` (n_points, n_features)."""
+    def _from_neighbors(self, X: np.ndarray, nb: Neighbors | None) -> tuple[float, np.ndarray | None, dict[str, Any]]:
+        """Estimate from one batch's points ``X`` and their neighbours (``None`` when k = 0).
+
+        Estimators that only need the sorted distances implement :meth:`_from_distances`."""
+        return self._from_distances(nb.distances)  # type: ignore[union-attr]
+
+    def _prepare(self, X: Any) -> PreparedPoints:
+        """Validate, apply the metric and drop duplicates (shared by every estimator on the same data)."""
         self._validate_common()
-        X = check_points(X)
-        n_input = X.shape[0]
-        Xm = apply_metric(X, self.metric)
-        Xm, kept, n_dup = drop_duplicates(Xm, self.metric)
+        return prepare_points(X, self.metric)
+
+    def _batches(self, prep: PreparedPoints) -> list[np.ndarray]:
+        """Check there are enough points and cut them into the protocol's batches."""
         need = self._min_points()
-        n = Xm.shape[0]
-        dup_note = f" after removing {n_dup} duplicate(s)" if n_dup else ""
+        n = prep.n
+        dup_note = f" after removing {prep.n_duplicates} duplicate(s)" if prep.n_duplicates else ""
         if n < need:
             raise TTLabInputError(
                 f"{self._needs()} at least {need} distinct points; got {n}{dup_note}."
             )
         if self.batch_size is None:
-            batches = [np.arange(n)]
-        else:
-            if self.batch_size < need and n > self.batch_size:
-                raise TTLabInputError(
-                    f"batch_size={self.batch_size} is too small: {self._needs()} at least {need} points per batch."
-                )
-            batches = split_batches(n, self.batch_size, self.seed, self.remainder)
-            if len(batches[-1]) < need:  # remainder='keep' with a tiny last batch
-                raise TTLabInputError(
-                    f"the last batch has {len(batches[-1])} points; {self._needs()} at least {need}. "
-                    "Use remainder='drop' or 'merge'."
-                )
+            return [np.arange(n)]
+        if self.batch_size < need and n > self.batch_size:
+            raise TTLabInputError(
+                f"batch_size={self.batch_size} is too small: {self._needs()} at least {need} points per batch."
+            )
+        batches = split_batches(n, self.batch_size, self.seed, self.remainder)
+        if len(batches[-1]) < need:  # remainder='keep' with a tiny last batch
+            raise TTLabInputError(
+                f"the last batch has {len(batches[-1])} points; {self._needs()} at least {need}. "
+                "Use remainder='drop' or 'merge'."
+            )
+        return batches
+
+    def fit(self, X: Any, y: Any = None) -> "_IDEstimator":
+        """Estimate the intrinsic dimension of the rows of ``X`` (n_points, n_features)."""
+        prep = self._prepare(X)
+        return self._fit_prepared(prep, self._batches(prep))
+
+    def _fit_prepared(
+        self, prep: PreparedPoints, batches: list[np.ndarray], neighbors: list[Neighbors] | None = None
+    ) -> "_IDEstimator":
+        """Fit on prepared points; ``neighbors`` (one per batch, with at least ``_n_neighbors()``
+        columns) reuses a neighbour search shared with other estimators."""
+        self._validate_common()
+        Xm = prep.X
         dims, pws, extras, n_fallback, backend = [], [], [], 0, ""
-        for nb, dim, pw, extra in self._run_batches(Xm, batches):
-            n_fallback += nb.n_fallback
-            backend = nb.backend
+        for nb, dim, pw, extra in self._run_batches(Xm, batches, neighbors):
+            if nb is not None:
+                n_fallback += nb.n_fallback
+                backend = nb.backend
             dims.append(dim)
             pws.append(pw)
             extras.append(extra)
         dims_arr = np.asarray(dims, dtype=float)
         self.dimension_ = float(dims_arr.mean())
-        self.pointwise_dimension_ = np.concatenate(pws)
-        self.point_indices_ = kept[np.concatenate(batches)]
+        self.pointwise_dimension_ = None if any(p is None for p in pws) else np.concatenate(pws)
+        self.point_indices_ = prep.kept[np.concatenate(batches)]
         self.batch_dimensions_ = dims_arr if self.batch_size is not None else None
         self.batch_sizes_ = np.array([len(b) for b in batches])
         self.dimension_std_ = float(dims_arr.std(ddof=1)) if len(dims_arr) > 1 else 0.0
-        self.n_points_ = n_input
-        self.n_duplicates_removed_ = n_dup
+        self.n_points_ = prep.n_input
+        self.n_duplicates_removed_ = prep.n_duplicates
         self.n_used_ = int(self.batch_sizes_.sum())
-        self.neighbors_backend_ = backend
+        self.neighbors_backend_ = backend or "none"
         self.n_fallback_ = n_fallback
         for key in extras[0]:
             vals = [e[key] for e in extras]
             setattr(self, key, vals[0] if len(vals) == 1 or key == "scales_" else _mean_of(vals))
         return self
 
-    def _run_batches(self, Xm: np.ndarray, batches: list[np.ndarray]) -> list[tuple[Neighbors, float, np.ndarray, dict]]:
+    def _run_batches(
+        self, Xm: np.ndarray, batches: list[np.ndarray], neighbors: list[Neighbors] | None = None
+    ) -> list[tuple[Neighbors | None, float, np.ndarray | None, dict]]:
         """Fit every batch. On the CPU, batches run concurrently, one per core, each on one thread:
         the selection steps between matrix products are serial, so whole batches in parallel keep
         every core busy (results are identical to a sequential run)."""
+        k = self._n_neighbors()
 
-        def one(idx: np.ndarray) -> tuple[Neighbors, float, np.ndarray, dict]:
-            nb = _kneighbors(Xm[idx], self._n_neighbors(), backend=self.backend, block_size=self.block_size,
-                             device=self.device)
-            return (nb, *self._from_distances(nb.distances))
+        def one(i: int) -> tuple[Neighbors | None, float, np.ndarray | None, dict]:
+            idx = batches[i]
+            Xb = Xm[idx]
+            if k == 0:
+                nb = None
+            elif neighbors is not None:
+                nb = truncate_neighbors(neighbors[i], k)
+            else:
+                nb = _kneighbors(Xb, k, backend=self.backend, block_size=self.block_size, device=self.device)
+            return (nb, *self._from_neighbors(Xb, nb))
 
         import torch
 
@@ -204,16 +272,16 @@ class _IDEstimator:
         )
         workers = min(len(batches), torch.get_num_threads()) if on_cpu else 1
         if workers <= 1:
-            return [one(idx) for idx in batches]
+            return [one(i) for i in range(len(batches))]
         previous = torch.get_num_threads()
 
-        def job(idx: np.ndarray) -> tuple[Neighbors, float, np.ndarray, dict]:
+        def job(i: int) -> tuple[Neighbors | None, float, np.ndarray | None, dict]:
             torch.set_num_threads(1)
-            return one(idx)
+            return one(i)
 
         try:
             with ThreadPoolExecutor(max_workers=workers) as pool:
-                return list(pool.map(job, batches))
+                return list(pool.map(job, range(len(batches))))
         finally:
             torch.set_num_threads(previous)
 

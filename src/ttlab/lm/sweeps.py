@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -356,9 +357,14 @@ def _alpha_summary(fits: dict[str, Any]) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------------------------------- ID
 def measure_run_id(run_dir: str | Path, opts: IDOptions = IDOptions(), *, layers: Sequence[int] | None = None,
-                   position_edges: Sequence[int] | None = None, corpus: str | None = None) -> dict[str, Any]:
+                   position_edges: Sequence[int] | None = None, corpus: str | None = None,
+                   band: bool = False) -> dict[str, Any]:
     """Embed a run's split (its own token dataset unless ``corpus``) and estimate the ID of ``opts.layer``
-    (or every layer in ``layers``; or every position group) with the mean and the harmonic rule."""
+    (or every layer in ``layers``; or every position group) with the mean and the harmonic rule.
+
+    ``band=True`` also runs every estimator of :data:`ttlab.scaling.band.BAND_ESTIMATORS` on the same
+    vectors and batches (``intrinsic_dim.compare``, one shared neighbour search) and stores them in
+    each row as ``ids_by_estimator`` ``{name: {"id", "std", "seconds", "notes"}}``."""
     from ttlab.lm.embed import EmbedConfig, embed_corpus, open_embedding_model, text_intrinsic_dimension
 
     model = open_embedding_model(run_dir)
@@ -386,12 +392,29 @@ def measure_run_id(run_dir: str | Path, opts: IDOptions = IDOptions(), *, layers
                    "alpha_n_pred_harmonic": est["harmonic"]["alpha_n_pred"]}
             if g is not None:
                 row["positions"] = [int(position_edges[g]), int(position_edges[g + 1])]  # type: ignore[index]
+            if band:
+                row["ids_by_estimator"] = _ids_by_estimator(emb, layer, g, opts, main["batch_size"])
             rows.append(row)
     return {"run_dir": str(run_dir), "options": {**asdict(opts), "context": context, "layer_convention": emb.meta["model"]["layer_convention"],
                                                  "final_norm_in_last_layer": emb.meta["model"]["final_norm_in_last_layer"],
                                                  "unbiased": False},
             "n_docs": emb.meta["n_docs"], "n_windows": emb.meta["n_windows"], "n_layer": emb.meta["model"]["n_layer"],
             "width": emb.meta["model"]["width"], "rows": rows}
+
+
+def _ids_by_estimator(emb: Any, layer: int, group: int | None, opts: IDOptions, batch_size: int) -> dict[str, Any]:
+    """Every band estimator on one layer's vectors, with the batches of the main (MLE) estimate."""
+    from ttlab.intrinsic_dim import compare
+    from ttlab.scaling.band import BAND_ESTIMATORS
+
+    X = emb.layer(layer)
+    if group is not None:
+        X = X[emb.group == group]
+    with warnings.catch_warnings():  # duplicates are counted in the row already
+        warnings.simplefilter("ignore")
+        res = compare(X, list(BAND_ESTIMATORS), batch_size=batch_size, seed=opts.seed, skip_infeasible=True)
+    return {r.method: {"id": r.dimension, "std": r.dimension_std, "seconds": r.seconds, "notes": r.notes}
+            for r in res.rows}
 
 
 # ------------------------------------------------------------------------- shared by both sweeps
@@ -419,9 +442,16 @@ def _fitted_result(kind: str, runs: list[dict[str, Any]], x_key: str, loss: str,
 def _id_summary(row: dict[str, Any] | None, sym: str) -> dict[str, Any]:
     """The headline ID figures of one measured row; α_pred is α_D (``sym="d"``) or α_N (``"n"``)."""
     if row is None:
-        return {"intrinsic_dim": None, "alpha_pred": None}
-    return {"intrinsic_dim": row["intrinsic_dim"], "intrinsic_dim_harmonic": row["intrinsic_dim_harmonic"],
-            "alpha_pred": row[f"alpha_{sym}_pred"], "alpha_pred_harmonic": row[f"alpha_{sym}_pred_harmonic"]}
+        return {"intrinsic_dim": None, "alpha_pred": None, "alpha_pred_band": None}
+    out = {"intrinsic_dim": row["intrinsic_dim"], "intrinsic_dim_harmonic": row["intrinsic_dim_harmonic"],
+           "alpha_pred": row[f"alpha_{sym}_pred"], "alpha_pred_harmonic": row[f"alpha_{sym}_pred_harmonic"],
+           "alpha_pred_band": None}
+    ids = {k: v["id"] for k, v in (row.get("ids_by_estimator") or {}).items() if v.get("id") is not None and v["id"] > 0}
+    if "mle" in ids:
+        from ttlab.scaling.band import prediction_band
+
+        out["alpha_pred_band"] = prediction_band(ids, central="mle_mean").for_exponent(f"alpha_{sym}")
+    return out
 
 
 def _finish(result: dict[str, Any], config: dict[str, Any], out: Path, figure: str | None, t0: float) -> dict[str, Any]:
@@ -469,8 +499,10 @@ def run_data_sweep(
     """Train one model shape on geometrically spaced data sizes; fit α̂_D; predict α_D from the ID.
 
     Writes ``DIR/results.json`` (keys ``runs``, ``points``, ``alpha_hat``, ``alpha_hat_ci``,
-    ``intrinsic_dim``, ``alpha_pred``, ``fits``, ``id``, ``config``, ``versions``) and
-    ``DIR/data_scaling.png``; returns the same dict.
+    ``intrinsic_dim``, ``alpha_pred``, ``alpha_pred_band``, ``fits``, ``id``, ``config``, ``versions``) and
+    ``DIR/data_scaling.png``; returns the same dict. ``alpha_pred_band`` (see
+    :meth:`ttlab.scaling.band.PredictionBand.for_exponent`) is the α_D band over the estimators
+    stored in ``id.rows[0].ids_by_estimator``, measured on the same embedding batches.
     """
     _check_common(protocol, loss, seeds, lrs)
     t0 = time.perf_counter()
@@ -505,7 +537,7 @@ def run_data_sweep(
     if largest:
         if progress:
             progress("embedding + ID", 0, 1)
-        result["id"] = measure_run_id(largest[0]["run_dir"], id_options)
+        result["id"] = measure_run_id(largest[0]["run_dir"], id_options, band=True)
         if progress:
             progress("embedding + ID", 1, 1)
     result.update(_id_summary(result["id"]["rows"][0] if result["id"] else None, "d"))
@@ -540,7 +572,7 @@ def run_model_sweep(
     with α_N = 2/d from each model's ID (the width ablation comes with it).
 
     Writes ``DIR/results.json`` (``runs``, ``points``, ``alpha_hat``, ``alpha_hat_ci``, ``intrinsic_dim``,
-    ``alpha_pred``, ``id_by_model``, …) and ``DIR/model_scaling.png``.
+    ``alpha_pred``, ``alpha_pred_band`` (α_N band over the largest model's ``ids_by_estimator``), ``id_by_model``, …) and ``DIR/model_scaling.png``.
     """
     _check_common(protocol, loss, seeds, lrs)
     if len(models) < 3:
@@ -565,7 +597,7 @@ def run_model_sweep(
         for i, r in enumerate(sorted(selected, key=lambda r: r["params_non_embedding"])):
             if progress:
                 progress("embedding + ID", i, len(selected))
-            idr = measure_run_id(r["run_dir"], id_options)
+            idr = measure_run_id(r["run_dir"], id_options, band=i == len(selected) - 1)  # band: largest model
             id_by_model.append({"name": r["name"], "n_layer": r["n_layer"], "n_embd": r["n_embd"],
                                 "params_non_embedding": r["params_non_embedding"], **idr["rows"][0]})
         if progress:

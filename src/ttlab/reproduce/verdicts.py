@@ -320,8 +320,10 @@ def _exponent_match(m: dict, th: dict, q: str) -> Judgement:
     band = ""
     if _num(m.get("band_lo")) is not None and _num(m.get("band_hi")) is not None:
         inside = m["band_lo"] <= a <= m["band_hi"]
-        band = (f"; {'inside' if inside else 'outside'} the estimators' prediction band "
+        band = (f"; {'inside' if inside else 'outside'} the ID estimators' prediction band "
                 f"[{_g(m['band_lo'])}, {_g(m['band_hi'])}]")
+    if _num(th.get("paper_abs")) is not None:
+        band += f"; {'within' if abs(a - p) <= th['paper_abs'] else 'outside'} the paper's ±{_g(th['paper_abs'])}"
     if "lo" in m or "hi" in m:
         bad = _missing(m, "lo", "hi")
         if bad:

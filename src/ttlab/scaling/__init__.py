@@ -2,6 +2,7 @@
 
 * :mod:`ttlab.scaling.theory` — α_D = 2β/(2β+d), α_N = 2β/d, their inverses, the ID-free
   conversions and the recomputed Table 1.
+* :mod:`ttlab.scaling.band` — predictions as bands over ID estimators (:func:`prediction_band`).
 * :mod:`ttlab.scaling.fit` — pure, offset and Chinchilla scaling-law fits with bootstrap
   intervals and goodness of fit.
 * :mod:`ttlab.scaling.io` — reading measurements from CSV.
@@ -22,6 +23,7 @@ from ttlab.scaling.fit import (
     fit_power_law,
     fit_scaling_law,
 )
+from ttlab.scaling.band import BAND_ESTIMATORS, PredictionBand, prediction_band
 from ttlab.scaling.io import read_columns_csv
 from ttlab.scaling.theory import (
     PUBLISHED_LAWS,
@@ -47,6 +49,9 @@ def plot_fit(*args: Any, **kwargs: Any) -> Any:
 
 
 __all__ = [
+    "BAND_ESTIMATORS",
+    "PredictionBand",
+    "prediction_band",
     "DEFAULT_LBFGSB_OPTIONS",
     "FORMS",
     "MIN_POINTS",

@@ -1,0 +1,222 @@
+"""Many ID estimators on the same data, with one shared neighbour search: :func:`compare`.
+
+The points are validated, mapped for the metric and deduplicated once; the batches (paper
+protocol) are cut once; the exact k nearest neighbours of every batch are computed once with the
+largest k any selected estimator needs, and each kNN-based estimator reads its first k columns
+(identical to its own search). Each row reports the estimate, its spread over the batches, the
+estimator's own time (the shared search is timed separately) and the exponents the estimate
+predicts, α_D = 2β/(2β + d̂) and α_N = 2β/d̂ (Havrilla & Liao, Theorems 1–2).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from ttlab.errors import TTLabInputError
+from ttlab.intrinsic_dim._validate import check_choice, check_int, check_metric
+from ttlab.intrinsic_dim.estimators import GRIDE, MLE, TwoNN, _IDEstimator, prepare_points
+from ttlab.intrinsic_dim.knn import BACKENDS, Neighbors, _kneighbors
+from ttlab.intrinsic_dim.more_estimators import ESS, LPCA, MADA, MOM, TLE, CorrInt, DANCo, MiND_ML
+
+DANCO_MAX_DIM = 48
+"""``compare`` calibrates DANCo on balls of dimension 1..min(n_features, 48) (scikit-dimension:
+1..n_features, which costs one neighbour search per dimension — 768 for a GPT-2-size model)."""
+
+# name -> (description, factory(n_features) -> estimator options)
+_Spec = tuple[str, Callable[[int], tuple[type[_IDEstimator], dict[str, Any]]]]
+COMPARE_METHODS: dict[str, _Spec] = {
+    "mle": ("MLE, K = 20, arithmetic mean (the paper's)", lambda D: (MLE, {"k": 20, "average": "mean"})),
+    "mle_harmonic": ("MLE, K = 20, harmonic mean (MacKay–Ghahramani)", lambda D: (MLE, {"k": 20, "average": "harmonic"})),
+    "mle_median": ("MLE, K = 20, median", lambda D: (MLE, {"k": 20, "average": "median"})),
+    "twonn": ("TwoNN, 10 % discarded, linear fit", lambda D: (TwoNN, {})),
+    "gride": ("GRIDE, n1 = 1, n2 = 2 (scikit-dimension's default; ttlab's GRIDE class defaults to n1 = 10)",
+              lambda D: (GRIDE, {"n1": 1})),
+    "tle": ("TLE, k = 20", lambda D: (TLE, {})),
+    "mom": ("MOM, k = 100", lambda D: (MOM, {})),
+    "mada": ("MADA, k = 20", lambda D: (MADA, {})),
+    "mind_ml": ("MiND_MLk, k = 20, D = n_features (scikit-dimension: D = 10)", lambda D: (MiND_ML, {"D": D})),
+    "corrint": ("correlation dimension, k1 = 10, k2 = 20", lambda D: (CorrInt, {})),
+    "danco": (f"DANCo, k = 10, D = min(n_features, {DANCO_MAX_DIM}), seed 0",
+              lambda D: (DANCo, {"D": min(D, DANCO_MAX_DIM)})),
+    "ess": ("ESS, ver a, k = 100", lambda D: (ESS, {})),
+    "lpca": ("PCA (Fukunaga–Olsen, 5 %), global: dimension of the linear span", lambda D: (LPCA, {})),
+    "lpca_pr": ("PCA participation ratio, global", lambda D: (LPCA, {"ver": "participation_ratio"})),
+}
+"""Estimators of :func:`compare` and their settings (scikit-dimension's defaults, except where noted)."""
+
+ALIASES = {"mle_mean": "mle", "mle_mle": "mle_harmonic"}
+
+
+@dataclass
+class CompareRow:
+    """One estimator's result on the shared data."""
+
+    method: str
+    description: str
+    dimension: float | None
+    dimension_std: float
+    batches: list[float] | None
+    seconds: float
+    alpha_d: float | None
+    alpha_n: float | None
+    n_neighbors: int
+    config: dict[str, Any]
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class CompareResult:
+    """Outcome of :func:`compare`: one row per estimator, the shared search, provenance."""
+
+    rows: list[CompareRow]
+    beta: float
+    n_points: int
+    n_features: int
+    n_duplicates_removed: int
+    n_used: int
+    batch_size: int | None
+    n_batches: int
+    seed: int
+    metric: str
+    knn_k: int
+    knn_seconds: float
+    knn_backend: str
+    total_seconds: float
+    versions: dict[str, str] = field(default_factory=dict)
+
+    def ids(self) -> dict[str, float]:
+        """``{method: d̂}`` of the estimators that produced a number."""
+        return {r.method: r.dimension for r in self.rows if r.dimension is not None}
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dictionary."""
+        return asdict(self)
+
+
+def parse_methods(methods: str | list[str] | tuple[str, ...] | None) -> list[str]:
+    """``'all'``, ``None``, a comma-separated string or a list of names → validated method names."""
+    if methods is None or methods == "all" or (not isinstance(methods, str) and list(methods) == ["all"]):
+        return list(COMPARE_METHODS)
+    names = [m.strip().lower() for m in methods.split(",")] if isinstance(methods, str) else [str(m).lower() for m in methods]
+    names = [ALIASES.get(m, m) for m in names if m]
+    if not names:
+        raise TTLabInputError("no estimator given; use 'all' or names such as mle,twonn.")
+    for m in names:
+        check_choice(m, "ID estimator", tuple(COMPARE_METHODS))
+    return list(dict.fromkeys(names))
+
+
+def _predict(d: float | None, beta: float) -> tuple[float | None, float | None]:
+    if d is None or not math.isfinite(d) or d <= 0:
+        return None, None
+    return 2 * beta / (2 * beta + d), 2 * beta / d
+
+
+def compare(
+    X: Any,
+    methods: str | list[str] | tuple[str, ...] | None = "all",
+    *,
+    paper: bool = False,
+    batch_size: int | None = None,
+    seed: int = 0,
+    beta: float = 1.0,
+    metric: str = "euclidean",
+    remainder: str = "drop",
+    backend: str = "auto",
+    device: str | None = None,
+    skip_infeasible: bool | None = None,
+) -> CompareResult:
+    """Run several ID estimators on ``X`` with one shared neighbour search.
+
+    ``paper=True`` uses the paper's protocol for every estimator (shuffled, seeded batches of
+    ``batch_size``, default 4,096; estimates averaged; spread = std over batches).
+    ``skip_infeasible`` (default: True for ``methods='all'``, else False): an estimator needing
+    more points than a batch has is reported with ``dimension=None`` and a note instead of raising.
+    """
+    from ttlab.intrinsic_dim.api import PAPER_BATCH_SIZE
+    from ttlab.provenance import versions
+    from ttlab.scaling.theory import _check_beta
+
+    t_start = time.perf_counter()
+    all_requested = methods is None or methods == "all"
+    names = parse_methods(methods)
+    beta = _check_beta(beta)
+    check_metric(metric)
+    check_choice(backend, "backend", BACKENDS)
+    check_int(seed, "seed", 0)
+    if paper and batch_size is None:
+        batch_size = PAPER_BATCH_SIZE
+    if batch_size is not None:
+        check_int(batch_size, "batch_size", 2)
+    skip = all_requested if skip_infeasible is None else bool(skip_infeasible)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        prep = prepare_points(X, metric)
+    for w in caught:
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    D = prep.X.shape[1]
+    common = dict(metric=metric, batch_size=batch_size, seed=seed, remainder=remainder, backend=backend, device=device)
+    ests: dict[str, _IDEstimator] = {}
+    batches: dict[str, list[np.ndarray]] = {}
+    notes: dict[str, list[str]] = {m: [] for m in names}
+    for m in names:
+        cls, opts = COMPARE_METHODS[m][1](D)
+        est = cls(**opts, **common)
+        try:
+            est._validate_common()
+            batches[m] = est._batches(prep)
+            ests[m] = est
+        except TTLabInputError as exc:
+            if not skip:
+                raise TTLabInputError(f"{m}: {exc}") from None
+            notes[m].append(f"skipped: {exc}")
+    shared = next(iter(batches.values()), None)
+    knn_k = max([e._n_neighbors() for e in ests.values()], default=0)
+    nbs: list[Neighbors] | None = None
+    t0 = time.perf_counter()
+    knn_backend = "none"
+    if shared is not None and knn_k > 0:
+        nbs = [_kneighbors(prep.X[b], knn_k, backend=backend, device=device) for b in shared]
+        knn_backend = nbs[0].backend
+    knn_seconds = time.perf_counter() - t0
+    rows = []
+    for m in names:
+        desc = COMPARE_METHODS[m][0]
+        if m not in ests:
+            rows.append(CompareRow(m, desc, None, 0.0, None, 0.0, None, None, 0, {}, notes[m]))
+            continue
+        est = ests[m]
+        t0 = time.perf_counter()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            est._fit_prepared(prep, batches[m], nbs if est._n_neighbors() > 0 else None)
+        secs = time.perf_counter() - t0
+        notes[m].extend(dict.fromkeys(str(w.message) for w in caught))
+        d = float(est.dimension_)
+        cap = getattr(est, "D", None)
+        if isinstance(est, (MiND_ML, DANCo)) and cap is not None and math.isfinite(d) and d >= int(cap) - 0.5:
+            notes[m].append(f"estimate at its upper bound D = {int(cap)}: the ID may be larger")
+        ad, an = _predict(d, beta)
+        params = {k: v for k, v in est.get_params().items() if k not in ("backend", "block_size", "device")}
+        rows.append(CompareRow(
+            m, desc, d if math.isfinite(d) else None, float(est.dimension_std_),
+            None if est.batch_dimensions_ is None else [float(v) for v in est.batch_dimensions_],
+            secs, ad, an, int(est._n_neighbors()), params, notes[m],
+        ))
+    n_used = int(sum(len(b) for b in shared)) if shared is not None else 0
+    return CompareResult(
+        rows=rows, beta=beta, n_points=prep.n_input, n_features=D, n_duplicates_removed=prep.n_duplicates,
+        n_used=n_used, batch_size=batch_size, n_batches=len(shared) if shared is not None else 0, seed=seed,
+        metric=metric, knn_k=knn_k, knn_seconds=knn_seconds, knn_backend=knn_backend,
+        total_seconds=time.perf_counter() - t_start,
+        versions=versions(extra=("scikit-learn", "scikit-dimension")),
+    )
+
+
+__all__ = ["COMPARE_METHODS", "DANCO_MAX_DIM", "CompareResult", "CompareRow", "compare", "parse_methods"]
