@@ -61,7 +61,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Callable, NamedTuple
 
 import numpy as np
 import torch
@@ -71,6 +71,9 @@ from ttlab.ntp.dataset import NTPDataset
 from ttlab.ntp.maxmargin import _RESCALE_TOL, MaxMarginSolution, _unique_triples, kq_onehot_entries
 from ttlab.ntp.structure import DatasetStructure, analyze
 
+if TYPE_CHECKING:
+    from ttlab.ntp.train import TrainConfig, TrainResult
+
 _F64 = torch.finfo(torch.float64)
 #: the structured result also carries dense W_ov, W_kq and W* matrices when |V| is at most this (for the
 #: consumers that need matrices: generalization, plots of other tools); above it they are left out
@@ -79,7 +82,7 @@ MATERIALIZE_LIMIT = 2048
 SMALL_WORK = 200_000
 
 
-def structured_ineligibility(config, embeddings: np.ndarray | None) -> str | None:
+def structured_ineligibility(config: TrainConfig, embeddings: np.ndarray | None) -> str | None:
     """Why the structured path cannot run ``config`` (None when it can). ``config`` is a TrainConfig."""
     if embeddings is not None:
         return "it needs one-hot embeddings (general embeddings keep W_ov and W_kq dense)"
@@ -444,11 +447,11 @@ def _ngd_unit(grad: torch.Tensor, extra_sq: torch.Tensor | None = None) -> tuple
 
 def train_structured(
     dataset: NTPDataset,
-    config,
-    progress=None,
+    config: TrainConfig,
+    progress: Callable[[str, int, int], None] | None = None,
     structure: DatasetStructure | None = None,
     problem: StructuredProblem | None = None,
-):
+) -> TrainResult:
     """Two-stage NGD/GD from zero with one-hot embeddings on the structured state; returns a TrainResult.
 
     ``config`` is a :class:`ttlab.ntp.train.TrainConfig` (validated; step sizes resolved here with d = |V|).
@@ -472,7 +475,7 @@ def train_structured(
         torch.set_num_threads(before)
 
 
-def _train(prob: StructuredProblem, config, progress, t0: float):
+def _train(prob: StructuredProblem, config: TrainConfig, progress, t0: float) -> TrainResult:
     from ttlab.ntp.train import METRIC_COLUMNS, TrainResult
 
     V = prob.vocab_size
