@@ -315,10 +315,14 @@ def test_train_keeps_the_steps_done_when_interrupted():
     assert all(len(v) == 17 for v in res.metrics.values())
 
 
-def test_interrupted_run_writes_its_metrics_and_exits_130(run_cli, write, tmp_path, monkeypatch):
+@pytest.mark.parametrize("impl", ["dense", "structured"])
+def test_interrupted_run_writes_its_metrics_and_exits_130(run_cli, write, tmp_path, monkeypatch, impl):
+    from ttlab.ntp.structured import StructuredProblem
+
     monkeypatch.setattr(experiment, "estimate_seconds", lambda model, config: 0.0)
     calls = {"n": 0}
-    real = NTPTransformer.collocation_loss_and_grad
+    cls, name = (NTPTransformer, "collocation_loss_and_grad") if impl == "dense" else (StructuredProblem, "stage1_loss_grad")
+    real = getattr(cls, name)
 
     def interrupt_at_k(self, W_ov):
         calls["n"] += 1
@@ -326,9 +330,9 @@ def test_interrupted_run_writes_its_metrics_and_exits_130(run_cli, write, tmp_pa
             raise KeyboardInterrupt
         return real(self, W_ov)
 
-    monkeypatch.setattr(NTPTransformer, "collocation_loss_and_grad", interrupt_at_k)
+    monkeypatch.setattr(cls, name, interrupt_at_k)
     out = tmp_path / "o"
-    res = run_cli("ntp", "run", "--data", write("c.txt", cycle_text(40)), "--out", out, "--quiet")
+    res = run_cli("ntp", "run", "--data", write("c.txt", cycle_text(40)), "--out", out, "--quiet", "--impl", impl)
     assert res.code == 130
     err = " ".join(res.err.split())
     assert "interrupted at stage 1, step 6" in err and "7 steps recorded" in err

@@ -264,8 +264,11 @@ def test_auto_dtype_never_picks_float32_for_large_margins(monkeypatch):
 
     monkeypatch.setattr(model_mod, "AUTO_FLOAT32_WORK", 0)  # treat SVOP as a "large" problem
     ds = svop()
-    small = TrainConfig(stage1_steps=100, stage2_steps=10, eta0=0.1)  # spread ≤ 14
-    big = TrainConfig(stage1_steps=3000, stage2_steps=10, eta0=0.1)  # spread ≤ 424
+    # the dtype policy is the dense path's (impl="auto" runs this setting structured, always in float64)
+    small = TrainConfig(stage1_steps=100, stage2_steps=10, eta0=0.1, impl="dense")  # spread ≤ 14
+    big = TrainConfig(stage1_steps=3000, stage2_steps=10, eta0=0.1, impl="dense")  # spread ≤ 424
+    auto = run_dynamics(ds, TrainConfig(stage1_steps=100, stage2_steps=10, eta0=0.1))["config"]
+    assert (auto["impl"], auto["dtype"]) == ("structured", "float64")
     assert run_dynamics(ds, small)["config"]["dtype"] == "float32"
     s = run_dynamics(ds, big)
     assert s["config"]["dtype"] == "float64"

@@ -71,11 +71,12 @@ def _progress(enabled: bool) -> Iterator:
         yield update
 
 
-def _config(stage1_steps, stage2_steps, eta0, eta, init, init_scale, schedule, optimizer, seed, dtype):
+def _config(stage1_steps, stage2_steps, eta0, eta, init, init_scale, schedule, optimizer, seed, dtype, impl="auto"):
     from ttlab.ntp.train import TrainConfig
 
     return TrainConfig(stage1_steps=stage1_steps, stage2_steps=stage2_steps, eta0=eta0, eta=eta, init=init,
-                       init_scale=init_scale, schedule=schedule, optimizer=optimizer, seed=seed, dtype=dtype)
+                       init_scale=init_scale, schedule=schedule, optimizer=optimizer, seed=seed, dtype=dtype,
+                       impl=impl)
 
 
 # ---------------------------------------------------------------------------------------------- check
@@ -169,6 +170,7 @@ def run(
     embeddings: str = typer.Option("onehot", "--embeddings", help="onehot (orthonormal), orthogonal, gaussian or equicorrelated."),
     dim: Optional[int] = typer.Option(None, "--dim", help="Embedding dimension d (default |V|)."),
     dtype: str = typer.Option("auto", "--dtype", help="auto (float64; float32 only for large problems whose logits stay within float32's exp range), float64 or float32."),
+    impl: str = typer.Option("auto", "--impl", help="auto (structured where it applies: one-hot, zero init, two-stage NGD/GD), structured (exact, O(tokens + |V|) memory) or dense."),
     generalization_samples: int = typer.Option(0, "--generalization-samples", help="Also score this many unseen sentences (Theorem 3)."),
     json_out: bool = typer.Option(False, "--json", help="Print summary.json on stdout."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
@@ -192,7 +194,7 @@ def run(
     require_steps(stage1_steps, stage2_steps)
     ds = _dataset(data, vocab, sentences, min_len, max_len, seed, memory_limit)
     E = _embeddings(embeddings, dim, ds.vocab_size, seed)
-    cfg = _config(stage1_steps, stage2_steps, eta0, eta, init, init_scale, schedule, optimizer, seed, dtype)
+    cfg = _config(stage1_steps, stage2_steps, eta0, eta, init, init_scale, schedule, optimizer, seed, dtype, impl)
 
     def announce(msg: str) -> None:
         console_err.print(msg, highlight=False)

@@ -19,7 +19,16 @@ from ttlab.ntp.generalize import evaluate_generalization, unseen_sentences
 from ttlab.ntp.maxmargin import MaxMarginSolution
 from ttlab.ntp.model import NTPTransformer
 from ttlab.ntp.structure import DatasetStructure, analyze
-from ttlab.ntp.train import METRIC_COLUMNS, ProgressFn, TrainConfig, TrainResult, logit_spread_bound, train
+from ttlab.ntp.structured import MATERIALIZE_LIMIT, StructuredProblem, train_structured
+from ttlab.ntp.train import (
+    METRIC_COLUMNS,
+    ProgressFn,
+    TrainConfig,
+    TrainResult,
+    logit_spread_bound,
+    train,
+    use_structured,
+)
 from ttlab.provenance import atomic_savefig, atomic_write_json, atomic_write_text, versions
 
 #: runs estimated to take longer than this announce their estimate before starting
@@ -60,11 +69,12 @@ def require_learnable(structure: DatasetStructure, config: TrainConfig) -> None:
         )
 
 
-def estimate_seconds(model: NTPTransformer, config: TrainConfig, budget_s: float = 0.5) -> float:
+def estimate_seconds(model: NTPTransformer | StructuredProblem, config: TrainConfig, budget_s: float = 0.5) -> float:
     """Wall time of ``config``'s steps, extrapolated from timed steps (after one warm-up step).
 
     A timed step is what training does per step: the loss and gradient, a normalized update and the
-    recorded cosine and norms; each kind is repeated up to 20 times or ``budget_s`` seconds.
+    recorded cosine and norms; each kind is repeated up to 20 times or ``budget_s`` seconds. ``model`` is
+    the dense model, or the :class:`StructuredProblem` of a structured run (then its steps are timed).
     """
     import time
 
@@ -72,6 +82,8 @@ def estimate_seconds(model: NTPTransformer, config: TrainConfig, budget_s: float
 
     from ttlab.ntp.train import _threads_for, cosine
 
+    if isinstance(model, StructuredProblem):
+        return _estimate_structured(model, config, budget_s)
     W_ov, W_kq = model.zeros()
 
     def stage1() -> None:
@@ -105,6 +117,44 @@ def estimate_seconds(model: NTPTransformer, config: TrainConfig, budget_s: float
             t2 = per_step(stage2) if config.stage2_steps else 0.0
             return t1 * (config.stage1_steps + 1) + t2 * (config.stage2_steps + 1)
         return per_step(joint) * (config.stage1_steps + config.stage2_steps + 1)
+
+
+def _estimate_structured(prob: StructuredProblem, config: TrainConfig, budget_s: float) -> float:
+    """:func:`estimate_seconds` for the structured path (its steps from W = 0, same timing rule)."""
+    import time
+
+    import torch
+
+    from ttlab.ntp.structured import SparseKQ, StructuredOV
+
+    m = len(prob.colloc_tokens)
+    z = torch.zeros(m, dtype=torch.float64)
+    ov = StructuredOV(prob.vocab_size, prob.colloc_tokens, prob.colloc_next, z, z)
+    a_tok = prob.position_gain(ov)
+    kq = SparseKQ(prob.vocab_size, prob.pair_token, prob.pair_query, torch.zeros(len(prob.pair_keys), dtype=torch.float64))
+
+    def stage1() -> None:
+        if m:
+            prob.stage1_loss_grad(ov)
+
+    def stage2() -> None:
+        _, grad, phi = prob.stage2_loss_grad(a_tok, kq)
+        float(grad.norm())
+        prob.min_optimal_attention(phi)
+
+    def per_step(fn) -> float:
+        fn()
+        times = []
+        start = time.perf_counter()
+        while len(times) < 20 and time.perf_counter() - start < budget_s:
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
+        return float(np.median(times))
+
+    t1 = per_step(stage1) if config.stage1_steps else 0.0
+    t2 = per_step(stage2) if config.stage2_steps else 0.0
+    return t1 * (config.stage1_steps + 1) + t2 * (config.stage2_steps + 1)
 
 
 def _duration(seconds: float) -> str:
@@ -187,8 +237,17 @@ def run_dynamics(
     dim = None if embeddings is None else int(np.asarray(embeddings).shape[0])
     cost = training_cost(dataset, dim, steps)
     require_trainable(cost, dataset.source, memory_limit_gib)
-    model = NTPTransformer(dataset, embeddings=embeddings, dtype=config.dtype, structure=structure,
-                           max_logit_spread=logit_spread_bound(config, dataset.vocab_size, embeddings))
+    if use_structured(config, embeddings):  # no dense model: its time estimate alone would form |V|² zeros
+        if generalization_samples and dataset.vocab_size > MATERIALIZE_LIMIT:
+            raise TTLabInputError(
+                f"--generalization-samples needs the dense matrices, which a structured run keeps only for "
+                f"|V| ≤ {MATERIALIZE_LIMIT} (this dataset has |V| = {dataset.vocab_size}); drop the option"
+            )
+        model = problem = StructuredProblem(dataset, structure)
+    else:
+        problem = None
+        model = NTPTransformer(dataset, embeddings=embeddings, dtype=config.dtype, structure=structure,
+                               max_logit_spread=logit_spread_bound(config, dataset.vocab_size, embeddings))
     seconds = estimate_seconds(model, config)
     if seconds > max_hours * 3600:
         raise TTLabInputError(
@@ -199,9 +258,13 @@ def run_dynamics(
     if announce is not None and seconds > ANNOUNCE_SECONDS:
         announce(f"estimated training time ~{_duration(seconds)} ({cost.describe()}); Ctrl-C stops it and "
                  "keeps the steps done so far")
-    result = train(dataset, config, progress=progress, model=model)
+    if problem is not None:
+        result = train_structured(dataset, config, progress, problem=problem)
+    else:
+        result = train(dataset, config, progress=progress, model=model)
+    dim = dataset.vocab_size if embeddings is None else int(np.asarray(embeddings).shape[0])
     summary = {
-        "config": {**asdict(result.config), "embeddings": embedding_kind, "dim": model.dim},
+        "config": {**asdict(result.config), "embeddings": embedding_kind, "dim": dim},
         "dataset": dataset_info(dataset),
         "versions": versions(),
         "wov_star_norm": result.wov_star.norm,
@@ -219,6 +282,8 @@ def run_dynamics(
     if result.interrupted:
         summary["interrupted"] = result.interrupted
     if generalization_samples and not result.interrupted:
+        if problem is not None:
+            model = NTPTransformer(dataset, dtype="float64", structure=structure)
         sents = unseen_sentences(structure, n_samples=generalization_samples, seed=config.seed)
         gen = evaluate_generalization(model, result.W_ov, result.W_kq, sents)
         summary["generalization"] = {k: v for k, v in gen.items() if k != "cases"}

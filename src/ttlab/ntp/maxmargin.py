@@ -800,6 +800,20 @@ def _kq_onehot(T: np.ndarray, V: int, method: str) -> tuple[np.ndarray, str]:
 
     ``T`` must be de-duplicated and sorted (as ``np.unique(·, axis=0)`` returns it)."""
     W = np.zeros((V, V))
+    tok, qry, val, tag = kq_onehot_entries(T, V, method)
+    W[tok, qry] = val
+    return W, tag
+
+
+def kq_onehot_entries(T: np.ndarray, V: int, method: str = "auto") -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
+    """One-hot W*_kq as its non-zero support: (token, query, value) arrays and the method tag.
+
+    ``T`` must be de-duplicated and sorted (as ``np.unique(·, axis=0)`` returns it). Memory is O(#triples),
+    never |V|²: every query column is solved on the tokens its constraints involve (Proposition 2 where
+    the query's graph is complete bipartite, else NNLS-LDP)."""
+    out_t: list[np.ndarray] = []
+    out_q: list[np.ndarray] = []
+    out_v: list[np.ndarray] = []
     m = T.shape[0]
     q_all, o_all, u_all = T[:, 0], T[:, 1], T[:, 2]
     starts = np.r_[0, np.flatnonzero(np.diff(q_all)) + 1]
@@ -825,8 +839,10 @@ def _kq_onehot(T: np.ndarray, V: int, method: str) -> tuple[np.ndarray, str]:
         lo, hi = bounds[c], bounds[c + 1]
         if complete[c]:
             k, mm = n_opt[c], n_non[c]
-            W[o_all[lo:hi], q] = mm / (k + mm)
-            W[u_all[lo:hi], q] = -k / (k + mm)
+            opt, non = np.unique(o_all[lo:hi]), np.unique(u_all[lo:hi])
+            out_t += [opt, non]
+            out_q += [np.full(opt.size, q), np.full(non.size, q)]
+            out_v += [np.full(opt.size, mm / (k + mm)), np.full(non.size, -k / (k + mm))]
             n_closed += 1
             continue
         tokens = keys[key_bounds[c] : key_bounds[c + 1]] - q * V
@@ -839,10 +855,15 @@ def _kq_onehot(T: np.ndarray, V: int, method: str) -> tuple[np.ndarray, str]:
             x, _ = _ldp(G, np.ones(mq))
         except _Infeasible:
             raise TTLabInputError(_cycle_message(int(q), T[lo:hi, 1:])) from None
-        W[tokens, q] = x
+        out_t.append(tokens)
+        out_q.append(np.full(tokens.size, q))
+        out_v.append(np.asarray(x, dtype=np.float64))
         n_ldp += 1
     tag = "closed-form" if n_ldp == 0 else ("ldp-nnls" if n_closed == 0 else "mixed")
-    return W, tag
+    if not out_t:
+        e = np.zeros(0, dtype=np.int64)
+        return e, e.copy(), np.zeros(0), tag
+    return np.concatenate(out_t), np.concatenate(out_q).astype(np.int64), np.concatenate(out_v), tag
 
 
 def _cycle_message(q: int, P: np.ndarray) -> str:

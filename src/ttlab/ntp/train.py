@@ -25,9 +25,10 @@ import torch
 from ttlab.errors import TTLabInputError
 from ttlab.ntp.dataset import NTPDataset
 from ttlab.ntp.maxmargin import MaxMarginSolution, max_margin_kq, max_margin_ov
-from ttlab.ntp.model import AUTO_FLOAT32_MAX_SPREAD, LossGrad, NTPTransformer, softmax_cross_entropy
+from ttlab.ntp.model import AUTO_FLOAT32_MAX_SPREAD, LossGrad, NTPTransformer, resolve_dtype, softmax_cross_entropy
 
 SCHEDULES = ("two-stage", "joint")
+IMPLS = ("auto", "structured", "dense")
 OPTIMIZERS = ("ngd", "gd", "adam")
 INITS = ("zero", "random")
 METRIC_COLUMNS = (
@@ -62,9 +63,13 @@ class TrainConfig:
     optimizer: str = "ngd"
     seed: int = 0
     dtype: str = "auto"
+    impl: str = "auto"  # structured (exact, O(tokens + |V|) memory; see ttlab.ntp.structured), dense, or auto
 
     def validate(self) -> None:
         """Raise a clear error for out-of-range settings."""
+        if self.impl not in IMPLS:
+            raise TTLabInputError(f"--impl must be one of {', '.join(IMPLS)} (got {self.impl!r})")
+        resolve_dtype(self.dtype)  # a clear error for an unknown dtype whichever path runs
         for name in ("stage1_steps", "stage2_steps"):
             if getattr(self, name) < 0:
                 raise TTLabInputError(f"{name.replace('_', '-')} must be ≥ 0 (got {getattr(self, name)})")
@@ -103,6 +108,7 @@ class TrainResult:
     limit_loss: float = float("nan")  # stage-2 loss with all attention on optimal tokens
     max_len: int = 1  # L_max of the training sentences
     interrupted: str | None = None  # "stage 1, step 41" when a KeyboardInterrupt stopped training
+    structured: object | None = None  # ttlab.ntp.structured.StructuredState of a structured run
 
     def rows(self, stage: str | None = None) -> dict[str, np.ndarray]:
         """Metric columns as arrays, optionally for one stage only."""
@@ -207,6 +213,10 @@ def train(
     """
     cfg = config or TrainConfig()
     cfg.validate()
+    if use_structured(cfg, embeddings if model is None else _embeddings_of(model), model):
+        from ttlab.ntp.structured import train_structured
+
+        return train_structured(dataset, cfg, progress, structure=None if model is None else model.structure)
     t0 = time.perf_counter()
     spread = logit_spread_bound(cfg, dataset.vocab_size, embeddings if model is None else _embeddings_of(model))
     if model is None:
@@ -219,6 +229,7 @@ def train(
     with _threads_for(model):
         cfg = cfg.resolved(model.dim)
         cfg.dtype = model.dtype_name
+        cfg.impl = "dense"
         state: dict = {}
         try:
             return _train(model, cfg, progress, t0, state)
@@ -241,6 +252,19 @@ def train(
                 max_len=dataset.max_len,
                 interrupted=where,
             )
+
+
+def use_structured(cfg: TrainConfig, embeddings: np.ndarray | None, model: NTPTransformer | None = None) -> bool:
+    """Whether ``cfg`` runs on the structured path. impl="auto": whenever it applies (one-hot, zero init,
+    two-stage, NGD/GD, not float32); "structured": there, else a clear error; "dense": never."""
+    from ttlab.ntp.structured import structured_ineligibility
+
+    if cfg.impl == "dense":
+        return False
+    why = structured_ineligibility(cfg, embeddings)
+    if cfg.impl == "structured" and why:
+        raise TTLabInputError(f"--impl structured cannot run this configuration: {why}; use --impl dense or auto")
+    return why is None
 
 
 def _embeddings_of(model: NTPTransformer) -> np.ndarray | None:

@@ -348,14 +348,15 @@ def _train_with_checkpoints(ds, model, steps: list[int], seed: int, progress=Non
 
     model.loss_and_grad = spy
     try:
-        res = train(ds, TrainConfig(stage2_steps=last, seed=seed), model=model, progress=progress)
+        # the dense path: the snapshots come from spying on the dense model's loss_and_grad
+        res = train(ds, TrainConfig(stage2_steps=last, seed=seed, impl="dense"), model=model, progress=progress)
     finally:
         del model.loss_and_grad
     if calls["n"] == last + 1 and last in snaps and torch.equal(snaps[last], res.W_kq):
         return res, {t: snaps[t] for t in steps}, "one run, intermediate checkpoints"
     out = {}
     for t in steps:  # fallback: the trainer changed; retrain per step count
-        r = train(ds, TrainConfig(stage2_steps=t, seed=seed), model=model, progress=progress)
+        r = train(ds, TrainConfig(stage2_steps=t, seed=seed, impl="dense"), model=model, progress=progress)
         out[t] = r.W_kq
     return res, out, "one run per step count"
 

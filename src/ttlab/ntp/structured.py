@@ -1,0 +1,600 @@
+"""Exact structured two-stage NGD/GD for one-hot embeddings from zero init: O(#tokens + |V|) memory.
+
+The dense path (:mod:`ttlab.ntp.model`) stores W_ov and W_kq as |V| × |V| matrices. With one-hot
+(orthonormal, Assumption 2) embeddings, zero initialisation and the two-stage schedule with NGD or plain
+GD, the iterates keep a structure that this module stores instead, and every quantity of the dense run
+(loss, gradient direction, the recorded metrics) is computed from it exactly, not approximated.
+
+Stage 1 (W_ov on L0). Write column x of W_ov as ``o_x·1 + (ℓ_x − o_x)·e_{n(x)}``: the entry ``ℓ_x`` on
+the collocation class n(x) and ``o_x`` on the |V| − 1 others (a scalar pair per column). The logits of
+the pair (x, n(x)) are that column, so softmax, loss and gradient are those of a two-valued logit vector:
+with w = 1/m (m collocation tokens), p_o = e^{o}/(e^{ℓ} + (|V|−1)e^{o}), the gradient column is
+``w p_o·1 − w(|V|−1)p_o·e_{n(x)}`` (the label entry is −w Σ_{v≠y} p_v) — again of the same form, so
+from W_ov(0) = 0 every update (NGD: divided by the Frobenius norm ‖G‖² = Σ_x (ℓ-entry² + (|V|−1)·o-entry²);
+GD: as is) keeps it. Columns of tokens without a collocation stay 0.
+
+Stage 2 (W_kq on L, W_ov fixed). With one-hot tokens the score of position l is W_kq[x_l, q] (q the
+query), so only (token, query) pairs that co-occur in a sentence are ever read, and the gradient
+X ∂L/∂s x_Lᵀ only writes those pairs: W_kq is stored as a vector over the distinct co-occurring pairs
+(zero elsewhere, exactly as in the dense run). The logits of a sentence are
+
+    T = W_ov X φ = (Σ_l φ_l o_{x_l})·1 + Σ_l φ_l (ℓ_{x_l} − o_{x_l}) e_{n(x_l)},
+
+a constant plus at most L entries (the distinct classes n(x_l) of the sentence). Softmax is shift
+invariant, so the constant drops out and the |V|-way cross-entropy is that of a compressed row: the
+≤ L class entries, the label (its own entry if it is not among them) and one "background" entry 0 that
+stands for the remaining classes with its multiplicity. The gradient r = w(p − e_y) is returned per
+class; g_l = W_ov[:, x_l]ᵀ r = (ℓ − o)_{x_l} r_{n(x_l)} + o_{x_l} Σ_v r_v and Σ_v r_v = 0 exactly, so
+g_l = (ℓ − o)_{x_l} r_{n(x_l)}: O(L) per sentence. The softmax backward and the scatter onto the pairs
+are as in the dense model.
+
+Exactness. The compressed cross-entropy is the dense :func:`ttlab.ntp.model.softmax_cross_entropy`
+written for entries with multiplicities: the label entry of the gradient is −w Σ_{v≠y} p_v, the loss is
+log1p of the competing mass (a sum of non-negative terms), rows whose competing mass falls below
+tiny/eps are recomputed in log space (log-multiplicities added to the exponents) and a gradient whose
+largest entry is below √tiny is returned divided by that common factor, so losses, log-losses and the
+normalized direction stay exact at any margin, also past exp's range. Everything runs in float64.
+
+Agreement with the dense path. Both are float64; the metrics agree to ~1e-12 (tested to 1e-10) on random
+data. Two regimes amplify rounding in *any* float implementation, so there the paths drift apart: (i)
+stage 1 with a per-column margin step η0·√(|V|/((|V|−1)m)) > 2, where the symmetric trajectory (every
+column on the W*_ov ray) is unstable under the discrete NGD map (column differences grow ≈ ×(step − 1)
+per step). Exact arithmetic keeps the symmetry; the structured path keeps it (it updates every column
+by the same arithmetic), the dense path leaves the ray through rounding (measured: |V| = 12, η0 = 20,
+1 − cos = 1e-4 at t = 40). (ii) stage 2 at large margins with large η, where a relative perturbation of
+1e-14 in η grows to 1e-3 in cos(W_kq, W*_kq) within ~50 steps in either path (measured on both).
+
+Max-margin solutions. W*_ov is closed form (column x = e_{n(x)} − 1/|V|·1 for tokens with a collocation),
+so ⟨W_ov, W*_ov⟩ = Σ_x [ℓ_x(1 − 1/|V|) − (|V|−1)o_x/|V|] and ‖W*_ov‖² = m(|V|−1)/|V|. W*_kq splits into
+independent per-query columns supported on the tokens of that query's constraints (a subset of the
+co-occurring pairs); it is solved per query by :func:`ttlab.ntp.maxmargin.kq_onehot_entries` and its
+inner product with W_kq is taken over the pairs.
+
+Where the structure does not hold — random init (W_ov(0) is dense), Adam (it is not a function of the
+gradient direction alone; kept dense for now), the joint schedule (W_ov then sees the full loss, whose
+gradient is not of the two-valued column form) or general embeddings — the dense path is used
+(``impl="auto"`` picks it; ``impl="structured"`` refuses with the reason).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Callable, NamedTuple
+
+import numpy as np
+import torch
+
+from ttlab.errors import TTLabInputError
+from ttlab.ntp.dataset import NTPDataset
+from ttlab.ntp.maxmargin import _RESCALE_TOL, MaxMarginSolution, _unique_triples, kq_onehot_entries
+from ttlab.ntp.structure import DatasetStructure, analyze
+
+if TYPE_CHECKING:
+    from ttlab.ntp.train import TrainConfig, TrainResult
+
+_F64 = torch.finfo(torch.float64)
+#: the structured result also carries dense W_ov, W_kq and W* matrices when |V| is at most this (for the
+#: consumers that need matrices: generalization, plots of other tools); above it they are left out
+MATERIALIZE_LIMIT = 2048
+#: below this many compressed entries (sentences × (L_max + 2)) one intra-op thread is fastest
+SMALL_WORK = 200_000
+
+
+def structured_ineligibility(config: TrainConfig, embeddings: np.ndarray | None) -> str | None:
+    """Why the structured path cannot run ``config`` (None when it can). ``config`` is a TrainConfig."""
+    if embeddings is not None:
+        return "it needs one-hot embeddings (general embeddings keep W_ov and W_kq dense)"
+    if config.init != "zero":
+        return "it needs the zero init (a random W_ov(0) has no column structure)"
+    if config.schedule != "two-stage":
+        return "it needs the two-stage schedule (joint training mixes the layers' gradients)"
+    if config.optimizer not in ("ngd", "gd"):
+        return f"it supports the ngd and gd optimizers, not {config.optimizer!r}"
+    if config.dtype == "float32":
+        return "it computes in float64 (asked for float32)"
+    return None
+
+
+class CompressedCE(NamedTuple):
+    """Result of :func:`compressed_cross_entropy` (as :class:`ttlab.ntp.model.CrossEntropy`, per class)."""
+
+    loss: float
+    log_loss: float
+    grad: torch.Tensor  # (n, k): exp(−log_scale) · w (p_v − [v = y]) for one class of each entry
+    log_scale: float
+
+
+def compressed_cross_entropy(
+    logits: torch.Tensor, counts: torch.Tensor, label_col: torch.Tensor, weights: torch.Tensor
+) -> CompressedCE:
+    """Σ_n w_n ℓ_n for rows given as entries with multiplicities, exact at any margin.
+
+    Row n stands for the |V|-vector holding ``logits[n, j]`` ``counts[n, j]`` times (absent entries: count
+    0, logit −inf); the label is one class of entry ``label_col[n]`` (whose count must be 1). Same
+    formulas as :func:`ttlab.ntp.model.softmax_cross_entropy`: label entry −w S/z with S the competing
+    mass (never w(p_y − 1)), loss log1p((e_y − 1) + S) − t_y, log-space recomputation of rows with
+    S < tiny/eps, and a gradient rescaled by its largest entry when that is below √tiny.
+    """
+    n = logits.shape[0]
+    rows = torch.arange(n)
+    lab = label_col[:, None]
+    mx = logits.max(dim=1, keepdim=True).values
+    t = logits - mx
+    e = torch.exp(t)  # per class; exp(−inf) = 0 for absent entries
+    t_y = t.gather(1, lab)[:, 0]
+    e_y = torch.exp(t_y)
+    other = counts.clone()
+    other.scatter_(1, lab, 0.0)
+    s = (e * other).sum(1)
+    z = e_y + s
+    wz = weights / z
+    label_entry = s * wz
+    r = e * wz[:, None]
+    r.scatter_(1, lab, -label_entry[:, None])
+    ell = torch.log1p((e_y - 1.0) + s) - t_y
+    log_s = None
+    if n and float(s.min()) < _F64.tiny / _F64.eps:
+        low = s < _F64.tiny / _F64.eps
+        log_s = _log_other(t, other)
+        ell = torch.where(low, torch.log1p(torch.exp(log_s)), ell)
+        log_ell = torch.where(low, log_s, torch.log(ell))
+        loss = float(weights @ ell)
+        log_loss = float(torch.logsumexp(torch.log(weights) + log_ell, 0))
+    else:
+        loss = float(weights @ ell)
+        log_loss = math.log(loss) if loss > 0 else -math.inf
+    if n == 0 or float(label_entry.max()) >= math.sqrt(_F64.tiny):
+        return CompressedCE(loss, log_loss, r, 0.0)
+    if log_s is None:
+        log_s = _log_other(t, other)
+    log_wz = torch.log(weights) - torch.log(z)
+    log_label = log_wz + log_s
+    A = float(log_label.max())
+    if not math.isfinite(A):
+        return CompressedCE(loss, log_loss, torch.zeros_like(r), 0.0)
+    g = torch.exp(t + (log_wz - A)[:, None])
+    g[rows, label_col] = -torch.exp(log_label - A)
+    return CompressedCE(loss, log_loss, g, A)
+
+
+def _log_other(t: torch.Tensor, other: torch.Tensor) -> torch.Tensor:
+    """log Σ_{v≠y} exp(t_v) per row from entries with multiplicities (−inf when there is none)."""
+    return torch.logsumexp(t + torch.log(other), 1)  # log 0 = −inf drops absent entries and the label
+
+
+# ================================================================================ the structured problem
+@dataclass
+class StructuredOV:
+    """W_ov of stage 1: column x = o_x·1 + (ℓ_x − o_x)·e_{n(x)} for the collocation tokens ``tokens``."""
+
+    vocab_size: int
+    tokens: torch.Tensor  # (m,) collocation tokens x
+    classes: torch.Tensor  # (m,) n(x)
+    label_val: torch.Tensor  # (m,) ℓ_x = W_ov[n(x), x]
+    other_val: torch.Tensor  # (m,) o_x = W_ov[v, x] for v ≠ n(x)
+
+    def norm(self) -> float:
+        """Frobenius norm."""
+        V = self.vocab_size
+        return math.sqrt(float((self.label_val**2).sum() + (V - 1) * (self.other_val**2).sum()))
+
+    def dense(self) -> torch.Tensor:
+        """The |V| × |V| matrix (for small |V| only)."""
+        V = self.vocab_size
+        W = torch.zeros((V, V), dtype=torch.float64)
+        W[:, self.tokens] = self.other_val
+        W[self.classes, self.tokens] = self.label_val
+        return W
+
+
+@dataclass
+class SparseKQ:
+    """W_kq as values on the distinct co-occurring (token, query) pairs (zero elsewhere)."""
+
+    vocab_size: int
+    token: torch.Tensor  # (K,)
+    query: torch.Tensor  # (K,)
+    values: torch.Tensor  # (K,)
+
+    def norm(self) -> float:
+        """Frobenius norm."""
+        return float(self.values.norm())
+
+    def dense(self) -> torch.Tensor:
+        """The |V| × |V| matrix (for small |V| only)."""
+        V = self.vocab_size
+        W = torch.zeros((V, V), dtype=torch.float64)
+        W[self.token, self.query] = self.values
+        return W
+
+
+@dataclass
+class SparseMaxMargin:
+    """A max-margin solution given by its support, with the certificate of :class:`MaxMarginSolution`."""
+
+    vocab_size: int
+    rows: np.ndarray
+    cols: np.ndarray
+    values: np.ndarray
+    norm: float
+    min_margin: float
+    max_violation: float
+    n_constraints: int
+    method: str
+
+    def solution(self, dense: bool) -> MaxMarginSolution:
+        """As a :class:`MaxMarginSolution`; its matrix is filled only when ``dense`` (else 0 × 0)."""
+        if dense:
+            W = np.zeros((self.vocab_size, self.vocab_size))
+            W[self.rows, self.cols] = self.values
+        else:
+            W = np.zeros((0, 0))
+        return MaxMarginSolution(W, self.norm, self.min_margin, self.max_violation, self.n_constraints, self.method)
+
+
+def _certify(rows, cols, vals, margins_fn, n_cons: int, V: int, method: str) -> SparseMaxMargin:
+    """Margins from the support, the same tiny-violation rescaling as the dense solver, packaged."""
+    if n_cons == 0:
+        return SparseMaxMargin(V, rows, cols, vals, float(np.linalg.norm(vals)), math.inf, 0.0, 0, method)
+    marg = margins_fn(vals)
+    mmin = float(marg.min())
+    if 1.0 - _RESCALE_TOL <= mmin < 1.0:
+        vals = vals / mmin
+        mmin = float(margins_fn(vals).min())
+    return SparseMaxMargin(V, rows, cols, vals, float(np.linalg.norm(vals)), mmin, max(0.0, 1.0 - mmin), n_cons, method)
+
+
+def sparse_max_margin_ov(next_token: np.ndarray) -> SparseMaxMargin:
+    """One-hot W*_ov (column x = e_{n(x)} − 1/|V|·1) as its support: O(#collocation tokens · |V|) entries
+    would be dense, so the support is kept as the two values per column (rows −1 = "every other class")."""
+    V = len(next_token)
+    toks = np.flatnonzero(next_token >= 0)
+    lab = next_token[toks]
+    n_cons = toks.size * (V - 1)
+    lab_val = np.full(toks.size, 1.0 - 1.0 / V)
+    oth_val = np.full(toks.size, -1.0 / V)
+
+    def margins(v: np.ndarray) -> np.ndarray:  # v = (label values, other values)
+        return v[: toks.size] - v[toks.size :] if V > 1 else np.full(toks.size, np.inf)
+
+    vals = np.concatenate([lab_val, oth_val])
+    out = _certify(np.r_[lab, np.full(toks.size, -1)], np.r_[toks, toks], vals, margins, n_cons, V, "closed-form")
+    # the norm counts every "other" entry |V| − 1 times
+    lv, ov = out.values[: toks.size], out.values[toks.size :]
+    out.norm = math.sqrt(float((lv**2).sum() + (V - 1) * (ov**2).sum()))
+    return out
+
+
+def sparse_max_margin_kq(triples: np.ndarray, vocab_size: int) -> SparseMaxMargin:
+    """One-hot W*_kq per query column (Proposition 2 or NNLS-LDP) as (token, query, value) entries."""
+    V = vocab_size
+    T = _unique_triples(np.asarray(triples, dtype=np.int64).reshape(-1, 3), V)
+    m = T.shape[0]
+    if m == 0:
+        e = np.zeros(0, dtype=np.int64)
+        return _certify(e, e.copy(), np.zeros(0), None, 0, V, "closed-form")
+    tok, qry, val, tag = kq_onehot_entries(T, V, "auto")
+    key = qry * V + tok
+    order = np.argsort(key)
+    tok, qry, val, key = tok[order], qry[order], val[order], key[order]
+    pos_o = np.searchsorted(key, T[:, 0] * V + T[:, 1])
+    pos_u = np.searchsorted(key, T[:, 0] * V + T[:, 2])
+
+    def margins(v: np.ndarray) -> np.ndarray:
+        return v[pos_o] - v[pos_u]
+
+    return _certify(tok, qry, val, margins, m, V, tag)
+
+
+class StructuredProblem:
+    """The dataset in the arrays the structured dynamics need (O(#sentence tokens + |V|) memory)."""
+
+    def __init__(self, dataset: NTPDataset, structure: DatasetStructure | None = None) -> None:
+        self.dataset = dataset
+        self.structure = structure if structure is not None else analyze(dataset)
+        V = self.vocab_size = dataset.vocab_size
+        sents = dataset.sentences
+        n = len(sents)
+        lengths = np.fromiter((len(s.tokens) for s in sents), dtype=np.int64, count=n)
+        L = int(lengths.max())
+        idx = dataset.index
+        tok = np.zeros((n, L), dtype=np.int64)
+        opt = np.zeros((n, L), dtype=bool)
+        for i, s in enumerate(sents):
+            tok[i, : lengths[i]] = [idx[t] for t in s.tokens]
+            opt[i, : lengths[i]] = self.structure.optimal_mask(i)
+        mask = np.arange(L)[None, :] < lengths[:, None]
+        self.n, self.L = n, L
+        self.mask = torch.as_tensor(mask)
+        self.lengths = torch.as_tensor(lengths)
+        query = tok[np.arange(n), lengths - 1]
+        self.labels = torch.as_tensor(np.fromiter((idx[s.label] for s in sents), dtype=np.int64, count=n))
+        self.weights = torch.as_tensor(dataset.weights(), dtype=torch.float64)
+        self.optimal_mask = torch.as_tensor(opt)
+        self.multi_token = self.lengths > 1
+        # collocation
+        nxt = self.structure.next_token_array().astype(np.int64)
+        self.next_token = nxt
+        self.colloc_tokens = torch.as_tensor(np.flatnonzero(nxt >= 0))
+        self.colloc_next = torch.as_tensor(nxt[nxt >= 0])
+        # (token, query) pairs that co-occur: the support of W_kq
+        keys = np.where(mask, query[:, None] * V + tok, -1)
+        uniq, inv = np.unique(keys[mask], return_inverse=True)
+        pair = np.zeros((n, L), dtype=np.int64)
+        pair[mask] = inv
+        self.pair_keys = uniq  # sorted keys q·V + token
+        self.pair_id = torch.as_tensor(pair)
+        self.pair_token = torch.as_tensor(uniq % V)
+        self.pair_query = torch.as_tensor(uniq // V)
+        # class of each position (n(x_l), −1 for no collocation / padding) and its slot among the sentence's
+        # distinct classes; slot L collects class-less positions (dropped)
+        cls = np.where(mask, nxt[tok], -1)
+        srt = np.sort(np.where(cls >= 0, cls, np.iinfo(np.int64).max), axis=1)
+        first = np.ones((n, L), dtype=bool)
+        first[:, 1:] = srt[:, 1:] != srt[:, :-1]
+        valid = srt != np.iinfo(np.int64).max
+        distinct = first & valid  # the sorted distinct classes of every row, left-aligned by position
+        n_slots = distinct.sum(1)
+        slot_rank = np.cumsum(distinct, axis=1) - 1  # slot of sorted position j
+        # slot of position l: rank of its class among the distinct sorted classes
+        slot = np.full((n, L), L, dtype=np.int64)
+        for_rows = np.nonzero(cls >= 0)
+        pos_sorted = _row_searchsorted(srt, cls, for_rows)
+        slot[for_rows] = slot_rank[for_rows[0], pos_sorted]
+        slot_class = np.full((n, L), -1, dtype=np.int64)
+        r_idx, c_idx = np.nonzero(distinct)
+        slot_class[r_idx, slot_rank[r_idx, c_idx]] = srt[r_idx, c_idx]
+        self.slot = torch.as_tensor(slot)
+        slot_present = slot_class >= 0
+        labels = self.labels.numpy()
+        is_label = slot_class == labels[:, None]
+        lab_in = is_label.any(1)
+        label_col = np.where(lab_in, is_label.argmax(1), L + 1)
+        # compressed row: columns 0..L−1 slots, L background (remaining classes), L+1 label when it is background
+        n_bg = V - n_slots - (~lab_in).astype(np.int64)  # classes neither in a slot nor the label
+        counts = np.zeros((n, L + 2))
+        counts[:, :L] = slot_present
+        counts[:, L] = n_bg
+        counts[:, L + 1] = ~lab_in
+        self.counts = torch.as_tensor(counts)
+        self.present = torch.as_tensor(counts > 0)
+        self.label_col = torch.as_tensor(label_col)
+        self.tokens = torch.as_tensor(tok)
+
+    # ------------------------------------------------------------------ stage 1
+    def stage1_loss_grad(self, ov: StructuredOV) -> tuple[CompressedCE, int]:
+        """L0 and its gradient per column: grad[:, 0] on the collocation class, grad[:, 1] on each other class."""
+        m = len(ov.tokens)
+        V = self.vocab_size
+        logits = torch.stack([ov.label_val, ov.other_val], 1)
+        counts = torch.tensor([[1.0, float(V - 1)]], dtype=torch.float64).expand(m, 2)
+        if V == 1:
+            logits = logits[:, :1]
+            counts = counts[:, :1]
+        logits = logits.masked_fill(counts == 0, -math.inf)
+        w = torch.full((m,), 1.0 / m, dtype=torch.float64)
+        return compressed_cross_entropy(logits, counts, torch.zeros(m, dtype=torch.long), w), m
+
+    # ------------------------------------------------------------------ stage 2
+    def attention(self, kq: SparseKQ) -> torch.Tensor:
+        """φ (n, L): softmax over the positions of the scores W_kq[x_l, q]."""
+        s = kq.values[self.pair_id].masked_fill(~self.mask, -math.inf)
+        return torch.softmax(s, dim=1)
+
+    def _compressed_logits(self, a_tok: torch.Tensor, phi: torch.Tensor) -> torch.Tensor:
+        n, L = self.n, self.L
+        c = torch.zeros((n, L + 3), dtype=torch.float64)
+        c.scatter_add_(1, self.slot, phi * a_tok)
+        logits = c[:, : L + 2]
+        logits[:, L:] = 0.0
+        return logits.masked_fill(~self.present, -math.inf)
+
+    def position_gain(self, ov: StructuredOV) -> torch.Tensor:
+        """(ℓ − o)_{x_l} per position (0 for tokens without a collocation and padding)."""
+        gain = torch.zeros(self.vocab_size, dtype=torch.float64)
+        gain[ov.tokens] = ov.label_val - ov.other_val
+        return gain[self.tokens] * self.mask
+
+    def stage2_loss_grad(self, a_tok: torch.Tensor, kq: SparseKQ) -> tuple[CompressedCE, torch.Tensor, torch.Tensor]:
+        """L(θ), the W_kq gradient on the pairs (scaled as the CE's ``log_scale``) and φ."""
+        phi = self.attention(kq)
+        ce = compressed_cross_entropy(self._compressed_logits(a_tok, phi), self.counts, self.label_col, self.weights)
+        r = torch.cat([ce.grad, torch.zeros((self.n, 1), dtype=torch.float64)], 1)  # slot L + 2: no class
+        g = a_tok * r.gather(1, self.slot.clamp_max(self.L + 2))
+        ds = phi * (g - (phi * g).sum(1, keepdim=True))
+        grad = torch.zeros(len(kq.values), dtype=torch.float64)
+        grad.index_add_(0, self.pair_id.reshape(-1), ds.reshape(-1))
+        return ce, grad, phi
+
+    def limit_loss(self, a_tok: torch.Tensor) -> float:
+        """Stage-2 loss with all attention uniformly on the optimal positions."""
+        opt = self.optimal_mask.double()
+        phi = opt / opt.sum(1, keepdim=True).clamp_min(1)
+        return compressed_cross_entropy(self._compressed_logits(a_tok, phi), self.counts, self.label_col,
+                                        self.weights).loss
+
+    def min_optimal_attention(self, phi: torch.Tensor) -> float:
+        """min over multi-token sentences of the attention on optimal positions."""
+        if not bool(self.multi_token.any()):
+            return float("nan")
+        return float((phi * self.optimal_mask).sum(1)[self.multi_token].min())
+
+
+def _row_searchsorted(srt: np.ndarray, cls: np.ndarray, where: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """For each (i, l) in ``where``: position of cls[i, l] in the sorted row srt[i] (vectorised by offsets)."""
+    n, L = srt.shape
+    big = np.iinfo(np.int64).max
+    # rows are sorted, so offsetting every row by i·span keeps one global sorted array
+    vals = np.where(srt == big, -1, srt)
+    span = int(max(vals.max(), cls.max(), 0)) + 2
+    flat = np.where(srt == big, span - 1, srt) + np.arange(n)[:, None] * span
+    i, l = where
+    return np.searchsorted(flat.reshape(-1), cls[i, l] + i * span) - i * L
+
+
+# ================================================================================ training
+def _ngd_unit(grad: torch.Tensor, extra_sq: torch.Tensor | None = None) -> tuple[torch.Tensor, float]:
+    """grad / max|grad| and the Frobenius norm of that unit (``extra_sq``: per-entry multiplicities)."""
+    amax = float(grad.abs().max()) if grad.numel() else 0.0
+    if amax == 0.0:
+        return grad, 0.0
+    unit = grad / amax
+    sq = unit**2 if extra_sq is None else unit**2 * extra_sq
+    return unit, math.sqrt(float(sq.sum()))
+
+
+def train_structured(
+    dataset: NTPDataset,
+    config: TrainConfig,
+    progress: Callable[[str, int, int], None] | None = None,
+    structure: DatasetStructure | None = None,
+    problem: StructuredProblem | None = None,
+) -> TrainResult:
+    """Two-stage NGD/GD from zero with one-hot embeddings on the structured state; returns a TrainResult.
+
+    ``config`` is a :class:`ttlab.ntp.train.TrainConfig` (validated; step sizes resolved here with d = |V|).
+    The recorded metrics equal the dense run's to rounding (see the module docstring). The result's dense
+    ``W_ov``/``W_kq`` and the W* matrices are filled only for |V| ≤ :data:`MATERIALIZE_LIMIT` (else None /
+    0 × 0); the structured parameters are in ``result.structured``.
+    """
+    from ttlab.ntp.train import METRIC_COLUMNS, TrainResult
+
+    why = structured_ineligibility(config, None)
+    if why:
+        raise TTLabInputError(f"--impl structured cannot run this configuration: {why}")
+    t0 = time.perf_counter()
+    prob = problem if problem is not None else StructuredProblem(dataset, structure)
+    before = torch.get_num_threads()
+    if prob.n * (prob.L + 2) < SMALL_WORK and before > 1:
+        torch.set_num_threads(1)  # thread hand-offs cost more than such small kernels
+    try:
+        return _train(prob, config, progress, t0)
+    finally:
+        torch.set_num_threads(before)
+
+
+def _train(prob: StructuredProblem, config: TrainConfig, progress, t0: float) -> TrainResult:
+    from ttlab.ntp.train import METRIC_COLUMNS, TrainResult
+
+    V = prob.vocab_size
+    cfg = config.resolved(V)
+    cfg.dtype = "float64"
+    cfg.impl = "structured"
+    if len(prob.colloc_tokens) == 0:
+        raise TTLabInputError("the dataset has no one-token sentences, so there is no collocation to train on")
+    star_ov = sparse_max_margin_ov(prob.next_token)
+    star_kq = sparse_max_margin_kq(prob.structure.kq_triples(), V)
+    m_col = len(prob.colloc_tokens)
+    zeros = torch.zeros(m_col, dtype=torch.float64)
+    ov = StructuredOV(V, prob.colloc_tokens, prob.colloc_next, zeros.clone(), zeros.clone())
+    # ⟨W_ov, W*_ov⟩ coefficients per column and ‖W*_ov‖
+    sov_lab = torch.as_tensor(star_ov.values[:m_col])
+    sov_oth = torch.as_tensor(star_ov.values[m_col:])
+    # W*_kq on the pairs (its support lies in the co-occurring pairs; anything outside only adds to its norm)
+    skeys = star_kq.cols * V + star_kq.rows
+    pos = np.searchsorted(prob.pair_keys, skeys)
+    hit = (pos < len(prob.pair_keys)) & (prob.pair_keys[np.minimum(pos, len(prob.pair_keys) - 1)] == skeys)
+    star_on_pairs = torch.zeros(len(prob.pair_keys), dtype=torch.float64)
+    star_on_pairs[torch.as_tensor(pos[hit])] = torch.as_tensor(star_kq.values[hit])
+
+    metrics: dict[str, list] = {c: [] for c in METRIC_COLUMNS}
+    nan = float("nan")
+
+    def cos_ov() -> tuple[float, float]:
+        norm = ov.norm()
+        if norm == 0.0 or star_ov.norm == 0.0:
+            return nan, norm
+        inner = float((ov.label_val * sov_lab).sum() + (V - 1) * (ov.other_val * sov_oth).sum())
+        return inner / (norm * star_ov.norm), norm
+
+    def record(stage, t, ce, cos, norm, star_norm, eta, att, ovm) -> None:
+        vals = (stage, t, ce.loss, cos, norm, t * eta / (2 * star_norm) if star_norm > 0 else nan, t * eta, att, *ovm,
+                ce.log_loss)
+        for c, v in zip(METRIC_COLUMNS, vals):
+            metrics[c].append(v)
+
+    mult1 = torch.tensor([1.0, float(V - 1)], dtype=torch.float64)
+    a_tok = prob.position_gain(ov)
+    kq = SparseKQ(V, prob.pair_token, prob.pair_query, torch.zeros(len(prob.pair_keys), dtype=torch.float64))
+    interrupted = None
+    try:
+        for t in range(cfg.stage1_steps + 1):
+            ce, _ = prob.stage1_loss_grad(ov)
+            c, nrm = cos_ov()
+            record("1", t, ce, c, nrm, star_ov.norm, cfg.eta0, nan, (c, nrm))
+            if t < cfg.stage1_steps:
+                g = ce.grad if V > 1 else torch.cat([ce.grad, torch.zeros_like(ce.grad)], 1)
+                if cfg.optimizer == "ngd":
+                    unit, un = _ngd_unit(g, mult1)
+                    if un > 0:
+                        ov.label_val = ov.label_val - cfg.eta0 * unit[:, 0] / un
+                        ov.other_val = ov.other_val - cfg.eta0 * unit[:, 1] / un
+                else:
+                    scale = math.exp(ce.log_scale) if ce.log_scale else 1.0
+                    ov.label_val = ov.label_val - cfg.eta0 * (g[:, 0] * scale)
+                    ov.other_val = ov.other_val - cfg.eta0 * (g[:, 1] * scale)
+            if progress:
+                progress("stage 1", t, cfg.stage1_steps)
+        frozen_ov = cos_ov()
+
+        a_tok = prob.position_gain(ov)
+        # stage 2 is skipped when W*_kq has no constraint and no stage-2 step is asked for (as in the dense run)
+        for t in range(cfg.stage2_steps + 1 if cfg.stage2_steps or star_kq.n_constraints else 0):
+            ce, grad, phi = prob.stage2_loss_grad(a_tok, kq)
+            nrm = kq.norm()
+            c = nan if nrm == 0.0 or star_kq.norm == 0.0 else float(kq.values @ star_on_pairs) / (nrm * star_kq.norm)
+            record("2", t, ce, c, nrm, star_kq.norm, cfg.eta, prob.min_optimal_attention(phi), frozen_ov)
+            if t < cfg.stage2_steps:
+                if cfg.optimizer == "ngd":
+                    unit, un = _ngd_unit(grad)
+                    if un > 0:
+                        kq.values = kq.values - cfg.eta * unit / un
+                else:
+                    scale = math.exp(ce.log_scale) if ce.log_scale else 1.0
+                    kq.values = kq.values - cfg.eta * (grad * scale)
+            if progress:
+                progress("stage 2", t, cfg.stage2_steps)
+    except KeyboardInterrupt:  # keep the steps recorded so far, as the dense trainer does
+        rows = min(len(v) for v in metrics.values())
+        for k in metrics:
+            del metrics[k][rows:]
+        interrupted = (f"stage {metrics['stage'][-1]}, step {metrics['step'][-1]}" if metrics["step"]
+                       else "before the first step")
+        a_tok = prob.position_gain(ov)
+    dense = V <= MATERIALIZE_LIMIT
+    return TrainResult(
+        config=cfg,
+        W_ov=ov.dense() if dense else None,
+        W_kq=kq.dense() if dense else None,
+        wov_star=_ov_solution(star_ov, m_col, dense),
+        wkq_star=star_kq.solution(dense),
+        metrics=metrics,
+        wall_time_s=time.perf_counter() - t0,
+        limit_loss=prob.limit_loss(a_tok),
+        max_len=prob.L,
+        interrupted=interrupted,
+        structured=StructuredState(ov, kq, star_ov, star_kq),
+    )
+
+
+def _ov_solution(star: SparseMaxMargin, m: int, dense: bool) -> MaxMarginSolution:
+    """W*_ov as a MaxMarginSolution (matrix filled only when ``dense``): label values on (n(x), x), the
+    "other" value on the rest of column x."""
+    W = np.zeros((star.vocab_size, star.vocab_size) if dense else (0, 0))
+    if dense:
+        toks = star.cols[:m]
+        W[:, toks] = star.values[m:]
+        W[star.rows[:m], toks] = star.values[:m]
+    return MaxMarginSolution(W, star.norm, star.min_margin, star.max_violation, star.n_constraints, star.method)
+
+
+@dataclass
+class StructuredState:
+    """The structured parameters and max-margin solutions of a structured run (no |V|² array)."""
+
+    W_ov: StructuredOV
+    W_kq: SparseKQ
+    wov_star: SparseMaxMargin
+    wkq_star: SparseMaxMargin
