@@ -208,7 +208,7 @@ def train_cmd(
     patience: Optional[int] = typer.Option(None, "--patience", help="Early stopping: evaluations without improvement."),
     min_delta: float = typer.Option(0.0, "--min-delta", help="Early stopping: smallest improvement that counts."),
     two_pass: bool = typer.Option(False, "--two-pass", help="Find the stopping point with early stopping (OUT/search), then "
-                                  "retrain with the schedule length set to it (the SPEC's converged protocol)."),
+                                  "retrain with the schedule length set to it (the converged protocol a fair small-scale data sweep needs)."),
     test_max_tokens: Optional[int] = typer.Option(None, "--test-max-tokens", help="Evaluate the test loss on at most N tokens."),
     eval_test: bool = typer.Option(False, "--eval-test", help="Also evaluate test windows at every evaluation (mean of the 5 lowest, as the paper)."),
     keep_best: bool = typer.Option(True, "--keep-best/--no-keep-best", help="Keep best.pt (lowest validation loss)."),

@@ -10,8 +10,8 @@ be on a shared file system).
 Training protocols (stated in results.json):
 
 * ``converged`` — :func:`ttlab.lm.train_converged`: early stopping on validation under a schedule of
-  ``max_iters`` steps, then a retrain with the cosine schedule ending at the stopping point (the SPEC's
-  pilot protocol; two passes).
+  ``max_iters`` steps, then a retrain with the cosine schedule ending at the stopping point (the protocol a
+  fair small-scale data sweep needs; two passes).
 * ``early-stop`` — one pass, early stopping on validation (patience), the best-validation weights
   are scored.
 * ``budget`` — one pass of exactly ``max_iters`` steps (a fixed token budget per run).
