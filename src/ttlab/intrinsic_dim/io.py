@@ -42,7 +42,7 @@ def _read_text(path: Path, delimiter: str) -> np.ndarray:
             raise TTLabInputError(f"{path}, data line {lineno}: non-numeric value ({exc}).") from exc
 
     cells = rows[0].split(delimiter)
-    numeric = [_is_number(c) for c in cells]
+    numeric = [is_number(c) for c in cells]
     if all(numeric):
         first = True  # no header: the first row is data
     elif not any(numeric):
@@ -62,7 +62,8 @@ def _read_text(path: Path, delimiter: str) -> np.ndarray:
     return np.array(data, dtype=np.float64)
 
 
-def _is_number(cell: str) -> bool:
+def is_number(cell: str) -> bool:
+    """True when a text cell parses as a float (header detection in CSV/TSV files)."""
     try:
         float(cell)
     except ValueError:

@@ -69,6 +69,21 @@ def require_learnable(structure: DatasetStructure, config: TrainConfig) -> None:
         )
 
 
+def _median_step_seconds(fn, budget_s: float) -> float:
+    """Median wall time of ``fn()`` after one warm-up call (first calls pay one-off costs): up to 20 timed
+    calls or ``budget_s`` seconds."""
+    import time
+
+    fn()
+    times: list[float] = []
+    start = time.perf_counter()
+    while len(times) < 20 and time.perf_counter() - start < budget_s:
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times))
+
+
 def estimate_seconds(model: NTPTransformer | StructuredProblem, config: TrainConfig, budget_s: float = 0.5) -> float:
     """Wall time of ``config``'s steps, extrapolated from timed steps (after one warm-up step).
 
@@ -76,8 +91,6 @@ def estimate_seconds(model: NTPTransformer | StructuredProblem, config: TrainCon
     recorded cosine and norms; each kind is repeated up to 20 times or ``budget_s`` seconds. ``model`` is
     the dense model, or the :class:`StructuredProblem` of a structured run (then its steps are timed).
     """
-    import time
-
     import torch
 
     from ttlab.ntp.train import _threads_for, cosine
@@ -101,28 +114,16 @@ def estimate_seconds(model: NTPTransformer | StructuredProblem, config: TrainCon
         cosine(W_ov - lg.grad_ov / max(float(lg.grad_ov.norm()), 1e-300), lg.grad_ov)
         model.min_optimal_attention(lg.attention)
 
-    def per_step(fn) -> float:
-        fn()  # warm-up: first calls pay one-off costs
-        times = []
-        start = time.perf_counter()
-        while len(times) < 20 and time.perf_counter() - start < budget_s:
-            t0 = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - t0)
-        return float(np.median(times))
-
     with _threads_for(model), torch.no_grad():
         if config.schedule == "two-stage":
-            t1 = per_step(stage1) if config.stage1_steps else 0.0
-            t2 = per_step(stage2) if config.stage2_steps else 0.0
+            t1 = _median_step_seconds(stage1, budget_s) if config.stage1_steps else 0.0
+            t2 = _median_step_seconds(stage2, budget_s) if config.stage2_steps else 0.0
             return t1 * (config.stage1_steps + 1) + t2 * (config.stage2_steps + 1)
-        return per_step(joint) * (config.stage1_steps + config.stage2_steps + 1)
+        return _median_step_seconds(joint, budget_s) * (config.stage1_steps + config.stage2_steps + 1)
 
 
 def _estimate_structured(prob: StructuredProblem, config: TrainConfig, budget_s: float) -> float:
     """:func:`estimate_seconds` for the structured path (its steps from W = 0, same timing rule)."""
-    import time
-
     import torch
 
     from ttlab.ntp.structured import SparseKQ, StructuredOV
@@ -142,18 +143,8 @@ def _estimate_structured(prob: StructuredProblem, config: TrainConfig, budget_s:
         float(grad.norm())
         prob.min_optimal_attention(phi)
 
-    def per_step(fn) -> float:
-        fn()
-        times = []
-        start = time.perf_counter()
-        while len(times) < 20 and time.perf_counter() - start < budget_s:
-            t0 = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - t0)
-        return float(np.median(times))
-
-    t1 = per_step(stage1) if config.stage1_steps else 0.0
-    t2 = per_step(stage2) if config.stage2_steps else 0.0
+    t1 = _median_step_seconds(stage1, budget_s) if config.stage1_steps else 0.0
+    t2 = _median_step_seconds(stage2, budget_s) if config.stage2_steps else 0.0
     return t1 * (config.stage1_steps + 1) + t2 * (config.stage2_steps + 1)
 
 

@@ -342,6 +342,16 @@ def _se_list(m: dict, n: int) -> list[float] | None:
     return [float(v) for v in vals]  # type: ignore[arg-type]
 
 
+def _profile(m: dict, need: int) -> tuple[list[float], list[float] | None, Judgement | None]:
+    """``values`` as floats and their standard errors ``se`` (None when absent or incomplete), or an
+    inconclusive judgement when fewer than ``need`` finite values are given."""
+    raw = [_num(v) for v in m.get("values") or []]
+    if len(raw) < need or any(v is None for v in raw):
+        return [], None, (INCONCLUSIVE, f"{len(raw)} value(s), some missing: need ≥ {need} finite values")
+    vals = [float(v) for v in raw]  # type: ignore[arg-type]
+    return vals, _se_list(m, len(vals)), None
+
+
 def _describe_monotone(th: dict, q: str) -> str:
     way = "rises" if th["direction"] > 0 else "falls"
     return (f"holds if {q} {way} from the first to the last value by more than their combined standard error and no "
@@ -353,10 +363,9 @@ def _describe_monotone(th: dict, q: str) -> str:
 @_rule("monotone", (HOLDS, PARTLY, NOT_REPRODUCED, INCONCLUSIVE), _describe_monotone)
 def _monotone(m: dict, th: dict, q: str) -> Judgement:
     """``values`` (ordered) with standard errors ``se`` move in ``direction`` (+1 up, −1 down)."""
-    vals = [_num(v) for v in m.get("values") or []]
-    if len(vals) < 2 or any(v is None for v in vals):
-        return INCONCLUSIVE, f"{len(vals)} value(s), some missing: need ≥ 2 finite values"
-    se = _se_list(m, len(vals))
+    vals, se, bad = _profile(m, 2)
+    if bad:
+        return bad
     if se is None and th.get("need_se", True):
         return INCONCLUSIVE, "no standard errors for the values (e.g. a single ID batch): cannot tell a change from noise"
     se = se or [0.0] * len(vals)
@@ -384,10 +393,9 @@ def _describe_peak(th: dict, q: str) -> str:
 @_rule("inner_peak", (HOLDS, PARTLY, NOT_REPRODUCED, INCONCLUSIVE), _describe_peak)
 def _inner_peak(m: dict, th: dict, q: str) -> Judgement:
     """``values`` (e.g. ID per layer) with standard errors ``se`` peak strictly inside."""
-    vals = [_num(v) for v in m.get("values") or []]
-    if len(vals) < 3 or any(v is None for v in vals):
-        return INCONCLUSIVE, f"{len(vals)} value(s): need ≥ 3 finite values"
-    se = _se_list(m, len(vals))
+    vals, se, bad = _profile(m, 3)
+    if bad:
+        return bad
     if se is None:
         return INCONCLUSIVE, "no standard errors (e.g. a single ID batch): cannot tell a peak from noise"
     inner = max(range(1, len(vals) - 1), key=lambda i: vals[i])  # type: ignore[arg-type,return-value]

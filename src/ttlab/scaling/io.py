@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from ttlab.errors import TTLabInputError
+from ttlab.intrinsic_dim.io import is_number
 
 __all__ = ["read_columns_csv"]
 
@@ -56,7 +57,7 @@ def read_columns_csv(
         raise TTLabInputError(f"{path} is not a valid CSV file: {exc}") from None
     if header is None:
         raise TTLabInputError(f"{path} is empty: expected a header row naming the columns")
-    if all(_is_number(c) for c in header):
+    if all(is_number(c) for c in header):
         # no header: the first row is data. Columns are then named by their 0-based index.
         indices = [str(j) for j in range(len(header))]
         if not all(c in indices for c in columns):
@@ -105,14 +106,6 @@ def read_columns_csv(
             )
         out[col] = np.asarray(values, dtype=float)
     return out
-
-
-def _is_number(cell: str) -> bool:
-    try:
-        float(cell)
-    except ValueError:
-        return False
-    return True
 
 
 def _shorten(items: list[str], limit: int = 10) -> str:
