@@ -20,6 +20,14 @@ app = typer.Typer(
 )
 
 
+# options shared by `estimate` and `compare`
+MetricOpt = typer.Option("euclidean", "--metric", help="euclidean | cosine.")
+SeedOpt = typer.Option(0, "--seed", help="Seed of the shuffle into batches.")
+KeyOpt = typer.Option(None, "--key", help="Array name inside an .npz or a saved dict.")
+DeviceOpt = typer.Option(None, "--device", help="cpu | cuda (default: cuda if present).")
+JsonOpt = typer.Option(False, "--json", help="Print the result as JSON on stdout.")
+
+
 def _atomic_save_npy(path: Path, arr: np.ndarray) -> None:
     from ttlab.provenance import atomic_write_bytes
 
@@ -35,16 +43,16 @@ def estimate(
     k: int = typer.Option(20, "--k", help="Neighbours: K for MLE; n2 for GRIDE (n1 = k // 2); unused by TwoNN."),
     average: str = typer.Option("mean", "--average", help="MLE: mean (paper's code) | harmonic (MacKay–Ghahramani) | median."),
     unbiased: bool = typer.Option(False, "--unbiased", help="MLE: use K-2 instead of K-1."),
-    metric: str = typer.Option("euclidean", "--metric", help="euclidean | cosine."),
+    metric: str = MetricOpt,
     batch_size: Optional[int] = typer.Option(None, "--batch-size", help="Paper's protocol: shuffled batches of N points, averaged."),
     paper: bool = typer.Option(False, "--paper", help="Paper's protocol: --batch-size 4096 unless given."),
     remainder: str = typer.Option("drop", "--remainder", help="Last partial batch: drop | merge | keep."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the shuffle into batches."),
-    key: Optional[str] = typer.Option(None, "--key", help="Array name inside an .npz or a saved dict."),
+    seed: int = SeedOpt,
+    key: Optional[str] = KeyOpt,
     backend: str = typer.Option("auto", "--backend", help="Neighbour search: auto (k-d tree at low dimension, else torch) | tree | torch | faiss | faiss-hnsw (approximate)."),
-    device: Optional[str] = typer.Option(None, "--device", help="cpu | cuda (default: cuda if present)."),
+    device: Optional[str] = DeviceOpt,
     out: Optional[Path] = typer.Option(None, "--out", help="Also write the JSON result to this file."),
-    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
+    as_json: bool = JsonOpt,
 ) -> None:
     """Estimate the intrinsic dimension of the points in FILE."""
     from ttlab.intrinsic_dim import PAPER_BATCH_SIZE, estimate_id, load_points
@@ -97,13 +105,13 @@ def compare_cmd(
     paper: bool = typer.Option(False, "--paper", help="Paper's protocol for every estimator: seeded batches of 4096 (or --batch-size), averaged; spread over batches."),
     batch_size: Optional[int] = typer.Option(None, "--batch-size", help="Batch size of the protocol (implies batches)."),
     beta: float = typer.Option(1.0, "--beta", help="Hölder exponent β for the predicted α_D = 2β/(2β+d), α_N = 2β/d."),
-    metric: str = typer.Option("euclidean", "--metric", help="euclidean | cosine."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the shuffle into batches."),
-    key: Optional[str] = typer.Option(None, "--key", help="Array name inside an .npz or a saved dict."),
+    metric: str = MetricOpt,
+    seed: int = SeedOpt,
+    key: Optional[str] = KeyOpt,
     backend: str = typer.Option("auto", "--backend", help="Neighbour search: auto | torch | faiss | faiss-hnsw (approximate)."),
-    device: Optional[str] = typer.Option(None, "--device", help="cpu | cuda (default: cuda if present)."),
+    device: Optional[str] = DeviceOpt,
     out: Optional[Path] = typer.Option(None, "--out", help="Also write the JSON result to this file (input of `ttlab scaling predict --from-compare`)."),
-    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
+    as_json: bool = JsonOpt,
 ) -> None:
     """Compare intrinsic-dimension estimators on the points in FILE (one shared neighbour search),
     with the exponents each estimate predicts."""
