@@ -127,14 +127,19 @@ def _scaling_claims(r: dict[str, Any]) -> list[dict]:
 
 def _model_scaling_claims(r: dict[str, Any]) -> list[dict]:
     out = _scaling_claims(r)
-    rows = r.get("id_by_model") or []
-    out.append(make_claim(
+    out.append(_id_grows_claim(
         "lm_model_scaling.id_grows", "The estimated ID grows with model size / width (Figure 4: 15.56 → 18.68 from "
-        "width 768 to 1536)", "monotone",
+        "width 768 to 1536)", r.get("id_by_model") or []))
+    return out
+
+
+def _id_grows_claim(claim_id: str, statement: str, rows: list[dict[str, Any]]) -> dict:
+    """The ID of models listed by increasing size rises, judged against the ID batches' standard errors."""
+    return make_claim(
+        claim_id, statement, "monotone",
         {"values": [x["intrinsic_dim"] for x in rows], "se": [id_standard_error(x) for x in rows]},
         {"direction": 1}, quantity="the ID by increasing model size",
-        summary="ID by increasing size: " + ", ".join(f"{fmt(x['intrinsic_dim'], 3)}" for x in rows)))
-    return out
+        summary="ID by increasing size: " + ", ".join(f"{fmt(x['intrinsic_dim'], 3)}" for x in rows))
 
 
 def _render_scaling(r: dict[str, Any]) -> list:
@@ -342,12 +347,9 @@ def _suite_claims(r: dict[str, Any]) -> list[dict]:
                     + (f": Δ = {a - pred:+.3f}" if finite(a) else "")
                     + (f"; {capped} of the suite's training runs hit the step cap" if capped else "")))
     rows = [m for m in r.get("models", []) if m.get("intrinsic_dim") is not None]
-    out.append(make_claim(
+    out.append(_id_grows_claim(
         "lm_suite_scaling.id_grows", "The final-layer ID grows with model size across the suite (Figure 4: 15.56 at "
-        "410M → 20.02 at 12.8B on the Pile)", "monotone",
-        {"values": [m["intrinsic_dim"] for m in rows], "se": [id_standard_error(m) for m in rows]},
-        {"direction": 1}, quantity="the ID by increasing model size",
-        summary="ID by increasing N: " + ", ".join(f"{fmt(m['intrinsic_dim'], 3)}" for m in rows)))
+        "410M → 20.02 at 12.8B on the Pile)", rows))
     return out
 
 
