@@ -6,6 +6,7 @@ Run on demand (minutes at full size):
     .venv/bin/python benchmarks/bench_intrinsic_dim.py                 # full: 20,000 and 50,000 x 768, protocol 128,000 x 768
     .venv/bin/python benchmarks/bench_intrinsic_dim.py --quick         # 4,000 x 768 and protocol 20,480 x 768
     .venv/bin/python benchmarks/bench_intrinsic_dim.py --only accuracy # rewrite docs/intrinsic_dim_accuracy.md
+        # (every estimator of compare; --acc-n/--acc-seeds/--acc-large-cases choose the cells run)
 
 Every timing runs in a fresh subprocess on the same saved data (so peak memory is per method), and
 every method gets the same treatment (benchmarks/_timing.py): the same warm-up inside its process (a
@@ -196,129 +197,263 @@ def bench_optional(tmp: Path, n: int, dim: int, threads: int) -> dict:
 ACC_CASES = [("sphere", 2), ("sphere", 5), ("sphere", 10), ("cube", 3), ("cube", 8), ("linear", 5),
              ("swiss-roll", 2), ("nonlinear", 4), ("nonlinear", 8)]
 
+# Labels of the estimators in the accuracy doc (compare's keys; the two extras are fitted on their own).
+ACC_LABELS = {"mle": "MLE K=20, mean (paper)", "mle_harmonic": "MLE K=20, harmonic", "mle_median": "MLE K=20, median",
+              "twonn": "TwoNN (10% discarded)", "gride": "GRIDE n1=1, n2=2", "tle": "TLE k=20", "mom": "MOM k=100",
+              "mada": "MADA k=20", "mind_ml": "MiND_ML k=20, D=n_features", "corrint": "CorrInt k1=10, k2=20",
+              "danco": "DANCo k=10, D=48", "ess": "ESS k=100", "lpca": "lPCA Fukunaga-Olsen 5 % (global)",
+              "lpca_pr": "lPCA participation ratio (global)", "mle_k2": "MLE K=20, mean, K-2", "gride10": "GRIDE n1=10, n2=20"}
+# scikit-dimension estimators of the same definition (the cross-check; run at n <= --acc-skdim-max-n)
+ACC_SKDIM = {
+    "mle": lambda skdim, X: skdim.id.MLE().fit(X, n_neighbors=20, comb="mean").dimension_,
+    "mle_harmonic": lambda skdim, X: skdim.id.MLE().fit(X, n_neighbors=20, comb="mle").dimension_,
+    "twonn": lambda skdim, X: skdim.id.TwoNN().fit(X).dimension_,
+    "gride": lambda skdim, X: skdim.id.GRIDE().fit(X).dimension_,
+    "mle_k2": lambda skdim, X: skdim.id.MLE(unbiased=True).fit(X, n_neighbors=20, comb="mean").dimension_,
+    "gride10": lambda skdim, X: skdim.id.GRIDE(n1=10, n2=20).fit(X).dimension_,
+}
+
 
 def _pct(x: float) -> str:
     return f"{100 * x:.1f} %"
 
 
-def reading(records: list[dict], names: list[str], k: int = 20) -> list[str]:
-    """The reading paragraph of the accuracy doc, every statement computed from ``records`` (one per
-    noise level, manifold, seed and estimator: true ``d``, ttlab's and scikit-dimension's estimates)."""
-    noises = sorted({r["noise"] for r in records})
-    lo, hi = noises[0], noises[-1]
+def _finite(x) -> bool:
+    return x is not None and bool(np.isfinite(x))
 
-    def mean_est(noise, m, d, name, key="ours"):
-        return float(np.mean([r[key] for r in records if (r["noise"], r["manifold"], r["d"], r["name"]) == (noise, m, d, name)]))
 
-    cases = sorted({(r["manifold"], r["d"], r["true"]) for r in records}, key=lambda c: (c[2], c[0]))
+def _mean_rel_err(sel: list[dict], key: str = "ours") -> float:
+    errs = [abs(r[key] - r["true"]) / r["true"] for r in sel if _finite(r.get(key))]
+    return float(np.mean(errs)) if errs else float("nan")
+
+
+def _complete_pairs(records: list[dict], noises: list[float]) -> list[int]:
+    """Sizes n at which every noise level was run on the same (manifold, seed) cases."""
     out = []
-    diff = max(abs(r["ours"] - r["skdim"]) for r in records)
-    rel = max(abs(r["ours"] - r["skdim"]) / abs(r["skdim"]) for r in records)
-    out.append(f"ttlab and scikit-dimension {'agree on' if rel <= 1e-6 else 'differ on some of'} the {len(records)} "
-               f"estimates: the largest absolute difference is {diff:.1e} (relative {rel:.1e}).")
-    # high intrinsic dimension: signed error of every estimator
-    high = [c for c in cases if c[2] >= 8]
-    if high:
-        errs = [(mean_est(nz, m, d, name) - true) / true for nz in noises for m, d, true in high for name in names]
-        below = sum(e < 0 for e in errs)
-        out.append(f"At d ≥ 8 ({', '.join(f'{m} d={d}' for m, d, _ in high)}; n = {records[0]['n']}) {below} of "
-                   f"{len(errs)} mean estimates (estimator × manifold × noise level) are below the true dimension; "
-                   f"relative errors range from {_pct(min(errs))} to {_pct(max(errs))}.")
-    # arithmetic mean of pointwise MLE: K-1 against K-2
-    a, b = "MLE K=20, mean (paper)", "MLE K=20, mean, K-2"
-    if a in names and b in names:
-        ratios = [mean_est(nz, m, d, a) / mean_est(nz, m, d, b) for nz in noises for m, d, _ in cases]
-        low = [c for c in cases if c[2] <= 5]
-        sa = np.mean([(mean_est(lo, m, d, a) - t) / t for m, d, t in low])
-        sb = np.mean([(mean_est(lo, m, d, b) - t) / t for m, d, t in low])
-        span = (f"{min(ratios):.4f} times the K − 2 version in every case" if f"{min(ratios):.4f}" == f"{max(ratios):.4f}"
-                else f"{min(ratios):.4f}–{max(ratios):.4f} times the K − 2 version (min–max over the cases)")
-        out.append(f"The arithmetic mean of pointwise MLE estimates with K − 1 is {span} "
-                   f"((K−1)/(K−2) = {(k - 1) / (k - 2):.4f}); at d ≤ 5 without "
-                   f"noise their mean signed relative errors are {_pct(sa)} and {_pct(sb)}.")
-    # noise: growth of the mean relative error per estimator
-    if lo != hi:
-        def mre(noise, name):
-            return float(np.mean([abs(r["ours"] - r["true"]) / r["true"] for r in records
-                                  if r["noise"] == noise and r["name"] == name]))
-        growth = {name: mre(hi, name) - mre(lo, name) for name in names}
-        most, least = max(growth, key=growth.get), min(growth, key=growth.get)
-        out.append(f"Noise of standard deviation {hi:g} raises the mean relative error of every estimator by "
-                   f"{100 * min(growth.values()):.1f} to {100 * max(growth.values()):.1f} percentage points: most for "
-                   f"{most} (from {_pct(mre(lo, most))} to {_pct(mre(hi, most))}), least for {least} (from "
-                   f"{_pct(mre(lo, least))} to {_pct(mre(hi, least))})."
-                   if round(100 * min(growth.values()), 1) > 0 else
-                   f"Noise of standard deviation {hi:g} changes the mean relative error by between "
-                   f"{100 * min(growth.values()):+.1f} and {100 * max(growth.values()):+.1f} percentage points "
-                   f"({most}: {100 * growth[most]:+.1f}; {least}: {100 * growth[least]:+.1f}).")
+    for n in sorted({r["n"] for r in records}):
+        sets = [{(r["manifold"], r["d"], r["seed"]) for r in records if r["n"] == n and r["noise"] == nz} for nz in noises]
+        if all(sets) and all(s == sets[0] for s in sets):
+            out.append(n)
     return out
 
 
-ACC_CASES = [("sphere", 2), ("sphere", 5), ("sphere", 10), ("cube", 3), ("cube", 8), ("linear", 5),
-             ("swiss-roll", 2), ("nonlinear", 4), ("nonlinear", 8)]
+def reading(records: list[dict], names: list[str], k: int = 20) -> list[str]:
+    """The reading paragraph of the accuracy doc, every statement computed from ``records`` (one per
+    size, noise level, manifold, seed and estimator: true ``d``, ttlab's estimate ``ours`` and
+    scikit-dimension's ``skdim``, None where the cross-check was not run)."""
+    noises = sorted({r["noise"] for r in records})
+    sizes = sorted({r["n"] for r in records})
+    lo, hi = noises[0], noises[-1]
+
+    def mean_est(n, noise, m, d, name, key="ours"):
+        vals = [r[key] for r in records if (r["n"], r["noise"], r["manifold"], r["d"], r["name"]) == (n, noise, m, d, name)
+                and _finite(r[key])]
+        return float(np.mean(vals)) if vals else float("nan")
+
+    out = []
+    checked = [r for r in records if _finite(r.get("skdim")) and _finite(r["ours"])]
+    if checked:
+        diff = max(abs(r["ours"] - r["skdim"]) for r in checked)
+        rel = max(abs(r["ours"] - r["skdim"]) / abs(r["skdim"]) for r in checked)
+        cn = sorted({r["n"] for r in checked})
+        out.append(f"ttlab and scikit-dimension {'agree on' if rel <= 1e-6 else 'differ on some of'} the {len(checked)} "
+                   f"cross-checked estimates ({len({r['name'] for r in checked})} estimators; n = "
+                   f"{', '.join(str(n) for n in cn)}): the largest absolute difference is {diff:.1e} (relative {rel:.1e}).")
+    bad = [r for r in records if not _finite(r["ours"])]
+    if bad:
+        out.append(f"{len(bad)} of {len(records)} ttlab estimates are not finite and left out of the means: "
+                   + "; ".join(f"{nm} ({sum(r['name'] == nm for r in bad)})" for nm in dict.fromkeys(r["name"] for r in bad)) + ".")
+    # high intrinsic dimension: signed error of every estimator, per size
+    for n in sizes:
+        cases = sorted({(r["manifold"], r["d"], r["true"]) for r in records if r["n"] == n}, key=lambda c: (c[2], c[0]))
+        high = [c for c in cases if c[2] >= 8]
+        errs = [((mean_est(n, nz, m, d, name) - true) / true, name) for nz in noises for m, d, true in high for name in names
+                if any((r["n"], r["noise"], r["manifold"], r["d"]) == (n, nz, m, d) for r in records)]
+        errs = [(e, nm) for e, nm in errs if np.isfinite(e)]
+        if errs:
+            below = sum(e < 0 for e, _ in errs)
+            above = list(dict.fromkeys(nm for e, nm in errs if e >= 0))
+            out.append(f"At d ≥ 8 ({', '.join(f'{m} d={d}' for m, d, _ in high)}; n = {n}) {below} of "
+                       f"{len(errs)} mean estimates (estimator × manifold × noise level) are below the true dimension; "
+                       f"relative errors range from {_pct(min(e for e, _ in errs))} to {_pct(max(e for e, _ in errs))}"
+                       + (f"; at or above it: {', '.join(above)}." if above else "."))
+    # arithmetic mean of pointwise MLE: K-1 against K-2
+    a, b = ACC_LABELS["mle"], ACC_LABELS["mle_k2"]
+    if a in names and b in names:
+        n = sizes[0]
+        cases = sorted({(r["manifold"], r["d"], r["true"]) for r in records if r["n"] == n}, key=lambda c: (c[2], c[0]))
+        ratios = [mean_est(n, nz, m, d, a) / mean_est(n, nz, m, d, b) for nz in noises for m, d, _ in cases]
+        ratios = [x for x in ratios if np.isfinite(x)]
+        low = [c for c in cases if c[2] <= 5]
+        sa = np.mean([(mean_est(n, lo, m, d, a) - t) / t for m, d, t in low])
+        sb = np.mean([(mean_est(n, lo, m, d, b) - t) / t for m, d, t in low])
+        span = (f"{min(ratios):.4f} times the K − 2 version in every case" if f"{min(ratios):.4f}" == f"{max(ratios):.4f}"
+                else f"{min(ratios):.4f}–{max(ratios):.4f} times the K − 2 version (min–max over the cases)")
+        out.append(f"The arithmetic mean of pointwise MLE estimates with K − 1 is {span} "
+                   f"((K−1)/(K−2) = {(k - 1) / (k - 2):.4f}; n = {n}); at d ≤ 5 without "
+                   f"noise their mean signed relative errors are {_pct(sa)} and {_pct(sb)}.")
+    # ranking: lowest and highest mean relative error per size and noise level (complete cells only)
+    for n in sizes:
+        for nz in noises:
+            sel = [r for r in records if r["n"] == n and r["noise"] == nz]
+            if not sel:
+                continue
+            mres = {name: _mean_rel_err([r for r in sel if r["name"] == name]) for name in names}
+            mres = {nm: v for nm, v in mres.items() if np.isfinite(v)}
+            if len(mres) < 2:
+                continue
+            order = sorted(mres, key=mres.get)
+            nm_cases = len({(r["manifold"], r["d"]) for r in sel})
+            out.append(f"At n = {n}, noise {nz:g} ({nm_cases} manifold{'s' if nm_cases != 1 else ''}, "
+                       f"{len({r['seed'] for r in sel})} seed(s)): lowest mean relative error {order[0]} ({_pct(mres[order[0]])}), "
+                       f"then {order[1]} ({_pct(mres[order[1]])}); highest {order[-1]} ({_pct(mres[order[-1]])}).")
+    # noise: growth of the mean relative error per estimator, at sizes where every noise level ran on the same cases
+    if lo != hi:
+        for n in _complete_pairs(records, [lo, hi]):
+            def mre(noise, name):
+                return _mean_rel_err([r for r in records if r["n"] == n and r["noise"] == noise and r["name"] == name])
+            growth = {name: mre(hi, name) - mre(lo, name) for name in names}
+            growth = {nm: g for nm, g in growth.items() if np.isfinite(g)}
+            if not growth:
+                continue
+            most, least = max(growth, key=growth.get), min(growth, key=growth.get)
+            where = f" (n = {n})" if len(sizes) > 1 else ""
+            out.append(f"Noise of standard deviation {hi:g}{where} raises the mean relative error of every estimator by "
+                       f"{100 * min(growth.values()):.1f} to {100 * max(growth.values()):.1f} percentage points: most for "
+                       f"{most} (from {_pct(mre(lo, most))} to {_pct(mre(hi, most))}), least for {least} (from "
+                       f"{_pct(mre(lo, least))} to {_pct(mre(hi, least))})."
+                       if round(100 * min(growth.values()), 1) > 0 else
+                       f"Noise of standard deviation {hi:g}{where} changes the mean relative error by between "
+                       f"{100 * min(growth.values()):+.1f} and {100 * max(growth.values()):+.1f} percentage points "
+                       f"({most}: {100 * growth[most]:+.1f}; {least}: {100 * growth[least]:+.1f}).")
+    return out
 
 
-def bench_accuracy(n: int, ambient: int, seeds: int, noise_levels: tuple[float, ...]) -> str:
-    """Mean relative error |d_hat - d| / d per estimator, ours and scikit-dimension's, as markdown."""
-    import skdim
+def accuracy_records(n: int, ambient: int, seeds: int, noise_levels: tuple[float, ...], skdim_check: bool,
+                     cases: list[tuple[str, int]] | None = None) -> list[dict]:
+    """Every estimator of :func:`ttlab.intrinsic_dim.compare` (one shared kNN search per dataset) plus
+    MLE with K − 2 and GRIDE n1=10 (own fits), on the manifolds of known dimension: one record per
+    noise level, manifold, seed and estimator."""
+    from ttlab.intrinsic_dim import GRIDE, MLE, sample_manifold, true_dimension
+    from ttlab.intrinsic_dim.compare import COMPARE_METHODS, compare
 
-    from ttlab.intrinsic_dim import GRIDE, MLE, TwoNN, sample_manifold, true_dimension
-    from ttlab.provenance import versions
-
+    skdim = None
+    if skdim_check:
+        import skdim
     warnings.simplefilter("ignore")
-    est = {
-        "MLE K=20, mean (paper)": (lambda: MLE(k=20), lambda X: skdim.id.MLE().fit(X, n_neighbors=20, comb="mean").dimension_),
-        "MLE K=20, harmonic": (lambda: MLE(k=20, average="harmonic"), lambda X: skdim.id.MLE().fit(X, n_neighbors=20, comb="mle").dimension_),
-        "MLE K=20, mean, K-2": (lambda: MLE(k=20, unbiased=True), lambda X: skdim.id.MLE(unbiased=True).fit(X, n_neighbors=20, comb="mean").dimension_),
-        "TwoNN (10% discarded)": (lambda: TwoNN(), lambda X: skdim.id.TwoNN().fit(X).dimension_),
-        "GRIDE n1=10, n2=20": (lambda: GRIDE(n1=10), lambda X: skdim.id.GRIDE(n1=10, n2=20).fit(X).dimension_),
-    }
+    extras = {"mle_k2": lambda: MLE(k=20, unbiased=True), "gride10": lambda: GRIDE(n1=10)}
+    labels = {**{m: ACC_LABELS.get(m, COMPARE_METHODS[m][0]) for m in COMPARE_METHODS}, **{m: ACC_LABELS[m] for m in extras}}
     records: list[dict] = []
     for noise in noise_levels:
-        for name_m, d in ACC_CASES:
+        for name_m, d in cases or ACC_CASES:
             true = true_dimension(name_m, d)
             for seed in range(seeds):
                 X = sample_manifold(name_m, d, ambient, n, noise=noise, seed=100 + seed)
-                for name, (ours, ref) in est.items():
+                res = compare(X, "all")
+                ests = {row.method: row.dimension for row in res.rows}
+                ests.update({m: float(f().fit(X).dimension_) for m, f in extras.items()})
+                for m, v in ests.items():
+                    ref = float(ACC_SKDIM[m](skdim, X)) if skdim is not None and m in ACC_SKDIM else None
                     records.append({"noise": noise, "manifold": name_m, "d": d, "true": true, "seed": seed, "n": n,
-                                    "name": name, "ours": float(ours().fit(X).dimension_), "skdim": float(ref(X))})
-    rows = []
-    for noise in noise_levels:
-        for name in est:
-            sel = [r for r in records if r["noise"] == noise and r["name"] == name]
-            o = np.mean([abs(r["ours"] - r["true"]) / r["true"] for r in sel])
-            k = np.mean([abs(r["skdim"] - r["true"]) / r["true"] for r in sel])
-            rows.append(f"| {noise:g} | {name} | {_pct(o)} | {_pct(k)} |")
+                                    "method": m, "name": labels[m], "ours": float("nan") if v is None else float(v),
+                                    "skdim": ref})
+    return records
+
+
+def accuracy_doc(records: list[dict], ambient: int, command: str, seconds: float) -> str:
+    """The accuracy doc (markdown) from :func:`accuracy_records` output; says which cells were run."""
+    from ttlab.intrinsic_dim import true_dimension
+    from ttlab.provenance import versions
+
+    methods = list(dict.fromkeys(r["method"] for r in records))
+    label = {r["method"]: r["name"] for r in records}
+    names = [label[m] for m in methods]
+    sizes = sorted({r["n"] for r in records})
+    noises = sorted({r["noise"] for r in records})
+    cols = [(n, nz) for n in sizes for nz in noises]
     v = versions(extra=("scikit-dimension", "scikit-learn"))
+
+    def sel(n, nz, m=None):
+        return [r for r in records if r["n"] == n and r["noise"] == nz and (m is None or r["method"] == m)]
+
+    def coverage(n, nz):
+        rs = sel(n, nz)
+        return {(r["manifold"], r["d"]) for r in rs}, sorted({r["seed"] for r in rs})
+
     lines = [
         "# Intrinsic-dimension estimators: accuracy on manifolds of known dimension",
         "",
-        "Generated by `benchmarks/bench_intrinsic_dim.py --only accuracy` "
+        f"Generated by `{command}` in {seconds:.0f} s wall time "
         f"(ttlab {v['ttlab']}, scikit-dimension {v['scikit-dimension']}, numpy {v['numpy']}).",
         "",
         f"Data: {len(ACC_CASES)} manifolds ({', '.join(f'{m} d={d}' for m, d in ACC_CASES)}), "
-        f"n = {n} points each, isometrically rotated into R^{ambient}, {seeds} seeds, Gaussian noise of the "
-        "given standard deviation per ambient coordinate (`ttlab.intrinsic_dim.manifolds`).",
-        "Entry: mean over manifolds and seeds of the relative error |d̂ − d| / d, for ttlab's estimator and "
-        "scikit-dimension's estimator of the same definition.",
+        f"isometrically rotated into R^{ambient}, Gaussian noise of the given standard deviation per ambient "
+        "coordinate, seeds 100, 101, ... (`ttlab.intrinsic_dim.manifolds`).",
+        "Estimators: every estimator of `ttlab.intrinsic_dim.compare` with its settings (one shared exact "
+        "kNN search per dataset), plus MLE with K − 2 and GRIDE n1=10, n2=20 (fitted on their own).",
         "",
-        "| noise | estimator | ttlab | scikit-dimension |",
-        "| --- | --- | --- | --- |",
-        *rows,
+        "Cells run (a cell not listed here was not run):",
         "",
-        "Per manifold (ttlab, mean estimate over seeds):",
-        "",
-        "| noise | manifold | d | " + " | ".join(est) + " |",
-        "| --- | --- | --- | " + " | ".join("---" for _ in est) + " |",
     ]
-    for noise in noise_levels:
-        for m, d in ACC_CASES:
-            means = [np.mean([r["ours"] for r in records if (r["noise"], r["manifold"], r["d"], r["name"]) == (noise, m, d, k)])
-                     for k in est]
-            lines.append(f"| {noise:g} | {m} | {true_dimension(m, d)} | " + " | ".join(f"{x:.2f}" for x in means) + " |")
-    lines += ["", "Reading the table (every figure below is computed from the estimates above):", "",
-              *[f"- {sentence}" for sentence in reading(records, list(est))], ""]
+    for n, nz in cols:
+        cov, seeds = coverage(n, nz)
+        if cov:
+            which = ("all manifolds" if len(cov) == len(ACC_CASES)
+                     else ", ".join(f"{m} d={d}" for m, d in ACC_CASES if (m, d) in cov))
+            lines.append(f"- n = {n}, noise {nz:g}: {which}; {len(seeds)} seed(s) ({', '.join(str(100 + s) for s in seeds)}).")
+    lines += [
+        "",
+        "Entry: mean over the manifolds and seeds run of the relative error |d̂ − d| / d of ttlab's estimate; "
+        "in brackets scikit-dimension's estimator of the same definition where the cross-check was run; "
+        "\"not run\" where the cell was not run.",
+        "",
+        "| estimator | " + " | ".join(f"n = {n}, noise {nz:g}" for n, nz in cols) + " |",
+        "| --- | " + " | ".join("---" for _ in cols) + " |",
+    ]
+    for m in methods:
+        cells = []
+        for n, nz in cols:
+            s = sel(n, nz, m)
+            if not s:
+                cells.append("not run")
+                continue
+            cell = _pct(_mean_rel_err(s))
+            if all(_finite(r["skdim"]) for r in s):
+                cell += f" ({_pct(_mean_rel_err(s, 'skdim'))})"
+            cells.append(cell)
+        lines.append(f"| {label[m]} | " + " | ".join(cells) + " |")
+    lines += ["", "Per manifold (ttlab, mean estimate over the seeds run; column keys are `compare`'s method names):", "",
+              "| n | noise | manifold | d | " + " | ".join(methods) + " |",
+              "| --- | --- | --- | --- | " + " | ".join("---" for _ in methods) + " |"]
+    for n, nz in cols:
+        for m_, d in ACC_CASES:
+            rs = [r for r in sel(n, nz) if (r["manifold"], r["d"]) == (m_, d)]
+            if not rs:
+                continue
+            means = []
+            for m in methods:
+                vals = [r["ours"] for r in rs if r["method"] == m and _finite(r["ours"])]
+                means.append(f"{np.mean(vals):.2f}" if vals else "—")
+            lines.append(f"| {n} | {nz:g} | {m_} | {true_dimension(m_, d)} | " + " | ".join(means) + " |")
+    lines += ["", "Keys: " + "; ".join(f"`{m}` = {label[m]}" for m in methods)
+              + " (settings as in `ttlab.intrinsic_dim.compare.COMPARE_METHODS`).", "",
+              "Reading the table (every figure below is computed from the estimates above):", "",
+              *[f"- {sentence}" for sentence in reading(records, names)], ""]
     return "\n".join(lines)
+
+
+def bench_accuracy(sizes: list[int], ambient: int, seeds: list[int], noise_levels: tuple[float, ...],
+                   skdim_max_n: int, command: str,
+                   large_cases: list[tuple[str, int]] | None = None) -> tuple[str, list[dict]]:
+    """Run :func:`accuracy_records` for every size (``seeds[i]`` seeds at ``sizes[i]``; sizes above the
+    first restricted to ``large_cases`` if given); return the doc (with its wall time) and the records."""
+    t0 = time.perf_counter()
+    records: list[dict] = []
+    for i, (n, s) in enumerate(zip(sizes, seeds)):
+        if s > 0:
+            records += accuracy_records(n, ambient, s, noise_levels, n <= skdim_max_n,
+                                        cases=large_cases if i > 0 else None)
+    return accuracy_doc(records, ambient, command, time.perf_counter() - t0), records
 
 
 # ------------------------------------------------------------------------------------------ main
@@ -346,8 +481,12 @@ def main() -> None:
     ap.add_argument("--skip-skdim", action="store_true")
     ap.add_argument("--only", choices=["exact", "protocol", "optional", "accuracy"], action="append")
     ap.add_argument("--json-out", type=Path, help="write all numbers to this JSON file")
-    ap.add_argument("--acc-n", type=int, default=2000)
-    ap.add_argument("--acc-seeds", type=int, default=3)
+    ap.add_argument("--acc-n", default="2000,20000", help="comma-separated sizes for the accuracy table")
+    ap.add_argument("--acc-seeds", default="3,1", help="seeds per size, comma-separated (0 = size not run)")
+    ap.add_argument("--acc-large-cases", default="",
+                    help="manifolds run at the sizes after the first, e.g. cube:8,sphere:10 (default: all)")
+    ap.add_argument("--acc-skdim-max-n", type=int, default=2000,
+                    help="cross-check against scikit-dimension at sizes up to this (default 2000)")
     ap.add_argument("--_worker")
     ap.add_argument("--_data")
     ap.add_argument("--_opts", default="{}")
@@ -404,7 +543,18 @@ def main() -> None:
         print(f"== accuracy table -> {DOC}", flush=True)
         from ttlab.provenance import atomic_write_text
 
-        text = bench_accuracy(args.acc_n, 64, args.acc_seeds, (0.0, 0.01))
+        acc_n = [int(v) for v in args.acc_n.split(",")]
+        acc_seeds = [int(v) for v in args.acc_seeds.split(",")]
+        if len(acc_seeds) != len(acc_n):
+            ap.error("--acc-seeds needs one count per --acc-n size")
+        known = {f"{m}:{d}": (m, d) for m, d in ACC_CASES}
+        large = [c.strip() for c in args.acc_large_cases.split(",") if c.strip()]
+        for c in large:
+            if c not in known:
+                ap.error(f"--acc-large-cases: unknown case {c!r}; choose from {', '.join(known)}")
+        command = "benchmarks/bench_intrinsic_dim.py " + " ".join(sys.argv[1:])
+        text, results["accuracy_records"] = bench_accuracy(acc_n, 64, acc_seeds, (0.0, 0.01), args.acc_skdim_max_n, command,
+                              large_cases=[known[c] for c in large] or None)
         atomic_write_text(DOC, text)
         print(text)
     if args.json_out:
