@@ -39,7 +39,7 @@ def reproduce(
 
     from ttlab.errors import TTLabInputError
     from ttlab.outputs import check_out_dir
-    from ttlab.reproduce import (PARTS, PartContext, estimate_cost, load_part_record, part_names,
+    from ttlab.reproduce import (PARTS, VERDICTS, PartContext, estimate_cost, load_part_record, part_names,
                                   part_record_problem, run_reproduction)
     from ttlab.sweep import check_backend
 
@@ -111,14 +111,14 @@ def reproduce(
         prog.update(overall, description="[bold]parts[/]")
 
     t = Table(title=f"ttlab reproduce --{mode}: parts", show_lines=False)
-    for col in ("part", "paper", "status", "wall time", "claims (holds / partly / not)"):
+    for col in ("part", "paper", "status", "wall time", "claims (holds / partly / not / inconclusive)"):
         t.add_column(col)
     for name in part_names():
         rec = results["parts"].get(name)
         if rec is None:
             continue
         claims = rec.get("result", {}).get("claims", []) if rec["status"] == "ok" else []
-        counts = [sum(c["verdict"] == v for c in claims) for v in ("holds", "partly", "not reproduced")]
+        counts = [sum(c["verdict"] == v for c in claims) for v in VERDICTS]
         wall = rec.get("wall_time_s") or 0.0
         t.add_row(name, rec.get("paper", "?"), rec["status"] + (" (reused)" if rec.get("reused") else ""),
                   f"{wall:.1f} s", " / ".join(map(str, counts)) if rec["status"] == "ok" else "—")
