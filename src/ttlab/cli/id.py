@@ -28,6 +28,20 @@ DeviceOpt = typer.Option(None, "--device", help="cpu | cuda (default: cuda if pr
 JsonOpt = typer.Option(False, "--json", help="Print the result as JSON on stdout.")
 
 
+def _report_result(file: Path, res, caught: list, out: Optional[Path], as_json: bool) -> bool:
+    """Print the caught warnings, write ``--out``, print ``--json``; True when the JSON was the output."""
+    from ttlab.provenance import atomic_write_json
+
+    for msg in dict.fromkeys(str(w.message) for w in caught):
+        console_err.print(f"[yellow]warning:[/] {msg}", highlight=False)
+    payload = {"file": str(file), **res.to_dict()}
+    if out is not None:
+        atomic_write_json(out, payload)
+    if as_json:
+        print_json(payload)
+    return as_json
+
+
 def _atomic_save_npy(path: Path, arr: np.ndarray) -> None:
     from ttlab.provenance import atomic_write_bytes
 
@@ -57,7 +71,6 @@ def estimate(
     """Estimate the intrinsic dimension of the points in FILE."""
     from ttlab.intrinsic_dim import PAPER_BATCH_SIZE, estimate_id, load_points
     from ttlab.outputs import check_out_file
-    from ttlab.provenance import atomic_write_json
 
     if out is not None:
         check_out_file(out)
@@ -70,13 +83,7 @@ def estimate(
             X, method, k=k, average=average, unbiased=unbiased, metric=metric, batch_size=batch_size,
             seed=seed, remainder=remainder, backend=backend, device=device,
         )
-    for msg in dict.fromkeys(str(w.message) for w in caught):
-        console_err.print(f"[yellow]warning:[/] {msg}", highlight=False)
-    payload = {"file": str(file), **res.to_dict()}
-    if out is not None:
-        atomic_write_json(out, payload)
-    if as_json:
-        print_json(payload)
+    if _report_result(file, res, caught, out, as_json):
         return
     console.print(f"[bold]{file}[/]: {res.method} ID = [bold]{res.dimension:.3f}[/]")
     console.print(
@@ -118,20 +125,13 @@ def compare_cmd(
     from rich.table import Table
 
     from ttlab.intrinsic_dim import compare, load_points
-    from ttlab.provenance import atomic_write_json
 
     X = load_points(file, key=key)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         res = compare(X, methods, paper=paper, batch_size=batch_size, seed=seed, beta=beta, metric=metric,
                       backend=backend, device=device)
-    for msg in dict.fromkeys(str(w.message) for w in caught):
-        console_err.print(f"[yellow]warning:[/] {msg}", highlight=False)
-    payload = {"file": str(file), **res.to_dict()}
-    if out is not None:
-        atomic_write_json(out, payload)
-    if as_json:
-        print_json(payload)
+    if _report_result(file, res, caught, out, as_json):
         return
     batched = res.batch_size is not None
     t = Table(title=f"{file}: {res.n_points} points × {res.n_features}, {res.n_duplicates_removed} duplicate(s) removed"
