@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from ttlab.errors import TTLabInputError
-from ttlab.sweep import available_backends, check_backend, load_record, run_sweep, summarize, task_key
+from ttlab.sweep import available_backends, check_backend, load_record, run_sweep, summarize, task_key, task_name
 
 # ------------------------------------------------------------------------------ task functions
 # (module level, so that spawned worker processes can import them)
@@ -41,6 +41,12 @@ def other_task(config: dict) -> dict:
     return {}
 
 
+@task_name("tests.old_place:counting_task")
+def moved_counting_task(config: dict) -> dict:
+    """counting_task as if moved here from ``tests.old_place``: its keys are the old ones."""
+    return counting_task(config)
+
+
 def unjsonable_task(config: dict) -> object:
     return {"value": object()}
 
@@ -55,6 +61,18 @@ def configs(calls: Path, n: int = 4, **extra) -> list[dict]:
 
 
 # ------------------------------------------------------------------------------ keys
+
+
+def test_a_named_task_keeps_its_old_keys_and_cache_after_a_move(tmp_path):
+    cfg = configs(tmp_path / "calls", 2)
+    assert task_key(moved_counting_task, cfg[0]) == task_key("tests.old_place:counting_task", cfg[0])
+    assert task_key(moved_counting_task, cfg[0]) != task_key(counting_task, cfg[0])
+    old = run_sweep(moved_counting_task, cfg, tmp_path / "cache")
+    assert old[0].fn == "tests.old_place:counting_task" and n_calls(tmp_path / "calls") == 2
+    again = run_sweep(moved_counting_task, cfg, tmp_path / "cache")  # found under the old name: no new calls
+    assert all(r.cached for r in again) and n_calls(tmp_path / "calls") == 2
+    with pytest.raises(TTLabInputError, match="package.module:function"):
+        task_name("no_colon")
 
 
 def test_keys_are_stable_and_discriminating(tmp_path):

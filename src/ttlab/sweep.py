@@ -1,8 +1,10 @@
 """Run many independent tasks, cache each result on disk, and resume after an interruption.
 
 A *task* is a picklable, module-level function ``fn(config) -> JSON-able result`` plus a JSON-able
-``config`` dict. Its key is a stable hash of (the function's qualified name, the canonical JSON of
-the config): the same task has the same key in every process, on every machine, in every session.
+``config`` dict. Its key is a stable hash of (the function's task name, the canonical JSON of the
+config): the same task has the same key in every process, on every machine, in every session. The
+task name is ``module:qualname``, or the name given with :func:`task_name` (``@task_name("...")``),
+which keeps the keys — and so the finished work cached under them — when the function moves.
 
 :func:`run_sweep` stores one JSON file per finished task under ``cache_dir`` (``<key>.json``,
 written atomically), so a second call — after a crash, a Ctrl-C or to extend a grid — runs only
@@ -86,6 +88,7 @@ __all__ = [
     "run_sweep",
     "summarize",
     "task_key",
+    "task_name",
 ]
 
 KEY_LENGTH = 20  # hex characters of the sha256 kept in a key (80 bits)
@@ -111,6 +114,31 @@ def function_name(fn: Callable[..., Any]) -> str:
     return f"{module}:{qualname}"
 
 
+_TASK_NAME_ATTR = "__ttlab_task_name__"
+
+
+def task_name(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorator: give a task function a fixed name for its cache keys (``"module:qualname"`` style).
+
+    Use it when a task function is moved or renamed, with its old ``module:qualname``, so records cached
+    under the old keys are still found.
+    """
+    if not isinstance(name, str) or ":" not in name:
+        raise TTLabInputError(f"a task name looks like 'package.module:function', got {name!r}")
+
+    def mark(fn: Callable[..., Any]) -> Callable[..., Any]:
+        setattr(fn, _TASK_NAME_ATTR, name)
+        return fn
+
+    return mark
+
+
+def _key_name(fn: Callable[..., Any]) -> str:
+    """The name a task's key is computed from: its :func:`task_name`, else ``module:qualname``."""
+    where = function_name(fn)  # checked even when named: workers import the function by reference
+    return getattr(fn, _TASK_NAME_ATTR, where)
+
+
 def canonical_json(obj: Any) -> str:
     """Canonical JSON text of a config (sorted keys, no spaces); raises for non-JSON values."""
     try:
@@ -125,7 +153,7 @@ def task_key(fn: Callable[..., Any] | str, config: dict[str, Any]) -> str:
     """Stable key of a task: sha256 of (function name, canonical config JSON), first 20 hex digits."""
     if not isinstance(config, dict):
         raise TTLabInputError(f"a sweep config must be a dict, got {type(config).__name__}")
-    name = fn if isinstance(fn, str) else function_name(fn)
+    name = fn if isinstance(fn, str) else _key_name(fn)
     text = canonical_json({"fn": name, "config": config})
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:KEY_LENGTH]
 
@@ -210,7 +238,7 @@ def execute_task(task: Task, threads: int | None = None) -> TaskRecord:
     A result that is not JSON-able counts as a failure (it could not be cached).
     ``KeyboardInterrupt``/``SystemExit`` propagate so that Ctrl-C stops the sweep.
     """
-    name = function_name(task.fn)
+    name = _key_name(task.fn)
     t0 = time.perf_counter()
     status, result, error = "ok", None, None
     try:
@@ -587,7 +615,7 @@ def available_backends() -> list[str]:
 
 
 def _failed_record(task: Task, error: str) -> TaskRecord:
-    return TaskRecord(key=task.key, fn=function_name(task.fn), config=task.config, status="failed",
+    return TaskRecord(key=task.key, fn=_key_name(task.fn), config=task.config, status="failed",
                       error=error, finished_at=time.time())
 
 
@@ -656,7 +684,7 @@ def run_sweep(
         threads_per_task = max(1, (os.cpu_count() or 1) // workers)
     if isinstance(configs, dict) or not isinstance(configs, Sequence):
         raise TTLabInputError("configs must be a list of dicts")
-    name = function_name(fn)
+    name = _key_name(fn)
     keys = [task_key(name, c) for c in configs]
     cache = Path(cache_dir)
     try:
@@ -706,7 +734,7 @@ def run_sweep(
 def cached_keys(fn: Callable[[dict[str, Any]], Any], configs: Sequence[dict[str, Any]],
                 cache_dir: str | os.PathLike[str]) -> set[str]:
     """Keys of the tasks among ``configs`` that already have a successful record in ``cache_dir``."""
-    name = function_name(fn)
+    name = _key_name(fn)
     out = set()
     for config in configs:
         key = task_key(name, config)
