@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 from ttlab.errors import TTLabInputError
-from ttlab.sweep import available_backends, check_backend, load_record, run_sweep, summarize, task_key, task_name
+from ttlab.sweep import (LocalBackend, available_backends, check_backend, execute_task, load_record, run_sweep,
+                         summarize, task_key, task_name)
 
 # ------------------------------------------------------------------------------ task functions
 # (module level, so that spawned worker processes can import them)
@@ -90,6 +91,10 @@ def test_keys_are_stable_and_discriminating(tmp_path):
                          cwd=Path(__file__).resolve().parents[1])
     assert out.stdout.strip() == task_key(counting_task, a)
     assert len(task_key(counting_task, a)) == 20 and int(task_key(counting_task, a), 16) >= 0
+    # literal values (computed before ttlab.sweep became a package): cached work is found under these names
+    assert task_key(counting_task, a) == "b61fa43e9757f2754736"
+    assert task_key("ttlab.lm.sweeps:train_task", {"a": 1.5, "b": "x"}) == "498a32f5d063cb01a389"
+    assert task_key(moved_counting_task, {"i": 0}) == "ea6c90995386ec04b2b0"
 
 
 def test_bad_tasks_and_configs_are_rejected(tmp_path):
@@ -121,6 +126,32 @@ def test_ray_backend_without_ray_says_how_to_install_it(tmp_path, monkeypatch):
         check_backend("ray")
     assert n_calls(tmp_path / "calls") == 0
     assert available_backends() == ["local"]
+
+
+class ReversedBackend:
+    """A backend object of the caller's own: runs the pending tasks here, last one first."""
+
+    name = "reversed"
+
+    def __init__(self, drop_last: bool = False) -> None:
+        self.drop_last = drop_last
+
+    def check(self) -> None:
+        pass
+
+    def run(self, tasks, workers, threads, on_done) -> None:
+        for task in reversed(tasks[:-1] if self.drop_last else tasks):
+            on_done(execute_task(task, threads))
+
+
+def test_a_backend_object_runs_the_tasks_and_the_runner_keeps_order_and_cache(tmp_path):
+    calls, cache = tmp_path / "calls", tmp_path / "cache"
+    recs = run_sweep(counting_task, configs(calls, 3), cache, backend=ReversedBackend())
+    assert [r.result["i"] for r in recs] == [0, 1, 2] and all(r.ok and not r.cached for r in recs)
+    again = run_sweep(counting_task, configs(calls, 3), cache, backend=LocalBackend())
+    assert all(r.cached for r in again) and n_calls(calls) == 3
+    with pytest.raises(RuntimeError, match="sweep backend 'reversed' returned no record for 1 task"):
+        run_sweep(counting_task, configs(calls, 5), cache, backend=ReversedBackend(drop_last=True))
 
 
 # ------------------------------------------------------------------------------ caching and resume

@@ -16,7 +16,8 @@ import pytest
 
 from tests.test_sweep import configs, counting_task, n_calls
 from ttlab.errors import TTLabInputError
-from ttlab.sweep import run_sweep, summarize
+from ttlab.sweep import RayBackend, resolve_backend, run_sweep, summarize
+from ttlab.sweep import ray as sweep_ray
 
 MINI = ("--d", "1", "--ambient", "8", "--n-min", "48", "--n-max", "192", "--points", "3", "--seeds", "1",
         "--arch", "mlp", "--width", "8", "--max-steps", "20", "--epochs", "2", "--features", "32",
@@ -35,20 +36,19 @@ def crashing_task(config: dict) -> dict:
 def ray_cluster():
     """A local Ray with 2 CPUs, started the way run_sweep starts one (quiet, no dashboard, small store)."""
     ray = pytest.importorskip("ray")
-    from ttlab import sweep
-
     if ray.is_initialized():  # left over from another test module in this process
         ray.shutdown()
-    sweep._connect_ray(None, 2)  # what run_sweep(backend="ray", workers=2, threads_per_task=1) does
+    sweep_ray._connect_ray(None, 2)  # what run_sweep(backend="ray", workers=2, threads_per_task=1) does
     assert ray.is_initialized() and ray.cluster_resources()["CPU"] == 2
     yield ray
     ray.shutdown()
-    sweep._ray_started.clear()
+    sweep_ray._ray_started.clear()
 
 
 # workers × threads = 2 CPUs: the size of the fixture's Ray, which run_sweep then reuses (another
 # size would make run_sweep restart its local Ray, which takes seconds)
-RAY = {"backend": "ray", "workers": 2, "threads_per_task": 1}
+SIZE = {"workers": 2, "threads_per_task": 1}
+RAY = {"backend": "ray", **SIZE}
 
 
 def _strip(records):
@@ -81,8 +81,6 @@ def test_ray_resumes_from_the_cache_shared_with_local(ray_cluster, tmp_path):
 
 
 def test_ray_workers_honour_threads_per_task(ray_cluster, tmp_path):
-    from ttlab import sweep
-
     calls = tmp_path / "calls"
     cfgs = [{"calls": str(calls), "i": 20 + k, "torch": True} for k in range(2)]
     (two,) = run_sweep(counting_task, cfgs[:1], tmp_path / "two", backend="ray", workers=1, threads_per_task=2)
@@ -91,16 +89,14 @@ def test_ray_workers_honour_threads_per_task(ray_cluster, tmp_path):
     assert [r.result["threads"] for r in one] == [1, 1]  # also in the worker that ran with 2 before
     # tasks that no node can take would wait forever in Ray: refused up front
     with pytest.raises(TTLabInputError, match=r"asks Ray for 3 CPU\(s\) \(threads_per_task\) but the largest node"):
-        sweep._check_ray_resources(ray_cluster, 3, 0)
+        sweep_ray._check_ray_resources(ray_cluster, 3, 0)
     with pytest.raises(TTLabInputError, match=r"asks Ray for 1 GPU\(s\) \(gpus_per_task\)"):
-        run_sweep(counting_task, cfgs, tmp_path / "gpu", **RAY, gpus_per_task=1)
+        run_sweep(counting_task, cfgs, tmp_path / "gpu", backend=RayBackend(gpus_per_task=1), **SIZE)
     assert n_calls(calls) == 3
 
 
 def test_a_ray_the_caller_started_is_used_as_it_is(ray_cluster, tmp_path, monkeypatch):
-    from ttlab import sweep
-
-    monkeypatch.setattr(sweep, "_ray_started", {})  # as if the caller had run ray.init() itself
+    monkeypatch.setattr(sweep_ray, "_ray_started", {})  # as if the caller had run ray.init() itself
     gcs = ray_cluster.get_runtime_context().gcs_address
     recs = run_sweep(counting_task, configs(tmp_path / "calls", 2), tmp_path / "cache", backend="ray")  # 1 CPU asked
     assert all(r.ok for r in recs) and ray_cluster.get_runtime_context().gcs_address == gcs  # not restarted
@@ -138,13 +134,14 @@ def test_ray_failures_are_recorded_and_the_others_finish(ray_cluster, tmp_path):
     calls = tmp_path / "calls"
     cfgs = configs(calls, 4)
     cfgs[1] = {**cfgs[1], "fail": True}
-    recs = run_sweep(counting_task, cfgs, tmp_path / "cache", **RAY, max_retries=0)
+    recs = run_sweep(counting_task, cfgs, tmp_path / "cache", backend=RayBackend(max_retries=0), **SIZE)
     assert [r.ok for r in recs] == [True, False, True, True]
     assert "ValueError: task 1 was told to fail" in recs[1].error and "Traceback" in recs[1].error
     assert n_calls(calls, 1) == 1  # a task's own exception is not retried by Ray
     assert summarize(recs)["n_failed"] == 1
     # a worker that dies is retried max_retries times, then the task is recorded as failed
-    (crashed,) = run_sweep(crashing_task, [{"calls": str(calls)}], tmp_path / "cache", **RAY, max_retries=1)
+    (crashed,) = run_sweep(crashing_task, [{"calls": str(calls)}], tmp_path / "cache",
+                           backend=RayBackend(max_retries=1), **SIZE)
     assert not crashed.ok and "Ray could not finish the task" in crashed.error and "max_retries" in crashed.error
     assert len(list(calls.glob("crash-*"))) == 2
 
@@ -163,21 +160,35 @@ def test_ray_task_interrupt_stops_the_sweep_and_keeps_finished_work(ray_cluster,
 
 
 @pytest.mark.parametrize(
-    "kwargs, match",
+    "options, match",
     [
-        ({"backend": "ray", "max_retries": -1}, "max_retries must be an integer >= 0"),
-        ({"backend": "ray", "gpus_per_task": -0.5}, "gpus_per_task must be a number >= 0"),
-        ({"backend": "ray", "gpus_per_task": 1.5}, "must be a whole number"),
-        ({"backend": "ray", "ray_address": ""}, "ray_address must be None, 'auto' or 'host:port'"),
-        ({"backend": "local", "ray_address": "auto"}, "ray_address is only used by backend='ray'"),
-        ({"backend": "local", "gpus_per_task": 1}, "gpus_per_task is only used by backend='ray'"),
+        ({"max_retries": -1}, "max_retries must be an integer >= 0"),
+        ({"max_retries": True}, "max_retries must be an integer >= 0"),
+        ({"gpus_per_task": -0.5}, "gpus_per_task must be a number >= 0"),
+        ({"gpus_per_task": float("nan")}, "gpus_per_task must be a number >= 0"),
+        ({"gpus_per_task": 1.5}, "must be a whole number"),
+        ({"address": ""}, "ray_address must be None, 'auto' or 'host:port'"),
+        ({"address": 6379}, "ray_address must be None, 'auto' or 'host:port'"),
     ],
 )
-def test_bad_ray_arguments_are_rejected_before_anything_runs(tmp_path, kwargs, match):
-    if kwargs["backend"] == "ray":
-        pytest.importorskip("ray")  # without Ray, "not installed" is the error that comes first
+def test_bad_ray_options_are_rejected_when_the_backend_is_made(options, match):
     with pytest.raises(TTLabInputError, match=match):
-        run_sweep(counting_task, configs(tmp_path / "calls"), tmp_path / "cache", **kwargs)
+        RayBackend(**options)  # before any sweep: nothing can run with them
+
+
+def test_backend_names_and_the_ray_address_resolve_to_backend_objects(tmp_path):
+    assert resolve_backend("ray", ray_address=" auto ") == RayBackend(address="auto")
+    assert resolve_backend("ray") == RayBackend() and RayBackend().max_retries == 2
+    with pytest.raises(TTLabInputError, match="ray_address is only used by backend='ray', not 'local'"):
+        resolve_backend("local", ray_address="auto")
+    with pytest.raises(TTLabInputError, match="carries its own options"):
+        resolve_backend(RayBackend(), ray_address="auto")
+    with pytest.raises(TTLabInputError, match="ray_address must be None"):
+        resolve_backend("ray", ray_address="")
+    with pytest.raises(TTLabInputError, match="RayBackend.address="):
+        run_sweep(counting_task, configs(tmp_path / "calls"), tmp_path / "cache", backend=object())
+    with pytest.raises(TypeError):  # Ray-only options live on RayBackend, not on run_sweep
+        run_sweep(counting_task, configs(tmp_path / "calls"), tmp_path / "cache", ray_address="auto")
     assert n_calls(tmp_path / "calls") == 0
 
 
@@ -188,20 +199,19 @@ def test_unreachable_ray_address_fails_fast(tmp_path):
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    from ttlab import sweep
-
     with pytest.raises(TTLabInputError, match=f"cannot reach the Ray cluster at 127.0.0.1:{port}"):
-        sweep._check_ray_address(f"127.0.0.1:{port}")
+        sweep_ray._check_ray_address(f"127.0.0.1:{port}")
     with pytest.raises(TTLabInputError, match="ray_address must be 'auto', 'host:port'"):
-        sweep._check_ray_address("nonsense")
+        sweep_ray._check_ray_address("nonsense")
 
 
-def test_importing_the_sweep_module_does_not_import_ray():
+def test_importing_the_sweep_package_imports_neither_ray_nor_torch():
     import subprocess
 
-    code = "import sys, ttlab.sweep; print('ray' in sys.modules)"
+    code = ("import sys, ttlab.sweep, ttlab.sweep.ray, ttlab.sweep.local; ttlab.sweep.RayBackend(address='auto'); "
+            "print('ray' in sys.modules, 'torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
+    assert out.stdout.strip() == "False False"
 
 
 def test_cli_without_ray_says_how_to_install_it(run_cli, tmp_path, monkeypatch):

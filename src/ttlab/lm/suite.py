@@ -716,7 +716,7 @@ def run_suite(
     results dict. Models that fail are recorded with their error; the others are kept.
     """
     from ttlab.lm.sweeps import _alpha_summary, _fits
-    from ttlab.sweep import run_sweep
+    from ttlab.sweep import RayBackend, run_sweep
 
     t0 = time.perf_counter()
     specs = [m if isinstance(m, dict) else resolve_model(m) for m in models]
@@ -742,11 +742,9 @@ def run_suite(
         atomic_write_text(wfile, payload)
     sha = hashlib.sha256(payload.encode("utf-8")).hexdigest()
     tasks = [{"spec": s, "suite": asdict(cfg), "windows_file": str(wfile.resolve()), "windows_sha256": sha} for s in specs]
-    kw: dict[str, Any] = {"backend": backend, "workers": workers, "threads_per_task": threads_per_task}
-    if backend == "ray":
-        kw["ray_address"] = ray_address
-        if cfg.device.startswith("cuda"):
-            kw["gpus_per_task"] = 1
+    gpus = 1 if cfg.device.startswith("cuda") else 0
+    where = RayBackend(address=ray_address, gpus_per_task=gpus) if backend == "ray" else backend
+    kw: dict[str, Any] = {"backend": where, "workers": workers, "threads_per_task": threads_per_task}
     if progress:
         progress("selecting windows", 1, 1)
         progress("models", 0, len(tasks))

@@ -230,15 +230,10 @@ def train_task(config: dict[str, Any]) -> dict[str, Any]:
 
 def _run_tasks(tasks: list[dict[str, Any]], out: Path, backend: str, workers: int, threads_per_task: int | None,
                ray_address: str | None, progress: ProgressFn | None) -> list[dict[str, Any]]:
-    import inspect
+    from ttlab.sweep import resolve_backend, run_sweep
 
-    from ttlab.sweep import run_sweep
-
-    kw: dict[str, Any] = dict(backend=backend, workers=workers, threads_per_task=threads_per_task)
-    if ray_address is not None:
-        if "ray_address" not in inspect.signature(run_sweep).parameters:  # pragma: no cover - older sweep module
-            raise TTLabInputError("this ttlab build has no Ray address option.")
-        kw["ray_address"] = ray_address
+    kw: dict[str, Any] = dict(backend=resolve_backend(backend, ray_address=ray_address), workers=workers,
+                              threads_per_task=threads_per_task)
     if progress:
         progress("training", 0, len(tasks))
         kw["progress"] = lambda p: progress("training", p.done, p.total)

@@ -1092,11 +1092,11 @@ def run_manifold_sweep(
     """Run (or resume) the sweep; write ``results.json`` and ``manifold_scaling.png`` to ``out_dir``.
 
     Runs are cached under ``out_dir/cache``; re-running the same config reuses them (with either
-    backend). Returns the payload written to ``results.json``. ``ray_address`` is passed to
-    :func:`ttlab.sweep.run_sweep` (``backend="ray"`` only).
+    backend). Returns the payload written to ``results.json``. ``ray_address`` is the Ray
+    cluster's address (``backend="ray"`` only: :class:`ttlab.sweep.RayBackend`).
     """
     from ttlab.provenance import atomic_savefig, atomic_write_json, versions
-    from ttlab.sweep import run_sweep, summarize
+    from ttlab.sweep import resolve_backend, run_sweep, summarize
 
     cfg.validate()
     out = Path(out_dir)
@@ -1105,8 +1105,8 @@ def run_manifold_sweep(
     t0 = time.perf_counter()
     tasks = plan_tasks(cfg)
     cache = out / "cache"
-    kw = dict(backend=backend, workers=workers, threads_per_task=threads_per_task, progress=progress,
-              ray_address=ray_address)
+    kw = dict(backend=resolve_backend(backend, ray_address=ray_address), workers=workers,
+              threads_per_task=threads_per_task, progress=progress)
     rec_data = run_sweep(train_run, tasks["data"] + tasks["model"], cache, **kw)
     rec_knn = run_sweep(knn_run, tasks["knn"], cache, **kw) if tasks["knn"] else []
     rec_approx = run_sweep(approx_run, tasks["approx"], cache, **kw) if tasks["approx"] else []
