@@ -217,7 +217,6 @@ def run_dynamics(
     the summary says where it stopped (``summary["interrupted"]``).
     Returns the summary dictionary that is written to ``summary.json``.
     """
-    config.validate()
     require_steps(config.stage1_steps, config.stage2_steps)
     if not (math.isfinite(max_hours) and max_hours > 0):
         raise TTLabInputError(f"--max-hours must be a positive number (got {max_hours})")
