@@ -1,4 +1,8 @@
-"""`ttlab reproduce` — the main job: every experiment of both papers this machine allows, one report."""
+"""`ttlab reproduce` — the main job: every experiment of both papers this machine allows, one report.
+
+Imports: typer, ttlab.cli._common; inside the command rich, ttlab.reproduce, ttlab.outputs,
+ttlab.sweep and ttlab.errors.
+"""
 
 from __future__ import annotations
 

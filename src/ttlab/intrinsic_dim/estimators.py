@@ -30,6 +30,9 @@ Conventions (identical to scikit-dimension 0.5, checked to 1e-6 in the tests):
   closed-form MLE.
 - GRIDE (Denti et al. 2022): likelihood of ``mu = r_{n2} / r_{n1}``, with DADApy's conventions
   (``N - 1`` in place of ``N``; ratios above ``q50 + 20 (q95 - q50)`` dropped).
+
+Imports: numpy, scipy, torch (lazily), ttlab.errors, ttlab.intrinsic_dim (_validate, knn); never
+ttlab.cli.
 """
 
 from __future__ import annotations

@@ -17,6 +17,9 @@ number with no options. Where ttlab differs it says so in the class docstring; i
 Estimators: :class:`LPCA` (``lPCA``; global PCA by default, ``pointwise=True`` fits every kNN
 neighbourhood), :class:`TLE`, :class:`CorrInt`, :class:`DANCo`, :class:`ESS`, :class:`MOM`,
 :class:`MiND_ML` and :class:`MADA`.
+
+Imports: numpy, ttlab.errors, ttlab.intrinsic_dim (estimators, knn, _validate); lazily scipy and
+torch; never ttlab.cli.
 """
 
 from __future__ import annotations

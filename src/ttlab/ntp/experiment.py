@@ -1,4 +1,8 @@
-"""One paper-A experiment from dataset to files: metrics.csv, summary.json, dynamics.png."""
+"""One paper-A experiment from dataset to files: metrics.csv, summary.json, dynamics.png.
+
+Imports: numpy, ttlab.errors, ttlab.provenance, ttlab.ntp (every module but walkthrough); lazily
+torch and matplotlib; never ttlab.cli.
+"""
 
 from __future__ import annotations
 

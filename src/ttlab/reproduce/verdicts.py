@@ -19,6 +19,8 @@ uniform attention already meets, missing inputs); the reason says which.
 Every rule declares the verdicts it can give (``outcomes``); the test suite drives each rule to each of
 them. Verdicts are recomputed from ``measured`` and ``thresholds`` whenever a report is written
 (:func:`rejudge`), so a rule change applies to cached parts too.
+
+Imports: the standard library only.
 """
 
 from __future__ import annotations

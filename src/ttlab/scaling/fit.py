@@ -19,6 +19,8 @@ Every fit reports goodness of fit (R² and RMSE of log L, RMSE of L) and seeded 
 percentile intervals for every parameter. The default bootstrap resamples leverage-adjusted,
 centred log residuals around the fitted curve (fixed design; works for the few points a scaling
 sweep has); ``bootstrap_method="pairs"`` resamples data points instead.
+
+Imports: numpy, scipy, ttlab.errors; nothing else of ttlab.
 """
 
 from __future__ import annotations
