@@ -414,7 +414,6 @@ def _inner_peak(m: dict, th: dict, q: str) -> Judgement:
     vals, se, bad = _profile(m, 3, "a peak")
     if bad:
         return bad
-    se = se or [0.0] * len(vals)  # not reached: _profile requires standard errors here
     inner = max(range(1, len(vals) - 1), key=lambda i: vals[i])  # type: ignore[arg-type,return-value]
     pk = float(vals[inner])  # type: ignore[arg-type]
 
