@@ -214,3 +214,25 @@ def test_oracle_rule_reports_a_data_limited_model_sweep():
     assert verdict == INCONCLUSIVE and "data-limited" in reason and "0.6" in reason and "data-limited" in text
     # the same numbers without the data-limit threshold (a data-scaling claim) are judged on the exponent
     assert judge("oracle_validated_exponent", m, ORC)[0] == HOLDS
+
+
+@pytest.mark.parametrize(
+    "extra, phrase",
+    [
+        ({"n_points": 1}, "only 1 fitted points (need ≥ 2)"),
+        ({"n_capped": 3}, "3 fitted run(s) hit the step cap"),
+        ({"lo": 0.1}, "no interval for the fitted exponent"),
+        ({"lo": -0.5, "hi": 1.0}, "is wider than the partly band ±30 % of 0.32"),
+    ],
+)
+def test_both_exponent_rules_refuse_the_same_unusable_fits(extra, phrase):
+    """exponent_match and oracle_validated_exponent share one check of the fit (points, step cap, interval)."""
+    th = {"holds_rel": 0.1, "partly_rel": 0.3, "oracle_tol": 0.05}
+    base = {"fitted": 0.31, "predicted": 0.32}
+    plain = judge("exponent_match", {**base, **extra}, th)
+    oracle = judge("oracle_validated_exponent", {**base, "oracle": 0.32, **extra}, th)
+    assert plain[0] == oracle[0] == INCONCLUSIVE
+    assert phrase in plain[1] and phrase in oracle[1]
+    # without the problem both rules judge the fit: it holds (Δ = 3 %)
+    assert judge("exponent_match", base, th)[0] == HOLDS
+    assert judge("oracle_validated_exponent", {**base, "oracle": 0.32}, th)[0] == HOLDS

@@ -7,10 +7,22 @@ Runnable, tested implementations of two theories of transformers:
 * ``ttlab.intrinsic_dim`` — intrinsic-dimension estimators (scikit-learn API, fast exact kNN, the
   paper protocol) and ``ttlab.scaling`` — exponent theory, scaling-law fits, manifold regression
   (Havrilla, Liao 2024);
-* ``ttlab.lm`` — GPT models on real text: corpora, tokenizer, trainer, token embeddings, scaling sweeps;
+* ``ttlab.lm`` — GPT models on real text: corpora, tokenizer, trainer, token embeddings, pretrained
+  models, the data- and model-scaling experiments (``ttlab.lm.experiments``) and suite evaluation;
 * ``ttlab.sweep`` — cached task runner for sweeps (local process pool or Ray);
 * ``ttlab.reproduce`` — the main job: every experiment of both papers and a report with verdicts;
 * ``ttlab.cli`` — the ``ttlab`` command, a thin layer over the above.
+
+Shared modules: ``ttlab.errors`` (:class:`~ttlab.errors.TTLabInputError`), ``ttlab.configs``
+(dict round trip of config dataclasses), ``ttlab.provenance`` (versions, atomic writers),
+``ttlab.outputs`` (checks of output paths).
+
+What may import what: the shared modules import nothing of ttlab but ``ttlab.errors``; ``ntp`` and
+``sweep`` import only the shared modules; ``intrinsic_dim`` → ``scaling`` → ``lm`` (each may import
+those before it, plus ``sweep``; ``intrinsic_dim.compare`` reads ``scaling.theory`` lazily);
+``reproduce`` may import every library package; ``cli`` imports the library, and the library never
+imports ``cli`` (``python -m ttlab.lm`` is the one entry point that does). Importing ``ttlab``
+itself imports nothing.
 """
 
 __version__ = "0.1.0"

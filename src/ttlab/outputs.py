@@ -13,6 +13,8 @@ option:
 * an existing run would be silently overwritten (``run_markers`` present and no ``--overwrite``).
 
 Nothing is created or deleted except the probe file.
+
+Imports: the standard library and ttlab.errors only.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""Provenance and safe output: versions of everything, atomic writes of results."""
+"""Provenance and safe output: versions of everything, atomic writes of results.
+
+Imports: the standard library (numpy lazily); nothing of ttlab.
+"""
 
 from __future__ import annotations
 

@@ -220,3 +220,14 @@ def test_resume_after_a_crash_before_result_json(tmp_path, token_data, tiny_mode
     assert again.iters == first.iters == 40 and again.test_loss == first.test_loss
     assert again.summary["tokens_seen"] == first.summary["tokens_seen"] and len(again.history) == len(first.history)
     assert json.loads((tmp_path / "r" / "result.json").read_text())["iters"] == 40
+
+
+def test_train_config_dict_round_trip_is_strict():
+    """TrainConfig.to_dict / from_dict (ttlab.configs.DictConfig): exact round trip, unknown keys and bad values raise."""
+    cfg = TrainConfig(batch_size=3, lr=2e-3, patience=4, threads=1)
+    assert TrainConfig.from_dict(cfg.to_dict()) == cfg
+    assert cfg.to_dict()["patience"] == 4
+    with pytest.raises(TTLabInputError, match="unknown TrainConfig field"):
+        TrainConfig.from_dict({**cfg.to_dict(), "learning_rate": 1.0})
+    with pytest.raises(TTLabInputError, match="batch_size"):
+        TrainConfig.from_dict({**cfg.to_dict(), "batch_size": 0})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -131,12 +132,18 @@ def test_general_embeddings_train_towards_their_max_margin():
     assert res.rows("2")["cosine"][-1] > 0.9
 
 
-def test_bad_config_is_rejected():
-    ds = generate_dataset(5, 10, seed=0)
+def test_bad_config_cannot_be_built():
+    """A TrainConfig validates on construction and on dataclasses.replace: an invalid one never exists."""
     with pytest.raises(TTLabInputError, match="--eta0"):
-        train(ds, TrainConfig(eta0=0.0))
+        TrainConfig(eta0=0.0)
     with pytest.raises(TTLabInputError, match="--schedule"):
-        train(ds, TrainConfig(schedule="alternating"))
+        TrainConfig(schedule="alternating")
+    with pytest.raises(TTLabInputError, match="stage2-steps"):
+        TrainConfig(stage2_steps=-1)
+    with pytest.raises(TTLabInputError, match="--impl"):
+        dataclasses.replace(TrainConfig(), impl="sparse")
+    resolved = TrainConfig(eta=0.3).resolved(16)
+    assert (resolved.eta0, resolved.eta) == (0.2 / 4, 0.3)
 
 
 # ------------------------------------------------------------------ diagnostics fits on known curves

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
 import pytest
 import torch
@@ -98,7 +98,9 @@ def test_chunking_pads_the_last_token():
 )
 def test_bad_architectures_are_rejected(kwargs, match):
     with pytest.raises(TTLabInputError, match=match):
-        build_regressor(RegressorConfig(**kwargs))
+        RegressorConfig(**kwargs)  # validated on construction: an invalid config never exists
+    with pytest.raises(TTLabInputError, match=match):
+        replace(RegressorConfig(), **kwargs)
 
 
 def test_schedule_warms_up_then_decays_to_zero():

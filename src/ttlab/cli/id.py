@@ -1,4 +1,8 @@
-"""`ttlab id …` — intrinsic dimension of data (paper B)."""
+"""`ttlab id …` — intrinsic dimension of data (paper B).
+
+Imports: typer, numpy, ttlab.cli._common, ttlab.errors; inside the commands rich,
+ttlab.intrinsic_dim, ttlab.lm (embed), ttlab.outputs and ttlab.provenance.
+"""
 
 from __future__ import annotations
 

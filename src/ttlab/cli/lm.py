@@ -1,4 +1,8 @@
-"""`ttlab lm …` — corpora, tokenizers and GPT-style language models for paper B's scaling experiments."""
+"""`ttlab lm …` — corpora, tokenizers and GPT-style language models for paper B's scaling experiments.
+
+Imports: typer, ttlab.cli._common, ttlab.errors; inside the commands torch, ttlab.lm and
+ttlab.outputs.
+"""
 
 from __future__ import annotations
 

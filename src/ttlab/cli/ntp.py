@@ -273,7 +273,6 @@ def generalize(
     structure = analyze(ds)
     require_valid(structure)
     cfg = _config(stage1_steps, stage2_steps, None, None, "zero", 0.01, "two-stage", "ngd", seed, "auto")
-    cfg.validate()
     if "stage2" in structure.degenerate():
         raise TTLabInputError(f"{ds.source}: nothing to generalize: {structure.degenerate()['stage2']}")
     require_learnable(structure, cfg)

@@ -1,13 +1,20 @@
-"""`ttlab reproduce` — the main job: every experiment of both papers this machine allows, one report."""
+"""`ttlab reproduce` — the main job: every experiment of both papers this machine allows, one report.
+
+Imports: typer, ttlab.cli._common; inside the command rich, ttlab.reproduce, ttlab.outputs,
+ttlab.sweep and ttlab.errors.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
 from ttlab.cli._common import console, console_err
+
+if TYPE_CHECKING:
+    from ttlab.reproduce import PartContext
 
 
 def _dur(seconds: float) -> str:
@@ -16,66 +23,52 @@ def _dur(seconds: float) -> str:
     return f"{seconds / 60:.1f} min" if seconds >= 90 else f"{seconds:.0f} s"
 
 
-def reproduce(
-    quick: bool = typer.Option(False, "--quick", help="Quick mode (the default; ≤ 15 min on 2 cores)."),
-    full: bool = typer.Option(False, "--full", help="Full mode (prints its estimated cost first)."),
-    out: Path = typer.Option(Path("runs/reproduce"), "--out",
-                             help="Output directory: report.html, report.md, results.json, parts/, figures."),
-    backend: str = typer.Option("local", "--backend", help="Sweep backend for sweep-style parts: local | ray."),
-    ray_address: Optional[str] = typer.Option(None, "--ray-address",
-                                              help="Address of a running Ray cluster (with --backend ray)."),
-    part: list[str] = typer.Option(None, "--part", help="Run only these parts (repeatable); see --list."),
-    list_parts: bool = typer.Option(False, "--list", help="List the parts with their estimated cost and stop."),
-    seed: int = typer.Option(0, "--seed", help="Base seed of every part."),
-    rerun: bool = typer.Option(False, "--rerun", help="Re-run the selected parts even if finished results exist."),
-) -> None:
-    """Reproduce both papers' experiments at this machine's scale and write DIR/report.html, report.md, results.json.
-
-    A part that finished is reused on re-run (resume); a part that fails is reported in the report and
-    the exit code (1) without losing the others.
-    """
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-    from rich.table import Table
-
+def _selected_parts(part: list[str] | None, quick: bool, full: bool, backend: str,
+                    ray_address: str | None) -> tuple[str, list[str]]:
+    """The mode and the part names to run; clear errors for contradictory or unknown options."""
     from ttlab.errors import TTLabInputError
-    from ttlab.outputs import check_out_dir
-    from ttlab.reproduce import (PARTS, VERDICTS, PartContext, estimate_cost, load_part_record, part_names,
-                                  part_record_problem, run_reproduction)
-    from ttlab.sweep import check_backend
+    from ttlab.reproduce import PARTS, part_names
 
     if quick and full:
         raise TTLabInputError("--quick and --full exclude each other; give one of them (the default is --quick).")
-    mode = "full" if full else "quick"
     names = list(dict.fromkeys(part)) if part else part_names()
     unknown = [p for p in names if p not in PARTS]
     if unknown:
         raise TTLabInputError(f"unknown part(s) {', '.join(unknown)}; available: {', '.join(part_names())}")
     if ray_address is not None and backend != "ray":
         raise TTLabInputError("--ray-address needs --backend ray")
+    return ("full" if full else "quick"), names
 
-    if list_parts:
-        t = Table(title="ttlab reproduce parts", show_lines=False)
-        t.add_column("part", no_wrap=True)
-        for col in ("paper", "what", "≈ quick", "≈ full", f"in {out}"):
-            t.add_column(col)
-        for name in part_names():
-            p = PARTS[name]
-            rec = load_part_record(out, name)
-            state = "—" if rec is None else f"{rec.get('status')} ({rec.get('mode')})"
-            if part_record_problem(out, name):
-                state = "corrupt record (will re-run)"
-            t.add_row(name, p.paper, p.title, _dur(p.estimate[0]), _dur(p.estimate[1]), state)
-        console.print(t)
-        return
 
-    check_backend(backend)
-    check_out_dir(out)
+def _print_parts(out: Path) -> None:
+    """``--list``: every part with its estimated cost and the state of its record in ``out``."""
+    from rich.table import Table
+
+    from ttlab.reproduce import PARTS, load_part_record, part_names, part_record_problem
+
+    t = Table(title="ttlab reproduce parts", show_lines=False)
+    t.add_column("part", no_wrap=True)
+    for col in ("paper", "what", "≈ quick", "≈ full", f"in {out}"):
+        t.add_column(col)
+    for name in part_names():
+        p = PARTS[name]
+        rec = load_part_record(out, name)
+        state = "—" if rec is None else f"{rec.get('status')} ({rec.get('mode')})"
+        if part_record_problem(out, name):
+            state = "corrupt record (will re-run)"
+        t.add_row(name, p.paper, p.title, _dur(p.estimate[0]), _dur(p.estimate[1]), state)
+    console.print(t)
+
+
+def _announce(out: Path, names: list[str], ctx: "PartContext", mode: str, rerun: bool) -> None:
+    """Warn about corrupt records and print the estimated cost of what will run."""
+    from ttlab.reproduce import estimate_cost, part_record_problem
+
     for name in names:
         problem = part_record_problem(out, name)
         if problem:
             console_err.print(f"[yellow]warning:[/] {problem}; the part {name} runs again and its new record "
                               "replaces the file.", highlight=False, soft_wrap=True)
-    ctx = PartContext(mode=mode, backend=backend, ray_address=ray_address, seed=seed)
     if mode == "full":
         console_err.print("[bold]Estimating the cost of --full[/] (measuring step times)…", highlight=False)
     est = estimate_cost(None if rerun else out, ctx, names)
@@ -86,6 +79,14 @@ def reproduce(
         f"[bold]ttlab reproduce --{mode}[/]: {len(names)} part(s), estimated cost ≈ {_dur(est['total_seconds'])} "
         f"on this machine ({lines})" + (f"; {reused} finished part(s) in {out} will be reused" if reused else ""),
         highlight=False)
+
+
+def _run_with_progress(out: Path, mode: str, names: list[str], backend: str, ray_address: str | None,
+                       seed: int, rerun: bool) -> dict:
+    """Run the parts under a progress display (one bar for the parts, one for the running part)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    from ttlab.reproduce import run_reproduction
 
     columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeElapsedColumn())
@@ -109,6 +110,14 @@ def reproduce(
         results = run_reproduction(out, mode=mode, parts=names, on_part=on_part, backend=backend,
                                    ray_address=ray_address, seed=seed, progress=progress, rerun=rerun)
         prog.update(overall, description="[bold]parts[/]")
+    return results
+
+
+def _print_summary(results: dict, mode: str) -> None:
+    """The table of parts with their status, wall time and claim counts per verdict."""
+    from rich.table import Table
+
+    from ttlab.reproduce import VERDICTS, part_names
 
     t = Table(title=f"ttlab reproduce --{mode}: parts", show_lines=False)
     for col in ("part", "paper", "status", "wall time", "claims (holds / partly / not / inconclusive)"):
@@ -123,17 +132,56 @@ def reproduce(
         t.add_row(name, rec.get("paper", "?"), rec["status"] + (" (reused)" if rec.get("reused") else ""),
                   f"{wall:.1f} s", " / ".join(map(str, counts)) if rec["status"] == "ok" else "—")
     console.print(t)
+
+
+def _report_files_and_failures(results: dict) -> None:
+    """Name the written files; exit 1 when a part failed or a report section could not be rendered."""
     files = results["files"]
     console.print(f"wrote {files['report_html']}, {files['report_md']} and {files['results']}", highlight=False,
                   soft_wrap=True)
     failed = results["summary"]["failed"]
     render_errors = results.get("render_errors") or {}
+    if failed:
+        console_err.print(f"[red]failed parts:[/] {', '.join(failed)} (errors in {files['report_md']}; re-run the "
+                          "same command to retry them — finished parts are reused)", highlight=False,
+                          soft_wrap=True)
+    if render_errors:
+        console_err.print(f"[red]report sections that could not be rendered:[/] {', '.join(render_errors)}",
+                          highlight=False)
     if failed or render_errors:
-        if failed:
-            console_err.print(f"[red]failed parts:[/] {', '.join(failed)} (errors in {files['report_md']}; re-run the "
-                              "same command to retry them — finished parts are reused)", highlight=False,
-                              soft_wrap=True)
-        if render_errors:
-            console_err.print(f"[red]report sections that could not be rendered:[/] {', '.join(render_errors)}",
-                              highlight=False)
         raise typer.Exit(1)
+
+
+def reproduce(
+    quick: bool = typer.Option(False, "--quick", help="Quick mode (the default; ≤ 15 min on 2 cores)."),
+    full: bool = typer.Option(False, "--full", help="Full mode (prints its estimated cost first)."),
+    out: Path = typer.Option(Path("runs/reproduce"), "--out",
+                             help="Output directory: report.html, report.md, results.json, parts/, figures."),
+    backend: str = typer.Option("local", "--backend", help="Sweep backend for sweep-style parts: local | ray."),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address",
+                                              help="Address of a running Ray cluster (with --backend ray)."),
+    part: list[str] = typer.Option(None, "--part", help="Run only these parts (repeatable); see --list."),
+    list_parts: bool = typer.Option(False, "--list", help="List the parts with their estimated cost and stop."),
+    seed: int = typer.Option(0, "--seed", help="Base seed of every part."),
+    rerun: bool = typer.Option(False, "--rerun", help="Re-run the selected parts even if finished results exist."),
+) -> None:
+    """Reproduce both papers' experiments at this machine's scale and write DIR/report.html, report.md, results.json.
+
+    A part that finished is reused on re-run (resume); a part that fails is reported in the report and
+    the exit code (1) without losing the others.
+    """
+    from ttlab.outputs import check_out_dir
+    from ttlab.reproduce import PartContext
+    from ttlab.sweep import check_backend
+
+    mode, names = _selected_parts(part, quick, full, backend, ray_address)
+    if list_parts:
+        _print_parts(out)
+        return
+    check_backend(backend)
+    check_out_dir(out)
+    ctx = PartContext(mode=mode, backend=backend, ray_address=ray_address, seed=seed)
+    _announce(out, names, ctx, mode, rerun)
+    results = _run_with_progress(out, mode, names, backend, ray_address, seed, rerun)
+    _print_summary(results, mode)
+    _report_files_and_failures(results)

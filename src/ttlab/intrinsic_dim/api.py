@@ -1,4 +1,7 @@
-"""One-call estimation with a self-describing result (config, versions), and the paper's protocol."""
+"""One-call estimation with a self-describing result (config, versions), and the paper's protocol.
+
+Imports: numpy, ttlab.intrinsic_dim (_validate, estimators), ttlab.provenance; never ttlab.cli.
+"""
 
 from __future__ import annotations
 

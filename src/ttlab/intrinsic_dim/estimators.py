@@ -30,6 +30,9 @@ Conventions (identical to scikit-dimension 0.5, checked to 1e-6 in the tests):
   closed-form MLE.
 - GRIDE (Denti et al. 2022): likelihood of ``mu = r_{n2} / r_{n1}``, with DADApy's conventions
   (``N - 1`` in place of ``N``; ratios above ``q50 + 20 (q95 - q50)`` dropped).
+
+Imports: numpy, scipy, torch (lazily), ttlab.errors, ttlab.intrinsic_dim (_validate, knn); never
+ttlab.cli.
 """
 
 from __future__ import annotations
@@ -137,6 +140,12 @@ class _IDEstimator:
         block_size: int = 2048,
         device: str | None = None,
     ) -> None:
+        self._set_common(metric, batch_size, seed, remainder, backend, block_size, device)
+
+    def _set_common(self, metric: str, batch_size: int | None, seed: int, remainder: str, backend: str,
+                    block_size: int, device: str | None) -> None:
+        """Store the options every estimator shares (metric, batches, neighbour search); each
+        estimator's ``__init__`` lists them as keywords (scikit-learn's ``get_params`` reads them there)."""
         self.metric = metric
         self.batch_size = batch_size
         self.seed = seed
@@ -343,10 +352,7 @@ class MLE(_IDEstimator):
         block_size: int = 2048,
         device: str | None = None,
     ) -> None:
-        super().__init__(
-            metric=metric, batch_size=batch_size, seed=seed, remainder=remainder,
-            backend=backend, block_size=block_size, device=device,
-        )
+        self._set_common(metric, batch_size, seed, remainder, backend, block_size, device)
         self.k = k
         self.average = average
         self.unbiased = unbiased
@@ -448,10 +454,7 @@ class TwoNN(_IDEstimator):
         block_size: int = 2048,
         device: str | None = None,
     ) -> None:
-        super().__init__(
-            metric=metric, batch_size=batch_size, seed=seed, remainder=remainder,
-            backend=backend, block_size=block_size, device=device,
-        )
+        self._set_common(metric, batch_size, seed, remainder, backend, block_size, device)
         self.discard_fraction = discard_fraction
         self.method = method
 
@@ -518,10 +521,7 @@ class GRIDE(_IDEstimator):
         block_size: int = 2048,
         device: str | None = None,
     ) -> None:
-        super().__init__(
-            metric=metric, batch_size=batch_size, seed=seed, remainder=remainder,
-            backend=backend, block_size=block_size, device=device,
-        )
+        self._set_common(metric, batch_size, seed, remainder, backend, block_size, device)
         self.n1 = n1
         self.n2 = n2
         self.multiscale = multiscale

@@ -1,4 +1,8 @@
-"""Reading point clouds from files: .npy, .npz, .pt/.pth, .csv, .tsv (rows = points)."""
+"""Reading point clouds from files: .npy, .npz, .pt/.pth, .csv, .tsv (rows = points).
+
+Imports: numpy, torch (lazily, for .pt files), ttlab.errors, ttlab.intrinsic_dim._validate; never
+ttlab.cli.
+"""
 
 from __future__ import annotations
 

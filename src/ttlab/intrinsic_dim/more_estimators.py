@@ -17,6 +17,9 @@ number with no options. Where ttlab differs it says so in the class docstring; i
 Estimators: :class:`LPCA` (``lPCA``; global PCA by default, ``pointwise=True`` fits every kNN
 neighbourhood), :class:`TLE`, :class:`CorrInt`, :class:`DANCo`, :class:`ESS`, :class:`MOM`,
 :class:`MiND_ML` and :class:`MADA`.
+
+Imports: numpy, ttlab.errors, ttlab.intrinsic_dim (estimators, knn, _validate); lazily scipy and
+torch; never ttlab.cli.
 """
 
 from __future__ import annotations
@@ -86,15 +89,6 @@ def _check_float(value: Any, name: str, lo: float, hi: float = math.inf, lo_open
     return v
 
 
-class _WithCommon(_IDEstimator):
-    """Stores the shared options (metric, batches, neighbour search) like the base estimators."""
-
-    def _set_common(self, metric: str, batch_size: int | None, seed: int, remainder: str, backend: str,
-                    block_size: int, device: str | None) -> None:
-        _IDEstimator.__init__(self, metric=metric, batch_size=batch_size, seed=seed, remainder=remainder,
-                              backend=backend, block_size=block_size, device=device)
-
-
 # ---------------------------------------------------------------------------------------------- lPCA
 LPCA_VERSIONS = ("FO", "Fan", "maxgap", "ratio", "participation_ratio")
 
@@ -153,7 +147,7 @@ def lpca_from_spectrum(ev: np.ndarray, ver: str = "FO", *, alpha_fo: float = 0.0
         return float(1 + np.min(cand))
 
 
-class LPCA(_WithCommon):
+class LPCA(_IDEstimator):
     """PCA-based intrinsic dimension (scikit-dimension's ``lPCA``), versions FO (Fukunaga–Olsen:
     eigenvalues above ``alpha_fo`` × the largest), Fan, maxgap, ratio and participation_ratio.
 
@@ -236,15 +230,10 @@ lPCA = LPCA  # scikit-dimension's spelling
 
 
 # ----------------------------------------------------------------------------- kNN-distance estimators
-class _LocalKNN(_WithCommon):
+class _LocalKNN(_IDEstimator):
     """Pointwise estimators on the k nearest neighbours, combined by ``average``."""
 
     label = "local"
-
-    def _init_local(self, k: int, average: str, common: dict[str, Any]) -> None:
-        self._set_common(**common)
-        self.k = k
-        self.average = average
 
     def _check_params(self) -> None:
         check_int(self.k, "k", 2)
@@ -261,12 +250,6 @@ class _LocalKNN(_WithCommon):
         return _combine_pw(pw, self.average, self.label), pw, {}
 
 
-def _common(metric: str, batch_size: int | None, seed: int, remainder: str, backend: str, block_size: int,
-            device: str | None) -> dict[str, Any]:
-    return dict(metric=metric, batch_size=batch_size, seed=seed, remainder=remainder, backend=backend,
-                block_size=block_size, device=device)
-
-
 class MOM(_LocalKNN):
     """Method of moments (Amsaleg et al. 2018), scikit-dimension's ``MOM``: pointwise
     ``−m1 / (m1 − w)`` with ``m1`` the mean distance to the ``k`` neighbours and ``w`` the
@@ -278,7 +261,9 @@ class MOM(_LocalKNN):
     def __init__(self, k: int = 100, average: str = "mean", *, metric: str = "euclidean", batch_size: int | None = None,
                  seed: int = 0, remainder: str = "drop", backend: str = "auto", block_size: int = 2048,
                  device: str | None = None) -> None:
-        self._init_local(k, average, _common(metric, batch_size, seed, remainder, backend, block_size, device))
+        self._set_common(metric, batch_size, seed, remainder, backend, block_size, device)
+        self.k = k
+        self.average = average
 
     def _pointwise(self, X: np.ndarray, nb: Neighbors) -> np.ndarray:
         d = nb.distances
@@ -299,7 +284,9 @@ class MADA(_LocalKNN):
     def __init__(self, k: int = 20, average: str = "mean", *, metric: str = "euclidean", batch_size: int | None = None,
                  seed: int = 0, remainder: str = "drop", backend: str = "auto", block_size: int = 2048,
                  device: str | None = None) -> None:
-        self._init_local(k, average, _common(metric, batch_size, seed, remainder, backend, block_size, device))
+        self._set_common(metric, batch_size, seed, remainder, backend, block_size, device)
+        self.k = k
+        self.average = average
 
     def _pointwise(self, X: np.ndarray, nb: Neighbors) -> np.ndarray:
         k = int(self.k)
@@ -319,7 +306,9 @@ class TLE(_LocalKNN):
     def __init__(self, k: int = 20, epsilon: float = 1e-4, average: str = "mean", *, metric: str = "euclidean",
                  batch_size: int | None = None, seed: int = 0, remainder: str = "drop", backend: str = "auto",
                  block_size: int = 2048, device: str | None = None) -> None:
-        self._init_local(k, average, _common(metric, batch_size, seed, remainder, backend, block_size, device))
+        self._set_common(metric, batch_size, seed, remainder, backend, block_size, device)
+        self.k = k
+        self.average = average
         self.epsilon = epsilon
 
     def _check_params(self) -> None:
@@ -422,7 +411,7 @@ def mind_mlk(rhos: np.ndarray, D: int, k: int, dinit: float) -> float:
     return float(res["x"][0])
 
 
-class MiND_ML(_WithCommon):
+class MiND_ML(_IDEstimator):
     """MiND_MLk / MiND_MLi (Rozza et al. 2012), scikit-dimension's ``MiND_ML``: likelihood of
     ``r_1 / r_{k+1}`` with ``k = 20``, maximised over d in [0, ``D``]. scikit-dimension's default
     ``D = 10`` caps the estimate at 10 (kept here for equality; raise ``D`` for data of higher ID —
@@ -515,7 +504,7 @@ def _exact_knn_low_dim(X: np.ndarray, k: int, backend: str, block_size: int, dev
     return _kneighbors(X, k, backend=backend, block_size=block_size, device=device)
 
 
-class DANCo(_WithCommon):
+class DANCo(_IDEstimator):
     """DANCo (Ceruti et al. 2012), scikit-dimension's ``DANCo``: compares the MiND_MLk estimate and
     the von Mises statistics of neighbour angles (``k = 10``) with those of uniform balls of
     dimension 1..``D`` (``D`` defaults to the number of features), minimising a KL divergence;
@@ -673,7 +662,9 @@ class ESS(_LocalKNN):
     def __init__(self, k: int = 100, ver: str = "a", d: int = 1, random_state: int = 0, average: str = "mean", *,
                  metric: str = "euclidean", batch_size: int | None = None, seed: int = 0, remainder: str = "drop",
                  backend: str = "auto", block_size: int = 2048, device: str | None = None) -> None:
-        self._init_local(k, average, _common(metric, batch_size, seed, remainder, backend, block_size, device))
+        self._set_common(metric, batch_size, seed, remainder, backend, block_size, device)
+        self.k = k
+        self.average = average
         self.ver = ver
         self.d = d
         self.random_state = random_state
@@ -784,7 +775,7 @@ def count_pairs_below(X: np.ndarray, radii: np.ndarray, block: int = 2048) -> np
     return counts
 
 
-class CorrInt(_WithCommon):
+class CorrInt(_IDEstimator):
     """Correlation dimension (Grassberger–Procaccia), scikit-dimension's ``CorrInt``: with ``r1``,
     ``r2`` the medians of the ``k1``-th and ``k2``-th neighbour distances (defaults 10 and 20),
     ``d = log(C(r2)/C(r1)) / log(r2/r1)`` where ``C(r)`` is the fraction of pairs closer than ``r``.

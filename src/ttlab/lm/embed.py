@@ -17,6 +17,9 @@ Position groups (for the context-position ablation): with ``position_edges = (e0
 
 Sampling is reproducible: document ``i`` draws its window and positions from
 ``numpy.random.default_rng([seed, i])``, so results do not depend on the batch size.
+
+Imports: numpy, torch, ttlab.errors, ttlab.provenance; lazily ttlab.lm (corpus, pretrained,
+trainer), ttlab.intrinsic_dim and ttlab.scaling.theory; never ttlab.cli.
 """
 
 from __future__ import annotations

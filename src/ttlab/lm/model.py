@@ -8,18 +8,21 @@ scaled by 1/√(2·n_layer)).
 Hidden states follow the Hugging Face convention (``output_hidden_states``): entry 0 is the input
 embedding (token + position), entry i the output of block i, and the last entry has the final
 LayerNorm applied, so ``hidden_states(idx)[-1]`` is what the output layer reads.
+
+Imports: torch, ttlab.configs, ttlab.errors; nothing else of ttlab.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
 import torch.nn as nn
 from torch.nn import functional as F
 
+from ttlab.configs import DictConfig
 from ttlab.errors import TTLabInputError
 
 # Model sizes for sweeps (``--model NAME``). The last three are GPT-2's shapes (124M, 350M, 774M with
@@ -37,7 +40,7 @@ MODEL_PRESETS: dict[str, dict[str, int]] = {
 
 
 @dataclass(frozen=True)
-class GPTConfig:
+class GPTConfig(DictConfig):
     """Shape of a :class:`GPT`. ``bias`` adds biases to Linear and LayerNorm layers (GPT-2 has them)."""
 
     vocab_size: int = 2048
@@ -60,19 +63,6 @@ class GPTConfig:
             )
         if not 0.0 <= self.dropout < 1.0:
             raise TTLabInputError(f"dropout must be in [0, 1), got {self.dropout}.")
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain dict (stored in checkpoints and result.json)."""
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "GPTConfig":
-        """Inverse of :meth:`to_dict`; unknown keys raise."""
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(d) - known)
-        if unknown:
-            raise TTLabInputError(f"unknown GPTConfig field(s): {', '.join(unknown)}.")
-        return cls(**d)
 
     @classmethod
     def from_preset(cls, name: str, **overrides: Any) -> "GPTConfig":

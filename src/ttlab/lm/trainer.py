@@ -21,9 +21,9 @@ bit, as one that never stopped (same device, dtype and thread count).
 
 What it is for: training the GPT language models of the data-scaling experiments (Paper B, Section 3)
 and reading their run folders back (:func:`load_run`, :func:`load_model`). It may import torch, numpy,
-:mod:`ttlab.errors`, :mod:`ttlab.provenance` and, within ``ttlab.lm``, ``data``, ``distributed``,
-``model`` (and ``tokenizer``, lazily, in :func:`load_run`). It never imports :mod:`ttlab.cli`,
-``ttlab.lm.sweeps``, ``ttlab.lm.embed`` or ``ttlab.lm.hf``: those import it.
+:mod:`ttlab.errors`, :mod:`ttlab.configs`, :mod:`ttlab.provenance` and, within ``ttlab.lm``, ``data``,
+``distributed``, ``model`` (and ``tokenizer``, lazily, in :func:`load_run`). It never imports :mod:`ttlab.cli`,
+``ttlab.lm.experiments``, ``ttlab.lm.embed`` or ``ttlab.lm.hf``: those import it.
 
 How :func:`train` is put together — one small piece each:
 
@@ -49,13 +49,14 @@ import math
 import signal
 import threading
 import time
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 import torch
 
+from ttlab.configs import DictConfig
 from ttlab.errors import TTLabInputError
 from ttlab.lm.data import TokenizedCorpus
 from ttlab.lm.distributed import DistInfo, init_distributed
@@ -76,7 +77,7 @@ StopFn = Callable[[int], bool]
 
 
 @dataclass(frozen=True)
-class TrainConfig:
+class TrainConfig(DictConfig):
     """Optimisation, evaluation, stopping and runtime settings of one training run."""
 
     batch_size: int = 12
@@ -150,19 +151,6 @@ class TrainConfig:
             return self.final_lr
         ratio = (it - self.warmup_iters) / max(1, L - self.warmup_iters)
         return self.final_lr + 0.5 * (1.0 + math.cos(math.pi * ratio)) * (self.lr - self.final_lr)
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain dict."""
-        return asdict(self)
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> "TrainConfig":
-        """Inverse of :meth:`to_dict`."""
-        known = {f.name for f in fields(cls)}
-        unknown = sorted(set(d) - known)
-        if unknown:
-            raise TTLabInputError(f"unknown TrainConfig field(s): {', '.join(unknown)}.")
-        return cls(**d)
 
 
 @dataclass

@@ -15,6 +15,8 @@ were measured on the product (CPython 3.11, torch CPU) and are rounded up:
 Above ``memory_limit_gib`` (default :data:`DEFAULT_MEMORY_LIMIT_GIB`) the work is refused with the
 line responsible and how to proceed, instead of being OOM-killed; step counts above :data:`MAX_STEPS`
 are refused outright.
+
+Imports: ttlab.errors, ttlab.ntp (dataset, structure); never ttlab.cli.
 """
 
 from __future__ import annotations

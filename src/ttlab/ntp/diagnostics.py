@@ -8,6 +8,8 @@
   in stage 1 (fitted on the recorded log L, exact at any margin, also below float64's range) and, in
   stage 2, the loss with all attention on optimal tokens;
 * norms: the fraction of steps t ≥ 2 at which t·η/(2‖W*‖) ≤ ‖W(t)‖ ≤ t·η holds.
+
+Imports: numpy, ttlab.ntp.train; never ttlab.cli.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""Built-in datasets from the paper."""
+"""Built-in datasets from the paper.
+
+Imports: ttlab.ntp.dataset; never ttlab.cli.
+"""
 
 from __future__ import annotations
 

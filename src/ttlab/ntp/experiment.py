@@ -1,4 +1,8 @@
-"""One paper-A experiment from dataset to files: metrics.csv, summary.json, dynamics.png."""
+"""One paper-A experiment from dataset to files: metrics.csv, summary.json, dynamics.png.
+
+Imports: numpy, ttlab.errors, ttlab.provenance, ttlab.ntp (every module but walkthrough); lazily
+torch and matplotlib; never ttlab.cli.
+"""
 
 from __future__ import annotations
 
@@ -217,7 +221,6 @@ def run_dynamics(
     the summary says where it stopped (``summary["interrupted"]``).
     Returns the summary dictionary that is written to ``summary.json``.
     """
-    config.validate()
     require_steps(config.stage1_steps, config.stage2_steps)
     if not (math.isfinite(max_hours) and max_hours > 0):
         raise TTLabInputError(f"--max-hours must be a positive number (got {max_hours})")

@@ -9,6 +9,8 @@ For an unseen sentence with query q the theory therefore predicts:
   n(non-comparable) (the rest being non-optimal);
 * otherwise (only non-optimal tokens, conflicting continuations, confused or unknown tokens) → no
   prediction.
+
+Imports: numpy, torch, ttlab.errors, ttlab.ntp (model, structure); never ttlab.cli.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""The paper's Figure 2: six panels of training dynamics, with the theorem's norm bounds drawn."""
+"""The paper's Figure 2: six panels of training dynamics, with the theorem's norm bounds drawn.
+
+Imports: matplotlib, numpy, ttlab.ntp.train; never ttlab.cli.
+"""
 
 from __future__ import annotations
 

@@ -12,6 +12,8 @@ Assumption 1: a collocation exists for every token that appears in a sentence an
 order is acyclic and no token is confused (and so every sentence is realizable: some token in it has
 n(x) = y). Assumption 3: in every sentence the number of optimal-token occurrences is at least the number
 of occurrences of each non-optimal token.
+
+Imports: numpy, scipy, ttlab.ntp.dataset; never ttlab.cli.
 """
 
 from __future__ import annotations

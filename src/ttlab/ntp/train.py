@@ -9,6 +9,9 @@
 Every step records the loss (exact to rounding at any margin, and its natural log ``log_loss``, which
 stays finite when the loss itself is below float64's range), the cosine to the max-margin direction, the Frobenius norm, the theorem's
 norm bounds t·η/(2‖W*‖) ≤ ‖W(t)‖ ≤ t·η, and the minimum attention on optimal tokens.
+
+Imports: numpy, torch, ttlab.errors, ttlab.ntp (dataset, maxmargin, model, structured); never
+ttlab.cli.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import math
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import torch
@@ -51,7 +54,10 @@ SMALL_PROBLEM = 2_000_000  # padded tokens × |V| below which one thread is fast
 
 @dataclass
 class TrainConfig:
-    """Hyper-parameters of one training run; ``eta0``/``eta`` default to 0.2/√d and 0.05/√d."""
+    """Hyper-parameters of one training run; ``eta0``/``eta`` default to 0.2/√d and 0.05/√d.
+
+    Validated on construction (and by :func:`dataclasses.replace`): an out-of-range setting raises
+    :class:`TTLabInputError`, so a ``TrainConfig`` that exists is valid."""
 
     stage1_steps: int = 900
     stage2_steps: int = 900
@@ -65,8 +71,7 @@ class TrainConfig:
     dtype: str = "auto"
     impl: str = "auto"  # structured (exact, O(tokens + |V|) memory; see ttlab.ntp.structured), dense, or auto
 
-    def validate(self) -> None:
-        """Raise a clear error for out-of-range settings."""
+    def __post_init__(self) -> None:
         if self.impl not in IMPLS:
             raise TTLabInputError(f"--impl must be one of {', '.join(IMPLS)} (got {self.impl!r})")
         resolve_dtype(self.dtype)  # a clear error for an unknown dtype whichever path runs
@@ -88,10 +93,11 @@ class TrainConfig:
 
     def resolved(self, dim: int) -> "TrainConfig":
         """A copy with the default step sizes filled in for embedding dimension ``dim``."""
-        out = TrainConfig(**asdict(self))
-        out.eta0 = 0.2 / math.sqrt(dim) if self.eta0 is None else self.eta0
-        out.eta = 0.05 / math.sqrt(dim) if self.eta is None else self.eta
-        return out
+        return replace(
+            self,
+            eta0=0.2 / math.sqrt(dim) if self.eta0 is None else self.eta0,
+            eta=0.05 / math.sqrt(dim) if self.eta is None else self.eta,
+        )
 
 
 @dataclass
@@ -212,7 +218,6 @@ def train(
     ``stage2_steps`` is 0, see :meth:`DatasetStructure.degenerate`).
     """
     cfg = config or TrainConfig()
-    cfg.validate()
     if use_structured(cfg, embeddings if model is None else _embeddings_of(model), model):
         from ttlab.ntp.structured import train_structured
 
@@ -227,9 +232,7 @@ def train(
             "gradient terms; build the model with dtype='float64' or max_logit_spread=logit_spread_bound(config, …)"
         )
     with _threads_for(model):
-        cfg = cfg.resolved(model.dim)
-        cfg.dtype = model.dtype_name
-        cfg.impl = "dense"
+        cfg = replace(cfg.resolved(model.dim), dtype=model.dtype_name, impl="dense")
         state: dict = {}
         try:
             return _train(model, cfg, progress, t0, state)

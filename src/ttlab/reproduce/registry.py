@@ -1,6 +1,8 @@
 """The part registry of ``ttlab reproduce``: what a part is, the context it runs in, and claim verdicts.
 
 See the package docstring (:mod:`ttlab.reproduce`) for how to add a part.
+
+Imports: ttlab.errors, ttlab.reproduce.verdicts; never ttlab.cli.
 """
 
 from __future__ import annotations

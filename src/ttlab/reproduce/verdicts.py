@@ -19,6 +19,8 @@ uniform attention already meets, missing inputs); the reason says which.
 Every rule declares the verdicts it can give (``outcomes``); the test suite drives each rule to each of
 them. Verdicts are recomputed from ``measured`` and ``thresholds`` whenever a report is written
 (:func:`rejudge`), so a rule change applies to cached parts too.
+
+Imports: the standard library only.
 """
 
 from __future__ import annotations
@@ -278,6 +280,27 @@ def _power_law_decay(m: dict, th: dict, q: str) -> Judgement:
     return PARTLY, f"interval [{_g(lo)}, {_g(hi)}] excludes 0 but R² {r2:.3f} < {_g(th['min_r2'])}"
 
 
+def _fit_problem(m: dict, th: dict, p: float) -> str | None:
+    """Why a fitted exponent cannot be judged against the prediction ``p``, or None.
+
+    Too few fitted points (``n_points`` < ``min_points``, default 2), runs stopped by the step cap
+    (``n_capped``), or an interval (``lo``/``hi``, when either is given) missing or wider than the
+    partly band (2 × ``partly_rel`` × |p|)."""
+    if "n_points" in m and (_num(m["n_points"]) is None or m["n_points"] < th.get("min_points", 2)):
+        return f"only {m['n_points']} fitted points (need ≥ {th.get('min_points', 2)})"
+    if _num(m.get("n_capped")) and m["n_capped"] > 0:
+        return f"{int(m['n_capped'])} fitted run(s) hit the step cap: the exponent is budget-limited"
+    if "lo" in m or "hi" in m:
+        bad = _missing(m, "lo", "hi")
+        if bad:
+            return f"no interval for the fitted exponent ({bad[1]})"
+        width = float(m["hi"]) - float(m["lo"])
+        if width > 2 * th["partly_rel"] * abs(p):
+            return (f"the interval [{_g(m['lo'])}, {_g(m['hi'])}] (width {_g(width)}) is wider than the partly band "
+                    f"±{100 * th['partly_rel']:.0f} % of {_g(p)}: cannot discriminate")
+    return None
+
+
 def _describe_exponent(th: dict, q: str) -> str:
     s = (f"holds if |fitted − predicted| ≤ {100 * th['holds_rel']:.0f} % of the prediction ({q}), partly if ≤ "
          f"{100 * th['partly_rel']:.0f} %; inconclusive if the fitted exponent's interval is wider than the partly "
@@ -300,10 +323,6 @@ def _exponent_match(m: dict, th: dict, q: str) -> Judgement:
     a, p = float(m["fitted"]), float(m["predicted"])
     if p == 0:
         return INCONCLUSIVE, "the prediction is 0: no relative tolerance"
-    if "n_points" in m and (_num(m["n_points"]) is None or m["n_points"] < th.get("min_points", 2)):
-        return INCONCLUSIVE, f"only {m['n_points']} fitted points (need ≥ {th.get('min_points', 2)})"
-    if _num(m.get("n_capped")) and m["n_capped"] > 0:
-        return INCONCLUSIVE, f"{int(m['n_capped'])} fitted run(s) hit the step cap: the exponent is budget-limited"
     rel = abs(a - p) / abs(p)
     band = ""
     if _num(m.get("band_lo")) is not None and _num(m.get("band_hi")) is not None:
@@ -312,14 +331,9 @@ def _exponent_match(m: dict, th: dict, q: str) -> Judgement:
                 f"[{_g(m['band_lo'])}, {_g(m['band_hi'])}]")
     if _num(th.get("paper_abs")) is not None:
         band += f"; {'within' if abs(a - p) <= th['paper_abs'] else 'outside'} the paper's ±{_g(th['paper_abs'])}"
-    if "lo" in m or "hi" in m:
-        bad = _missing(m, "lo", "hi")
-        if bad:
-            return INCONCLUSIVE, f"no interval for the fitted exponent ({bad[1]})"
-        width = float(m["hi"]) - float(m["lo"])
-        if width > 2 * th["partly_rel"] * abs(p):
-            return INCONCLUSIVE, (f"interval [{_g(m['lo'])}, {_g(m['hi'])}] (width {_g(width)}) is wider than the partly "
-                                  f"band ±{100 * th['partly_rel']:.0f} % of {_g(p)}: cannot discriminate" + band)
+    problem = _fit_problem(m, th, p)
+    if problem:
+        return INCONCLUSIVE, problem + band
     delta = f"fitted {_g(a)} vs predicted {_g(p)}: Δ = {a - p:+.3g} ({100 * rel:.0f} %)"
     if rel <= th["holds_rel"]:
         return HOLDS, delta + band
@@ -342,14 +356,20 @@ def _se_list(m: dict, n: int) -> list[float] | None:
     return [float(v) for v in vals]  # type: ignore[arg-type]
 
 
-def _profile(m: dict, need: int) -> tuple[list[float], list[float] | None, Judgement | None]:
+def _profile(m: dict, need: int, shape: str, need_se: bool = True
+             ) -> tuple[list[float], list[float] | None, Judgement | None]:
     """``values`` as floats and their standard errors ``se`` (None when absent or incomplete), or an
-    inconclusive judgement when fewer than ``need`` finite values are given."""
+    inconclusive judgement when fewer than ``need`` finite values are given, or when ``need_se`` and
+    there are no standard errors (a ``shape`` such as "a peak" cannot be told from noise)."""
     raw = [_num(v) for v in m.get("values") or []]
     if len(raw) < need or any(v is None for v in raw):
         return [], None, (INCONCLUSIVE, f"{len(raw)} value(s), some missing: need ≥ {need} finite values")
     vals = [float(v) for v in raw]  # type: ignore[arg-type]
-    return vals, _se_list(m, len(vals)), None
+    se = _se_list(m, len(vals))
+    if se is None and need_se:
+        return vals, None, (INCONCLUSIVE, f"no standard errors for the values (e.g. a single ID batch): cannot tell "
+                                          f"{shape} from noise")
+    return vals, se, None
 
 
 def _describe_monotone(th: dict, q: str) -> str:
@@ -363,11 +383,9 @@ def _describe_monotone(th: dict, q: str) -> str:
 @_rule("monotone", (HOLDS, PARTLY, NOT_REPRODUCED, INCONCLUSIVE), _describe_monotone)
 def _monotone(m: dict, th: dict, q: str) -> Judgement:
     """``values`` (ordered) with standard errors ``se`` move in ``direction`` (+1 up, −1 down)."""
-    vals, se, bad = _profile(m, 2)
+    vals, se, bad = _profile(m, 2, "a change", th.get("need_se", True))
     if bad:
         return bad
-    if se is None and th.get("need_se", True):
-        return INCONCLUSIVE, "no standard errors for the values (e.g. a single ID batch): cannot tell a change from noise"
     se = se or [0.0] * len(vals)
     sgn = 1.0 if th["direction"] > 0 else -1.0
     v = [sgn * x for x in vals]  # type: ignore[operator]
@@ -393,11 +411,9 @@ def _describe_peak(th: dict, q: str) -> str:
 @_rule("inner_peak", (HOLDS, PARTLY, NOT_REPRODUCED, INCONCLUSIVE), _describe_peak)
 def _inner_peak(m: dict, th: dict, q: str) -> Judgement:
     """``values`` (e.g. ID per layer) with standard errors ``se`` peak strictly inside."""
-    vals, se, bad = _profile(m, 3)
+    vals, se, bad = _profile(m, 3, "a peak")
     if bad:
         return bad
-    if se is None:
-        return INCONCLUSIVE, "no standard errors (e.g. a single ID batch): cannot tell a peak from noise"
     inner = max(range(1, len(vals) - 1), key=lambda i: vals[i])  # type: ignore[arg-type,return-value]
     pk = float(vals[inner])  # type: ignore[arg-type]
 
@@ -539,18 +555,9 @@ def _oracle_validated_exponent(m: dict, th: dict, q: str) -> Judgement:
     if bad:
         return INCONCLUSIVE, f"{design}, but {bad[1]}"
     a = float(m["fitted"])
-    if "n_points" in m and (_num(m["n_points"]) is None or m["n_points"] < th.get("min_points", 2)):
-        return INCONCLUSIVE, f"{design}, but only {m['n_points']} fitted points (need ≥ {th.get('min_points', 2)})"
-    if _num(m.get("n_capped")) and m["n_capped"] > 0:
-        return INCONCLUSIVE, f"{design}, but {int(m['n_capped'])} fitted run(s) hit the step cap"
-    if "lo" in m or "hi" in m:
-        bad = _missing(m, "lo", "hi")
-        if bad:
-            return INCONCLUSIVE, f"{design}, but no interval for the fitted exponent ({bad[1]})"
-        width = float(m["hi"]) - float(m["lo"])
-        if width > 2 * th["partly_rel"] * p:
-            return INCONCLUSIVE, (f"{design}, but the interval [{_g(m['lo'])}, {_g(m['hi'])}] (width {_g(width)}) is "
-                                  f"wider than ±{100 * th['partly_rel']:.0f} % of {_g(p)}: cannot discriminate")
+    problem = _fit_problem(m, th, p)
+    if problem:
+        return INCONCLUSIVE, f"{design}, but {problem}"
     rel = (a - p) / p
     delta = f"fitted {_g(a)} vs {_g(p)}: Δ = {a - p:+.3g} ({100 * rel:+.0f} %); {design}"
     if bound:

@@ -7,6 +7,14 @@
   intervals and goodness of fit.
 * :mod:`ttlab.scaling.io` — reading measurements from CSV.
 * :mod:`ttlab.scaling.plot` — log-log plot of data, fit and prediction (imports matplotlib lazily).
+* The manifold-regression experiment (not imported here): :mod:`ttlab.scaling.targets` (manifolds,
+  Hölder targets, splits), :mod:`ttlab.scaling.regressors` (transformers and an MLP R^D → R),
+  :mod:`ttlab.scaling.manifold_regression` (the oracle-validated sweep); :mod:`ttlab.scaling.analysis`
+  (size grids, learning-rate selection, exponent fits with intervals, shared with ``ttlab.lm``'s
+  experiments) and :mod:`ttlab.scaling.figures` (their figures).
+
+Imports: numpy and scipy through fit, band, io and theory (matplotlib lazily, for plots);
+ttlab.intrinsic_dim; the experiment modules add torch and ttlab.sweep; never ttlab.lm or ttlab.cli.
 """
 
 from typing import Any

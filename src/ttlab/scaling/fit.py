@@ -19,6 +19,8 @@ Every fit reports goodness of fit (R² and RMSE of log L, RMSE of L) and seeded 
 percentile intervals for every parameter. The default bootstrap resamples leverage-adjusted,
 centred log residuals around the fitted curve (fixed design; works for the few points a scaling
 sweep has); ``bootstrap_method="pairs"`` resamples data points instead.
+
+Imports: numpy, scipy, ttlab.errors; nothing else of ttlab.
 """
 
 from __future__ import annotations
@@ -426,9 +428,6 @@ def _fit_theta(form, lx, lx2, ly, *, starts, n_keep, delta, reduction, options):
     return _fit_chinchilla_theta(lx, lx2, ly, starts, n_keep, delta, reduction, options)
 
 
-
-
-
 def _natural(form: str, theta: np.ndarray) -> np.ndarray:
     """Natural parameters (A = e^a etc.) from θ; works row-wise on a 2-D array."""
     theta = np.asarray(theta, dtype=float)
@@ -499,24 +498,10 @@ def _bootstrap(form, lx, lx2, ly, theta_hat, *, n_boot, rng, method, delta, redu
     return np.array(samples), rejected
 
 
-def _fit(
-    form: str,
-    x: ArrayLike,
-    y: ArrayLike,
-    x2: ArrayLike | None,
-    *,
-    bootstrap: int,
-    seed: int,
-    ci_level: float,
-    bootstrap_method: str,
-    delta: float = _HUBER_DELTA,
-    reduction: str = "sum",
-    n_starts: int = 4,
-    lbfgsb_options: dict[str, Any] | None = None,
-    names: tuple[str, str, str] = ("x", "y", "x2"),
-) -> FitResult:
-    _check_options(bootstrap, ci_level, seed, bootstrap_method)
-    lx, ly, lx2, n = _prepare(form, x, y, x2, names)
+def _check_optimizer_options(
+    form: str, delta: float, reduction: str, lbfgsb_options: dict[str, Any] | None, n_starts: int
+) -> dict[str, Any]:
+    """Validate the optimiser's options; return the L-BFGS-B options to use."""
     if form == "chinchilla":
         if not (isinstance(delta, (int, float)) and delta > 0 and math.isfinite(delta)):
             raise TTLabInputError(f"Huber delta must be a positive number, got {delta!r}")
@@ -532,45 +517,50 @@ def _fit(
             )
     if isinstance(n_starts, bool) or not isinstance(n_starts, (int, np.integer)) or n_starts < 1:
         raise TTLabInputError(f"n_starts must be a positive integer, got {n_starts!r}")
+    return dict(DEFAULT_LBFGSB_OPTIONS if lbfgsb_options is None else lbfgsb_options)
 
-    options = dict(DEFAULT_LBFGSB_OPTIONS if lbfgsb_options is None else lbfgsb_options)
-    starts = None
+
+def _starts(form: str, lx: np.ndarray, ly: np.ndarray) -> np.ndarray | None:
+    """Candidate starting points of the iterative fits (None for the closed-form power law)."""
     if form == "offset":
-        starts = _offset_starts(lx, ly)
-    elif form == "chinchilla":
-        starts = _chinchilla_grid()
-    theta, opt_info = _fit_theta(
-        form, lx, lx2, ly, starts=starts, n_keep=n_starts, delta=delta, reduction=reduction, options=options
-    )
+        return _offset_starts(lx, ly)
+    if form == "chinchilla":
+        return _chinchilla_grid()
+    return None
 
-    pred, _ = _log_model(form, theta, lx, lx2)
+
+def _goodness(ly: np.ndarray, pred: np.ndarray) -> tuple[float, float, float]:
+    """(R² of log L, RMSE of log L, RMSE of L) of the fitted log predictions ``pred``."""
     resid = ly - pred
     ss_tot = float(np.sum((ly - ly.mean()) ** 2))
     r2_log = 1.0 - float(np.sum(resid**2)) / ss_tot if ss_tot > 0 else float("nan")
     rmse_log = float(np.sqrt(np.mean(resid**2)))
     rmse = float(np.sqrt(np.mean((np.exp(ly) - np.exp(pred)) ** 2)))
+    return r2_log, rmse_log, rmse
 
-    names_p = PARAM_NAMES[form]
-    nat = _natural(form, theta)
-    params = {k: float(v) for k, v in zip(names_p, nat)}
 
-    rng = np.random.default_rng(seed)
-    samples, rejected = _bootstrap(
-        form, lx, lx2, ly, theta, n_boot=bootstrap, rng=rng, method=bootstrap_method,
-        delta=delta, reduction=reduction, options=options,
-    )
-    notes: list[str] = []
-    identifiable = True
+def _bound_notes(form: str, params: dict[str, float]) -> list[str]:
+    """One note per exponent fitted at its bound (the form's terms are then not identifiable)."""
+    notes = []
     for name, lo_b, hi_b in _BOUNDS.get(form, ()):
         v = params[name]
         if v <= lo_b + _AT_BOUND or v >= hi_b - _AT_BOUND:
-            identifiable = False
             notes.append(
                 f"{name} = {v:.3g} is at its bound [{lo_b:g}, {hi_b:g}]: the fitted curve does not pin down the "
                 f"{'offset form' if form == 'offset' else 'Chinchilla form'}'s terms separately (not identifiable)"
             )
+    return notes
+
+
+def _percentile_ci(
+    form: str, samples: np.ndarray, params: dict[str, float], ci_level: float
+) -> tuple[dict[str, tuple[float, float]], list[str], int, list[str]]:
+    """Bootstrap percentile intervals (widened to contain the estimate where they miss it).
+
+    Returns (intervals, names of widened intervals, number of finite replicates used, notes)."""
     ci: dict[str, tuple[float, float]] = {}
-    ci_widened: list[str] = []
+    widened: list[str] = []
+    notes: list[str] = []
     n_used = 0
     if samples.shape[0]:
         finite = np.all(np.isfinite(samples), axis=1)
@@ -578,41 +568,59 @@ def _fit(
     if n_used:
         nat_s = _natural(form, samples[finite])
         q = [(1 - ci_level) / 2 * 100, (1 + ci_level) / 2 * 100]
-        for j, k in enumerate(names_p):
+        for j, k in enumerate(PARAM_NAMES[form]):
             lo, hi = (float(v) for v in np.percentile(nat_s[:, j], q))
             if not lo <= params[k] <= hi:  # a percentile interval can miss a skewed or bounded estimate
-                ci_widened.append(k)
+                widened.append(k)
                 lo, hi = min(lo, params[k]), max(hi, params[k])
             ci[k] = (lo, hi)
     elif samples.shape[0]:
         notes.append(f"all {samples.shape[0]} bootstrap refits failed: no intervals")
-    if ci_widened:
+    if widened:
         notes.append(
-            f"the bootstrap percentile interval of {', '.join(ci_widened)} did not contain the point estimate "
+            f"the bootstrap percentile interval of {', '.join(widened)} did not contain the point estimate "
             "(skewed or bounded bootstrap distribution); it was widened to include it — treat it with caution"
         )
+    return ci, widened, n_used, notes
 
-    ci_analytic: dict[str, tuple[float, float]] = {}
-    stderr: dict[str, float] = {}
-    if form == "power" and n > 2:
-        X = np.column_stack([np.ones_like(lx), -lx])
-        s2 = float(np.sum(resid**2)) / (n - 2)
-        cov = s2 * np.linalg.inv(X.T @ X)
-        se = np.sqrt(np.diag(cov))
-        tq = float(stats.t.ppf((1 + ci_level) / 2, df=n - 2))
-        stderr = {"log_A": float(se[0]), "alpha": float(se[1])}
-        ci_analytic = {
-            "A": (float(np.exp(theta[0] - tq * se[0])), float(np.exp(theta[0] + tq * se[0]))),
-            "alpha": (float(theta[1] - tq * se[1]), float(theta[1] + tq * se[1])),
-        }
 
+def _analytic_ci(
+    form: str, lx: np.ndarray, resid: np.ndarray, theta: np.ndarray, ci_level: float
+) -> tuple[dict[str, tuple[float, float]], dict[str, float]]:
+    """Student-t intervals and standard errors of the OLS power law (empty for the other forms)."""
+    n = lx.size
+    if form != "power" or n <= 2:
+        return {}, {}
+    X = np.column_stack([np.ones_like(lx), -lx])
+    s2 = float(np.sum(resid**2)) / (n - 2)
+    cov = s2 * np.linalg.inv(X.T @ X)
+    se = np.sqrt(np.diag(cov))
+    tq = float(stats.t.ppf((1 + ci_level) / 2, df=n - 2))
+    stderr = {"log_A": float(se[0]), "alpha": float(se[1])}
+    ci_analytic = {
+        "A": (float(np.exp(theta[0] - tq * se[0])), float(np.exp(theta[0] + tq * se[0]))),
+        "alpha": (float(theta[1] - tq * se[1]), float(theta[1] + tq * se[1])),
+    }
+    return ci_analytic, stderr
+
+
+def _diagnostics(lx: np.ndarray, ly: np.ndarray, lx2: np.ndarray | None, ci_widened: list[str]) -> dict[str, Any]:
+    """Design diagnostics: distinct sizes, range of log L, collinearity of the two sizes."""
     diagnostics: dict[str, Any] = {"distinct_x": int(np.unique(lx).size), "log_y_range": float(np.ptp(ly))}
     if lx2 is not None:
         diagnostics["distinct_x2"] = int(np.unique(lx2).size)
         diagnostics["corr_log_x_log_x2"] = log_correlation(lx, lx2)
     if ci_widened:
         diagnostics["ci_widened_to_estimate"] = ci_widened
-    config = {
+    return diagnostics
+
+
+def _fit_config(
+    form: str, bootstrap: int, bootstrap_method: str, seed: int, ci_level: float,
+    delta: float, reduction: str, n_starts: int, options: dict[str, Any],
+) -> dict[str, Any]:
+    """The options a fit was run with (those the form uses)."""
+    config: dict[str, Any] = {
         "form": form,
         "bootstrap": int(bootstrap),
         "bootstrap_method": bootstrap_method,
@@ -630,6 +638,44 @@ def _fit(
                 "lbfgsb_options": options,
             }
         )
+    return config
+
+
+def _fit(
+    form: str,
+    x: ArrayLike,
+    y: ArrayLike,
+    x2: ArrayLike | None,
+    *,
+    bootstrap: int,
+    seed: int,
+    ci_level: float,
+    bootstrap_method: str,
+    delta: float = _HUBER_DELTA,
+    reduction: str = "sum",
+    n_starts: int = 4,
+    lbfgsb_options: dict[str, Any] | None = None,
+    names: tuple[str, str, str] = ("x", "y", "x2"),
+) -> FitResult:
+    """Validate, fit θ, measure the fit, bootstrap the intervals and assemble the :class:`FitResult`."""
+    _check_options(bootstrap, ci_level, seed, bootstrap_method)
+    lx, ly, lx2, n = _prepare(form, x, y, x2, names)
+    options = _check_optimizer_options(form, delta, reduction, lbfgsb_options, n_starts)
+    theta, opt_info = _fit_theta(
+        form, lx, lx2, ly, starts=_starts(form, lx, ly), n_keep=n_starts, delta=delta, reduction=reduction,
+        options=options,
+    )
+    pred, _ = _log_model(form, theta, lx, lx2)
+    r2_log, rmse_log, rmse = _goodness(ly, pred)
+    params = {k: float(v) for k, v in zip(PARAM_NAMES[form], _natural(form, theta))}
+
+    samples, rejected = _bootstrap(
+        form, lx, lx2, ly, theta, n_boot=bootstrap, rng=np.random.default_rng(seed), method=bootstrap_method,
+        delta=delta, reduction=reduction, options=options,
+    )
+    bound_notes = _bound_notes(form, params)
+    ci, ci_widened, n_used, ci_notes = _percentile_ci(form, samples, params, ci_level)
+    ci_analytic, stderr = _analytic_ci(form, lx, ly - pred, theta, ci_level)
     return FitResult(
         form=form,
         params=params,
@@ -649,13 +695,13 @@ def _fit(
             "interval": "percentile",
         },
         optimizer=opt_info,
-        config=config,
+        config=_fit_config(form, bootstrap, bootstrap_method, seed, ci_level, delta, reduction, n_starts, options),
         ci_analytic=ci_analytic,
         stderr=stderr,
         bootstrap_samples=_natural(form, samples) if samples.shape[0] else None,
-        identifiable=identifiable,
-        warnings=notes,
-        diagnostics=diagnostics,
+        identifiable=not bound_notes,
+        warnings=bound_notes + ci_notes,
+        diagnostics=_diagnostics(lx, ly, lx2, ci_widened),
     )
 
 

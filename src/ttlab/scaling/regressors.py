@@ -13,6 +13,8 @@ positional encoding is added (``chunk=1`` is the paper's one-scalar-per-token em
   encoding; the output is the first entry of the last token. (The 1/√d_h and 1/l factors are
   fixed rescalings that the weights could absorb; they keep training stable at initialisation.)
 * ``arch="mlp"``: ``n_layer`` hidden ReLU layers of width ``n_embd``.
+
+Imports: torch, ttlab.errors; nothing else of ttlab.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ class RegressorConfig:
     """Architecture of a regressor; ``chunk``/``n_head``/``pos`` apply to transformers only.
 
     ``pos=None`` picks the default: learned for ``softmax``, fixed sinusoidal for ``relu``.
+    Validated on construction: an inconsistent architecture raises :class:`TTLabInputError`.
     """
 
     arch: str = "softmax"
@@ -48,8 +51,7 @@ class RegressorConfig:
     mlp_ratio: int = 4
     pos: str | None = None
 
-    def validate(self) -> None:
-        """Raise :class:`TTLabInputError` for an inconsistent architecture."""
+    def __post_init__(self) -> None:
         if self.arch not in ARCHS:
             raise TTLabInputError(f"unknown arch {self.arch!r}; choose one of {', '.join(ARCHS)}")
         for name in ("ambient", "n_embd", "n_layer", "mlp_ratio"):
@@ -67,6 +69,11 @@ class RegressorConfig:
             raise TTLabInputError(f"n_head must be a positive integer dividing n_embd={self.n_embd}, got {h!r}")
         if self.pos is not None and self.pos not in POSITIONAL:
             raise TTLabInputError(f"pos must be one of {', '.join(POSITIONAL)}, got {self.pos!r}")
+
+    def validate(self) -> None:
+        """Check the configuration again (construction already does; kept until the manifold sweep's
+        two callers drop it)."""
+        self.__post_init__()
 
     @property
     def n_tokens(self) -> int:
@@ -135,7 +142,6 @@ class TransformerRegressor(nn.Module):
 
     def __init__(self, cfg: RegressorConfig) -> None:
         super().__init__()
-        cfg.validate()
         if cfg.arch == "mlp":
             raise TTLabInputError("TransformerRegressor needs arch 'softmax' or 'relu'")
         self.cfg = cfg
@@ -186,7 +192,6 @@ class MLPRegressor(nn.Module):
 
     def __init__(self, cfg: RegressorConfig) -> None:
         super().__init__()
-        cfg.validate()
         layers: list[nn.Module] = []
         width_in = cfg.ambient
         for _ in range(cfg.n_layer):
@@ -202,7 +207,6 @@ class MLPRegressor(nn.Module):
 
 def build_regressor(cfg: RegressorConfig) -> nn.Module:
     """The model for ``cfg.arch``."""
-    cfg.validate()
     return MLPRegressor(cfg) if cfg.arch == "mlp" else TransformerRegressor(cfg)
 
 

@@ -10,13 +10,15 @@ Eliminating d (β cancels) gives the ID-free relations α_D = α_N / (1 + α_N) 
 α_N = α_D / (1 − α_D), which the paper's Table 1 applies to published exponents; see
 :func:`table1`. Sharma & Kaplan (2022) predicted α_N ≈ 4/d instead; :func:`id_from_alpha_n_sharma_kaplan`
 gives the ID that prediction implies, for comparison.
+
+Imports: the standard library and ttlab.errors; nothing else of ttlab.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Callable
 
 from ttlab.errors import TTLabInputError
 
@@ -52,37 +54,30 @@ def _real(value: Any, name: str) -> float:
     return out
 
 
+def _checked(value: Any, name: str, ok: Callable[[float], bool], requirement: str) -> float:
+    """``value`` as a finite float satisfying ``ok``, or a :class:`TTLabInputError` saying it must ``requirement``."""
+    v = _real(value, name)
+    if not ok(v):
+        raise TTLabInputError(f"{name} must {requirement}, got {v}")
+    return v
+
+
 def _check_d(d: Any) -> float:
-    d = _real(d, "intrinsic dimension d")
-    if d <= 0:
-        raise TTLabInputError(f"intrinsic dimension d must be > 0, got {d}")
-    return d
+    return _checked(d, "intrinsic dimension d", lambda v: v > 0, "be > 0")
 
 
 def _check_beta(beta: Any) -> float:
-    beta = _real(beta, "Hölder exponent beta")
-    if not 0 < beta <= 1:
-        raise TTLabInputError(
-            f"Hölder exponent beta must satisfy 0 < beta <= 1 (the theory's assumption), got {beta}"
-        )
-    return beta
+    return _checked(beta, "Hölder exponent beta", lambda v: 0 < v <= 1,
+                    "satisfy 0 < beta <= 1 (the theory's assumption)")
 
 
 def _check_alpha_n(a: Any) -> float:
-    a = _real(a, "model-scaling exponent alpha_N")
-    if a <= 0:
-        raise TTLabInputError(f"model-scaling exponent alpha_N must be > 0, got {a}")
-    return a
+    return _checked(a, "model-scaling exponent alpha_N", lambda v: v > 0, "be > 0")
 
 
 def _check_alpha_d(a: Any) -> float:
-    a = _real(a, "data-scaling exponent alpha_D")
-    if not 0 < a < 1:
-        raise TTLabInputError(
-            f"data-scaling exponent alpha_D must satisfy 0 < alpha_D < 1 "
-            f"(2β/(2β+d) < 1 for every d > 0), got {a}"
-        )
-    return a
+    return _checked(a, "data-scaling exponent alpha_D", lambda v: 0 < v < 1,
+                    "satisfy 0 < alpha_D < 1 (2β/(2β+d) < 1 for every d > 0)")
 
 
 def alpha_d(d: float, beta: float = 1.0) -> float:
