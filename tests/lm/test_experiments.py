@@ -9,7 +9,7 @@ import pytest
 
 from ttlab.errors import TTLabInputError
 from ttlab.lm.model import GPTConfig
-from ttlab.lm.sweeps import IDOptions, SweepData, geometric_sizes, id_ablations, run_data_sweep, run_model_sweep
+from ttlab.lm.experiments import IDOptions, SweepData, geometric_sizes, id_ablations, run_data_sweep, run_model_sweep
 from ttlab.lm.trainer import TrainConfig
 
 from .conftest import make_texts
@@ -92,7 +92,7 @@ def test_data_sweep_results_fit_and_prediction(data_sweep):
 
 def test_band_mle_uses_the_sweeps_batches(data_sweep):
     """With K = 20 and the mean, the band's MLE is the sweep's own estimate (same vectors, same batches)."""
-    from ttlab.lm.sweeps import measure_run_id
+    from ttlab.lm.experiments import measure_run_id
 
     _, res = data_sweep
     opts = IDOptions(windows_per_doc=4, tokens_per_doc=12, batch_size=200, k=20, average="mean")

@@ -81,7 +81,7 @@ def data_sweep(
     as_json: bool = JsonOpt,
 ) -> None:
     """Data scaling (paper Figure 2): one model on geometrically spaced data sizes → α̂_D vs α_D = 2/(2+d)."""
-    from ttlab.lm.sweeps import IDOptions, run_data_sweep, sweep_kwargs
+    from ttlab.lm.experiments import IDOptions, run_data_sweep, sweep_kwargs
 
     from ttlab.outputs import check_out_dir
 
@@ -115,7 +115,7 @@ def model_sweep(
     as_json: bool = JsonOpt,
 ) -> None:
     """Model scaling (paper Figure 3): several model sizes on fixed data → α̂_N vs α_N = 2/d, and ID vs width."""
-    from ttlab.lm.sweeps import IDOptions, run_model_sweep, sweep_kwargs
+    from ttlab.lm.experiments import IDOptions, run_model_sweep, sweep_kwargs
 
     from ttlab.outputs import check_out_dir
 
@@ -166,7 +166,7 @@ def id_ablations_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """ID ablations (paper Figure 4): vs model size/width, per layer and per context position."""
-    from ttlab.lm.sweeps import IDOptions, id_ablations
+    from ttlab.lm.experiments import IDOptions, id_ablations
     from ttlab.outputs import check_out_dir
 
     check_out_dir(out)

@@ -46,6 +46,7 @@ from ttlab.errors import TTLabInputError
 from ttlab.lm.model import GPT, GPTConfig
 from ttlab.lm.trainer import TrainConfig
 from ttlab.provenance import atomic_write_json, versions
+from ttlab.sweep import task_name
 
 __all__ = [
     "parse_models",
@@ -200,6 +201,7 @@ def geometric_sizes(lo: int, hi: int, n: int) -> list[int]:
 
 
 # ------------------------------------------------------------------------------------------- tasks
+@task_name("ttlab.lm.sweeps:train_task")  # its name before the module was renamed: cached runs keep their keys
 def train_task(config: dict[str, Any]) -> dict[str, Any]:
     """One training run of a sweep (a :func:`ttlab.sweep.run_sweep` task; resumes its checkpoint)."""
     from ttlab.lm.data import TokenizedCorpus

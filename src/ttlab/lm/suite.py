@@ -715,7 +715,7 @@ def run_suite(
     Writes ``DIR/windows.json``, ``DIR/results.json`` and ``DIR/suite_scaling.png``; returns the
     results dict. Models that fail are recorded with their error; the others are kept.
     """
-    from ttlab.lm.sweeps import _alpha_summary, _fits
+    from ttlab.lm.experiments import _alpha_summary, _fits
     from ttlab.sweep import run_sweep
 
     t0 = time.perf_counter()

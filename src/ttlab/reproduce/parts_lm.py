@@ -1,6 +1,6 @@
 """Paper B on real text: data scaling, model scaling and ID ablations of GPT models (Figures 2–4).
 
-All three parts run through :mod:`ttlab.lm.sweeps` with the presets of ``ttlab lm data-sweep`` /
+All three parts run through :mod:`ttlab.lm.experiments` with the presets of ``ttlab lm data-sweep`` /
 ``model-sweep`` (``--quick`` in quick mode, the converged default in full mode; a tiny size for the
 tests). The sweeps cache every finished run under ``DIR/<part>/``, so an interrupted part resumes.
 
@@ -33,13 +33,13 @@ _TINY_MODEL = dict(corpus="builtin:sotu", max_docs=24, vocab_size=300, models="1
 
 
 def _id_options(ctx: PartContext) -> Any:
-    from ttlab.lm.sweeps import IDOptions
+    from ttlab.lm.experiments import IDOptions
 
     return IDOptions(windows_per_doc=4, tokens_per_doc=12, batch_size=200, k=10) if ctx.tiny else IDOptions()
 
 
 def _sweep(kind: str, out: Path, ctx: PartContext) -> dict[str, Any]:
-    from ttlab.lm.sweeps import run_data_sweep, run_model_sweep, sweep_kwargs
+    from ttlab.lm.experiments import run_data_sweep, run_model_sweep, sweep_kwargs
 
     tiny = _TINY_DATA if kind == "data" else _TINY_MODEL
     kw = sweep_kwargs(kind, "full" if ctx.mode == "full" else "quick", **(tiny if ctx.tiny else {}),
@@ -272,7 +272,7 @@ def lm_id_ablations(out: Path, ctx: PartContext) -> dict:
     data sweep's cached runs; trains them first if the data-scaling part has not run)."""
     import numpy as np
 
-    from ttlab.lm.sweeps import measure_run_id, plot_id_ablations
+    from ttlab.lm.experiments import measure_run_id, plot_id_ablations
 
     res = _sweep("data", out / "lm_data_scaling", ctx)
     selected = sorted((r for r in res["runs"] if r.get("selected") and r["seed"] == min(x["seed"] for x in res["runs"])),
