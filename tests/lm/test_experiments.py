@@ -9,7 +9,8 @@ import pytest
 
 from ttlab.errors import TTLabInputError
 from ttlab.lm.model import GPTConfig
-from ttlab.lm.experiments import IDOptions, SweepData, geometric_sizes, id_ablations, run_data_sweep, run_model_sweep
+from ttlab.lm.experiments import IDOptions, SweepData, id_ablations, run_data_sweep, run_model_sweep
+from ttlab.scaling.analysis import geometric_sizes
 from ttlab.lm.trainer import TrainConfig
 
 from .conftest import make_texts

@@ -15,11 +15,11 @@ from ttlab.scaling.manifold_regression import (
     aggregate,
     approximation_error,
     design_check,
-    geometric_sizes,
     plan_tasks,
-    plot_manifold_scaling,
     quick_config,
 )
+from ttlab.scaling.analysis import geometric_sizes
+from ttlab.scaling.figures import plot_manifold_scaling
 from ttlab.scaling.theory import alpha_d
 
 
@@ -66,7 +66,7 @@ def test_aggregate_recovers_known_exponents_and_drops_step_limited_sizes():
     for f in agg["fits"]:
         assert f["alpha_hat"] == pytest.approx(alpha_d(f["d"]), abs=1e-9)
         assert f["alpha_pred"] == pytest.approx(alpha_d(f["d"]))
-        assert f["ci"][0] <= f["alpha_hat"] <= f["ci"][1]
+        assert f["alpha_hat_ci"][0] <= f["alpha_hat"] <= f["alpha_hat_ci"][1]
         assert max(f["sizes_fitted"]) < 3000 and not f["includes_step_limited"]
         assert f["alpha_hat_all_sizes"] < f["alpha_hat"]  # including the limited sizes would bias the slope
         assert all(lr == 1e-3 for p in f["points"] for lr in p["lr"])  # learning rate chosen on validation
@@ -187,9 +187,9 @@ def test_cli_manifold_end_to_end_and_resume(run_cli, tmp_path):
     assert {"fits", "runs", "config", "versions", "intrinsic_dim", "knn_fits", "cost_estimate"} <= set(p)
     assert len(p["fits"]) == 2 and len(p["runs"]) == 6 and p["sweep"]["n_failed"] == 0
     for f in p["fits"]:
-        assert {"d", "ambient", "arch", "alpha_hat", "ci", "alpha_pred"} <= set(f)
+        assert {"d", "ambient", "arch", "alpha_hat", "alpha_hat_ci", "alpha_pred"} <= set(f)
         assert f["arch"] == "mlp" and f["ambient"] == 8 and f["alpha_pred"] == pytest.approx(2 / (2 + f["d"]))
-        assert np.isfinite(f["alpha_hat"]) and len(f["ci"]) == 2
+        assert np.isfinite(f["alpha_hat"]) and len(f["alpha_hat_ci"]) == 2
         assert f["regime"] == "noisy" and f["noise"] == 1.0 and np.isfinite(f["oracle_alpha"])
     assert {r["d"]: round(r["id_mean"]) for r in p["intrinsic_dim"]} == {1: 1, 2: 2}  # ttlab's MLE recovers d
     assert p["versions"]["torch"] and p["config"]["sizes"] == [48, 96, 192]

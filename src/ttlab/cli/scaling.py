@@ -555,7 +555,7 @@ def _print_manifold(p: dict[str, Any]) -> None:
         for col in ["d", "D", "α̂", "CI", "oracle", "design", "theory"] + (["2β/d"] if noiseless else []) + ["MSE"]:
             t.add_column(col, justify="right", no_wrap=True)
         for f in fits:
-            ci = f.get("ci") or [None, None]
+            ci = f.get("alpha_hat_ci") or [None, None]
             ok, _ = design_check(f)
             cells = [str(f["d"]), str(f["ambient"]), num(f["alpha_hat"], ".2f") + ("*" if f.get("includes_step_limited")
                                                                                    else ""),
@@ -570,8 +570,9 @@ def _print_manifold(p: dict[str, Any]) -> None:
                   "sizes", highlight=False)
     for m in p.get("model_fits", []):
         dc = m.get("data_check") or {}
+        ci = m.get("alpha_hat_ci") or [None, None]
         console.print(f"model size ({m['arch']}, β={m['beta']:g}, {m['regime']}) at n = {m['n']}, d={m['d']} "
-                      f"D={m['ambient']}: α̂_N = {num(m['alpha_hat'])} [{num(m['ci'][0])}, {num(m['ci'][1])}] vs "
+                      f"D={m['ambient']}: α̂_N = {num(m['alpha_hat'])} [{num(ci[0])}, {num(ci[1])}] vs "
                       f"2β/d = {m['alpha_pred']:.3f}; approximation oracle {num(m.get('oracle_alpha'))}; widest model's "
                       f"MSE at 2n / at n = {num(dc.get('ratio'))}"
                       + (" (includes step-limited widths)" if m.get("includes_step_limited") else ""))

@@ -46,6 +46,8 @@ from ttlab.errors import TTLabInputError
 from ttlab.lm.model import GPT, GPTConfig
 from ttlab.lm.trainer import TrainConfig
 from ttlab.provenance import atomic_write_json, versions
+from ttlab.scaling.analysis import best_by, exponent_summary, geometric_sizes, power_law_fits
+from ttlab.scaling.figures import plot_id_ablations, plot_lm_scaling
 from ttlab.sweep import task_name
 
 __all__ = [
@@ -57,7 +59,7 @@ __all__ = [
     "PROTOCOLS",
     "IDOptions",
     "SweepData",
-    "geometric_sizes",
+    "fit_loss_scaling",
     "id_ablations",
     "measure_run_id",
     "run_data_sweep",
@@ -191,15 +193,6 @@ def sweep_kwargs(kind: str, preset: str = "quick", **overrides: Any) -> dict[str
     return kw
 
 
-def geometric_sizes(lo: int, hi: int, n: int) -> list[int]:
-    """``n`` geometrically spaced integers from ``lo`` to ``hi`` (inclusive)."""
-    if lo < 1 or hi < lo or n < 1:
-        raise TTLabInputError(f"need 1 <= lo <= hi and n >= 1, got lo={lo}, hi={hi}, n={n}.")
-    if n == 1:
-        return [int(hi)]
-    return sorted({int(round(x)) for x in np.geomspace(lo, hi, n)})
-
-
 # ------------------------------------------------------------------------------------------- tasks
 @task_name("ttlab.lm.sweeps:train_task")  # its name before the module was renamed: cached runs keep their keys
 def train_task(config: dict[str, Any]) -> dict[str, Any]:
@@ -294,11 +287,7 @@ def _train_for(protocol: str, train: TrainConfig, loss: str) -> TrainConfig:
 def _pick_and_aggregate(runs: list[dict[str, Any]], x_key: str, loss: str) -> list[dict[str, Any]]:
     """Best learning rate per (x, seed) by best validation loss; seeds averaged in log space."""
     ok = [r for r in runs if r["status"] == "ok" and r.get(loss) is not None and math.isfinite(r[loss])]
-    best: dict[tuple[Any, int], dict[str, Any]] = {}
-    for r in ok:
-        key = (r[x_key], r["seed"])
-        if key not in best or r["best_val_loss"] < best[key]["best_val_loss"]:
-            best[key] = r
+    best = best_by(ok, lambda r: (r[x_key], r["seed"]), "best_val_loss")
     for r in runs:
         r["selected"] = any(r is b for b in best.values())
     points = []
@@ -321,40 +310,12 @@ def _pick_and_aggregate(runs: list[dict[str, Any]], x_key: str, loss: str) -> li
     return points
 
 
-def _fits(x: np.ndarray, y: np.ndarray, bootstrap: int, seed: int) -> dict[str, Any]:
-    from ttlab.scaling.fit import fit_offset_power_law, fit_power_law
-
-    out: dict[str, Any] = {}
+def fit_loss_scaling(x: np.ndarray, y: np.ndarray, bootstrap: int) -> dict[str, Any]:
+    """Power and offset fits of loss against size (:func:`ttlab.scaling.analysis.power_law_fits`; the offset
+    fit resamples at most 200 times); ``{}`` below 3 points."""
     if len(x) < 3:
-        return out
-    out["power"] = fit_power_law(x, y, bootstrap=bootstrap, seed=seed).to_dict()
-    if len(x) >= 4:
-        try:
-            out["offset"] = fit_offset_power_law(x, y, bootstrap=min(bootstrap, 200), seed=seed).to_dict()
-        except (TTLabInputError, ValueError, RuntimeError) as exc:  # offset fits can be ill-posed on few points
-            out["offset"] = {"error": str(exc)}
-    return out
-
-
-SMALL_FIT = 6  # below this many points a residual bootstrap is degenerate; use the t-interval
-
-
-def _alpha_summary(fits: dict[str, Any]) -> dict[str, Any]:
-    """α̂ with its 95 % interval: the OLS t-interval for fewer than SMALL_FIT points (a residual
-    bootstrap of 3–5 points is far too narrow), the bootstrap percentile interval otherwise."""
-    power = fits.get("power")
-    out: dict[str, Any] = {"alpha_hat": None, "alpha_hat_ci": None, "alpha_hat_ci_method": None,
-                           "alpha_hat_offset": fits.get("offset", {}).get("params", {}).get("alpha")}
-    if not power:
-        return out
-    out["alpha_hat"] = power["params"]["alpha"]
-    boot, t = power["ci"].get("alpha"), power.get("ci_analytic", {}).get("alpha")
-    if t is not None and (power["n_points"] < SMALL_FIT or boot is None):
-        out["alpha_hat_ci"], out["alpha_hat_ci_method"] = t, "t-interval (OLS, log-log)"
-    elif boot is not None:
-        out["alpha_hat_ci"], out["alpha_hat_ci_method"] = boot, "bootstrap percentile"
-    out["alpha_hat_ci_bootstrap"], out["alpha_hat_ci_t"] = boot, t
-    return out
+        return {}
+    return power_law_fits(x, y, bootstrap=bootstrap, bootstrap_offset=min(bootstrap, 200))
 
 
 # ---------------------------------------------------------------------------------------------- ID
@@ -436,9 +397,9 @@ def _fitted_result(kind: str, runs: list[dict[str, Any]], x_key: str, loss: str,
     """Points (best lr per x and seed, seeds averaged), the power/offset fits and α̂ with its interval."""
     points = _pick_and_aggregate(runs, x_key, loss)
     x = np.array([p[x_key] for p in points], dtype=float)
-    fits = _fits(x, np.array([p["loss"] for p in points]), bootstrap, 0)
+    fits = fit_loss_scaling(x, np.array([p["loss"] for p in points]), bootstrap)
     return {"kind": kind, "runs": runs, "points": points, "fits": fits,
-            "n_failed": sum(r["status"] != "ok" for r in runs), **_alpha_summary(fits)}
+            "n_failed": sum(r["status"] != "ok" for r in runs), **exponent_summary(fits)}
 
 
 def _id_summary(row: dict[str, Any] | None, sym: str) -> dict[str, Any]:
@@ -463,7 +424,7 @@ def _finish(result: dict[str, Any], config: dict[str, Any], out: Path, figure: s
     result["wall_time_s"] = time.perf_counter() - t0
     if figure is not None:
         result["figure"] = figure
-        plot_scaling(result, out / figure)
+        plot_lm_scaling(result, out / figure)
     atomic_write_json(out / "results.json", result)
     return result
 
@@ -531,7 +492,7 @@ def run_data_sweep(
     result = _fitted_result("data_sweep", runs, "train_tokens", loss, bootstrap)
     points = result["points"]
     x = np.array([p["train_tokens"] for p in points], dtype=float)
-    result["fits_by_metric"] = {m: _fits(x, np.array([p["all_metrics"][m] for p in points]), 0, 0)
+    result["fits_by_metric"] = {m: fit_loss_scaling(x, np.array([p["all_metrics"][m] for p in points]), 0)
                                 for m in LOSS_METRICS if points and all(m in p["all_metrics"] for p in points)}
     # ID of the largest run's embeddings
     result["id"] = None
@@ -662,103 +623,3 @@ def id_ablations(
     if progress:
         progress("ID ablations", total, total)
     return result
-
-
-# ------------------------------------------------------------------------------------------ plots
-def plot_scaling(result: dict[str, Any], path: str | Path) -> Path:
-    """Figure 2/3-like plot: test loss vs data (or model) size, log-log, with the fitted power law,
-    the slope predicted from the ID (through the fitted point of the largest size) and per-seed points."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from ttlab.provenance import atomic_savefig
-
-    data_kind = result["kind"] == "data_sweep"
-    xk = "train_tokens" if data_kind else "params_non_embedding"
-    pts = result["points"]
-    x = np.array([p[xk] for p in pts], dtype=float)
-    y = np.array([p["loss"] for p in pts])
-    fig, ax = plt.subplots(figsize=(5.6, 4.2))
-    for p in pts:
-        ax.scatter([p[xk]] * len(p["loss_per_seed"]), p["loss_per_seed"], s=10, color="0.6", zorder=2)
-    ax.scatter(x, y, color="C0", zorder=3, label=f"test loss ({result['config']['loss']})")
-    grid = np.geomspace(x.min(), x.max(), 100)
-    power = result["fits"].get("power")
-    if power:
-        A, a = power["params"]["A"], power["params"]["alpha"]
-        ci = result.get("alpha_hat_ci")
-        lab = f"fit: α̂ = {a:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
-        ax.plot(grid, A * grid ** (-a), color="C0", lw=1.5, label=lab)
-    pred = result.get("alpha_pred")
-    if pred is not None and power:
-        anchor_x, anchor_y = x[-1], A * x[-1] ** (-a)
-        sym = "α_D" if data_kind else "α_N"
-        ax.plot(grid, anchor_y * (grid / anchor_x) ** (-pred), color="C3", ls="--", lw=1.2,
-                label=f"predicted {sym} = {pred:.3f} (ID {result['intrinsic_dim']:.2f})")
-    off = result["fits"].get("offset", {})
-    if "params" in off:
-        E, B, b = off["params"]["E"], off["params"]["A"], off["params"]["alpha"]
-        ax.plot(grid, E + B * grid ** (-b), color="C2", ls=":", lw=1.2, label=f"E + A·x^−α: α = {b:.3f}")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("training tokens D" if data_kind else "non-embedding parameters N")
-    ax.set_ylabel("test loss (nats/token)")
-    corpus = result["config"]["data"]["corpus"]
-    ax.set_title(f"{'Data' if data_kind else 'Model'} scaling on {corpus}", fontsize=10)
-    ax.legend(fontsize=7)
-    ax.grid(True, which="both", alpha=0.3)
-    fig.tight_layout()
-    atomic_savefig(fig, path, dpi=120)
-    plt.close(fig)
-    return Path(path)
-
-
-def plot_id_ablations(result: dict[str, Any], path: str | Path) -> Path:
-    """Figure 4-like panels: ID vs model size, vs layer, vs context position (mean and harmonic rules)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from matplotlib.ticker import MaxNLocator
-
-    from ttlab.provenance import atomic_savefig
-
-    fig, axes = plt.subplots(1, 3, figsize=(12, 3.6))
-    bm = result["by_model"]
-    by_data = bool(bm) and "train_tokens" in bm[0]  # the same model trained on several data sizes
-    xk = "train_tokens" if by_data else "params_non_embedding"
-    ax = axes[0]
-    ax.plot([r[xk] for r in bm], [r["intrinsic_dim"] for r in bm], "o-", label="MLE, mean")
-    ax.plot([r[xk] for r in bm], [r["intrinsic_dim_harmonic"] for r in bm], "s--", label="MLE, harmonic")
-    if not by_data:
-        for r in bm:
-            ax.annotate(f"{r['n_layer']}L/{r['n_embd']}", (r[xk], r["intrinsic_dim"]), fontsize=7)
-    ax.set_xscale("log")
-    ax.set_xlabel("training tokens" if by_data else "non-embedding parameters")
-    ax.set_ylabel("intrinsic dimension (final layer)")
-    ax.set_title("ID vs training data" if by_data else "ID vs model size / width", fontsize=10)
-    ax.legend(fontsize=7)
-    rows = result["per_layer"]["rows"]
-    ax = axes[1]
-    ax.plot([r["layer"] for r in rows], [r["intrinsic_dim"] for r in rows], "o-", label="mean")
-    ax.plot([r["layer"] for r in rows], [r["intrinsic_dim_harmonic"] for r in rows], "s--", label="harmonic")
-    ax.set_xlabel("layer (0 = embeddings, last = after final LN)")
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_title("ID across layers", fontsize=10)
-    ax.legend(fontsize=7)
-    rows = result["per_position"]["rows"]
-    ax = axes[2]
-    mids = [0.5 * (r["positions"][0] + r["positions"][1]) for r in rows]
-    ax.plot(mids, [r["intrinsic_dim"] for r in rows], "o-", label="mean")
-    ax.plot(mids, [r["intrinsic_dim_harmonic"] for r in rows], "s--", label="harmonic")
-    ax.set_xlabel("position in the context window (range centre)")
-    ax.set_title("ID vs context position", fontsize=10)
-    ax.legend(fontsize=7)
-    for a in axes:
-        a.grid(True, alpha=0.3)
-    fig.tight_layout()
-    atomic_savefig(fig, path, dpi=120)
-    plt.close(fig)
-    return Path(path)

@@ -715,7 +715,8 @@ def run_suite(
     Writes ``DIR/windows.json``, ``DIR/results.json`` and ``DIR/suite_scaling.png``; returns the
     results dict. Models that fail are recorded with their error; the others are kept.
     """
-    from ttlab.lm.experiments import _alpha_summary, _fits
+    from ttlab.lm.experiments import fit_loss_scaling
+    from ttlab.scaling.analysis import exponent_summary
     from ttlab.sweep import run_sweep
 
     t0 = time.perf_counter()
@@ -778,9 +779,9 @@ def run_suite(
     x = np.array([r["params_non_embedding"] for r in ok], dtype=float)
     fits = {}
     for metric in ("loss", "bpb"):
-        f = _fits(x, np.array([r[metric] for r in ok]), bootstrap, 0) if len(ok) >= 3 and len(set(x)) >= 2 else {}
-        power = f.get("power")
-        fits[metric] = {"fits": f, **_alpha_summary(f), "r2_log": power["goodness_of_fit"]["r2_log"] if power else None,
+        f = fit_loss_scaling(x, np.array([r[metric] for r in ok]), bootstrap) if len(set(x)) >= 2 else {}
+        power = f.get("power") or {}
+        fits[metric] = {"fits": f, **exponent_summary(f), "r2_log": power.get("goodness_of_fit", {}).get("r2_log"),
                         "n_points": len(ok)}
     result["fits"] = fits
     result.update({"alpha_hat": fits["loss"]["alpha_hat"], "alpha_hat_ci": fits["loss"]["alpha_hat_ci"],

@@ -65,8 +65,7 @@ def _slim(res: dict[str, Any], sub: str) -> dict[str, Any]:
                                           "mean_5_lowest_test", "best_val_loss", "selected", "wall_time_s", "run_dir",
                                           "error")}
                    for r in res["runs"]]
-    power = res["fits"].get("power")
-    out["r2_log"] = power["goodness_of_fit"]["r2_log"] if power else None
+    out["r2_log"] = (res["fits"].get("power") or {}).get("goodness_of_fit", {}).get("r2_log")
     c = res["config"]
     out["config"] = {k: c[k] for k in c if k != "data_summary"}
     ds = c["data_summary"]
@@ -272,7 +271,8 @@ def lm_id_ablations(out: Path, ctx: PartContext) -> dict:
     data sweep's cached runs; trains them first if the data-scaling part has not run)."""
     import numpy as np
 
-    from ttlab.lm.experiments import measure_run_id, plot_id_ablations
+    from ttlab.lm.experiments import measure_run_id
+    from ttlab.scaling.figures import plot_id_ablations
 
     res = _sweep("data", out / "lm_data_scaling", ctx)
     selected = sorted((r for r in res["runs"] if r.get("selected") and r["seed"] == min(x["seed"] for x in res["runs"])),
