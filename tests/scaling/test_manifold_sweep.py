@@ -153,23 +153,23 @@ def test_plan_and_sizes():
 
 def test_config_validation():
     with pytest.raises(TTLabInputError, match="ambient dimension D=4 is too small"):
-        replace(ManifoldSweepConfig(), ds=(4,), ambients=(4,)).validate()
+        replace(ManifoldSweepConfig(), ds=(4,), ambients=(4,))
     with pytest.raises(TTLabInputError, match="would repeat integers"):
-        replace(ManifoldSweepConfig(), n_min=10, n_max=12, points=5).validate()
+        replace(ManifoldSweepConfig(), n_min=10, n_max=12, points=5)
     with pytest.raises(TTLabInputError, match="at least 3 widths"):
-        replace(ManifoldSweepConfig(), model_widths=(8, 16)).validate()
+        replace(ManifoldSweepConfig(), model_widths=(8, 16))
     with pytest.raises(TTLabInputError, match="learning rates must be positive"):
-        replace(ManifoldSweepConfig(), lrs=(0.0,)).validate()
+        replace(ManifoldSweepConfig(), lrs=(0.0,))
     with pytest.raises(TTLabInputError, match="bootstrap_offset must be a non-negative integer"):
-        replace(ManifoldSweepConfig(), bootstrap_offset=-1).validate()
+        replace(ManifoldSweepConfig(), bootstrap_offset=-1)
     with pytest.raises(TTLabInputError, match="unknown regime 'loud'"):
-        replace(ManifoldSweepConfig(), regimes=("loud",)).validate()
+        replace(ManifoldSweepConfig(), regimes=("loud",))
     with pytest.raises(TTLabInputError, match="noisy regime needs label noise"):
-        replace(ManifoldSweepConfig(), noise=0.0).validate()
+        replace(ManifoldSweepConfig(), noise=0.0)
     with pytest.raises(TTLabInputError, match="unknown arch 'cnn'"):
-        replace(ManifoldSweepConfig(), archs=("softmax", "cnn")).validate()
+        replace(ManifoldSweepConfig(), archs=("softmax", "cnn"))
     with pytest.raises(TTLabInputError, match="betas must be a non-empty list"):
-        replace(ManifoldSweepConfig(), betas=()).validate()
+        replace(ManifoldSweepConfig(), betas=())
 
 
 TINY = ("--d", "1,2", "--ambient", "8", "--n-min", "48", "--n-max", "192", "--points", "3", "--seeds", "1",
@@ -218,7 +218,7 @@ def test_cli_estimate_only(run_cli, tmp_path):
 @pytest.mark.parametrize(
     "args, match",
     [
-        (["--d", "a,b"], "--d must be a comma-separated list of integers"),
+        (["--d", "a,b"], "--d must be comma-separated integers"),
         (["--arch", "cnn"], "unknown arch 'cnn'"),
         (["--ray-address", "auto"], "--ray-address needs --backend ray"),
         (["--backend", "slurm"], "unknown sweep backend 'slurm'"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
@@ -20,21 +21,37 @@ def print_json(obj: Any) -> None:
     sys.stdout.flush()
 
 
-def parse_ints(text: str | None, what: str) -> tuple[int, ...] | None:
-    """``"0,64,256"`` → (0, 64, 256); None or "" → None; anything else is a clear error naming ``what``."""
-    if not text:
-        return None
+def _to_int(text: str) -> int:
+    """An integer, also written as an integral float (``1e5``)."""
     try:
-        return tuple(int(x) for x in text.replace(" ", "").split(",") if x)
+        return int(text)
     except ValueError:
-        raise TTLabInputError(f"{what} must be comma-separated integers (e.g. 0,64,256), got {text!r}.") from None
+        value = float(text)
+        if not value.is_integer():
+            raise ValueError(text) from None
+        return int(value)
 
 
-def parse_floats(text: str | None, what: str) -> tuple[float, ...] | None:
-    """``"1e-3,3e-3"`` → (0.001, 0.003); None or "" → None; anything else is a clear error naming ``what``."""
-    if not text:
+_ITEMS: dict[type, tuple[Callable[[str], Any], str, str]] = {
+    int: (_to_int, "integers", "0,64,256"),
+    float: (float, "numbers", "1e-3,3e-3"),
+    str: (str, "names", "a,b"),
+}
+
+
+def parse_list(text: str | None, what: str, item: type = int) -> tuple[Any, ...] | None:
+    """The one parser of comma-separated option values: ``"0,64,256"`` → (0, 64, 256) for ``item=int``
+    (``1e5`` is accepted as an integer), ``float`` or ``str``; spaces are ignored. None or "" → None; a list
+    without values or with a bad value is a clear error naming the option ``what``."""
+    if item not in _ITEMS:
+        raise TypeError(f"parse_list: item must be int, float or str, got {item!r}")
+    if text is None or text == "":
         return None
+    convert, kind, example = _ITEMS[item]
+    parts = [x.strip() for x in text.split(",") if x.strip()]
+    if not parts:
+        raise TTLabInputError(f"{what} must list at least one value, got {text!r}.")
     try:
-        return tuple(float(x) for x in text.replace(" ", "").split(",") if x)
+        return tuple(convert(x) for x in parts)
     except ValueError:
-        raise TTLabInputError(f"{what} must be comma-separated numbers (e.g. 1e-3,3e-3), got {text!r}.") from None
+        raise TTLabInputError(f"{what} must be comma-separated {kind} (e.g. {example}), got {text!r}.") from None

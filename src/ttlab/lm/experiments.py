@@ -36,7 +36,7 @@ import math
 import warnings
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +51,10 @@ from ttlab.scaling.figures import plot_id_ablations, plot_lm_scaling
 from ttlab.sweep import task_name
 
 __all__ = [
-    "parse_models",
+    "DataSweepPreset",
+    "ModelSweepPreset",
+    "SweepPreset",
+    "model_config",
     "sweep_kwargs",
     "DATA_SWEEP_PRESETS",
     "MODEL_SWEEP_PRESETS",
@@ -70,29 +73,6 @@ __all__ = [
 PROTOCOLS = ("converged", "early-stop", "budget")
 LOSS_METRICS = ("mean_5_lowest_test", "test_loss", "test_loss_best")
 ProgressFn = Callable[[str, int, int], None]  # (stage label, done, total)
-
-
-# The model sweeps search the learning rate: the best one falls with width (at 2 layers × 1M SOTU tokens, 3e-3
-# is best at width 64 but clearly too high at 96–128).
-# Presets of the CLI's --quick and default modes (also used by `ttlab reproduce`): --quick fits in minutes on 2 CPU
-# cores; the default is a converged sweep (hours on CPU, the
-# same code runs paper-scale models on GPUs with --model gpt2 --block-size 1024 …).
-DATA_SWEEP_PRESETS: dict[str, dict[str, Any]] = {
-    "quick": dict(sizes="10000,100000,1000000", model="nano", block_size=64, vocab_size=1024, protocol="early-stop",
-                  seeds="0", max_iters=1500, lr=3e-3, warmup_iters=50, eval_interval=100, eval_iters=5, patience=3,
-                  test_max_tokens=50_000, batch_size=12, workers=2),
-    "full": dict(sizes=None, model="micro", block_size=128, vocab_size=2048, protocol="converged", seeds="0,1",
-                 max_iters=6000, lr=1e-3, warmup_iters=100, eval_interval=100, eval_iters=20, patience=5,
-                 test_max_tokens=200_000, batch_size=12, workers=2),
-}
-MODEL_SWEEP_PRESETS: dict[str, dict[str, Any]] = {
-    "quick": dict(models="2x2x32,2x2x64,2x2x96,2x2x128", block_size=64, vocab_size=1024, protocol="early-stop", seeds="0",
-                  max_tokens=1_000_000, max_iters=1200, lr=3e-3, lrs=[1e-3, 3e-3], warmup_iters=50, eval_interval=100,
-                  eval_iters=5, patience=3, test_max_tokens=50_000, batch_size=12, workers=2),
-    "full": dict(models="2x2x64,4x4x128,6x6x192,8x8x256", block_size=128, vocab_size=2048, protocol="converged",
-                 seeds="0,1", max_tokens=None, max_iters=6000, lr=1e-3, lrs=[5e-4, 1e-3, 2e-3], warmup_iters=100,
-                 eval_interval=100, eval_iters=20, patience=5, test_max_tokens=200_000, batch_size=12, workers=2),
-}
 
 
 @dataclass(frozen=True)
@@ -126,71 +106,152 @@ class IDOptions:
     max_docs: int | None = None
 
 
-def parse_models(text: str, block_size: int, dropout: float = 0.0) -> list[GPTConfig]:
-    """Model shapes from ``"nano,4x4x128,…"``: presets or LAYERSxHEADSxWIDTH (vocab_size is set later)."""
+def _ints(value: Any, what: str, *, allow_none: bool = False) -> tuple[int, ...] | None:
+    """A sequence of integers as a tuple (text is parsed by the CLI, not here)."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence) or not all(
+            isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in value):
+        raise TTLabInputError(f"{what} must be a sequence of integers, got {value!r}.")
+    return tuple(int(v) for v in value)
+
+
+def model_config(shape: str | tuple[int, int, int], block_size: int, dropout: float = 0.0) -> GPTConfig:
+    """The :class:`GPTConfig` of a model shape (vocab_size is set later, from the tokenizer)."""
     from ttlab.lm.model import MODEL_PRESETS
 
-    out = []
-    for item in (t.strip() for t in text.split(",") if t.strip()):
-        if item in MODEL_PRESETS:
-            out.append(GPTConfig.from_preset(item, block_size=block_size, dropout=dropout, vocab_size=1))
-            continue
-        parts = item.lower().split("x")
-        if len(parts) != 3 or not all(p.isdigit() for p in parts):
-            raise TTLabInputError(f"model {item!r}: use a preset name ({', '.join(MODEL_PRESETS)}) or LAYERSxHEADSxWIDTH, e.g. 4x4x128.")
-        n_layer, n_head, n_embd = (int(p) for p in parts)
-        out.append(GPTConfig(vocab_size=1, block_size=block_size, n_layer=n_layer, n_head=n_head, n_embd=n_embd, dropout=dropout))
-    if not out:
-        raise TTLabInputError("no model given.")
-    return out
+    if isinstance(shape, str):
+        if shape not in MODEL_PRESETS:
+            raise TTLabInputError(f"unknown model preset {shape!r}; choose one of: {', '.join(MODEL_PRESETS)}.")
+        return GPTConfig.from_preset(shape, block_size=block_size, dropout=dropout, vocab_size=1)
+    dims = _ints(shape, "a model shape (layers, heads, width)") or ()
+    if len(dims) != 3:
+        raise TTLabInputError(f"a model shape is a preset name or (layers, heads, width), got {shape!r}.")
+    n_layer, n_head, n_embd = dims
+    return GPTConfig(vocab_size=1, block_size=block_size, n_layer=n_layer, n_head=n_head, n_embd=n_embd, dropout=dropout)
 
 
-def _int_list(value: Any, what: str) -> list[int] | None:
-    if value is None or value == "":
-        return None
-    if isinstance(value, str):
-        try:
-            return [int(float(x)) for x in value.split(",") if x.strip()]
-        except ValueError:
-            raise TTLabInputError(f"{what} must be comma-separated integers (e.g. 10000,100000), got {value!r}.") from None
-    return [int(v) for v in value]
+@dataclass(frozen=True, kw_only=True)
+class SweepPreset:
+    """Settings shared by the LM data and model sweeps, typed; :meth:`kwargs` gives the sweep's arguments."""
+
+    block_size: int
+    vocab_size: int
+    protocol: str
+    seeds: tuple[int, ...]
+    max_iters: int
+    lr: float
+    warmup_iters: int
+    eval_interval: int
+    eval_iters: int
+    patience: int | None
+    test_max_tokens: int
+    batch_size: int
+    workers: int
+    lrs: tuple[float, ...] | None = None
+    corpus: str = "builtin:sotu"
+    max_docs: int | None = None
+    cache_dir: str | None = None
+    field_name: str = "text"
+    threads_per_task: int | None = None
+    id_options: IDOptions = IDOptions()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "seeds", _ints(self.seeds, "seeds"))
+        if self.lrs is not None:
+            if isinstance(self.lrs, (str, bytes)) or not isinstance(self.lrs, Sequence) or not all(
+                    isinstance(v, (int, float)) and not isinstance(v, bool) for v in self.lrs):
+                raise TTLabInputError(f"lrs must be a sequence of numbers, got {self.lrs!r}.")
+            object.__setattr__(self, "lrs", tuple(float(v) for v in self.lrs))
+        if self.cache_dir is not None:
+            object.__setattr__(self, "cache_dir", str(self.cache_dir))
+
+    def _common_kwargs(self) -> dict[str, Any]:
+        train = TrainConfig(batch_size=self.batch_size, max_iters=self.max_iters, lr=self.lr,
+                            warmup_iters=self.warmup_iters, eval_interval=self.eval_interval, eval_iters=self.eval_iters,
+                            patience=self.patience, test_max_tokens=self.test_max_tokens)
+        data = SweepData(corpus=self.corpus, vocab_size=self.vocab_size, max_docs=self.max_docs,
+                         cache_dir=self.cache_dir or None, field_name=self.field_name)
+        return dict(data=data, train=train, seeds=list(self.seeds), protocol=self.protocol, workers=self.workers,
+                    threads_per_task=self.threads_per_task, lrs=list(self.lrs) if self.lrs is not None else None,
+                    id_options=self.id_options)
+
+
+@dataclass(frozen=True, kw_only=True)
+class DataSweepPreset(SweepPreset):
+    """A data sweep: one model shape; ``sizes`` training-token counts (None: geometric up to the whole split)."""
+
+    model: str | tuple[int, int, int]
+    sizes: tuple[int, ...] | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        object.__setattr__(self, "sizes", _ints(self.sizes, "sizes", allow_none=True))
+
+    def kwargs(self) -> dict[str, Any]:
+        """Keyword arguments of :func:`run_data_sweep`."""
+        return {**self._common_kwargs(), "model": model_config(self.model, self.block_size),
+                "sizes": list(self.sizes) if self.sizes else None}
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelSweepPreset(SweepPreset):
+    """A model sweep: several model shapes on ``max_tokens`` training tokens (None: the whole split)."""
+
+    models: tuple[str | tuple[int, int, int], ...]
+    max_tokens: int | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if isinstance(self.models, (str, bytes)) or not isinstance(self.models, Sequence) or not self.models:
+            raise TTLabInputError(f"models must be a non-empty sequence of model shapes, got {self.models!r}.")
+        object.__setattr__(self, "models", tuple(m if isinstance(m, str) else tuple(m) for m in self.models))
+
+    def kwargs(self) -> dict[str, Any]:
+        """Keyword arguments of :func:`run_model_sweep`."""
+        return {**self._common_kwargs(), "models": [model_config(m, self.block_size) for m in self.models],
+                "max_tokens": self.max_tokens}
+
+
+# The model sweeps search the learning rate: the best one falls with width (at 2 layers × 1M SOTU tokens, 3e-3
+# is best at width 64 but clearly too high at 96–128).
+# Presets of the CLI's --quick and default modes (also used by `ttlab reproduce`): --quick fits in minutes on 2 CPU
+# cores; the default is a converged sweep (hours on CPU, the
+# same code runs paper-scale models on GPUs with --model gpt2 --block-size 1024 …).
+DATA_SWEEP_PRESETS: dict[str, DataSweepPreset] = {
+    "quick": DataSweepPreset(sizes=(10_000, 100_000, 1_000_000), model="nano", block_size=64, vocab_size=1024,
+                             protocol="early-stop", seeds=(0,), max_iters=1500, lr=3e-3, warmup_iters=50, eval_interval=100,
+                             eval_iters=5, patience=3, test_max_tokens=50_000, batch_size=12, workers=2),
+    "full": DataSweepPreset(sizes=None, model="micro", block_size=128, vocab_size=2048, protocol="converged", seeds=(0, 1),
+                            max_iters=6000, lr=1e-3, warmup_iters=100, eval_interval=100, eval_iters=20, patience=5,
+                            test_max_tokens=200_000, batch_size=12, workers=2),
+}
+MODEL_SWEEP_PRESETS: dict[str, ModelSweepPreset] = {
+    "quick": ModelSweepPreset(models=((2, 2, 32), (2, 2, 64), (2, 2, 96), (2, 2, 128)), block_size=64, vocab_size=1024,
+                              protocol="early-stop", seeds=(0,), max_tokens=1_000_000, max_iters=1200, lr=3e-3,
+                              lrs=(1e-3, 3e-3), warmup_iters=50, eval_interval=100, eval_iters=5, patience=3,
+                              test_max_tokens=50_000, batch_size=12, workers=2),
+    "full": ModelSweepPreset(models=((2, 2, 64), (4, 4, 128), (6, 6, 192), (8, 8, 256)), block_size=128, vocab_size=2048,
+                             protocol="converged", seeds=(0, 1), max_tokens=None, max_iters=6000, lr=1e-3,
+                             lrs=(5e-4, 1e-3, 2e-3), warmup_iters=100, eval_interval=100, eval_iters=20, patience=5,
+                             test_max_tokens=200_000, batch_size=12, workers=2),
+}
 
 
 def sweep_kwargs(kind: str, preset: str = "quick", **overrides: Any) -> dict[str, Any]:
     """Keyword arguments for :func:`run_data_sweep` (``kind="data"``) or :func:`run_model_sweep`
-    (``"model"``) from a preset of :data:`DATA_SWEEP_PRESETS` / :data:`MODEL_SWEEP_PRESETS`;
-    ``overrides`` (None = keep the preset) may change any preset key and add ``corpus``, ``max_docs``,
-    ``cache_dir``, ``field_name``, ``lrs``, ``threads_per_task``, ``id_options``."""
-    presets = {"data": DATA_SWEEP_PRESETS, "model": MODEL_SWEEP_PRESETS}
+    (``"model"``) from a preset of :data:`DATA_SWEEP_PRESETS` / :data:`MODEL_SWEEP_PRESETS` with typed
+    ``overrides`` of its fields (None = keep the preset's value)."""
+    presets: dict[str, dict[str, Any]] = {"data": DATA_SWEEP_PRESETS, "model": MODEL_SWEEP_PRESETS}
     if kind not in presets:
         raise TTLabInputError(f"kind must be 'data' or 'model', got {kind!r}.")
     if preset not in presets[kind]:
         raise TTLabInputError(f"unknown preset {preset!r}; choose one of {', '.join(presets[kind])}.")
-    extra = ("corpus", "max_docs", "cache_dir", "field_name", "lrs", "threads_per_task", "id_options")
-    unknown = sorted(set(overrides) - set(presets[kind][preset]) - set(extra))
+    base = presets[kind][preset]
+    unknown = sorted(set(overrides) - {f.name for f in fields(base)})
     if unknown:
-        raise TTLabInputError(f"unknown sweep option(s): {', '.join(unknown)}.")
-    p = {**presets[kind][preset], **{k: v for k, v in overrides.items() if v is not None}}
-    train = TrainConfig(batch_size=p["batch_size"], max_iters=p["max_iters"], lr=p["lr"], warmup_iters=p["warmup_iters"],
-                        eval_interval=p["eval_interval"], eval_iters=p["eval_iters"], patience=p["patience"],
-                        test_max_tokens=p["test_max_tokens"])
-    kw: dict[str, Any] = dict(
-        data=SweepData(corpus=p.get("corpus", "builtin:sotu"), vocab_size=p["vocab_size"], max_docs=p.get("max_docs"),
-                       cache_dir=str(p["cache_dir"]) if p.get("cache_dir") else None, field_name=p.get("field_name", "text")),
-        train=train, seeds=_int_list(p["seeds"], "seeds") or [0], protocol=p["protocol"], workers=p["workers"],
-        threads_per_task=p.get("threads_per_task"), lrs=p.get("lrs"))
-    if p.get("id_options") is not None:
-        kw["id_options"] = p["id_options"]
-    if kind == "data":
-        models = parse_models(p["model"], p["block_size"])
-        if len(models) != 1:
-            raise TTLabInputError(f"a data sweep trains one model shape; got {len(models)} ({p['model']}).")
-        kw["model"] = models[0]
-        kw["sizes"] = _int_list(p["sizes"], "sizes")
-    else:
-        kw["models"] = parse_models(p["models"], p["block_size"])
-        kw["max_tokens"] = p["max_tokens"]
-    return kw
+        raise TTLabInputError(f"unknown {kind}-sweep option(s): {', '.join(unknown)}.")
+    return replace(base, **{k: v for k, v in overrides.items() if v is not None}).kwargs()
 
 
 # ------------------------------------------------------------------------------------------- tasks
@@ -472,7 +533,7 @@ def run_data_sweep(
     out = Path(out_dir)
     prep = _prepare(data, progress)
     n_avail = prep.data.n_tokens("train")
-    model_cfg = (model or GPTConfig.from_preset("micro", vocab_size=prep.data.vocab_size)).with_(vocab_size=prep.data.vocab_size)
+    model_cfg = (model or GPTConfig.from_preset("micro", vocab_size=prep.data.vocab_size)).replace(vocab_size=prep.data.vocab_size)
     if sizes is None:
         sizes = geometric_sizes(min(min_tokens, n_avail), n_avail, n_sizes)
     sizes = sorted(set(int(s) for s in sizes))
@@ -547,7 +608,7 @@ def run_model_sweep(
     if max_tokens is not None and max_tokens > n_avail:
         raise TTLabInputError(f"max_tokens {max_tokens:,} exceeds the {n_avail:,} training tokens of {data.corpus}.")
     cfg = _train_for(protocol, replace(train, max_tokens=max_tokens), loss)
-    cfgs = [m.with_(vocab_size=prep.data.vocab_size) for m in models]
+    cfgs = [m.replace(vocab_size=prep.data.vocab_size) for m in models]
     tasks = [t for m in cfgs
              for t in _tasks_for(prep, out, protocol, m, cfg, seeds, lrs, f"L{m.n_layer}_H{m.n_head}_E{m.n_embd}",
                                  {"n_layer": m.n_layer, "n_head": m.n_head, "n_embd": m.n_embd,

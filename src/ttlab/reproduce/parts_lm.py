@@ -24,10 +24,10 @@ from ttlab.reproduce.verdicts import make_claim, missing_claim
 EXPONENT_TOLERANCE = {"holds_rel": 0.10, "partly_rel": 0.35, "min_points": 3}
 """Exponent claims: holds within 10 % of the prediction, partly within 35 %; ≥ 3 fitted sizes."""
 
-_TINY_DATA = dict(corpus="builtin:sotu", max_docs=24, vocab_size=300, model="1x2x32", block_size=16, sizes="400,1500,5000",
+_TINY_DATA = dict(corpus="builtin:sotu", max_docs=24, vocab_size=300, model=(1, 2, 32), block_size=16, sizes=(400, 1500, 5000),
                   max_iters=12, eval_interval=6, eval_iters=2, warmup_iters=2, batch_size=4, test_max_tokens=2000,
                   protocol="budget", workers=1)
-_TINY_MODEL = dict(corpus="builtin:sotu", max_docs=24, vocab_size=300, models="1x2x16,1x2x32,1x2x48", block_size=16,
+_TINY_MODEL = dict(corpus="builtin:sotu", max_docs=24, vocab_size=300, models=((1, 2, 16), (1, 2, 32), (1, 2, 48)), block_size=16,
                    max_tokens=5000, max_iters=12, eval_interval=6, eval_iters=2, warmup_iters=2, batch_size=4,
                    test_max_tokens=2000, protocol="budget", workers=1)
 

@@ -100,8 +100,8 @@ class TrainSettings:
     n_val_min: int = 2048
     n_val_max: int = 2048
 
-    def validate(self) -> None:
-        """Raise :class:`TTLabInputError` for out-of-range settings."""
+    def __post_init__(self) -> None:
+        """Raise :class:`TTLabInputError` for out-of-range settings (an invalid instance cannot be made)."""
         for name in ("batch_size", "min_steps", "max_steps", "eval_points", "n_val_min", "n_val_max"):
             _pos_int(getattr(self, name), name)
         if self.min_steps > self.max_steps:
@@ -208,8 +208,8 @@ class ManifoldSweepConfig:
     bootstrap_offset: int = 200
     train: TrainSettings = field(default_factory=TrainSettings)
 
-    def validate(self) -> None:
-        """Raise :class:`TTLabInputError` for an invalid sweep."""
+    def __post_init__(self) -> None:
+        """Raise :class:`TTLabInputError` for an invalid sweep (an invalid instance cannot be made)."""
         for name in ("ds", "ambients"):
             vals = getattr(self, name)
             if not vals or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in vals):
@@ -268,7 +268,8 @@ class ManifoldSweepConfig:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
                 raise TTLabInputError(f"{name} must be a non-negative integer, got {v!r}")
-        self.train.validate()
+        if not isinstance(self.train, TrainSettings):
+            raise TTLabInputError(f"train must be a TrainSettings, got {type(self.train).__name__}")
         for beta in self.betas:
             for rg in self.regimes:
                 for d in self.ds:
@@ -398,7 +399,6 @@ def train_run(config: dict[str, Any]) -> dict[str, Any]:
 
     t0 = time.perf_counter()
     ts = TrainSettings(**config["train"])
-    ts.validate()
     mcfg = RegressorConfig(**config["model"])
     mcfg.validate()
     n, seed, lr = int(config["n"]), int(config["seed"]), float(config["lr"])
@@ -536,7 +536,6 @@ def plan_tasks(cfg: ManifoldSweepConfig) -> dict[str, list[dict[str, Any]]]:
     min(``ambients``), regime ``model_regime``, plus the widest model at 2·``model_n`` (``"check": true``);
     ``approx``: the approximation oracle for every (β, d, cells).
     """
-    cfg.validate()
     data, model, knn, approx = [], [], [], []
     model_n = cfg.model_n or cfg.n_max
     D0 = min(cfg.ambients)
@@ -617,7 +616,6 @@ def estimate_cost(cfg: ManifoldSweepConfig, workers: int = 1, threads_per_task: 
     """
     from ttlab.sweep import cached_keys, task_key
 
-    cfg.validate()
     tasks = plan_tasks(cfg)
     runs = tasks["data"] + tasks["model"]
     done = cached_keys(train_run, runs, cache_dir) if cache_dir is not None else set()
@@ -937,7 +935,6 @@ def run_manifold_sweep(
     from ttlab.provenance import atomic_savefig, atomic_write_json, versions
     from ttlab.sweep import run_sweep, summarize
 
-    cfg.validate()
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise TTLabInputError(f"--out {out} exists and is not a directory")
