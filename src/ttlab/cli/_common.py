@@ -1,4 +1,8 @@
-"""Shared helpers for CLI modules: consoles, JSON output, comma-separated option values."""
+"""Shared helpers for CLI modules: consoles, JSON output, and the one parser of comma-separated option values
+(:func:`parse_list`; the library takes typed values and never parses option text).
+
+May import: rich, :mod:`ttlab.errors`, :mod:`ttlab.provenance`. Not typer commands or other CLI modules.
+"""
 
 from __future__ import annotations
 

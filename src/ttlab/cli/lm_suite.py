@@ -1,4 +1,8 @@
-"""`ttlab lm suite` — model scaling from an existing suite of models (paper B's Figure-3 method)."""
+"""`ttlab lm suite` — model scaling from an existing suite of models (paper B's Figure-3 method).
+
+May import: typer, rich, :mod:`ttlab.cli._common`, :mod:`ttlab.cli.lm` (the command group),
+:mod:`ttlab.cli.lm_sweeps` (its progress bar) and, inside the command, :mod:`ttlab.lm.suite`.
+"""
 
 from __future__ import annotations
 

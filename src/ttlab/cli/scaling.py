@@ -1,4 +1,8 @@
-"""`ttlab scaling …` — scaling exponents from the intrinsic dimension, and scaling-law fits (paper B)."""
+"""`ttlab scaling …` — scaling exponents from the intrinsic dimension, and scaling-law fits (paper B).
+
+May import: typer, rich, :mod:`ttlab.cli._common` (option-text parsing), :mod:`ttlab.outputs`,
+:mod:`ttlab.provenance`, :mod:`ttlab.sweep` and :mod:`ttlab.scaling`.
+"""
 
 from __future__ import annotations
 

@@ -27,6 +27,14 @@ secondary estimate, the exponent of E + A·x^(−α).
 ID: the final-layer embeddings of the largest run on its test split, the paper's protocol (batches
 of ``batch_size``, MLE with ``k`` neighbours, arithmetic mean), and the harmonic (MacKay–Ghahramani)
 combination as a second figure; predicted α_D = 2/(2+d), α_N = 2/d (β = 1).
+
+Presets are typed (:class:`DataSweepPreset`, :class:`ModelSweepPreset`); text such as ``"4x4x128"`` or
+``"0,1"`` is parsed by the CLI (:mod:`ttlab.cli.lm_sweeps`), not here. Size grids, learning-rate selection and
+the exponent fits come from :mod:`ttlab.scaling.analysis` (the JSON keys of a fitted exponent are
+:class:`ttlab.scaling.analysis.FittedExponent`'s), the figures from :mod:`ttlab.scaling.figures`.
+
+May import: numpy, :mod:`ttlab.errors`, :mod:`ttlab.provenance`, :mod:`ttlab.sweep`, :mod:`ttlab.scaling`
+(analysis, figures, band, fit) and :mod:`ttlab.lm` (model, trainer, data, embed; torch through them). Not the CLI.
 """
 
 from __future__ import annotations

@@ -9,6 +9,11 @@ falls as a power law (the fitted exponent's interval excludes 0); the ID-predict
 fitted one within 10 % (holds) / 35 % (partly) of the prediction — inconclusive with an interval wider
 than that band, fewer than 3 sizes or step-capped runs; the ID grows with model size, peaks at an
 inner layer and falls with context position, each judged against the ID batches' standard errors.
+Exponents are read with the keys of :class:`ttlab.scaling.analysis.FittedExponent` (``alpha_hat``,
+``alpha_hat_ci``, ``alpha_hat_ci_method``).
+
+May import: :mod:`ttlab.reproduce` (registry, verdicts, report), :mod:`ttlab.errors`, :mod:`ttlab.provenance` and,
+inside the parts, :mod:`ttlab.lm` and :mod:`ttlab.scaling`. Not the CLI.
 """
 
 from __future__ import annotations

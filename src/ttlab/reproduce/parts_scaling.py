@@ -13,6 +13,10 @@ prints each rule, its thresholds and the reason of each verdict:
   oracle's slope on the same splits validates the design (``oracle_validated_exponent``; noisy regime: ≈,
   noiseless: the bound ≥); α̂_D falls and the error level rises with d; α̂_D agrees across D; α̂_N against
   2β/d (approximation oracle, data-limit check); the architectures compared; the MLE recovers the inputs' ID.
+  Exponents are read with the keys of :class:`ttlab.scaling.analysis.FittedExponent` (``alpha_hat_ci``, …).
+
+May import: :mod:`ttlab.reproduce` (registry, verdicts, report), :mod:`ttlab.errors`, :mod:`ttlab.provenance` and,
+inside the parts, :mod:`ttlab.intrinsic_dim` and :mod:`ttlab.scaling`. Not the CLI.
 """
 
 from __future__ import annotations

@@ -7,6 +7,10 @@
   intervals and goodness of fit.
 * :mod:`ttlab.scaling.io` — reading measurements from CSV.
 * :mod:`ttlab.scaling.plot` — log-log plot of data, fit and prediction (imports matplotlib lazily).
+* :mod:`ttlab.scaling.analysis` — what both scaling experiments share: size grids, learning-rate
+  selection, power-law fits and one JSON schema of a fitted exponent (:class:`FittedExponent`).
+* :mod:`ttlab.scaling.figures` — the figures of the LM sweeps, the ID ablations and the manifold sweep.
+* :mod:`ttlab.scaling.manifold_regression` — Theorem 1 tested by regression on manifolds.
 """
 
 from typing import Any

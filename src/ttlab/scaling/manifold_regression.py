@@ -17,6 +17,14 @@ with the *intrinsic* dimension d, whatever the ambient dimension D. This module
 Every task goes through :func:`ttlab.sweep.run_sweep`, so results are cached per run and a sweep
 that is interrupted resumes where it stopped. :func:`run_manifold_sweep` is the one-call entry
 point used by ``ttlab scaling manifold``.
+
+Size grids, learning-rate selection and the power-law fits come from :mod:`ttlab.scaling.analysis`; every
+fitted exponent (α̂_D, α̂_N, the oracles') is written with the keys of
+:class:`ttlab.scaling.analysis.FittedExponent` (bootstrap interval). The figure is
+:func:`ttlab.scaling.figures.plot_manifold_scaling`. Configs validate when made (``__post_init__``).
+
+May import: numpy, torch (inside the tasks), :mod:`ttlab.errors`, :mod:`ttlab.provenance`, :mod:`ttlab.sweep`,
+:mod:`ttlab.intrinsic_dim` and the other :mod:`ttlab.scaling` modules. Not :mod:`ttlab.lm` or the CLI.
 """
 
 from __future__ import annotations
