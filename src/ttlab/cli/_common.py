@@ -25,6 +25,24 @@ def print_json(obj: Any) -> None:
     sys.stdout.flush()
 
 
+def run_with_progress(fn: Callable[..., Any], **kwargs: Any) -> Any:
+    """``fn(progress=..., **kwargs)`` with a transient progress bar on stderr, one line per stage
+    (``progress(stage, done, total)``, the callback of the sweeps and the suite)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   console=console_err, transient=True)
+    with bar:
+        stages: dict[str, Any] = {}
+
+        def progress(stage: str, done: int, total: int) -> None:
+            if stage not in stages:
+                stages[stage] = bar.add_task(stage, total=total)
+            bar.update(stages[stage], completed=done, total=total)
+
+        return fn(progress=progress, **kwargs)
+
+
 def _to_int(text: str) -> int:
     """An integer, also written as an integral float (``1e5``)."""
     try:

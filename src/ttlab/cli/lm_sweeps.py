@@ -12,28 +12,9 @@ from typing import Any, Optional
 
 import typer
 
-from ttlab.cli._common import console, console_err, parse_list, print_json
+from ttlab.cli._common import console, console_err, parse_list, print_json, run_with_progress
 from ttlab.cli.lm import app
 from ttlab.errors import TTLabInputError
-
-
-def _progress_bar():  # pragma: no cover - cosmetic
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    console=console_err, transient=True)
-
-
-def _run_with_progress(fn: Any, **kwargs: Any) -> dict[str, Any]:
-    with _progress_bar() as bar:
-        tasks: dict[str, Any] = {}
-
-        def progress(stage: str, done: int, total: int) -> None:
-            if stage not in tasks:
-                tasks[stage] = bar.add_task(stage, total=total)
-            bar.update(tasks[stage], completed=done, total=total)
-
-        return fn(progress=progress, **kwargs)
 
 
 # shared options (None = take the preset's value)
@@ -146,7 +127,7 @@ def sweep_cmd(
                       threads_per_task=threads_per_task,
                       id_options=IDOptions(windows_per_doc=id_windows, tokens_per_doc=id_tokens, batch_size=id_batch,
                                            k=id_k, average=id_average))
-    res = _run_with_progress(run_data_sweep if kind == "data" else run_model_sweep, out_dir=out, loss=loss,
+    res = run_with_progress(run_data_sweep if kind == "data" else run_model_sweep, out_dir=out, loss=loss,
                              backend=backend, ray_address=ray_address, **extra, **kw)
     _report(res, out, as_json, "D" if kind == "data" else "N")
 
@@ -195,7 +176,7 @@ def id_ablations_cmd(
 
     check_out_dir(out)
 
-    res = _run_with_progress(id_ablations, run_dirs=runs, out_dir=out,
+    res = run_with_progress(id_ablations, run_dirs=runs, out_dir=out,
                              id_options=IDOptions(windows_per_doc=windows, tokens_per_doc=tokens, batch_size=batch, k=k),
                              position_edges=parse_list(position_groups, "--position-groups", int))
     if as_json:
