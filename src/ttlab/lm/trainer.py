@@ -23,7 +23,7 @@ What it is for: training the GPT language models of the data-scaling experiments
 and reading their run folders back (:func:`load_run`, :func:`load_model`). It may import torch, numpy,
 :mod:`ttlab.errors`, :mod:`ttlab.provenance` and, within ``ttlab.lm``, ``data``, ``distributed``,
 ``model`` (and ``tokenizer``, lazily, in :func:`load_run`). It never imports :mod:`ttlab.cli`,
-``ttlab.lm.experiments``, ``ttlab.lm.embed`` or ``ttlab.lm.hf``: those import it.
+``ttlab.lm.sweeps``, ``ttlab.lm.embed`` or ``ttlab.lm.hf``: those import it.
 
 How :func:`train` is put together — one small piece each:
 
