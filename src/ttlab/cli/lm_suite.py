@@ -55,6 +55,7 @@ def suite_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print results.json on stdout."),
 ) -> None:
     """Evaluate an existing model suite on the same text: loss, bits per byte, N, final-layer ID → α̂_N vs α_N = 2/d."""
+    from ttlab.lm.experiments import Execution
     from ttlab.lm.suite import SuiteConfig, read_suite_file, resolve_model, run_suite
 
     specs = []
@@ -70,8 +71,9 @@ def suite_cmd(
                       max_bytes=max_bytes, seed=seed, device=device, dtype=dtype, batch_tokens=batch_tokens,
                       id_tokens_per_doc=id_tokens, id_batch_size=id_batch, id_k=id_k, id_average=id_average)
     res = run_with_progress(run_suite, models=specs, out_dir=out, cfg=cfg, reference=reference or file_reference,
-                            bootstrap=bootstrap, backend=backend, workers=workers, threads_per_task=threads_per_task,
-                            ray_address=ray_address)
+                            bootstrap=bootstrap, execution=Execution(backend=backend, workers=workers,
+                                                                     threads_per_task=threads_per_task,
+                                                                     ray_address=ray_address))
     if as_json:
         print_json(res)
     else:

@@ -124,11 +124,11 @@ def sweep_cmd(
                       warmup_iters=warmup_iters, eval_interval=eval_interval, eval_iters=eval_iters, patience=patience,
                       test_max_tokens=test_max_tokens, batch_size=batch_size, workers=workers, corpus=corpus,
                       max_docs=max_docs, cache_dir=cache_dir, field_name=field, lrs=parse_list(lrs, "--lrs", float),
-                      threads_per_task=threads_per_task,
+                      threads_per_task=threads_per_task, backend=backend, ray_address=ray_address,
                       id_options=IDOptions(windows_per_doc=id_windows, tokens_per_doc=id_tokens, batch_size=id_batch,
                                            k=id_k, average=id_average))
-    res = run_with_progress(run_data_sweep if kind == "data" else run_model_sweep, out_dir=out, loss=loss,
-                             backend=backend, ray_address=ray_address, **extra, **kw)
+    res = run_with_progress(run_data_sweep if kind == "data" else run_model_sweep, out_dir=out, loss=loss, **extra,
+                            **kw)
     _report(res, out, as_json, "D" if kind == "data" else "N")
 
 

@@ -60,6 +60,7 @@ from ttlab.sweep import task_name
 
 __all__ = [
     "DataSweepPreset",
+    "Execution",
     "ModelSweepPreset",
     "SweepPreset",
     "model_config",
@@ -81,6 +82,18 @@ __all__ = [
 PROTOCOLS = ("converged", "early-stop", "budget")
 LOSS_METRICS = ("mean_5_lowest_test", "test_loss", "test_loss_best")
 ProgressFn = Callable[[str, int, int], None]  # (stage label, done, total)
+
+
+@dataclass(frozen=True)
+class Execution:
+    """Where a sweep's runs go (:func:`ttlab.sweep.run_sweep`): ``backend`` ``"local"`` (a process pool) or
+    ``"ray"`` (a Ray cluster at ``ray_address``), ``workers`` runs at once, ``threads_per_task`` torch threads each
+    (None: cores / workers)."""
+
+    backend: str = "local"
+    workers: int = 1
+    threads_per_task: int | None = None
+    ray_address: str | None = None
 
 
 @dataclass(frozen=True)
@@ -162,6 +175,8 @@ class SweepPreset:
     cache_dir: str | None = None
     field_name: str = "text"
     threads_per_task: int | None = None
+    backend: str = "local"
+    ray_address: str | None = None
     id_options: IDOptions = IDOptions()
 
     def __post_init__(self) -> None:
@@ -180,9 +195,10 @@ class SweepPreset:
                             patience=self.patience, test_max_tokens=self.test_max_tokens)
         data = SweepData(corpus=self.corpus, vocab_size=self.vocab_size, max_docs=self.max_docs,
                          cache_dir=self.cache_dir or None, field_name=self.field_name)
-        return dict(data=data, train=train, seeds=list(self.seeds), protocol=self.protocol, workers=self.workers,
-                    threads_per_task=self.threads_per_task, lrs=list(self.lrs) if self.lrs is not None else None,
-                    id_options=self.id_options)
+        execution = Execution(backend=self.backend, workers=self.workers, threads_per_task=self.threads_per_task,
+                              ray_address=self.ray_address)
+        return dict(data=data, train=train, seeds=list(self.seeds), protocol=self.protocol, execution=execution,
+                    lrs=list(self.lrs) if self.lrs is not None else None, id_options=self.id_options)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -499,11 +515,10 @@ def _finish(result: dict[str, Any], config: dict[str, Any], out: Path, figure: s
 
 
 def _run_config(data: SweepData, prep: Any, cfg: TrainConfig, seeds: Sequence[int], lrs: Sequence[float] | None,
-                protocol: str, loss: str, id_options: IDOptions, bootstrap: int, backend: str, workers: int,
-                threads_per_task: int | None) -> dict[str, Any]:
+                protocol: str, loss: str, id_options: IDOptions, bootstrap: int, ex: Execution) -> dict[str, Any]:
     return {"data": asdict(data), "data_summary": prep.describe(), "train": cfg.to_dict(), "seeds": list(seeds),
             "lrs": list(lrs or (cfg.lr,)), "protocol": protocol, "loss": loss, "id_options": asdict(id_options),
-            "bootstrap": bootstrap, "backend": backend, "workers": workers, "threads_per_task": threads_per_task}
+            "bootstrap": bootstrap, "backend": ex.backend, "workers": ex.workers, "threads_per_task": ex.threads_per_task}
 
 
 # ------------------------------------------------------------------------------------ data sweep
@@ -522,10 +537,7 @@ def run_data_sweep(
     loss: str = "mean_5_lowest_test",
     id_options: IDOptions = IDOptions(),
     bootstrap: int = 1000,
-    backend: str = "local",
-    workers: int = 1,
-    threads_per_task: int | None = None,
-    ray_address: str | None = None,
+    execution: Execution = Execution(),
     progress: ProgressFn | None = None,
 ) -> dict[str, Any]:
     """Train one model shape on geometrically spaced data sizes; fit α̂_D; predict α_D from the ID.
@@ -557,7 +569,8 @@ def run_data_sweep(
     tasks = [t for size in sizes
              for t in _tasks_for(prep, out, protocol, model_cfg, replace(cfg, max_tokens=size), seeds, lrs, f"D{size}",
                                  {"train_tokens": size})]
-    runs = _run_tasks(tasks, out, backend, workers, threads_per_task, ray_address, progress)
+    ex = execution
+    runs = _run_tasks(tasks, out, ex.backend, ex.workers, ex.threads_per_task, ex.ray_address, progress)
     result = _fitted_result("data_sweep", runs, "train_tokens", loss, bootstrap)
     points = result["points"]
     x = np.array([p["train_tokens"] for p in points], dtype=float)
@@ -573,8 +586,7 @@ def run_data_sweep(
         if progress:
             progress("embedding + ID", 1, 1)
     result.update(_id_summary(result["id"]["rows"][0] if result["id"] else None, "d"))
-    config = {**_run_config(data, prep, cfg, seeds, lrs, protocol, loss, id_options, bootstrap, backend, workers,
-                            threads_per_task),
+    config = {**_run_config(data, prep, cfg, seeds, lrs, protocol, loss, id_options, bootstrap, execution),
               "model": model_cfg.to_dict(), "sizes": sizes, "orders_of_magnitude": float(np.log10(max(sizes) / min(sizes)))}
     return _finish(result, config, out, "data_scaling.png" if len(points) >= 2 else None, t0)
 
@@ -594,10 +606,7 @@ def run_model_sweep(
     id_options: IDOptions = IDOptions(),
     measure_id: bool = True,
     bootstrap: int = 1000,
-    backend: str = "local",
-    workers: int = 1,
-    threads_per_task: int | None = None,
-    ray_address: str | None = None,
+    execution: Execution = Execution(),
     progress: ProgressFn | None = None,
 ) -> dict[str, Any]:
     """Train several model sizes on the same data; fit α̂_N against non-embedding parameters; compare
@@ -621,7 +630,8 @@ def run_model_sweep(
              for t in _tasks_for(prep, out, protocol, m, cfg, seeds, lrs, f"L{m.n_layer}_H{m.n_head}_E{m.n_embd}",
                                  {"n_layer": m.n_layer, "n_head": m.n_head, "n_embd": m.n_embd,
                                   "params_non_embedding": GPT(m).num_params(non_embedding=True)})]
-    runs = _run_tasks(tasks, out, backend, workers, threads_per_task, ray_address, progress)
+    ex = execution
+    runs = _run_tasks(tasks, out, ex.backend, ex.workers, ex.threads_per_task, ex.ray_address, progress)
     result = _fitted_result("model_sweep", runs, "params_non_embedding", loss, bootstrap)
     id_by_model = []
     if measure_id:
@@ -636,8 +646,7 @@ def run_model_sweep(
             progress("embedding + ID", len(selected), len(selected))
     result["id_by_model"] = id_by_model
     result.update(_id_summary(id_by_model[-1] if id_by_model else None, "n"))
-    config = {**_run_config(data, prep, cfg, seeds, lrs, protocol, loss, id_options, bootstrap, backend, workers,
-                            threads_per_task),
+    config = {**_run_config(data, prep, cfg, seeds, lrs, protocol, loss, id_options, bootstrap, execution),
               "models": [m.to_dict() for m in cfgs], "max_tokens": max_tokens}
     return _finish(result, config, out, "model_scaling.png", t0)
 

@@ -19,6 +19,7 @@ inside the parts, :mod:`ttlab.lm` and :mod:`ttlab.scaling`. Not the CLI.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -49,16 +50,16 @@ def _sweep(kind: str, out: Path, ctx: PartContext) -> dict[str, Any]:
     tiny = _TINY_DATA if kind == "data" else _TINY_MODEL
     kw = sweep_kwargs(kind, "full" if ctx.mode == "full" else "quick", **(tiny if ctx.tiny else {}),
                       id_options=_id_options(ctx))
-    kw["workers"] = min(kw["workers"], ctx.n_workers)
-    kw["threads_per_task"] = max(1, ctx.n_workers // kw["workers"])
+    workers = min(kw["execution"].workers, ctx.n_workers)
+    kw["execution"] = replace(kw["execution"], backend=ctx.backend, ray_address=ctx.ray_address, workers=workers,
+                              threads_per_task=max(1, ctx.n_workers // workers))
     kw["seeds"] = [ctx.seed + s for s in kw["seeds"]]
 
     def progress(stage: str, done: int, total: int) -> None:
         ctx.step(f"{kind} sweep: {stage}", done, total)
 
     fn = run_data_sweep if kind == "data" else run_model_sweep
-    return fn(out, backend=ctx.backend, ray_address=ctx.ray_address, progress=progress,
-              bootstrap=200 if ctx.tiny else 1000, **kw)
+    return fn(out, progress=progress, bootstrap=200 if ctx.tiny else 1000, **kw)
 
 
 def _slim(res: dict[str, Any], sub: str) -> dict[str, Any]:
@@ -405,6 +406,7 @@ def _suite_estimate(ctx: PartContext, out: Path | None) -> float:
                render=_render_suite, claims=_suite_claims, estimate=(420, 15000), estimate_fn=_suite_estimate, version=1)
 def lm_suite_scaling(out: Path, ctx: PartContext) -> dict:
     """``ttlab lm suite`` on the model sweep's own runs (trains them first, or reuses the sweep's cache)."""
+    from ttlab.lm.experiments import Execution
     from ttlab.lm.suite import run_suite
 
     sweep = _sweep("model", out / "lm_model_scaling", ctx)
@@ -417,8 +419,8 @@ def lm_suite_scaling(out: Path, ctx: PartContext) -> dict:
         ctx.step(f"suite: {stage}", done, total)
 
     res = run_suite([r["run_dir"] for r in selected], out / "lm_suite_scaling", _suite_config(ctx, sweep),
-                    bootstrap=200 if ctx.tiny else 1000, backend=ctx.backend, ray_address=ctx.ray_address,
-                    workers=1, progress=progress)
+                    bootstrap=200 if ctx.tiny else 1000, progress=progress,
+                    execution=Execution(backend=ctx.backend, ray_address=ctx.ray_address, workers=1))
     if res["n_failed"]:
         raise RuntimeError(f"{res['n_failed']} model(s) of the suite failed: "
                            + "; ".join(f"{m['name']}: {m['error']}" for m in res["models"] if m["status"] != "ok"))
