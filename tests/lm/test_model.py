@@ -48,7 +48,7 @@ def test_weight_tying_and_parameter_counts():
     non_emb = L * (12 * C * C + 2 * C) + C  # attention 4C², MLP 8C², two LayerNorms per block, final LayerNorm
     assert m.num_params(non_embedding=True) == non_emb
     assert m.num_params(non_embedding=False) == non_emb + 97 * C + 16 * C
-    with_bias = model(CFG.with_(bias=True))
+    with_bias = model(CFG.replace(bias=True))
     assert with_bias.num_params() == non_emb + L * (3 * C + C + 4 * C + C + 2 * C) + C
 
 
@@ -68,7 +68,7 @@ def test_equivalent_to_transformers_gpt2(bias):
     pytest.importorskip("transformers")
     from ttlab.lm.hf import from_hf_gpt2, hidden_states, to_hf_gpt2
 
-    m = model(CFG.with_(bias=bias))
+    m = model(CFG.replace(bias=bias))
     with torch.no_grad():  # make biases and LayerNorm gains non-trivial so that a wrong mapping shows
         for name, p in m.named_parameters():
             if name.endswith(".bias"):
@@ -101,6 +101,15 @@ def test_config_validation_and_presets():
     assert sizes == sorted(sizes) and len(set(sizes)) == 5  # a ladder for model-size sweeps
     assert GPTConfig.from_preset("gpt2").n_embd == 768 and len(MODEL_PRESETS) >= 4
     assert GPTConfig.from_preset("micro", n_layer=None, n_embd=256).n_embd == 256
+
+
+def test_replace_is_a_validated_copy():
+    wider = CFG.replace(n_embd=2 * CFG.n_embd)
+    assert wider.n_embd == 2 * CFG.n_embd and wider.n_layer == CFG.n_layer and CFG.n_embd != wider.n_embd
+    with pytest.raises(TTLabInputError, match="divisible by n_head"):
+        CFG.replace(n_embd=CFG.n_head * 8 + 1)
+    with pytest.raises(TTLabInputError, match="unknown GPTConfig field"):
+        CFG.replace(n_layers=3)
 
 
 def test_generate_is_seeded_and_crops_context():

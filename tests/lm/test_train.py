@@ -133,7 +133,7 @@ def test_resume_refuses_a_changed_config(tmp_path, token_data, tiny_model_cfg, t
     with pytest.raises(TTLabInputError, match=r"differs from the checkpoint's in lr \(0.003 → 0.001\)"):
         train(token_data, tiny_model_cfg, replace(cfg, lr=1e-3), tmp_path / "r", resume=True)
     with pytest.raises(TTLabInputError, match="model config differs.*n_embd"):
-        train(token_data, tiny_model_cfg.with_(n_embd=16), cfg, tmp_path / "r", resume=True)
+        train(token_data, tiny_model_cfg.replace(n_embd=16), cfg, tmp_path / "r", resume=True)
     # runtime-only settings may change
     assert train(token_data, tiny_model_cfg, replace(cfg, device="auto", compile=False), tmp_path / "r",
                  resume=True).status == "finished"
@@ -204,7 +204,7 @@ def test_mean_lowest():
 
 def test_bad_inputs(tmp_path, token_data, tiny_model_cfg, tiny_train_cfg):
     with pytest.raises(TTLabInputError, match="smaller than the data's"):
-        train(token_data, tiny_model_cfg.with_(vocab_size=8), tiny_train_cfg, tmp_path / "a")
+        train(token_data, tiny_model_cfg.replace(vocab_size=8), tiny_train_cfg, tmp_path / "a")
     small_val = write_token_dataset(tmp_path / "sv", {"train": [[1] * 100], "val": [[1] * 5], "test": []}, 32, 31)
     with pytest.raises(TTLabInputError, match="validation split has 6 tokens"):
         train(small_val, tiny_model_cfg, tiny_train_cfg, tmp_path / "b")

@@ -13,7 +13,7 @@ def _fit(arch="softmax", beta=1.0, regime="noisy", d=2, D=16, alpha=0.5, ci=(0.4
     pred = 2 * beta / (2 * beta + d)
     return {"arch": arch, "beta": beta, "regime": regime, "noise": 1.0 if regime == "noisy" else 0.0, "d": d,
             "ambient": D, "alpha_pred": pred, "alpha_noiseless": 2 * beta / d, "alpha_hat": alpha,
-            "ci": list(ci) if ci else [None, None], "oracle_alpha": oracle, "oracle_ci": [None, None] if oracle is None else [oracle - 0.02, oracle + 0.02],
+            "alpha_hat_ci": list(ci) if ci else None, "oracle_alpha": oracle, "oracle_ci": [None, None] if oracle is None else [oracle - 0.02, oracle + 0.02],
             "sizes_fitted": [128, 256, 512, 1024, 2048] if alpha is not None else [], "includes_step_limited": limited,
             "mse_at_n_ref": 0.1 * d, "id_hat": d + 0.1}
 
@@ -63,7 +63,7 @@ def test_rate_verdicts_follow_the_oracle_and_the_regime():
 def test_architectures_model_size_and_report_table():
     fits = [_fit(arch=a, alpha=x, ci=(x - 0.03, x + 0.03)) for a, x in (("softmax", 0.5), ("relu", 0.52), ("mlp", 0.51))]
     mf = {"arch": "relu", "beta": 1.0, "d": 2, "ambient": 16, "regime": "noiseless", "n": 2048, "alpha_hat": 0.97,
-          "ci": [0.9, 1.04], "alpha_pred": 1.0, "oracle_alpha": 1.01, "sizes_fitted": [8, 16, 32],
+          "alpha_hat_ci": [0.9, 1.04], "alpha_pred": 1.0, "oracle_alpha": 1.01, "sizes_fitted": [8, 16, 32],
           "includes_step_limited": False, "data_check": {"width": 32, "n": 2048, "mse_n": 0.1, "mse_2n": 0.098,
                                                          "ratio": 0.98}}
     limited = {**mf, "arch": "mlp", "data_check": {**mf["data_check"], "mse_2n": 0.05, "ratio": 0.5}}

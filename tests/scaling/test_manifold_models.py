@@ -115,7 +115,7 @@ def test_schedule_warms_up_then_decays_to_zero():
     ts = TrainSettings(n_val_min=256)
     assert [ts.n_val(n) for n in (100, 4000, 100_000)] == [256, 1000, 2048]
     with pytest.raises(TTLabInputError, match="min_steps"):
-        TrainSettings(min_steps=10, max_steps=5).validate()
+        TrainSettings(min_steps=10, max_steps=5)
 
 
 def _tiny_task(arch: str = "mlp", n: int = 256, **train) -> dict:

@@ -15,11 +15,11 @@ from ttlab.scaling.manifold_regression import (
     aggregate,
     approximation_error,
     design_check,
-    geometric_sizes,
     plan_tasks,
-    plot_manifold_scaling,
     quick_config,
 )
+from ttlab.scaling.analysis import geometric_sizes
+from ttlab.scaling.figures import plot_manifold_scaling
 from ttlab.scaling.theory import alpha_d
 
 
@@ -66,7 +66,7 @@ def test_aggregate_recovers_known_exponents_and_drops_step_limited_sizes():
     for f in agg["fits"]:
         assert f["alpha_hat"] == pytest.approx(alpha_d(f["d"]), abs=1e-9)
         assert f["alpha_pred"] == pytest.approx(alpha_d(f["d"]))
-        assert f["ci"][0] <= f["alpha_hat"] <= f["ci"][1]
+        assert f["alpha_hat_ci"][0] <= f["alpha_hat"] <= f["alpha_hat_ci"][1]
         assert max(f["sizes_fitted"]) < 3000 and not f["includes_step_limited"]
         assert f["alpha_hat_all_sizes"] < f["alpha_hat"]  # including the limited sizes would bias the slope
         assert all(lr == 1e-3 for p in f["points"] for lr in p["lr"])  # learning rate chosen on validation
@@ -153,23 +153,23 @@ def test_plan_and_sizes():
 
 def test_config_validation():
     with pytest.raises(TTLabInputError, match="ambient dimension D=4 is too small"):
-        replace(ManifoldSweepConfig(), ds=(4,), ambients=(4,)).validate()
+        replace(ManifoldSweepConfig(), ds=(4,), ambients=(4,))
     with pytest.raises(TTLabInputError, match="would repeat integers"):
-        replace(ManifoldSweepConfig(), n_min=10, n_max=12, points=5).validate()
+        replace(ManifoldSweepConfig(), n_min=10, n_max=12, points=5)
     with pytest.raises(TTLabInputError, match="at least 3 widths"):
-        replace(ManifoldSweepConfig(), model_widths=(8, 16)).validate()
+        replace(ManifoldSweepConfig(), model_widths=(8, 16))
     with pytest.raises(TTLabInputError, match="learning rates must be positive"):
-        replace(ManifoldSweepConfig(), lrs=(0.0,)).validate()
+        replace(ManifoldSweepConfig(), lrs=(0.0,))
     with pytest.raises(TTLabInputError, match="bootstrap_offset must be a non-negative integer"):
-        replace(ManifoldSweepConfig(), bootstrap_offset=-1).validate()
+        replace(ManifoldSweepConfig(), bootstrap_offset=-1)
     with pytest.raises(TTLabInputError, match="unknown regime 'loud'"):
-        replace(ManifoldSweepConfig(), regimes=("loud",)).validate()
+        replace(ManifoldSweepConfig(), regimes=("loud",))
     with pytest.raises(TTLabInputError, match="noisy regime needs label noise"):
-        replace(ManifoldSweepConfig(), noise=0.0).validate()
+        replace(ManifoldSweepConfig(), noise=0.0)
     with pytest.raises(TTLabInputError, match="unknown arch 'cnn'"):
-        replace(ManifoldSweepConfig(), archs=("softmax", "cnn")).validate()
+        replace(ManifoldSweepConfig(), archs=("softmax", "cnn"))
     with pytest.raises(TTLabInputError, match="betas must be a non-empty list"):
-        replace(ManifoldSweepConfig(), betas=()).validate()
+        replace(ManifoldSweepConfig(), betas=())
 
 
 TINY = ("--d", "1,2", "--ambient", "8", "--n-min", "48", "--n-max", "192", "--points", "3", "--seeds", "1",
@@ -187,9 +187,9 @@ def test_cli_manifold_end_to_end_and_resume(run_cli, tmp_path):
     assert {"fits", "runs", "config", "versions", "intrinsic_dim", "knn_fits", "cost_estimate"} <= set(p)
     assert len(p["fits"]) == 2 and len(p["runs"]) == 6 and p["sweep"]["n_failed"] == 0
     for f in p["fits"]:
-        assert {"d", "ambient", "arch", "alpha_hat", "ci", "alpha_pred"} <= set(f)
+        assert {"d", "ambient", "arch", "alpha_hat", "alpha_hat_ci", "alpha_pred"} <= set(f)
         assert f["arch"] == "mlp" and f["ambient"] == 8 and f["alpha_pred"] == pytest.approx(2 / (2 + f["d"]))
-        assert np.isfinite(f["alpha_hat"]) and len(f["ci"]) == 2
+        assert np.isfinite(f["alpha_hat"]) and len(f["alpha_hat_ci"]) == 2
         assert f["regime"] == "noisy" and f["noise"] == 1.0 and np.isfinite(f["oracle_alpha"])
     assert {r["d"]: round(r["id_mean"]) for r in p["intrinsic_dim"]} == {1: 1, 2: 2}  # ttlab's MLE recovers d
     assert p["versions"]["torch"] and p["config"]["sizes"] == [48, 96, 192]
@@ -218,7 +218,7 @@ def test_cli_estimate_only(run_cli, tmp_path):
 @pytest.mark.parametrize(
     "args, match",
     [
-        (["--d", "a,b"], "--d must be a comma-separated list of integers"),
+        (["--d", "a,b"], "--d must be comma-separated integers"),
         (["--arch", "cnn"], "unknown arch 'cnn'"),
         (["--ray-address", "auto"], "--ray-address needs --backend ray"),
         (["--backend", "slurm"], "unknown sweep backend 'slurm'"),

@@ -225,3 +225,18 @@ def test_fit_constant_losses_are_an_error_not_nulls(run_cli, tmp_path, form, as_
     assert res.code == 2, res.err
     assert "y is constant" in res.err and "not identifiable" in res.err
     assert res.out == "" and "Traceback" not in res.err
+
+
+def test_one_comma_list_parser():
+    from ttlab.cli._common import parse_list
+    from ttlab.errors import TTLabInputError
+
+    assert parse_list("0, 64,256", "--x") == (0, 64, 256)
+    assert parse_list("1e5,2000", "--sizes", int) == (100_000, 2000)  # integral floats are integers
+    assert parse_list("1e-3,3e-3", "--lrs", float) == (1e-3, 3e-3)
+    assert parse_list("softmax, relu", "--arch", str) == ("softmax", "relu")
+    assert parse_list(None, "--x") is None and parse_list("", "--x") is None
+    for text, item, msg in [("1.5", int, "--x must be comma-separated integers"), ("a", float, "comma-separated numbers"),
+                            (" , ", int, "at least one value")]:
+        with pytest.raises(TTLabInputError, match=msg):
+            parse_list(text, "--x", item)

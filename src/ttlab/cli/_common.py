@@ -1,8 +1,13 @@
-"""Shared helpers for CLI modules: consoles, JSON output, comma-separated option values."""
+"""Shared helpers for CLI modules: consoles, JSON output, and the one parser of comma-separated option values
+(:func:`parse_list`; the library takes typed values and never parses option text).
+
+May import: rich, :mod:`ttlab.errors`, :mod:`ttlab.provenance`. Not typer commands or other CLI modules.
+"""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
@@ -20,21 +25,55 @@ def print_json(obj: Any) -> None:
     sys.stdout.flush()
 
 
-def parse_ints(text: str | None, what: str) -> tuple[int, ...] | None:
-    """``"0,64,256"`` → (0, 64, 256); None or "" → None; anything else is a clear error naming ``what``."""
-    if not text:
-        return None
-    try:
-        return tuple(int(x) for x in text.replace(" ", "").split(",") if x)
-    except ValueError:
-        raise TTLabInputError(f"{what} must be comma-separated integers (e.g. 0,64,256), got {text!r}.") from None
+def run_with_progress(fn: Callable[..., Any], **kwargs: Any) -> Any:
+    """``fn(progress=..., **kwargs)`` with a transient progress bar on stderr, one line per stage
+    (``progress(stage, done, total)``, the callback of the sweeps and the suite)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   console=console_err, transient=True)
+    with bar:
+        stages: dict[str, Any] = {}
+
+        def progress(stage: str, done: int, total: int) -> None:
+            if stage not in stages:
+                stages[stage] = bar.add_task(stage, total=total)
+            bar.update(stages[stage], completed=done, total=total)
+
+        return fn(progress=progress, **kwargs)
 
 
-def parse_floats(text: str | None, what: str) -> tuple[float, ...] | None:
-    """``"1e-3,3e-3"`` → (0.001, 0.003); None or "" → None; anything else is a clear error naming ``what``."""
-    if not text:
-        return None
+def _to_int(text: str) -> int:
+    """An integer, also written as an integral float (``1e5``)."""
     try:
-        return tuple(float(x) for x in text.replace(" ", "").split(",") if x)
+        return int(text)
     except ValueError:
-        raise TTLabInputError(f"{what} must be comma-separated numbers (e.g. 1e-3,3e-3), got {text!r}.") from None
+        value = float(text)
+        if not value.is_integer():
+            raise ValueError(text) from None
+        return int(value)
+
+
+_ITEMS: dict[type, tuple[Callable[[str], Any], str, str]] = {
+    int: (_to_int, "integers", "0,64,256"),
+    float: (float, "numbers", "1e-3,3e-3"),
+    str: (str, "names", "a,b"),
+}
+
+
+def parse_list(text: str | None, what: str, item: type = int) -> tuple[Any, ...] | None:
+    """The one parser of comma-separated option values: ``"0,64,256"`` → (0, 64, 256) for ``item=int``
+    (``1e5`` is accepted as an integer), ``float`` or ``str``; spaces are ignored. None or "" → None; a list
+    without values or with a bad value is a clear error naming the option ``what``."""
+    if item not in _ITEMS:
+        raise TypeError(f"parse_list: item must be int, float or str, got {item!r}")
+    if text is None or text == "":
+        return None
+    convert, kind, example = _ITEMS[item]
+    parts = [x.strip() for x in text.split(",") if x.strip()]
+    if not parts:
+        raise TTLabInputError(f"{what} must list at least one value, got {text!r}.")
+    try:
+        return tuple(convert(x) for x in parts)
+    except ValueError:
+        raise TTLabInputError(f"{what} must be comma-separated {kind} (e.g. {example}), got {text!r}.") from None

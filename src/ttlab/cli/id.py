@@ -14,7 +14,7 @@ from typing import Optional
 import numpy as np
 import typer
 
-from ttlab.cli._common import console, console_err, parse_ints, print_json
+from ttlab.cli._common import console, console_err, parse_list, print_json
 from ttlab.errors import TTLabInputError
 
 app = typer.Typer(
@@ -215,12 +215,12 @@ def embed(
     if layers is not None and layers.strip().lower() == "all":
         layer_sel: Optional[tuple[int, ...]] = None
     elif layers is not None:
-        layer_sel = parse_ints(layers, "--layers")
+        layer_sel = parse_list(layers, "--layers", int)
     else:
         layer_sel = (layer,)
     cfg = EmbedConfig(layers=layer_sel, tokens_per_doc=tokens_per_doc, context=context, window=window,
                       windows_per_doc=windows_per_doc, max_docs=max_docs, seed=seed, batch_docs=batch_docs, split=split,
-                      position_edges=parse_ints(position_groups, "--position-groups"))
+                      position_edges=parse_list(position_groups, "--position-groups", int))
     from ttlab.outputs import check_out_file
 
     check_out_file(out, suffixes=(".npy", ".npz"))

@@ -1,4 +1,8 @@
-"""`ttlab lm suite` — model scaling from an existing suite of models (paper B's Figure-3 method)."""
+"""`ttlab lm suite` — model scaling from an existing suite of models (paper B's Figure-3 method).
+
+May import: typer, rich, :mod:`ttlab.cli._common`, :mod:`ttlab.cli.lm` (the command group) and, inside
+the command, :mod:`ttlab.lm.suite`.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ from typing import List, Optional
 
 import typer
 
-from ttlab.cli._common import console, console_err, print_json
+from ttlab.cli._common import console, console_err, print_json, run_with_progress
 from ttlab.cli.lm import app
 from ttlab.errors import TTLabInputError
 
@@ -51,7 +55,7 @@ def suite_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print results.json on stdout."),
 ) -> None:
     """Evaluate an existing model suite on the same text: loss, bits per byte, N, final-layer ID → α̂_N vs α_N = 2/d."""
-    from ttlab.cli.lm_sweeps import _progress_bar
+    from ttlab.lm.experiments import Execution
     from ttlab.lm.suite import SuiteConfig, read_suite_file, resolve_model, run_suite
 
     specs = []
@@ -66,16 +70,10 @@ def suite_cmd(
                       window_bytes=window_bytes, windows_per_doc=windows_per_doc, max_docs=max_docs, max_tokens=max_tokens,
                       max_bytes=max_bytes, seed=seed, device=device, dtype=dtype, batch_tokens=batch_tokens,
                       id_tokens_per_doc=id_tokens, id_batch_size=id_batch, id_k=id_k, id_average=id_average)
-    with _progress_bar() as bar:
-        tasks: dict = {}
-
-        def progress(stage: str, done: int, total: int) -> None:
-            if stage not in tasks:
-                tasks[stage] = bar.add_task(stage, total=total)
-            bar.update(tasks[stage], completed=done, total=total)
-
-        res = run_suite(specs, out, cfg, reference=reference or file_reference, bootstrap=bootstrap, backend=backend,
-                        workers=workers, threads_per_task=threads_per_task, ray_address=ray_address, progress=progress)
+    res = run_with_progress(run_suite, models=specs, out_dir=out, cfg=cfg, reference=reference or file_reference,
+                            bootstrap=bootstrap, execution=Execution(backend=backend, workers=workers,
+                                                                     threads_per_task=threads_per_task,
+                                                                     ray_address=ray_address))
     if as_json:
         print_json(res)
     else:

@@ -1,4 +1,9 @@
-"""`ttlab lm data-sweep | model-sweep | id-ablations` — paper B's scaling experiments on real text."""
+"""`ttlab lm data-sweep | model-sweep | id-ablations` — paper B's scaling experiments on real text.
+
+The CLI of :mod:`ttlab.lm.experiments`: it parses option text (comma lists, model shapes) into the typed
+presets of that module and prints the results. May import typer, rich, :mod:`ttlab.cli._common`,
+:mod:`ttlab.cli.lm` (the ``lm`` command group) and, inside commands, :mod:`ttlab.lm`.
+"""
 
 from __future__ import annotations
 
@@ -7,27 +12,9 @@ from typing import Any, Optional
 
 import typer
 
-from ttlab.cli._common import console, console_err, parse_floats, parse_ints, print_json
+from ttlab.cli._common import console, console_err, parse_list, print_json, run_with_progress
 from ttlab.cli.lm import app
-
-
-def _progress_bar():  # pragma: no cover - cosmetic
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    console=console_err, transient=True)
-
-
-def _run_with_progress(fn: Any, **kwargs: Any) -> dict[str, Any]:
-    with _progress_bar() as bar:
-        tasks: dict[str, Any] = {}
-
-        def progress(stage: str, done: int, total: int) -> None:
-            if stage not in tasks:
-                tasks[stage] = bar.add_task(stage, total=total)
-            bar.update(tasks[stage], completed=done, total=total)
-
-        return fn(progress=progress, **kwargs)
+from ttlab.errors import TTLabInputError
 
 
 # shared options (None = take the preset's value)
@@ -63,13 +50,48 @@ RayOpt = typer.Option(None, "--ray-address", help="Ray cluster address (with --b
 JsonOpt = typer.Option(False, "--json", help="Print results.json on stdout.")
 
 
-@app.command("data-sweep")
-def data_sweep(
-    out: Path = OutOpt, quick: bool = QuickOpt, corpus: str = CorpusSweepOpt,
-    sizes: Optional[str] = typer.Option(None, "--sizes", help="Training-token counts, comma-separated (default: --n-sizes geometric sizes from --min-tokens to the whole training split)."),
-    n_sizes: int = typer.Option(5, "--n-sizes", help="Number of geometric sizes when --sizes is not given."),
-    min_tokens: int = typer.Option(10_000, "--min-tokens", help="Smallest size when --sizes is not given."),
-    model: Optional[str] = typer.Option(None, "--model", help="Model preset (nano, micro, …) or LAYERSxHEADSxWIDTH (quick: nano; default: micro)."),
+SWEEP_HELP = {
+    "data-sweep": "Data scaling (paper Figure 2): one model on geometrically spaced data sizes → α̂_D vs α_D = 2/(2+d).",
+    "model-sweep": "Model scaling (paper Figure 3): several model sizes on fixed data → α̂_N vs α_N = 2/d, and ID vs width.",
+}
+
+
+def parse_model_shapes(text: str | None, what: str) -> tuple[str | tuple[int, int, int], ...] | None:
+    """``"nano,4x4x128"`` → ("nano", (4, 4, 128)): model presets by name, other shapes as LAYERSxHEADSxWIDTH."""
+    from ttlab.lm.model import MODEL_PRESETS
+
+    items = parse_list(text, what, str)
+    if items is None:
+        return None
+    out: list[str | tuple[int, int, int]] = []
+    for item in items:
+        parts = item.lower().split("x")
+        if item in MODEL_PRESETS:
+            out.append(item)
+        elif len(parts) == 3 and all(p.isdigit() for p in parts):
+            out.append((int(parts[0]), int(parts[1]), int(parts[2])))
+        else:
+            raise TTLabInputError(f"{what} {item!r}: use a preset name ({', '.join(MODEL_PRESETS)}) or "
+                                  "LAYERSxHEADSxWIDTH, e.g. 4x4x128.")
+    return tuple(out)
+
+
+def _only_for(kind: str, given: dict[str, Any]) -> None:
+    """Options of the other sweep kind are an error, not silently ignored."""
+    wrong = [opt for opt, v in given.items() if v is not None]
+    if wrong:
+        other = "model-sweep" if kind == "data" else "data-sweep"
+        raise TTLabInputError(f"{', '.join(wrong)}: option(s) of `ttlab lm {other}`, not of `ttlab lm {kind}-sweep`.")
+
+
+def sweep_cmd(
+    ctx: typer.Context, out: Path = OutOpt, quick: bool = QuickOpt, corpus: str = CorpusSweepOpt,
+    sizes: Optional[str] = typer.Option(None, "--sizes", help="data-sweep: training-token counts, comma-separated (default: --n-sizes geometric sizes from --min-tokens to the whole training split)."),
+    n_sizes: Optional[int] = typer.Option(None, "--n-sizes", help="data-sweep: number of geometric sizes when --sizes is not given (default 5)."),
+    min_tokens: Optional[int] = typer.Option(None, "--min-tokens", help="data-sweep: smallest size when --sizes is not given (default 10000)."),
+    model: Optional[str] = typer.Option(None, "--model", help="data-sweep: model preset (nano, micro, …) or LAYERSxHEADSxWIDTH (quick: nano; default: micro)."),
+    models: Optional[str] = typer.Option(None, "--models", help="model-sweep: ≥ 3 (4+ recommended) sizes: presets or LAYERSxHEADSxWIDTH, comma-separated."),
+    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="model-sweep: training tokens for every model (default: quick 1M, else the whole split)."),
     seeds: Optional[str] = SeedsOpt, lrs: Optional[str] = LrsOpt, protocol: Optional[str] = ProtocolOpt, loss: str = LossOpt,
     block_size: Optional[int] = BlockOpt, vocab_size: Optional[int] = VocabOpt, batch_size: Optional[int] = BatchOpt,
     max_iters: Optional[int] = MaxItersOpt, lr: Optional[float] = LrOpt, warmup_iters: Optional[int] = WarmupOpt,
@@ -80,55 +102,38 @@ def data_sweep(
     workers: Optional[int] = WorkersOpt, threads_per_task: Optional[int] = ThreadsOpt, ray_address: Optional[str] = RayOpt,
     as_json: bool = JsonOpt,
 ) -> None:
-    """Data scaling (paper Figure 2): one model on geometrically spaced data sizes → α̂_D vs α_D = 2/(2+d)."""
-    from ttlab.lm.sweeps import IDOptions, run_data_sweep, sweep_kwargs
-
+    """One implementation of `ttlab lm data-sweep` and `ttlab lm model-sweep` (the command name picks the kind)."""
+    from ttlab.lm.experiments import IDOptions, run_data_sweep, run_model_sweep, sweep_kwargs
     from ttlab.outputs import check_out_dir
 
+    kind = "data" if ctx.info_name == "data-sweep" else "model"
+    if kind == "data":
+        _only_for(kind, {"--models": models, "--max-tokens": max_tokens})
+        model_shapes = parse_model_shapes(model, "--model")
+        if model_shapes is not None and len(model_shapes) != 1:
+            raise TTLabInputError(f"a data sweep trains one model shape; got {len(model_shapes)} ({model}).")
+        specific: dict[str, Any] = {"sizes": parse_list(sizes, "--sizes", int), "model": model_shapes and model_shapes[0]}
+        extra: dict[str, Any] = {"n_sizes": 5 if n_sizes is None else n_sizes,
+                                 "min_tokens": 10_000 if min_tokens is None else min_tokens}
+    else:
+        _only_for(kind, {"--sizes": sizes, "--n-sizes": n_sizes, "--min-tokens": min_tokens, "--model": model})
+        specific, extra = {"models": parse_model_shapes(models, "--models"), "max_tokens": max_tokens}, {}
     check_out_dir(out)
-    kw = sweep_kwargs("data", "quick" if quick else "full", sizes=sizes, model=model, block_size=block_size,
-                      vocab_size=vocab_size, protocol=protocol, seeds=seeds, max_iters=max_iters, lr=lr,
+    kw = sweep_kwargs(kind, "quick" if quick else "full", **specific, block_size=block_size, vocab_size=vocab_size,
+                      protocol=protocol, seeds=parse_list(seeds, "--seeds", int), max_iters=max_iters, lr=lr,
                       warmup_iters=warmup_iters, eval_interval=eval_interval, eval_iters=eval_iters, patience=patience,
                       test_max_tokens=test_max_tokens, batch_size=batch_size, workers=workers, corpus=corpus,
-                      max_docs=max_docs, cache_dir=cache_dir, field_name=field, lrs=parse_floats(lrs, "--lrs"),
-                      threads_per_task=threads_per_task,
+                      max_docs=max_docs, cache_dir=cache_dir, field_name=field, lrs=parse_list(lrs, "--lrs", float),
+                      threads_per_task=threads_per_task, backend=backend, ray_address=ray_address,
                       id_options=IDOptions(windows_per_doc=id_windows, tokens_per_doc=id_tokens, batch_size=id_batch,
                                            k=id_k, average=id_average))
-    res = _run_with_progress(run_data_sweep, out_dir=out, n_sizes=n_sizes, min_tokens=min_tokens, loss=loss,
-                             backend=backend, ray_address=ray_address, **kw)
-    _report(res, out, as_json, "D")
+    res = run_with_progress(run_data_sweep if kind == "data" else run_model_sweep, out_dir=out, loss=loss, **extra,
+                            **kw)
+    _report(res, out, as_json, "D" if kind == "data" else "N")
 
 
-@app.command("model-sweep")
-def model_sweep(
-    out: Path = OutOpt, quick: bool = QuickOpt, corpus: str = CorpusSweepOpt,
-    models: Optional[str] = typer.Option(None, "--models", help="≥ 3 (4+ recommended) sizes: presets or LAYERSxHEADSxWIDTH, comma-separated."),
-    max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Training tokens for every model (default: quick 1M, else the whole split)."),
-    seeds: Optional[str] = SeedsOpt, lrs: Optional[str] = LrsOpt, protocol: Optional[str] = ProtocolOpt, loss: str = LossOpt,
-    block_size: Optional[int] = BlockOpt, vocab_size: Optional[int] = VocabOpt, batch_size: Optional[int] = BatchOpt,
-    max_iters: Optional[int] = MaxItersOpt, lr: Optional[float] = LrOpt, warmup_iters: Optional[int] = WarmupOpt,
-    eval_interval: Optional[int] = EvalIntervalOpt, eval_iters: Optional[int] = EvalItersOpt,
-    patience: Optional[int] = PatienceOpt, test_max_tokens: Optional[int] = TestMaxOpt, max_docs: Optional[int] = MaxDocsOpt,
-    cache_dir: Optional[Path] = CacheOpt, field: str = FieldOpt, id_windows: int = IdWindowsOpt, id_tokens: int = IdTokensOpt,
-    id_batch: int = IdBatchOpt, id_k: int = IdKOpt, id_average: str = IdAverageOpt, backend: str = BackendOpt,
-    workers: Optional[int] = WorkersOpt, threads_per_task: Optional[int] = ThreadsOpt, ray_address: Optional[str] = RayOpt,
-    as_json: bool = JsonOpt,
-) -> None:
-    """Model scaling (paper Figure 3): several model sizes on fixed data → α̂_N vs α_N = 2/d, and ID vs width."""
-    from ttlab.lm.sweeps import IDOptions, run_model_sweep, sweep_kwargs
-
-    from ttlab.outputs import check_out_dir
-
-    check_out_dir(out)
-    kw = sweep_kwargs("model", "quick" if quick else "full", models=models, block_size=block_size, vocab_size=vocab_size,
-                      protocol=protocol, seeds=seeds, max_iters=max_iters, lr=lr, warmup_iters=warmup_iters,
-                      eval_interval=eval_interval, eval_iters=eval_iters, patience=patience, test_max_tokens=test_max_tokens,
-                      batch_size=batch_size, workers=workers, max_tokens=max_tokens, corpus=corpus, max_docs=max_docs,
-                      cache_dir=cache_dir, field_name=field, lrs=parse_floats(lrs, "--lrs"), threads_per_task=threads_per_task,
-                      id_options=IDOptions(windows_per_doc=id_windows, tokens_per_doc=id_tokens, batch_size=id_batch,
-                                           k=id_k, average=id_average))
-    res = _run_with_progress(run_model_sweep, out_dir=out, loss=loss, backend=backend, ray_address=ray_address, **kw)
-    _report(res, out, as_json, "N")
+for _name, _help in SWEEP_HELP.items():
+    app.command(_name, help=_help)(sweep_cmd)
 
 
 def _report(res: dict[str, Any], out: Path, as_json: bool, sym: str) -> None:
@@ -166,14 +171,14 @@ def id_ablations_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
 ) -> None:
     """ID ablations (paper Figure 4): vs model size/width, per layer and per context position."""
-    from ttlab.lm.sweeps import IDOptions, id_ablations
+    from ttlab.lm.experiments import IDOptions, id_ablations
     from ttlab.outputs import check_out_dir
 
     check_out_dir(out)
 
-    res = _run_with_progress(id_ablations, run_dirs=runs, out_dir=out,
+    res = run_with_progress(id_ablations, run_dirs=runs, out_dir=out,
                              id_options=IDOptions(windows_per_doc=windows, tokens_per_doc=tokens, batch_size=batch, k=k),
-                             position_edges=parse_ints(position_groups, "--position-groups"))
+                             position_edges=parse_list(position_groups, "--position-groups", int))
     if as_json:
         print_json(res)
         return

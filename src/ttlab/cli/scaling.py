@@ -1,4 +1,8 @@
-"""`ttlab scaling …` — scaling exponents from the intrinsic dimension, and scaling-law fits (paper B)."""
+"""`ttlab scaling …` — scaling exponents from the intrinsic dimension, and scaling-law fits (paper B).
+
+May import: typer, rich, :mod:`ttlab.cli._common` (option-text parsing), :mod:`ttlab.outputs`,
+:mod:`ttlab.provenance`, :mod:`ttlab.sweep` and :mod:`ttlab.scaling`.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.table import Table
 
-from ttlab.cli._common import console, console_err, print_json
+from ttlab.cli._common import console, console_err, parse_list, print_json
 from ttlab.errors import TTLabInputError
 from ttlab.outputs import check_out_dir, check_out_file
 from ttlab.provenance import atomic_savefig, atomic_write_json, versions
@@ -340,26 +344,6 @@ def _print_fit(p: dict[str, Any]) -> None:
 # ttlab scaling manifold — Theorem 1 tested directly (regression on low-dimensional manifolds)
 
 
-def _int_list(text: str, option: str) -> tuple[int, ...]:
-    try:
-        vals = tuple(int(v) for v in text.split(",") if v.strip())
-    except ValueError:
-        raise TTLabInputError(f"{option} must be a comma-separated list of integers, got {text!r}") from None
-    if not vals:
-        raise TTLabInputError(f"{option} must list at least one value")
-    return vals
-
-
-def _float_list(text: str, option: str) -> tuple[float, ...]:
-    try:
-        vals = tuple(float(v) for v in text.split(",") if v.strip())
-    except ValueError:
-        raise TTLabInputError(f"{option} must be a comma-separated list of numbers, got {text!r}") from None
-    if not vals:
-        raise TTLabInputError(f"{option} must list at least one value")
-    return vals
-
-
 def _minutes(seconds: float) -> str:
     return f"{seconds / 60:.1f} min" if seconds >= 90 else f"{seconds:.0f} s"
 
@@ -440,10 +424,55 @@ def manifold(
     json_out: JsonOpt = False,
 ) -> None:
     """Regression on d-dimensional manifolds in R^D: does test MSE fall as n^(−2β/(2β+d))?"""
-    import os
+    from ttlab.scaling import manifold_regression as mr
+
+    texts = {"ds": d, "ambients": ambient, "lrs": lr, "betas": beta, "archs": arch, "regimes": regime,
+             "model_widths": model_widths}
+    scalars = {"n_min": n_min, "n_max": n_max, "points": points, "seeds": seeds, "width": width, "depth": depth,
+               "tokens": tokens, "n_features": features, "n_test": n_test, "model_n": model_n, "noise": noise,
+               "min_freq": min_freq, "max_freq": max_freq, "spectrum": spectrum, "oracle_seeds": oracle_seeds,
+               "profile": profile, "manifold": manifold_name, "knn": not no_knn}
+    cfg = _manifold_config(quick, texts, scalars, max_steps=max_steps, epochs=epochs)
+    check_out_dir(out)
+    tpt = _threads_per_task(backend, ray_address, workers, threads)
+    cost, full_cost = _print_manifold_cost(cfg, out, quick, workers, tpt)
+    if estimate_only:
+        if json_out:
+            print_json({"cost": cost, "full_sweep_cost": full_cost, "config": cfg.to_dict()})
+        return
+    if backend == "ray" and cost["n_cached"] < cost["n_train_runs"] + cost["n_knn_runs"]:
+        import os
+
+        where = ray_address or os.environ.get("RAY_ADDRESS") or f"a local Ray with {workers * tpt} CPU(s)"
+        console_err.print(f"running on Ray: {where} (a new local Ray takes several seconds to start)", highlight=False)
+    payload = mr.run_manifold_sweep(cfg, out, backend=backend, workers=workers, threads_per_task=tpt,
+                                    progress=_print_manifold_progress, ray_address=ray_address)
+    payload["cost_estimate"] = cost
+    if full_cost is not None:
+        payload["full_sweep_cost_estimate"] = full_cost
+    atomic_write_json(out / "results.json", payload)
+    failed = payload["sweep"]["n_failed"]
+    if json_out:
+        print_json(payload)
+    else:
+        _print_manifold(payload)
+    if failed:
+        console_err.print(f"[bold red]{failed} task(s) failed[/]; see 'sweep.failures' in {out / 'results.json'} "
+                          "(re-run the same command to retry them)", highlight=False)
+        raise typer.Exit(1)
+
+
+_MANIFOLD_LISTS = {"ds": ("--d", int), "ambients": ("--ambient", int), "lrs": ("--lr", float),
+                   "betas": ("--beta", float), "archs": ("--arch", str), "regimes": ("--regime", str),
+                   "model_widths": ("--model-widths", int)}
+
+
+def _manifold_config(quick: bool, texts: dict[str, str | None], scalars: dict[str, Any], *, max_steps: int | None,
+                     epochs: float | None) -> Any:
+    """The sweep config: the preset (``--quick`` or the full default) with the options given (comma lists in
+    ``texts``, parsed here; ``--model-widths none`` is an empty list)."""
     from dataclasses import replace
 
-    from ttlab.cli._common import console_err
     from ttlab.scaling import manifold_regression as mr
 
     base = mr.quick_config() if quick else mr.ManifoldSweepConfig()
@@ -452,24 +481,22 @@ def manifold(
         train = replace(train, max_steps=max_steps, min_steps=min(train.min_steps, max_steps))
     if epochs is not None:
         train = replace(train, epochs=epochs)
-    over: dict[str, Any] = {"profile": profile, "manifold": manifold_name, "knn": not no_knn, "train": train}
-    lists = {"ds": d and _int_list(d, "--d"), "ambients": ambient and _int_list(ambient, "--ambient"),
-             "lrs": lr and _float_list(lr, "--lr"), "betas": beta and _float_list(beta, "--beta"),
-             "archs": arch and tuple(v.strip() for v in arch.split(",") if v.strip()),
-             "regimes": regime and tuple(v.strip() for v in regime.split(",") if v.strip()),
-             "model_widths": model_widths and (() if model_widths.strip().lower() == "none"
-                                               else _int_list(model_widths, "--model-widths"))}
-    scalars = {"n_min": n_min, "n_max": n_max, "points": points, "seeds": seeds, "width": width, "depth": depth,
-               "tokens": tokens, "n_features": features, "n_test": n_test, "model_n": model_n, "noise": noise,
-               "min_freq": min_freq, "max_freq": max_freq, "spectrum": spectrum, "oracle_seeds": oracle_seeds}
-    for key, val in {**lists, **scalars}.items():
-        if val is not None:
-            over[key] = val
+    over: dict[str, Any] = {"train": train, **{k: v for k, v in scalars.items() if v is not None}}
+    for key, text in texts.items():
+        option, item = _MANIFOLD_LISTS[key]
+        if key == "model_widths" and text is not None and text.strip().lower() == "none":
+            over[key] = ()
+        elif (values := parse_list(text, option, item)) is not None:
+            over[key] = values
     if "n_min" in over and "n_max" not in over and over["n_min"] > base.n_max:
         raise TTLabInputError(f"--n-min {over['n_min']} is above the default --n-max {base.n_max}; give --n-max too")
-    cfg = replace(base, **over)
-    cfg.validate()
-    check_out_dir(out)
+    return replace(base, **over)
+
+
+def _threads_per_task(backend: str, ray_address: str | None, workers: int, threads: int | None) -> int:
+    """Check the execution options; torch threads per task (default: cores // workers)."""
+    import os
+
     from ttlab.sweep import check_backend
 
     check_backend(backend)
@@ -479,7 +506,12 @@ def manifold(
         raise TTLabInputError(f"--workers must be >= 1, got {workers}")
     if threads is not None and threads < 1:
         raise TTLabInputError(f"--threads must be >= 1, got {threads}")
-    tpt = threads if threads is not None else (max(1, (os.cpu_count() or 1) // workers) if workers > 1 else 1)
+    return threads if threads is not None else (max(1, (os.cpu_count() or 1) // workers) if workers > 1 else 1)
+
+
+def _print_manifold_cost(cfg: Any, out: Path, quick: bool, workers: int, tpt: int) -> tuple[dict, dict | None]:
+    """Estimate and print the sweep's cost (and, with --quick, the full default sweep's)."""
+    from ttlab.scaling import manifold_regression as mr
 
     cost = mr.estimate_cost(cfg, workers=workers, threads_per_task=tpt, cache_dir=out / "cache")
     msg = (f"[bold]manifold sweep[/]: {cost['n_train_runs']} training runs ({','.join(cfg.archs)}, "
@@ -500,41 +532,20 @@ def manifold(
             f"d={list(full.ds)}, D={list(full.ambients)}, {full.points} sizes {full.n_min}..{full.n_max}, {full.seeds} "
             f"seeds, model widths {list(full.model_widths)}): {full_cost['n_train_runs']} runs, estimated ≈ "
             f"{_minutes(full_cost['wall_seconds'])} wall on {workers} worker(s)", highlight=False)
-    if estimate_only:
-        payload = {"cost": cost, "full_sweep_cost": full_cost, "config": cfg.to_dict()}
-        if json_out:
-            print_json(payload)
-        return
+    return cost, full_cost
 
-    def progress(p: Any) -> None:
-        r = p.record
-        c = r.config
-        what = ("approx. oracle" if "cells" in c else "k-NN oracle" if "model" not in c
-                else f"{c['model']['arch']} w={c['model']['n_embd']}")
-        state = "cached" if r.cached else ("ok" if r.ok else "FAILED")
-        extra = f"test MSE {r.result.get('test_mse', r.result.get('approx_mse')):.4g}" if r.ok else ((r.error or "").strip().splitlines() or [""])[-1]
-        console_err.print(f"[{p.done}/{p.total}] {what} β={c['problem']['beta']:g} {c.get('regime')} d={c['d']} "
-                          f"D={c['ambient']} n={c['n']} seed={c['seed']}: "
-                          f"{state} ({r.seconds:.1f} s) {extra}", highlight=False, markup=False)
 
-    if backend == "ray" and cost["n_cached"] < cost["n_train_runs"] + cost["n_knn_runs"]:
-        where = ray_address or os.environ.get("RAY_ADDRESS") or f"a local Ray with {workers * tpt} CPU(s)"
-        console_err.print(f"running on Ray: {where} (a new local Ray takes several seconds to start)", highlight=False)
-    payload = mr.run_manifold_sweep(cfg, out, backend=backend, workers=workers, threads_per_task=tpt,
-                                    progress=progress, ray_address=ray_address)
-    payload["cost_estimate"] = cost
-    if full_cost is not None:
-        payload["full_sweep_cost_estimate"] = full_cost
-    atomic_write_json(out / "results.json", payload)
-    failed = payload["sweep"]["n_failed"]
-    if json_out:
-        print_json(payload)
-    else:
-        _print_manifold(payload)
-    if failed:
-        console_err.print(f"[bold red]{failed} task(s) failed[/]; see 'sweep.failures' in {out / 'results.json'} "
-                          "(re-run the same command to retry them)", highlight=False)
-        raise typer.Exit(1)
+def _print_manifold_progress(p: Any) -> None:
+    """One line per finished sweep task."""
+    r = p.record
+    c = r.config
+    what = ("approx. oracle" if "cells" in c else "k-NN oracle" if "model" not in c
+            else f"{c['model']['arch']} w={c['model']['n_embd']}")
+    state = "cached" if r.cached else ("ok" if r.ok else "FAILED")
+    extra = f"test MSE {r.result.get('test_mse', r.result.get('approx_mse')):.4g}" if r.ok else ((r.error or "").strip().splitlines() or [""])[-1]
+    console_err.print(f"[{p.done}/{p.total}] {what} β={c['problem']['beta']:g} {c.get('regime')} d={c['d']} "
+                      f"D={c['ambient']} n={c['n']} seed={c['seed']}: "
+                      f"{state} ({r.seconds:.1f} s) {extra}", highlight=False, markup=False)
 
 
 def _print_manifold(p: dict[str, Any]) -> None:
@@ -555,7 +566,7 @@ def _print_manifold(p: dict[str, Any]) -> None:
         for col in ["d", "D", "α̂", "CI", "oracle", "design", "theory"] + (["2β/d"] if noiseless else []) + ["MSE"]:
             t.add_column(col, justify="right", no_wrap=True)
         for f in fits:
-            ci = f.get("ci") or [None, None]
+            ci = f.get("alpha_hat_ci") or [None, None]
             ok, _ = design_check(f)
             cells = [str(f["d"]), str(f["ambient"]), num(f["alpha_hat"], ".2f") + ("*" if f.get("includes_step_limited")
                                                                                    else ""),
@@ -570,8 +581,9 @@ def _print_manifold(p: dict[str, Any]) -> None:
                   "sizes", highlight=False)
     for m in p.get("model_fits", []):
         dc = m.get("data_check") or {}
+        ci = m.get("alpha_hat_ci") or [None, None]
         console.print(f"model size ({m['arch']}, β={m['beta']:g}, {m['regime']}) at n = {m['n']}, d={m['d']} "
-                      f"D={m['ambient']}: α̂_N = {num(m['alpha_hat'])} [{num(m['ci'][0])}, {num(m['ci'][1])}] vs "
+                      f"D={m['ambient']}: α̂_N = {num(m['alpha_hat'])} [{num(ci[0])}, {num(ci[1])}] vs "
                       f"2β/d = {m['alpha_pred']:.3f}; approximation oracle {num(m.get('oracle_alpha'))}; widest model's "
                       f"MSE at 2n / at n = {num(dc.get('ratio'))}"
                       + (" (includes step-limited widths)" if m.get("includes_step_limited") else ""))

@@ -73,8 +73,11 @@ class GPTConfig(DictConfig):
         base.update({k: v for k, v in overrides.items() if v is not None})
         return cls(**base)
 
-    def with_(self, **changes: Any) -> "GPTConfig":
-        """A copy with some fields changed."""
+    def replace(self, **changes: Any) -> "GPTConfig":
+        """A copy with some fields changed, validated like a new config (as :func:`dataclasses.replace`)."""
+        unknown = sorted(set(changes) - {f.name for f in fields(self)})
+        if unknown:
+            raise TTLabInputError(f"unknown GPTConfig field(s): {', '.join(unknown)}.")
         return replace(self, **changes)
 
 

@@ -49,12 +49,15 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ttlab.errors import TTLabInputError
 from ttlab.provenance import atomic_write_json, atomic_write_text, versions
+
+if TYPE_CHECKING:
+    from ttlab.lm.experiments import Execution
 
 __all__ = [
     "BYTES_PER_TOKEN",
@@ -703,20 +706,23 @@ def run_suite(
     *,
     reference: str | None = None,
     bootstrap: int = 1000,
-    backend: str = "local",
-    workers: int = 1,
-    threads_per_task: int | None = None,
-    ray_address: str | None = None,
+    execution: Execution | None = None,
     progress: ProgressFn | None = None,
 ) -> dict[str, Any]:
     """Evaluate a suite of models on the same text windows; fit α̂_N (loss and bits per byte against
     non-embedding N); predict α_N = 2/d from the reference model's ID (default: the largest).
 
     Writes ``DIR/windows.json``, ``DIR/results.json`` and ``DIR/suite_scaling.png``; returns the
-    results dict. Models that fail are recorded with their error; the others are kept.
+    results dict. Models that fail are recorded with their error; the others are kept. ``execution``: where
+    the models are evaluated (:class:`ttlab.lm.experiments.Execution`; default: one local worker).
     """
-    from ttlab.lm.sweeps import _alpha_summary, _fits
+    from ttlab.lm.experiments import Execution, fit_loss_scaling
+    from ttlab.scaling.analysis import exponent_summary
     from ttlab.sweep import RayBackend, run_sweep
+
+    execution = execution or Execution()
+    backend, workers = execution.backend, execution.workers
+    threads_per_task, ray_address = execution.threads_per_task, execution.ray_address
 
     t0 = time.perf_counter()
     specs = [m if isinstance(m, dict) else resolve_model(m) for m in models]
@@ -776,9 +782,9 @@ def run_suite(
     x = np.array([r["params_non_embedding"] for r in ok], dtype=float)
     fits = {}
     for metric in ("loss", "bpb"):
-        f = _fits(x, np.array([r[metric] for r in ok]), bootstrap, 0) if len(ok) >= 3 and len(set(x)) >= 2 else {}
-        power = f.get("power")
-        fits[metric] = {"fits": f, **_alpha_summary(f), "r2_log": power["goodness_of_fit"]["r2_log"] if power else None,
+        f = fit_loss_scaling(x, np.array([r[metric] for r in ok]), bootstrap) if len(set(x)) >= 2 else {}
+        power = f.get("power") or {}
+        fits[metric] = {"fits": f, **exponent_summary(f), "r2_log": power.get("goodness_of_fit", {}).get("r2_log"),
                         "n_points": len(ok)}
     result["fits"] = fits
     result.update({"alpha_hat": fits["loss"]["alpha_hat"], "alpha_hat_ci": fits["loss"]["alpha_hat_ci"],

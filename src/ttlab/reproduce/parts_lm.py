@@ -1,6 +1,6 @@
 """Paper B on real text: data scaling, model scaling and ID ablations of GPT models (Figures 2–4).
 
-All three parts run through :mod:`ttlab.lm.sweeps` with the presets of ``ttlab lm data-sweep`` /
+All three parts run through :mod:`ttlab.lm.experiments` with the presets of ``ttlab lm data-sweep`` /
 ``model-sweep`` (``--quick`` in quick mode, the converged default in full mode; a tiny size for the
 tests). The sweeps cache every finished run under ``DIR/<part>/``, so an interrupted part resumes.
 
@@ -9,11 +9,17 @@ falls as a power law (the fitted exponent's interval excludes 0); the ID-predict
 fitted one within 10 % (holds) / 35 % (partly) of the prediction — inconclusive with an interval wider
 than that band, fewer than 3 sizes or step-capped runs; the ID grows with model size, peaks at an
 inner layer and falls with context position, each judged against the ID batches' standard errors.
+Exponents are read with the keys of :class:`ttlab.scaling.analysis.FittedExponent` (``alpha_hat``,
+``alpha_hat_ci``, ``alpha_hat_ci_method``).
+
+May import: :mod:`ttlab.reproduce` (registry, verdicts, report), :mod:`ttlab.errors`, :mod:`ttlab.provenance` and,
+inside the parts, :mod:`ttlab.lm` and :mod:`ttlab.scaling`. Not the CLI.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,36 +30,36 @@ from ttlab.reproduce.verdicts import make_claim, missing_claim
 EXPONENT_TOLERANCE = {"holds_rel": 0.10, "partly_rel": 0.35, "min_points": 3}
 """Exponent claims: holds within 10 % of the prediction, partly within 35 %; ≥ 3 fitted sizes."""
 
-_TINY_DATA = dict(corpus="builtin:sotu", max_docs=24, vocab_size=300, model="1x2x32", block_size=16, sizes="400,1500,5000",
+_TINY_DATA = dict(corpus="builtin:sotu", max_docs=24, vocab_size=300, model=(1, 2, 32), block_size=16, sizes=(400, 1500, 5000),
                   max_iters=12, eval_interval=6, eval_iters=2, warmup_iters=2, batch_size=4, test_max_tokens=2000,
                   protocol="budget", workers=1)
-_TINY_MODEL = dict(corpus="builtin:sotu", max_docs=24, vocab_size=300, models="1x2x16,1x2x32,1x2x48", block_size=16,
+_TINY_MODEL = dict(corpus="builtin:sotu", max_docs=24, vocab_size=300, models=((1, 2, 16), (1, 2, 32), (1, 2, 48)), block_size=16,
                    max_tokens=5000, max_iters=12, eval_interval=6, eval_iters=2, warmup_iters=2, batch_size=4,
                    test_max_tokens=2000, protocol="budget", workers=1)
 
 
 def _id_options(ctx: PartContext) -> Any:
-    from ttlab.lm.sweeps import IDOptions
+    from ttlab.lm.experiments import IDOptions
 
     return IDOptions(windows_per_doc=4, tokens_per_doc=12, batch_size=200, k=10) if ctx.tiny else IDOptions()
 
 
 def _sweep(kind: str, out: Path, ctx: PartContext) -> dict[str, Any]:
-    from ttlab.lm.sweeps import run_data_sweep, run_model_sweep, sweep_kwargs
+    from ttlab.lm.experiments import run_data_sweep, run_model_sweep, sweep_kwargs
 
     tiny = _TINY_DATA if kind == "data" else _TINY_MODEL
     kw = sweep_kwargs(kind, "full" if ctx.mode == "full" else "quick", **(tiny if ctx.tiny else {}),
                       id_options=_id_options(ctx))
-    kw["workers"] = min(kw["workers"], ctx.n_workers)
-    kw["threads_per_task"] = max(1, ctx.n_workers // kw["workers"])
+    workers = min(kw["execution"].workers, ctx.n_workers)
+    kw["execution"] = replace(kw["execution"], backend=ctx.backend, ray_address=ctx.ray_address, workers=workers,
+                              threads_per_task=max(1, ctx.n_workers // workers))
     kw["seeds"] = [ctx.seed + s for s in kw["seeds"]]
 
     def progress(stage: str, done: int, total: int) -> None:
         ctx.step(f"{kind} sweep: {stage}", done, total)
 
     fn = run_data_sweep if kind == "data" else run_model_sweep
-    return fn(out, backend=ctx.backend, ray_address=ctx.ray_address, progress=progress,
-              bootstrap=200 if ctx.tiny else 1000, **kw)
+    return fn(out, progress=progress, bootstrap=200 if ctx.tiny else 1000, **kw)
 
 
 def _slim(res: dict[str, Any], sub: str) -> dict[str, Any]:
@@ -65,8 +71,7 @@ def _slim(res: dict[str, Any], sub: str) -> dict[str, Any]:
                                           "mean_5_lowest_test", "best_val_loss", "selected", "wall_time_s", "run_dir",
                                           "error")}
                    for r in res["runs"]]
-    power = res["fits"].get("power")
-    out["r2_log"] = power["goodness_of_fit"]["r2_log"] if power else None
+    out["r2_log"] = (res["fits"].get("power") or {}).get("goodness_of_fit", {}).get("r2_log")
     c = res["config"]
     out["config"] = {k: c[k] for k in c if k != "data_summary"}
     ds = c["data_summary"]
@@ -272,7 +277,8 @@ def lm_id_ablations(out: Path, ctx: PartContext) -> dict:
     data sweep's cached runs; trains them first if the data-scaling part has not run)."""
     import numpy as np
 
-    from ttlab.lm.sweeps import measure_run_id, plot_id_ablations
+    from ttlab.lm.experiments import measure_run_id
+    from ttlab.scaling.figures import plot_id_ablations
 
     res = _sweep("data", out / "lm_data_scaling", ctx)
     selected = sorted((r for r in res["runs"] if r.get("selected") and r["seed"] == min(x["seed"] for x in res["runs"])),
@@ -400,6 +406,7 @@ def _suite_estimate(ctx: PartContext, out: Path | None) -> float:
                render=_render_suite, claims=_suite_claims, estimate=(420, 15000), estimate_fn=_suite_estimate, version=1)
 def lm_suite_scaling(out: Path, ctx: PartContext) -> dict:
     """``ttlab lm suite`` on the model sweep's own runs (trains them first, or reuses the sweep's cache)."""
+    from ttlab.lm.experiments import Execution
     from ttlab.lm.suite import run_suite
 
     sweep = _sweep("model", out / "lm_model_scaling", ctx)
@@ -412,8 +419,8 @@ def lm_suite_scaling(out: Path, ctx: PartContext) -> dict:
         ctx.step(f"suite: {stage}", done, total)
 
     res = run_suite([r["run_dir"] for r in selected], out / "lm_suite_scaling", _suite_config(ctx, sweep),
-                    bootstrap=200 if ctx.tiny else 1000, backend=ctx.backend, ray_address=ctx.ray_address,
-                    workers=1, progress=progress)
+                    bootstrap=200 if ctx.tiny else 1000, progress=progress,
+                    execution=Execution(backend=ctx.backend, ray_address=ctx.ray_address, workers=1))
     if res["n_failed"]:
         raise RuntimeError(f"{res['n_failed']} model(s) of the suite failed: "
                            + "; ".join(f"{m['name']}: {m['error']}" for m in res["models"] if m["status"] != "ok"))

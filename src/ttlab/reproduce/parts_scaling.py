@@ -13,6 +13,10 @@ prints each rule, its thresholds and the reason of each verdict:
   oracle's slope on the same splits validates the design (``oracle_validated_exponent``; noisy regime: ≈,
   noiseless: the bound ≥); α̂_D falls and the error level rises with d; α̂_D agrees across D; α̂_N against
   2β/d (approximation oracle, data-limit check); the architectures compared; the MLE recovers the inputs' ID.
+  Exponents are read with the keys of :class:`ttlab.scaling.analysis.FittedExponent` (``alpha_hat_ci``, …).
+
+May import: :mod:`ttlab.reproduce` (registry, verdicts, report), :mod:`ttlab.errors`, :mod:`ttlab.provenance` and,
+inside the parts, :mod:`ttlab.intrinsic_dim` and :mod:`ttlab.scaling`. Not the CLI.
 """
 
 from __future__ import annotations
@@ -300,7 +304,7 @@ def _manifold_claims(r: dict) -> list[dict]:
         stmt = (f"Theorem 1 ({_regime_text(regime)}): α̂_D {rel} 2β/(2β+d) for the {f['arch']} network on the "
                 f"d = {f['d']} sphere in R^{f['ambient']} (β = {f['beta']:g})")
         cid = f"manifold_regression.rate_{f['arch']}_b{f['beta']:g}_{regime}_d{f['d']}_D{f['ambient']}"
-        lo, hi = (f.get("ci") or [None, None])[:2]
+        lo, hi = (f.get("alpha_hat_ci") or [None, None])[:2]
         star = " (fit includes step-limited sizes)" if f.get("includes_step_limited") else ""
         o = f.get("oracle_alpha")
         summary = (f"α̂_D = {fmt(a, 3)} [{fmt(lo, 3)}, {fmt(hi, 3)}] vs 2β/(2β+d) = {pred:.3f}"
@@ -323,7 +327,7 @@ def _manifold_claims(r: dict) -> list[dict]:
             out.append(make_claim(
                 f"manifold_regression.exponent_falls_{key}_D{D}",
                 f"The data-scaling exponent α̂_D falls as d grows ({tag}, D = {D})",
-                "monotone", {"values": [f.get("alpha_hat") for f in sel], "se": [_ci_se(f.get("ci")) for f in sel],
+                "monotone", {"values": [f.get("alpha_hat") for f in sel], "se": [_ci_se(f.get("alpha_hat_ci")) for f in sel],
                              "d": [f["d"] for f in sel]},
                 {"direction": -1}, quantity="α̂_D", summary=listing))
             listing = ", ".join(f"d={f['d']}: {fmt(f.get('mse_at_n_ref'), 3)}" for f in sel)
@@ -339,12 +343,12 @@ def _manifold_claims(r: dict) -> list[dict]:
                 f"α̂_D does not depend on the ambient dimension D, only on d ({tag}, d = {d}, "
                 f"D ∈ {{{', '.join(str(f['ambient']) for f in sel)}}})",
                 "intervals_agree", {"values": [f.get("alpha_hat") for f in sel],
-                                    "intervals": [f.get("ci") for f in sel], "ambient": [f["ambient"] for f in sel]},
+                                    "intervals": [f.get("alpha_hat_ci") for f in sel], "ambient": [f["ambient"] for f in sel]},
                 {"max_spread": 0.05}, quantity="α̂_D across D",
-                summary=", ".join(f"D={f['ambient']}: {fmt(f.get('alpha_hat'), 3)} [{fmt((f.get('ci') or [None])[0], 3)}, "
-                                  f"{fmt((f.get('ci') or [None, None])[1], 3)}]" for f in sel)))
+                summary=", ".join(f"D={f['ambient']}: {fmt(f.get('alpha_hat'), 3)} [{fmt((f.get('alpha_hat_ci') or [None])[0], 3)}, "
+                                  f"{fmt((f.get('alpha_hat_ci') or [None, None])[1], 3)}]" for f in sel)))
     for m in r.get("model_fits") or []:
-        lo, hi = (m.get("ci") or [None, None])[:2]
+        lo, hi = (m.get("alpha_hat_ci") or [None, None])[:2]
         dc = m.get("data_check") or {}
         out.append(make_claim(
             f"manifold_regression.model_rate_{m['arch']}_b{m['beta']:g}_d{m['d']}",
@@ -367,11 +371,11 @@ def _manifold_claims(r: dict) -> list[dict]:
                 f"manifold_regression.archs_agree_b{beta:g}_{regime}_d{d}",
                 f"The exponent is a property of the data, not of the architecture: {', '.join(f['arch'] for f in sel)} "
                 f"give the same α̂_D (β = {beta:g}, {regime}, d = {d}, D = {D0})",
-                "intervals_agree", {"values": [f.get("alpha_hat") for f in sel], "intervals": [f.get("ci") for f in sel],
+                "intervals_agree", {"values": [f.get("alpha_hat") for f in sel], "intervals": [f.get("alpha_hat_ci") for f in sel],
                                     "arch": [f["arch"] for f in sel]},
                 {"max_spread": 0.05}, quantity="α̂_D across architectures",
-                summary=", ".join(f"{f['arch']}: {fmt(f.get('alpha_hat'), 3)} [{fmt((f.get('ci') or [None])[0], 3)}, "
-                                  f"{fmt((f.get('ci') or [None, None])[1], 3)}]" for f in sel)
+                summary=", ".join(f"{f['arch']}: {fmt(f.get('alpha_hat'), 3)} [{fmt((f.get('alpha_hat_ci') or [None])[0], 3)}, "
+                                  f"{fmt((f.get('alpha_hat_ci') or [None, None])[1], 3)}]" for f in sel)
                         + f" (theory {sel[0]['alpha_pred']:.3f})" if sel else "no fit"))
     ids = r.get("intrinsic_dim") or []
     rel = [abs(x["id_mean"] - x["d"]) / x["d"] for x in ids]
@@ -397,7 +401,7 @@ def _render_manifold(r: dict) -> list:
     verdict_of = {x["id"]: x["verdict"] for x in r.get("claims", [])}
     rows = []
     for f in r["fits"]:
-        ci = f.get("ci") or [None, None]
+        ci = f.get("alpha_hat_ci") or [None, None]
         regime = f.get("regime", "noisy")
         cid = f"manifold_regression.rate_{f['arch']}_b{f['beta']:g}_{regime}_d{f['d']}_D{f['ambient']}"
         rows.append([f["arch"], f"{f['beta']:g}", regime, f["d"], f["ambient"], fmt(f.get("oracle_alpha"), 3),
@@ -440,7 +444,7 @@ def _render_manifold(r: dict) -> list:
         blocks.append(Table(
             ["arch", "β", "d", "α̂_N", "95 % CI", "2β/d", "approximation oracle", "MSE at 2n / at n (widest)"],
             [[m["arch"], f"{m['beta']:g}", m["d"], fmt(m.get("alpha_hat"), 3),
-              f"{fmt((m.get('ci') or [None])[0], 3)} – {fmt((m.get('ci') or [None, None])[1], 3)}",
+              f"{fmt((m.get('alpha_hat_ci') or [None])[0], 3)} – {fmt((m.get('alpha_hat_ci') or [None, None])[1], 3)}",
               fmt(m["alpha_pred"], 3), fmt(m.get("oracle_alpha"), 3), fmt((m.get("data_check") or {}).get("ratio"), 3)]
              for m in mf],
             caption=f"Model-size sweep at n = {mf[0]['n']} ({mf[0]['regime']}), widths {c['model_widths']}: α̂_N "
@@ -452,7 +456,7 @@ def _render_manifold(r: dict) -> list:
 @register_part("manifold_regression", paper="B",
                title="Theorem 1 tested directly: regression on low-dimensional manifolds",
                render=_render_manifold, claims=_manifold_claims, estimate=(150, 60000), estimate_fn=_manifold_estimate,
-               version=3)
+               version=4)  # 4: exponents written with the FittedExponent keys (alpha_hat_ci, ...)
 def manifold_regression(out: Path, ctx: PartContext) -> dict:
     """ttlab.scaling.manifold_regression.run_manifold_sweep (quick preset, or the full default sweep)."""
     from ttlab.scaling import manifold_regression as mr

@@ -7,11 +7,10 @@
   intervals and goodness of fit.
 * :mod:`ttlab.scaling.io` — reading measurements from CSV.
 * :mod:`ttlab.scaling.plot` — log-log plot of data, fit and prediction (imports matplotlib lazily).
-* The manifold-regression experiment (not imported here): :mod:`ttlab.scaling.targets` (manifolds,
-  Hölder targets, splits), :mod:`ttlab.scaling.regressors` (transformers and an MLP R^D → R),
-  :mod:`ttlab.scaling.manifold_regression` (the oracle-validated sweep); :mod:`ttlab.scaling.analysis`
-  (size grids, learning-rate selection, exponent fits with intervals, shared with ``ttlab.lm``'s
-  experiments) and :mod:`ttlab.scaling.figures` (their figures).
+* :mod:`ttlab.scaling.analysis` — what both scaling experiments share: size grids, learning-rate
+  selection, power-law fits and one JSON schema of a fitted exponent (:class:`FittedExponent`).
+* :mod:`ttlab.scaling.figures` — the figures of the LM sweeps, the ID ablations and the manifold sweep.
+* :mod:`ttlab.scaling.manifold_regression` — Theorem 1 tested by regression on manifolds.
 
 Imports: numpy and scipy through fit, band, io and theory (matplotlib lazily, for plots);
 ttlab.intrinsic_dim; the experiment modules add torch and ttlab.sweep; never ttlab.lm or ttlab.cli.

@@ -17,12 +17,21 @@ with the *intrinsic* dimension d, whatever the ambient dimension D. This module
 Every task goes through :func:`ttlab.sweep.run_sweep`, so results are cached per run and a sweep
 that is interrupted resumes where it stopped. :func:`run_manifold_sweep` is the one-call entry
 point used by ``ttlab scaling manifold``.
+
+Size grids, learning-rate selection and the power-law fits come from :mod:`ttlab.scaling.analysis`; every
+fitted exponent (α̂_D, α̂_N, the oracles') is written with the keys of
+:class:`ttlab.scaling.analysis.FittedExponent` (bootstrap interval). The figure is
+:func:`ttlab.scaling.figures.plot_manifold_scaling`. Configs validate when made (``__post_init__``).
+
+May import: numpy, torch (inside the tasks), :mod:`ttlab.errors`, :mod:`ttlab.provenance`, :mod:`ttlab.sweep`,
+:mod:`ttlab.intrinsic_dim` and the other :mod:`ttlab.scaling` modules. Not :mod:`ttlab.lm` or the CLI.
 """
 
 from __future__ import annotations
 
 import copy
 import functools
+import itertools
 import math
 import os
 import time
@@ -33,6 +42,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ttlab.errors import TTLabInputError
+from ttlab.scaling.analysis import FittedExponent, best_by, geometric_sizes, power_law_fits
 from ttlab.scaling.regressors import ARCHS, RegressorConfig
 from ttlab.scaling.targets import (
     PROFILES,
@@ -55,10 +65,8 @@ __all__ = [
     "design_check",
     "estimate_cost",
     "estimate_ids",
-    "geometric_sizes",
     "knn_run",
     "plan_tasks",
-    "plot_manifold_scaling",
     "quick_config",
     "run_manifold_sweep",
     "train_run",
@@ -100,8 +108,8 @@ class TrainSettings:
     n_val_min: int = 2048
     n_val_max: int = 2048
 
-    def validate(self) -> None:
-        """Raise :class:`TTLabInputError` for out-of-range settings."""
+    def __post_init__(self) -> None:
+        """Raise :class:`TTLabInputError` for out-of-range settings (an invalid instance cannot be made)."""
         for name in ("batch_size", "min_steps", "max_steps", "eval_points", "n_val_min", "n_val_max"):
             _pos_int(getattr(self, name), name)
         if self.min_steps > self.max_steps:
@@ -208,8 +216,8 @@ class ManifoldSweepConfig:
     bootstrap_offset: int = 200
     train: TrainSettings = field(default_factory=TrainSettings)
 
-    def validate(self) -> None:
-        """Raise :class:`TTLabInputError` for an invalid sweep."""
+    def __post_init__(self) -> None:
+        """Raise :class:`TTLabInputError` for an invalid sweep (an invalid instance cannot be made)."""
         for name in ("ds", "ambients"):
             vals = getattr(self, name)
             if not vals or any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in vals):
@@ -268,7 +276,8 @@ class ManifoldSweepConfig:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
                 raise TTLabInputError(f"{name} must be a non-negative integer, got {v!r}")
-        self.train.validate()
+        if not isinstance(self.train, TrainSettings):
+            raise TTLabInputError(f"train must be a TrainSettings, got {type(self.train).__name__}")
         for beta in self.betas:
             for rg in self.regimes:
                 for d in self.ds:
@@ -278,7 +287,7 @@ class ManifoldSweepConfig:
         for arch in self.archs:
             for D in self.ambients:
                 for w in widths:
-                    self.model_config(D, w, arch).validate()
+                    self.model_config(D, w, arch)  # builds (and so validates) every model of the grid
 
     def min_freq_of(self, d: int) -> float:
         """Smallest target frequency r_0 at intrinsic dimension d: ``min_freq``, or by default max(1, d/2).
@@ -323,13 +332,6 @@ def _check_problem_args(cfg: ManifoldSweepConfig, d: int, D: int, beta: float, n
     make_problem(d, D, manifold=cfg.manifold, beta=beta, profile=cfg.profile, n_features=min(cfg.n_features, 4),
                  min_freq=cfg.min_freq_of(d), max_freq=cfg.max_freq, noise=noise, problem_seed=cfg.problem_seed,
                  spectrum=cfg.spectrum)
-
-
-def geometric_sizes(n_min: int, n_max: int, points: int) -> list[int]:
-    """``points`` distinct integers, geometrically spaced from ``n_min`` to ``n_max`` (inclusive)."""
-    if points == 1:
-        return [int(n_max)]
-    return sorted({int(round(v)) for v in np.geomspace(n_min, n_max, points)})
 
 
 def quick_config(**overrides: Any) -> ManifoldSweepConfig:
@@ -405,9 +407,7 @@ def train_run(config: dict[str, Any]) -> dict[str, Any]:
 
     t0 = time.perf_counter()
     ts = TrainSettings(**config["train"])
-    ts.validate()
     mcfg = RegressorConfig(**config["model"])
-    mcfg.validate()
     n, seed, lr = int(config["n"]), int(config["seed"]), float(config["lr"])
     problem = _problem_from(config)
     n_val = ts.n_val(n)
@@ -543,7 +543,6 @@ def plan_tasks(cfg: ManifoldSweepConfig) -> dict[str, list[dict[str, Any]]]:
     min(``ambients``), regime ``model_regime``, plus the widest model at 2·``model_n`` (``"check": true``);
     ``approx``: the approximation oracle for every (β, d, cells).
     """
-    cfg.validate()
     data, model, knn, approx = [], [], [], []
     model_n = cfg.model_n or cfg.n_max
     D0 = min(cfg.ambients)
@@ -624,7 +623,6 @@ def estimate_cost(cfg: ManifoldSweepConfig, workers: int = 1, threads_per_task: 
     """
     from ttlab.sweep import cached_keys, task_key
 
-    cfg.validate()
     tasks = plan_tasks(cfg)
     runs = tasks["data"] + tasks["model"]
     done = cached_keys(train_run, runs, cache_dir) if cache_dir is not None else set()
@@ -712,41 +710,17 @@ def estimate_ids(cfg: ManifoldSweepConfig, seed: int = 0) -> list[dict[str, Any]
 
 
 def _select_lr(runs: list[dict[str, Any]], size_key: str) -> list[dict[str, Any]]:
-    """Per (arch, d, D, size, seed): the learning rate with the lowest validation MSE."""
-    best: dict[tuple, dict[str, Any]] = {}
-    for r in runs:
-        k = (r["arch"], r.get("beta"), r.get("regime"), r["d"], r["ambient"], r[size_key], r["seed"])
-        if k not in best or r["val_mse"] < best[k]["val_mse"]:
-            best[k] = r
-    return list(best.values())
+    """Per (arch, β, regime, d, D, size, seed): the learning rate with the lowest validation MSE."""
+    key = lambda r: (r["arch"], r.get("beta"), r.get("regime"), r["d"], r["ambient"], r[size_key], r["seed"])  # noqa: E731
+    return list(best_by(runs, key, "val_mse").values())
 
 
-def _fit_block(x: list[float], y: list[float], bootstrap: int, offset: bool = True,
-               bootstrap_offset: int | None = None) -> dict[str, Any]:
-    """Power-law fit (and offset fit when ``offset``) of y against x, with bootstrap CIs."""
-    from ttlab.scaling.fit import fit_offset_power_law, fit_power_law
-
-    out: dict[str, Any] = {}
-    try:
-        pf = fit_power_law(x, y, bootstrap=bootstrap, seed=0)
-        out["power"] = {"alpha": pf.params["alpha"], "A": pf.params["A"], "ci": list(pf.ci.get("alpha", (None, None))),
-                        "ci_analytic": list(pf.ci_analytic.get("alpha", (None, None))),
-                        "r2_log": pf.r2_log, "fit": pf.to_dict()}
-    except TTLabInputError as exc:
-        out["power"] = {"alpha": None, "ci": [None, None], "error": str(exc)}
-    if not offset:
-        return out
-    if len(set(x)) >= 4:
-        try:
-            nb = bootstrap if bootstrap_offset is None else bootstrap_offset
-            of = fit_offset_power_law(x, y, bootstrap=nb, seed=0)
-            out["offset"] = {"alpha": of.params["alpha"], "E": of.params["E"], "A": of.params["A"],
-                             "ci": list(of.ci.get("alpha", (None, None))), "fit": of.to_dict()}
-        except TTLabInputError as exc:
-            out["offset"] = {"alpha": None, "ci": [None, None], "error": str(exc)}
-    else:
-        out["offset"] = {"alpha": None, "ci": [None, None], "error": "needs at least 4 distinct sizes"}
-    return out
+def _offset_summary(offset: dict[str, Any] | None) -> dict[str, Any]:
+    """The offset form's α, its bootstrap interval and E (None where the fit was not made)."""
+    params = (offset or {}).get("params", {})
+    ci = ((offset or {}).get("ci") or {}).get("alpha")
+    return {"alpha_hat_offset": params.get("alpha"), "ci_offset": list(ci) if ci is not None else None,
+            "offset_E": params.get("E")}
 
 
 def _curve_fit(rows: list[dict[str, Any]], size_key: str, bootstrap: int, bootstrap_offset: int) -> dict[str, Any]:
@@ -758,7 +732,7 @@ def _curve_fit(rows: list[dict[str, Any]], size_key: str, bootstrap: int, bootst
         mses = [r["test_mse"] for r in rs]
         points.append({
             size_key: s, "n_params": rs[0]["n_params"], "test_mse": mses,
-            "test_mse_geomean": float(np.exp(np.mean(np.log(mses)))), "seeds": [r["seed"] for r in rs],
+            "test_mse_geomean": _geomean(mses), "seeds": [r["seed"] for r in rs],
             "step_limited": any(r["step_limited"] for r in rs), "best_step": [r["best_step"] for r in rs],
             "steps_planned": rs[0]["steps_planned"], "lr": [r["lr"] for r in rs],
         })
@@ -768,51 +742,50 @@ def _curve_fit(rows: list[dict[str, Any]], size_key: str, bootstrap: int, bootst
     xkey = "n_params" if size_key == "width" else size_key
     x = [float(p[xkey]) for p in chosen for _ in p["test_mse"]]
     y = [float(v) for p in chosen for v in p["test_mse"]]
-    fits = _fit_block(x, y, bootstrap, bootstrap_offset=bootstrap_offset)
-    x_all = [float(p[xkey]) for p in points for _ in p["test_mse"]]
-    y_all = [float(v) for p in points for v in p["test_mse"]]
-    redo = not fallback and len(usable) < len(points)
-    fit_all = _fit_block(x_all, y_all, bootstrap, offset=False)["power"] if redo else fits["power"]
+    fits = power_law_fits(x, y, bootstrap=bootstrap, bootstrap_offset=bootstrap_offset)
+    if not fallback and len(usable) < len(points):
+        x_all = [float(p[xkey]) for p in points for _ in p["test_mse"]]
+        y_all = [float(v) for p in points for v in p["test_mse"]]
+        power_all = power_law_fits(x_all, y_all, bootstrap=bootstrap, offset=False)["power"]
+    else:
+        power_all = fits["power"]
     return {"points": points, "sizes_fitted": [p[size_key] for p in chosen],
-            "includes_step_limited": fallback and any(p["step_limited"] for p in points),
-            "fits": fits, "power_all_sizes": {k: v for k, v in fit_all.items() if k != "fit"}}
+            "includes_step_limited": fallback and any(p["step_limited"] for p in points), "fits": fits,
+            "exponent": FittedExponent.from_fit(fits["power"], "bootstrap").to_dict(),
+            "offset": _offset_summary(fits.get("offset")),
+            "alpha_hat_all_sizes": (power_all.get("params") or {}).get("alpha")}
 
 
 def _setting(r: dict[str, Any]) -> tuple:
     return (r["arch"], r["beta"], r["regime"], r["d"], r["ambient"])
 
 
+def _power_exponent(x: list[float], y: list[float], bootstrap: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(FittedExponent keys, the power-form fit) of y against x, bootstrap interval."""
+    power = power_law_fits(x, y, bootstrap=bootstrap, offset=False)["power"]
+    return FittedExponent.from_fit(power, "bootstrap").to_dict(), power
+
+
 def _oracle_fit(cfg: ManifoldSweepConfig, rows: list[dict[str, Any]], base: dict[str, Any]) -> dict[str, Any]:
     """Power-law fit of the k-NN oracle's test MSE over n (geometric mean over seeds per size)."""
     sizes = sorted({r["n"] for r in rows})
     if len(sizes) < 2:
-        return {**base, "alpha_hat": None, "ci": [None, None], "error": "fewer than 2 oracle sizes"}
-    kx = [float(r["n"]) for r in rows]
-    ky = [r["test_mse"] for r in rows]
-    kf = _fit_block(kx, ky, cfg.bootstrap, offset=False)["power"]
+        return {**base, **FittedExponent().to_dict(), "error": "fewer than 2 oracle sizes"}
+    exponent, power = _power_exponent([float(r["n"]) for r in rows], [r["test_mse"] for r in rows], cfg.bootstrap)
     pts = []
     for n in sizes:
         rs = [r for r in rows if r["n"] == n]
         pts.append({"n": n, "test_mse": [r["test_mse"] for r in rs], "k": [r["k"] for r in rs],
-                    "seeds": [r["seed"] for r in rs],
-                    "test_mse_geomean": float(np.exp(np.mean(np.log([r["test_mse"] for r in rs]))))})
-    return {**base, "alpha_hat": kf["alpha"], "ci": kf["ci"], "r2_log": kf.get("r2_log"), "n_seeds": len(
-        {r["seed"] for r in rows}), "points": pts}
+                    "seeds": [r["seed"] for r in rs], "test_mse_geomean": _geomean([r["test_mse"] for r in rs])})
+    return {**base, **exponent, "r2_log": (power.get("goodness_of_fit") or {}).get("r2_log"),
+            "n_seeds": len({r["seed"] for r in rows}), "points": pts}
 
 
-def aggregate(cfg: ManifoldSweepConfig, data_runs: list[dict[str, Any]], model_runs: list[dict[str, Any]],
-              knn_runs: list[dict[str, Any]], ids: list[dict[str, Any]],
-              approx_runs: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    """Fits of α̂_D per (arch, β, regime, d, D), of the k-NN oracle per (β, regime, d, D), of α̂_N and the
-    approximation oracle per (arch, β, d), each next to the theory (2β/(2β+d), noiseless reference 2β/d)."""
+def _knn_fits(cfg: ManifoldSweepConfig, knn_runs: list[dict[str, Any]], n_ref: int) -> list[dict[str, Any]]:
+    """The k-NN oracle's fit per (β, regime, d, D) (one D suffices: the oracle is similarity-invariant)."""
     from ttlab.scaling.theory import alpha_d, alpha_n
 
-    id_of = {(r["d"], r["ambient"]): r for r in ids}
-    sizes = cfg.sizes()
-    n_ref = sizes[len(sizes) // 2]
-    fits, model_fits, knn_fits, approx_fits = [], [], [], []
-    data_sel = _select_lr(data_runs, "n")
-    knn_of: dict[tuple, dict[str, Any]] = {}
+    out = []
     for beta in cfg.betas:
         for regime in cfg.regimes:
             for d in cfg.ds:
@@ -820,239 +793,110 @@ def aggregate(cfg: ManifoldSweepConfig, data_runs: list[dict[str, Any]], model_r
                     common = {"beta": beta, "regime": regime, "noise": cfg.noise_of(regime), "d": d, "ambient": D,
                               "alpha_pred": alpha_d(d, beta), "alpha_noiseless": alpha_n(d, beta)}
                     krows = [r for r in knn_runs if r["d"] == d and r["beta"] == beta and r["regime"] == regime
-                             and r["ambient"] in (D, min(cfg.ambients))]  # one D suffices (similarity-invariant)
+                             and r["ambient"] in (D, min(cfg.ambients))]
                     if any(r["ambient"] == D for r in krows):
                         krows = [r for r in krows if r["ambient"] == D]
-                    if cfg.knn:
-                        kf = _oracle_fit(cfg, krows, {**common, "oracle": "k-NN, k chosen on validation"})
-                        kf["mse_at_n_ref"] = next((p["test_mse_geomean"] for p in kf.get("points", [])
-                                                   if p["n"] == n_ref), None)
-                        knn_fits.append(kf)
-                        knn_of[(beta, regime, d, D)] = kf
-    for arch in cfg.archs:
-        for beta in cfg.betas:
-            for regime in cfg.regimes:
-                for d in cfg.ds:
-                    for D in cfg.ambients:
-                        rows = [r for r in data_sel if _setting(r) == (arch, beta, regime, d, D)]
-                        idr = id_of.get((d, D), {})
-                        ofit = knn_of.get((beta, regime, d, D), {})
-                        base = {"d": d, "ambient": D, "arch": arch, "beta": beta, "regime": regime,
-                                "noise": cfg.noise_of(regime), "alpha_pred": alpha_d(d, beta),
-                                "alpha_noiseless": alpha_n(d, beta), "id_hat": idr.get("id_mean"),
-                                "alpha_pred_from_id": (idr.get("alpha_pred_from_id") or {}).get(f"{beta:g}"),
-                                "oracle_alpha": ofit.get("alpha_hat"), "oracle_ci": ofit.get("ci")}
-                        if len({r["n"] for r in rows}) < 2:
-                            fits.append({**base, "alpha_hat": None, "ci": [None, None],
-                                         "error": "fewer than 2 finished sizes"})
-                            continue
-                        cf = _curve_fit(rows, "n", cfg.bootstrap, cfg.bootstrap_offset)
-                        p = cf["fits"]["power"]
-                        at_ref = [pt for pt in cf["points"] if pt["n"] == n_ref]
-                        fits.append({
-                            **base, "alpha_hat": p["alpha"], "ci": p["ci"], "ci_analytic": p.get("ci_analytic"),
-                            "alpha_hat_offset": cf["fits"]["offset"]["alpha"], "ci_offset": cf["fits"]["offset"]["ci"],
-                            "offset_E": cf["fits"]["offset"].get("E"),
-                            "alpha_hat_all_sizes": cf["power_all_sizes"]["alpha"],
-                            "n_ref": n_ref, "mse_at_n_ref": at_ref[0]["test_mse_geomean"] if at_ref else None,
-                            "sizes_fitted": cf["sizes_fitted"], "includes_step_limited": cf["includes_step_limited"],
-                            "points": cf["points"], "fit_details": cf["fits"],
-                        })
+                    kf = _oracle_fit(cfg, krows, {**common, "oracle": "k-NN, k chosen on validation"})
+                    kf["mse_at_n_ref"] = next((p["test_mse_geomean"] for p in kf.get("points", [])
+                                               if p["n"] == n_ref), None)
+                    out.append(kf)
+    return out
+
+
+def _data_fits(cfg: ManifoldSweepConfig, data_runs: list[dict[str, Any]], ids: list[dict[str, Any]],
+               knn_fits: list[dict[str, Any]], n_ref: int) -> list[dict[str, Any]]:
+    """α̂_D per (arch, β, regime, d, D) next to the theory, the ID-based prediction and the oracle."""
+    from ttlab.scaling.theory import alpha_d, alpha_n
+
+    id_of = {(r["d"], r["ambient"]): r for r in ids}
+    knn_of = {(k["beta"], k["regime"], k["d"], k["ambient"]): k for k in knn_fits}
+    data_sel = _select_lr(data_runs, "n")
+    fits = []
+    for arch, beta, regime, d, D in itertools.product(cfg.archs, cfg.betas, cfg.regimes, cfg.ds, cfg.ambients):
+        rows = [r for r in data_sel if _setting(r) == (arch, beta, regime, d, D)]
+        idr = id_of.get((d, D), {})
+        ofit = knn_of.get((beta, regime, d, D), {})
+        base = {"d": d, "ambient": D, "arch": arch, "beta": beta, "regime": regime,
+                "noise": cfg.noise_of(regime), "alpha_pred": alpha_d(d, beta),
+                "alpha_noiseless": alpha_n(d, beta), "id_hat": idr.get("id_mean"),
+                "alpha_pred_from_id": (idr.get("alpha_pred_from_id") or {}).get(f"{beta:g}"),
+                "oracle_alpha": ofit.get("alpha_hat"), "oracle_ci": ofit.get("alpha_hat_ci")}
+        if len({r["n"] for r in rows}) < 2:
+            fits.append({**base, **FittedExponent().to_dict(), "error": "fewer than 2 finished sizes"})
+            continue
+        cf = _curve_fit(rows, "n", cfg.bootstrap, cfg.bootstrap_offset)
+        at_ref = [pt for pt in cf["points"] if pt["n"] == n_ref]
+        fits.append({
+            **base, **cf["exponent"], **cf["offset"], "alpha_hat_all_sizes": cf["alpha_hat_all_sizes"],
+            "n_ref": n_ref, "mse_at_n_ref": at_ref[0]["test_mse_geomean"] if at_ref else None,
+            "sizes_fitted": cf["sizes_fitted"], "includes_step_limited": cf["includes_step_limited"],
+            "points": cf["points"], "fit_details": cf["fits"],
+        })
+    return fits
+
+
+def _approx_fit(cfg: ManifoldSweepConfig, approx_runs: list[dict[str, Any]], beta: float, d: int) -> dict[str, Any]:
+    """The approximation oracle's rate over the number of cells at (β, d)."""
+    from ttlab.scaling.theory import alpha_n
+
+    arows = [r for r in approx_runs if r["d"] == d and r["beta"] == beta]
+    af: dict[str, Any] = {"beta": beta, "d": d, "ambient": min(cfg.ambients), "regime": cfg.model_regime,
+                          "alpha_pred": alpha_n(d, beta), "oracle": "piecewise constant on N Voronoi cells"}
+    if len({r["cells"] for r in arows}) < 2:
+        return {**af, **FittedExponent().to_dict(), "error": "fewer than 2 cell counts"}
+    exponent, _ = _power_exponent([float(r["cells"]) for r in arows], [r["approx_mse"] for r in arows], cfg.bootstrap)
+    return {**af, **exponent, "points": [{"cells": r["cells"], "approx_mse": r["approx_mse"]}
+                                         for r in sorted(arows, key=lambda r: r["cells"])]}
+
+
+def _model_fit(cfg: ManifoldSweepConfig, model_runs: list[dict[str, Any]], af: dict[str, Any], arch: str) -> dict[str, Any]:
+    """α̂_N of one (arch, β, d) over the widths at n = ``model_n``, with the data-limit check at 2n."""
+    beta, d = af["beta"], af["d"]
+    model_n = cfg.model_n or cfg.n_max
+    sel = [r for r in model_runs if r["d"] == d and r["beta"] == beta and r["arch"] == arch]
+    mrows = _select_lr([r for r in sel if not r.get("check")], "width")
+    crows = _select_lr([r for r in sel if r.get("check")], "width")
+    mf: dict[str, Any] = {"d": d, "ambient": af["ambient"], "arch": arch, "beta": beta, "regime": cfg.model_regime,
+                          "n": model_n, "alpha_pred": af["alpha_pred"], "oracle_alpha": af["alpha_hat"],
+                          "oracle_ci": af["alpha_hat_ci"]}
+    wmax = max(cfg.model_widths)
+    at_n = [r["test_mse"] for r in mrows if r["width"] == wmax]
+    at_2n = [r["test_mse"] for r in crows]
+    mf["data_check"] = {"width": wmax, "n": model_n, "mse_n": _geomean(at_n), "mse_2n": _geomean(at_2n),
+                        "ratio": (_geomean(at_2n) / _geomean(at_n)) if at_n and at_2n else None}
+    if len({r["width"] for r in mrows}) < 2:
+        return {**mf, **FittedExponent().to_dict(), "error": "fewer than 2 finished widths"}
+    cf = _curve_fit(mrows, "width", cfg.bootstrap, cfg.bootstrap_offset)
+    offset = cf["offset"]
+    return {**mf, **cf["exponent"], "A": (cf["fits"]["power"].get("params") or {}).get("A"),
+            "ci_offset": offset["ci_offset"], "alpha_hat_offset": offset["alpha_hat_offset"],
+            "includes_step_limited": cf["includes_step_limited"], "sizes_fitted": cf["sizes_fitted"],
+            "points": cf["points"]}
+
+
+def aggregate(cfg: ManifoldSweepConfig, data_runs: list[dict[str, Any]], model_runs: list[dict[str, Any]],
+              knn_runs: list[dict[str, Any]], ids: list[dict[str, Any]],
+              approx_runs: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Fits of α̂_D per (arch, β, regime, d, D), of the k-NN oracle per (β, regime, d, D), of α̂_N and the
+    approximation oracle per (arch, β, d), each next to the theory (2β/(2β+d), noiseless reference 2β/d).
+    Every exponent is written with the keys of :class:`ttlab.scaling.analysis.FittedExponent` (bootstrap
+    interval)."""
+    sizes = cfg.sizes()
+    n_ref = sizes[len(sizes) // 2]
+    knn_fits = _knn_fits(cfg, knn_runs, n_ref) if cfg.knn else []
+    fits = _data_fits(cfg, data_runs, ids, knn_fits, n_ref)
+    model_fits, approx_fits = [], []
     if cfg.model_widths:
-        model_n = cfg.model_n or cfg.n_max
-        D0 = min(cfg.ambients)
-        approx_runs = approx_runs or []
         for beta in cfg.betas:
             for d in cfg.ds:
-                arows = [r for r in approx_runs if r["d"] == d and r["beta"] == beta]
-                af: dict[str, Any] = {"beta": beta, "d": d, "ambient": D0, "regime": cfg.model_regime,
-                                      "alpha_pred": alpha_n(d, beta), "oracle": "piecewise constant on N Voronoi cells"}
-                if len({r["cells"] for r in arows}) >= 2:
-                    fa = _fit_block([float(r["cells"]) for r in arows], [r["approx_mse"] for r in arows],
-                                    cfg.bootstrap, offset=False)["power"]
-                    af.update({"alpha_hat": fa["alpha"], "ci": fa["ci"],
-                               "points": [{"cells": r["cells"], "approx_mse": r["approx_mse"]} for r in
-                                          sorted(arows, key=lambda r: r["cells"])]})
-                else:
-                    af.update({"alpha_hat": None, "ci": [None, None], "error": "fewer than 2 cell counts"})
+                af = _approx_fit(cfg, approx_runs or [], beta, d)
                 approx_fits.append(af)
-                for arch in cfg.archs:
-                    sel = [r for r in model_runs if r["d"] == d and r["beta"] == beta and r["arch"] == arch]
-                    mrows = [r for r in _select_lr([r for r in sel if not r.get("check")], "width")]
-                    crows = _select_lr([r for r in sel if r.get("check")], "width")
-                    mf: dict[str, Any] = {"d": d, "ambient": D0, "arch": arch, "beta": beta, "regime": cfg.model_regime,
-                                          "n": model_n, "alpha_pred": alpha_n(d, beta), "oracle_alpha": af["alpha_hat"],
-                                          "oracle_ci": af["ci"]}
-                    wmax = max(cfg.model_widths)
-                    at_n = [r["test_mse"] for r in mrows if r["width"] == wmax]
-                    at_2n = [r["test_mse"] for r in crows]
-                    mf["data_check"] = {"width": wmax, "n": model_n, "mse_n": _geomean(at_n), "mse_2n": _geomean(at_2n),
-                                        "ratio": (_geomean(at_2n) / _geomean(at_n)) if at_n and at_2n else None}
-                    if len({r["width"] for r in mrows}) < 2:
-                        model_fits.append({**mf, "alpha_hat": None, "ci": [None, None],
-                                           "error": "fewer than 2 finished widths"})
-                        continue
-                    cf = _curve_fit(mrows, "width", cfg.bootstrap, cfg.bootstrap_offset)
-                    p = cf["fits"]["power"]
-                    model_fits.append({**mf, "alpha_hat": p["alpha"], "ci": p["ci"], "A": p.get("A"),
-                                       "ci_offset": cf["fits"]["offset"]["ci"],
-                                       "alpha_hat_offset": cf["fits"]["offset"]["alpha"],
-                                       "includes_step_limited": cf["includes_step_limited"],
-                                       "sizes_fitted": cf["sizes_fitted"], "points": cf["points"]})
+                model_fits += [_model_fit(cfg, model_runs, af, arch) for arch in cfg.archs]
     return {"fits": fits, "model_fits": model_fits, "knn_fits": knn_fits, "approx_fits": approx_fits, "n_ref": n_ref}
 
 
 def _geomean(values: list[float]) -> float | None:
     return float(np.exp(np.mean(np.log(values)))) if values else None
-
-
-# ---------------------------------------------------------------------------------------------
-# figure
-
-
-def _log_axes(ax: Any, xticks: list[float] | None = None) -> None:
-    """Log-log axes with plain tick labels (x ticks at ``xticks``; minor y labels at 2 and 5)."""
-    from matplotlib.ticker import FuncFormatter, NullFormatter
-
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    plain = FuncFormatter(lambda v, _p: f"{v:g}")
-
-    def two_five(v: float, _p: Any) -> str:
-        return f"{v:g}" if v > 0 and round(v / 10 ** math.floor(math.log10(v))) in (2, 5) else ""
-
-    if xticks:
-        ax.set_xticks(xticks)
-    ax.xaxis.set_major_formatter(plain)
-    ax.xaxis.set_minor_formatter(NullFormatter())
-    ax.yaxis.set_major_formatter(plain)
-    ax.yaxis.set_minor_formatter(FuncFormatter(two_five))
-
-
-def plot_manifold_scaling(payload: dict[str, Any]) -> Any:
-    """Test MSE vs n per d (one panel per D, one row per (β, regime)) with the k-NN oracle, fitted and
-    theory slopes; α̂_D vs d per row; with a model-size sweep, test MSE vs parameters.
-
-    Filled markers: sizes used in the fit; open markers: step-limited sizes (left out). Solid line: the
-    fitted power law of the first arch; dashed: the theory's slope 2β/(2β+d) through the fit's
-    midpoint; grey crosses: the k-NN oracle. α̂_D panel: every arch's α̂_D with its CI per (d, D), the
-    oracle's slope (×), the curve 2β/(2β+d) and, for the noiseless regime, 2β/d (dotted).
-    Returns a matplotlib ``Figure``.
-    """
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-    from matplotlib.ticker import FuncFormatter, NullFormatter
-
-    from ttlab.scaling.theory import alpha_d, alpha_n
-
-    cfg = payload["config"]
-    ambients = cfg["ambients"]
-    archs = cfg["archs"]
-    combos = [(b, rg) for b in cfg["betas"] for rg in cfg["regimes"]]
-    has_model = bool(payload.get("model_fits"))
-    ncols = len(ambients) + 1 + has_model
-    nrows = len(combos)
-    fig = Figure(figsize=(4.6 * ncols, 4.3 * nrows), layout="constrained")
-    FigureCanvasAgg(fig)
-    colors = {d: f"C{i}" for i, d in enumerate(cfg["ds"])}
-    knn_of = {(k["beta"], k["regime"], k["d"], k["ambient"]): k for k in payload.get("knn_fits", [])}
-    markers = ["o", "s", "^", "D", "v"]
-    for row, (beta, regime) in enumerate(combos):
-        axes = [fig.add_subplot(nrows, ncols, row * ncols + i + 1) for i in range(len(ambients) + 1)]
-        tag = f"β = {beta:g}, {regime}"
-        for ax, D in zip(axes, ambients):
-            for f in payload["fits"]:
-                if (f["arch"], f["beta"], f["regime"], f["ambient"]) != (archs[0], beta, regime, D) or not f.get("points"):
-                    continue
-                c = colors[f["d"]]
-                for p in f["points"]:
-                    face = "none" if p["step_limited"] else c
-                    ax.scatter([p["n"]] * len(p["test_mse"]), p["test_mse"], s=22, facecolors=face, edgecolors=c,
-                               zorder=3)
-                if f["alpha_hat"] is not None:
-                    xs = np.asarray(f["sizes_fitted"], dtype=float)
-                    grid = np.geomspace(xs.min(), xs.max(), 50)
-                    A, a = f["fit_details"]["power"]["A"], f["alpha_hat"]
-                    ax.plot(grid, A * grid ** (-a), color=c, lw=1.6,
-                            label=f"d={f['d']}: α̂={a:.2f} (pred {f['alpha_pred']:.2f})")
-                    x0 = float(np.exp(np.mean(np.log(xs))))
-                    y0 = A * x0 ** (-a)
-                    ax.plot(grid, y0 * (grid / x0) ** (-f["alpha_pred"]), color=c, lw=1.1, ls="--")
-            for d in cfg["ds"]:
-                k = knn_of.get((beta, regime, d, D))
-                if k and k.get("points"):
-                    ax.scatter([p["n"] for p in k["points"]], [p["test_mse_geomean"] for p in k["points"]],
-                               marker="x", s=16, color=colors[d], alpha=0.6, zorder=2,
-                               label=f"d={d}: oracle {k['alpha_hat']:.2f}" if k.get("alpha_hat") is not None else None)
-            _log_axes(ax, cfg["sizes"])
-            ax.set_xlabel("training samples n")
-            ax.tick_params(axis="x", labelrotation=45, labelsize=8)
-            ax.set_ylabel("test MSE (clean target)")
-            ax.set_title(f"{archs[0]}, D = {D}, {tag}  (— fit, -- theory, × k-NN oracle)", fontsize=8)
-            if ax.get_legend_handles_labels()[0]:
-                ax.legend(fontsize=6)
-        ax = axes[len(ambients)]
-        dgrid = np.linspace(min(cfg["ds"]) * 0.8, max(cfg["ds"]) * 1.2, 100)
-        ax.plot(dgrid, [alpha_d(v, beta) for v in dgrid], color="black", lw=1.2, label="theory 2β/(2β+d)")
-        if regime == "noiseless":
-            ax.plot(dgrid, [alpha_n(v, beta) for v in dgrid], color="black", lw=1.0, ls=":",
-                    label="noiseless minimax 2β/d")
-        j = 0
-        n_series = len(archs) * len(ambients)
-        for arch in archs:
-            for D in ambients:
-                rows = [f for f in payload["fits"] if (f["arch"], f["beta"], f["regime"], f["ambient"]) ==
-                        (arch, beta, regime, D) and f["alpha_hat"] is not None]
-                if rows:
-                    ds = np.array([f["d"] for f in rows], dtype=float) * (1 + 0.03 * (j - (n_series - 1) / 2))
-                    a = np.array([f["alpha_hat"] for f in rows])
-                    lo = np.array([f["ci"][0] if f["ci"][0] is not None else np.nan for f in rows])
-                    hi = np.array([f["ci"][1] if f["ci"][1] is not None else np.nan for f in rows])
-                    ax.errorbar(ds, a, yerr=[np.nan_to_num(a - lo), np.nan_to_num(hi - a)], fmt=markers[j % 5], ms=5,
-                                capsize=3, label=f"α̂_D ({arch}, D={D})")
-                j += 1
-        krows = [k for k in payload.get("knn_fits", []) if (k["beta"], k["regime"]) == (beta, regime)
-                 and k.get("alpha_hat") is not None]
-        if krows:
-            ax.scatter([k["d"] for k in krows], [k["alpha_hat"] for k in krows], marker="x", color="gray",
-                       label="k-NN oracle")
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(cfg["ds"])
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{v:g}"))
-        ax.xaxis.set_minor_formatter(NullFormatter())
-        ax.set_xlabel("intrinsic dimension d")
-        ax.set_ylabel("data-scaling exponent α_D")
-        ax.set_title(f"fitted vs predicted α_D ({tag})", fontsize=9)
-        ax.legend(fontsize=6, loc="upper right")
-    if has_model:
-        ax = fig.add_subplot(nrows, ncols, ncols)
-        all_y: list[float] = []
-        for i, f in enumerate(payload["model_fits"]):
-            if not f.get("points"):
-                continue
-            c = f"C{i % 10}"
-            xs = [p["n_params"] for p in f["points"] for _ in p["test_mse"]]
-            ys = [v for p in f["points"] for v in p["test_mse"]]
-            ax.scatter(xs, ys, color=c, s=18)
-            all_y += ys
-            if f["alpha_hat"] is not None:
-                grid = np.geomspace(min(xs), max(xs), 50)
-                ax.plot(grid, f["A"] * grid ** (-f["alpha_hat"]), color=c, lw=1.4,
-                        label=f"{f['arch']} β={f['beta']:g} d={f['d']}: α̂_N={f['alpha_hat']:.2f} "
-                              f"(pred {f['alpha_pred']:.2f})")
-                x0 = float(np.exp(np.mean(np.log(grid))))
-                y0 = f["A"] * x0 ** (-f["alpha_hat"])
-                ax.plot(grid, y0 * (grid / x0) ** (-f["alpha_pred"]), color=c, lw=1.0, ls="--")
-        _log_axes(ax)
-        if all_y:  # the theory's steep lines would otherwise stretch the axis far beyond the data
-            ax.set_ylim(min(all_y) / 2, max(all_y) * 2)
-        ax.set_xlabel("parameters N")
-        ax.set_ylabel("test MSE")
-        ax.set_title(f"model-size sweep at n = {payload['model_fits'][0]['n']}, {payload['model_fits'][0]['regime']} "
-                     "(— fit, -- theory 2β/d)", fontsize=8)
-        if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=6)
-    return fig
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1098,7 +942,6 @@ def run_manifold_sweep(
     from ttlab.provenance import atomic_savefig, atomic_write_json, versions
     from ttlab.sweep import resolve_backend, run_sweep, summarize
 
-    cfg.validate()
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise TTLabInputError(f"--out {out} exists and is not a directory")
@@ -1141,6 +984,8 @@ def run_manifold_sweep(
     }
     if write:
         payload["files"] = {"results": str(out / "results.json"), "figure": str(out / "manifold_scaling.png")}
+        from ttlab.scaling.figures import plot_manifold_scaling
+
         fig = plot_manifold_scaling(payload)
         atomic_savefig(fig, out / "manifold_scaling.png", dpi=120)
         atomic_write_json(out / "results.json", payload)

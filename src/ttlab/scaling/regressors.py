@@ -70,11 +70,6 @@ class RegressorConfig:
         if self.pos is not None and self.pos not in POSITIONAL:
             raise TTLabInputError(f"pos must be one of {', '.join(POSITIONAL)}, got {self.pos!r}")
 
-    def validate(self) -> None:
-        """Check the configuration again (construction already does; kept until the manifold sweep's
-        two callers drop it)."""
-        self.__post_init__()
-
     @property
     def n_tokens(self) -> int:
         """Sequence length l = ⌈D / chunk⌉ (transformers)."""

@@ -9,7 +9,8 @@ import pytest
 
 from ttlab.errors import TTLabInputError
 from ttlab.lm.model import GPTConfig
-from ttlab.lm.sweeps import IDOptions, SweepData, geometric_sizes, id_ablations, run_data_sweep, run_model_sweep
+from ttlab.lm.experiments import IDOptions, SweepData, id_ablations, run_data_sweep, run_model_sweep
+from ttlab.scaling.analysis import geometric_sizes
 from ttlab.lm.trainer import TrainConfig
 
 from .conftest import make_texts
@@ -92,7 +93,7 @@ def test_data_sweep_results_fit_and_prediction(data_sweep):
 
 def test_band_mle_uses_the_sweeps_batches(data_sweep):
     """With K = 20 and the mean, the band's MLE is the sweep's own estimate (same vectors, same batches)."""
-    from ttlab.lm.sweeps import measure_run_id
+    from ttlab.lm.experiments import measure_run_id
 
     _, res = data_sweep
     opts = IDOptions(windows_per_doc=4, tokens_per_doc=12, batch_size=200, k=20, average="mean")
@@ -117,7 +118,7 @@ def test_data_sweep_resumes_from_cache(data_sweep, sweep_data):
 
 
 def test_model_sweep_and_id_ablations(sweep_data, tmp_path):
-    models = [MODEL, MODEL.with_(n_embd=48), MODEL.with_(n_layer=2, n_embd=64)]
+    models = [MODEL, MODEL.replace(n_embd=48), MODEL.replace(n_layer=2, n_embd=64)]
     res = run_model_sweep(tmp_path / "ms", models=models, data=sweep_data, train=TRAIN, protocol="early-stop",
                           id_options=ID, bootstrap=100)
     assert len(res["points"]) == 3 and res["alpha_hat"] is not None
@@ -171,3 +172,31 @@ def test_cli_data_sweep(run_cli, sweep_data, tmp_path):
                      (("--loss", "val"), "loss must be"), (("--lrs", "1e-3,x"), "comma-separated numbers")]:
         res = run_cli(*args, *bad)
         assert res.code == 2 and msg in res.err, (bad, res.err)
+
+
+def test_presets_are_typed_and_text_is_parsed_by_the_cli_only():
+    from ttlab.lm.experiments import DATA_SWEEP_PRESETS, MODEL_SWEEP_PRESETS, sweep_kwargs
+
+    assert DATA_SWEEP_PRESETS["quick"].sizes == (10_000, 100_000, 1_000_000)
+    assert MODEL_SWEEP_PRESETS["quick"].lrs == (1e-3, 3e-3) and MODEL_SWEEP_PRESETS["full"].seeds == (0, 1)
+    kw = sweep_kwargs("model", "quick", models=["nano", (1, 2, 32), (2, 4, 64)], seeds=[3], max_tokens=5000)
+    assert [(m.n_layer, m.n_head, m.n_embd) for m in kw["models"]] == [(2, 2, 64), (1, 2, 32), (2, 4, 64)]
+    assert kw["seeds"] == [3] and kw["max_tokens"] == 5000 and kw["lrs"] == [1e-3, 3e-3]
+    kw = sweep_kwargs("data", "quick", model=(1, 2, 32), sizes=None, lrs=None)  # None keeps the preset's value
+    assert kw["sizes"] == [10_000, 100_000, 1_000_000] and kw["model"].n_embd == 32
+    for bad, msg in [(dict(seeds="0,1"), "seeds must be a sequence of integers"), (dict(sizes="1,2,3"), "sizes"),
+                     (dict(lrs="1e-3"), "lrs must be a sequence of numbers"), (dict(model=(1, 2)), "model shape"),
+                     (dict(model="huge"), "unknown model preset"), (dict(models=("nano",)), "unknown data-sweep option")]:
+        with pytest.raises(TTLabInputError, match=msg):
+            sweep_kwargs("data", "quick", **bad)
+
+
+def test_cli_sweep_kinds_reject_each_others_options(run_cli, tmp_path):
+    res = run_cli("lm", "model-sweep", "--out", tmp_path / "m", "--sizes", "1000,2000,3000")
+    assert res.code == 2 and "ttlab lm data-sweep" in res.err and not (tmp_path / "m").exists()
+    res = run_cli("lm", "data-sweep", "--out", tmp_path / "d", "--models", "nano,micro,mini")
+    assert res.code == 2 and "ttlab lm model-sweep" in res.err
+    res = run_cli("lm", "data-sweep", "--out", tmp_path / "d", "--model", "nano,micro")
+    assert res.code == 2 and "one model shape" in res.err
+    res = run_cli("lm", "model-sweep", "--help")
+    assert res.code == 0 and "Model scaling" in res.out

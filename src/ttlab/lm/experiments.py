@@ -27,6 +27,14 @@ secondary estimate, the exponent of E + A·x^(−α).
 ID: the final-layer embeddings of the largest run on its test split, the paper's protocol (batches
 of ``batch_size``, MLE with ``k`` neighbours, arithmetic mean), and the harmonic (MacKay–Ghahramani)
 combination as a second figure; predicted α_D = 2/(2+d), α_N = 2/d (β = 1).
+
+Presets are typed (:class:`DataSweepPreset`, :class:`ModelSweepPreset`); text such as ``"4x4x128"`` or
+``"0,1"`` is parsed by the CLI (:mod:`ttlab.cli.lm_sweeps`), not here. Size grids, learning-rate selection and
+the exponent fits come from :mod:`ttlab.scaling.analysis` (the JSON keys of a fitted exponent are
+:class:`ttlab.scaling.analysis.FittedExponent`'s), the figures from :mod:`ttlab.scaling.figures`.
+
+May import: numpy, :mod:`ttlab.errors`, :mod:`ttlab.provenance`, :mod:`ttlab.sweep`, :mod:`ttlab.scaling`
+(analysis, figures, band, fit) and :mod:`ttlab.lm` (model, trainer, data, embed; torch through them). Not the CLI.
 """
 
 from __future__ import annotations
@@ -36,7 +44,7 @@ import math
 import warnings
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -46,9 +54,16 @@ from ttlab.errors import TTLabInputError
 from ttlab.lm.model import GPT, GPTConfig
 from ttlab.lm.trainer import TrainConfig
 from ttlab.provenance import atomic_write_json, versions
+from ttlab.scaling.analysis import best_by, exponent_summary, geometric_sizes, power_law_fits
+from ttlab.scaling.figures import plot_id_ablations, plot_lm_scaling
+from ttlab.sweep import task_name
 
 __all__ = [
-    "parse_models",
+    "DataSweepPreset",
+    "Execution",
+    "ModelSweepPreset",
+    "SweepPreset",
+    "model_config",
     "sweep_kwargs",
     "DATA_SWEEP_PRESETS",
     "MODEL_SWEEP_PRESETS",
@@ -56,7 +71,7 @@ __all__ = [
     "PROTOCOLS",
     "IDOptions",
     "SweepData",
-    "geometric_sizes",
+    "fit_loss_scaling",
     "id_ablations",
     "measure_run_id",
     "run_data_sweep",
@@ -69,27 +84,16 @@ LOSS_METRICS = ("mean_5_lowest_test", "test_loss", "test_loss_best")
 ProgressFn = Callable[[str, int, int], None]  # (stage label, done, total)
 
 
-# The model sweeps search the learning rate: the best one falls with width (at 2 layers × 1M SOTU tokens, 3e-3
-# is best at width 64 but clearly too high at 96–128).
-# Presets of the CLI's --quick and default modes (also used by `ttlab reproduce`): --quick fits in minutes on 2 CPU
-# cores; the default is a converged sweep (hours on CPU, the
-# same code runs paper-scale models on GPUs with --model gpt2 --block-size 1024 …).
-DATA_SWEEP_PRESETS: dict[str, dict[str, Any]] = {
-    "quick": dict(sizes="10000,100000,1000000", model="nano", block_size=64, vocab_size=1024, protocol="early-stop",
-                  seeds="0", max_iters=1500, lr=3e-3, warmup_iters=50, eval_interval=100, eval_iters=5, patience=3,
-                  test_max_tokens=50_000, batch_size=12, workers=2),
-    "full": dict(sizes=None, model="micro", block_size=128, vocab_size=2048, protocol="converged", seeds="0,1",
-                 max_iters=6000, lr=1e-3, warmup_iters=100, eval_interval=100, eval_iters=20, patience=5,
-                 test_max_tokens=200_000, batch_size=12, workers=2),
-}
-MODEL_SWEEP_PRESETS: dict[str, dict[str, Any]] = {
-    "quick": dict(models="2x2x32,2x2x64,2x2x96,2x2x128", block_size=64, vocab_size=1024, protocol="early-stop", seeds="0",
-                  max_tokens=1_000_000, max_iters=1200, lr=3e-3, lrs=[1e-3, 3e-3], warmup_iters=50, eval_interval=100,
-                  eval_iters=5, patience=3, test_max_tokens=50_000, batch_size=12, workers=2),
-    "full": dict(models="2x2x64,4x4x128,6x6x192,8x8x256", block_size=128, vocab_size=2048, protocol="converged",
-                 seeds="0,1", max_tokens=None, max_iters=6000, lr=1e-3, lrs=[5e-4, 1e-3, 2e-3], warmup_iters=100,
-                 eval_interval=100, eval_iters=20, patience=5, test_max_tokens=200_000, batch_size=12, workers=2),
-}
+@dataclass(frozen=True)
+class Execution:
+    """Where a sweep's runs go (:func:`ttlab.sweep.run_sweep`): ``backend`` ``"local"`` (a process pool) or
+    ``"ray"`` (a Ray cluster at ``ray_address``), ``workers`` runs at once, ``threads_per_task`` torch threads each
+    (None: cores / workers)."""
+
+    backend: str = "local"
+    workers: int = 1
+    threads_per_task: int | None = None
+    ray_address: str | None = None
 
 
 @dataclass(frozen=True)
@@ -123,83 +127,159 @@ class IDOptions:
     max_docs: int | None = None
 
 
-def parse_models(text: str, block_size: int, dropout: float = 0.0) -> list[GPTConfig]:
-    """Model shapes from ``"nano,4x4x128,…"``: presets or LAYERSxHEADSxWIDTH (vocab_size is set later)."""
+def _ints(value: Any, what: str, *, allow_none: bool = False) -> tuple[int, ...] | None:
+    """A sequence of integers as a tuple (text is parsed by the CLI, not here)."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence) or not all(
+            isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in value):
+        raise TTLabInputError(f"{what} must be a sequence of integers, got {value!r}.")
+    return tuple(int(v) for v in value)
+
+
+def model_config(shape: str | tuple[int, int, int], block_size: int, dropout: float = 0.0) -> GPTConfig:
+    """The :class:`GPTConfig` of a model shape (vocab_size is set later, from the tokenizer)."""
     from ttlab.lm.model import MODEL_PRESETS
 
-    out = []
-    for item in (t.strip() for t in text.split(",") if t.strip()):
-        if item in MODEL_PRESETS:
-            out.append(GPTConfig.from_preset(item, block_size=block_size, dropout=dropout, vocab_size=1))
-            continue
-        parts = item.lower().split("x")
-        if len(parts) != 3 or not all(p.isdigit() for p in parts):
-            raise TTLabInputError(f"model {item!r}: use a preset name ({', '.join(MODEL_PRESETS)}) or LAYERSxHEADSxWIDTH, e.g. 4x4x128.")
-        n_layer, n_head, n_embd = (int(p) for p in parts)
-        out.append(GPTConfig(vocab_size=1, block_size=block_size, n_layer=n_layer, n_head=n_head, n_embd=n_embd, dropout=dropout))
-    if not out:
-        raise TTLabInputError("no model given.")
-    return out
+    if isinstance(shape, str):
+        if shape not in MODEL_PRESETS:
+            raise TTLabInputError(f"unknown model preset {shape!r}; choose one of: {', '.join(MODEL_PRESETS)}.")
+        return GPTConfig.from_preset(shape, block_size=block_size, dropout=dropout, vocab_size=1)
+    dims = _ints(shape, "a model shape (layers, heads, width)") or ()
+    if len(dims) != 3:
+        raise TTLabInputError(f"a model shape is a preset name or (layers, heads, width), got {shape!r}.")
+    n_layer, n_head, n_embd = dims
+    return GPTConfig(vocab_size=1, block_size=block_size, n_layer=n_layer, n_head=n_head, n_embd=n_embd, dropout=dropout)
 
 
-def _int_list(value: Any, what: str) -> list[int] | None:
-    if value is None or value == "":
-        return None
-    if isinstance(value, str):
-        try:
-            return [int(float(x)) for x in value.split(",") if x.strip()]
-        except ValueError:
-            raise TTLabInputError(f"{what} must be comma-separated integers (e.g. 10000,100000), got {value!r}.") from None
-    return [int(v) for v in value]
+@dataclass(frozen=True, kw_only=True)
+class SweepPreset:
+    """Settings shared by the LM data and model sweeps, typed; :meth:`kwargs` gives the sweep's arguments."""
+
+    block_size: int
+    vocab_size: int
+    protocol: str
+    seeds: tuple[int, ...]
+    max_iters: int
+    lr: float
+    warmup_iters: int
+    eval_interval: int
+    eval_iters: int
+    patience: int | None
+    test_max_tokens: int
+    batch_size: int
+    workers: int
+    lrs: tuple[float, ...] | None = None
+    corpus: str = "builtin:sotu"
+    max_docs: int | None = None
+    cache_dir: str | None = None
+    field_name: str = "text"
+    threads_per_task: int | None = None
+    backend: str = "local"
+    ray_address: str | None = None
+    id_options: IDOptions = IDOptions()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "seeds", _ints(self.seeds, "seeds"))
+        if self.lrs is not None:
+            if isinstance(self.lrs, (str, bytes)) or not isinstance(self.lrs, Sequence) or not all(
+                    isinstance(v, (int, float)) and not isinstance(v, bool) for v in self.lrs):
+                raise TTLabInputError(f"lrs must be a sequence of numbers, got {self.lrs!r}.")
+            object.__setattr__(self, "lrs", tuple(float(v) for v in self.lrs))
+        if self.cache_dir is not None:
+            object.__setattr__(self, "cache_dir", str(self.cache_dir))
+
+    def _common_kwargs(self) -> dict[str, Any]:
+        train = TrainConfig(batch_size=self.batch_size, max_iters=self.max_iters, lr=self.lr,
+                            warmup_iters=self.warmup_iters, eval_interval=self.eval_interval, eval_iters=self.eval_iters,
+                            patience=self.patience, test_max_tokens=self.test_max_tokens)
+        data = SweepData(corpus=self.corpus, vocab_size=self.vocab_size, max_docs=self.max_docs,
+                         cache_dir=self.cache_dir or None, field_name=self.field_name)
+        execution = Execution(backend=self.backend, workers=self.workers, threads_per_task=self.threads_per_task,
+                              ray_address=self.ray_address)
+        return dict(data=data, train=train, seeds=list(self.seeds), protocol=self.protocol, execution=execution,
+                    lrs=list(self.lrs) if self.lrs is not None else None, id_options=self.id_options)
+
+
+@dataclass(frozen=True, kw_only=True)
+class DataSweepPreset(SweepPreset):
+    """A data sweep: one model shape; ``sizes`` training-token counts (None: geometric up to the whole split)."""
+
+    model: str | tuple[int, int, int]
+    sizes: tuple[int, ...] | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        object.__setattr__(self, "sizes", _ints(self.sizes, "sizes", allow_none=True))
+
+    def kwargs(self) -> dict[str, Any]:
+        """Keyword arguments of :func:`run_data_sweep`."""
+        return {**self._common_kwargs(), "model": model_config(self.model, self.block_size),
+                "sizes": list(self.sizes) if self.sizes else None}
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelSweepPreset(SweepPreset):
+    """A model sweep: several model shapes on ``max_tokens`` training tokens (None: the whole split)."""
+
+    models: tuple[str | tuple[int, int, int], ...]
+    max_tokens: int | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if isinstance(self.models, (str, bytes)) or not isinstance(self.models, Sequence) or not self.models:
+            raise TTLabInputError(f"models must be a non-empty sequence of model shapes, got {self.models!r}.")
+        object.__setattr__(self, "models", tuple(m if isinstance(m, str) else tuple(m) for m in self.models))
+
+    def kwargs(self) -> dict[str, Any]:
+        """Keyword arguments of :func:`run_model_sweep`."""
+        return {**self._common_kwargs(), "models": [model_config(m, self.block_size) for m in self.models],
+                "max_tokens": self.max_tokens}
+
+
+# The model sweeps search the learning rate: the best one falls with width (at 2 layers × 1M SOTU tokens, 3e-3
+# is best at width 64 but clearly too high at 96–128).
+# Presets of the CLI's --quick and default modes (also used by `ttlab reproduce`): --quick fits in minutes on 2 CPU
+# cores; the default is a converged sweep (hours on CPU, the
+# same code runs paper-scale models on GPUs with --model gpt2 --block-size 1024 …).
+DATA_SWEEP_PRESETS: dict[str, DataSweepPreset] = {
+    "quick": DataSweepPreset(sizes=(10_000, 100_000, 1_000_000), model="nano", block_size=64, vocab_size=1024,
+                             protocol="early-stop", seeds=(0,), max_iters=1500, lr=3e-3, warmup_iters=50, eval_interval=100,
+                             eval_iters=5, patience=3, test_max_tokens=50_000, batch_size=12, workers=2),
+    "full": DataSweepPreset(sizes=None, model="micro", block_size=128, vocab_size=2048, protocol="converged", seeds=(0, 1),
+                            max_iters=6000, lr=1e-3, warmup_iters=100, eval_interval=100, eval_iters=20, patience=5,
+                            test_max_tokens=200_000, batch_size=12, workers=2),
+}
+MODEL_SWEEP_PRESETS: dict[str, ModelSweepPreset] = {
+    "quick": ModelSweepPreset(models=((2, 2, 32), (2, 2, 64), (2, 2, 96), (2, 2, 128)), block_size=64, vocab_size=1024,
+                              protocol="early-stop", seeds=(0,), max_tokens=1_000_000, max_iters=1200, lr=3e-3,
+                              lrs=(1e-3, 3e-3), warmup_iters=50, eval_interval=100, eval_iters=5, patience=3,
+                              test_max_tokens=50_000, batch_size=12, workers=2),
+    "full": ModelSweepPreset(models=((2, 2, 64), (4, 4, 128), (6, 6, 192), (8, 8, 256)), block_size=128, vocab_size=2048,
+                             protocol="converged", seeds=(0, 1), max_tokens=None, max_iters=6000, lr=1e-3,
+                             lrs=(5e-4, 1e-3, 2e-3), warmup_iters=100, eval_interval=100, eval_iters=20, patience=5,
+                             test_max_tokens=200_000, batch_size=12, workers=2),
+}
 
 
 def sweep_kwargs(kind: str, preset: str = "quick", **overrides: Any) -> dict[str, Any]:
     """Keyword arguments for :func:`run_data_sweep` (``kind="data"``) or :func:`run_model_sweep`
-    (``"model"``) from a preset of :data:`DATA_SWEEP_PRESETS` / :data:`MODEL_SWEEP_PRESETS`;
-    ``overrides`` (None = keep the preset) may change any preset key and add ``corpus``, ``max_docs``,
-    ``cache_dir``, ``field_name``, ``lrs``, ``threads_per_task``, ``id_options``."""
-    presets = {"data": DATA_SWEEP_PRESETS, "model": MODEL_SWEEP_PRESETS}
+    (``"model"``) from a preset of :data:`DATA_SWEEP_PRESETS` / :data:`MODEL_SWEEP_PRESETS` with typed
+    ``overrides`` of its fields (None = keep the preset's value)."""
+    presets: dict[str, dict[str, Any]] = {"data": DATA_SWEEP_PRESETS, "model": MODEL_SWEEP_PRESETS}
     if kind not in presets:
         raise TTLabInputError(f"kind must be 'data' or 'model', got {kind!r}.")
     if preset not in presets[kind]:
         raise TTLabInputError(f"unknown preset {preset!r}; choose one of {', '.join(presets[kind])}.")
-    extra = ("corpus", "max_docs", "cache_dir", "field_name", "lrs", "threads_per_task", "id_options")
-    unknown = sorted(set(overrides) - set(presets[kind][preset]) - set(extra))
+    base = presets[kind][preset]
+    unknown = sorted(set(overrides) - {f.name for f in fields(base)})
     if unknown:
-        raise TTLabInputError(f"unknown sweep option(s): {', '.join(unknown)}.")
-    p = {**presets[kind][preset], **{k: v for k, v in overrides.items() if v is not None}}
-    train = TrainConfig(batch_size=p["batch_size"], max_iters=p["max_iters"], lr=p["lr"], warmup_iters=p["warmup_iters"],
-                        eval_interval=p["eval_interval"], eval_iters=p["eval_iters"], patience=p["patience"],
-                        test_max_tokens=p["test_max_tokens"])
-    kw: dict[str, Any] = dict(
-        data=SweepData(corpus=p.get("corpus", "builtin:sotu"), vocab_size=p["vocab_size"], max_docs=p.get("max_docs"),
-                       cache_dir=str(p["cache_dir"]) if p.get("cache_dir") else None, field_name=p.get("field_name", "text")),
-        train=train, seeds=_int_list(p["seeds"], "seeds") or [0], protocol=p["protocol"], workers=p["workers"],
-        threads_per_task=p.get("threads_per_task"), lrs=p.get("lrs"))
-    if p.get("id_options") is not None:
-        kw["id_options"] = p["id_options"]
-    if kind == "data":
-        models = parse_models(p["model"], p["block_size"])
-        if len(models) != 1:
-            raise TTLabInputError(f"a data sweep trains one model shape; got {len(models)} ({p['model']}).")
-        kw["model"] = models[0]
-        kw["sizes"] = _int_list(p["sizes"], "sizes")
-    else:
-        kw["models"] = parse_models(p["models"], p["block_size"])
-        kw["max_tokens"] = p["max_tokens"]
-    return kw
-
-
-def geometric_sizes(lo: int, hi: int, n: int) -> list[int]:
-    """``n`` geometrically spaced integers from ``lo`` to ``hi`` (inclusive)."""
-    if lo < 1 or hi < lo or n < 1:
-        raise TTLabInputError(f"need 1 <= lo <= hi and n >= 1, got lo={lo}, hi={hi}, n={n}.")
-    if n == 1:
-        return [int(hi)]
-    return sorted({int(round(x)) for x in np.geomspace(lo, hi, n)})
+        raise TTLabInputError(f"unknown {kind}-sweep option(s): {', '.join(unknown)}.")
+    return replace(base, **{k: v for k, v in overrides.items() if v is not None}).kwargs()
 
 
 # ------------------------------------------------------------------------------------------- tasks
+@task_name("ttlab.lm.sweeps:train_task")  # its name before the module was renamed: cached runs keep their keys
 def train_task(config: dict[str, Any]) -> dict[str, Any]:
     """One training run of a sweep (a :func:`ttlab.sweep.run_sweep` task; resumes its checkpoint)."""
     from ttlab.lm.data import TokenizedCorpus
@@ -287,11 +367,7 @@ def _train_for(protocol: str, train: TrainConfig, loss: str) -> TrainConfig:
 def _pick_and_aggregate(runs: list[dict[str, Any]], x_key: str, loss: str) -> list[dict[str, Any]]:
     """Best learning rate per (x, seed) by best validation loss; seeds averaged in log space."""
     ok = [r for r in runs if r["status"] == "ok" and r.get(loss) is not None and math.isfinite(r[loss])]
-    best: dict[tuple[Any, int], dict[str, Any]] = {}
-    for r in ok:
-        key = (r[x_key], r["seed"])
-        if key not in best or r["best_val_loss"] < best[key]["best_val_loss"]:
-            best[key] = r
+    best = best_by(ok, lambda r: (r[x_key], r["seed"]), "best_val_loss")
     for r in runs:
         r["selected"] = any(r is b for b in best.values())
     points = []
@@ -314,40 +390,12 @@ def _pick_and_aggregate(runs: list[dict[str, Any]], x_key: str, loss: str) -> li
     return points
 
 
-def _fits(x: np.ndarray, y: np.ndarray, bootstrap: int, seed: int) -> dict[str, Any]:
-    from ttlab.scaling.fit import fit_offset_power_law, fit_power_law
-
-    out: dict[str, Any] = {}
+def fit_loss_scaling(x: np.ndarray, y: np.ndarray, bootstrap: int) -> dict[str, Any]:
+    """Power and offset fits of loss against size (:func:`ttlab.scaling.analysis.power_law_fits`; the offset
+    fit resamples at most 200 times); ``{}`` below 3 points."""
     if len(x) < 3:
-        return out
-    out["power"] = fit_power_law(x, y, bootstrap=bootstrap, seed=seed).to_dict()
-    if len(x) >= 4:
-        try:
-            out["offset"] = fit_offset_power_law(x, y, bootstrap=min(bootstrap, 200), seed=seed).to_dict()
-        except (TTLabInputError, ValueError, RuntimeError) as exc:  # offset fits can be ill-posed on few points
-            out["offset"] = {"error": str(exc)}
-    return out
-
-
-SMALL_FIT = 6  # below this many points a residual bootstrap is degenerate; use the t-interval
-
-
-def _alpha_summary(fits: dict[str, Any]) -> dict[str, Any]:
-    """α̂ with its 95 % interval: the OLS t-interval for fewer than SMALL_FIT points (a residual
-    bootstrap of 3–5 points is far too narrow), the bootstrap percentile interval otherwise."""
-    power = fits.get("power")
-    out: dict[str, Any] = {"alpha_hat": None, "alpha_hat_ci": None, "alpha_hat_ci_method": None,
-                           "alpha_hat_offset": fits.get("offset", {}).get("params", {}).get("alpha")}
-    if not power:
-        return out
-    out["alpha_hat"] = power["params"]["alpha"]
-    boot, t = power["ci"].get("alpha"), power.get("ci_analytic", {}).get("alpha")
-    if t is not None and (power["n_points"] < SMALL_FIT or boot is None):
-        out["alpha_hat_ci"], out["alpha_hat_ci_method"] = t, "t-interval (OLS, log-log)"
-    elif boot is not None:
-        out["alpha_hat_ci"], out["alpha_hat_ci_method"] = boot, "bootstrap percentile"
-    out["alpha_hat_ci_bootstrap"], out["alpha_hat_ci_t"] = boot, t
-    return out
+        return {}
+    return power_law_fits(x, y, bootstrap=bootstrap, bootstrap_offset=min(bootstrap, 200))
 
 
 # ---------------------------------------------------------------------------------------------- ID
@@ -429,9 +477,9 @@ def _fitted_result(kind: str, runs: list[dict[str, Any]], x_key: str, loss: str,
     """Points (best lr per x and seed, seeds averaged), the power/offset fits and α̂ with its interval."""
     points = _pick_and_aggregate(runs, x_key, loss)
     x = np.array([p[x_key] for p in points], dtype=float)
-    fits = _fits(x, np.array([p["loss"] for p in points]), bootstrap, 0)
+    fits = fit_loss_scaling(x, np.array([p["loss"] for p in points]), bootstrap)
     return {"kind": kind, "runs": runs, "points": points, "fits": fits,
-            "n_failed": sum(r["status"] != "ok" for r in runs), **_alpha_summary(fits)}
+            "n_failed": sum(r["status"] != "ok" for r in runs), **exponent_summary(fits)}
 
 
 def _id_summary(row: dict[str, Any] | None, sym: str) -> dict[str, Any]:
@@ -456,17 +504,16 @@ def _finish(result: dict[str, Any], config: dict[str, Any], out: Path, figure: s
     result["wall_time_s"] = time.perf_counter() - t0
     if figure is not None:
         result["figure"] = figure
-        plot_scaling(result, out / figure)
+        plot_lm_scaling(result, out / figure)
     atomic_write_json(out / "results.json", result)
     return result
 
 
 def _run_config(data: SweepData, prep: Any, cfg: TrainConfig, seeds: Sequence[int], lrs: Sequence[float] | None,
-                protocol: str, loss: str, id_options: IDOptions, bootstrap: int, backend: str, workers: int,
-                threads_per_task: int | None) -> dict[str, Any]:
+                protocol: str, loss: str, id_options: IDOptions, bootstrap: int, ex: Execution) -> dict[str, Any]:
     return {"data": asdict(data), "data_summary": prep.describe(), "train": cfg.to_dict(), "seeds": list(seeds),
             "lrs": list(lrs or (cfg.lr,)), "protocol": protocol, "loss": loss, "id_options": asdict(id_options),
-            "bootstrap": bootstrap, "backend": backend, "workers": workers, "threads_per_task": threads_per_task}
+            "bootstrap": bootstrap, "backend": ex.backend, "workers": ex.workers, "threads_per_task": ex.threads_per_task}
 
 
 # ------------------------------------------------------------------------------------ data sweep
@@ -485,10 +532,7 @@ def run_data_sweep(
     loss: str = "mean_5_lowest_test",
     id_options: IDOptions = IDOptions(),
     bootstrap: int = 1000,
-    backend: str = "local",
-    workers: int = 1,
-    threads_per_task: int | None = None,
-    ray_address: str | None = None,
+    execution: Execution = Execution(),
     progress: ProgressFn | None = None,
 ) -> dict[str, Any]:
     """Train one model shape on geometrically spaced data sizes; fit α̂_D; predict α_D from the ID.
@@ -504,7 +548,7 @@ def run_data_sweep(
     out = Path(out_dir)
     prep = _prepare(data, progress)
     n_avail = prep.data.n_tokens("train")
-    model_cfg = (model or GPTConfig.from_preset("micro", vocab_size=prep.data.vocab_size)).with_(vocab_size=prep.data.vocab_size)
+    model_cfg = (model or GPTConfig.from_preset("micro", vocab_size=prep.data.vocab_size)).replace(vocab_size=prep.data.vocab_size)
     if sizes is None:
         sizes = geometric_sizes(min(min_tokens, n_avail), n_avail, n_sizes)
     sizes = sorted(set(int(s) for s in sizes))
@@ -520,11 +564,12 @@ def run_data_sweep(
     tasks = [t for size in sizes
              for t in _tasks_for(prep, out, protocol, model_cfg, replace(cfg, max_tokens=size), seeds, lrs, f"D{size}",
                                  {"train_tokens": size})]
-    runs = _run_tasks(tasks, out, backend, workers, threads_per_task, ray_address, progress)
+    ex = execution
+    runs = _run_tasks(tasks, out, ex.backend, ex.workers, ex.threads_per_task, ex.ray_address, progress)
     result = _fitted_result("data_sweep", runs, "train_tokens", loss, bootstrap)
     points = result["points"]
     x = np.array([p["train_tokens"] for p in points], dtype=float)
-    result["fits_by_metric"] = {m: _fits(x, np.array([p["all_metrics"][m] for p in points]), 0, 0)
+    result["fits_by_metric"] = {m: fit_loss_scaling(x, np.array([p["all_metrics"][m] for p in points]), 0)
                                 for m in LOSS_METRICS if points and all(m in p["all_metrics"] for p in points)}
     # ID of the largest run's embeddings
     result["id"] = None
@@ -536,8 +581,7 @@ def run_data_sweep(
         if progress:
             progress("embedding + ID", 1, 1)
     result.update(_id_summary(result["id"]["rows"][0] if result["id"] else None, "d"))
-    config = {**_run_config(data, prep, cfg, seeds, lrs, protocol, loss, id_options, bootstrap, backend, workers,
-                            threads_per_task),
+    config = {**_run_config(data, prep, cfg, seeds, lrs, protocol, loss, id_options, bootstrap, execution),
               "model": model_cfg.to_dict(), "sizes": sizes, "orders_of_magnitude": float(np.log10(max(sizes) / min(sizes)))}
     return _finish(result, config, out, "data_scaling.png" if len(points) >= 2 else None, t0)
 
@@ -557,10 +601,7 @@ def run_model_sweep(
     id_options: IDOptions = IDOptions(),
     measure_id: bool = True,
     bootstrap: int = 1000,
-    backend: str = "local",
-    workers: int = 1,
-    threads_per_task: int | None = None,
-    ray_address: str | None = None,
+    execution: Execution = Execution(),
     progress: ProgressFn | None = None,
 ) -> dict[str, Any]:
     """Train several model sizes on the same data; fit α̂_N against non-embedding parameters; compare
@@ -579,12 +620,13 @@ def run_model_sweep(
     if max_tokens is not None and max_tokens > n_avail:
         raise TTLabInputError(f"max_tokens {max_tokens:,} exceeds the {n_avail:,} training tokens of {data.corpus}.")
     cfg = _train_for(protocol, replace(train, max_tokens=max_tokens), loss)
-    cfgs = [m.with_(vocab_size=prep.data.vocab_size) for m in models]
+    cfgs = [m.replace(vocab_size=prep.data.vocab_size) for m in models]
     tasks = [t for m in cfgs
              for t in _tasks_for(prep, out, protocol, m, cfg, seeds, lrs, f"L{m.n_layer}_H{m.n_head}_E{m.n_embd}",
                                  {"n_layer": m.n_layer, "n_head": m.n_head, "n_embd": m.n_embd,
                                   "params_non_embedding": GPT(m).num_params(non_embedding=True)})]
-    runs = _run_tasks(tasks, out, backend, workers, threads_per_task, ray_address, progress)
+    ex = execution
+    runs = _run_tasks(tasks, out, ex.backend, ex.workers, ex.threads_per_task, ex.ray_address, progress)
     result = _fitted_result("model_sweep", runs, "params_non_embedding", loss, bootstrap)
     id_by_model = []
     if measure_id:
@@ -599,8 +641,7 @@ def run_model_sweep(
             progress("embedding + ID", len(selected), len(selected))
     result["id_by_model"] = id_by_model
     result.update(_id_summary(id_by_model[-1] if id_by_model else None, "n"))
-    config = {**_run_config(data, prep, cfg, seeds, lrs, protocol, loss, id_options, bootstrap, backend, workers,
-                            threads_per_task),
+    config = {**_run_config(data, prep, cfg, seeds, lrs, protocol, loss, id_options, bootstrap, execution),
               "models": [m.to_dict() for m in cfgs], "max_tokens": max_tokens}
     return _finish(result, config, out, "model_scaling.png", t0)
 
@@ -655,103 +696,3 @@ def id_ablations(
     if progress:
         progress("ID ablations", total, total)
     return result
-
-
-# ------------------------------------------------------------------------------------------ plots
-def plot_scaling(result: dict[str, Any], path: str | Path) -> Path:
-    """Figure 2/3-like plot: test loss vs data (or model) size, log-log, with the fitted power law,
-    the slope predicted from the ID (through the fitted point of the largest size) and per-seed points."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from ttlab.provenance import atomic_savefig
-
-    data_kind = result["kind"] == "data_sweep"
-    xk = "train_tokens" if data_kind else "params_non_embedding"
-    pts = result["points"]
-    x = np.array([p[xk] for p in pts], dtype=float)
-    y = np.array([p["loss"] for p in pts])
-    fig, ax = plt.subplots(figsize=(5.6, 4.2))
-    for p in pts:
-        ax.scatter([p[xk]] * len(p["loss_per_seed"]), p["loss_per_seed"], s=10, color="0.6", zorder=2)
-    ax.scatter(x, y, color="C0", zorder=3, label=f"test loss ({result['config']['loss']})")
-    grid = np.geomspace(x.min(), x.max(), 100)
-    power = result["fits"].get("power")
-    if power:
-        A, a = power["params"]["A"], power["params"]["alpha"]
-        ci = result.get("alpha_hat_ci")
-        lab = f"fit: α̂ = {a:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
-        ax.plot(grid, A * grid ** (-a), color="C0", lw=1.5, label=lab)
-    pred = result.get("alpha_pred")
-    if pred is not None and power:
-        anchor_x, anchor_y = x[-1], A * x[-1] ** (-a)
-        sym = "α_D" if data_kind else "α_N"
-        ax.plot(grid, anchor_y * (grid / anchor_x) ** (-pred), color="C3", ls="--", lw=1.2,
-                label=f"predicted {sym} = {pred:.3f} (ID {result['intrinsic_dim']:.2f})")
-    off = result["fits"].get("offset", {})
-    if "params" in off:
-        E, B, b = off["params"]["E"], off["params"]["A"], off["params"]["alpha"]
-        ax.plot(grid, E + B * grid ** (-b), color="C2", ls=":", lw=1.2, label=f"E + A·x^−α: α = {b:.3f}")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("training tokens D" if data_kind else "non-embedding parameters N")
-    ax.set_ylabel("test loss (nats/token)")
-    corpus = result["config"]["data"]["corpus"]
-    ax.set_title(f"{'Data' if data_kind else 'Model'} scaling on {corpus}", fontsize=10)
-    ax.legend(fontsize=7)
-    ax.grid(True, which="both", alpha=0.3)
-    fig.tight_layout()
-    atomic_savefig(fig, path, dpi=120)
-    plt.close(fig)
-    return Path(path)
-
-
-def plot_id_ablations(result: dict[str, Any], path: str | Path) -> Path:
-    """Figure 4-like panels: ID vs model size, vs layer, vs context position (mean and harmonic rules)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    from matplotlib.ticker import MaxNLocator
-
-    from ttlab.provenance import atomic_savefig
-
-    fig, axes = plt.subplots(1, 3, figsize=(12, 3.6))
-    bm = result["by_model"]
-    by_data = bool(bm) and "train_tokens" in bm[0]  # the same model trained on several data sizes
-    xk = "train_tokens" if by_data else "params_non_embedding"
-    ax = axes[0]
-    ax.plot([r[xk] for r in bm], [r["intrinsic_dim"] for r in bm], "o-", label="MLE, mean")
-    ax.plot([r[xk] for r in bm], [r["intrinsic_dim_harmonic"] for r in bm], "s--", label="MLE, harmonic")
-    if not by_data:
-        for r in bm:
-            ax.annotate(f"{r['n_layer']}L/{r['n_embd']}", (r[xk], r["intrinsic_dim"]), fontsize=7)
-    ax.set_xscale("log")
-    ax.set_xlabel("training tokens" if by_data else "non-embedding parameters")
-    ax.set_ylabel("intrinsic dimension (final layer)")
-    ax.set_title("ID vs training data" if by_data else "ID vs model size / width", fontsize=10)
-    ax.legend(fontsize=7)
-    rows = result["per_layer"]["rows"]
-    ax = axes[1]
-    ax.plot([r["layer"] for r in rows], [r["intrinsic_dim"] for r in rows], "o-", label="mean")
-    ax.plot([r["layer"] for r in rows], [r["intrinsic_dim_harmonic"] for r in rows], "s--", label="harmonic")
-    ax.set_xlabel("layer (0 = embeddings, last = after final LN)")
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_title("ID across layers", fontsize=10)
-    ax.legend(fontsize=7)
-    rows = result["per_position"]["rows"]
-    ax = axes[2]
-    mids = [0.5 * (r["positions"][0] + r["positions"][1]) for r in rows]
-    ax.plot(mids, [r["intrinsic_dim"] for r in rows], "o-", label="mean")
-    ax.plot(mids, [r["intrinsic_dim_harmonic"] for r in rows], "s--", label="harmonic")
-    ax.set_xlabel("position in the context window (range centre)")
-    ax.set_title("ID vs context position", fontsize=10)
-    ax.legend(fontsize=7)
-    for a in axes:
-        a.grid(True, alpha=0.3)
-    fig.tight_layout()
-    atomic_savefig(fig, path, dpi=120)
-    plt.close(fig)
-    return Path(path)
