@@ -255,7 +255,7 @@ def bucket_width(u: int) -> int:
     """Padded width of the batch holding sentences with ``u`` distinct tokens."""
     if u <= EXACT_WIDTH:
         return u
-    step = 1 << ((u - 1).bit_length() - 4)
+    step = 1 << max((u - 1).bit_length() - 4, 0)
     return -(-u // step) * step
 
 
