@@ -12,6 +12,8 @@ Cases, each in a fresh subprocess so its peak memory is its own:
   gpt2  |V| = 50,257, 200,000 sentences of length 2…32 from the bounded-memory generator below, the full
         900 + 900-step structured run (target ≤ 10 min and ≤ 4 GiB peak RSS on 2 cores). No dense
         reference exists at this size (W_ov alone would be 20 GB in float64).
+
+Imports: ttlab's public modules and benchmarks/_timing only.
 """
 
 from __future__ import annotations
@@ -143,7 +145,7 @@ def run_gpt2(sentences: int, steps: int) -> dict:
     fixed_c = sum(phases[k][1] for k in ("generate", "prepare", "max_margin"))
     return {
         "case": "gpt2", "vocab": ds.vocab_size, "distinct_sentences": len(ds.sentences), "max_len": ds.max_len,
-        "sentences_asked": sentences, "steps": steps, "tokens": int(prob.mask.sum()),
+        "sentences_asked": sentences, "steps": steps, "tokens": prob.n_tokens, "distinct_tokens": prob.n_entries,
         "kq_pairs": len(prob.pair_keys), "kq_constraints": res.wkq_star.n_constraints, "wkq_method": res.wkq_star.method,
         "phases": {k: {"wall_s": w, "cpu_s": cp} for k, (w, cp) in phases.items()},
         "step_wall_s": step_w, "step_cpu_s": step_c,

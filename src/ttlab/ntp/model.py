@@ -16,7 +16,12 @@ Gradients (per sentence, r = π(p − e_y)):
   ∂L/∂W_ov = r hᵀ with h = X φ;  g = Xᵀ W_ovᵀ r;  ∂L/∂s = (diag φ − φφᵀ) g;  ∂L/∂W_kq = X ∂L/∂s x_Lᵀ.
 They are checked against autograd and finite differences in the tests. The cross-entropy and its logit
 gradient are computed without cancellation (see :func:`softmax_cross_entropy`), so losses, gradients and the
-normalized direction stay exact at any margin, also past exp's range.
+normalized direction stay exact at any margin, also past exp's range. That cross-entropy
+(:class:`CEBlock`, :func:`ce_combine`) is the one implementation, also used by the structured path
+(:mod:`ttlab.ntp.structured`, rows with multiplicities, in several blocks).
+
+Imports: numpy, torch, ttlab.errors and ttlab.ntp.{cost, dataset, structure}; never the trainers, the
+structured path, the CLI or plotting.
 """
 
 from __future__ import annotations
@@ -192,7 +197,7 @@ def ce_combine(blocks: Sequence[CEBlock], grad_blocks: Sequence[bool] | None = N
     (``log_scale`` its log) so that the direction stays exact; the list holds None for the others.
     """
     want = [True] * len(blocks) if grad_blocks is None else list(grad_blocks)
-    loss = sum((b.loss() for b in blocks), 0.0) if len(blocks) != 1 else blocks[0].loss()
+    loss = sum((b.loss() for b in blocks), 0.0)
     if any(b.log_ell is not None for b in blocks):
         log_loss = float(torch.logsumexp(torch.cat([b.log_terms() for b in blocks]), 0))
     else:

@@ -28,8 +28,18 @@ class; g_l = W_ov[:, x_l]ᵀ r = (ℓ − o)_{x_l} r_{n(x_l)} + o_{x_l} Σ_v r_v
 g_l = (ℓ − o)_{x_l} r_{n(x_l)}: O(L) per sentence. The softmax backward and the scatter onto the pairs
 are as in the dense model.
 
+Layout. As in the dense model a sentence enters through its distinct tokens x with counts c_x (score
+W_kq[x, q] + log c_x), so its work is its number U of distinct tokens, not its length. Sentences are
+batched by U (exactly up to :data:`EXACT_WIDTH`, then in widths growing by 1/8), so rows are not padded
+to the longest sentence. A sentence with U = 1 has φ = 1 for every W_kq: its cross-entropy is computed
+once per W_ov and its W_kq gradient is exactly 0 (φ(g − φg) = 0, in the dense run too), so the steps
+skip it; it is also left out of the gradient's common scale (below), which only matters where the dense
+run's scale would be set by such a row and the others' entries underflow (then the structured direction
+is the exact one).
+
 Exactness. The compressed cross-entropy is the dense :func:`ttlab.ntp.model.softmax_cross_entropy`
-written for entries with multiplicities: the label entry of the gradient is −w Σ_{v≠y} p_v, the loss is
+(the same code, :class:`ttlab.ntp.model.CEBlock`, summed over the batches by
+:func:`ttlab.ntp.model.ce_combine`) for entries with multiplicities: the label entry of the gradient is −w Σ_{v≠y} p_v, the loss is
 log1p of the competing mass (a sum of non-negative terms), rows whose competing mass falls below
 tiny/eps are recomputed in log space (log-multiplicities added to the exponents) and a gradient whose
 largest entry is below √tiny is returned divided by that common factor, so losses, log-losses and the
@@ -54,6 +64,9 @@ Where the structure does not hold — random init (W_ov(0) is dense), Adam (it i
 gradient direction alone; kept dense for now), the joint schedule (W_ov then sees the full loss, whose
 gradient is not of the two-valued column form) or general embeddings — the dense path is used
 (``impl="auto"`` picks it; ``impl="structured"`` refuses with the reason).
+
+Imports: numpy, torch, ttlab.errors and ttlab.ntp.{dataset, structure, maxmargin, model}; ttlab.ntp.train
+only inside functions (it imports this module). Never the CLI or plotting.
 """
 
 from __future__ import annotations
@@ -79,8 +92,6 @@ _F64 = torch.finfo(torch.float64)
 #: the structured result also carries dense W_ov, W_kq and W* matrices when |V| is at most this (for the
 #: consumers that need matrices: generalization, plots of other tools); above it they are left out
 MATERIALIZE_LIMIT = 2048
-#: below this many compressed entries (Σ over sentences of padded distinct tokens + 2) one intra-op thread is fastest
-SMALL_WORK = 200_000
 
 
 def structured_ineligibility(config: TrainConfig, embeddings: np.ndarray | None) -> str | None:
@@ -342,11 +353,9 @@ class StructuredProblem:
         u = np.bincount(e_sid, minlength=n)
         e_start = np.cumsum(u) - u
         e_rank = np.arange(E) - e_start[e_sid]
-        # (token, query) pairs that co-occur: the support of W_kq
+        # (token, query) pairs that co-occur: the support of W_kq (numbered below)
         uniq, e_pair = np.unique(query[e_sid] * V + e_tok, return_inverse=True)
-        self.pair_keys = uniq  # sorted keys q·V + token
-        self.pair_token = torch.as_tensor(uniq % V)
-        self.pair_query = torch.as_tensor(uniq // V)
+        e_pair = e_pair.reshape(-1)
         # collocation
         nxt = self.structure.next_token_array().astype(np.int64).reshape(-1)
         self.next_token = nxt
@@ -371,14 +380,28 @@ class StructuredProblem:
         e_opt = (e_cls == labels[e_sid]) | ~multi[e_sid]
         self.multi_token = torch.as_tensor(multi)
         # batches by padded width; entry E is the padding (count 0, gain 0)
-        ext = lambda a, pad: np.concatenate([a, np.array([pad], dtype=a.dtype)])  # noqa: E731
-        pair_x, count_x, slot_x, opt_x = ext(e_pair.reshape(-1), 0), ext(ecount, 0), ext(e_slot, -1), ext(e_opt, False)
         width = np.fromiter((bucket_width(int(x)) for x in u), dtype=np.int64, count=n)
-        self.buckets: list[_Bucket] = []
+        layout = []
         for W in np.unique(width).tolist():
             rows = np.flatnonzero(width == W)
             j = np.arange(W)
-            ent = np.where(j < u[rows, None], e_start[rows, None] + j, E)
+            layout.append((W, rows, j, np.where(j < u[rows, None], e_start[rows, None] + j, E)))
+        # number the pairs in the order the batches first read them (most pairs occur in one sentence), so
+        # the steps' gathers and scatters on W_kq run through memory nearly in order
+        seen = np.concatenate([ent[ent < E] for W, _, _, ent in layout if W > 1] + [np.arange(E)])
+        _, first = np.unique(e_pair[seen], return_index=True)
+        order = np.argsort(first, kind="stable")  # old pair ids by first reading
+        new_id = np.empty_like(order)
+        new_id[order] = np.arange(len(order))
+        e_pair = new_id[e_pair]
+        uniq = uniq[order]
+        self.pair_keys = uniq  # keys q·V + token, in reading order (not sorted)
+        self.pair_token = torch.as_tensor(uniq % V)
+        self.pair_query = torch.as_tensor(uniq // V)
+        ext = lambda a, pad: np.concatenate([a, np.array([pad], dtype=a.dtype)])  # noqa: E731
+        pair_x, count_x, slot_x, opt_x = ext(e_pair, 0), ext(ecount, 0), ext(e_slot, -1), ext(e_opt, False)
+        self.buckets: list[_Bucket] = []
+        for W, rows, j, ent in layout:
             cnt = torch.as_tensor(count_x[ent].astype(np.float64))
             slot = slot_x[ent]
             kr, li = k[rows], lab_in[rows]
@@ -438,7 +461,8 @@ class StructuredProblem:
     def stage2_loss_grad(self, gains: StageGains, kq: SparseKQ) -> tuple[Stage2Loss, torch.Tensor, list[torch.Tensor]]:
         """L(θ), the W_kq gradient on the pairs (divided by exp(log_scale)) and φ of every varying batch."""
         var = [(b, a) for b, a in zip(self.buckets, gains.by_bucket) if not b.constant]
-        phis = [torch.softmax(kq.values[b.pair] + b.log_count, dim=1) for b, _ in var]
+        phis = [torch.softmax(kq.values.index_select(0, b.pair.view(-1)).view(b.pair.shape) + b.log_count, dim=1)
+                for b, _ in var]
         blocks = [self._block(b, a, phi) for (b, a), phi in zip(var, phis)]
         want = [True] * len(blocks)
         if gains.constant_block is not None:
@@ -507,8 +531,10 @@ def train_structured(
     t0 = time.perf_counter()
     prob = problem if problem is not None else StructuredProblem(dataset, structure)
     before = torch.get_num_threads()
-    if prob.work < SMALL_WORK and before > 1:
-        torch.set_num_threads(1)  # thread hand-offs cost more than such small kernels
+    if before > 1:
+        # one intra-op thread: the steps' kernels are short (one batch of sentences each), and on a shared
+        # 2-core machine two threads were measured at ~4× the CPU time and slower in wall time too
+        torch.set_num_threads(1)
     try:
         return _train(prob, config, progress, t0)
     finally:
@@ -534,10 +560,12 @@ def _train(prob: StructuredProblem, config: TrainConfig, progress, t0: float) ->
     sov_oth = torch.as_tensor(star_ov.values[m_col:])
     # W*_kq on the pairs (its support lies in the co-occurring pairs; anything outside only adds to its norm)
     skeys = star_kq.cols * V + star_kq.rows
-    pos = np.searchsorted(prob.pair_keys, skeys)
-    hit = (pos < len(prob.pair_keys)) & (prob.pair_keys[np.minimum(pos, len(prob.pair_keys) - 1)] == skeys)
+    by_key = np.argsort(prob.pair_keys)
+    sorted_keys = prob.pair_keys[by_key]
+    pos = np.searchsorted(sorted_keys, skeys)
+    hit = (pos < len(sorted_keys)) & (sorted_keys[np.minimum(pos, len(sorted_keys) - 1)] == skeys)
     star_on_pairs = torch.zeros(len(prob.pair_keys), dtype=torch.float64)
-    star_on_pairs[torch.as_tensor(pos[hit])] = torch.as_tensor(star_kq.values[hit])
+    star_on_pairs[torch.as_tensor(by_key[pos[hit]])] = torch.as_tensor(star_kq.values[hit])
 
     metrics: dict[str, list] = {c: [] for c in METRIC_COLUMNS}
     nan = float("nan")
