@@ -12,6 +12,8 @@ Cases, each in a fresh subprocess so its peak memory is its own:
   gpt2  |V| = 50,257, 200,000 sentences of length 2…32 from the bounded-memory generator below, the full
         900 + 900-step structured run (target ≤ 10 min and ≤ 4 GiB peak RSS on 2 cores). No dense
         reference exists at this size (W_ov alone would be 20 GB in float64).
+
+Imports: ttlab's public modules and benchmarks/_timing only.
 """
 
 from __future__ import annotations
@@ -102,7 +104,7 @@ def run_v500(ref_steps: int, warmup: int, threads: int) -> dict:
     kqd = kq.dense()
     return {
         "case": "v500", "vocab": V, "distinct_sentences": len(ds.sentences), "max_len": ds.max_len,
-        "full_run_s": full_s, "threads": torch.get_num_threads(),
+        "full_run_s": full_s, "step_threads": sorted(step_threads),
         "stage1": {k: v.to_dict() for k, v in t1.sides.items()},
         "stage1_ratio": t1.ratio("structured", "dense").to_dict(),
         "stage1_agreement": agree1,
@@ -133,20 +135,37 @@ def run_gpt2(sentences: int, steps: int) -> dict:
 
     ds = timed("generate", lambda: generate_large(c["vocab"], sentences, 2, c["max_len"], seed=0))
     prob = timed("prepare", lambda: StructuredProblem(ds))
-    # W* alone (0 steps), then the run: the difference is the steps' cost
-    timed("max_margin", lambda: train_structured(ds, TrainConfig(stage1_steps=0, stage2_steps=0), problem=prob))
-    res = timed("train", lambda: train_structured(ds, TrainConfig(stage1_steps=steps, stage2_steps=steps), problem=prob))
+    # one run; its progress callback marks where W* ends (stage-1 step 0) and where stage 2 starts
+    marks: dict[str, tuple[float, float]] = {}
+    step_threads: set[int] = set()
+
+    def progress(stage: str, t: int, total: int) -> None:
+        if t == 0:
+            marks.setdefault(stage, (time.perf_counter(), time.process_time()))
+        step_threads.add(torch.get_num_threads())
+
+    start = (time.perf_counter(), time.process_time())
+    res = timed("train", lambda: train_structured(ds, TrainConfig(stage1_steps=steps, stage2_steps=steps),
+                                                  progress=progress, problem=prob))
+    end = (start[0] + phases["train"][0], start[1] + phases["train"][1])
+    s1, s2 = marks["stage 1"], marks.get("stage 2", end)
+    phases["max_margin"] = (s1[0] - start[0], s1[1] - start[1])  # W*_ov, W*_kq (+ the first stage-1 step)
+    phases["stage1"] = (s2[0] - s1[0], s2[1] - s1[1])
+    phases["stage2"] = (end[0] - s2[0], end[1] - s2[1])  # + the limit loss
+    del phases["train"]
     r1, r2 = res.rows("1"), res.rows("2")
-    step_w = (phases["train"][0] - phases["max_margin"][0]) / (2 * steps)
-    step_c = (phases["train"][1] - phases["max_margin"][1]) / (2 * steps)
+    step_w = (phases["stage1"][0] + phases["stage2"][0]) / (2 * steps)
+    step_c = (phases["stage1"][1] + phases["stage2"][1]) / (2 * steps)
     fixed_w = sum(phases[k][0] for k in ("generate", "prepare", "max_margin"))
     fixed_c = sum(phases[k][1] for k in ("generate", "prepare", "max_margin"))
     return {
         "case": "gpt2", "vocab": ds.vocab_size, "distinct_sentences": len(ds.sentences), "max_len": ds.max_len,
-        "sentences_asked": sentences, "steps": steps, "tokens": int(prob.mask.sum()),
+        "sentences_asked": sentences, "steps": steps, "tokens": prob.n_tokens, "distinct_tokens": prob.n_entries,
         "kq_pairs": len(prob.pair_keys), "kq_constraints": res.wkq_star.n_constraints, "wkq_method": res.wkq_star.method,
         "phases": {k: {"wall_s": w, "cpu_s": cp} for k, (w, cp) in phases.items()},
-        "step_wall_s": step_w, "step_cpu_s": step_c,
+        "step_wall_s": step_w, "step_cpu_s": step_c, "step_threads": sorted(step_threads),
+        "stage1_step_cpu_s": phases["stage1"][1] / steps, "stage2_step_cpu_s": phases["stage2"][1] / steps,
+        "total_wall_s": sum(v[0] for v in phases.values()), "total_cpu_s": sum(v[1] for v in phases.values()),
         "projected_900_wall_s": fixed_w + 1800 * step_w, "projected_900_cpu_s": fixed_c + 1800 * step_c,
         "target_s": c["target_s"], "peak_rss_gib": _rss_gib(), "target_gib": c["target_gib"],
         "final_cosine_ov": float(r1["cosine"][-1]), "final_cosine_kq": float(r2["cosine"][-1]),
@@ -251,10 +270,12 @@ def main() -> None:
             ph = r["phases"]
             proj = r["projected_900_wall_s"]
             print(f"[gpt2] |V|={r['vocab']} sentences={r['distinct_sentences']} ({r['tokens']:,} tokens) L≤{r['max_len']} "
-                  f"pairs={r['kq_pairs']:,} constraints={r['kq_constraints']:,} ({r['wkq_method']}), 2 threads; "
+                  f"pairs={r['kq_pairs']:,} constraints={r['kq_constraints']:,} ({r['wkq_method']}), 2 threads (steps: "
+                  f"{'/'.join(map(str, r['step_threads']))} intra-op); "
                   + ", ".join(f"{k} {v['wall_s']:.1f} s wall / {v['cpu_s']:.1f} s CPU" for k, v in ph.items()))
             print(f"    {r['steps']} + {r['steps']} steps: {1e3 * r['step_wall_s']:.0f} ms wall, {1e3 * r['step_cpu_s']:.0f} ms CPU "
-                  f"per step; peak RSS {r['peak_rss_gib']:.2f} GiB (target ≤ {r['target_gib']} GiB: "
+                  f"per step (stage 1 {1e3 * r['stage1_step_cpu_s']:.1f} ms, stage 2 {1e3 * r['stage2_step_cpu_s']:.0f} ms CPU); "
+                  f"this run {r['total_wall_s']:.0f} s wall / {r['total_cpu_s']:.0f} s CPU; peak RSS {r['peak_rss_gib']:.2f} GiB (target ≤ {r['target_gib']} GiB: "
                   f"{'OK' if r['peak_rss_gib'] <= r['target_gib'] else 'OVER'})")
             label = "measured" if r["steps"] == 900 and r["sentences_asked"] == CASES["gpt2"]["sentences"] else "projected"
             print(f"    900 + 900 steps at these sentences ({label} from the per-step time): {proj:.0f} s wall, "

@@ -16,7 +16,9 @@ from ttlab.ntp.generate import generate_dataset
 from ttlab.ntp.structure import analyze
 from ttlab.ntp.model import (
     AUTO_FLOAT32_MAX_SPREAD,
+    CEBlock,
     NTPTransformer,
+    ce_combine,
     cross_entropy_terms,
     softmax_cross_entropy,
 )
@@ -33,6 +35,36 @@ def ray_log_loss(norm: np.ndarray, star_norm: float, vocab_size: int) -> np.ndar
 
 
 # --------------------------------------------------------------------------------------------- the function
+@pytest.mark.parametrize("scale", [1.0, 40.0, 900.0])  # 900: every competing term underflows (log space)
+def test_blocks_combine_to_the_whole(scale):
+    """Rows split into blocks give the loss, log-loss, gradient scale and gradients of the whole batch;
+    a block left out of the gradient still counts in the loss but not in the common scale."""
+    rng = np.random.default_rng(3)
+    logits = torch.as_tensor(scale * rng.standard_normal((9, 6)))
+    labels = torch.as_tensor(rng.integers(6, size=9))
+    logits[torch.arange(9), labels] = logits.max(1).values + scale  # the label ahead by `scale`
+    w = torch.as_tensor(rng.dirichlet(np.ones(9)))
+    whole = softmax_cross_entropy(logits, labels, w)
+    parts = [slice(0, 4), slice(4, 5), slice(5, 9)]
+    loss, log_loss, grads, log_scale = ce_combine([CEBlock(logits[p], labels[p], w[p]) for p in parts])
+    assert loss == pytest.approx(whole.loss, rel=1e-14, abs=0)
+    assert log_loss == pytest.approx(whole.log_loss, rel=1e-14)
+    assert log_scale == whole.log_scale and (log_scale < -100) == (scale == 900.0)
+    torch.testing.assert_close(torch.cat(grads), whole.grad, rtol=1e-14, atol=0)
+    # leave out of the gradient the row holding the largest entry: the scale is then set by the others
+    k = int(whole.grad.abs().max(1).values.argmax())
+    rest_rows = torch.tensor([i for i in range(9) if i != k])
+    blocks = [CEBlock(logits[[k]], labels[[k]], w[[k]]), CEBlock(logits[rest_rows], labels[rest_rows], w[rest_rows])]
+    loss2, log_loss2, grads2, log_scale2 = ce_combine(blocks, [False, True])
+    assert grads2[0] is None
+    assert loss2 == pytest.approx(loss, rel=1e-14) and log_loss2 == pytest.approx(log_loss, rel=1e-14)
+    rest = softmax_cross_entropy(logits[rest_rows], labels[rest_rows], w[rest_rows])
+    assert log_scale2 == rest.log_scale
+    torch.testing.assert_close(grads2[1], rest.grad, rtol=1e-14, atol=0)
+    if scale == 900.0:  # rescaled by the others' largest entry, not by the left-out row's
+        assert log_scale - log_scale2 > 0.1 and float(grads2[1].abs().max()) == pytest.approx(1.0)
+
+
 def test_label_entry_and_loss_when_p_y_rounds_to_one():
     logits = torch.tensor([[0.0, -40.0, -50.0], [-3.0, 1.0, 2.0]], dtype=torch.float64)
     w = torch.tensor([0.25, 0.75], dtype=torch.float64)

@@ -15,8 +15,11 @@ from ttlab.ntp.generate import generate_dataset
 from ttlab.ntp.maxmargin import max_margin_kq
 from ttlab.ntp.model import make_embeddings
 from ttlab.ntp.structure import analyze
+import ttlab.ntp.structured as structured
 from ttlab.ntp.structured import (
+    EXACT_WIDTH,
     StructuredProblem,
+    bucket_width,
     compressed_cross_entropy,
     sparse_max_margin_kq,
     train_structured,
@@ -117,6 +120,45 @@ def test_structured_stage1_keeps_the_exact_symmetric_ray_where_rounding_is_ampli
     np.testing.assert_allclose(r["log_loss"], closed_log, rtol=1e-12, atol=1e-12)
 
 
+def _with_repeated_token_sentences(ds: NTPDataset) -> NTPDataset:
+    """``ds`` plus multi-token sentences of one repeated token (their attention is 1 whatever W_kq is)."""
+    nxt = analyze(ds).collocation
+    extra = [(" ".join([t] * k), nxt[t]) for t, k in zip(list(nxt)[:5], (2, 3, 5, 2, 7))]
+    return NTPDataset.from_text(ds.to_text() + "".join(f"{x} => {y}\n" for x, y in extra))
+
+
+def test_batches_of_mixed_widths_and_constant_sentences_reproduce_the_dense_run(monkeypatch):
+    """Sentences with 1 to 36 distinct tokens (exact batches and a padded one past EXACT_WIDTH), one-token
+    sentences and multi-token sentences of one repeated token (constant rows): every metric as the dense
+    run's to 1e-10; padding every batch of more than 16 distinct tokens changes nothing beyond rounding."""
+    ds = _with_repeated_token_sentences(generate_dataset(50, 60, 2, 64, seed=3))
+    prob = StructuredProblem(ds)
+    widths = [b.pair.shape[1] for b in prob.buckets]
+    assert max(widths) > EXACT_WIDTH and any(bool((b.count == 0).any()) for b in prob.buckets)  # padding
+    const = [b for b in prob.buckets if b.constant]
+    assert len(const) == 1 and int(const[0].multi.sum()) >= 5 and int((~const[0].multi).sum()) == ds.vocab_size
+    dense, struct = _both(ds, stage1_steps=100, stage2_steps=150)
+    _assert_same_metrics(dense, struct)
+    r = struct.rows("2")
+    assert r["loss"][-1] < r["loss"][0] - 1e-3 and r["min_optimal_attention"][-1] > r["min_optimal_attention"][0]
+    monkeypatch.setattr(structured, "EXACT_WIDTH", 0)
+    padded = StructuredProblem(ds)
+    assert len(padded.buckets) < len(prob.buckets)
+    assert sum(int((b.count == 0).sum()) for b in padded.buckets) > sum(int((b.count == 0).sum()) for b in prob.buckets)
+    again = train_structured(ds, TrainConfig(stage1_steps=100, stage2_steps=150), problem=padded)
+    for c in METRIC_COLUMNS[1:]:
+        np.testing.assert_allclose(np.asarray(again.metrics[c], float), np.asarray(struct.metrics[c], float),
+                                   rtol=0, atol=1e-12, err_msg=c)
+
+
+def test_bucket_width_pads_at_most_an_eighth():
+    us = np.arange(1, 5000)
+    w = np.array([bucket_width(int(u)) for u in us])
+    assert np.all(w >= us) and np.all(w[us <= EXACT_WIDTH] == us[us <= EXACT_WIDTH])
+    assert np.all(w - us < np.maximum(us / 8, 1)) and np.all(np.diff(w) >= 0)
+    assert len(np.unique(w)) < 120  # few batches even for long sentences
+
+
 def test_compressed_cross_entropy_equals_the_dense_one_on_expanded_rows():
     rng = np.random.default_rng(0)
     V = 9
@@ -166,9 +208,9 @@ def test_structured_state_has_no_vocab_squared_array():
                             res.structured.wov_star, res.structured.wkq_star) for v in vars(obj).values()
               if isinstance(v, (np.ndarray, torch.Tensor))]
     assert len(arrays) > 15
+    arrays += [v for b in prob.buckets for v in vars(b).values() if isinstance(v, (np.ndarray, torch.Tensor))]
     biggest = max(int(np.prod(a.shape)) for a in arrays)
-    n_tokens = prob.n * (prob.L + 3)
-    assert biggest <= max(n_tokens, 2 * V) < V * V // 10
+    assert biggest <= max(prob.work, prob.n_tokens, 2 * V) < V * V // 10
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,12 @@ Gradients (per sentence, r = π(p − e_y)):
   ∂L/∂W_ov = r hᵀ with h = X φ;  g = Xᵀ W_ovᵀ r;  ∂L/∂s = (diag φ − φφᵀ) g;  ∂L/∂W_kq = X ∂L/∂s x_Lᵀ.
 They are checked against autograd and finite differences in the tests. The cross-entropy and its logit
 gradient are computed without cancellation (see :func:`softmax_cross_entropy`), so losses, gradients and the
-normalized direction stay exact at any margin, also past exp's range.
+normalized direction stay exact at any margin, also past exp's range. That cross-entropy
+(:class:`CEBlock`, :func:`ce_combine`) is the one implementation, also used by the structured path
+(:mod:`ttlab.ntp.structured`, rows with multiplicities, in several blocks).
+
+Imports: numpy, torch, ttlab.errors and ttlab.ntp.{cost, dataset, structure}; never the trainers, the
+structured path, the CLI or plotting.
 """
 
 from __future__ import annotations
@@ -92,63 +97,123 @@ def softmax_cross_entropy(
     √tiny, are recomputed in log space (float64), so losses of 1e-200 come out as 1e-200 and the
     gradient direction stays defined past exp's range (margins > ~745 in float64, > ~87 in float32).
     """
-    n = logits.shape[0]
-    rows = torch.arange(n) if rows is None else rows
-    fi = torch.finfo(logits.dtype)
-    mx = logits.max(dim=1, keepdim=True).values
-    t = logits - mx  # ≤ 0; the label entry is 0 when the label is a largest logit
-    e = torch.exp(t)
-    lab = labels[:, None]
-    t_y = t.gather(1, lab)[:, 0]
-    e_y = torch.exp(t_y)
-    e.scatter_(1, lab, 0.0)
-    s = e.sum(1)  # ≥ 1 whenever the label is not a largest logit
-    z = e_y + s
-    wz = weights / z
-    label_entry = s * wz
-    r = e.mul_(wz[:, None])
-    r.scatter_(1, lab, -label_entry[:, None])
+    loss, log_loss, (grad,), log_scale = ce_combine([CEBlock(logits, labels, weights, rows=rows)])
+    return CrossEntropy(loss, log_loss, grad, log_scale)
 
-    # per-row losses ℓ = −t_y + log1p(z − 1) in float64 (no-op casts for float64 models). z − 1 is summed as
-    # (e_y − 1) + S: exactly S when the label is a largest logit (e_y = 1), else ≥ e_y with S ≥ 1.
-    if logits.dtype == torch.float64:
-        w64, ell = weights, torch.log1p((e_y - 1.0) + s) - t_y
+
+class CEBlock:
+    """The per-row part of the exact cross-entropy for one block of rows (see :func:`softmax_cross_entropy`).
+
+    Row n is the logit vector ``logits[n]`` whose entry j stands for ``other[n, j]`` competing classes
+    (``other=None``: every entry is one class, the dense case) plus the label ``labels[n]`` (an entry index;
+    with ``other`` given, its own multiplicity must be 1 and ``other`` is 0 there; absent entries: logit
+    −inf, multiplicity 0). The dense case is the multiplicity-1 case with the same operations, so it is
+    bit-for-bit the dense computation. Blocks are summed by :func:`ce_combine`, which also applies the
+    log-space recomputations that need every block (the common gradient scale).
+    """
+
+    def __init__(
+        self,
+        logits: torch.Tensor,
+        labels: torch.Tensor,
+        weights: torch.Tensor,
+        other: torch.Tensor | None = None,
+        rows: torch.Tensor | None = None,
+    ) -> None:
+        n = self.n = logits.shape[0]
+        self.labels, self.other, self.dtype = labels, other, logits.dtype
+        self.rows = torch.arange(n) if rows is None else rows
+        fi = self.finfo = torch.finfo(logits.dtype)
+        mx = logits.max(dim=1, keepdim=True).values
+        t = self.t = logits - mx  # ≤ 0; the label entry is 0 when the label is a largest logit
+        e = torch.exp(t)  # exp(−inf) = 0 for absent entries
+        lab = labels[:, None]
+        t_y = t.gather(1, lab)[:, 0]
+        e_y = torch.exp(t_y)
+        if other is None:
+            e.scatter_(1, lab, 0.0)
+            s = e.sum(1)  # ≥ 1 whenever the label is not a largest logit
+        else:
+            s = (e * other).sum(1)
+        self.s = s
+        z = self.z = e_y + s
+        wz = weights / z
+        self.label_entry = s * wz
+        r = self.grad = e.mul_(wz[:, None])
+        r.scatter_(1, lab, -self.label_entry[:, None])
+        # per-row losses ℓ = −t_y + log1p(z − 1) in float64 (no-op casts for float64 models). z − 1 is summed
+        # as (e_y − 1) + S: exactly S when the label is a largest logit (e_y = 1), else ≥ e_y with S ≥ 1.
+        if logits.dtype == torch.float64:
+            self.w64, self.ell = weights, torch.log1p((e_y - 1.0) + s) - t_y
+        else:
+            self.w64 = weights.double()
+            self.ell = torch.log1p((e_y.double() - 1.0) + s.double()) - t_y.double()
+        self.log_ell: torch.Tensor | None = None
+        self._log_s: torch.Tensor | None = None
+        if n and float(s.min()) < fi.tiny / fi.eps:
+            # some label-is-largest rows have S below tiny/eps (terms lost to underflow): redo them in log space
+            low = s < fi.tiny / fi.eps
+            log_s = self.log_s()
+            self.ell = torch.where(low, torch.log1p(torch.exp(log_s)), self.ell)
+            # log log1p(S) = log S − S/2 + …, and S < tiny/eps ≪ eps here, so log S is exact to rounding
+            self.log_ell = torch.where(low, log_s, torch.log(self.ell))
+
+    def log_s(self) -> torch.Tensor:
+        """log Σ_{v≠y} exp(t_v) per row, in float64 log space (−inf when there is no other entry)."""
+        if self._log_s is None:
+            if self.other is None:
+                t64 = self.t.double().clone()
+                t64[self.rows, self.labels] = -math.inf
+                self._log_s = torch.logsumexp(t64, 1)
+            else:  # log 0 = −inf drops absent entries and the label
+                self._log_s = torch.logsumexp(self.t.double() + torch.log(self.other.double()), 1)
+        return self._log_s
+
+    def loss(self) -> float:
+        """Σ_n w_n ℓ_n of this block (float64)."""
+        return float(self.w64 @ self.ell)
+
+    def log_terms(self) -> torch.Tensor:
+        """log(w_n ℓ_n) per row, exact also where ℓ_n is below float64's range."""
+        return torch.log(self.w64) + (torch.log(self.ell) if self.log_ell is None else self.log_ell)
+
+    def rescaled_grad(self, A: float) -> torch.Tensor:
+        """exp(−A) · the logit gradient, computed in log space (for a common scale A of all blocks)."""
+        log_wz = torch.log(self.w64) - torch.log(self.z.double())
+        g = torch.exp(self.t.double() + (log_wz - A)[:, None])
+        g[self.rows, self.labels] = -torch.exp(log_wz + self.log_s() - A)
+        return g.to(self.dtype)
+
+    def log_label_max(self) -> float:
+        """max_n log(w_n S_n / z_n): the log of this block's largest gradient entry."""
+        return float((torch.log(self.w64) - torch.log(self.z.double()) + self.log_s()).max())
+
+
+def ce_combine(blocks: Sequence[CEBlock], grad_blocks: Sequence[bool] | None = None) -> tuple[float, float, list, float]:
+    """(loss, log_loss, gradients, log_scale) of the rows of all ``blocks`` (see :class:`CrossEntropy`).
+
+    ``grad_blocks`` (default: all) marks the blocks whose gradient is wanted; only they set the common
+    scale: when their largest gradient entry is below √tiny, their gradients are returned divided by it
+    (``log_scale`` its log) so that the direction stays exact; the list holds None for the others.
+    """
+    want = [True] * len(blocks) if grad_blocks is None else list(grad_blocks)
+    loss = sum((b.loss() for b in blocks), 0.0)
+    if any(b.log_ell is not None for b in blocks):
+        log_loss = float(torch.logsumexp(torch.cat([b.log_terms() for b in blocks]), 0))
     else:
-        w64, ell = weights.double(), torch.log1p((e_y.double() - 1.0) + s.double()) - t_y.double()
-    log_s = None
-    if n and float(s.min()) < fi.tiny / fi.eps:
-        # some label-is-largest rows have S below tiny/eps (terms lost to underflow): redo them in log space
-        low = s < fi.tiny / fi.eps
-        log_s = _log_s_other(t, rows, labels)
-        ell = torch.where(low, torch.log1p(torch.exp(log_s)), ell)
-        # log log1p(S) = log S − S/2 + …, and S < tiny/eps ≪ eps here, so log S is exact to rounding
-        log_ell = torch.where(low, log_s, torch.log(ell))
-        loss = float(w64 @ ell)
-        log_loss = float(torch.logsumexp(torch.log(w64) + log_ell, 0))
-    else:
-        loss = float(w64 @ ell)
         log_loss = math.log(loss) if loss > 0 else -math.inf
-    if n == 0 or float(label_entry.max()) >= math.sqrt(fi.tiny):
-        return CrossEntropy(loss, log_loss, r, 0.0)
-    # the largest gradient entry is below √tiny: rebuild the gradient divided by it, in log space
-    if log_s is None:
-        log_s = _log_s_other(t, rows, labels)
-    t64 = t.double()
-    log_wz = torch.log(w64) - torch.log(z.double())
-    log_label = log_wz + log_s
-    A = float(log_label.max())
+    gb = [b for b, w in zip(blocks, want) if w and b.n]
+    grads = [b.grad if w else None for b, w in zip(blocks, want)]
+    if not gb:
+        return loss, log_loss, grads, 0.0
+    fi = gb[0].finfo
+    if max(float(b.label_entry.max()) for b in gb) >= math.sqrt(fi.tiny):
+        return loss, log_loss, grads, 0.0
+    # the largest gradient entry is below √tiny: rebuild the gradients divided by it, in log space
+    A = max(b.log_label_max() for b in gb)
     if not math.isfinite(A):  # no competing logit at all (|V| = 1 or −inf logits): the gradient is 0
-        return CrossEntropy(loss, log_loss, torch.zeros_like(r), 0.0)
-    g = torch.exp(t64 + (log_wz - A)[:, None])
-    g[rows, labels] = -torch.exp(log_label - A)
-    return CrossEntropy(loss, log_loss, g.to(logits.dtype), A)
-
-
-def _log_s_other(t: torch.Tensor, rows: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """log Σ_{v≠y} exp(t_v) per row, in float64 log space (−inf when there is no other entry)."""
-    t64 = t.double().clone()
-    t64[rows, labels] = -math.inf
-    return torch.logsumexp(t64, 1)
+        return loss, log_loss, [None if g is None else torch.zeros_like(g) for g in grads], 0.0
+    return loss, log_loss, [b.rescaled_grad(A) if w and b.n else g for b, w, g in zip(blocks, want, grads)], A
 
 
 def cross_entropy_terms(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:

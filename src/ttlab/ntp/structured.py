@@ -28,8 +28,18 @@ class; g_l = W_ov[:, x_l]ᵀ r = (ℓ − o)_{x_l} r_{n(x_l)} + o_{x_l} Σ_v r_v
 g_l = (ℓ − o)_{x_l} r_{n(x_l)}: O(L) per sentence. The softmax backward and the scatter onto the pairs
 are as in the dense model.
 
+Layout. As in the dense model a sentence enters through its distinct tokens x with counts c_x (score
+W_kq[x, q] + log c_x), so its work is its number U of distinct tokens, not its length. Sentences are
+batched by U (exactly up to :data:`EXACT_WIDTH`, then in widths growing by 1/8), so rows are not padded
+to the longest sentence. A sentence with U = 1 has φ = 1 for every W_kq: its cross-entropy is computed
+once per W_ov and its W_kq gradient is exactly 0 (φ(g − φg) = 0, in the dense run too), so the steps
+skip it; it is also left out of the gradient's common scale (below), which only matters where the dense
+run's scale would be set by such a row and the others' entries underflow (then the structured direction
+is the exact one).
+
 Exactness. The compressed cross-entropy is the dense :func:`ttlab.ntp.model.softmax_cross_entropy`
-written for entries with multiplicities: the label entry of the gradient is −w Σ_{v≠y} p_v, the loss is
+(the same code, :class:`ttlab.ntp.model.CEBlock`, summed over the batches by
+:func:`ttlab.ntp.model.ce_combine`) for entries with multiplicities: the label entry of the gradient is −w Σ_{v≠y} p_v, the loss is
 log1p of the competing mass (a sum of non-negative terms), rows whose competing mass falls below
 tiny/eps are recomputed in log space (log-multiplicities added to the exponents) and a gradient whose
 largest entry is below √tiny is returned divided by that common factor, so losses, log-losses and the
@@ -54,6 +64,9 @@ Where the structure does not hold — random init (W_ov(0) is dense), Adam (it i
 gradient direction alone; kept dense for now), the joint schedule (W_ov then sees the full loss, whose
 gradient is not of the two-valued column form) or general embeddings — the dense path is used
 (``impl="auto"`` picks it; ``impl="structured"`` refuses with the reason).
+
+Imports: numpy, torch, ttlab.errors and ttlab.ntp.{dataset, structure, maxmargin, model}; ttlab.ntp.train
+only inside functions (it imports this module). Never the CLI or plotting.
 """
 
 from __future__ import annotations
@@ -69,6 +82,7 @@ import torch
 from ttlab.errors import TTLabInputError
 from ttlab.ntp.dataset import NTPDataset
 from ttlab.ntp.maxmargin import _RESCALE_TOL, MaxMarginSolution, _unique_triples, kq_onehot_entries
+from ttlab.ntp.model import CEBlock, ce_combine
 from ttlab.ntp.structure import DatasetStructure, analyze
 
 if TYPE_CHECKING:
@@ -78,8 +92,6 @@ _F64 = torch.finfo(torch.float64)
 #: the structured result also carries dense W_ov, W_kq and W* matrices when |V| is at most this (for the
 #: consumers that need matrices: generalization, plots of other tools); above it they are left out
 MATERIALIZE_LIMIT = 2048
-#: below this many compressed entries (sentences × (L_max + 2)) one intra-op thread is fastest
-SMALL_WORK = 200_000
 
 
 def structured_ineligibility(config: TrainConfig, embeddings: np.ndarray | None) -> str | None:
@@ -112,56 +124,13 @@ def compressed_cross_entropy(
     """Σ_n w_n ℓ_n for rows given as entries with multiplicities, exact at any margin.
 
     Row n stands for the |V|-vector holding ``logits[n, j]`` ``counts[n, j]`` times (absent entries: count
-    0, logit −inf); the label is one class of entry ``label_col[n]`` (whose count must be 1). Same
-    formulas as :func:`ttlab.ntp.model.softmax_cross_entropy`: label entry −w S/z with S the competing
-    mass (never w(p_y − 1)), loss log1p((e_y − 1) + S) − t_y, log-space recomputation of rows with
-    S < tiny/eps, and a gradient rescaled by its largest entry when that is below √tiny.
+    0, logit −inf); the label is one class of entry ``label_col[n]`` (whose count must be 1). The same code
+    as :func:`ttlab.ntp.model.softmax_cross_entropy` (:class:`ttlab.ntp.model.CEBlock` with multiplicities).
     """
-    n = logits.shape[0]
-    rows = torch.arange(n)
-    lab = label_col[:, None]
-    mx = logits.max(dim=1, keepdim=True).values
-    t = logits - mx
-    e = torch.exp(t)  # per class; exp(−inf) = 0 for absent entries
-    t_y = t.gather(1, lab)[:, 0]
-    e_y = torch.exp(t_y)
     other = counts.clone()
-    other.scatter_(1, lab, 0.0)
-    s = (e * other).sum(1)
-    z = e_y + s
-    wz = weights / z
-    label_entry = s * wz
-    r = e * wz[:, None]
-    r.scatter_(1, lab, -label_entry[:, None])
-    ell = torch.log1p((e_y - 1.0) + s) - t_y
-    log_s = None
-    if n and float(s.min()) < _F64.tiny / _F64.eps:
-        low = s < _F64.tiny / _F64.eps
-        log_s = _log_other(t, other)
-        ell = torch.where(low, torch.log1p(torch.exp(log_s)), ell)
-        log_ell = torch.where(low, log_s, torch.log(ell))
-        loss = float(weights @ ell)
-        log_loss = float(torch.logsumexp(torch.log(weights) + log_ell, 0))
-    else:
-        loss = float(weights @ ell)
-        log_loss = math.log(loss) if loss > 0 else -math.inf
-    if n == 0 or float(label_entry.max()) >= math.sqrt(_F64.tiny):
-        return CompressedCE(loss, log_loss, r, 0.0)
-    if log_s is None:
-        log_s = _log_other(t, other)
-    log_wz = torch.log(weights) - torch.log(z)
-    log_label = log_wz + log_s
-    A = float(log_label.max())
-    if not math.isfinite(A):
-        return CompressedCE(loss, log_loss, torch.zeros_like(r), 0.0)
-    g = torch.exp(t + (log_wz - A)[:, None])
-    g[rows, label_col] = -torch.exp(log_label - A)
-    return CompressedCE(loss, log_loss, g, A)
-
-
-def _log_other(t: torch.Tensor, other: torch.Tensor) -> torch.Tensor:
-    """log Σ_{v≠y} exp(t_v) per row from entries with multiplicities (−inf when there is none)."""
-    return torch.logsumexp(t + torch.log(other), 1)  # log 0 = −inf drops absent entries and the label
+    other.scatter_(1, label_col[:, None], 0.0)
+    loss, log_loss, (grad,), log_scale = ce_combine([CEBlock(logits, label_col, weights, other=other)])
+    return CompressedCE(loss, log_loss, grad, log_scale)
 
 
 # ================================================================================ the structured problem
@@ -288,80 +257,179 @@ def sparse_max_margin_kq(triples: np.ndarray, vocab_size: int) -> SparseMaxMargi
     return _certify(tok, qry, val, margins, m, V, tag)
 
 
+#: sentences with at most this many distinct tokens are batched with others of exactly that number; above
+#: it the batches' widths grow geometrically (8 per octave, so at most 1/8 of a row is padding)
+EXACT_WIDTH = 32
+
+
+def bucket_width(u: int) -> int:
+    """Padded width of the batch holding sentences with ``u`` distinct tokens."""
+    if u <= EXACT_WIDTH:
+        return u
+    step = 1 << max((u - 1).bit_length() - 4, 0)
+    return -(-u // step) * step
+
+
+@dataclass
+class _Bucket:
+    """Sentences with the same padded number W of distinct tokens, as (rows, W) and (rows, W + 2) arrays.
+
+    Entry j of a row is a distinct token of the sentence (padding: count 0, score −inf, gain 0). The
+    compressed row holds the sentence's distinct classes n(x) in columns 0…K−1 (K ≤ W; the rest absent),
+    the background (the classes neither there nor the label) in column W and the label in column W + 1
+    when it is not among the K classes.
+    """
+
+    rows: np.ndarray  # (n_b,) sentence indices
+    entry: torch.Tensor  # (n_b, W) index into the distinct-token entries (E for padding)
+    pair: torch.Tensor  # (n_b, W) index of the (token, query) pair
+    count: torch.Tensor  # (n_b, W) occurrences of the token in the sentence (0 for padding)
+    log_count: torch.Tensor  # (n_b, W) its log (−inf for padding): the score offset of a repeated token
+    slot: torch.Tensor  # (n_b, W) column of the token's class (W, the background, for none: its gain is 0)
+    base: torch.Tensor  # (n_b, W + 2) 0 on present compressed columns, −inf on absent ones
+    other: torch.Tensor  # (n_b, W + 2) competing classes per compressed column (0 on the label's)
+    label_col: torch.Tensor  # (n_b,)
+    weights: torch.Tensor  # (n_b,)
+    optimal: torch.Tensor  # (n_b, W) 1.0 where the token is optimal (the token of a one-token sentence too)
+    multi: torch.Tensor  # (n_b,) the sentence has two or more tokens
+
+    @property
+    def constant(self) -> bool:
+        """One distinct token per sentence: its attention is 1 whatever W_kq is."""
+        return self.pair.shape[1] == 1
+
+
+class Stage2Loss(NamedTuple):
+    """L(θ) of stage 2 and the common scale of its W_kq gradient (as :class:`CompressedCE` without grad)."""
+
+    loss: float
+    log_loss: float
+    log_scale: float
+
+
+class StageGains:
+    """The per-entry gains (ℓ − o)_x of a fixed W_ov, by batch, and the constant rows' cross-entropy."""
+
+    def __init__(self, prob: StructuredProblem, gain_of_entry: torch.Tensor) -> None:
+        self.by_bucket = [gain_of_entry[b.entry] for b in prob.buckets]
+        self.constant_block: CEBlock | None = None
+        for b, a in zip(prob.buckets, self.by_bucket):
+            if b.constant:  # φ = 1: the same rows every step, computed once
+                self.constant_block = prob._block(b, a, torch.ones_like(a))
+
+
 class StructuredProblem:
-    """The dataset in the arrays the structured dynamics need (O(#sentence tokens + |V|) memory)."""
+    """The dataset in the arrays the structured dynamics need (O(#distinct sentence tokens + |V|) memory).
+
+    Sentences enter as their distinct tokens with counts (attention score W_kq[x, q] + log c_x, as in the
+    dense model), batched by that number (:func:`bucket_width`), so no row is padded to the longest
+    sentence. Sentences with one distinct token have attention 1 at every step: their stage-2 cross-entropy
+    is computed once per W_ov and their W_kq gradient is exactly 0 (φ(g − φg) = 0), so they are left out of
+    the steps' work and of the gradient's common scale.
+    """
 
     def __init__(self, dataset: NTPDataset, structure: DatasetStructure | None = None) -> None:
         self.dataset = dataset
         self.structure = structure if structure is not None else analyze(dataset)
         V = self.vocab_size = dataset.vocab_size
         sents = dataset.sentences
-        n = len(sents)
-        lengths = np.fromiter((len(s.tokens) for s in sents), dtype=np.int64, count=n)
-        L = int(lengths.max())
+        n = self.n = len(sents)
         idx = dataset.index
-        tok = np.zeros((n, L), dtype=np.int64)
-        opt = np.zeros((n, L), dtype=bool)
-        for i, s in enumerate(sents):
-            tok[i, : lengths[i]] = [idx[t] for t in s.tokens]
-            opt[i, : lengths[i]] = self.structure.optimal_mask(i)
-        mask = np.arange(L)[None, :] < lengths[:, None]
-        self.n, self.L = n, L
-        self.mask = torch.as_tensor(mask)
-        self.lengths = torch.as_tensor(lengths)
-        query = tok[np.arange(n), lengths - 1]
-        self.labels = torch.as_tensor(np.fromiter((idx[s.label] for s in sents), dtype=np.int64, count=n))
-        self.weights = torch.as_tensor(dataset.weights(), dtype=torch.float64)
-        self.optimal_mask = torch.as_tensor(opt)
-        self.multi_token = self.lengths > 1
+        lengths = np.fromiter((len(s.tokens) for s in sents), dtype=np.int64, count=n)
+        self.L = int(lengths.max()) if n else 0
+        self.n_tokens = int(lengths.sum())
+        flat = np.fromiter((idx[t] for s in sents for t in s.tokens), dtype=np.int64, count=self.n_tokens)
+        labels = np.fromiter((idx[s.label] for s in sents), dtype=np.int64, count=n)
+        self.labels = torch.as_tensor(labels)
+        weights = dataset.weights().astype(np.float64)
+        self.weights = torch.as_tensor(weights)
+        sid = np.repeat(np.arange(n, dtype=np.int64), lengths)
+        query = flat[np.cumsum(lengths) - 1]
+        # distinct tokens of every sentence with their counts, sorted by (sentence, token)
+        ekey, ecount = np.unique(sid * V + flat, return_counts=True)
+        del flat, sid
+        e_sid, e_tok = np.divmod(ekey, V)
+        E = self.n_entries = len(ekey)
+        u = np.bincount(e_sid, minlength=n)
+        e_start = np.cumsum(u) - u
+        e_rank = np.arange(E) - e_start[e_sid]
+        # (token, query) pairs that co-occur: the support of W_kq (numbered below)
+        uniq, e_pair = np.unique(query[e_sid] * V + e_tok, return_inverse=True)
+        e_pair = e_pair.reshape(-1)
         # collocation
-        nxt = self.structure.next_token_array().astype(np.int64)
+        nxt = self.structure.next_token_array().astype(np.int64).reshape(-1)
         self.next_token = nxt
         self.colloc_tokens = torch.as_tensor(np.flatnonzero(nxt >= 0))
         self.colloc_next = torch.as_tensor(nxt[nxt >= 0])
-        # (token, query) pairs that co-occur: the support of W_kq
-        keys = np.where(mask, query[:, None] * V + tok, -1)
-        uniq, inv = np.unique(keys[mask], return_inverse=True)
-        pair = np.zeros((n, L), dtype=np.int64)
-        pair[mask] = inv
-        self.pair_keys = uniq  # sorted keys q·V + token
-        self.pair_id = torch.as_tensor(pair)
+        self.entry_token = torch.as_tensor(e_tok)
+        # the distinct classes of each sentence (sorted) and the slot of every entry's class among them
+        e_cls = nxt[e_tok] if E else np.zeros(0, dtype=np.int64)
+        has = e_cls >= 0
+        ckey, cinv = np.unique(e_sid[has] * V + e_cls[has], return_inverse=True)
+        k = np.bincount(ckey // V, minlength=n)
+        c_start = np.cumsum(k) - k
+        e_slot = np.full(E, -1, dtype=np.int64)
+        e_slot[has] = cinv.reshape(-1) - c_start[e_sid[has]]
+        lkey = np.arange(n, dtype=np.int64) * V + labels
+        pos = np.searchsorted(ckey, lkey)
+        lab_in = (pos < len(ckey)) & (ckey[np.minimum(pos, max(len(ckey) - 1, 0))] == lkey) if len(ckey) else \
+            np.zeros(n, dtype=bool)
+        lab_slot = pos - c_start
+        multi = lengths > 1
+        # optimal: n(x) = y in a multi-token sentence; the token of a one-token sentence counts as optimal
+        e_opt = (e_cls == labels[e_sid]) | ~multi[e_sid]
+        self.multi_token = torch.as_tensor(multi)
+        # batches by padded width; entry E is the padding (count 0, gain 0)
+        width = np.fromiter((bucket_width(int(x)) for x in u), dtype=np.int64, count=n)
+        layout = []
+        for W in np.unique(width).tolist():
+            rows = np.flatnonzero(width == W)
+            j = np.arange(W)
+            layout.append((W, rows, j, np.where(j < u[rows, None], e_start[rows, None] + j, E)))
+        # number the pairs in the order the batches first read them (most pairs occur in one sentence), so
+        # the steps' gathers and scatters on W_kq run through memory nearly in order
+        seen = np.concatenate([ent[ent < E] for W, _, _, ent in layout if W > 1] + [np.arange(E)])
+        _, first = np.unique(e_pair[seen], return_index=True)
+        order = np.argsort(first, kind="stable")  # old pair ids by first reading
+        new_id = np.empty_like(order)
+        new_id[order] = np.arange(len(order))
+        e_pair = new_id[e_pair]
+        uniq = uniq[order]
+        self.pair_keys = uniq  # keys q·V + token, in reading order (not sorted)
         self.pair_token = torch.as_tensor(uniq % V)
         self.pair_query = torch.as_tensor(uniq // V)
-        # class of each position (n(x_l), −1 for no collocation / padding) and its slot among the sentence's
-        # distinct classes; slot L collects class-less positions (dropped)
-        cls = np.where(mask, nxt[tok], -1)
-        srt = np.sort(np.where(cls >= 0, cls, np.iinfo(np.int64).max), axis=1)
-        first = np.ones((n, L), dtype=bool)
-        first[:, 1:] = srt[:, 1:] != srt[:, :-1]
-        valid = srt != np.iinfo(np.int64).max
-        distinct = first & valid  # the sorted distinct classes of every row, left-aligned by position
-        n_slots = distinct.sum(1)
-        slot_rank = np.cumsum(distinct, axis=1) - 1  # slot of sorted position j
-        # slot of position l: rank of its class among the distinct sorted classes
-        slot = np.full((n, L), L, dtype=np.int64)
-        for_rows = np.nonzero(cls >= 0)
-        pos_sorted = _row_searchsorted(srt, cls, for_rows)
-        slot[for_rows] = slot_rank[for_rows[0], pos_sorted]
-        slot_class = np.full((n, L), -1, dtype=np.int64)
-        r_idx, c_idx = np.nonzero(distinct)
-        slot_class[r_idx, slot_rank[r_idx, c_idx]] = srt[r_idx, c_idx]
-        self.slot = torch.as_tensor(slot)
-        slot_present = slot_class >= 0
-        labels = self.labels.numpy()
-        is_label = slot_class == labels[:, None]
-        lab_in = is_label.any(1)
-        label_col = np.where(lab_in, is_label.argmax(1), L + 1)
-        # compressed row: columns 0..L−1 slots, L background (remaining classes), L+1 label when it is background
-        n_bg = V - n_slots - (~lab_in).astype(np.int64)  # classes neither in a slot nor the label
-        counts = np.zeros((n, L + 2))
-        counts[:, :L] = slot_present
-        counts[:, L] = n_bg
-        counts[:, L + 1] = ~lab_in
-        self.counts = torch.as_tensor(counts)
-        self.present = torch.as_tensor(counts > 0)
-        self.label_col = torch.as_tensor(label_col)
-        self.tokens = torch.as_tensor(tok)
+        ext = lambda a, pad: np.concatenate([a, np.array([pad], dtype=a.dtype)])  # noqa: E731
+        pair_x, count_x, slot_x, opt_x = ext(e_pair, 0), ext(ecount, 0), ext(e_slot, -1), ext(e_opt, False)
+        self.buckets: list[_Bucket] = []
+        for W, rows, j, ent in layout:
+            cnt = torch.as_tensor(count_x[ent].astype(np.float64))
+            slot = slot_x[ent]
+            kr, li = k[rows], lab_in[rows]
+            present = np.zeros((len(rows), W + 2), dtype=bool)
+            present[:, :W] = j < kr[:, None]
+            n_bg = V - kr - (~li).astype(np.int64)  # classes neither in a slot nor the label
+            present[:, W] = n_bg > 0
+            present[:, W + 1] = ~li
+            label_col = np.where(li, lab_slot[rows], W + 1)
+            other = np.zeros((len(rows), W + 2))
+            other[:, :W] = j < kr[:, None]
+            other[:, W] = n_bg
+            other[np.arange(len(rows)), label_col] = 0.0
+            self.buckets.append(_Bucket(
+                rows=rows,
+                entry=torch.as_tensor(ent),
+                pair=torch.as_tensor(pair_x[ent]),
+                count=cnt,
+                log_count=torch.log(cnt),
+                slot=torch.as_tensor(np.where(slot >= 0, slot, W)),
+                base=torch.zeros(present.shape, dtype=torch.float64).masked_fill_(torch.as_tensor(~present), -math.inf),
+                other=torch.as_tensor(other),
+                label_col=torch.as_tensor(label_col),
+                weights=torch.as_tensor(weights[rows]),
+                optimal=torch.as_tensor(opt_x[ent].astype(np.float64)),
+                multi=torch.as_tensor(multi[rows]),
+            ))
+        self.work = sum(b.other.numel() for b in self.buckets)
 
     # ------------------------------------------------------------------ stage 1
     def stage1_loss_grad(self, ov: StructuredOV) -> tuple[CompressedCE, int]:
@@ -378,60 +446,56 @@ class StructuredProblem:
         return compressed_cross_entropy(logits, counts, torch.zeros(m, dtype=torch.long), w), m
 
     # ------------------------------------------------------------------ stage 2
-    def attention(self, kq: SparseKQ) -> torch.Tensor:
-        """φ (n, L): softmax over the positions of the scores W_kq[x_l, q]."""
-        s = kq.values[self.pair_id].masked_fill(~self.mask, -math.inf)
-        return torch.softmax(s, dim=1)
-
-    def _compressed_logits(self, a_tok: torch.Tensor, phi: torch.Tensor) -> torch.Tensor:
-        n, L = self.n, self.L
-        c = torch.zeros((n, L + 3), dtype=torch.float64)
-        c.scatter_add_(1, self.slot, phi * a_tok)
-        logits = c[:, : L + 2]
-        logits[:, L:] = 0.0
-        return logits.masked_fill(~self.present, -math.inf)
-
-    def position_gain(self, ov: StructuredOV) -> torch.Tensor:
-        """(ℓ − o)_{x_l} per position (0 for tokens without a collocation and padding)."""
+    def position_gain(self, ov: StructuredOV) -> StageGains:
+        """(ℓ − o)_x of every distinct token of every sentence (0 for tokens without a collocation)."""
         gain = torch.zeros(self.vocab_size, dtype=torch.float64)
         gain[ov.tokens] = ov.label_val - ov.other_val
-        return gain[self.tokens] * self.mask
+        return StageGains(self, torch.cat([gain[self.entry_token], torch.zeros(1, dtype=torch.float64)]))
 
-    def stage2_loss_grad(self, a_tok: torch.Tensor, kq: SparseKQ) -> tuple[CompressedCE, torch.Tensor, torch.Tensor]:
-        """L(θ), the W_kq gradient on the pairs (scaled as the CE's ``log_scale``) and φ."""
-        phi = self.attention(kq)
-        ce = compressed_cross_entropy(self._compressed_logits(a_tok, phi), self.counts, self.label_col, self.weights)
-        r = torch.cat([ce.grad, torch.zeros((self.n, 1), dtype=torch.float64)], 1)  # slot L + 2: no class
-        g = a_tok * r.gather(1, self.slot.clamp_max(self.L + 2))
-        ds = phi * (g - (phi * g).sum(1, keepdim=True))
+    def _block(self, b: _Bucket, a: torch.Tensor, phi: torch.Tensor) -> CEBlock:
+        """The compressed cross-entropy rows of batch ``b`` for attention φ (logits Σ φ_x (ℓ − o)_x per class)."""
+        logits = b.base.clone()
+        logits.scatter_add_(1, b.slot, phi * a)
+        return CEBlock(logits, b.label_col, b.weights, other=b.other)
+
+    def stage2_loss_grad(self, gains: StageGains, kq: SparseKQ) -> tuple[Stage2Loss, torch.Tensor, list[torch.Tensor]]:
+        """L(θ), the W_kq gradient on the pairs (divided by exp(log_scale)) and φ of every varying batch."""
+        var = [(b, a) for b, a in zip(self.buckets, gains.by_bucket) if not b.constant]
+        phis = [torch.softmax(kq.values.index_select(0, b.pair.view(-1)).view(b.pair.shape) + b.log_count, dim=1)
+                for b, _ in var]
+        blocks = [self._block(b, a, phi) for (b, a), phi in zip(var, phis)]
+        want = [True] * len(blocks)
+        if gains.constant_block is not None:
+            blocks.append(gains.constant_block)
+            want.append(False)
+        loss, log_loss, rs, log_scale = ce_combine(blocks, want)
         grad = torch.zeros(len(kq.values), dtype=torch.float64)
-        grad.index_add_(0, self.pair_id.reshape(-1), ds.reshape(-1))
-        return ce, grad, phi
+        for (b, a), phi, r in zip(var, phis, rs):
+            g = a * r.gather(1, b.slot)
+            ds = phi * (g - (phi * g).sum(1, keepdim=True))
+            grad.index_add_(0, b.pair.reshape(-1), ds.reshape(-1))
+        return Stage2Loss(loss, log_loss, log_scale), grad, phis
 
-    def limit_loss(self, a_tok: torch.Tensor) -> float:
+    def limit_loss(self, gains: StageGains) -> float:
         """Stage-2 loss with all attention uniformly on the optimal positions."""
-        opt = self.optimal_mask.double()
-        phi = opt / opt.sum(1, keepdim=True).clamp_min(1)
-        return compressed_cross_entropy(self._compressed_logits(a_tok, phi), self.counts, self.label_col,
-                                        self.weights).loss
+        blocks = []
+        for b, a in zip(self.buckets, gains.by_bucket):
+            opt = b.optimal * b.count
+            blocks.append(self._block(b, a, opt / opt.sum(1, keepdim=True).clamp_min(1)))
+        return ce_combine(blocks, [False] * len(blocks))[0]
 
-    def min_optimal_attention(self, phi: torch.Tensor) -> float:
-        """min over multi-token sentences of the attention on optimal positions."""
+    def min_optimal_attention(self, phi: list[torch.Tensor]) -> float:
+        """min over multi-token sentences of the attention on optimal positions (``phi`` of stage2_loss_grad)."""
         if not bool(self.multi_token.any()):
             return float("nan")
-        return float((phi * self.optimal_mask).sum(1)[self.multi_token].min())
-
-
-def _row_searchsorted(srt: np.ndarray, cls: np.ndarray, where: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-    """For each (i, l) in ``where``: position of cls[i, l] in the sorted row srt[i] (vectorised by offsets)."""
-    n, L = srt.shape
-    big = np.iinfo(np.int64).max
-    # rows are sorted, so offsetting every row by i·span keeps one global sorted array
-    vals = np.where(srt == big, -1, srt)
-    span = int(max(vals.max(), cls.max(), 0)) + 2
-    flat = np.where(srt == big, span - 1, srt) + np.arange(n)[:, None] * span
-    i, l = where
-    return np.searchsorted(flat.reshape(-1), cls[i, l] + i * span) - i * L
+        best = math.inf
+        var = [b for b in self.buckets if not b.constant]
+        for b, p in zip(var, phi):
+            best = min(best, float((p * b.optimal).sum(1).min()))
+        for b in self.buckets:
+            if b.constant and bool(b.multi.any()):  # attention 1 on the one token
+                best = min(best, float(b.optimal[b.multi].min()))
+        return best
 
 
 # ================================================================================ training
@@ -467,8 +531,10 @@ def train_structured(
     t0 = time.perf_counter()
     prob = problem if problem is not None else StructuredProblem(dataset, structure)
     before = torch.get_num_threads()
-    if prob.n * (prob.L + 2) < SMALL_WORK and before > 1:
-        torch.set_num_threads(1)  # thread hand-offs cost more than such small kernels
+    if before > 1:
+        # one intra-op thread: the steps' kernels are short (one batch of sentences each), and on a shared
+        # 2-core machine two threads were measured at ~4× the CPU time and slower in wall time too
+        torch.set_num_threads(1)
     try:
         return _train(prob, config, progress, t0)
     finally:
@@ -494,10 +560,12 @@ def _train(prob: StructuredProblem, config: TrainConfig, progress, t0: float) ->
     sov_oth = torch.as_tensor(star_ov.values[m_col:])
     # W*_kq on the pairs (its support lies in the co-occurring pairs; anything outside only adds to its norm)
     skeys = star_kq.cols * V + star_kq.rows
-    pos = np.searchsorted(prob.pair_keys, skeys)
-    hit = (pos < len(prob.pair_keys)) & (prob.pair_keys[np.minimum(pos, len(prob.pair_keys) - 1)] == skeys)
+    by_key = np.argsort(prob.pair_keys)
+    sorted_keys = prob.pair_keys[by_key]
+    pos = np.searchsorted(sorted_keys, skeys)
+    hit = (pos < len(sorted_keys)) & (sorted_keys[np.minimum(pos, len(sorted_keys) - 1)] == skeys)
     star_on_pairs = torch.zeros(len(prob.pair_keys), dtype=torch.float64)
-    star_on_pairs[torch.as_tensor(pos[hit])] = torch.as_tensor(star_kq.values[hit])
+    star_on_pairs[torch.as_tensor(by_key[pos[hit]])] = torch.as_tensor(star_kq.values[hit])
 
     metrics: dict[str, list] = {c: [] for c in METRIC_COLUMNS}
     nan = float("nan")
@@ -516,7 +584,6 @@ def _train(prob: StructuredProblem, config: TrainConfig, progress, t0: float) ->
             metrics[c].append(v)
 
     mult1 = torch.tensor([1.0, float(V - 1)], dtype=torch.float64)
-    a_tok = prob.position_gain(ov)
     kq = SparseKQ(V, prob.pair_token, prob.pair_query, torch.zeros(len(prob.pair_keys), dtype=torch.float64))
     interrupted = None
     try:
