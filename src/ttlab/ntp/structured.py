@@ -73,7 +73,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable, NamedTuple
 
 import numpy as np
@@ -545,9 +545,7 @@ def _train(prob: StructuredProblem, config: TrainConfig, progress, t0: float) ->
     from ttlab.ntp.train import METRIC_COLUMNS, TrainResult
 
     V = prob.vocab_size
-    cfg = config.resolved(V)
-    cfg.dtype = "float64"
-    cfg.impl = "structured"
+    cfg = replace(config.resolved(V), dtype="float64", impl="structured")
     if len(prob.colloc_tokens) == 0:
         raise TTLabInputError("the dataset has no one-token sentences, so there is no collocation to train on")
     star_ov = sparse_max_margin_ov(prob.next_token)
