@@ -221,7 +221,6 @@ def _scan_torch(Xc: np.ndarray, kk: int, block: int, device: str) -> tuple[np.nd
     """Blocked, symmetric float32 scan; the kk smallest float32 squared distances and their indices."""
     import torch
 
-    n = Xc.shape[0]
     X32 = torch.from_numpy(Xc.astype(np.float32)).to(device)
     sq = np.einsum("ij,ij->i", Xc, Xc)
     sq32 = torch.from_numpy(sq.astype(np.float32)).to(device)

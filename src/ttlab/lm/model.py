@@ -15,7 +15,7 @@ Imports: torch, ttlab.configs, ttlab.errors; nothing else of ttlab.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import torch

@@ -352,7 +352,6 @@ class StructuredProblem:
         E = self.n_entries = len(ekey)
         u = np.bincount(e_sid, minlength=n)
         e_start = np.cumsum(u) - u
-        e_rank = np.arange(E) - e_start[e_sid]
         # (token, query) pairs that co-occur: the support of W_kq (numbered below)
         uniq, e_pair = np.unique(query[e_sid] * V + e_tok, return_inverse=True)
         e_pair = e_pair.reshape(-1)
@@ -523,8 +522,6 @@ def train_structured(
     ``W_ov``/``W_kq`` and the W* matrices are filled only for |V| ≤ :data:`MATERIALIZE_LIMIT` (else None /
     0 × 0); the structured parameters are in ``result.structured``.
     """
-    from ttlab.ntp.train import METRIC_COLUMNS, TrainResult
-
     why = structured_ineligibility(config, None)
     if why:
         raise TTLabInputError(f"--impl structured cannot run this configuration: {why}")

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from ttlab.reproduce.registry import PartContext, finite, register_part
 from ttlab.reproduce.report import Claims, Figure, Paragraph, Table, fmt
-from ttlab.reproduce.verdicts import make_claim, missing_claim
+from ttlab.reproduce.verdicts import make_claim
 
 # ---------------------------------------------------------------------------------------------
 # ID estimators on manifolds of known dimension
