@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
@@ -62,10 +63,14 @@ def _progress(enabled: bool) -> Iterator:
     ) as prog:
         tasks: dict[str, int] = {}
 
-        def update(stage: str, t: int, total: int) -> None:
+        last = [0.0]
+
+        def update(stage: str, t: int, total: int) -> None:  # stages: "stage 1", "stage 2", "W*_kq" (columns)
             if stage not in tasks:
                 tasks[stage] = prog.add_task(stage, total=total)
-            if t % 25 == 0 or t == total:
+            now = time.monotonic()
+            if now - last[0] >= 0.1 or t == total:  # at most ~10 redraws a second
+                last[0] = now
                 prog.update(tasks[stage], completed=t)
 
         yield update
@@ -220,6 +225,12 @@ def run(
         raise typer.Exit(130)
 
 
+def certificate_line(name: str, sol: dict) -> str:
+    """The feasibility certificate of a max-margin solution (``solution_info`` dict) in one line."""
+    return (f"{name} certificate: min margin {sol['min_margin']:.12g}, max violation {sol['max_violation']:.3g} over "
+            f"{sol['n_constraints']:,} constraints ({sol['method']}; feasible when the violation is 0)")
+
+
 def _print_run(summary: dict, out: Path) -> None:
     from ttlab.ntp.diagnostics import format_loss
 
@@ -241,6 +252,8 @@ def _print_run(summary: dict, out: Path) -> None:
     kq = "—" if summary["wkq_star_norm"] is None else f"{summary['wkq_star_norm']:.4f}"
     console.print(f"‖W*_ov‖ = {summary['wov_star_norm']:.4f}, ‖W*_kq‖ = {kq}; "
                   f"wall time {summary['wall_time_s']:.2f} s")
+    if summary.get("wkq_star"):
+        console.print(certificate_line("W*_kq", summary["wkq_star"]), highlight=False)
     if "generalization" in summary:
         g = summary["generalization"]
         console.print(f"generalization: agreement {g['agreement']} on {g['n_with_prediction']} unseen sentences")
