@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import time
 from collections import Counter
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Callable, Iterator, Optional
 
 import typer
 from rich.markup import escape
@@ -36,14 +39,47 @@ MemoryOpt = typer.Option(2.0, "--memory-limit", help="GiB the dataset and traini
 SHOW_VIOLATIONS = 40
 
 
-def _dataset(data: Optional[Path], vocab: int, sentences: int, min_len: int, max_len: int, seed: int,
-             memory_limit: float = 2.0):
-    from ttlab.ntp.dataset import NTPDataset
-    from ttlab.ntp.generate import generate_dataset
+@dataclass(frozen=True)
+class DatasetArgs:
+    """The dataset options shared by `ntp run` and `ntp generalize`: a file, or a random dataset's spec."""
 
-    if data is not None:
-        return NTPDataset.from_file(data, memory_limit_gib=memory_limit)
-    return generate_dataset(vocab, sentences, min_len, max_len, seed, method="auto")  # as `ntp generate`
+    data: Optional[Path]
+    vocab: int
+    sentences: int
+    min_len: int
+    max_len: int
+    seed: int
+
+    def load(self, memory_limit: float = 2.0):
+        """The file's dataset, or the random one (generator picked as `ntp generate --generator auto` does)."""
+        from ttlab.ntp.dataset import NTPDataset
+        from ttlab.ntp.generate import generate_dataset
+
+        if self.data is not None:
+            return NTPDataset.from_file(self.data, memory_limit_gib=memory_limit)
+        return generate_dataset(self.vocab, self.sentences, self.min_len, self.max_len, self.seed, method="auto")
+
+
+_DATASET_OPTIONS = (("data", Optional[Path], DataOpt), ("vocab", int, VocabOpt), ("sentences", int, SentencesOpt),
+                    ("min_len", int, MinLenOpt), ("max_len", int, MaxLenOpt), ("seed", int, SeedOpt))
+
+
+def _dataset_options(fn: Callable) -> Callable:
+    """Give a command ``fn(…, src: DatasetArgs, …)`` the options --data, --vocab, --sentences, --min-len,
+    --max-len and --seed in place of ``src`` (typer reads the rewritten signature)."""
+    sig = inspect.signature(fn, eval_str=True)
+    params = list(sig.parameters.values())
+    at = [p.name for p in params].index("src")
+    added = [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=d, annotation=t)
+             for n, t, d in _DATASET_OPTIONS]
+
+    @functools.wraps(fn)
+    def command(**kwargs):
+        src = DatasetArgs(**{n: kwargs.pop(n) for n, _, _ in _DATASET_OPTIONS})
+        return fn(src=src, **kwargs)
+
+    command.__signature__ = sig.replace(parameters=params[:at] + added + params[at + 1:])  # type: ignore[attr-defined]
+    return command
 
 
 def _embeddings(kind: str, dim: Optional[int], vocab_size: int, seed: int):
@@ -210,14 +246,10 @@ def generate(
 
 # ---------------------------------------------------------------------------------------------- run
 @app.command()
+@_dataset_options
 def run(
     out: Path = typer.Option(..., "--out", help="Output directory (metrics.csv, summary.json, dynamics.png)."),
-    data: Optional[Path] = DataOpt,
-    vocab: int = VocabOpt,
-    sentences: int = SentencesOpt,
-    min_len: int = MinLenOpt,
-    max_len: int = MaxLenOpt,
-    seed: int = SeedOpt,
+    src: DatasetArgs = None,  # type: ignore[assignment]  # set by @_dataset_options from the dataset options
     stage1_steps: int = typer.Option(900, "--stage1-steps", help="Stage-1 steps T (W_ov)."),
     stage2_steps: int = typer.Option(900, "--stage2-steps", help="Stage-2 steps (W_kq)."),
     eta0: Optional[float] = typer.Option(None, "--eta0", help="Stage-1 step size (default 0.2/√d)."),
@@ -251,9 +283,9 @@ def run(
 
     check_out_dir(out, run_markers=("summary.json", "metrics.csv"), overwrite=overwrite)
     require_steps(stage1_steps, stage2_steps)
-    ds = _dataset(data, vocab, sentences, min_len, max_len, seed, memory_limit)
-    E = _embeddings(embeddings, dim, ds.vocab_size, seed)
-    cfg = _config(stage1_steps, stage2_steps, eta0, eta, init, init_scale, schedule, optimizer, seed, dtype, impl)
+    ds = src.load(memory_limit)
+    E = _embeddings(embeddings, dim, ds.vocab_size, src.seed)
+    cfg = _config(stage1_steps, stage2_steps, eta0, eta, init, init_scale, schedule, optimizer, src.seed, dtype, impl)
 
     def announce(msg: str) -> None:
         console_err.print(msg, highlight=False)
@@ -310,14 +342,10 @@ def _print_run(summary: dict, out: Path) -> None:
 
 # ---------------------------------------------------------------------------------------------- generalize
 @app.command()
+@_dataset_options
 def generalize(
     out: Path = typer.Option(..., "--out", help="Output directory (generalization.json)."),
-    data: Optional[Path] = DataOpt,
-    vocab: int = VocabOpt,
-    sentences: int = SentencesOpt,
-    min_len: int = MinLenOpt,
-    max_len: int = MaxLenOpt,
-    seed: int = SeedOpt,
+    src: DatasetArgs = None,  # type: ignore[assignment]  # set by @_dataset_options from the dataset options
     stage1_steps: int = typer.Option(900, "--stage1-steps"),
     stage2_steps: int = typer.Option(900, "--stage2-steps"),
     samples: int = typer.Option(2000, "--samples", help="Unseen sentences to sample when there are too many to enumerate."),
@@ -336,7 +364,8 @@ def generalize(
 
     check_out_dir(out)
     require_steps(stage1_steps, stage2_steps)
-    ds = _dataset(data, vocab, sentences, min_len, max_len, seed, memory_limit)
+    ds = src.load(memory_limit)
+    seed = src.seed
     structure = analyze(ds)
     require_valid(structure)
     cfg = _config(stage1_steps, stage2_steps, None, None, "zero", 0.01, "two-stage", "ngd", seed, "auto")

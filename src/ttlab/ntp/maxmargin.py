@@ -850,7 +850,9 @@ def kq_onehot_entries(
         import multiprocessing as mp
         from concurrent.futures import ProcessPoolExecutor
 
-        ctx = mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
+        # fork where available: the workers need no re-import, and spawn/forkserver would re-run an
+        # unguarded __main__ script; the workers use only numpy/scipy (no torch threads)
+        ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
         with ProcessPoolExecutor(max_workers=min(int(workers), len(chunks)), mp_context=ctx) as pool:
             futures = [pool.submit(_kq_onehot_chunk, c, V, method) for c in chunks]
             done = 0
