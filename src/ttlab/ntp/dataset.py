@@ -1,5 +1,7 @@
 """Next-token-prediction datasets: the text format, distinct sentences and their weights π(n).
 
+May import: numpy, :mod:`ttlab.errors` and (lazily, for the memory limits) :mod:`ttlab.ntp.cost`.
+
 The text format has two kinds of line (tokens are whitespace-separated, ``#`` starts a comment):
 
 * a *sequence line* ``S V O P`` contributes every proper prefix as a training sentence labelled with

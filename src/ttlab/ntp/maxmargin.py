@@ -1,5 +1,9 @@
 """Exact max-margin (hard-margin SVM) solutions W*_ov and W*_kq of paper A.
 
+May import: numpy, scipy, :mod:`ttlab.errors`; optionally threadpoolctl and clarabel (reference solver).
+No other ttlab module (the trainers and the structured path build on it). Nothing here prints; the
+parallel one-hot W*_kq reports progress through a callback.
+
 Both problems have the form ``min ||W||_F  s.t.  a_cᵀ W b_c ≥ 1`` for a list of rank-one constraints
 ``⟨W, a_c b_cᵀ⟩ ≥ 1``.  With the embedding matrix ``E`` (d × |V|, column x = embedding of token x;
 ``None`` means one-hot, E = I):
