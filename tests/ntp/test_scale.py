@@ -58,3 +58,20 @@ def test_sampler_is_stratified_unseen_and_seeded(trained):
     rep = gen.evaluate(res.structured, a)
     ref = evaluate_generalization(NTPTransformer(ds, dtype="float64", structure=st), res.W_ov, res.W_kq, a)
     assert rep["by_case"] == ref["by_case"] and rep["agreement"] == ref["agreement"]
+
+
+def test_from_quick_check_equals_from_structure(trained):
+    from ttlab.ntp.fastcheck import quick_check
+
+    ds, st, res = trained
+    a = ScaleGeneralization(st)
+    b = ScaleGeneralization.from_quick_check(quick_check(ds.to_text()), ds)
+    assert a.queries == b.queries and a.colloc == b.colloc and a.known == b.known
+    for q in a.queries:
+        assert a._above_below(q) == b._above_below(q)
+    sa, sb = a.sample(120, seed=2), b.sample(120, seed=2)
+    assert sa == sb
+    assert a.evaluate(res.structured, sa)["by_case"] == b.evaluate(res.structured, sb)["by_case"]
+    bad = quick_check("a => b\nb => a\na => a\n")
+    with pytest.raises(Exception, match="valid one"):
+        ScaleGeneralization.from_quick_check(bad, ds)

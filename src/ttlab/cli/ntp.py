@@ -3,6 +3,7 @@
 May import: typer, rich, :mod:`ttlab.cli._common`, :mod:`ttlab.errors`, and (inside the commands, so that
 `ttlab --help` stays fast) :mod:`ttlab.ntp`, :mod:`ttlab.outputs` and :mod:`ttlab.provenance`. The only
 module of paper A that prints.
+"""
 
 from __future__ import annotations
 

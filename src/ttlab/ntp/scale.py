@@ -1,7 +1,8 @@
 """Theorem 3 (generalization) at large vocabularies, from the structured parameters (no |V| × |V| array).
 
-May import: numpy, :mod:`ttlab.errors`, :mod:`ttlab.ntp.structure`, :mod:`ttlab.ntp.generalize` (its
-cases and rules) and :mod:`ttlab.ntp.structured` (the structured state). Nothing here prints.
+May import: numpy, :mod:`ttlab.errors`, :mod:`ttlab.ntp.dataset`, :mod:`ttlab.ntp.structure`,
+:mod:`ttlab.ntp.fastcheck` (orders from the vectorized check), :mod:`ttlab.ntp.generalize` (its cases and
+rules) and :mod:`ttlab.ntp.structured` (the structured state). Nothing here prints.
 
 :func:`ttlab.ntp.generalize.evaluate_generalization` needs the dense W_ov and W_kq and
 :func:`ttlab.ntp.generalize.unseen_sentences` lists every query's categories over the whole vocabulary
@@ -24,6 +25,8 @@ from __future__ import annotations
 import numpy as np
 
 from ttlab.errors import TTLabInputError
+from ttlab.ntp.dataset import NTPDataset
+from ttlab.ntp.fastcheck import QuickCheck
 from ttlab.ntp.generalize import CASES, TheoryPrediction
 from ttlab.ntp.structure import DatasetStructure
 from ttlab.ntp.structured import StructuredState
@@ -35,15 +38,39 @@ class ScaleGeneralization:
     """Unseen sentences and Theorem 3's predictions for a dataset, without |V|-sized work per sentence."""
 
     def __init__(self, structure: DatasetStructure) -> None:
-        self.structure = structure
         self.ds = structure.dataset
         self.colloc = structure.collocation
+        self._orders = structure.orders
         self._sets: dict[str, tuple[set[str], set[str]]] = {}
         self.known = [t for t in self.ds.vocab if t in self.colloc]
+        self.queries = [q for q in self.ds.vocab if q in self.colloc and q in structure.orders
+                        and structure.orders[q].edges]  # vocabulary order, as from_quick_check
+
+    @classmethod
+    def from_quick_check(cls, qc: QuickCheck, dataset: NTPDataset) -> ScaleGeneralization:
+        """The same, from :func:`ttlab.ntp.fastcheck.quick_check` of ``dataset``'s text (a valid one):
+        no sentence-by-sentence analysis (minutes at |V| = 50,257)."""
+        if not qc.valid or qc.vocab != dataset.vocab:
+            raise TTLabInputError("from_quick_check needs the quick check of this dataset's text, and a valid one")
+        self = cls.__new__(cls)
+        self.ds = dataset
+        v = qc.vocab
+        self.colloc = {v[x]: v[y] for x, y in enumerate(qc.collocation.tolist()) if y >= 0}
+        self._orders = None
+        self._sets = {}
+        q, t, a, b = qc.role_query, qc.role_token, qc.role_above, qc.role_below
+        starts = np.r_[0, np.flatnonzero(np.diff(q)) + 1, q.size]
+        for i in range(starts.size - 1):
+            sl = slice(starts[i], starts[i + 1])
+            if a[sl].any():  # the query has an order
+                self._sets[v[int(q[starts[i]])]] = ({v[x] for x in t[sl][a[sl]]}, {v[x] for x in t[sl][b[sl]]})
+        self.known = [x for x in v if x in self.colloc]
+        self.queries = [x for x in v if x in self._sets and x in self.colloc]
+        return self
 
     def _above_below(self, q: str) -> tuple[set[str], set[str]]:
         if q not in self._sets:
-            order = self.structure.orders.get(q)
+            order = self._orders.get(q) if self._orders is not None else None
             self._sets[q] = (order.above(), order.below()) if order is not None else (set(), set())
         return self._sets[q]
 
@@ -84,7 +111,7 @@ class ScaleGeneralization:
         max_len = min(self.ds.max_len, MAX_UNSEEN_LEN) if max_len is None else max_len
         if max_len < 2:
             raise TTLabInputError(f"unseen sentences need max length ≥ 2 (got {max_len})")
-        queries = [q for q in self.structure.orders if q in self.colloc and self.structure.orders[q].edges]
+        queries = self.queries
         if not queries:
             raise TTLabInputError("the dataset has no multi-token sentences, so no query has an order to generalize")
         rng = np.random.default_rng(seed)
