@@ -27,7 +27,12 @@ def test_structured_predictions_equal_the_dense_model(trained):
     model = NTPTransformer(ds, dtype="float64", structure=st)
     dense = model.predict(res.W_ov, res.W_kq, sents)
     fast = [ds.vocab[i] for i in structured_predict(res.structured, [ds.encode(s) for s in sents])]
-    assert fast == dense
+    logits, _ = model.forward(res.W_ov, res.W_kq, sents)
+    top2 = logits.topk(2, dim=1).values
+    tie = ((top2[:, 0] - top2[:, 1]) <= 1e-12 * top2[:, 0].abs().clamp(min=1)).tolist()
+    # equal up to exact ties (e.g. two optimal-looking classes with equal counts and scores: rounding picks one)
+    assert all(f == d or t for f, d, t in zip(fast, dense, tie))
+    assert sum(tie) < len(sents) // 20 and sum(f == d for f, d in zip(fast, dense)) >= len(sents) - sum(tie)
     # training sentences too (their attention scores are the stored pairs)
     train_s = [tuple(s.tokens) for s in ds.sentences]
     assert [ds.vocab[i] for i in structured_predict(res.structured, [ds.encode(s) for s in train_s])] == \

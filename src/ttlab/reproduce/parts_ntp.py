@@ -623,8 +623,8 @@ def ntp_scale(out: Path, ctx: PartContext) -> dict:
 
     from ttlab.ntp.experiment import run_dynamics
     from ttlab.ntp.generate import generate_dataset
+    from ttlab.ntp.fastcheck import quick_check
     from ttlab.ntp.scale import ScaleGeneralization
-    from ttlab.ntp.structure import analyze
     from ttlab.ntp.train import TrainConfig
 
     if ctx.mode == "quick":
@@ -651,7 +651,7 @@ def ntp_scale(out: Path, ctx: PartContext) -> dict:
     res = summary["_result"]
     t0 = time.perf_counter()
     ctx.step("Theorem 3 on unseen sentences", 0, 1)
-    gen = ScaleGeneralization(analyze(ds))
+    gen = ScaleGeneralization.from_quick_check(quick_check(ds.to_text(), ds.source), ds)  # no second analyze
     sents = gen.sample(c["samples"], seed=ctx.seed)
     rep = gen.evaluate(res.structured, sents)
     phases["generalization"] = time.perf_counter() - t0
