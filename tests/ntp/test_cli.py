@@ -127,3 +127,14 @@ def test_example_svop(run_cli):
     assert res.code == 0, res.err
     assert "SP → model V" in res.out and "OSP → model P" in res.out
     assert run_cli("ntp", "example", "nope").code == 2
+
+
+def test_run_prints_the_wkq_certificate(run_cli, tmp_path):
+    res = run_cli("ntp", "run", "--vocab", "10", "--sentences", "40", "--stage1-steps", "5", "--stage2-steps", "5",
+                  "--out", tmp_path / "r", "--quiet")
+    assert res.code == 0, res.err
+    line = next(x for x in res.out.splitlines() if "W*_kq certificate" in x)
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    kq = summary["wkq_star"]
+    assert f"min margin {kq['min_margin']:.12g}" in line and f"{kq['n_constraints']:,} constraints" in line
+    assert kq["max_violation"] == 0.0 and "max violation 0" in line
