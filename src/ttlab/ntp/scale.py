@@ -16,8 +16,8 @@ rules) and :mod:`ttlab.ntp.structured` (the structured state). Nothing here prin
   argmax (first index among ties, as ``torch.argmax``) is the best present class, or the smallest
   absent class when no present class beats the constant.
 
-The theory's rule is :func:`ttlab.ntp.generalize.theory_prediction`'s, evaluated on those sets
-(tested equal to it).
+The theory's rule is :func:`ttlab.ntp.generalize.theory_prediction` itself, asked about categories that
+answer membership from those sets.
 """
 
 from __future__ import annotations
@@ -27,11 +27,21 @@ import numpy as np
 from ttlab.errors import TTLabInputError
 from ttlab.ntp.dataset import NTPDataset
 from ttlab.ntp.fastcheck import QuickCheck
-from ttlab.ntp.generalize import CASES, TheoryPrediction
-from ttlab.ntp.structure import DatasetStructure
+from ttlab.ntp.generalize import CASES, TheoryPrediction, theory_prediction
+from ttlab.ntp.structure import DatasetStructure, TokenCategories
 from ttlab.ntp.structured import StructuredState
 
 __all__ = ["ScaleGeneralization", "structured_predict"]
+
+
+class _Where:
+    """A container whose ``in`` is a predicate (a category given by a membership test)."""
+
+    def __init__(self, test) -> None:
+        self.test = test
+
+    def __contains__(self, token: object) -> bool:
+        return bool(self.test(token))
 
 
 class ScaleGeneralization:
@@ -75,33 +85,21 @@ class ScaleGeneralization:
         return self._sets[q]
 
     def theory(self, tokens: tuple[str, ...]) -> TheoryPrediction:
-        """:func:`ttlab.ntp.generalize.theory_prediction` from the query's above/below sets."""
-        if not tokens:
-            raise TTLabInputError("cannot classify an empty sentence")
-        q = tokens[-1]
-        unknown = [t for t in tokens if t not in self.colloc]
-        if unknown:
-            return TheoryPrediction("none", None, f"token(s) without collocation: {', '.join(sorted(set(unknown)))}")
-        above, below = self._above_below(q)
-        present = list(dict.fromkeys(tokens))
-        if any(t in above and t in below for t in present):
-            return TheoryPrediction("none", None, f"holds a token confused under query {q!r}")
-        optimal = [t for t in present if t in above]
-        if optimal:
-            nexts = sorted({self.colloc[t] for t in optimal})
-            if len(nexts) == 1:
-                return TheoryPrediction("optimal", nexts[0], f"optimal token(s) {', '.join(optimal)} under {q!r}")
-            return TheoryPrediction("none", None, f"optimal tokens {', '.join(optimal)} continue differently "
-                                                  f"({', '.join(nexts)})")
-        free = [t for t in present if t not in below]
-        if not free:
-            return TheoryPrediction("none", None, f"only non-optimal tokens under {q!r}")
-        nexts = sorted({self.colloc[t] for t in free})
-        if len(nexts) == 1:
-            return TheoryPrediction("non-comparable", nexts[0],
-                                    f"non-comparable token(s) {', '.join(free)} above non-optimal ones under {q!r}")
-        return TheoryPrediction("none", None, f"non-comparable tokens {', '.join(free)} continue differently "
-                                              f"({', '.join(nexts)})")
+        """:func:`ttlab.ntp.generalize.theory_prediction` itself, its categories answered from the query's
+        above/below sets (membership tests only, no list over the vocabulary)."""
+        return theory_prediction(self, tokens)
+
+    def categories(self, query: str) -> TokenCategories:
+        """The categories of ``query`` as membership tests (what :func:`theory_prediction` asks of them)."""
+        above, below = self._above_below(query)
+        return TokenCategories(optimal=_Where(lambda t: t in above and t not in below),  # type: ignore[arg-type]
+                               non_optimal=_Where(lambda t: t in below and t not in above),  # type: ignore[arg-type]
+                               non_comparable=_Where(lambda t: t not in above and t not in below),  # type: ignore[arg-type]
+                               confused=_Where(lambda t: t in above and t in below))  # type: ignore[arg-type]
+
+    @property
+    def collocation(self) -> dict[str, str]:
+        return self.colloc
 
     def sample(self, n_samples: int, seed: int = 0, max_len: int | None = None) -> list[tuple[str, ...]]:
         """``n_samples`` unseen sentences (length 2 … max_len, default min(L_max, 64)), half with an optimal
