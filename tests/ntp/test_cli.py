@@ -120,6 +120,10 @@ def test_generalize_json(run_cli, svop_file, tmp_path):
     assert cases["O S P"]["theory_prediction"] == "P" and cases["O S P"]["model_prediction"] == "P"
     assert out["agreement"] == 1.0
     assert (tmp_path / "g" / "generalization.json").exists()
+    kq = out["wkq_star"]  # SVOP: 5 constraints, the optimum is tight on some (margin exactly 1), none violated
+    assert kq["n_constraints"] == 5 and kq["max_violation"] == 0.0 and abs(kq["min_margin"] - 1) < 1e-12
+    text = run_cli("ntp", "generalize", "--data", svop_file, "--out", tmp_path / "g2")
+    assert text.code == 0 and "W*_kq certificate: min margin" in text.out and "over 5 constraints" in text.out
 
 
 def test_example_svop(run_cli):

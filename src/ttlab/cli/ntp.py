@@ -363,7 +363,7 @@ def generalize(
     from ttlab.ntp.structure import analyze
     from ttlab.ntp.train import logit_spread_bound, train
     from ttlab.ntp.cost import require_steps, require_trainable, training_cost
-    from ttlab.ntp.experiment import dataset_info, require_learnable, require_valid
+    from ttlab.ntp.experiment import dataset_info, require_learnable, require_valid, solution_info
     from ttlab.outputs import check_out_dir
     from ttlab.provenance import atomic_write_json, versions
 
@@ -385,7 +385,8 @@ def generalize(
     sents = unseen_sentences(structure, n_samples=samples, seed=seed)
     report = evaluate_generalization(model, result.W_ov, result.W_kq, sents)
     report = {"dataset": dataset_info(ds), "config": {"stage1_steps": stage1_steps, "stage2_steps": stage2_steps,
-              "seed": seed, "samples": samples}, "versions": versions(), **report}
+              "seed": seed, "samples": samples}, "versions": versions(), "wkq_star": solution_info(result.wkq_star),
+              **report}
     atomic_write_json(Path(out) / "generalization.json", report)
     if json_out:
         print_json(report)
@@ -394,6 +395,7 @@ def generalize(
     for case, v in report["by_case"].items():
         table.add_row(case, str(v["n"]), "—" if v["agreement"] is None else f"{100 * v['agreement']:.1f}%")
     console.print(table)
+    console.print(certificate_line("W*_kq", report["wkq_star"]), highlight=False)
     console.print(f"overall agreement: {report['agreement']}; wrote {out}/generalization.json")
 
 
