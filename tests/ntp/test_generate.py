@@ -94,6 +94,9 @@ def test_auto_picks_large_only_when_the_role_table_is_big():
     assert generate_dataset(20, 30, seed=1, method="auto").sentences == generate_dataset(20, 30, seed=1).sentences
     with pytest.raises(TTLabInputError, match="unknown generator"):
         resolve_method("sparse", 20)
+    assert resolve_method("dense", 46_340) == "dense"
+    with pytest.raises(TTLabInputError, match=r"2\.4 GiB .*--generator large"):
+        resolve_method("dense", 50_257)
 
 
 def test_large_generator_memory_does_not_grow_with_vocab_squared():

@@ -39,12 +39,14 @@ import numpy as np
 from ttlab.errors import TTLabInputError
 from ttlab.ntp.dataset import ARROW, NTPDataset
 
-__all__ = ["DENSE_TABLE_BYTES", "METHODS", "RandomSpec", "generate_dataset", "generate_text", "token_names"]
+__all__ = ["DENSE_MAX_BYTES", "DENSE_TABLE_BYTES", "METHODS", "RandomSpec", "generate_dataset", "generate_text", "token_names"]
 
 METHODS = ("auto", "dense", "large")
 #: ``method="auto"`` uses the dense generator while its |V| × |V| int8 role table stays below this
 #: (64 MiB: |V| ≤ 8,192); above it, the bounded-memory one
 DENSE_TABLE_BYTES = 64 * 2**20
+#: the dense generator is refused when its role table would exceed this (|V| > 46,340)
+DENSE_MAX_BYTES = 2 * 2**30
 
 
 def token_names(vocab_size: int) -> list[str]:
@@ -98,6 +100,11 @@ def resolve_method(method: str, vocab_size: int) -> str:
         raise TTLabInputError(f"unknown generator {method!r}: choose one of {', '.join(METHODS)}")
     if method == "auto":
         return "large" if vocab_size * vocab_size > DENSE_TABLE_BYTES else "dense"
+    if method == "dense" and vocab_size * vocab_size > DENSE_MAX_BYTES:
+        raise TTLabInputError(
+            f"the dense generator's role table at |V| = {vocab_size:,} would take {vocab_size**2 / 2**30:.1f} GiB "
+            f"(|V|² bytes; limit {DENSE_MAX_BYTES / 2**30:g} GiB); use --generator large (or auto)"
+        )
     return method
 
 
