@@ -39,7 +39,8 @@ import numpy as np
 from ttlab.errors import TTLabInputError
 from ttlab.ntp.dataset import ARROW, NTPDataset
 
-__all__ = ["DENSE_MAX_BYTES", "DENSE_TABLE_BYTES", "METHODS", "RandomSpec", "generate_dataset", "generate_text", "token_names"]
+__all__ = ["DENSE_MAX_BYTES", "DENSE_TABLE_BYTES", "METHODS", "RandomSpec", "generate_dataset", "generate_text",
+           "resolve_method", "token_names"]
 
 METHODS = ("auto", "dense", "large")
 #: ``method="auto"`` uses the dense generator while its |V| × |V| int8 role table stays below this
