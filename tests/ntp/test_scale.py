@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from ttlab.errors import TTLabInputError
+
 from ttlab.ntp.generalize import evaluate_generalization, theory_prediction, unseen_sentences
 from ttlab.ntp.generate import generate_dataset
 from ttlab.ntp.model import NTPTransformer
@@ -78,5 +80,5 @@ def test_from_quick_check_equals_from_structure(trained):
     assert sa == sb
     assert a.evaluate(res.structured, sa)["by_case"] == b.evaluate(res.structured, sb)["by_case"]
     bad = quick_check("a => b\nb => a\na => a\n")
-    with pytest.raises(Exception, match="valid one"):
+    with pytest.raises(TTLabInputError, match="valid one"):
         ScaleGeneralization.from_quick_check(bad, ds)
