@@ -577,7 +577,9 @@ def _scale_claims(r: dict) -> list[dict]:
                      "n": min(g["optimal"]["n"], g["non-comparable"]["n"])},
         {"holds": 0.95, "partly": 0.8, "min_n": 10}, quantity="the lower of the two agreements",
         summary=f"agreement {_pct(go)} (holds an optimal token), {_pct(gn)} (non-comparable + non-optimal only) on "
-                f"{r['generalization']['n_sentences']} unseen sentences"))
+                f"{r['generalization']['n_sentences']} unseen sentences after {s2['steps']} steps, with ‖W_kq‖ = "
+                f"{_g(s2['final_norm'])} (‖W*_kq‖ = {_g(r['wkq_star_norm'])}) and final minimum optimal attention "
+                f"{_g(s2['final_min_optimal_attention'], 3)}"))
     return out
 
 
