@@ -175,54 +175,10 @@ def run_gpt2(sentences: int, steps: int) -> dict:
 
 
 def generate_large(vocab: int, n_sentences: int, min_len: int, max_len: int, seed: int = 0):
-    """Random realizable dataset with ttlab.ntp.generate's construction in O(|V| + tokens) memory.
+    """Random realizable dataset in O(|V| + tokens) memory: ttlab.ntp.generate's bounded-memory generator."""
+    from ttlab.ntp.generate import generate_dataset
 
-    The |V| × |V| role table of the generator is never formed: sentences draw their queries first and
-    are built query by query, each query's roles drawn once (optimal 25 %, non-optimal 50 %)."""
-    import numpy as np
-
-    from ttlab.ntp.dataset import NTPDataset
-    from ttlab.ntp.generate import token_names
-
-    rng = np.random.default_rng(seed)
-    names = token_names(vocab)
-    nxt = rng.integers(vocab, size=vocab)
-    by_class = np.argsort(nxt, kind="stable")
-    class_start = np.searchsorted(nxt[by_class], np.arange(vocab + 1))
-    pairs = [((names[x],), names[nxt[x]]) for x in range(vocab)]
-    queries = np.sort(rng.integers(vocab, size=n_sentences))
-    uq, counts = np.unique(queries, return_counts=True)
-    for q, need in zip(uq.tolist(), counts.tolist()):
-        u = rng.random(vocab)
-        role = np.where(u < 0.25, 1, np.where(u < 0.75, -1, 0)).astype(np.int8)
-        role[q] = rng.choice([1, -1])
-        if not (role == 1).any():
-            role[(q + 1) % vocab] = 1
-        opt_q = np.flatnonzero(role == 1)
-        non_q = np.flatnonzero(role == -1)
-        made = tries = 0
-        while made < need and tries < 100 * need:
-            tries += 1
-            length = int(rng.integers(min_len, max_len + 1))
-            if role[q] == 1:
-                y = nxt[q]
-            else:
-                y = nxt[opt_q[rng.integers(opt_q.size)]]
-                if y == nxt[q]:
-                    continue
-            members = by_class[class_start[y]:class_start[y + 1]]
-            cand_opt = members[role[members] == 1]
-            need_opt = 0 if role[q] == 1 else 1
-            if cand_opt.size == 0 or length - 1 < need_opt:
-                continue
-            k_non = int(rng.integers(0, min(non_q.size, length - 1 - need_opt) + 1))
-            non = non_q[rng.choice(non_q.size, size=k_non, replace=False)] if k_non else non_q[:0]
-            non = non[(nxt[non] != y) & (non != q)]
-            body = np.concatenate([non, cand_opt[rng.integers(cand_opt.size, size=length - 1 - non.size)]])
-            rng.shuffle(body)
-            pairs.append((tuple(names[t] for t in body) + (names[q],), names[y]))
-            made += 1
-    return NTPDataset.from_pairs(pairs, source=f"random-large(vocab={vocab}, sentences={n_sentences}, seed={seed})")
+    return generate_dataset(vocab, n_sentences, min_len, max_len, seed, method="large")
 
 
 def main() -> None:

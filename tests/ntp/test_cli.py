@@ -120,6 +120,10 @@ def test_generalize_json(run_cli, svop_file, tmp_path):
     assert cases["O S P"]["theory_prediction"] == "P" and cases["O S P"]["model_prediction"] == "P"
     assert out["agreement"] == 1.0
     assert (tmp_path / "g" / "generalization.json").exists()
+    kq = out["wkq_star"]  # SVOP: 5 constraints, the optimum is tight on some (margin exactly 1), none violated
+    assert kq["n_constraints"] == 5 and kq["max_violation"] == 0.0 and abs(kq["min_margin"] - 1) < 1e-12
+    text = run_cli("ntp", "generalize", "--data", svop_file, "--out", tmp_path / "g2")
+    assert text.code == 0 and "W*_kq certificate: min margin" in text.out and "over 5 constraints" in text.out
 
 
 def test_example_svop(run_cli):
@@ -127,3 +131,14 @@ def test_example_svop(run_cli):
     assert res.code == 0, res.err
     assert "SP → model V" in res.out and "OSP → model P" in res.out
     assert run_cli("ntp", "example", "nope").code == 2
+
+
+def test_run_prints_the_wkq_certificate(run_cli, tmp_path):
+    res = run_cli("ntp", "run", "--vocab", "10", "--sentences", "40", "--stage1-steps", "5", "--stage2-steps", "5",
+                  "--out", tmp_path / "r", "--quiet")
+    assert res.code == 0, res.err
+    line = next(x for x in res.out.splitlines() if "W*_kq certificate" in x)
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    kq = summary["wkq_star"]
+    assert f"min margin {kq['min_margin']:.12g}" in line and f"{kq['n_constraints']:,} constraints" in line
+    assert kq["max_violation"] == 0.0 and "max violation 0" in line

@@ -7,7 +7,7 @@ import pytest
 from ttlab.errors import TTLabInputError
 from ttlab.ntp.dataset import NTPDataset
 from ttlab.ntp.examples import svop
-from ttlab.ntp.generate import generate_dataset, generate_text
+from ttlab.ntp.generate import RandomSpec, generate_dataset, generate_text
 from ttlab.ntp.structure import VIOLATION_KINDS, analyze
 
 COLLOC = "a => A\nb => B\nc => C\nq => Q\nA => a\nB => b\nC => c\nQ => q\n"
@@ -140,8 +140,9 @@ def test_generator_always_passes_the_checker(V, M, lo, hi, seed):
 
 
 def test_generator_is_seeded():
-    assert generate_text(20, 50, seed=7) == generate_text(20, 50, seed=7)
-    assert generate_text(20, 50, seed=7) != generate_text(20, 50, seed=8)
+    for method in ("dense", "large"):
+        assert generate_text(RandomSpec(20, 50, seed=7), method) == generate_text(RandomSpec(20, 50, seed=7), method)
+        assert generate_text(RandomSpec(20, 50, seed=7), method) != generate_text(RandomSpec(20, 50, seed=8), method)
 
 
 @pytest.mark.parametrize("kw, fragment", [
@@ -150,7 +151,7 @@ def test_generator_is_seeded():
 ])
 def test_generator_rejects_bad_parameters(kw, fragment):
     with pytest.raises(TTLabInputError, match=fragment):
-        generate_text(**kw)
+        generate_text(RandomSpec(**kw))
 
 
 def test_kq_triples_of_svop():

@@ -412,3 +412,53 @@ def test_infeasible_inputs_raise():
 def test_malformed_inputs_raise(call, match):
     with pytest.raises(TTLabInputError, match=match):
         call()
+
+
+# ------------------------------------------------------------------ parallel one-hot W*_kq
+@__import__("functools").lru_cache(maxsize=1)
+def _scale_triples():
+    from ttlab.ntp.generate import generate_dataset
+    from ttlab.ntp.maxmargin import _unique_triples
+    from ttlab.ntp.structure import analyze
+
+    st = analyze(generate_dataset(200, 2000, 2, 12, seed=3, method="large"))
+    V = st.dataset.vocab_size
+    return _unique_triples(st.kq_triples(), V), V
+
+
+def test_kq_columns_in_parallel_are_identical_to_serial_with_progress():
+    from ttlab.ntp.maxmargin import kq_onehot_entries
+
+    T, V = _scale_triples()
+    n_q = np.unique(T[:, 0]).size
+    serial = kq_onehot_entries(T, V, "auto", workers=1)
+    assert serial[3] == "mixed"  # both kinds of column are exercised
+    seen: list[tuple[int, int]] = []
+    par = kq_onehot_entries(T, V, "auto", workers=2, progress=lambda d, n: seen.append((d, n)))
+    for a, b in zip(serial[:3], par[:3]):
+        assert a.dtype == b.dtype and np.array_equal(a, b)
+    assert par[3] == serial[3]
+    done = [d for d, _ in seen]
+    assert {n for _, n in seen} == {n_q} and done[0] == 0 and done[-1] == n_q and done == sorted(done)
+    assert len(done) > 3  # chunked: progress moves several times
+    # the same matrix as the dense one-hot solver, which is certified on every constraint
+    W = np.zeros((V, V))
+    W[par[0], par[1]] = par[2]
+    ref = max_margin_kq(T, V)
+    assert np.array_equal(W, ref.W) or np.allclose(W, ref.W, atol=1e-12)
+    assert ref.max_violation == 0.0
+
+
+def test_sparse_kq_certificate_with_workers():
+    from ttlab.ntp.structured import sparse_max_margin_kq
+
+    T, V = _scale_triples()
+    calls: list[tuple[str, int, int]] = []
+    a = sparse_max_margin_kq(T, V, workers=2, progress=lambda *c: calls.append(c))
+    b = sparse_max_margin_kq(T, V, workers=1)
+    assert np.array_equal(a.values, b.values) and np.array_equal(a.rows, b.rows) and np.array_equal(a.cols, b.cols)
+    assert a.max_violation == 0.0 and a.min_margin >= 1.0 - 1e-12 and a.n_constraints == T.shape[0]
+    assert a.min_margin < 1.0 + 1e-9  # the optimum is tight on some constraint
+    assert calls[-1][0] == "W*_kq" and calls[-1][1] == calls[-1][2]
+    with pytest.raises(TTLabInputError, match="workers"):
+        sparse_max_margin_kq(T, V, workers=0)

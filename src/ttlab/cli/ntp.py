@@ -1,11 +1,20 @@
-"""`ttlab ntp …` — next-token-prediction dynamics (paper A)."""
+"""`ttlab ntp …` — next-token-prediction dynamics (paper A): check, generate, run, generalize, example.
+
+May import: typer, rich, :mod:`ttlab.cli._common`, :mod:`ttlab.errors`, and (inside the commands, so that
+`ttlab --help` stays fast) :mod:`ttlab.ntp`, :mod:`ttlab.outputs` and :mod:`ttlab.provenance`. The only
+module of paper A that prints.
+"""
 
 from __future__ import annotations
 
+import functools
+import inspect
+import time
 from collections import Counter
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator, Optional
+from typing import Callable, Iterator, Optional
 
 import typer
 from rich.markup import escape
@@ -35,14 +44,47 @@ MemoryOpt = typer.Option(2.0, "--memory-limit", help="GiB the dataset and traini
 SHOW_VIOLATIONS = 40
 
 
-def _dataset(data: Optional[Path], vocab: int, sentences: int, min_len: int, max_len: int, seed: int,
-             memory_limit: float = 2.0):
-    from ttlab.ntp.dataset import NTPDataset
-    from ttlab.ntp.generate import generate_dataset
+@dataclass(frozen=True)
+class DatasetArgs:
+    """The dataset options shared by `ntp run` and `ntp generalize`: a file, or a random dataset's spec."""
 
-    if data is not None:
-        return NTPDataset.from_file(data, memory_limit_gib=memory_limit)
-    return generate_dataset(vocab, sentences, min_len, max_len, seed)
+    data: Optional[Path]
+    vocab: int
+    sentences: int
+    min_len: int
+    max_len: int
+    seed: int
+
+    def load(self, memory_limit: float = 2.0):
+        """The file's dataset, or the random one (generator picked as `ntp generate --generator auto` does)."""
+        from ttlab.ntp.dataset import NTPDataset
+        from ttlab.ntp.generate import generate_dataset
+
+        if self.data is not None:
+            return NTPDataset.from_file(self.data, memory_limit_gib=memory_limit)
+        return generate_dataset(self.vocab, self.sentences, self.min_len, self.max_len, self.seed, method="auto")
+
+
+_DATASET_OPTIONS = (("data", Optional[Path], DataOpt), ("vocab", int, VocabOpt), ("sentences", int, SentencesOpt),
+                    ("min_len", int, MinLenOpt), ("max_len", int, MaxLenOpt), ("seed", int, SeedOpt))
+
+
+def _dataset_options(fn: Callable) -> Callable:
+    """Give a command ``fn(…, src: DatasetArgs, …)`` the options --data, --vocab, --sentences, --min-len,
+    --max-len and --seed in place of ``src`` (typer reads the rewritten signature)."""
+    sig = inspect.signature(fn, eval_str=True)
+    params = list(sig.parameters.values())
+    at = [p.name for p in params].index("src")
+    added = [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=d, annotation=t)
+             for n, t, d in _DATASET_OPTIONS]
+
+    @functools.wraps(fn)
+    def command(**kwargs):
+        src = DatasetArgs(**{n: kwargs.pop(n) for n, _, _ in _DATASET_OPTIONS})
+        return fn(src=src, **kwargs)
+
+    command.__signature__ = sig.replace(parameters=params[:at] + added + params[at + 1:])  # type: ignore[attr-defined]
+    return command
 
 
 def _embeddings(kind: str, dim: Optional[int], vocab_size: int, seed: int):
@@ -62,10 +104,14 @@ def _progress(enabled: bool) -> Iterator:
     ) as prog:
         tasks: dict[str, int] = {}
 
-        def update(stage: str, t: int, total: int) -> None:
+        last = [0.0]
+
+        def update(stage: str, t: int, total: int) -> None:  # stages: "stage 1", "stage 2", "W*_kq" (columns)
             if stage not in tasks:
                 tasks[stage] = prog.add_task(stage, total=total)
-            if t % 25 == 0 or t == total:
+            now = time.monotonic()
+            if now - last[0] >= 0.1 or t == total:  # at most ~10 redraws a second
+                last[0] = now
                 prog.update(tasks[stage], completed=t)
 
         yield update
@@ -80,31 +126,79 @@ def _config(stage1_steps, stage2_steps, eta0, eta, init, init_scale, schedule, o
 
 
 # ---------------------------------------------------------------------------------------------- check
+#: `ntp check` runs the vectorized checker first on texts longer than this many characters
+FAST_CHECK_CHARS = 2_000_000
+#: memory of the vectorized checker per sentence slot (measured ≈ 110 B at |V| = 50,257; rounded up)
+FAST_CHECK_BYTES_PER_SLOT = 200
+
+
+def _collocation_text(pairs: list[tuple[str, str]]) -> str:
+    shown = ", ".join(f"{k}→{v}" for k, v in pairs[:SHOW_VIOLATIONS])
+    more = len(pairs) - SHOW_VIOLATIONS
+    return "collocation: " + shown + (f" … and {more:,} more (--json lists them)" if more > 0 else "")
+
+
 @app.command()
 def check(
     file: Path = typer.Argument(..., help="Dataset file to check."),
-    json_out: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON object on stdout. For files over 2 MB that "
+                                  "pass, each order lists its optimal, non-optimal and confused tokens and counts "
+                                  "the non-comparable ones (n_non_comparable) instead of listing ~|V| of them."),
     memory_limit: float = MemoryOpt,
 ) -> None:
     """Check Assumptions 1 and 3 of the paper; exit 0 when they hold, 1 with the violations listed.
 
-    Also states what training on the file would cost and notes stages with nothing to learn.
+    Also states what training on the file would cost and notes stages with nothing to learn. Files over
+    2 MB are first checked by array operations (seconds at |V| = 50,257 and 200,000 sentences); when
+    that finds a violation, the sentence-by-sentence checker lists every violation with its lines.
     """
+    from ttlab.ntp.cost import check_limit
+    from ttlab.ntp.dataset import NTPDataset, read_dataset_text
+    from ttlab.ntp.fastcheck import MAX_SLOTS, quick_check
+
+    text = read_dataset_text(file, memory_limit)
+    if len(text) > FAST_CHECK_CHARS:
+        budget = int(check_limit(memory_limit) * 2**30 / FAST_CHECK_BYTES_PER_SLOT)
+        qc = quick_check(text, str(file), max_slots=min(MAX_SLOTS, budget))
+        if qc is not None and qc.valid:
+            _print_quick_check(file, qc, json_out)
+            raise typer.Exit(0)
+    _print_full_check(file, NTPDataset.from_text(text, source=str(file), memory_limit_gib=memory_limit), json_out)
+
+
+def _print_quick_check(file: Path, qc, json_out: bool) -> None:
+    cost = qc.training_cost()
+    colloc = [(qc.vocab[x], qc.vocab[y]) for x, y in enumerate(qc.collocation.tolist()) if y >= 0]
+    if json_out:
+        print_json({"valid": True, "source": qc.source, "n_sentences": qc.n_sentences,
+                    "n_occurrences": qc.n_occurrences, "vocab": qc.vocab, "collocation": dict(colloc),
+                    "orders": qc.orders(), "violations": [], "degenerate": qc.degenerate(),
+                    "training_cost": cost.as_dict()})
+        return
+    console.print(f"[bold]{file}[/]: {qc.n_sentences:,} distinct sentences, |V| = {qc.vocab_size:,}; "
+                  f"training batch {cost.batch()}", highlight=False)
+    console.print(_collocation_text(colloc), highlight=False)
+    console.print(f"{qc.n_orders:,} query-dependent orders (--json lists them)")
+    console.print("[green]valid[/]: Assumptions 1 and 3 hold.")
+    for stage, why in qc.degenerate().items():
+        console.print(f"[yellow]note[/]: {stage.replace('stage', 'stage ')} has nothing to learn: {escape(why)}",
+                      highlight=False)
+
+
+def _print_full_check(file: Path, ds, json_out: bool) -> None:
     from ttlab.ntp.cost import training_cost
-    from ttlab.ntp.dataset import NTPDataset
     from ttlab.ntp.structure import analyze
 
-    structure = analyze(NTPDataset.from_file(file, memory_limit_gib=memory_limit))
+    structure = analyze(ds)
     report = structure.report()
     cost = training_cost(structure.dataset)
     report["training_cost"] = cost.as_dict()
     if json_out:
         print_json(report)
     else:
-        ds = structure.dataset
         console.print(f"[bold]{file}[/]: {len(ds.sentences):,} distinct sentences, |V| = {ds.vocab_size:,}; "
                       f"training batch {cost.batch()}", highlight=False)
-        console.print("collocation: " + ", ".join(f"{k}→{v}" for k, v in structure.collocation.items()))
+        console.print(_collocation_text(list(structure.collocation.items())), highlight=False)
         table = Table("query", "optimal", "non-optimal", "non-comparable", "confused", title="query-dependent orders")
         for q, cats in report["orders"].items():
             table.add_row(q, *(" ".join(cats[k]) for k in ("optimal", "non_optimal", "non_comparable", "confused")))
@@ -138,27 +232,29 @@ def generate(
     min_len: int = MinLenOpt,
     max_len: int = MaxLenOpt,
     seed: int = SeedOpt,
+    generator: str = typer.Option(
+        "auto", "--generator",
+        help="dense: draws every query's roles into a |V|×|V| table first (|V|² bytes: 2.5 GB at |V| = 50,257); "
+        "large: builds the sentences query by query in O(|V| + tokens) memory; auto: dense while that table "
+        "stays under 64 MiB (|V| ≤ 8,192), else large. Same construction, different random streams: a seed "
+        "gives different files with dense and large."),
 ) -> None:
     """Write a seeded random realizable dataset (always passes `ttlab ntp check`)."""
-    from ttlab.ntp.generate import generate_text
+    from ttlab.ntp.generate import RandomSpec, generate_text
     from ttlab.outputs import check_out_file
     from ttlab.provenance import atomic_write_text
 
     check_out_file(out)
-    atomic_write_text(out, generate_text(vocab, sentences, min_len, max_len, seed))
+    atomic_write_text(out, generate_text(RandomSpec(vocab, sentences, min_len, max_len, seed), generator))
     console.print(f"wrote {out}")
 
 
 # ---------------------------------------------------------------------------------------------- run
 @app.command()
+@_dataset_options
 def run(
     out: Path = typer.Option(..., "--out", help="Output directory (metrics.csv, summary.json, dynamics.png)."),
-    data: Optional[Path] = DataOpt,
-    vocab: int = VocabOpt,
-    sentences: int = SentencesOpt,
-    min_len: int = MinLenOpt,
-    max_len: int = MaxLenOpt,
-    seed: int = SeedOpt,
+    src: DatasetArgs = None,  # type: ignore[assignment]  # set by @_dataset_options from the dataset options
     stage1_steps: int = typer.Option(900, "--stage1-steps", help="Stage-1 steps T (W_ov)."),
     stage2_steps: int = typer.Option(900, "--stage2-steps", help="Stage-2 steps (W_kq)."),
     eta0: Optional[float] = typer.Option(None, "--eta0", help="Stage-1 step size (default 0.2/√d)."),
@@ -192,9 +288,9 @@ def run(
 
     check_out_dir(out, run_markers=("summary.json", "metrics.csv"), overwrite=overwrite)
     require_steps(stage1_steps, stage2_steps)
-    ds = _dataset(data, vocab, sentences, min_len, max_len, seed, memory_limit)
-    E = _embeddings(embeddings, dim, ds.vocab_size, seed)
-    cfg = _config(stage1_steps, stage2_steps, eta0, eta, init, init_scale, schedule, optimizer, seed, dtype, impl)
+    ds = src.load(memory_limit)
+    E = _embeddings(embeddings, dim, ds.vocab_size, src.seed)
+    cfg = _config(stage1_steps, stage2_steps, eta0, eta, init, init_scale, schedule, optimizer, src.seed, dtype, impl)
 
     def announce(msg: str) -> None:
         console_err.print(msg, highlight=False)
@@ -212,6 +308,12 @@ def run(
         console_err.print(f"interrupted at {public['interrupted']}: wrote the {len(summary['_result'].metrics['step']):,} "
                           f"steps recorded so far to {out}/metrics.csv and {out}/summary.json", highlight=False)
         raise typer.Exit(130)
+
+
+def certificate_line(name: str, sol: dict) -> str:
+    """The feasibility certificate of a max-margin solution (``solution_info`` dict) in one line."""
+    return (f"{name} certificate: min margin {sol['min_margin']:.12g}, max violation {sol['max_violation']:.3g} over "
+            f"{sol['n_constraints']:,} constraints ({sol['method']}; feasible when the violation is 0)")
 
 
 def _print_run(summary: dict, out: Path) -> None:
@@ -235,6 +337,8 @@ def _print_run(summary: dict, out: Path) -> None:
     kq = "—" if summary["wkq_star_norm"] is None else f"{summary['wkq_star_norm']:.4f}"
     console.print(f"‖W*_ov‖ = {summary['wov_star_norm']:.4f}, ‖W*_kq‖ = {kq}; "
                   f"wall time {summary['wall_time_s']:.2f} s")
+    if summary.get("wkq_star"):
+        console.print(certificate_line("W*_kq", summary["wkq_star"]), highlight=False)
     if "generalization" in summary:
         g = summary["generalization"]
         console.print(f"generalization: agreement {g['agreement']} on {g['n_with_prediction']} unseen sentences")
@@ -243,14 +347,10 @@ def _print_run(summary: dict, out: Path) -> None:
 
 # ---------------------------------------------------------------------------------------------- generalize
 @app.command()
+@_dataset_options
 def generalize(
     out: Path = typer.Option(..., "--out", help="Output directory (generalization.json)."),
-    data: Optional[Path] = DataOpt,
-    vocab: int = VocabOpt,
-    sentences: int = SentencesOpt,
-    min_len: int = MinLenOpt,
-    max_len: int = MaxLenOpt,
-    seed: int = SeedOpt,
+    src: DatasetArgs = None,  # type: ignore[assignment]  # set by @_dataset_options from the dataset options
     stage1_steps: int = typer.Option(900, "--stage1-steps"),
     stage2_steps: int = typer.Option(900, "--stage2-steps"),
     samples: int = typer.Option(2000, "--samples", help="Unseen sentences to sample when there are too many to enumerate."),
@@ -263,13 +363,14 @@ def generalize(
     from ttlab.ntp.structure import analyze
     from ttlab.ntp.train import logit_spread_bound, train
     from ttlab.ntp.cost import require_steps, require_trainable, training_cost
-    from ttlab.ntp.experiment import dataset_info, require_learnable, require_valid
+    from ttlab.ntp.experiment import dataset_info, require_learnable, require_valid, solution_info
     from ttlab.outputs import check_out_dir
     from ttlab.provenance import atomic_write_json, versions
 
     check_out_dir(out)
     require_steps(stage1_steps, stage2_steps)
-    ds = _dataset(data, vocab, sentences, min_len, max_len, seed, memory_limit)
+    ds = src.load(memory_limit)
+    seed = src.seed
     structure = analyze(ds)
     require_valid(structure)
     cfg = _config(stage1_steps, stage2_steps, None, None, "zero", 0.01, "two-stage", "ngd", seed, "auto")
@@ -283,7 +384,8 @@ def generalize(
     sents = unseen_sentences(structure, n_samples=samples, seed=seed)
     report = evaluate_generalization(model, result.W_ov, result.W_kq, sents)
     report = {"dataset": dataset_info(ds), "config": {"stage1_steps": stage1_steps, "stage2_steps": stage2_steps,
-              "seed": seed, "samples": samples}, "versions": versions(), **report}
+              "seed": seed, "samples": samples}, "versions": versions(), "wkq_star": solution_info(result.wkq_star),
+              **report}
     atomic_write_json(Path(out) / "generalization.json", report)
     if json_out:
         print_json(report)
@@ -292,6 +394,7 @@ def generalize(
     for case, v in report["by_case"].items():
         table.add_row(case, str(v["n"]), "—" if v["agreement"] is None else f"{100 * v['agreement']:.1f}%")
     console.print(table)
+    console.print(certificate_line("W*_kq", report["wkq_star"]), highlight=False)
     console.print(f"overall agreement: {report['agreement']}; wrote {out}/generalization.json")
 
 

@@ -1,5 +1,7 @@
 """Next-token-prediction datasets: the text format, distinct sentences and their weights π(n).
 
+May import: numpy, :mod:`ttlab.errors` and (lazily, for the memory limits) :mod:`ttlab.ntp.cost`.
+
 The text format has two kinds of line (tokens are whitespace-separated, ``#`` starts a comment):
 
 * a *sequence line* ``S V O P`` contributes every proper prefix as a training sentence labelled with
@@ -261,30 +263,7 @@ class NTPDataset:
     @classmethod
     def from_file(cls, path: str | Path, memory_limit_gib: float | None = None) -> "NTPDataset":
         """Read a dataset file (UTF-8 text in the two-kind line format; a leading byte-order mark is dropped)."""
-        path = Path(path)
-        if not path.exists():
-            raise TTLabInputError(f"dataset file {str(path)!r} does not exist")
-        if path.is_dir():
-            raise TTLabInputError(f"{str(path)!r} is a directory; pass a dataset text file")
-        from ttlab.ntp.cost import DEFAULT_MEMORY_LIMIT_GIB, check_limit
-
-        limit = check_limit(DEFAULT_MEMORY_LIMIT_GIB if memory_limit_gib is None else memory_limit_gib)
-        size = path.stat().st_size
-        if size > limit * 2**30:
-            raise TTLabInputError(
-                f"{path}: the file alone is {size / 2**30:.2f} GiB, above the {limit:g} GiB limit; split it, or "
-                "raise --memory-limit if the machine has the memory"
-            )
-        data = path.read_bytes()
-        try:
-            text = data.decode("utf-8-sig")
-        except UnicodeDecodeError as exc:
-            line = data[: exc.start].count(b"\n") + 1
-            raise TTLabInputError(
-                f"{path}: not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}, line {line}); "
-                "save the file as UTF-8"
-            ) from None
-        return cls.from_text(text, source=str(path), memory_limit_gib=memory_limit_gib)
+        return cls.from_text(read_dataset_text(path, memory_limit_gib), source=str(path), memory_limit_gib=memory_limit_gib)
 
     # ------------------------------------------------------------------ views
     @property
@@ -322,3 +301,32 @@ class NTPDataset:
                 f"({', '.join(self.vocab[:12])}{' …' if len(self.vocab) > 12 else ''})"
             )
         return [self.index[t] for t in tokens]
+
+
+def read_dataset_text(path: str | Path, memory_limit_gib: float | None = None) -> str:
+    """The text of a dataset file: it must exist, be a file within the memory limit and be UTF-8 (a
+    leading byte-order mark is dropped)."""
+    path = Path(path)
+    if not path.exists():
+        raise TTLabInputError(f"dataset file {str(path)!r} does not exist")
+    if path.is_dir():
+        raise TTLabInputError(f"{str(path)!r} is a directory; pass a dataset text file")
+    from ttlab.ntp.cost import DEFAULT_MEMORY_LIMIT_GIB, check_limit
+
+    limit = check_limit(DEFAULT_MEMORY_LIMIT_GIB if memory_limit_gib is None else memory_limit_gib)
+    size = path.stat().st_size
+    if size > limit * 2**30:
+        raise TTLabInputError(
+            f"{path}: the file alone is {size / 2**30:.2f} GiB, above the {limit:g} GiB limit; split it, or "
+            "raise --memory-limit if the machine has the memory"
+        )
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise TTLabInputError(
+            f"{path}: not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}, line {line}); "
+            "save the file as UTF-8"
+        ) from None
+    return text

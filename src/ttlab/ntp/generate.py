@@ -1,25 +1,53 @@
-"""Seeded random generator of realizable datasets (Assumptions 1 and 3 hold by construction).
+"""Seeded random generators of realizable datasets (Assumptions 1 and 3 hold by construction).
 
-Construction, for a vocabulary of V tokens:
+May import: numpy, :mod:`ttlab.errors`, :mod:`ttlab.ntp.dataset` and :mod:`ttlab.ntp.structure` (the
+dense generator checks its output). Nothing here prints or touches files.
+
+Construction, for a vocabulary of V tokens (both generators):
 
 1. a random collocation n: V → V; every token gets the one-token sentence ``x => n(x)``;
-2. for every query q a random split of the vocabulary into an optimal set O_q, a non-optimal set N_q
-   and the rest (q itself is in O_q or N_q);
+2. for every query q a random split of the vocabulary into an optimal set O_q (fraction 25 %), a
+   non-optimal set N_q (50 %) and the rest (q itself is in O_q or N_q);
 3. each sentence picks a query q, a length L and a label y = n(o) of some o in O_q, then fills its
    positions with ≥ 1 occurrence of tokens from O_q ∩ n⁻¹(y) and distinct tokens from N_q \\ n⁻¹(y),
    each non-optimal token at most once, so the optimal count always covers Assumption 3.
 
 A token is only ever optimal or only ever non-optimal under one query, so no token is confused and
-every order is acyclic. The result is checked by :func:`ttlab.ntp.structure.analyze` before returning.
+every order is acyclic.
+
+Two implementations of this construction, with different random streams:
+
+* ``"dense"`` (:func:`generate_text` with ``method="dense"``) draws the roles of every query up front
+  into a |V| × |V| table (|V|² bytes: 2.5 GB at |V| = 50,257) and then the sentences one by one; its
+  output is checked by :func:`ttlab.ntp.structure.analyze` before it is returned. The reproduce parts
+  use it; its output for a seed never changes.
+* ``"large"`` draws the sentences' queries first (sorted), then builds the sentences query by query,
+  drawing each query's roles once when it is reached: O(|V| + tokens) memory. Its time is
+  O(#distinct queries · |V|) for the role draws (≈ 1 min at |V| = 50,257 and 200,000 sentences) plus
+  O(tokens). It is realizable by the argument above (tested on random seeds; run ``ttlab ntp check``).
+
+``method="auto"`` picks ``"large"`` when the dense role table would exceed :data:`DENSE_TABLE_BYTES`.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
 
 import numpy as np
 
 from ttlab.errors import TTLabInputError
 from ttlab.ntp.dataset import ARROW, NTPDataset
-from ttlab.ntp.structure import analyze
+
+__all__ = ["DENSE_MAX_BYTES", "DENSE_TABLE_BYTES", "METHODS", "RandomSpec", "generate_dataset", "generate_text",
+           "resolve_method", "token_names"]
+
+METHODS = ("auto", "dense", "large")
+#: ``method="auto"`` uses the dense generator while its |V| × |V| int8 role table stays below this
+#: (64 MiB: |V| ≤ 8,192); above it, the bounded-memory one
+DENSE_TABLE_BYTES = 64 * 2**20
+#: the dense generator is refused when its role table would exceed this (|V| > 46,340)
+DENSE_MAX_BYTES = 2 * 2**30
 
 
 def token_names(vocab_size: int) -> list[str]:
@@ -28,54 +56,77 @@ def token_names(vocab_size: int) -> list[str]:
     return [f"t{i:0{width}d}" for i in range(vocab_size)]
 
 
-def _validate(vocab_size: int, n_sentences: int, min_len: int, max_len: int) -> None:
-    if vocab_size < 2:
-        raise TTLabInputError(f"--vocab must be at least 2 (got {vocab_size})")
-    if n_sentences < 0:
-        raise TTLabInputError(f"--sentences must be ≥ 0 (got {n_sentences})")
-    if min_len < 2:
+@dataclass(frozen=True)
+class RandomSpec:
+    """Parameters of a random realizable dataset (see the module docstring)."""
+
+    vocab_size: int = 20
+    n_sentences: int = 100
+    min_len: int = 2
+    max_len: int = 6
+    seed: int = 0
+    optimal_fraction: float = 0.25
+    non_optimal_fraction: float = 0.5
+
+    def validate(self) -> None:
+        """Raise :class:`TTLabInputError` naming the CLI option of the first bad parameter."""
+        if self.vocab_size < 2:
+            raise TTLabInputError(f"--vocab must be at least 2 (got {self.vocab_size})")
+        if self.n_sentences < 0:
+            raise TTLabInputError(f"--sentences must be ≥ 0 (got {self.n_sentences})")
+        if self.min_len < 2:
+            raise TTLabInputError(
+                f"--min-len must be at least 2 (got {self.min_len}); one-token sentences are the collocation "
+                "lines, which the generator always writes"
+            )
+        if self.max_len < self.min_len:
+            raise TTLabInputError(f"--max-len ({self.max_len}) must be ≥ --min-len ({self.min_len})")
+        f1, f2 = self.optimal_fraction, self.non_optimal_fraction
+        if not (0 < f1 <= 1 and 0 <= f2 and f1 + f2 <= 1):
+            raise TTLabInputError(
+                f"the optimal and non-optimal fractions must satisfy 0 < optimal ≤ 1, non-optimal ≥ 0 and "
+                f"optimal + non-optimal ≤ 1 (got {f1} and {f2})"
+            )
+
+    def header(self) -> str:
+        """The comment line that opens the generated text."""
+        return (f"# random realizable dataset: vocab={self.vocab_size} sentences={self.n_sentences} "
+                f"len={self.min_len}..{self.max_len} seed={self.seed}")
+
+
+def resolve_method(method: str, vocab_size: int) -> str:
+    """``"dense"`` or ``"large"`` for ``method`` (``"auto"``: large when the role table exceeds
+    :data:`DENSE_TABLE_BYTES`)."""
+    if method not in METHODS:
+        raise TTLabInputError(f"unknown generator {method!r}: choose one of {', '.join(METHODS)}")
+    if method == "auto":
+        return "large" if vocab_size * vocab_size > DENSE_TABLE_BYTES else "dense"
+    if method == "dense" and vocab_size * vocab_size > DENSE_MAX_BYTES:
         raise TTLabInputError(
-            f"--min-len must be at least 2 (got {min_len}); one-token sentences are the collocation lines, "
-            "which the generator always writes"
+            f"the dense generator's role table at |V| = {vocab_size:,} would take {vocab_size**2 / 2**30:.1f} GiB "
+            f"(|V|² bytes; limit {DENSE_MAX_BYTES / 2**30:g} GiB); use --generator large (or auto)"
         )
-    if max_len < min_len:
-        raise TTLabInputError(f"--max-len ({max_len}) must be ≥ --min-len ({min_len})")
+    return method
 
 
-def generate_text(
-    vocab_size: int = 20,
-    n_sentences: int = 100,
-    min_len: int = 2,
-    max_len: int = 6,
-    seed: int = 0,
-    optimal_fraction: float = 0.25,
-    non_optimal_fraction: float = 0.5,
-) -> str:
-    """Explicit-line text of a random realizable dataset (collocation lines first)."""
-    _validate(vocab_size, n_sentences, min_len, max_len)
-    rng = np.random.default_rng(seed)
-    names = token_names(vocab_size)
-    nxt = rng.integers(vocab_size, size=vocab_size)
-    lines = [f"# random realizable dataset: vocab={vocab_size} sentences={n_sentences} "
-             f"len={min_len}..{max_len} seed={seed}"]
-    lines += [f"{names[x]} {ARROW} {names[nxt[x]]}" for x in range(vocab_size)]
-
-    roles = np.empty((vocab_size, vocab_size), dtype=np.int8)  # roles[q, x]: 1 optimal, -1 non-optimal, 0 none
-    for q in range(vocab_size):
-        u = rng.random(vocab_size)
-        roles[q] = np.where(u < optimal_fraction, 1, np.where(u < optimal_fraction + non_optimal_fraction, -1, 0))
+def _dense_pairs(spec: RandomSpec, names: list[str], nxt: np.ndarray, rng: np.random.Generator) -> Iterator[tuple]:
+    """The multi-token sentences of the dense generator, as (token indices, label index)."""
+    V = spec.vocab_size
+    f1, f12 = spec.optimal_fraction, spec.optimal_fraction + spec.non_optimal_fraction
+    roles = np.empty((V, V), dtype=np.int8)  # roles[q, x]: 1 optimal, -1 non-optimal, 0 none
+    for q in range(V):
+        u = rng.random(V)
+        roles[q] = np.where(u < f1, 1, np.where(u < f12, -1, 0))
         roles[q, q] = rng.choice([1, -1])
         if not (roles[q] == 1).any():
-            roles[q, rng.choice([x for x in range(vocab_size) if x != q] or [q])] = 1
-
-    made = 0
-    attempts = 0
-    while made < n_sentences:
+            roles[q, rng.choice([x for x in range(V) if x != q] or [q])] = 1
+    made = attempts = 0
+    while made < spec.n_sentences:
         attempts += 1
-        if attempts > 100 * max(n_sentences, 1):  # pragma: no cover - needs pathological fractions
+        if attempts > 100 * max(spec.n_sentences, 1):  # pragma: no cover - needs pathological fractions
             raise TTLabInputError("could not generate enough sentences; raise --vocab or the optimal fraction")
-        q = int(rng.integers(vocab_size))
-        length = int(rng.integers(min_len, max_len + 1))
+        q = int(rng.integers(V))
+        length = int(rng.integers(spec.min_len, spec.max_len + 1))
         opt_q = np.flatnonzero(roles[q] == 1)
         if roles[q, q] == 1:
             y = nxt[q]
@@ -97,9 +148,79 @@ def generate_text(
             rng.choice(cand_opt, size=body_len - k_non, replace=True)
         )
         rng.shuffle(body)
-        tokens = [names[t] for t in body] + [names[q]]
-        lines.append(f"{' '.join(tokens)} {ARROW} {names[y]}")
+        yield body + [q], y
         made += 1
+
+
+def _large_pairs(spec: RandomSpec, nxt: np.ndarray, rng: np.random.Generator) -> Iterator[tuple]:
+    """The multi-token sentences of the bounded-memory generator, as (token indices, label index).
+
+    No |V| × |V| array: each query's roles are two boolean |V|-vectors, alive while its sentences are made.
+    """
+    V = spec.vocab_size
+    f1, f12 = spec.optimal_fraction, spec.optimal_fraction + spec.non_optimal_fraction
+    by_class = np.argsort(nxt, kind="stable")
+    class_start = np.searchsorted(nxt[by_class], np.arange(V + 1))
+    queries = np.sort(rng.integers(V, size=spec.n_sentences))
+    uq, counts = np.unique(queries, return_counts=True)
+    for q, need in zip(uq.tolist(), counts.tolist()):
+        u = rng.random(V)
+        is_opt = u < f1  # optimal under q
+        is_role = u < f12  # optimal or non-optimal under q
+        q_opt = rng.choice([1, -1]) == 1
+        is_opt[q], is_role[q] = q_opt, True
+        if not is_opt.any():
+            is_opt[(q + 1) % V] = is_role[(q + 1) % V] = True
+        opt_q = np.flatnonzero(is_opt)
+        non_q = np.flatnonzero(is_role & ~is_opt)
+        made = tries = 0
+        while made < need:
+            tries += 1
+            if tries > 100 * need:
+                raise TTLabInputError(
+                    f"could not generate {need} sentence(s) with query {q}: its optimal tokens all continue like "
+                    "the query itself; raise --vocab (the bounded-memory generator draws each query's sentences "
+                    "together)"
+                )
+            length = int(rng.integers(spec.min_len, spec.max_len + 1))
+            if q_opt:
+                y = nxt[q]
+            else:
+                y = nxt[opt_q[rng.integers(opt_q.size)]]
+                if y == nxt[q]:
+                    continue
+            members = by_class[class_start[y]:class_start[y + 1]]
+            cand_opt = members[is_opt[members]]
+            need_opt = 0 if q_opt else 1
+            if cand_opt.size == 0 or length - 1 < need_opt:
+                continue
+            k_non = int(rng.integers(0, min(non_q.size, length - 1 - need_opt) + 1))
+            non = non_q[rng.choice(non_q.size, size=k_non, replace=False)] if k_non else non_q[:0]
+            non = non[(nxt[non] != y) & (non != q)]
+            body = np.concatenate([non, cand_opt[rng.integers(cand_opt.size, size=length - 1 - non.size)]])
+            rng.shuffle(body)
+            yield body.tolist() + [q], int(y)
+            made += 1
+
+
+def _pairs(spec: RandomSpec, method: str) -> tuple[list[str], np.ndarray, Iterator[tuple]]:
+    """Token names, the collocation n and the multi-token sentences (index lists, label) of ``spec``."""
+    spec.validate()
+    method = resolve_method(method, spec.vocab_size)
+    rng = np.random.default_rng(spec.seed)
+    names = token_names(spec.vocab_size)
+    nxt = rng.integers(spec.vocab_size, size=spec.vocab_size)
+    sents = _dense_pairs(spec, names, nxt, rng) if method == "dense" else _large_pairs(spec, nxt, rng)
+    return names, nxt, sents
+
+
+def generate_text(spec: RandomSpec, method: str = "dense") -> str:
+    """Explicit-line text of a random realizable dataset (a header comment, the collocation lines, then
+    the sentences). ``method``: ``"dense"``, ``"large"`` or ``"auto"`` (see the module docstring)."""
+    names, nxt, sents = _pairs(spec, method)
+    lines = [spec.header()]
+    lines += [f"{names[x]} {ARROW} {names[nxt[x]]}" for x in range(spec.vocab_size)]
+    lines += [f"{' '.join(names[t] for t in body)} {ARROW} {names[y]}" for body, y in sents]
     return "\n".join(lines) + "\n"
 
 
@@ -111,11 +232,24 @@ def generate_dataset(
     seed: int = 0,
     optimal_fraction: float = 0.25,
     non_optimal_fraction: float = 0.5,
+    method: str = "dense",
 ) -> NTPDataset:
-    """A random realizable dataset; see the module docstring for the construction."""
-    text = generate_text(vocab_size, n_sentences, min_len, max_len, seed, optimal_fraction, non_optimal_fraction)
-    ds = NTPDataset.from_text(text, source=f"random(vocab={vocab_size}, sentences={n_sentences}, seed={seed})")
-    structure = analyze(ds)
-    if not structure.valid:  # pragma: no cover - a bug in the construction above
-        raise AssertionError(f"generator produced an invalid dataset: {structure.violations[0].message}")
-    return ds
+    """A random realizable dataset; see the module docstring for the construction and ``method``.
+
+    The dense generator's dataset is parsed from its text (line numbers kept) and checked by the
+    assumption checker; the large one is built from its (sentence, label) pairs in O(tokens) memory.
+    """
+    spec = RandomSpec(vocab_size, n_sentences, min_len, max_len, seed, optimal_fraction, non_optimal_fraction)
+    if resolve_method(method, vocab_size) == "dense":
+        from ttlab.ntp.structure import analyze
+
+        ds = NTPDataset.from_text(generate_text(spec, "dense"),
+                                  source=f"random(vocab={vocab_size}, sentences={n_sentences}, seed={seed})")
+        structure = analyze(ds)
+        if not structure.valid:  # pragma: no cover - a bug in the construction
+            raise AssertionError(f"generator produced an invalid dataset: {structure.violations[0].message}")
+        return ds
+    names, nxt, sents = _pairs(spec, "large")
+    pairs = [((names[x],), names[nxt[x]]) for x in range(vocab_size)]
+    pairs += [(tuple(names[t] for t in body), names[y]) for body, y in sents]
+    return NTPDataset.from_pairs(pairs, source=f"random-large(vocab={vocab_size}, sentences={n_sentences}, seed={seed})")

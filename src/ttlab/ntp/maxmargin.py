@@ -1,5 +1,9 @@
 """Exact max-margin (hard-margin SVM) solutions W*_ov and W*_kq of paper A.
 
+May import: numpy, scipy, :mod:`ttlab.errors`; optionally threadpoolctl and clarabel (reference solver).
+No other ttlab module (the trainers and the structured path build on it). Nothing here prints; the
+parallel one-hot W*_kq reports progress through a callback.
+
 Both problems have the form ``min ||W||_F  s.t.  a_cᵀ W b_c ≥ 1`` for a list of rank-one constraints
 ``⟨W, a_c b_cᵀ⟩ ≥ 1``.  With the embedding matrix ``E`` (d × |V|, column x = embedding of token x;
 ``None`` means one-hot, E = I):
@@ -53,6 +57,7 @@ Verification
 from __future__ import annotations
 
 import contextlib
+import os
 from dataclasses import dataclass
 from typing import Callable
 
@@ -805,16 +810,91 @@ def _kq_onehot(T: np.ndarray, V: int, method: str) -> tuple[np.ndarray, str]:
     return W, tag
 
 
-def kq_onehot_entries(T: np.ndarray, V: int, method: str = "auto") -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
+#: parallel one-hot W*_kq: below this many constraints the columns are solved in this process
+PARALLEL_MIN_TRIPLES = 50_000
+#: ... and the queries are cut into about this many chunks per worker (progress granularity, load balance)
+CHUNKS_PER_WORKER = 8
+
+KQProgress = Callable[[int, int], None]
+"""``progress(done, total)``: query columns of W*_kq solved so far, out of ``total``."""
+
+
+def kq_onehot_entries(
+    T: np.ndarray, V: int, method: str = "auto", workers: int | None = 1, progress: KQProgress | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
     """One-hot W*_kq as its non-zero support: (token, query, value) arrays and the method tag.
 
     ``T`` must be de-duplicated and sorted (as ``np.unique(·, axis=0)`` returns it). Memory is O(#triples),
     never |V|²: every query column is solved on the tokens its constraints involve (Proposition 2 where
-    the query's graph is complete bipartite, else NNLS-LDP)."""
+    the query's graph is complete bipartite, else NNLS-LDP). The columns are independent: with
+    ``workers`` > 1 (``None``: one per CPU core when there are at least :data:`PARALLEL_MIN_TRIPLES`
+    constraints) the queries are cut into chunks of about equal constraint counts, solved in worker
+    processes by the same code, and concatenated in query order, so the result is identical to the
+    serial one. ``progress(done, total)`` is called with the number of query columns solved.
+    """
+    m = T.shape[0]
+    q_all = T[:, 0]
+    starts = np.r_[0, np.flatnonzero(np.diff(q_all)) + 1] if m else np.zeros(0, dtype=np.int64)
+    n_q = starts.size
+    if workers is None:
+        workers = (os.cpu_count() or 1) if m >= PARALLEL_MIN_TRIPLES else 1
+    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
+        raise TTLabInputError(f"workers must be a positive integer (got {workers!r})")
+    n_chunks = min(n_q, int(workers) * CHUNKS_PER_WORKER) if workers > 1 else min(n_q, 64)
+    # chunk boundaries at query starts, about equal numbers of constraints per chunk
+    cuts = np.unique(np.searchsorted(starts, np.linspace(0, m, n_chunks + 1)[1:-1], side="right") - 1)
+    cuts = cuts[cuts > 0]
+    bounds = np.r_[0, starts[cuts], m].astype(np.int64)
+    q_bounds = np.r_[0, cuts, n_q].astype(np.int64)
+    chunks = [T[bounds[i]:bounds[i + 1]] for i in range(bounds.size - 1)]
+    parts: list[tuple] = []
+    if progress:
+        progress(0, n_q)
+    if workers > 1 and len(chunks) > 1:
+        import multiprocessing as mp
+        from concurrent.futures import ProcessPoolExecutor
+
+        # fork where available: the workers need no re-import, and spawn/forkserver would re-run an
+        # unguarded __main__ script; the workers use only numpy/scipy (no torch threads)
+        ctx = mp.get_context("fork" if "fork" in mp.get_all_start_methods() else "spawn")
+        with ProcessPoolExecutor(max_workers=min(int(workers), len(chunks)), mp_context=ctx) as pool:
+            futures = [pool.submit(_kq_onehot_chunk, c, V, method) for c in chunks]
+            done = 0
+            for i, f in enumerate(futures):  # in order: the concatenation is the serial one
+                parts.append(f.result())
+                done += int(q_bounds[i + 1] - q_bounds[i])
+                if progress:
+                    progress(done, n_q)
+    else:
+        for i, c in enumerate(chunks):
+            parts.append(_kq_onehot_chunk(c, V, method))
+            if progress:
+                progress(int(q_bounds[i + 1]), n_q)
+    n_closed = sum(p[3] for p in parts)
+    n_ldp = sum(p[4] for p in parts)
+    tag = "closed-form" if n_ldp == 0 else ("ldp-nnls" if n_closed == 0 else "mixed")
+    if not parts:
+        e = np.zeros(0, dtype=np.int64)
+        return e, e.copy(), np.zeros(0), tag
+    return (np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]),
+            np.concatenate([p[2] for p in parts]), tag)
+
+
+def _kq_onehot_chunk(T: np.ndarray, V: int, method: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
+    """The columns of the queries in ``T`` (sorted, de-duplicated, whole queries): (token, query, value)
+    arrays and the numbers of closed-form and NNLS-LDP columns. Top level so worker processes can run it."""
+    with _blas_single_thread(True):
+        return _kq_onehot_columns(T, V, method)
+
+
+def _kq_onehot_columns(T: np.ndarray, V: int, method: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
     out_t: list[np.ndarray] = []
     out_q: list[np.ndarray] = []
     out_v: list[np.ndarray] = []
     m = T.shape[0]
+    e = np.zeros(0, dtype=np.int64)
+    if m == 0:
+        return e, e.copy(), np.zeros(0), 0, 0
     q_all, o_all, u_all = T[:, 0], T[:, 1], T[:, 2]
     starts = np.r_[0, np.flatnonzero(np.diff(q_all)) + 1]
     queries = q_all[starts]
@@ -828,8 +908,8 @@ def kq_onehot_entries(T: np.ndarray, V: int, method: str = "auto") -> tuple[np.n
     loc_o = np.searchsorted(keys, key_o) - key_start[q_of_triple]
     loc_u = np.searchsorted(keys, key_u) - key_start[q_of_triple]
     # Proposition 2 applies when #pairs = k·m and no token is on both sides
-    n_opt = np.diff(np.r_[np.searchsorted(np.unique(key_o), queries * V), np.unique(key_o).size])
     uo, uu = np.unique(key_o), np.unique(key_u)
+    n_opt = np.diff(np.r_[np.searchsorted(uo, queries * V), uo.size])
     n_non = np.diff(np.r_[np.searchsorted(uu, queries * V), uu.size])
     both = np.intersect1d(uo, uu) // V
     overlap = np.isin(queries, both)
@@ -859,11 +939,7 @@ def kq_onehot_entries(T: np.ndarray, V: int, method: str = "auto") -> tuple[np.n
         out_q.append(np.full(tokens.size, q))
         out_v.append(np.asarray(x, dtype=np.float64))
         n_ldp += 1
-    tag = "closed-form" if n_ldp == 0 else ("ldp-nnls" if n_closed == 0 else "mixed")
-    if not out_t:
-        e = np.zeros(0, dtype=np.int64)
-        return e, e.copy(), np.zeros(0), tag
-    return np.concatenate(out_t), np.concatenate(out_q).astype(np.int64), np.concatenate(out_v), tag
+    return (np.concatenate(out_t), np.concatenate(out_q).astype(np.int64), np.concatenate(out_v), n_closed, n_ldp)
 
 
 def _cycle_message(q: int, P: np.ndarray) -> str:

@@ -236,15 +236,27 @@ def sparse_max_margin_ov(next_token: np.ndarray) -> SparseMaxMargin:
     return out
 
 
-def sparse_max_margin_kq(triples: np.ndarray, vocab_size: int) -> SparseMaxMargin:
-    """One-hot W*_kq per query column (Proposition 2 or NNLS-LDP) as (token, query, value) entries."""
+def sparse_max_margin_kq(
+    triples: np.ndarray,
+    vocab_size: int,
+    workers: int | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> SparseMaxMargin:
+    """One-hot W*_kq per query column (Proposition 2 or NNLS-LDP) as (token, query, value) entries.
+
+    The columns are solved in parallel by :func:`ttlab.ntp.maxmargin.kq_onehot_entries` (``workers``:
+    processes, ``None`` = one per core for large problems; the result is identical to the serial one);
+    ``progress("W*_kq", done, total)`` counts solved query columns. The certificate (min margin, max
+    violation) is computed from the returned values on every constraint.
+    """
     V = vocab_size
     T = _unique_triples(np.asarray(triples, dtype=np.int64).reshape(-1, 3), V)
     m = T.shape[0]
     if m == 0:
         e = np.zeros(0, dtype=np.int64)
         return _certify(e, e.copy(), np.zeros(0), None, 0, V, "closed-form")
-    tok, qry, val, tag = kq_onehot_entries(T, V, "auto")
+    tok, qry, val, tag = kq_onehot_entries(
+        T, V, "auto", workers=workers, progress=(lambda d, n: progress("W*_kq", d, n)) if progress else None)
     key = qry * V + tok
     order = np.argsort(key)
     tok, qry, val, key = tok[order], qry[order], val[order], key[order]
@@ -546,7 +558,7 @@ def _train(prob: StructuredProblem, config: TrainConfig, progress, t0: float) ->
     if len(prob.colloc_tokens) == 0:
         raise TTLabInputError("the dataset has no one-token sentences, so there is no collocation to train on")
     star_ov = sparse_max_margin_ov(prob.next_token)
-    star_kq = sparse_max_margin_kq(prob.structure.kq_triples(), V)
+    star_kq = sparse_max_margin_kq(prob.structure.kq_triples(), V, progress=progress)
     m_col = len(prob.colloc_tokens)
     zeros = torch.zeros(m_col, dtype=torch.float64)
     ov = StructuredOV(V, prob.colloc_tokens, prob.colloc_next, zeros.clone(), zeros.clone())

@@ -1,4 +1,7 @@
-"""Paper A parts of ``ttlab reproduce``: Figure 2, the ablations, generalization (Theorem 3), SVOP.
+"""Paper A parts of ``ttlab reproduce``: Figure 2, the ablations, generalization (Theorem 3), SVOP, GPT-2 scale.
+
+May import: :mod:`ttlab.reproduce.registry`, ``.report`` and ``.verdicts``, and (inside the part functions,
+so that importing the registry stays cheap) the :mod:`ttlab.ntp` modules and matplotlib.
 
 Claims are judged by the rules of :mod:`ttlab.reproduce.verdicts` from the numbers each part stores;
 the rule, its thresholds and the reason of each verdict are printed in the report. In brief:
@@ -14,6 +17,10 @@ the rule, its thresholds and the reason of each verdict are printed in the repor
 * ``ntp_generalization``: agreement with Theorem 3 in the max-margin limit and after training.
 * ``ntp_svop``: the orders of Example 1, the predictions of Example 2, Proposition 2's closed form
   on the columns whose constraint graph is complete (inconclusive when none is), and convergence.
+* ``ntp_scale`` (``--full`` only; a test-only tiny size in ``tiny`` mode): Algorithm 1 at |V| = 50,257 on
+  200,000 random sentences of length ≤ 32 by the structured exact path — the stage-1 direction, the
+  final cos(W_kq, W*_kq) (≥ 0.9 holds, ≥ 0.5 partly, the ablations' threshold), the norm bounds and loss
+  rates with Figure 2's rules, and Theorem 3 on unseen sentences with ``ntp_generalization``'s rule.
 """
 
 from __future__ import annotations
@@ -50,35 +57,41 @@ def _train_progress(ctx: PartContext, prefix: str = ""):
 
 def _figure2_claims(r: dict) -> list[dict]:
     s1, s2 = r["stages"]["stage_1"], r["stages"]["stage_2"]
-    out = []
+    return [_stage1_direction_claim("ntp_figure2", s1), _direction_claim(r), *_bounds_and_rates_claims("ntp_figure2", s1, s2),
+            _attention_claim(r)]
+
+
+def _stage1_direction_claim(part: str, s1: dict) -> dict:
     c1 = s1["final_cosine"]
-    out.append(make_claim(
-        "ntp_figure2.stage1_direction",
+    return make_claim(
+        f"{part}.stage1_direction",
         "Stage 1: W_ov(t) converges in direction to the max-margin W*_ov (Proposition 1)",
         "at_least", {"value": c1}, {"holds": 0.999, "partly": 0.99}, quantity="the final cos(W_ov, W*_ov)",
-        summary=f"final cos(W_ov, W*_ov) = {c1:.6f} after {s1['steps']} steps"))
-    out.append(_direction_claim(r))
+        summary=f"final cos(W_ov, W*_ov) = {c1:.6f} after {s1['steps']} steps")
+
+
+def _bounds_and_rates_claims(part: str, s1: dict, s2: dict) -> list[dict]:
+    """Norm bounds, the stage-1 loss rate and linear stage-2 convergence, judged from a run's stage summaries."""
     f1, f2 = s1["norm_bounds"]["fraction"], s2["norm_bounds"]["fraction"]
-    out.append(make_claim(
-        "ntp_figure2.norm_bounds", "Norm bounds tη/(2‖W*‖) ≤ ‖W(t)‖ ≤ tη in both stages (Proposition 1, Theorem 1)",
+    out = [make_claim(
+        f"{part}.norm_bounds", "Norm bounds tη/(2‖W*‖) ≤ ‖W(t)‖ ≤ tη in both stages (Proposition 1, Theorem 1)",
         "at_least", {"value": min(f1, f2) if finite(f1, f2) else None, "stage1": f1, "stage2": f2},
         {"holds": 1.0, "partly": 0.9}, quantity="the fraction of steps where both bounds hold (worse stage)",
-        summary=f"hold at {_pct(f1)} (stage 1) and {_pct(f2)} (stage 2) of steps"))
+        summary=f"hold at {_pct(f1)} (stage 1) and {_pct(f2)} (stage 2) of steps")]
     lf, th = s1["loss_fit"], s1.get("theory_loss_rate")
     out.append(make_claim(
-        "ntp_figure2.stage1_loss_rate", "Stage-1 loss L0 = O(exp(−η0 t/(4‖W*_ov‖))) (Proposition 1)",
+        f"{part}.stage1_loss_rate", "Stage-1 loss L0 = O(exp(−η0 t/(4‖W*_ov‖))) (Proposition 1)",
         "exp_decay", {"rate": lf.get("rate"), "r2": lf.get("r2"), "reference_rate": th}, {"min_r2": 0.9},
         quantity="the stage-1 loss",
         summary=f"fitted rate {_g(lf.get('rate'))} per step (R² {_g(lf.get('r2'))}) vs the theorem's "
                 f"η0/(4‖W*_ov‖) = {_g(th)}; final loss {_g(s1['final_loss'])}"))
     lf2 = s2["loss_fit"]
     out.append(make_claim(
-        "ntp_figure2.stage2_linear", "Stage-2 loss converges linearly to its limit (Theorem 2)",
+        f"{part}.stage2_linear", "Stage-2 loss converges linearly to its limit (Theorem 2)",
         "exp_decay", {"rate": lf2.get("rate"), "r2": lf2.get("r2"), "reference_rate": 0.0}, {"min_r2": 0.95},
         quantity="the stage-2 loss gap L − L∞",
         summary=f"log(L − L∞) falls at rate {_g(lf2.get('rate'))} per step, R² {_g(lf2.get('r2'))}; final loss "
                 f"{_g(s2['final_loss'])} (limit {_g(s2.get('limit_loss'))})"))
-    out.append(_attention_claim(r))
     return out
 
 
@@ -529,4 +542,128 @@ def ntp_svop(out: Path, ctx: PartContext) -> dict:
     ctx.step("SVOP walk-through", 0, 1)
     r = svop_walkthrough()
     ctx.step("SVOP walk-through", 1, 1)
+    return r
+
+
+# ---------------------------------------------------------------------------------------------
+# GPT-2 vocabulary size
+
+#: the ntp_scale configurations: --full (the issue's size), test-only tiny; --quick does not run it
+SCALE_CONFIGS = {
+    "full": dict(vocab=50_257, sentences=200_000, max_len=32, steps=900, samples=1000),
+    # above MATERIALIZE_LIMIT (2,048): no dense matrix is formed, as at the full size
+    "tiny": dict(vocab=2_500, sentences=800, max_len=10, steps=20, samples=100),
+}
+
+
+def _scale_claims(r: dict) -> list[dict]:
+    if "skipped" in r:
+        return []
+    s1, s2 = r["stages"]["stage_1"], r["stages"]["stage_2"]
+    c2 = s2["final_cosine"]
+    out = [_stage1_direction_claim("ntp_scale", s1), make_claim(
+        "ntp_scale.stage2_direction",
+        f"Stage 2: W_kq(t) moves toward the max-margin direction W*_kq at |V| = {r['dataset']['vocab_size']:,} "
+        "(Theorem 1)", "at_least", {"value": c2}, {"holds": 0.9, "partly": 0.5},
+        quantity="the final cos(W_kq, W*_kq)",
+        summary=f"final cos(W_kq, W*_kq) = {c2:.4f} after {s2['steps']} steps (from 0 at t = 0)")]
+    out += _bounds_and_rates_claims("ntp_scale", s1, s2)
+    g = r["generalization"]["by_case"]
+    go, gn = g["optimal"]["agreement"], g["non-comparable"]["agreement"]
+    out.append(make_claim(
+        "ntp_scale.generalization",
+        "The trained model generalizes as Theorem 3 predicts on unseen sentences at this vocabulary size",
+        "at_least", {"value": min(go, gn) if finite(go, gn) else None, "optimal": go, "non_comparable": gn,
+                     "n": min(g["optimal"]["n"], g["non-comparable"]["n"])},
+        {"holds": 0.95, "partly": 0.8, "min_n": 10}, quantity="the lower of the two agreements",
+        summary=f"agreement {_pct(go)} (holds an optimal token), {_pct(gn)} (non-comparable + non-optimal only) on "
+                f"{r['generalization']['n_sentences']} unseen sentences after {s2['steps']} steps, with ‖W_kq‖ = "
+                f"{_g(s2['final_norm'])} (‖W*_kq‖ = {_g(r['wkq_star_norm'])}) and final minimum optimal attention "
+                f"{_g(s2['final_min_optimal_attention'], 3)}"))
+    return out
+
+
+def _render_scale(r: dict) -> list:
+    from ttlab.ntp.diagnostics import format_loss
+
+    if "skipped" in r:
+        return [Paragraph(r["skipped"])]
+    s1, s2, ds, ph = r["stages"]["stage_1"], r["stages"]["stage_2"], r["dataset"], r["phases_s"]
+    kq = r["wkq_star"]
+    g = r["generalization"]
+    return [
+        Paragraph(
+            f"What was run: Algorithm 1 (two-stage NGD from zero, one-hot embeddings, the structured exact path) on a "
+            f"random realizable dataset from the bounded-memory generator: |V| = {ds['vocab_size']:,}, "
+            f"{ds['n_distinct_sentences']:,} distinct sentences ({r['tokens']:,} tokens), L_max = {ds['max_len']}, "
+            f"{r['config']['stage1_steps']} + {r['config']['stage2_steps']} steps, η0 = {r['config']['eta0']:.4g}, "
+            f"η = {r['config']['eta']:.4g}. Wall time: " + ", ".join(f"{k} {v:.1f} s" for k, v in ph.items())
+            + f"; peak RSS of the process {r['peak_rss_gib']:.2f} GiB."),
+        Figure(r["figure"], "The six panels of Figure 2 at this vocabulary size: loss, cosine to the max-margin "
+                            "solution and norm with the bounds tη/(2‖W*‖) and tη; top W_ov, bottom W_kq."),
+        Table(["stage", "final loss", "final cosine to W*", "final norm", "norm bounds hold", "‖W*‖"], [
+            ["1 (W_ov)", format_loss(s1["final_loss"], s1.get("final_log_loss")), f"{s1['final_cosine']:.6f}",
+             f"{s1['final_norm']:.4f}", _pct(s1["norm_bounds"]["fraction"]), f"{r['wov_star_norm']:.4f}"],
+            ["2 (W_kq)", f"{format_loss(s2['final_loss'])} (limit {format_loss(s2['limit_loss'])})",
+             f"{s2['final_cosine']:.6f}", f"{s2['final_norm']:.4f}", _pct(s2["norm_bounds"]["fraction"]),
+             f"{r['wkq_star_norm']:.4f}"]]),
+        Paragraph(f"W*_kq: {kq['n_constraints']:,} constraints solved per query column ({kq['method']}); certificate: "
+                  f"min margin {kq['min_margin']:.12g}, max violation {kq['max_violation']:.3g}. Minimum attention on "
+                  f"optimal tokens at the end: {s2['final_min_optimal_attention']:.4f}."),
+        Table(["unseen sentences", "n", "agreement with Theorem 3"],
+              [[c, str(v["n"]), _pct(v["agreement"])] for c, v in g["by_case"].items() if v["n"]]),
+        Claims(r["claims"]),
+    ]
+
+
+@register_part("ntp_scale", paper="A", title="Paper A at GPT-2 vocabulary size (|V| = 50,257)",
+               render=_render_scale, claims=_scale_claims, estimate=(0, 900), version=1)
+def ntp_scale(out: Path, ctx: PartContext) -> dict:
+    """Algorithm 1 at |V| = 50,257 with 200,000 sentences of length ≤ 32 (900 + 900 structured NGD steps, W*),
+    Theorem 3 on unseen sentences; only with --full (a test-only tiny size in tiny mode)."""
+    import resource
+    import time
+
+    from ttlab.ntp.experiment import run_dynamics
+    from ttlab.ntp.generate import generate_dataset
+    from ttlab.ntp.fastcheck import quick_check
+    from ttlab.ntp.scale import ScaleGeneralization
+    from ttlab.ntp.train import TrainConfig
+
+    if ctx.mode == "quick":
+        return {"skipped": "Not run in quick mode: this part trains at |V| = 50,257 on 200,000 sentences "
+                           "(≈ 10–15 min on 2 cores); run `ttlab reproduce --full --part ntp_scale`."}
+    c = SCALE_CONFIGS[ctx.mode]
+    phases: dict[str, float] = {}
+    t0 = time.perf_counter()
+    ctx.step("generating the dataset", 0, 1)
+    ds = generate_dataset(c["vocab"], c["sentences"], 2, c["max_len"], seed=ctx.seed, method="large")
+    phases["generate"] = time.perf_counter() - t0
+    progress = _train_progress(ctx)
+
+    def report(stage: str, t: int, total: int) -> None:
+        if stage == "W*_kq":
+            ctx.step("W*_kq (query columns)", t, total)
+        else:
+            progress(stage, t, total)
+
+    t0 = time.perf_counter()
+    cfg = TrainConfig(stage1_steps=c["steps"], stage2_steps=c["steps"], seed=ctx.seed, impl="structured")
+    summary = run_dynamics(ds, cfg, out / "ntp_scale", progress=report)
+    phases["check, W* and training"] = time.perf_counter() - t0
+    res = summary["_result"]
+    t0 = time.perf_counter()
+    ctx.step("Theorem 3 on unseen sentences", 0, 1)
+    gen = ScaleGeneralization.from_quick_check(quick_check(ds.to_text(), ds.source), ds)  # no second analyze
+    sents = gen.sample(c["samples"], seed=ctx.seed)
+    rep = gen.evaluate(res.structured, sents)
+    phases["generalization"] = time.perf_counter() - t0
+    r = {k: v for k, v in summary.items() if not k.startswith("_")}
+    r.update({
+        "figure": "ntp_scale/dynamics.png",
+        "tokens": int(sum(len(s.tokens) * s.count for s in ds.sentences)),
+        "generalization": {k: v for k, v in rep.items() if k != "cases"} | {"examples": rep["cases"][:3]},
+        "phases_s": phases,
+        "peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
+    })
     return r
