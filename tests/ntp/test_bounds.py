@@ -190,12 +190,23 @@ def test_unseen_sentences_of_a_long_line_dataset_are_capped():
 
 # ------------------------------------------------------------------ limits
 def test_reading_refuses_above_the_limit_before_building_anything():
-    text = "x y\n" + "a " * 800_000 + "\n"  # 800k tokens: ~2.4 GB to check at 3 kB per token
+    text = "x y\n" + "a " * 1_600_000 + "\n"  # 1.6M tokens: ~4.8 GB to check at 3 kB per token
     with pytest.raises(TTLabInputError) as exc:
         NTPDataset.from_text(text, source="big.txt")
     msg = str(exc.value)
-    assert "big.txt" in msg and "line 2 with 800,000 tokens" in msg and "--memory-limit" in msg and "GiB" in msg
+    assert "big.txt" in msg and "line 2 with 1,600,000 tokens" in msg and "--memory-limit" in msg and "GiB" in msg
     assert require_readable(cycle_text(400), "ok") == 400 + 6
+
+
+def test_a_valid_text_over_the_worst_case_budget_is_read_after_the_vectorized_check():
+    valid = cycle_text(400)  # 406 tokens: 1.2 MB at the worst case, 0.24 MB when valid
+    invalid = valid + "S O\n"  # S already has the collocation V (from the sequence line): two labels
+    limit = 406 * 1500 / 2**30  # between the valid-file and the worst-case budgets
+    assert require_readable(valid, "valid.txt", limit) == 406
+    with pytest.raises(TTLabInputError, match="invalid.txt: 408 tokens would take up to"):
+        require_readable(invalid, "invalid.txt", limit)
+    with pytest.raises(TTLabInputError, match="valid.txt: 406 tokens"):  # under the valid budget too: refused
+        require_readable(valid, "valid.txt", 406 * 500 / 2**30)
 
 
 def test_training_refuses_above_the_limit_and_names_the_line():
