@@ -128,6 +128,19 @@ def unseen_sentences(
     return got["optimal"] + got["non-comparable"]
 
 
+def agreement_summary(cases: list[dict]) -> dict:
+    """Agreement of model and theory over ``cases`` (dicts with ``case`` and ``agree``: True, False or None
+    where the theory makes no prediction), overall and per case of :data:`CASES`; the cases are kept."""
+    by_case = {}
+    for c in CASES:
+        sel = [x for x in cases if x["case"] == c]
+        scored = [x["agree"] for x in sel if x["agree"] is not None]
+        by_case[c] = {"n": len(sel), "agreement": float(np.mean(scored)) if scored else None}
+    scored = [x["agree"] for x in cases if x["agree"] is not None]
+    return {"n_sentences": len(cases), "n_with_prediction": len(scored),
+            "agreement": float(np.mean(scored)) if scored else None, "by_case": by_case, "cases": cases}
+
+
 def evaluate_generalization(
     model: NTPTransformer,
     W_ov: torch.Tensor,
@@ -153,16 +166,4 @@ def evaluate_generalization(
                     "reason": th.reason,
                 }
             )
-    by_case = {}
-    for c in CASES:
-        sel = [x for x in cases if x["case"] == c]
-        scored = [x["agree"] for x in sel if x["agree"] is not None]
-        by_case[c] = {"n": len(sel), "agreement": float(np.mean(scored)) if scored else None}
-    scored = [x["agree"] for x in cases if x["agree"] is not None]
-    return {
-        "n_sentences": len(cases),
-        "n_with_prediction": len(scored),
-        "agreement": float(np.mean(scored)) if scored else None,
-        "by_case": by_case,
-        "cases": cases,
-    }
+    return agreement_summary(cases)

@@ -68,8 +68,9 @@ class RandomSpec:
     optimal_fraction: float = 0.25
     non_optimal_fraction: float = 0.5
 
-    def validate(self) -> None:
-        """Raise :class:`TTLabInputError` naming the CLI option of the first bad parameter."""
+    def __post_init__(self) -> None:
+        """Raise :class:`TTLabInputError` naming the CLI option of the first bad parameter (an invalid spec
+        cannot be made)."""
         if self.vocab_size < 2:
             raise TTLabInputError(f"--vocab must be at least 2 (got {self.vocab_size})")
         if self.n_sentences < 0:
@@ -205,7 +206,6 @@ def _large_pairs(spec: RandomSpec, nxt: np.ndarray, rng: np.random.Generator) ->
 
 def _pairs(spec: RandomSpec, method: str) -> tuple[list[str], np.ndarray, Iterator[tuple]]:
     """Token names, the collocation n and the multi-token sentences (index lists, label) of ``spec``."""
-    spec.validate()
     method = resolve_method(method, spec.vocab_size)
     rng = np.random.default_rng(spec.seed)
     names = token_names(spec.vocab_size)

@@ -27,7 +27,7 @@ import numpy as np
 from ttlab.errors import TTLabInputError
 from ttlab.ntp.dataset import NTPDataset
 from ttlab.ntp.fastcheck import QuickCheck
-from ttlab.ntp.generalize import CASES, TheoryPrediction, theory_prediction
+from ttlab.ntp.generalize import TheoryPrediction, agreement_summary, theory_prediction
 from ttlab.ntp.structure import DatasetStructure, TokenCategories
 from ttlab.ntp.structured import StructuredState
 
@@ -170,14 +170,7 @@ class ScaleGeneralization:
             model = self.ds.vocab[p]
             cases.append({"sentence": " ".join(s), "case": th.case, "theory_prediction": th.prediction,
                           "model_prediction": model, "agree": None if th.prediction is None else model == th.prediction})
-        by_case = {}
-        for c in CASES:
-            sel = [x for x in cases if x["case"] == c]
-            scored = [x["agree"] for x in sel if x["agree"] is not None]
-            by_case[c] = {"n": len(sel), "agreement": float(np.mean(scored)) if scored else None}
-        scored = [x["agree"] for x in cases if x["agree"] is not None]
-        return {"n_sentences": len(cases), "n_with_prediction": len(scored),
-                "agreement": float(np.mean(scored)) if scored else None, "by_case": by_case, "cases": cases}
+        return agreement_summary(cases)
 
 
 def structured_predict(state: StructuredState, sentences: list[list[int]]) -> list[int]:
