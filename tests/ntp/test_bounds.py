@@ -198,6 +198,13 @@ def test_reading_refuses_above_the_limit_before_building_anything():
     assert require_readable(cycle_text(400), "ok") == 400 + 6
 
 
+def test_the_cli_default_memory_limit_is_the_library_default():
+    from ttlab.cli import ntp as cli_ntp
+    from ttlab.ntp import cost
+
+    assert cli_ntp.DEFAULT_MEMORY_LIMIT_GIB == cost.DEFAULT_MEMORY_LIMIT_GIB == 4.0
+
+
 def test_a_valid_text_over_the_worst_case_budget_is_read_after_the_vectorized_check():
     valid = cycle_text(400)  # 406 tokens: 1.2 MB at the worst case, 0.24 MB when valid
     invalid = valid + "S O\n"  # S already has the collocation V (from the sequence line): two labels

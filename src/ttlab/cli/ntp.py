@@ -38,7 +38,10 @@ SentencesOpt = typer.Option(100, "--sentences", help="Random dataset: number of 
 MinLenOpt = typer.Option(2, "--min-len", help="Random dataset: shortest sentence length.")
 MaxLenOpt = typer.Option(6, "--max-len", help="Random dataset: longest sentence length.")
 SeedOpt = typer.Option(0, "--seed", help="Seed of the random dataset, random init and sampling.")
-MemoryOpt = typer.Option(2.0, "--memory-limit", help="GiB the dataset and training may use (estimated before "
+#: = ttlab.ntp.cost.DEFAULT_MEMORY_LIMIT_GIB (not imported here: the CLI loads numpy only when a command runs;
+#: tests/ntp/test_bounds.py checks they agree)
+DEFAULT_MEMORY_LIMIT_GIB = 4.0
+MemoryOpt = typer.Option(DEFAULT_MEMORY_LIMIT_GIB, "--memory-limit", help="GiB the dataset and training may use (estimated before "
                          "the work; above it the command refuses and names the line responsible).")
 #: violations listed by `ntp check` in text mode (all of them with --json)
 SHOW_VIOLATIONS = 40
@@ -55,7 +58,7 @@ class DatasetArgs:
     max_len: int
     seed: int
 
-    def load(self, memory_limit: float = 2.0):
+    def load(self, memory_limit: float = DEFAULT_MEMORY_LIMIT_GIB):
         """The file's dataset, or the random one (generator picked as `ntp generate --generator auto` does)."""
         from ttlab.ntp.dataset import NTPDataset
         from ttlab.ntp.generate import generate_dataset
