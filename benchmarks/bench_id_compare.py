@@ -107,9 +107,11 @@ def main() -> None:
     run_ours(warm, methods)
     run_theirs(warm, methods)
     ours, theirs = [], []
-    for _ in range(args.repeats):
+    for i in range(args.repeats):
         ours.append(run_ours(X, methods))
+        print(f"repeat {i + 1}: ttlab {ours[-1][0]:.2f} s {ours[-1][1]}", file=sys.stderr, flush=True)
         theirs.append(run_theirs(X, methods))
+        print(f"repeat {i + 1}: skdim {theirs[-1][0]:.2f} s {theirs[-1][1]}", file=sys.stderr, flush=True)
     o_tot = [t[0] for t in ours]
     s_tot = [t[0] for t in theirs]
     vo, vs = ours[-1][2], theirs[-1][2]

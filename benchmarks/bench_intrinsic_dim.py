@@ -329,13 +329,27 @@ def reading(records: list[dict], names: list[str], k: int = 20) -> list[str]:
     return out
 
 
+def _load_cache(path: Path | None) -> dict[str, list[dict]]:
+    """Finished datasets of an earlier (interrupted) accuracy run: key -> its records."""
+    if path is None or not path.exists():
+        return {}
+    data = json.loads(path.read_text())
+    if not isinstance(data, dict) or data.get("schema") != "ttlab.bench.accuracy-cache/1":
+        raise SystemExit(f"{path}: not an accuracy cache written by this benchmark; remove it or pass another --acc-cache")
+    return data["datasets"]
+
+
 def accuracy_records(n: int, ambient: int, seeds: int, noise_levels: tuple[float, ...], skdim_check: bool,
-                     cases: list[tuple[str, int]] | None = None) -> list[dict]:
+                     cases: list[tuple[str, int]] | None = None, cache_path: Path | None = None) -> list[dict]:
     """Every estimator of :func:`ttlab.intrinsic_dim.compare` (one shared kNN search per dataset) plus
     MLE with K − 2 and GRIDE n1=10 (own fits), on the manifolds of known dimension: one record per
-    noise level, manifold, seed and estimator."""
+    noise level, manifold, seed and estimator (each with the dataset's ``seconds``).
+
+    With ``cache_path``, every finished dataset is written there atomically and a rerun skips the
+    datasets already in it, so an interrupted run resumes without redoing finished work."""
     from ttlab.intrinsic_dim import GRIDE, MLE, sample_manifold, true_dimension
     from ttlab.intrinsic_dim.compare import COMPARE_METHODS, compare
+    from ttlab.provenance import atomic_write_json
 
     skdim = None
     if skdim_check:
@@ -344,23 +358,46 @@ def accuracy_records(n: int, ambient: int, seeds: int, noise_levels: tuple[float
     extras = {"mle_k2": lambda: MLE(k=20, unbiased=True), "gride10": lambda: GRIDE(n1=10)}
     labels = {**{m: ACC_LABELS.get(m, COMPARE_METHODS[m][0]) for m in COMPARE_METHODS}, **{m: ACC_LABELS[m] for m in extras}}
     records: list[dict] = []
+    cache = _load_cache(cache_path)
     for noise in noise_levels:
         for name_m, d in cases or ACC_CASES:
             true = true_dimension(name_m, d)
             for seed in range(seeds):
+                key = f"n={n} noise={noise:g} {name_m}:{d} seed={seed} ambient={ambient} skdim={skdim_check}"
+                if key in cache:
+                    records += cache[key]
+                    continue
+                t0 = time.perf_counter()
+                done: list[dict] = []
                 X = sample_manifold(name_m, d, ambient, n, noise=noise, seed=100 + seed)
                 res = compare(X, "all")
                 ests = {row.method: row.dimension for row in res.rows}
                 ests.update({m: float(f().fit(X).dimension_) for m, f in extras.items()})
                 for m, v in ests.items():
                     ref = float(ACC_SKDIM[m](skdim, X)) if skdim is not None and m in ACC_SKDIM else None
-                    records.append({"noise": noise, "manifold": name_m, "d": d, "true": true, "seed": seed, "n": n,
-                                    "method": m, "name": labels[m], "ours": float("nan") if v is None else float(v),
-                                    "skdim": ref})
+                    done.append({"noise": noise, "manifold": name_m, "d": d, "true": true, "seed": seed, "n": n,
+                                 "method": m, "name": labels[m], "ours": float("nan") if v is None else float(v),
+                                 "skdim": ref})
+                seconds = time.perf_counter() - t0
+                for r in done:
+                    r["seconds"] = seconds
+                records += done
+                if cache_path is not None:
+                    cache[key] = done
+                    atomic_write_json(cache_path, {"schema": "ttlab.bench.accuracy-cache/1", "datasets": cache})
     return records
 
 
-def accuracy_doc(records: list[dict], ambient: int, command: str, seconds: float) -> str:
+def _compute_seconds(records: list[dict]) -> dict[int, float]:
+    """Seconds of computation per size: the sum over datasets of each dataset's time (resumed runs included)."""
+    per_dataset = {(r["n"], r["noise"], r["manifold"], r["d"], r["seed"]): r.get("seconds", float("nan")) for r in records}
+    out: dict[int, float] = {}
+    for (n, *_), sec in per_dataset.items():
+        out[n] = out.get(n, 0.0) + sec
+    return out
+
+
+def accuracy_doc(records: list[dict], ambient: int, command: str) -> str:
     """The accuracy doc (markdown) from :func:`accuracy_records` output; says which cells were run."""
     from ttlab.intrinsic_dim import true_dimension
     from ttlab.provenance import versions
@@ -372,6 +409,7 @@ def accuracy_doc(records: list[dict], ambient: int, command: str, seconds: float
     noises = sorted({r["noise"] for r in records})
     cols = [(n, nz) for n in sizes for nz in noises]
     v = versions(extra=("scikit-dimension", "scikit-learn"))
+    secs = _compute_seconds(records)
 
     def sel(n, nz, m=None):
         return [r for r in records if r["n"] == n and r["noise"] == nz and (m is None or r["method"] == m)]
@@ -383,7 +421,9 @@ def accuracy_doc(records: list[dict], ambient: int, command: str, seconds: float
     lines = [
         "# Intrinsic-dimension estimators: accuracy on manifolds of known dimension",
         "",
-        f"Generated by `{command}` in {seconds:.0f} s wall time "
+        f"Generated by `{command}` in {sum(secs.values()):.0f} s of computation "
+        f"({', '.join(f'n = {n}: {t:.0f} s' for n, t in sorted(secs.items()))}; the sum over datasets of each one's "
+        "time, scikit-dimension cross-checks included) "
         f"(ttlab {v['ttlab']}, scikit-dimension {v['scikit-dimension']}, numpy {v['numpy']}).",
         "",
         f"Data: {len(ACC_CASES)} manifolds ({', '.join(f'{m} d={d}' for m, d in ACC_CASES)}), "
@@ -443,17 +483,16 @@ def accuracy_doc(records: list[dict], ambient: int, command: str, seconds: float
 
 
 def bench_accuracy(sizes: list[int], ambient: int, seeds: list[int], noise_levels: tuple[float, ...],
-                   skdim_max_n: int, command: str,
-                   large_cases: list[tuple[str, int]] | None = None) -> tuple[str, list[dict]]:
+                   skdim_max_n: int, command: str, large_cases: list[tuple[str, int]] | None = None,
+                   cache_path: Path | None = None) -> tuple[str, list[dict]]:
     """Run :func:`accuracy_records` for every size (``seeds[i]`` seeds at ``sizes[i]``; sizes above the
-    first restricted to ``large_cases`` if given); return the doc (with its wall time) and the records."""
-    t0 = time.perf_counter()
+    first restricted to ``large_cases`` if given); return the doc and the records."""
     records: list[dict] = []
     for i, (n, s) in enumerate(zip(sizes, seeds)):
         if s > 0:
             records += accuracy_records(n, ambient, s, noise_levels, n <= skdim_max_n,
-                                        cases=large_cases if i > 0 else None)
-    return accuracy_doc(records, ambient, command, time.perf_counter() - t0), records
+                                        cases=large_cases if i > 0 else None, cache_path=cache_path)
+    return accuracy_doc(records, ambient, command), records
 
 
 # ------------------------------------------------------------------------------------------ main
@@ -487,6 +526,8 @@ def main() -> None:
                     help="manifolds run at the sizes after the first, e.g. cube:8,sphere:10 (default: all)")
     ap.add_argument("--acc-skdim-max-n", type=int, default=2000,
                     help="cross-check against scikit-dimension at sizes up to this (default 2000)")
+    ap.add_argument("--acc-cache", type=Path,
+                    help="JSON file of finished accuracy datasets: written after each one, read to resume an interrupted run")
     ap.add_argument("--_worker")
     ap.add_argument("--_data")
     ap.add_argument("--_opts", default="{}")
@@ -554,7 +595,8 @@ def main() -> None:
                 ap.error(f"--acc-large-cases: unknown case {c!r}; choose from {', '.join(known)}")
         command = "benchmarks/bench_intrinsic_dim.py " + " ".join(sys.argv[1:])
         text, results["accuracy_records"] = bench_accuracy(acc_n, 64, acc_seeds, (0.0, 0.01), args.acc_skdim_max_n, command,
-                              large_cases=[known[c] for c in large] or None)
+                                                           large_cases=[known[c] for c in large] or None,
+                                                           cache_path=args.acc_cache)
         atomic_write_text(DOC, text)
         print(text)
     if args.json_out:
