@@ -216,7 +216,7 @@ class LPCA(_IDEstimator):
 
     def _from_neighbors(self, X: np.ndarray, nb: Neighbors | None) -> tuple[float, np.ndarray | None, dict[str, Any]]:
         if not self.pointwise:
-            ev = pca_spectrum(X.astype(np.float64))
+            ev = pca_spectrum(X.astype(np.float64, copy=False))
             return self._rule(ev), None, {"explained_variance_": ev}
         spectra = _local_spectra(X, nb.indices)  # type: ignore[union-attr]
         pw = np.array([self._rule(ev) for ev in spectra])
