@@ -37,7 +37,14 @@ def test_scale_part_tiny_end_to_end(tiny_run):
     assert (tmp_path / "ntp_scale" / "dynamics.png").stat().st_size > 0
     ids = [x["id"] for x in r["claims"]]
     assert ids == ["ntp_scale.stage1_direction", "ntp_scale.stage2_direction", "ntp_scale.norm_bounds",
-                   "ntp_scale.stage1_loss_rate", "ntp_scale.stage2_linear", "ntp_scale.generalization"]
+                   "ntp_scale.stage1_loss_rate", "ntp_scale.stage2_linear", "ntp_scale.limit",
+                   "ntp_scale.generalization"]
+    # Theorem 3 is exact in the max-margin limit: W*_kq scaled up must agree on every sentence of both cases
+    lim = r["max_margin_limit"]
+    assert lim["wkq_norm"] >= 10 * r["wkq_star_norm"] * (1 - 1e-12)
+    for case in ("optimal", "non-comparable"):
+        assert lim["by_case"][case]["n"] >= 10 and lim["by_case"][case]["agreement"] == 1.0, (case, lim["by_case"])
+    assert next(x for x in r["claims"] if x["id"] == "ntp_scale.limit")["verdict"] == "holds"
     assert all(x["verdict"] in VERDICTS and x["reason"] for x in r["claims"])
     assert any(d.startswith("W*_kq") for _, d, *_ in steps) and any("stage 2" in d for _, d, *_ in steps)
     assert "ntp_scale" in (tmp_path / "report.md").read_text()
@@ -59,6 +66,14 @@ def test_scale_part_claims_follow_the_numbers(tiny_run):
     assert v["ntp_scale.generalization"] == "not reproduced" and v["ntp_scale.stage2_direction"] == "partly"
     g["non-comparable"]["n"] = 3
     assert {x["id"]: x["verdict"] for x in _scale_claims(r)}["ntp_scale.generalization"] == "inconclusive"
+    lim = r["max_margin_limit"]["by_case"]
+    for agreement, verdict in ((0.995, "partly"), (0.5, "not reproduced")):
+        lim["non-comparable"]["agreement"] = agreement
+        assert {x["id"]: x["verdict"] for x in _scale_claims(r)}["ntp_scale.limit"] == verdict
+    lim["optimal"]["n"] = 2
+    assert {x["id"]: x["verdict"] for x in _scale_claims(r)}["ntp_scale.limit"] == "inconclusive"
+    del r["max_margin_limit"]  # a result of the part's version 1 has no limit: no claim, no error
+    assert "ntp_scale.limit" not in {x["id"] for x in _scale_claims(r)}
 
 
 def test_scale_part_is_not_run_in_quick_mode(tmp_path):
