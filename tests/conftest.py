@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -35,3 +40,26 @@ def run_cli(capsys):
         return CliResult(code, captured.out, captured.err)
 
     return _run
+
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+@contextmanager
+def benchmark_module(filename: str) -> Iterator[object]:
+    """The script ``benchmarks/<filename>`` loaded as a module (its sibling imports work), unloaded after."""
+    name = f"{Path(filename).stem}_for_test"
+    before = set(sys.modules)
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        spec = importlib.util.spec_from_file_location(name, BENCHMARKS / filename)
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod  # dataclasses look their module up
+        spec.loader.exec_module(mod)  # type: ignore[union-attr]
+        yield mod
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+        for added in set(sys.modules) - before:  # the script and the siblings it imported
+            if added == name or getattr(sys.modules[added], "__file__", "") and \
+                    Path(sys.modules[added].__file__).parent == BENCHMARKS:
+                sys.modules.pop(added, None)

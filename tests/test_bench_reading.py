@@ -2,27 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 
 import pytest
 
-_BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
+from tests.conftest import benchmark_module
 
 
 @pytest.fixture(scope="module")
 def bench():
-    sys.path.insert(0, str(_BENCH))  # the script imports its sibling _timing.py
-    try:
-        spec = importlib.util.spec_from_file_location("bench_intrinsic_dim_for_test", _BENCH / "bench_intrinsic_dim.py")
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = mod
-        spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    with benchmark_module("bench_intrinsic_dim.py") as mod:
         yield mod
-    finally:
-        sys.path.remove(str(_BENCH))
-        sys.modules.pop("bench_intrinsic_dim_for_test", None)
 
 
 NAMES = ["MLE K=20, mean (paper)", "MLE K=20, mean, K-2", "GRIDE n1=10, n2=20"]

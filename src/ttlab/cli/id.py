@@ -125,7 +125,10 @@ def compare_cmd(
     as_json: bool = JsonOpt,
 ) -> None:
     """Compare intrinsic-dimension estimators on the points in FILE (one shared neighbour search),
-    with the exponents each estimate predicts."""
+    with the exponents each estimate predicts.
+
+    Exact duplicate rows are dropped and counted first; scikit-dimension keeps them, which breaks
+    several of its estimators (docs/scikit_dimension.md)."""
     from rich.table import Table
 
     from ttlab.intrinsic_dim import compare, load_points
