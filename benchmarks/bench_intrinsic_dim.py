@@ -307,6 +307,40 @@ def reading(records: list[dict], names: list[str], k: int = 20) -> list[str]:
             out.append(f"At n = {n}, noise {nz:g} ({nm_cases} manifold{'s' if nm_cases != 1 else ''}, "
                        f"{len({r['seed'] for r in sel})} seed(s)): lowest mean relative error {order[0]} ({_pct(mres[order[0]])}), "
                        f"then {order[1]} ({_pct(mres[order[1]])}); highest {order[-1]} ({_pct(mres[order[-1]])}).")
+    # more points at the same noise level: which estimators improve, and which manifolds drive a rise
+    if len(sizes) > 1:
+        n0, n1 = sizes[0], sizes[-1]
+        for nz in noises:
+            cases = ({(r["manifold"], r["d"]) for r in records if r["n"] == n0 and r["noise"] == nz}
+                     & {(r["manifold"], r["d"]) for r in records if r["n"] == n1 and r["noise"] == nz})
+            if not cases:
+                continue
+
+            def err(n, name=None, case=None):
+                return _mean_rel_err([r for r in records if r["n"] == n and r["noise"] == nz
+                                      and (r["manifold"], r["d"]) in ({case} if case else cases)
+                                      and (name is None or r["name"] == name)])
+            change = {nm: err(n1, nm) - err(n0, nm) for nm in names}
+            change = {nm: c for nm, c in change.items() if np.isfinite(c)}
+            if not change:
+                continue
+            # changes are counted at the precision printed (0.1 percentage point)
+            worse = sorted((nm for nm, c in change.items() if round(100 * c, 1) > 0), key=change.get, reverse=True)
+            better = [nm for nm, c in change.items() if round(100 * c, 1) < 0]
+            rise = {c: round(100 * err(n1, case=c), 1) - round(100 * err(n0, case=c), 1) for c in cases}
+            top = [c for c in sorted(cases, key=rise.get, reverse=True)[:2] if rise[c] > 0]
+            text = (f"With noise {nz:g}, going from n = {n0} to {n1} (the {len(cases)} manifolds run at both) lowers the "
+                    f"mean relative error of {len(better)} of {len(change)} estimators")
+            if worse:
+                w = worse[0]
+                text += (f" and raises it for {len(worse)}, most for {w} (from {_pct(err(n0, w))} to {_pct(err(n1, w))})")
+            if len(change) - len(better) - len(worse):
+                text += f"; {len(change) - len(better) - len(worse)} unchanged at 0.1 % precision"
+            if top:
+                text += ("; the largest rises, averaged over the estimators, are on "
+                         + ", ".join(f"{m} d={d} ({_pct(err(n0, case=(m, d)))} → {_pct(err(n1, case=(m, d)))})"
+                                     for m, d in top))
+            out.append(text + ".")
     # noise: growth of the mean relative error per estimator, at sizes where every noise level ran on the same cases
     if lo != hi:
         for n in _complete_pairs(records, [lo, hi]):

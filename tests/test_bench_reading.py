@@ -109,3 +109,21 @@ def test_accuracy_run_resumes_from_its_cache(bench, tmp_path, monkeypatch) -> No
     cache.write_text('{"something": "else"}')
     with pytest.raises(SystemExit, match="not an accuracy cache"):
         bench.accuracy_records(400, 8, 1, (0.0,), False, cases=[("sphere", 2)], cache_path=cache)
+
+
+def test_more_points_sentence_follows_the_numbers(bench) -> None:
+    small = _records(factor_high_d=0.7, noisy_gride=1.05)  # n = 500
+    large = []
+    for r in small:
+        r2 = {**r, "n": 5000, "skdim": None}
+        if r["noise"] == 0.0:
+            r2["ours"] = r["true"] * 1.01  # every estimator closer to the truth
+        elif r["manifold"] == "cube":
+            r2["ours"] = r["true"] * 2.0  # noisy cube: all worse
+        large.append(r2)
+    text = bench.reading(small + large, NAMES)
+    clean = _sentence(text, "With noise 0, going from n = 500 to 5000")
+    assert "(the 2 manifolds run at both) lowers the mean relative error of 3 of 3 estimators." in clean
+    noisy = _sentence(text, "With noise 0.01, going from n = 500 to 5000")
+    assert "raises it for" in noisy and "the largest rises, averaged over the estimators, are on cube d=8" in noisy
+    assert "sphere d=2" not in noisy  # the sphere did not get worse
