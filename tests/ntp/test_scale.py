@@ -7,7 +7,13 @@ import pytest
 
 from ttlab.errors import TTLabInputError
 
-from ttlab.ntp.generalize import evaluate_generalization, theory_prediction, unseen_sentences
+from ttlab.ntp.generalize import (
+    LIMIT_SCORE_GAP,
+    evaluate_generalization,
+    max_margin_limit_norm,
+    theory_prediction,
+    unseen_sentences,
+)
 from ttlab.ntp.generate import generate_dataset
 from ttlab.ntp.model import NTPTransformer
 from ttlab.ntp.scale import ScaleGeneralization, structured_predict
@@ -82,3 +88,16 @@ def test_from_quick_check_equals_from_structure(trained):
     bad = quick_check("a => b\nb => a\na => a\n")
     with pytest.raises(TTLabInputError, match="valid one"):
         ScaleGeneralization.from_quick_check(bad, ds)
+
+
+def test_max_margin_limit_norm_makes_every_score_gap_at_least_40() -> None:
+    # smallest nonzero |entry| 0.25 of a W* of norm 1: the scale must reach 40 / 0.25 = 160 (10 × trained is 20)
+    vals = np.array([0.0, 0.5, -0.25, 0.0])
+    norm = max_margin_limit_norm(vals, 1.0, trained_norm=2.0)
+    assert norm == pytest.approx(LIMIT_SCORE_GAP / 0.25)
+    assert np.min(np.abs(vals[vals != 0])) * norm / 1.0 == pytest.approx(LIMIT_SCORE_GAP)
+    # entries of at least 1 (the margin): 40 × ‖W*‖ unless 10 × the trained norm is larger
+    assert max_margin_limit_norm(np.array([2.0, -1.0]), 3.0, trained_norm=1.0) == pytest.approx(120.0)
+    assert max_margin_limit_norm(np.array([2.0, -1.0]), 3.0, trained_norm=50.0) == pytest.approx(500.0)
+    with pytest.raises(TTLabInputError, match="W\\*_kq is zero"):
+        max_margin_limit_norm(np.zeros(3), 0.0, trained_norm=1.0)

@@ -28,6 +28,25 @@ from ttlab.ntp.structure import DatasetStructure
 CASES = ("optimal", "non-comparable", "none")
 #: unseen sentences are at most this long (a dataset with one long sequence line has L_max in the thousands)
 MAX_UNSEEN_LEN = 64
+#: in the max-margin limit state every nonzero score is at least this large in magnitude, so a token below
+#: the top score of its sentence gets attention ≤ e^(−40) relative to it (the limit, to float64)
+LIMIT_SCORE_GAP = 40.0
+
+
+def max_margin_limit_norm(star_values: np.ndarray, star_norm: float, trained_norm: float) -> float:
+    """The norm at which W*_kq (entries ``star_values``, norm ``star_norm``) stands in for the max-margin
+    limit of Theorem 3: 10 × the trained ‖W_kq‖, raised where needed so that every nonzero entry of the
+    scaled W*_kq, and so every gap between a token's score and the 0 of a non-comparable token, is at least
+    :data:`LIMIT_SCORE_GAP` (the margin constraints give ordered pairs gaps ≥ 1 before scaling).
+
+    10 × the trained norm alone is not the limit: with small entries, several non-optimal copies in one
+    sentence can outweigh its one non-comparable token."""
+    values = np.abs(np.asarray(star_values, dtype=np.float64).ravel())
+    nonzero = values[values != 0]
+    if not (np.isfinite(star_norm) and star_norm > 0) or nonzero.size == 0:
+        raise TTLabInputError("W*_kq is zero: there is no max-margin direction to scale (no stage-2 constraints)")
+    smallest = min(1.0, float(nonzero.min()))
+    return max(10 * float(trained_norm), LIMIT_SCORE_GAP * float(star_norm) / smallest)
 
 
 @dataclass(frozen=True)

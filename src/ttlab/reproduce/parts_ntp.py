@@ -426,13 +426,13 @@ def _render_generalization(r: dict) -> list:
 
 
 @register_part("ntp_generalization", paper="A", title="Generalization to unseen sentences (Theorem 3)",
-               render=_render_generalization, claims=_generalization_claims, estimate=(8, 25), version=3)
+               render=_render_generalization, claims=_generalization_claims, estimate=(8, 25), version=4)
 def ntp_generalization(out: Path, ctx: PartContext) -> dict:
     """Theorem 3 on unseen sentences: after 900 stage-2 steps, after longer training, and in the max-margin
-    limit itself (W*_kq scaled up)."""
+    limit itself (W*_kq scaled to :func:`~ttlab.ntp.generalize.max_margin_limit_norm`)."""
     import torch
 
-    from ttlab.ntp.generalize import evaluate_generalization, unseen_sentences
+    from ttlab.ntp.generalize import evaluate_generalization, max_margin_limit_norm, unseen_sentences
     from ttlab.ntp.model import NTPTransformer
     from ttlab.ntp.train import cosine
 
@@ -446,10 +446,11 @@ def ntp_generalization(out: Path, ctx: PartContext) -> dict:
         rep = evaluate_generalization(model, res.W_ov, snaps[t], sents)
         rows.append({"stage2_steps": t, "cosine_kq": cosine(snaps[t], res.wkq_star.W), "agreement": rep["agreement"],
                      "by_case": rep["by_case"]})
-    limit_W = torch.as_tensor(res.wkq_star.W) * (10 * float(res.W_kq.norm()) / res.wkq_star.norm)
+    limit_norm = max_margin_limit_norm(res.wkq_star.W, res.wkq_star.norm, float(res.W_kq.norm()))
+    limit_W = torch.as_tensor(res.wkq_star.W) * (limit_norm / res.wkq_star.norm)
     limit = evaluate_generalization(model, res.W_ov, limit_W, sents)
     r = {"n_sentences": len(sents), "rows": rows, "training": how,
-         "max_margin_limit": {"agreement": limit["agreement"], "by_case": limit["by_case"]},
+         "max_margin_limit": {"agreement": limit["agreement"], "by_case": limit["by_case"], "wkq_norm": limit_norm},
          "examples": limit["cases"][:3] + [c for c in limit["cases"] if c["case"] == "non-comparable"][:3]}
     return r
 
@@ -631,28 +632,18 @@ def _render_scale(r: dict) -> list:
     ]
 
 
-#: in the max-margin limit state every nonzero score is at least this large in magnitude, so a token
-#: below the top score of its sentence gets attention ≤ e^(−40) relative to it (the limit, to float64)
-LIMIT_SCORE_GAP = 40.0
-
-
 def _max_margin_limit_state(state):
-    """``state`` with W_kq replaced by W*_kq scaled far along its direction: the max-margin limit Theorem 3
-    speaks about. The norm is 10 × the trained ‖W_kq‖ (as :func:`ntp_generalization` builds the limit for
-    the dense model), raised where needed so that every nonzero entry of the scaled W*_kq, and so every gap
-    between a token's score and the 0 of a non-comparable token, is at least :data:`LIMIT_SCORE_GAP` (the
-    margin constraints give ordered pairs gaps ≥ 1 before scaling, so at least as much after)."""
+    """``state`` with W_kq replaced by W*_kq scaled to :func:`~ttlab.ntp.generalize.max_margin_limit_norm`:
+    the max-margin limit Theorem 3 speaks about, built as :func:`ntp_generalization` builds it densely."""
     import dataclasses
 
-    import numpy as np
     import torch
 
+    from ttlab.ntp.generalize import max_margin_limit_norm
     from ttlab.ntp.structured import SparseKQ
 
     star = state.wkq_star
-    nonzero = np.abs(star.values[star.values != 0])
-    smallest = min(1.0, float(nonzero.min())) if nonzero.size else 1.0
-    norm = max(10 * state.W_kq.norm(), LIMIT_SCORE_GAP * star.norm / smallest)
+    norm = max_margin_limit_norm(star.values, star.norm, state.W_kq.norm())
     kq = SparseKQ(star.vocab_size, token=torch.as_tensor(star.rows), query=torch.as_tensor(star.cols),
                   values=torch.as_tensor(star.values, dtype=torch.float64) * (norm / star.norm))
     return dataclasses.replace(state, W_kq=kq), norm
