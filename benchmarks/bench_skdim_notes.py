@@ -336,8 +336,14 @@ def main() -> None:
 
     cmp = None
     if args.compare_json:
-        text = args.compare_json.read_text()
-        cmp = json.loads(text[text.index("{"):])  # tolerate a `time` line or stray output before the JSON
+        try:
+            text = args.compare_json.read_text()
+            cmp = json.loads(text[text.index("{"):text.rindex("}") + 1])  # tolerate stray output around the JSON
+            missing = [k for k in ("n", "D", "methods", "per_method_ours_s", "per_method_skdim_s") if k not in cmp]
+            if missing:
+                raise ValueError(f"no {', '.join(missing)}")
+        except (OSError, ValueError, TypeError) as exc:
+            ap.error(f"--compare-json {args.compare_json}: not the output of bench_id_compare.py --json ({exc})")
     methods = [m for m in COMPARE_METHODS if m != "ess"]
     t0 = time.perf_counter()
     dup = duplicates_experiment(methods)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -74,3 +75,13 @@ def test_with_duplicates_makes_exactly_that_many(notes) -> None:
     for f, m in ((0.0, 0), (0.01, 5), (0.2, 100)):
         Y = notes.with_duplicates(X, f)
         assert Y.shape == X.shape and find_duplicates(Y)[1] == m
+
+
+def test_a_wrong_compare_json_is_refused_before_any_work(notes, tmp_path, monkeypatch, capsys) -> None:
+    bad = tmp_path / "c.json"
+    bad.write_text('{"n": 10}')
+    for path, says in ((bad, "no D, methods, per_method_ours_s"), (tmp_path / "absent.json", "No such file")):
+        monkeypatch.setattr(sys, "argv", ["bench_skdim_notes.py", "--compare-json", str(path)])
+        with pytest.raises(SystemExit) as exc:
+            notes.main()
+        assert exc.value.code == 2 and says in capsys.readouterr().err

@@ -266,7 +266,7 @@ class _IDEstimator:
         def one(i: int) -> tuple[Neighbors | None, float, np.ndarray | None, dict]:
             idx = batches[i]
             # a whole-range batch (no batch_size) is a view, not a copy of every point
-            contiguous = idx.size > 0 and idx[-1] - idx[0] == idx.size - 1 and bool(np.all(np.diff(idx) == 1))
+            contiguous = idx.size > 0 and bool(np.all(np.diff(idx) == 1))
             Xb = Xm[idx[0]: idx[-1] + 1] if contiguous else Xm[idx]
             if k == 0:
                 nb = None
