@@ -142,7 +142,7 @@ def fakes(registry):
 
     def ok_claims(r):
         return [make_claim("fake_ok.c", "Fake claim | with a pipe", "at_most", {"value": r["value"]},
-                           {"holds": THRESHOLD["fake_ok"], "partly": 2.0}, quantity="v",
+                           {"holds": THRESHOLD["fake_ok"], "partly": 2.0}, quantity="v", kind="paper",
                            summary=f"measured {r['value']:.4f}")]
 
     @register_part("fake_ok", paper="A", title="Fake part A", render=render_ok, claims=ok_claims, estimate=(3, 300))
@@ -163,7 +163,7 @@ def fakes(registry):
     def fake_b(out: Path, ctx: PartContext) -> dict:
         calls["b"] += 1
         return {"n": 7.25, "claims": [make_claim("fake_b.c", "Fake B claim", "at_least", {"value": 7.25}, {"holds": 100.0},
-                                                 summary="n = 7.25")]}
+                                                 kind="check", summary="n = 7.25")]}
 
     return calls
 
@@ -198,7 +198,11 @@ def test_resume_and_failure_isolation(tmp_path, fakes):
     assert parts["fake_fail"]["error"] == "RuntimeError: boom 42"
     assert "Traceback" in parts["fake_fail"]["traceback"] and "boom 42" in parts["fake_fail"]["traceback"]
     assert res["summary"]["failed"] == ["fake_fail"]
-    assert res["summary"]["verdicts"] == {"holds": 1, "partly": 0, "not reproduced": 1, "inconclusive": 0}
+    # the headline counts paper claims only; the check (fake_b, not reproduced) is counted apart
+    assert res["summary"]["verdicts"] == {"holds": 1, "partly": 0, "not reproduced": 0, "inconclusive": 0}
+    assert res["summary"]["verdicts_by_kind"]["check"] == {"holds": 0, "partly": 0, "not reproduced": 1,
+                                                           "inconclusive": 0}
+    assert "Paper claims (1): 1 hold, 0 partly, 0 not reproduced" in (tmp_path / "report.md").read_text()
     for name in ("fake_ok", "fake_fail", "fake_b"):
         rec = json.loads((tmp_path / "parts" / f"{name}.json").read_text())
         assert rec["mode"] == "tiny" and rec["seed"] == 0 and rec["wall_time_s"] >= 0 and "versions" in rec
@@ -265,7 +269,7 @@ def test_missing_figure_and_bad_renderer(tmp_path, registry):
 
 
 def test_invalid_claims_fail_the_part(tmp_path, registry):
-    good = make_claim("x.y", "x", "at_least", {"value": 1.0}, {"holds": 0.5})
+    good = make_claim("x.y", "x", "at_least", {"value": 1.0}, {"holds": 0.5}, kind="paper")
     register_part("bad_claims", paper="B", title="Bad claims", render=lambda r: [])(
         lambda out, ctx: {"claims": [{**good, "verdict": "maybe"}]})
     register_part("unstructured", paper="B", title="Unstructured claims", render=lambda r: [])(
@@ -290,7 +294,8 @@ def test_cached_parts_are_rejudged_under_current_rules(tmp_path, fakes):
 
 def test_unjudgeable_stored_numbers_are_reported_not_dropped(tmp_path, registry):
     register_part("old", paper="A", title="Old schema", render=lambda r: [Claims(r["claims"])],
-                  claims=lambda r: [make_claim("old.c", "c", "at_least", {"value": r["renamed_key"]}, {"holds": 1})])(
+                  claims=lambda r: [make_claim("old.c", "c", "at_least", {"value": r["renamed_key"]}, {"holds": 1},
+                                               kind="paper")])(
         lambda out, ctx: {"renamed_key": 2.0})
     run_reproduction(tmp_path, mode="tiny")
     rec = json.loads((tmp_path / "parts" / "old.json").read_text())

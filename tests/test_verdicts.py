@@ -165,13 +165,27 @@ def test_every_rule_is_driven_to_every_outcome_it_declares(rule):
 
 def test_claim_record_is_structured_and_rejudged_from_its_numbers():
     c = make_claim("x.y", "A claim", "at_least", {"value": 0.995}, {"holds": 0.999, "partly": 0.99},
-                   quantity="cos", summary="cos = 0.995")
-    assert {"id", "statement", "verdict", "rule", "rule_id", "measured", "thresholds", "reason", "summary"} <= set(c)
+                   quantity="cos", summary="cos = 0.995", kind="paper", cite="Proposition 1")
+    assert c["kind"] == "paper" and c["cite"] == "Proposition 1"
+    assert {"id", "statement", "kind", "verdict", "rule", "rule_id", "measured", "thresholds", "reason", "summary"} <= set(c)
     assert c["verdict"] == PARTLY and "0.999" in c["rule"] and "0.995" in c["reason"]
     # a stored record judged under a changed threshold gives the new verdict
     stale = {**c, "thresholds": {"holds": 0.99}}
     assert rejudge(stale)["verdict"] == HOLDS
-    assert missing_claim("x.z", "Another", "not run")["verdict"] == INCONCLUSIVE
+    assert missing_claim("x.z", "Another", "not run", kind="check")["verdict"] == INCONCLUSIVE
+    with pytest.raises(ValueError, match="kind must be one of"):
+        make_claim("x.w", "No kind", "at_least", {"value": 1.0}, {"holds": 0.5}, kind="claim")
+
+
+def test_counts_by_kind_keep_checks_and_ablations_out_of_the_paper_headline():
+    from ttlab.reproduce.verdicts import count_by_kind, headline
+
+    claims = [{"kind": "paper", "verdict": HOLDS}, {"kind": "paper", "verdict": INCONCLUSIVE},
+              {"kind": "check", "verdict": HOLDS}, {"kind": "ablation", "verdict": PARTLY}, {"verdict": HOLDS}]
+    by = count_by_kind(claims)
+    assert by["paper"] == {HOLDS: 1, PARTLY: 0, "not reproduced": 0, INCONCLUSIVE: 1}
+    assert by["check"][HOLDS] == 2 and by["ablation"][PARTLY] == 1  # no kind (old schema) counts as a check
+    assert headline(by).startswith("Paper claims (2): 1 hold, 0 partly, 0 not reproduced, 1 inconclusive.")
 
 
 def test_exponent_reason_places_the_fit_in_the_band_and_the_papers_tolerance():

@@ -118,6 +118,7 @@ def _print_summary(results: dict, mode: str) -> None:
     from rich.table import Table
 
     from ttlab.reproduce import VERDICTS, part_names
+    from ttlab.reproduce.verdicts import count_by_kind, headline
 
     t = Table(title=f"ttlab reproduce --{mode}: parts", show_lines=False)
     for col in ("part", "paper", "status", "wall time", "claims (holds / partly / not / inconclusive)"):
@@ -132,6 +133,7 @@ def _print_summary(results: dict, mode: str) -> None:
         t.add_row(name, rec.get("paper", "?"), rec["status"] + (" (reused)" if rec.get("reused") else ""),
                   f"{wall:.1f} s", " / ".join(map(str, counts)) if rec["status"] == "ok" else "—")
     console.print(t)
+    console.print(headline(count_by_kind(results.get("claims", []))), highlight=False, soft_wrap=True)
 
 
 def _report_files_and_failures(results: dict) -> None:

@@ -27,6 +27,7 @@ automatically when it exists)::
     def _my_claims(r: dict) -> list[dict]:                     # result dict -> judged claim records
         return [make_claim("my_part.accuracy", "The paper's claim", "at_least",
                            {"value": r["x"]}, {"holds": 0.9, "partly": 0.5},
+                           kind="paper", cite="Figure 1",      # paper | check | ablation
                            quantity="accuracy", summary=f"accuracy {r['x']:.3f}")]
 
     def _render_my_part(r: dict) -> list:                      # result dict -> report blocks
@@ -77,7 +78,7 @@ from ttlab.reproduce.registry import (
     part_names,
     register_part,
 )
-from ttlab.reproduce.verdicts import make_claim, missing_claim, rejudge
+from ttlab.reproduce.verdicts import PAPER_CLAIM, count_by_kind, make_claim, missing_claim, rejudge
 
 __all__ = [
     "MODES",
@@ -274,7 +275,7 @@ def _judged_claims(name: str, result: dict) -> list[dict]:
     except Exception as exc:  # noqa: BLE001 - an old record must not break the report
         return [missing_claim(f"{name}.stored_numbers", f"The claims of part {name}",
                               f"they could not be judged from the stored numbers ({type(exc).__name__}: {exc}); "
-                              f"re-run the part with `--part {name} --rerun`")]
+                              f"re-run the part with `--part {name} --rerun`", kind="check")]
 
 
 def _collect_claims(results: dict) -> list[dict]:
@@ -297,7 +298,8 @@ def _write_all(results: dict, out: Path, t_start: float) -> None:
         "n_ok": sum(p["status"] == "ok" for p in parts.values()),
         "n_failed": sum(p["status"] != "ok" for p in parts.values()),
         "failed": [n for n, p in parts.items() if p["status"] != "ok"],
-        "verdicts": {v: sum(c["verdict"] == v for c in results["claims"]) for v in VERDICTS},
+        "verdicts": count_by_kind(results["claims"])[PAPER_CLAIM],
+        "verdicts_by_kind": count_by_kind(results["claims"]),
         "part_wall_time_s": {n: p.get("wall_time_s") for n, p in parts.items()},
     }
     results["not_run"] = [n for n in part_names() if n not in parts]

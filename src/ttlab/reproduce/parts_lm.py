@@ -110,13 +110,13 @@ def _scaling_claims(r: dict[str, Any]) -> list[dict]:
         "power_law_decay", {"alpha": a, "lo": ci[0], "hi": ci[1], "r2": r.get("r2_log"), "n_points": n_points},
         {"min_r2": 0.9, "min_points": 3}, quantity=f"test loss against {x}",
         summary=f"α̂_{sym} = {fmt(a, 3)} [{fmt(ci[0], 3)}, {fmt(ci[1], 3)}], R² (log) = {fmt(r.get('r2_log'), 3)} over "
-                f"{n_points} {'data sizes' if sym == 'D' else 'model sizes'}")]
+                f"{n_points} {'data sizes' if sym == 'D' else 'model sizes'}", kind="paper", cite="Section 3, Figures 2–3")]
     formula = "2/(2+d)" if sym == "D" else "2/d"
     stmt = (f"The exponent predicted from the ID, α_{sym} = {formula}, matches the fitted α̂_{sym} "
             "(paper: within ±0.02 for α_D)")
     cid = f"lm_{'data' if sym == 'D' else 'model'}_scaling.id_prediction"
     if not finite(pred):
-        out.append(missing_claim(cid, stmt, "no ID-based prediction (the ID was not measured)"))
+        out.append(missing_claim(cid, stmt, "no ID-based prediction (the ID was not measured)", kind="paper", cite="Section 3: α_D = 2β/(2β+d), α_N = 2β/d"))
         return out
     band = r.get("alpha_pred_band") or {}
     out.append(make_claim(
@@ -126,7 +126,7 @@ def _scaling_claims(r: dict[str, Any]) -> list[dict]:
         {**EXPONENT_TOLERANCE, **({"paper_abs": 0.02} if sym == "D" else {})}, quantity=f"α_{sym} = {formula} from the ID",
         summary=f"predicted {pred:.3f} from ID {fmt(r.get('intrinsic_dim'), 3)} (harmonic rule: "
                 f"{fmt(r.get('alpha_pred_harmonic'), 3)}) vs fitted {fmt(a, 3)} [{fmt(ci[0], 3)}, {fmt(ci[1], 3)}]"
-                + (f": Δ = {a - pred:+.3f}" if finite(a) else "") + capped_note))
+                + (f": Δ = {a - pred:+.3f}" if finite(a) else "") + capped_note, kind="paper", cite="Section 3: α_D = 2β/(2β+d), α_N = 2β/d"))
     return out
 
 
@@ -144,7 +144,7 @@ def _id_grows_claim(claim_id: str, statement: str, rows: list[dict[str, Any]]) -
         claim_id, statement, "monotone",
         {"values": [x["intrinsic_dim"] for x in rows], "se": [id_standard_error(x) for x in rows]},
         {"direction": 1}, quantity="the ID by increasing model size",
-        summary="ID by increasing size: " + ", ".join(f"{fmt(x['intrinsic_dim'], 3)}" for x in rows))
+        summary="ID by increasing size: " + ", ".join(f"{fmt(x['intrinsic_dim'], 3)}" for x in rows), kind="paper", cite="Figure 4")
 
 
 def _render_scaling(r: dict[str, Any]) -> list:
@@ -235,14 +235,14 @@ def _ablation_claims(r: dict[str, Any]) -> list[dict]:
             "(Figure 4)", "inner_peak",
             {"values": [x["intrinsic_dim"] for x in layers], "se": [id_standard_error(x) for x in layers]}, {},
             quantity="layer's ID",
-            summary="ID by layer: " + ", ".join(f"{fmt(x['intrinsic_dim'], 3)}" for x in layers)),
+            summary="ID by layer: " + ", ".join(f"{fmt(x['intrinsic_dim'], 3)}" for x in layers), kind="paper", cite="Figure 4"),
         make_claim(
             "lm_id_ablations.position", "Tokens late in the context have a lower ID than early tokens (Figure 4: 15.86 "
             "for short contexts → 12.9 near 1024)", "monotone",
             {"values": [x["intrinsic_dim"] for x in pos], "se": [id_standard_error(x) for x in pos]}, {"direction": -1},
             quantity="the ID by window position",
             summary="ID by window range: " + ", ".join(f"{x['positions'][0]}–{x['positions'][1]}: "
-                                                      f"{fmt(x['intrinsic_dim'], 3)}" for x in pos)),
+                                                      f"{fmt(x['intrinsic_dim'], 3)}" for x in pos), kind="paper", cite="Figure 4"),
     ]
 
 
@@ -337,10 +337,10 @@ def _suite_claims(r: dict[str, Any]) -> list[dict]:
         "power_law_decay", {"alpha": a, "lo": ci[0], "hi": ci[1], "r2": f.get("r2_log"), "n_points": n},
         {"min_r2": 0.9, "min_points": 3}, quantity="held-out loss against non-embedding N",
         summary=f"α̂_N = {fmt(a, 3)} [{fmt(ci[0], 3)}, {fmt(ci[1], 3)}], R² (log) = {fmt(f.get('r2_log'), 3)} over {n} models "
-                f"(bits per byte: {fmt((r.get('fit_bpb') or {}).get('alpha_hat'), 3)})")]
+                f"(bits per byte: {fmt((r.get('fit_bpb') or {}).get('alpha_hat'), 3)})", kind="paper", cite="Figure 3")]
     stmt = "The exponent predicted from the suite's ID, α_N = 2/d, matches the fitted α̂_N (paper: it under-estimates)"
     if not finite(pred):
-        out.append(missing_claim("lm_suite_scaling.id_prediction", stmt, "no ID of the reference model"))
+        out.append(missing_claim("lm_suite_scaling.id_prediction", stmt, "no ID of the reference model", kind="paper", cite="Section 3: α_N = 2β/d"))
     else:
         capped = r.get("n_capped") or 0
         out.append(make_claim(
@@ -351,7 +351,7 @@ def _suite_claims(r: dict[str, Any]) -> list[dict]:
             summary=f"predicted {pred:.3f} from ID {fmt(r.get('intrinsic_dim'), 3)} of {r.get('reference')} (harmonic "
                     f"rule: {fmt(r.get('alpha_pred_harmonic'), 3)}) vs fitted {fmt(a, 3)} [{fmt(ci[0], 3)}, {fmt(ci[1], 3)}]"
                     + (f": Δ = {a - pred:+.3f}" if finite(a) else "")
-                    + (f"; {capped} of the suite's training runs hit the step cap" if capped else "")))
+                    + (f"; {capped} of the suite's training runs hit the step cap" if capped else ""), kind="paper", cite="Section 3: α_N = 2β/d"))
     rows = [m for m in r.get("models", []) if m.get("intrinsic_dim") is not None]
     out.append(_id_grows_claim(
         "lm_suite_scaling.id_grows", "The final-layer ID grows with model size across the suite (Figure 4: 15.56 at "

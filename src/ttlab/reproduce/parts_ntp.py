@@ -68,7 +68,7 @@ def _stage1_direction_claim(part: str, s1: dict) -> dict:
         f"{part}.stage1_direction",
         "Stage 1: W_ov(t) converges in direction to the max-margin W*_ov (Proposition 1)",
         "at_least", {"value": c1}, {"holds": 0.999, "partly": 0.99}, quantity="the final cos(W_ov, W*_ov)",
-        summary=f"final cos(W_ov, W*_ov) = {c1:.6f} after {s1['steps']} steps")
+        summary=f"final cos(W_ov, W*_ov) = {c1:.6f} after {s1['steps']} steps", kind="paper", cite="Proposition 1")
 
 
 def _bounds_and_rates_claims(part: str, s1: dict, s2: dict) -> list[dict]:
@@ -78,21 +78,21 @@ def _bounds_and_rates_claims(part: str, s1: dict, s2: dict) -> list[dict]:
         f"{part}.norm_bounds", "Norm bounds tη/(2‖W*‖) ≤ ‖W(t)‖ ≤ tη in both stages (Proposition 1, Theorem 1)",
         "at_least", {"value": min(f1, f2) if finite(f1, f2) else None, "stage1": f1, "stage2": f2},
         {"holds": 1.0, "partly": 0.9}, quantity="the fraction of steps where both bounds hold (worse stage)",
-        summary=f"hold at {_pct(f1)} (stage 1) and {_pct(f2)} (stage 2) of steps")]
+        summary=f"hold at {_pct(f1)} (stage 1) and {_pct(f2)} (stage 2) of steps", kind="paper", cite="Proposition 1, Theorem 1")]
     lf, th = s1["loss_fit"], s1.get("theory_loss_rate")
     out.append(make_claim(
         f"{part}.stage1_loss_rate", "Stage-1 loss L0 = O(exp(−η0 t/(4‖W*_ov‖))) (Proposition 1)",
         "exp_decay", {"rate": lf.get("rate"), "r2": lf.get("r2"), "reference_rate": th}, {"min_r2": 0.9},
         quantity="the stage-1 loss",
         summary=f"fitted rate {_g(lf.get('rate'))} per step (R² {_g(lf.get('r2'))}) vs the theorem's "
-                f"η0/(4‖W*_ov‖) = {_g(th)}; final loss {_g(s1['final_loss'])}"))
+                f"η0/(4‖W*_ov‖) = {_g(th)}; final loss {_g(s1['final_loss'])}", kind="paper", cite="Proposition 1"))
     lf2 = s2["loss_fit"]
     out.append(make_claim(
         f"{part}.stage2_linear", "Stage-2 loss converges linearly to its limit (Theorem 2)",
         "exp_decay", {"rate": lf2.get("rate"), "r2": lf2.get("r2"), "reference_rate": 0.0}, {"min_r2": 0.95},
         quantity="the stage-2 loss gap L − L∞",
         summary=f"log(L − L∞) falls at rate {_g(lf2.get('rate'))} per step, R² {_g(lf2.get('r2'))}; final loss "
-                f"{_g(s2['final_loss'])} (limit {_g(s2.get('limit_loss'))})"))
+                f"{_g(s2['final_loss'])} (limit {_g(s2.get('limit_loss'))})", kind="paper", cite="Theorem 2"))
     return out
 
 
@@ -104,7 +104,7 @@ def _direction_claim(r: dict) -> dict:
     stmt = "Stage 2: W_kq(t) converges in direction to W*_kq with 1 − cos = O(log²t/t) (Theorem 1)"
     long = r.get("long_run")
     if not long:
-        return missing_claim("ntp_figure2.stage2_direction", stmt, "the long stage-2 continuation was not run")
+        return missing_claim("ntp_figure2.stage2_direction", stmt, "the long stage-2 continuation was not run", kind="paper", cite="Theorem 1")
     early, late = long["windows"]["paper"], long["windows"]["last_decade"]
     c = long["final_cosine"]
 
@@ -121,14 +121,14 @@ def _direction_claim(r: dict) -> dict:
         {"min_cosine": 0.99, "slack": 0.1}, quantity="log²t/t",
         summary=f"1 − cos log-log slope: {win(early)}; {win(late)}; final cos(W_kq, W*_kq) = {c:.4f} after "
                 f"{long['stage2_steps']} steps (the paper's {r['stages']['stage_2']['steps']} steps: "
-                f"{r['stages']['stage_2']['final_cosine']:.4f})")
+                f"{r['stages']['stage_2']['final_cosine']:.4f})", kind="paper", cite="Theorem 1")
 
 
 def _attention_claim(r: dict) -> dict:
     stmt = "Attention on optimal tokens ≥ 1/(1 + L_max·exp(−C1 t)) (Theorem 2)"
     long = r.get("long_run")
     if not long:
-        return missing_claim("ntp_figure2.attention", stmt, "the long stage-2 continuation was not run")
+        return missing_claim("ntp_figure2.attention", stmt, "the long stage-2 continuation was not run", kind="paper", cite="Theorem 2")
     T, C1, L_max = long["stage2_steps"], long["c1"], r["dataset"]["max_len"]
     bound = 1.0 / (1.0 + L_max * math.exp(-C1 * T)) if finite(C1) else None
     att, base, rate = long["final_min_optimal_attention"], long["baseline_attention"], long["attention_gap_rate"]
@@ -136,7 +136,7 @@ def _attention_claim(r: dict) -> dict:
         "ntp_figure2.attention", stmt, "attention_bound",
         {"attention": att, "bound": bound, "baseline": base, "gap_rate": rate, "c1": C1}, {},
         summary=f"after {T} stage-2 steps: minimum optimal attention {_g(att)} vs bound {_g(bound)} and uniform-"
-                f"attention baseline {_g(base)}; gap decays at {_g(rate, 3)} per step vs C1 = {_g(C1, 3)}")
+                f"attention baseline {_g(base)}; gap decays at {_g(rate, 3)} per step vs C1 = {_g(C1, 3)}", kind="paper", cite="Theorem 2")
 
 
 def _long_stage2(ds, steps: int, long_steps: int, seed: int, progress) -> dict:
@@ -267,13 +267,13 @@ def _ablation_claims(r: dict) -> list[dict]:
                    "(reviewers' ablation, not a claim of the paper)",
                    "count", {"passed": good_c, "total": len(rows), "cosines": cos}, {"holds": 1.0, "partly": 0.5},
                    quantity="final cos(W_kq, W*_kq) ≥ 0.9",
-                   summary=f"{good_c}/{len(rows)} variants reach cos ≥ 0.9 ({listing})"),
+                   summary=f"{good_c}/{len(rows)} variants reach cos ≥ 0.9 ({listing})", kind="ablation"),
         make_claim("ntp_ablations.attention",
                    "Attention selects the optimal tokens under every variant (reviewers' ablation)",
                    "count", {"passed": good_a, "total": len(rows), "attention": att}, {"holds": 1.0, "partly": 0.5},
                    quantity="final minimum attention on optimal tokens > 0.5",
                    summary=f"{good_a}/{len(rows)} variants put > 50 % attention on optimal tokens in every sentence "
-                           f"(minimum {_g(min(att) if att else None, 3)})"),
+                           f"(minimum {_g(min(att) if att else None, 3)})", kind="ablation"),
     ]
 
 
@@ -385,7 +385,7 @@ def _agreement_claim(claim_id: str, text: str, by_case: dict, thresholds: dict, 
                        "non_comparable": a_nc, "n": n_cases},
                       thresholds, quantity="the lower of the two agreements",
                       summary=f"agreement {_pct(a_opt)} (holds an optimal token), {_pct(a_nc)} (non-comparable + "
-                              f"non-optimal only) {where}")
+                              f"non-optimal only) {where}", kind="paper", cite="Theorem 3, Proposition 2")
 
 
 def _generalization_claims(r: dict) -> list[dict]:
@@ -495,14 +495,14 @@ def _svop_claims(r: dict) -> list[dict]:
         "ntp_svop.orders", "Example 1: the query-dependent orders of SVOP are S>_S P; O>_O S, O>_O V; V>_V S; O>_P P",
         "set_match", {"expected": len(_SVOP_ORDERS), "shared": shared, "extra": len(edges - _SVOP_ORDERS)}, {},
         quantity="order pairs",
-        summary=f"{shared}/{len(_SVOP_ORDERS)} expected order pairs found, {len(edges - _SVOP_ORDERS)} extra")]
+        summary=f"{shared}/{len(_SVOP_ORDERS)} expected order pairs found, {len(edges - _SVOP_ORDERS)} extra", kind="check", cite="Example 1")]
     ok = [d["model"] == d["expected"] for d in r["unseen"].values()]
     out.append(make_claim(
         "ntp_svop.unseen", "Example 2: the trained model continues the unseen SP with V and OSP with P",
         "count", {"passed": sum(ok), "total": len(ok)}, {"holds": 1.0, "partly": 0.5},
         quantity="the prediction matches the paper",
         summary="; ".join(f"{s} → {d['model']} (p = {d['prob']:.3f}, paper: {d['expected']})"
-                          for s, d in r["unseen"].items())))
+                          for s, d in r["unseen"].items()), kind="paper", cite="Example 2"))
     worst, checked, total = _prop2_columns(r)
     out.append(make_claim(
         "ntp_svop.proposition2", "Proposition 2: each W*_kq column is m/(k+m) on optimal, −k/(k+m) on non-optimal and 0 "
@@ -510,13 +510,13 @@ def _svop_claims(r: dict) -> list[dict]:
         "at_most", {"value": worst, "n": checked}, {"holds": 1e-3, "partly": 0.05},
         quantity="max |W*_kq − closed form| (columns rounded to 4 digits)",
         summary=(f"max |W*_kq − closed form| = {_g(worst, 2)} over the {checked} of {total} columns whose graph is "
-                 "complete bipartite" if checked else f"none of the {total} columns has a complete bipartite graph")))
+                 "complete bipartite" if checked else f"none of the {total} columns has a complete bipartite graph"), kind="paper", cite="Proposition 2"))
     co, ck = r["cosine_ov"], r["cosine_kq"]
     out.append(make_claim(
         "ntp_svop.convergence", "Algorithm 1 on SVOP converges to both max-margin directions (900 + 900 steps)",
         "at_least", {"value": min(co, ck) if finite(co, ck) else None, "cosine_ov": co, "cosine_kq": ck},
         {"holds": 0.999, "partly": 0.95}, quantity="the lower of the two final cosines",
-        summary=f"cos(W_ov, W*_ov) = {co:.6f}, cos(W_kq, W*_kq) = {ck:.4f}"))
+        summary=f"cos(W_ov, W*_ov) = {co:.6f}, cos(W_kq, W*_kq) = {ck:.4f}", kind="paper", cite="Proposition 1, Theorem 1"))
     return out
 
 
@@ -576,7 +576,7 @@ def _scale_claims(r: dict) -> list[dict]:
         f"Stage 2: W_kq(t) moves toward the max-margin direction W*_kq at |V| = {r['dataset']['vocab_size']:,} "
         "(Theorem 1)", "at_least", {"value": c2}, {"holds": 0.9, "partly": 0.5},
         quantity="the final cos(W_kq, W*_kq)",
-        summary=f"final cos(W_kq, W*_kq) = {c2:.4f} after {s2['steps']} steps (from 0 at t = 0)")]
+        summary=f"final cos(W_kq, W*_kq) = {c2:.4f} after {s2['steps']} steps (from 0 at t = 0)", kind="paper", cite="Theorem 1")]
     out += _bounds_and_rates_claims("ntp_scale", s1, s2)
     n_sent = r["generalization"]["n_sentences"]
     if "max_margin_limit" in r:

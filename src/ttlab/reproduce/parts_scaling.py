@@ -95,7 +95,7 @@ def _id_claims(r: dict) -> list[dict]:
         "errors_at_most", {"mean": mean_rel, "worst": worst, "n": len(rel)},
         {"holds_mean": 0.10, "holds_worst": 0.15, "partly_mean": 0.20}, quantity="relative error |d̂ − d|/d",
         summary=(f"mean relative error {100 * mean_rel:.1f} %, worst {100 * worst:.1f} % ({worst_case}) over "
-                 f"{len(clean)} manifolds, n = {r['n']}") if rel else "no noise-free case with d ≤ 10")]
+                 f"{len(clean)} manifolds, n = {r['n']}") if rel else "no noise-free case with d ≤ 10", kind="check")]
     x = r["cross_check"]
     dm, dh = abs(x["mean"] - 5.3), abs(x["harmonic"] - 5.0)
     out.append(make_claim(
@@ -104,7 +104,7 @@ def _id_claims(r: dict) -> list[dict]:
         "≈ 5.0 (harmonic)",
         "at_most", {"value": max(dm, dh), "mean": x["mean"], "harmonic": x["harmonic"]}, {"holds": 0.1, "partly": 0.3},
         quantity="the larger distance from 5.3 (mean) / 5.0 (harmonic)",
-        summary=f"mean {x['mean']:.3f}, harmonic {x['harmonic']:.3f}"))
+        summary=f"mean {x['mean']:.3f}, harmonic {x['harmonic']:.3f}", kind="check"))
     low = [x for x in r["rows"] if x["noise"] == 0.0 and x["d"] <= 5]
     better = sum(abs(x["estimates"][HARMONIC_EST]["mean"] - x["d"]) < abs(x["estimates"][PAPER_EST]["mean"] - x["d"])
                  for x in low)
@@ -113,7 +113,7 @@ def _id_claims(r: dict) -> list[dict]:
         "The harmonic (MacKay–Ghahramani) combination is less biased than the arithmetic mean at low d",
         "count", {"passed": better, "total": len(low)}, {"holds": 0.75, "partly": 0.5},
         quantity="the harmonic estimate is closer to d",
-        summary=f"closer to d in {better}/{len(low)} noise-free cases with d ≤ 5"))
+        summary=f"closer to d in {better}/{len(low)} noise-free cases with d ≤ 5", kind="check"))
     return out
 
 
@@ -202,7 +202,7 @@ def _table1_claims(r: dict) -> list[dict]:
             "exponent_match", {"fitted": od, "predicted": pd}, EXPONENT_TOLERANCE,
             quantity="α_D from α_N against the published α_D",
             summary=f"predicted α_D {pd:.4f} vs observed {od:.3f} (Δ {od - pd:+.4f}); predicted α_N {pn:.4f} vs "
-                    f"observed {on:.3f} (Δ {on - pn:+.4f})"))
+                    f"observed {on:.3f} (Δ {on - pn:+.4f})", kind="paper", cite="Table 1"))
     return out
 
 
@@ -315,7 +315,7 @@ def _manifold_claims(r: dict) -> list[dict]:
             cid, stmt, "oracle_validated_exponent",
             {"fitted": a, "lo": lo, "hi": hi, "predicted": pred, "oracle": o,
              "n_points": len(f.get("sizes_fitted") or []), "n_capped": int(bool(f.get("includes_step_limited")))},
-            {**ORACLE_THRESHOLDS, "bound": int(bound)}, quantity="2β/(2β+d)", summary=summary))
+            {**ORACLE_THRESHOLDS, "bound": int(bound)}, quantity="2β/(2β+d)", summary=summary, kind="paper", cite="Theorem 1 (α_D), Theorem 2 (α_N)"))
     combos = sorted({(f["arch"], f["beta"], f.get("regime", "noisy")) for f in fits}, key=str)
     for arch, beta, regime in combos:
         mine = [f for f in fits if (f["arch"], f["beta"], f.get("regime", "noisy")) == (arch, beta, regime)]
@@ -329,13 +329,13 @@ def _manifold_claims(r: dict) -> list[dict]:
                 f"The data-scaling exponent α̂_D falls as d grows ({tag}, D = {D})",
                 "monotone", {"values": [f.get("alpha_hat") for f in sel], "se": [_ci_se(f.get("alpha_hat_ci")) for f in sel],
                              "d": [f["d"] for f in sel]},
-                {"direction": -1}, quantity="α̂_D", summary=listing))
+                {"direction": -1}, quantity="α̂_D", summary=listing, kind="paper", cite="Theorem 1"))
             listing = ", ".join(f"d={f['d']}: {fmt(f.get('mse_at_n_ref'), 3)}" for f in sel)
             out.append(make_claim(
                 f"manifold_regression.error_rises_{key}_D{D}",
                 f"At fixed n (= {r.get('n_ref')}) the test error grows with the intrinsic dimension d ({tag}, D = {D})",
                 "monotone", {"values": [f.get("mse_at_n_ref") for f in sel], "d": [f["d"] for f in sel]},
-                {"direction": 1, "need_se": False}, quantity="the test MSE", summary="test MSE " + listing))
+                {"direction": 1, "need_se": False}, quantity="the test MSE", summary="test MSE " + listing, kind="paper", cite="Theorem 1"))
         for d in sorted({f["d"] for f in mine}):
             sel = sorted((f for f in mine if f["d"] == d), key=lambda f: f["ambient"])
             out.append(make_claim(
@@ -346,7 +346,7 @@ def _manifold_claims(r: dict) -> list[dict]:
                                     "intervals": [f.get("alpha_hat_ci") for f in sel], "ambient": [f["ambient"] for f in sel]},
                 {"max_spread": 0.05}, quantity="α̂_D across D",
                 summary=", ".join(f"D={f['ambient']}: {fmt(f.get('alpha_hat'), 3)} [{fmt((f.get('alpha_hat_ci') or [None])[0], 3)}, "
-                                  f"{fmt((f.get('alpha_hat_ci') or [None, None])[1], 3)}]" for f in sel)))
+                                  f"{fmt((f.get('alpha_hat_ci') or [None, None])[1], 3)}]" for f in sel), kind="paper", cite="Theorem 1"))
     for m in r.get("model_fits") or []:
         lo, hi = (m.get("alpha_hat_ci") or [None, None])[:2]
         dc = m.get("data_check") or {}
@@ -361,7 +361,7 @@ def _manifold_claims(r: dict) -> list[dict]:
             {**ORACLE_THRESHOLDS, "bound": 0, "max_data_change": DATA_LIMIT}, quantity="2β/d",
             summary=(f"α̂_N = {fmt(m.get('alpha_hat'), 3)} [{fmt(lo, 3)}, {fmt(hi, 3)}] vs 2β/d = {m['alpha_pred']:.3f}; "
                      f"approximation oracle {fmt(m.get('oracle_alpha'), 3)}; widest model (width {dc.get('width')}) "
-                     f"MSE {fmt(dc.get('mse_n'), 3)} at n, {fmt(dc.get('mse_2n'), 3)} at 2n")))
+                     f"MSE {fmt(dc.get('mse_n'), 3)} at n, {fmt(dc.get('mse_2n'), 3)} at 2n"), kind="paper", cite="Theorem 2"))
     archs = list(dict.fromkeys(f["arch"] for f in fits))
     if len(archs) > 1:  # the paper's architecture (ReLU attention, Definition 1) next to the others, at the smallest D
         D0 = min(f["ambient"] for f in fits)
@@ -376,7 +376,7 @@ def _manifold_claims(r: dict) -> list[dict]:
                 {"max_spread": 0.05}, quantity="α̂_D across architectures",
                 summary=", ".join(f"{f['arch']}: {fmt(f.get('alpha_hat'), 3)} [{fmt((f.get('alpha_hat_ci') or [None])[0], 3)}, "
                                   f"{fmt((f.get('alpha_hat_ci') or [None, None])[1], 3)}]" for f in sel)
-                        + f" (theory {sel[0]['alpha_pred']:.3f})" if sel else "no fit"))
+                        + f" (theory {sel[0]['alpha_pred']:.3f})" if sel else "no fit", kind="ablation"))
     ids = r.get("intrinsic_dim") or []
     rel = [abs(x["id_mean"] - x["d"]) / x["d"] for x in ids]
     out.append(make_claim(
@@ -385,7 +385,7 @@ def _manifold_claims(r: dict) -> list[dict]:
         "at_most", {"value": max(rel) if rel else None, "n": len(rel)}, {"holds": 0.10, "partly": 0.20},
         quantity="the worst relative error of the estimated ID",
         summary="estimated ID " + ", ".join(f"{x['id_mean']:.2f} (d={x['d']}, D={x['ambient']})" for x in ids)
-                + (f"; worst relative error {100 * max(rel):.1f} %" if rel else "none measured")))
+                + (f"; worst relative error {100 * max(rel):.1f} %" if rel else "none measured"), kind="check"))
     return out
 
 

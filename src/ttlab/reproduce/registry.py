@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ttlab.errors import TTLabInputError
-from ttlab.reproduce.verdicts import VERDICTS
+from ttlab.reproduce.verdicts import KINDS, VERDICTS
 
 __all__ = [
     "MODES",
@@ -182,7 +182,7 @@ def part_names() -> list[str]:
 # claims
 
 
-_CLAIM_KEYS = {"id", "statement", "verdict", "rule", "rule_id", "measured", "thresholds", "reason", "summary"}
+_CLAIM_KEYS = {"id", "statement", "kind", "verdict", "rule", "rule_id", "measured", "thresholds", "reason", "summary"}
 
 
 def check_claims(result: Any) -> None:
@@ -196,6 +196,8 @@ def check_claims(result: Any) -> None:
         if not isinstance(c, dict) or not _CLAIM_KEYS <= set(c):
             missing = sorted(_CLAIM_KEYS - set(c)) if isinstance(c, dict) else sorted(_CLAIM_KEYS)
             raise ValueError(f"a claim record lacks {', '.join(missing)}: {c!r}")
+        if c["kind"] not in KINDS:
+            raise ValueError(f"claim {c['id']}: kind must be one of {KINDS}, got {c['kind']!r}")
         if c["verdict"] not in VERDICTS:
             raise ValueError(f"claim verdict must be one of {VERDICTS}, got {c['verdict']!r}")
         if not isinstance(c["measured"], dict) or not isinstance(c["thresholds"], dict):

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Union
 
 from ttlab.reproduce.registry import PAPERS, PARTS, VERDICTS
+from ttlab.reproduce.verdicts import PAPER_CLAIM, count_by_kind, headline
 
 __all__ = [
     "Block",
@@ -188,18 +189,17 @@ def _summary_rows(results: dict) -> list[list[str]]:
         if rec is None:
             continue
         if rec["status"] != "ok":
-            rows.append([rec.get("paper", "?"), name, "(part failed)", "failed", rec.get("error", "")])
+            rows.append([rec.get("paper", "?"), name, "—", "(part failed)", "failed", rec.get("error", "")])
             continue
         for c in rec["result"].get("claims", []):
-            rows.append([rec.get("paper", "?"), name, c["statement"], c["verdict"], c["summary"]])
+            rows.append([rec.get("paper", "?"), name, c.get("kind", "check"), c["statement"], c["verdict"], c["summary"]])
     return rows
 
 
 def _header_blocks(results: dict) -> list[Block]:
     cfg = results.get("config", {})
-    counts = {v: 0 for v in VERDICTS}
-    for c in results.get("claims", []):
-        counts[c["verdict"]] = counts.get(c["verdict"], 0) + 1
+    by_kind = count_by_kind(results.get("claims", []))
+    counts = by_kind[PAPER_CLAIM]
     parts = results["parts"]
     n_failed = sum(p["status"] != "ok" for p in parts.values())
     v = results.get("versions", {})
@@ -208,10 +208,10 @@ def _header_blocks(results: dict) -> list[Block]:
             f"Mode `{results.get('mode')}`, seed {cfg.get('seed', 0)}, backend `{cfg.get('backend', 'local')}`; "
             f"ttlab {v.get('ttlab', '?')}, Python {v.get('python', '?')}, torch {v.get('torch', '?')}; "
             f"generated {results.get('generated_at', '')}. "
-            f"{len(parts)} part(s), {n_failed} failed; claims: {counts['holds']} hold, {counts['partly']} partly, "
-            f"{counts['not reproduced']} not reproduced, {counts['inconclusive']} inconclusive. Sum of part wall times "
+            f"{len(parts)} part(s), {n_failed} failed. Sum of part wall times "
             f"{sum(p.get('wall_time_s') or 0.0 for p in parts.values()):.0f} s."
         ),
+        Paragraph(headline(by_kind)),
         Paragraph(
             "Verdicts are computed from the measured numbers by the rule printed under each claim (never "
             "written by hand), and recomputed whenever this report is written: holds = the measured figure "
@@ -295,7 +295,7 @@ def render_markdown(results: dict, out: str | Path, sections: list[Section] | No
     for b in _header_blocks(results):
         lines += _md_block(b, out)
     lines += ["## Summary of verdicts", ""]
-    lines += _md_block(Table(["paper", "part", "claim", "verdict", "measured"], _summary_rows(results)), out)
+    lines += _md_block(Table(["paper", "part", "kind", "claim", "verdict", "measured"], _summary_rows(results)), out)
     lines += _md_block(_parts_table(results), out)
     for paper, heading in PAPERS.items():
         secs = [s for s in sections if s.paper == paper]
@@ -443,7 +443,7 @@ def render_html(results: dict, out: str | Path, sections: list[Section] | None =
     body: list[str] = ["<h1>ttlab reproduction report</h1>"]
     body += [_h_block(b, out) for b in _header_blocks(results)]
     body += ['<h2 id="summary">Summary of verdicts</h2>',
-             _h_block(Table(["paper", "part", "claim", "verdict", "measured"], _summary_rows(results)), out),
+             _h_block(Table(["paper", "part", "kind", "claim", "verdict", "measured"], _summary_rows(results)), out),
              _h_block(_parts_table(results), out)]
     for paper, heading in PAPERS.items():
         secs = [s for s in sections if s.paper == paper]

@@ -4,6 +4,8 @@ A *claim record* (what ``results.json`` stores, one per claim) is a plain dict::
 
     {"id": "ntp_figure2.stage1_direction",          # stable identifier
      "statement": "Stage 1: W_ov(t) converges ...",   # the paper's claim
+     "kind": "paper",                                 # paper | check | ablation (see KINDS)
+     "cite": "Proposition 1",                         # where the paper states it (paper claims)
      "rule_id": "at_least",                           # the registered rule that judges it
      "rule": "holds if final cos ≥ 0.999, ...",       # the rule in words (from the rule and thresholds)
      "measured": {"value": 1.0},                      # named numbers; an interval is [lo, hi]
@@ -11,6 +13,11 @@ A *claim record* (what ``results.json`` stores, one per claim) is a plain dict::
      "verdict": "holds",                              # one of VERDICTS
      "reason": "final cos = 1 ≥ 0.999",               # why, in words, from the numbers
      "summary": "final cos(W_ov, W*_ov) = 1.000000"}  # the measured figure as the report prints it
+
+Three kinds (:data:`KINDS`): *paper* — a statement the paper makes (``cite`` says where); *check* — a
+consistency or tool check (estimator recovery, solver agreement, closed forms, sanity of the run), counted
+apart from the paper's claims; *ablation* — a question beyond the paper. Reports count paper claims by
+verdict in their headline and list checks and ablations separately.
 
 Four verdicts: *holds*, *partly*, *not reproduced* and *inconclusive* — the measurement cannot
 discriminate (too few points, an interval wider than the tolerance, step-capped runs, a bound that
@@ -33,11 +40,14 @@ from typing import Any
 __all__ = [
     "HOLDS",
     "INCONCLUSIVE",
+    "KINDS",
     "NOT_REPRODUCED",
     "PARTLY",
     "RULES",
     "VERDICTS",
     "Rule",
+    "count_by_kind",
+    "headline",
     "judge",
     "make_claim",
     "missing_claim",
@@ -46,6 +56,9 @@ __all__ = [
 
 HOLDS, PARTLY, NOT_REPRODUCED, INCONCLUSIVE = "holds", "partly", "not reproduced", "inconclusive"
 VERDICTS = (HOLDS, PARTLY, NOT_REPRODUCED, INCONCLUSIVE)
+PAPER_CLAIM, CHECK, ABLATION = "paper", "check", "ablation"
+KINDS = (PAPER_CLAIM, CHECK, ABLATION)
+"""What a claim is: a statement of the paper, a check of our own tools or run, or an ablation beyond the paper."""
 
 Judgement = tuple[str, str]
 """(verdict, reason)."""
@@ -595,13 +608,18 @@ def make_claim(
     measured: dict,
     thresholds: dict | None = None,
     *,
+    kind: str,
+    cite: str = "",
     quantity: str = "the measured value",
     summary: str = "",
 ) -> dict:
-    """A judged claim record (see the module docstring). ``summary`` is the measured figure in words,
-    built by the caller from the same numbers as ``measured``; ``quantity`` names what is measured."""
-    rec = {"id": claim_id, "statement": statement, "rule_id": rule_id, "quantity": quantity,
-           "measured": dict(measured), "thresholds": dict(thresholds or {}), "summary": summary}
+    """A judged claim record (see the module docstring). ``kind`` is one of :data:`KINDS`; ``cite`` says
+    where the paper states a ``paper`` claim; ``summary`` is the measured figure in words, built by the
+    caller from the same numbers as ``measured``; ``quantity`` names what is measured."""
+    if kind not in KINDS:
+        raise ValueError(f"claim {claim_id}: kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    rec = {"id": claim_id, "statement": statement, "kind": kind, "cite": cite, "rule_id": rule_id,
+           "quantity": quantity, "measured": dict(measured), "thresholds": dict(thresholds or {}), "summary": summary}
     return rejudge(rec)
 
 
@@ -612,6 +630,30 @@ def rejudge(record: dict) -> dict:
     return {**record, "verdict": verdict, "reason": reason, "rule": text}
 
 
-def missing_claim(claim_id: str, statement: str, why: str) -> dict:
+def missing_claim(claim_id: str, statement: str, why: str, *, kind: str, cite: str = "") -> dict:
     """An *inconclusive* claim record for a claim whose inputs are missing (it is reported, not dropped)."""
-    return make_claim(claim_id, statement, "unjudgeable", {"why": why}, summary=f"not measured: {why}")
+    return make_claim(claim_id, statement, "unjudgeable", {"why": why}, kind=kind, cite=cite,
+                      summary=f"not measured: {why}")
+
+
+def count_by_kind(claims: Sequence[dict]) -> dict[str, dict[str, int]]:
+    """``{kind: {verdict: count}}`` for every kind and verdict (zeros included); a record without a kind
+    (an older schema) counts as ``check``, never as a paper claim."""
+    out = {k: {v: 0 for v in VERDICTS} for k in KINDS}
+    for c in claims:
+        kind = c.get("kind") if c.get("kind") in KINDS else CHECK
+        out[kind][c["verdict"]] = out[kind].get(c["verdict"], 0) + 1
+    return out
+
+
+def _counts_text(counts: dict[str, int]) -> str:
+    return (f"{counts[HOLDS]} hold, {counts[PARTLY]} partly, {counts[NOT_REPRODUCED]} not reproduced, "
+            f"{counts[INCONCLUSIVE]} inconclusive")
+
+
+def headline(by_kind: dict[str, dict[str, int]]) -> str:
+    """The report's first line on verdicts: the paper claims by verdict, then checks and ablations apart."""
+    n = {k: sum(by_kind[k].values()) for k in KINDS}
+    return (f"Paper claims ({n[PAPER_CLAIM]}): {_counts_text(by_kind[PAPER_CLAIM])}. Counted apart — checks of "
+            f"ttlab's own tools and runs ({n[CHECK]}): {_counts_text(by_kind[CHECK])}; ablations beyond the papers "
+            f"({n[ABLATION]}): {_counts_text(by_kind[ABLATION])}.")
