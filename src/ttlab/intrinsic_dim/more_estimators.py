@@ -682,8 +682,14 @@ class ESS(_LocalKNN):
     def _pointwise(self, X: np.ndarray, nb: Neighbors) -> np.ndarray:
         n, K = nb.indices.shape
         p = int(self.d) + 1
-        if p > X.shape[1]:
-            return np.full(n, 0.0 if self.ver == "a" else 1.0)
+        if p > X.shape[1]:  # d + 1 vectors in fewer dimensions: every simplex is flat (ver a: 0, ver b: 1)
+            if int(self.d) > 1:
+                warnings.warn(
+                    f"ESS with d = {int(self.d)} on {X.shape[1]}-feature data: every simplex of d + 1 = {p} "
+                    f"vectors is flat, so ESS cannot tell dimensions 1..{int(self.d)} apart; use d = 1.",
+                    DegeneratePointsWarning, stacklevel=6,
+                )
+            return np.full(n, ess_dimension(0.0 if self.ver == "a" else 1.0, self.ver, int(self.d)))
         ncomb = math.comb(K, p)
         rng = np.random.default_rng(int(self.random_state))
         all_groups = np.array(list(itertools.combinations(range(K), p))) if ncomb <= 5000 else None
