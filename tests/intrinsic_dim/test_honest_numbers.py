@@ -110,3 +110,17 @@ def test_mle_still_warns_above_k_when_fitted_alone():
     X = np.random.default_rng(0).normal(size=(200, 500))
     with pytest.warns(UserWarning, match="exceeds K = 20"):
         MLE().fit(X)
+
+
+def test_an_estimator_undefined_on_the_data_is_a_row_note_in_all_and_a_named_error_alone():
+    """Before: one estimator's error (GRIDE on one-hot rows) aborted `compare all` without the others."""
+    onehot = np.eye(120)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = compare(onehot, "all")
+    rows = {r.method: r for r in res.rows}
+    assert rows["gride"].dimension is None and rows["gride"].notes[-1].startswith("no estimate: GRIDE")
+    assert rows["lpca"].dimension == pytest.approx(119) and rows["lpca_pr"].notes == []  # n − 1 up to rounding
+    assert any("tied distances" in n for n in rows["mle"].notes)  # √2 to the last ulp
+    with pytest.raises(TTLabInputError, match="^gride: GRIDE"):
+        compare(onehot, "gride")

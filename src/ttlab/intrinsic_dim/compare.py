@@ -132,7 +132,8 @@ def tie_fraction(nbs: list[Neighbors], k: int) -> float:
     """Share of points whose ``k`` nearest distances contain a tie (quantized or rounded data)."""
     if k < 2:
         return 0.0
-    tied = [np.any(nb.distances[:, 1:k] == nb.distances[:, : k - 1], axis=1) for nb in nbs]
+    # equal to 1e-9 relative: exact ties of quantized data, and ulp-level ones (one-hot rows at √2)
+    tied = [np.any(nb.distances[:, 1:k] <= nb.distances[:, : k - 1] * (1 + 1e-9), axis=1) for nb in nbs]
     return float(np.mean(np.concatenate(tied)))
 
 
@@ -142,11 +143,11 @@ def support_notes(est: _IDEstimator, d: float, n_batch: int, n_features: int, ti
     notes = []
     if not math.isfinite(d):
         return notes
-    if d > n_batch - 1:
+    if d > (n_batch - 1) * (1 + 1e-9):
         notes.append(f"d̂ = {d:.3g} exceeds n − 1 = {n_batch - 1}: {n_batch} points span at most {n_batch - 1} "
                      "dimensions, so the data cannot support it (use more points)")
     k = est._n_neighbors()
-    if isinstance(est, LOCAL_ESTIMATORS) and d > k:
+    if isinstance(est, LOCAL_ESTIMATORS) and d > k * (1 + 1e-9):
         notes.append(f"d̂ = {d:.3g} exceeds K = {k}: {k} neighbours cannot resolve a dimension that high "
                      "(increase K and the number of points)")
     if ties > TIE_NOTE_FRACTION:
@@ -239,7 +240,14 @@ def compare(
         t0 = time.perf_counter()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            est._fit_prepared(prep, batches[m], nbs if est._n_neighbors() > 0 else None)
+            try:
+                est._fit_prepared(prep, batches[m], nbs if est._n_neighbors() > 0 else None)
+            except TTLabInputError as exc:  # undefined on these data (e.g. every neighbour distance tied)
+                if not skip:
+                    raise TTLabInputError(f"{m}: {exc}") from None
+                rows.append(CompareRow(m, desc, None, 0.0, None, time.perf_counter() - t0, None, None,
+                                       int(est._n_neighbors()), {}, [*notes[m], f"no estimate: {exc}"]))
+                continue
         secs = time.perf_counter() - t0
         notes[m].extend(dict.fromkeys(str(w.message) for w in caught))
         d = float(est.dimension_)

@@ -349,7 +349,11 @@ def _combine(pw: np.ndarray, average: str) -> float:
             stacklevel=4,
         )
     if not len(finite):
-        raise TTLabInputError("every point has all K neighbours at the same distance; the MLE is undefined (use a larger K).")
+        raise TTLabInputError(
+            "every point has all K neighbours at the same distance (e.g. one-hot or lattice rows), so the MLE is "
+            "undefined: distance ratios carry no dimension here. A larger K helps only if farther neighbours lie "
+            "at other distances."
+        )
     if average == "mean":
         return float(np.mean(finite))
     if average == "harmonic":
