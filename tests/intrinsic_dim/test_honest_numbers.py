@@ -124,3 +124,20 @@ def test_an_estimator_undefined_on_the_data_is_a_row_note_in_all_and_a_named_err
     assert any("tied distances" in n for n in rows["mle"].notes)  # √2 to the last ulp
     with pytest.raises(TTLabInputError, match="^gride: GRIDE"):
         compare(onehot, "gride")
+
+
+def test_tle_says_when_its_absolute_epsilon_decides_the_result():
+    """TLE's epsilon (scikit-dimension's 1e-4) is a distance: at ×1e-4 every estimate was 0.0, silently."""
+    from ttlab.intrinsic_dim import TLE, sample_manifold
+    from ttlab.intrinsic_dim.knn import kneighbors
+
+    X = sample_manifold("sphere", 3, 10, 500, seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no warning at an ordinary scale
+        ref = TLE().fit(X).dimension_
+    small = X * 1e-4
+    with pytest.warns(UserWarning, match="epsilon = 0.0001 is an absolute distance, and 100% of points") as rec:
+        assert TLE().fit(small).dimension_ == 0.0
+    r = float(np.median(kneighbors(small, 20).distances[:, -1]))
+    assert f"{1e-4 * r:.3g}" in str(rec[0].message)
+    assert TLE(epsilon=1e-4 * r).fit(small).dimension_ == pytest.approx(ref, rel=1e-3)  # the advice works

@@ -322,6 +322,16 @@ class TLE(_LocalKNN):
             idx = nb.indices[a : a + _chunk(K, X.shape[1])]
             Y = X[idx].astype(np.float64) - X[a : a + len(idx), None, :].astype(np.float64)
             out[a : a + len(idx)] = tle_pointwise(Y, nb.distances[a : a + len(idx)], float(self.epsilon))
+        eps = float(self.epsilon)
+        hit = (nb.distances < eps).any(axis=1) | (out == 0.0)
+        if hit.any():  # epsilon is an absolute distance (scikit-dimension's): on small data it decides the result
+            r = float(np.median(nb.distances[:, -1]))
+            warnings.warn(
+                f"TLE: epsilon = {eps:g} is an absolute distance, and {hit.mean():.0%} of points have neighbours "
+                f"closer than it or an estimate zeroed by it (median distance to the {K}-th neighbour {r:.3g}); "
+                f"the estimate is not scale-free there. Pass epsilon ≈ {eps:g} × {r:.3g} = {eps * r:.3g}, or rescale X.",
+                DegeneratePointsWarning, stacklevel=6,
+            )
         return out
 
 
