@@ -92,6 +92,8 @@ def suite_cmd(
                 ci = f["alpha_hat_ci"]
                 console.print(f"[bold]α̂_N ({label}) = {f['alpha_hat']:.3f}[/]" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
                               + f" over {f['n_points']} models")
+        for note in res.get("warnings", []):
+            console_err.print(f"[yellow]warning:[/] {note}", highlight=False)
         if res["alpha_pred"] is not None:
             console.print(f"predicted α_N = 2/d = {res['alpha_pred']:.3f} from the ID {res['intrinsic_dim']:.2f} of "
                           f"{res['reference']['name']} (harmonic: {res['alpha_pred_harmonic']:.3f})")

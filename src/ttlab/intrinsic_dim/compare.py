@@ -121,6 +121,43 @@ def _predict(d: float | None, beta: float) -> tuple[float | None, float | None]:
     return 2 * beta / (2 * beta + d), 2 * beta / d
 
 
+LOCAL_ESTIMATORS = (MLE, TLE, MOM, MADA, ESS)
+"""Estimators whose estimate comes from each point's K neighbours alone: above K it is unresolved."""
+
+TIE_NOTE_FRACTION = 0.01
+"""Share of points with tied neighbour distances above which a row is flagged (quantized data)."""
+
+
+def tie_fraction(nbs: list[Neighbors], k: int) -> float:
+    """Share of points whose ``k`` nearest distances contain a tie (quantized or rounded data)."""
+    if k < 2:
+        return 0.0
+    # equal to 1e-9 relative: exact ties of quantized data, and ulp-level ones (one-hot rows at √2)
+    tied = [np.any(nb.distances[:, 1:k] <= nb.distances[:, : k - 1] * (1 + 1e-9), axis=1) for nb in nbs]
+    return float(np.mean(np.concatenate(tied)))
+
+
+def support_notes(est: _IDEstimator, d: float, n_batch: int, n_features: int, ties: float) -> list[str]:
+    """Why the data cannot support the estimate ``d`` of ``est`` (fitted on batches of ``n_batch``
+    distinct points): above n − 1, above K for a local estimator, tied distances, one feature."""
+    notes = []
+    if not math.isfinite(d):
+        return notes
+    if d > (n_batch - 1) * (1 + 1e-9):
+        notes.append(f"d̂ = {d:.3g} exceeds n − 1 = {n_batch - 1}: {n_batch} points span at most {n_batch - 1} "
+                     "dimensions, so the data cannot support it (use more points)")
+    k = est._n_neighbors()
+    if isinstance(est, LOCAL_ESTIMATORS) and d > k * (1 + 1e-9):
+        notes.append(f"d̂ = {d:.3g} exceeds K = {k}: {k} neighbours cannot resolve a dimension that high "
+                     "(increase K and the number of points)")
+    if ties > TIE_NOTE_FRACTION:
+        notes.append(f"{ties:.0%} of points have tied distances among their {k} nearest neighbours "
+                     "(quantized or rounded data?): estimates from distance ratios are biased there")
+    if n_features == 1:
+        notes.append("the data have one feature, so the ID is at most 1")
+    return notes
+
+
 def compare(
     X: Any,
     methods: str | list[str] | tuple[str, ...] | None = "all",
@@ -163,6 +200,11 @@ def compare(
         prep = prepare_points(X, metric)
     for w in caught:
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if prep.n == 1:
+        raise TTLabInputError(
+            f"all {prep.n_input} rows of X are identical, so there is no intrinsic dimension to estimate; "
+            "check that the file holds the points you mean (e.g. embeddings of different tokens)."
+        )
     D = prep.X.shape[1]
     common = dict(metric=metric, batch_size=batch_size, seed=seed, remainder=remainder, backend=backend, device=device)
     ests: dict[str, _IDEstimator] = {}
@@ -198,13 +240,22 @@ def compare(
         t0 = time.perf_counter()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            est._fit_prepared(prep, batches[m], nbs if est._n_neighbors() > 0 else None)
+            try:
+                est._fit_prepared(prep, batches[m], nbs if est._n_neighbors() > 0 else None)
+            except TTLabInputError as exc:  # undefined on these data (e.g. every neighbour distance tied)
+                if not skip:
+                    raise TTLabInputError(f"{m}: {exc}") from None
+                rows.append(CompareRow(m, desc, None, 0.0, None, time.perf_counter() - t0, None, None,
+                                       int(est._n_neighbors()), {}, [*notes[m], f"no estimate: {exc}"]))
+                continue
         secs = time.perf_counter() - t0
         notes[m].extend(dict.fromkeys(str(w.message) for w in caught))
         d = float(est.dimension_)
         cap = getattr(est, "D", None)
         if isinstance(est, (MiND_ML, DANCo)) and cap is not None and math.isfinite(d) and d >= int(cap) - 0.5:
             notes[m].append(f"estimate at its upper bound D = {int(cap)}: the ID may be larger")
+        ties = tie_fraction(nbs, est._n_neighbors()) if nbs is not None else 0.0
+        notes[m].extend(support_notes(est, d, min(len(b) for b in batches[m]), D, ties))
         ad, an = _predict(d, beta)
         params = {k: v for k, v in est.get_params().items() if k not in ("backend", "block_size", "device")}
         rows.append(CompareRow(
@@ -212,6 +263,9 @@ def compare(
             None if est.batch_dimensions_ is None else [float(v) for v in est.batch_dimensions_],
             secs, ad, an, int(est._n_neighbors()), params, notes[m],
         ))
+    if all(r.dimension is None for r in rows):
+        why = "; ".join(f"{r.method}: {' '.join(r.notes) or 'undefined'}" for r in rows)
+        raise TTLabInputError(f"no estimator produced a number on these {prep.n} distinct points — {why}")
     n_used = int(sum(len(b) for b in shared)) if shared is not None else 0
     return CompareResult(
         rows=rows, beta=beta, n_points=prep.n_input, n_features=D, n_duplicates_removed=prep.n_duplicates,

@@ -91,13 +91,15 @@ class PreparedPoints:
     """Validated points after the metric map and duplicate removal, shared by estimators.
 
     ``X``: the distinct (mapped) points; ``kept``: their row indices in the input;
-    ``n_input``: input rows; ``n_duplicates``: rows dropped as exact duplicates."""
+    ``n_input``: input rows; ``n_duplicates``: rows dropped as exact duplicates; ``scale``: the
+    power of two the input was multiplied by (see :func:`scale_to_safe_range`)."""
 
     X: np.ndarray
     kept: np.ndarray
     n_input: int
     n_duplicates: int
     metric: str
+    scale: float = 1.0
 
     @property
     def n(self) -> int:
@@ -105,14 +107,36 @@ class PreparedPoints:
         return int(self.X.shape[0])
 
 
+SAFE_MAGNITUDE_LOG2 = 40
+"""Inputs whose largest absolute coordinate lies outside [2^-40, 2^40] are multiplied by a power of two
+first: squared distances (in float32 for the neighbour search and the pair counts) would otherwise
+overflow or lose their precision in subnormals (CorrInt read 0.0 at ×1e-23, ESS failed at ×1e160)."""
+
+LENGTH_ATTRIBUTES = ("radii_", "radius_scales_")
+"""Fitted attributes measured in the input's distance units (divided by ``PreparedPoints.scale``)."""
+
+
+def scale_to_safe_range(X: np.ndarray) -> tuple[np.ndarray, float]:
+    """``(X * 2^e, 2^e)`` with ``e`` chosen so the largest absolute value is about 1, when it lies
+    outside [2^-40, 2^40]; otherwise ``(X, 1.0)``. A power of two is exact in floating point, so
+    every scale-free estimate is unchanged, up to rounding at ordinary magnitudes."""
+    m = float(np.max(np.abs(X)))
+    if m == 0 or abs(math.log2(m)) <= SAFE_MAGNITUDE_LOG2:
+        return X, 1.0
+    e = -math.frexp(m)[1]
+    return np.ldexp(X, e).astype(X.dtype, copy=False), math.ldexp(1.0, e)
+
+
 def prepare_points(X: Any, metric: str = "euclidean") -> PreparedPoints:
-    """Validate ``X``, map it for ``metric`` and drop exact duplicates (with a warning)."""
+    """Validate ``X``, bring extreme magnitudes into a safe range (a power of two), map it for
+    ``metric`` and drop exact duplicates (with a warning)."""
     check_metric(metric)
     X = check_points(X)
     n_input = X.shape[0]
+    X, scale = scale_to_safe_range(X)
     Xm = apply_metric(X, metric)
     Xm, kept, n_dup = drop_duplicates(Xm, metric)
-    return PreparedPoints(Xm, kept, n_input, n_dup, metric)
+    return PreparedPoints(Xm, kept, n_input, n_dup, metric, scale if metric == "euclidean" else 1.0)
 
 
 def truncate_neighbors(nb: Neighbors, k: int) -> Neighbors:
@@ -253,6 +277,8 @@ class _IDEstimator:
         for key in extras[0]:
             vals = [e[key] for e in extras]
             setattr(self, key, vals[0] if len(vals) == 1 or key == "scales_" else _mean_of(vals))
+            if key in LENGTH_ATTRIBUTES:
+                setattr(self, key, getattr(self, key) / prep.scale)
         return self
 
     def _run_batches(
@@ -323,7 +349,11 @@ def _combine(pw: np.ndarray, average: str) -> float:
             stacklevel=4,
         )
     if not len(finite):
-        raise TTLabInputError("every point has all K neighbours at the same distance; the MLE is undefined (use a larger K).")
+        raise TTLabInputError(
+            "every point has all K neighbours at the same distance (e.g. one-hot or lattice rows), so the MLE is "
+            "undefined: distance ratios carry no dimension here. A larger K helps only if farther neighbours lie "
+            "at other distances."
+        )
     if average == "mean":
         return float(np.mean(finite))
     if average == "harmonic":

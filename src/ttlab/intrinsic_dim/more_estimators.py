@@ -322,6 +322,16 @@ class TLE(_LocalKNN):
             idx = nb.indices[a : a + _chunk(K, X.shape[1])]
             Y = X[idx].astype(np.float64) - X[a : a + len(idx), None, :].astype(np.float64)
             out[a : a + len(idx)] = tle_pointwise(Y, nb.distances[a : a + len(idx)], float(self.epsilon))
+        eps = float(self.epsilon)
+        hit = (nb.distances < eps).any(axis=1) | (out == 0.0)
+        if hit.any():  # epsilon is an absolute distance (scikit-dimension's): on small data it decides the result
+            r = float(np.median(nb.distances[:, -1]))
+            warnings.warn(
+                f"TLE: epsilon = {eps:g} is an absolute distance, and {hit.mean():.0%} of points have neighbours "
+                f"closer than it or an estimate zeroed by it (median distance to the {K}-th neighbour {r:.3g}); "
+                f"the estimate is not scale-free there. Pass epsilon ≈ {eps:g} × {r:.3g} = {eps * r:.3g}, or rescale X.",
+                DegeneratePointsWarning, stacklevel=6,
+            )
         return out
 
 
@@ -682,8 +692,14 @@ class ESS(_LocalKNN):
     def _pointwise(self, X: np.ndarray, nb: Neighbors) -> np.ndarray:
         n, K = nb.indices.shape
         p = int(self.d) + 1
-        if p > X.shape[1]:
-            return np.full(n, 0.0 if self.ver == "a" else 1.0)
+        if p > X.shape[1]:  # d + 1 vectors in fewer dimensions: every simplex is flat (ver a: 0, ver b: 1)
+            if int(self.d) > 1:
+                warnings.warn(
+                    f"ESS with d = {int(self.d)} on {X.shape[1]}-feature data: every simplex of d + 1 = {p} "
+                    f"vectors is flat, so ESS cannot tell dimensions 1..{int(self.d)} apart; use d = 1.",
+                    DegeneratePointsWarning, stacklevel=6,
+                )
+            return np.full(n, ess_dimension(0.0 if self.ver == "a" else 1.0, self.ver, int(self.d)))
         ncomb = math.comb(K, p)
         rng = np.random.default_rng(int(self.random_state))
         all_groups = np.array(list(itertools.combinations(range(K), p))) if ncomb <= 5000 else None

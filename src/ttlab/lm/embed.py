@@ -127,10 +127,24 @@ class EmbeddingModel:
                 "layer_convention": LAYER_CONVENTION, **self.info}
 
 
+def check_finite_weights(model: torch.nn.Module, name: str) -> None:
+    """Refuse a model whose weights hold NaN or inf (a diverged run), naming the tensors: its hidden
+    states would be NaN, and the ID estimators would blame the points instead of the weights."""
+    bad = [n for n, p in model.named_parameters() if not bool(torch.isfinite(p.detach()).all())]
+    if bad:
+        shown = ", ".join(bad[:5]) + (f", … ({len(bad)} in all)" if len(bad) > 5 else "")
+        raise TTLabInputError(
+            f"model {name}: the weights hold NaN or inf in {len(bad)} parameter tensor(s) ({shown}), so its hidden "
+            "states and losses would be NaN. The checkpoint is broken (training diverged?): use another one "
+            "(e.g. --which best) or retrain with a smaller learning rate."
+        )
+
+
 def _ttlab_model(path: Path, which: str, device: str) -> EmbeddingModel:
     from ttlab.lm.trainer import load_run
 
     run = load_run(path, device=device, which=which)
+    check_finite_weights(run.model, str(path))
     if run.tokenizer is None:
         raise TTLabInputError(f"run folder {path} has no tokenizer.json; it cannot encode text.")
     m = run.model
@@ -157,6 +171,7 @@ def open_embedding_model(spec: str | Path, *, which: str = "final", device: str 
     from ttlab.lm.pretrained import hidden_states_of, load_causal_lm
 
     lm = load_causal_lm(str(spec))
+    check_finite_weights(lm.model, lm.name)
     lm.model.to(device)
     info = {"kind": "huggingface", "n_params": lm.n_params, "source": lm.source}
     # windows are cut from the document's tokens, then the BOS token is put in front of each window when

@@ -280,11 +280,14 @@ class SuiteModel:
 def non_embedding_params(model: Any) -> tuple[int, int]:
     """(total, non-embedding) parameter counts; shared (tied) tensors counted once. Non-embedding drops
     every ``nn.Embedding`` (token and learned position embeddings) and the output embedding (LM head)
-    — Kaplan et al.'s N, the convention of the Pythia and GPT-2 suites."""
+    — Kaplan et al.'s N, the convention of the Pythia and GPT-2 suites. All-zero biases are not counted:
+    a ttlab run without biases and its GPT-2 export (which must hold zero biases) have the same N."""
     import torch
 
     seen: dict[int, int] = {}
-    for p in model.parameters():
+    for name, p in model.named_parameters():  # shared tensors are listed once
+        if name.endswith("bias") and not bool(p.detach().any()):
+            continue  # an all-zero bias is a bias the model does not have (a GPT-2 export of a bias-free run)
         seen[id(p)] = p.numel()
     emb: set[int] = set()
     for mod in model.modules():
@@ -340,6 +343,9 @@ def open_suite_model(spec: dict[str, Any], *, device: str = "cpu", dtype: str = 
     else:
         raise TTLabInputError(f"unknown model kind {kind!r} (expected ttlab, huggingface, gguf, registry or hub).")
     sm.name = spec.get("label") or sm.name
+    from ttlab.lm.embed import check_finite_weights
+
+    check_finite_weights(sm.model, sm.name)
     return sm
 
 
@@ -699,6 +705,40 @@ def read_suite_file(path: str | Path) -> tuple[list[dict[str, Any]], str | None]
 
 
 # -------------------------------------------------------------------------------------- the suite
+def suite_design_notes(ok: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """What the evaluated models (rows sorted by non-embedding N) cannot support: ``loss`` / ``bpb``: why
+    that fit is refused (None when it runs); ``reference_tie``: why the largest model is ambiguous;
+    ``warnings``: every note. Loss per token is comparable only between models that score the text as the
+    same number of tokens (it is then their total nats over one denominator); bits per byte is comparable
+    across tokenizers. Equal N are repeated points of one size."""
+    out: dict[str, Any] = {"loss": None, "bpb": None, "reference_tie": None, "warnings": []}
+    groups: dict[int, list[str]] = {}
+    for r in ok:
+        groups.setdefault(int(r["tokens"]), []).append(r["name"])
+    if len(groups) > 1:
+        listing = "; ".join(f"{', '.join(g)}: {t:,} tokens" for t, g in groups.items())
+        out["loss"] = (f"the models cut the same text into different numbers of tokens ({listing}): their tokenizers "
+                       "differ and loss per token is not comparable across them, so α̂_N is fitted on bits per byte only")
+        out["warnings"].append(out["loss"])
+    sizes: dict[int, list[str]] = {}
+    for r in ok:
+        sizes.setdefault(int(r["params_non_embedding"]), []).append(r["name"])
+    for n, names in sizes.items():
+        if len(names) > 1:
+            out["warnings"].append(f"models {', '.join(names)} have the same non-embedding N = {n:,}: the fit treats "
+                                   "them as repeated measurements of one size")
+    if ok and len(sizes[int(ok[-1]["params_non_embedding"])]) > 1:
+        out["reference_tie"] = (f"models {', '.join(sizes[int(ok[-1]['params_non_embedding'])])} tie for the largest N, "
+                                "so there is no default reference model for α_N = 2/d: choose one with --reference")
+    if len(sizes) < 3:
+        why = (f"only {len(sizes)} distinct model size(s) N: an exponent needs at least 3 "
+               "(through 2 sizes it is fixed, not tested); add models")
+        out["loss"] = out["loss"] or why
+        out["bpb"] = why
+        out["warnings"].append(why)
+    return out
+
+
 def run_suite(
     models: Sequence[str | dict[str, Any]],
     out_dir: str | Path,
@@ -780,17 +820,22 @@ def run_suite(
                               "points": [{k: r[k] for k in ("name", "params_non_embedding", "params", "loss", "bpb",
                                                             "intrinsic_dim", "intrinsic_dim_harmonic")} for r in ok]}
     x = np.array([r["params_non_embedding"] for r in ok], dtype=float)
+    notes = suite_design_notes(ok)
     fits = {}
     for metric in ("loss", "bpb"):
-        f = fit_loss_scaling(x, np.array([r[metric] for r in ok]), bootstrap) if len(set(x)) >= 2 else {}
+        refused = notes.get(metric)
+        f = fit_loss_scaling(x, np.array([r[metric] for r in ok]), bootstrap) if len(set(x)) >= 2 and not refused else {}
         power = f.get("power") or {}
         fits[metric] = {"fits": f, **exponent_summary(f), "r2_log": power.get("goodness_of_fit", {}).get("r2_log"),
-                        "n_points": len(ok)}
+                        "n_points": len(ok), "reason": refused}
     result["fits"] = fits
+    result["warnings"] = notes["warnings"]
     result.update({"alpha_hat": fits["loss"]["alpha_hat"], "alpha_hat_ci": fits["loss"]["alpha_hat_ci"],
                    "alpha_hat_bpb": fits["bpb"]["alpha_hat"], "alpha_hat_bpb_ci": fits["bpb"]["alpha_hat_ci"]})
     ref = None
-    if ok:
+    if ok and not reference and notes["reference_tie"]:
+        result["warnings"].append(notes["reference_tie"])  # no silent choice between equal-N models
+    elif ok:
         ref = next((r for r in ok if reference in (r["name"], r["spec"])), None) if reference else ok[-1]
         if ref is not None and ref.get("intrinsic_dim") is None:
             ref = None  # its ID could not be measured (the row says why)

@@ -89,7 +89,13 @@ def prediction_band(
             continue
         if isinstance(v, float) and math.isnan(v):
             continue
-        clean[name] = _check_d(v)
+        try:
+            clean[name] = _check_d(v)
+        except TTLabInputError as exc:
+            raise TTLabInputError(
+                f"estimator {name!r}: {str(exc).rstrip('.')}. Leave {name!r} out (or re-run it on data where it is defined) "
+                "to predict from the other estimators."
+            ) from None
     wanted = [_name(e) for e in (BAND_ESTIMATORS if estimators is None else estimators)]
     c = _name(central)
     if c not in clean:
@@ -122,8 +128,11 @@ def parse_ids(text: str) -> dict[str, float]:
         name, sep, value = part.partition("=")
         if not sep or not name.strip():
             raise TTLabInputError(f"--ids entries must look like name=value (e.g. mle=15.6,twonn=14.2); got {part!r}.")
+        key = _name(name)
+        if key in out:
+            raise TTLabInputError(f"--ids names {key!r} twice; give each estimator once.")
         try:
-            out[_name(name)] = float(value)
+            out[key] = float(value)
         except ValueError:
             raise TTLabInputError(f"--ids: {name.strip()!r} has a non-numeric value {value!r}.") from None
     if not out:
@@ -143,8 +152,19 @@ def ids_from_compare_json(path: str | Path) -> tuple[dict[str, float], float | N
     rows = data.get("rows") if isinstance(data, dict) else None
     if not isinstance(rows, list):
         raise TTLabInputError(f"{p} is not the output of `ttlab id compare` (no 'rows' list).")
-    ids = {str(r["method"]): float(r["dimension"]) for r in rows
-           if isinstance(r, dict) and "method" in r and r.get("dimension") is not None}
+    ids: dict[str, float] = {}
+    for i, r in enumerate(rows):
+        if not (isinstance(r, dict) and "method" in r and r.get("dimension") is not None):
+            continue
+        name, value = str(r["method"]), r["dimension"]
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TTLabInputError(
+                f"{p}: rows[{i}] ({name!r}) has dimension {value!r}, not a number; "
+                "re-create the file with `ttlab id compare --out`."
+            )
+        if _name(name) in ids:
+            raise TTLabInputError(f"{p}: estimator {name!r} appears twice in 'rows'.")
+        ids[_name(name)] = float(value)
     if not ids:
         raise TTLabInputError(f"{p} has no estimator with a number.")
     return ids, data.get("beta")

@@ -65,6 +65,12 @@ MIN_POINTS: dict[str, int] = {"power": 3, "offset": 4, "chinchilla": 6}
 
 CONSTANT_Y_TOL = 1e-9
 """A loss column whose log varies by at most this (relative spread of L) is constant: an error."""
+NEAR_CONSTANT_Y_TOL = 1e-6
+"""A loss whose log varies by less than this (relative spread of L below 1e-6, about 16 float32 ulps, the
+precision losses are recorded with) cannot identify an exponent: the fit is marked not identifiable."""
+MIN_DISTINCT_SIZES = 3
+"""Fewer distinct sizes than this cannot identify an exponent: a power law through 2 sizes is a line
+through 2 points, its exponent fixed by them and untested (its interval only reflects scatter)."""
 COLLINEAR_R = 0.99
 """Chinchilla form: |corr(log N, log D)| at or above this is an error (α and β not identifiable)."""
 _AT_BOUND = 1e-6  # an exponent this close to a bound makes its term merge with another one
@@ -552,6 +558,33 @@ def _bound_notes(form: str, params: dict[str, float]) -> list[str]:
     return notes
 
 
+def _design_notes(
+    lx: np.ndarray, ly: np.ndarray, lx2: np.ndarray | None, r2_log: float, names: tuple[str, str, str]
+) -> list[str]:
+    """Why the design cannot identify the exponent(s): fewer than :data:`MIN_DISTINCT_SIZES` distinct
+    sizes, a near-constant loss (:data:`NEAR_CONSTANT_Y_TOL`), or R²(log) < 0 (worse than a constant)."""
+    notes = []
+    for name, col in ((names[0], lx), (names[2], lx2)):
+        if col is not None and np.unique(col).size < MIN_DISTINCT_SIZES:
+            notes.append(
+                f"only {np.unique(col).size} distinct {name} value(s): an exponent through fewer than "
+                f"{MIN_DISTINCT_SIZES} sizes is fixed by them, not tested, and its interval reflects only the "
+                f"scatter at each size (not identifiable); add a third {name}"
+            )
+    spread = float(np.ptp(ly))
+    if spread < NEAR_CONSTANT_Y_TOL:
+        notes.append(
+            f"{names[1]} is nearly constant (relative spread {spread:.1e} < {NEAR_CONSTANT_Y_TOL:g}, rounding level): "
+            "the exponent is not identifiable"
+        )
+    if not (r2_log >= 0):
+        notes.append(
+            f"R²(log) = {r2_log:.3g}: the fitted law describes log {names[1]} worse than a constant, so its "
+            "exponent is not identifiable"
+        )
+    return notes
+
+
 def _percentile_ci(
     form: str, samples: np.ndarray, params: dict[str, float], ci_level: float
 ) -> tuple[dict[str, tuple[float, float]], list[str], int, list[str]]:
@@ -673,7 +706,7 @@ def _fit(
         form, lx, lx2, ly, theta, n_boot=bootstrap, rng=np.random.default_rng(seed), method=bootstrap_method,
         delta=delta, reduction=reduction, options=options,
     )
-    bound_notes = _bound_notes(form, params)
+    bound_notes = _bound_notes(form, params) + _design_notes(lx, ly, lx2, r2_log, names)
     ci, ci_widened, n_used, ci_notes = _percentile_ci(form, samples, params, ci_level)
     ci_analytic, stderr = _analytic_ci(form, lx, ly - pred, theta, ci_level)
     return FitResult(
