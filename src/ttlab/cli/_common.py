@@ -7,7 +7,8 @@ May import: rich, :mod:`ttlab.errors`, :mod:`ttlab.provenance`. Not typer comman
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from rich.console import Console
@@ -25,14 +26,34 @@ def print_json(obj: Any) -> None:
     sys.stdout.flush()
 
 
+INTERRUPT_EXIT = 130
+"""Exit code of a command stopped by Ctrl-C (128 + SIGINT, as shells report it)."""
+
+RESUME = "re-run the same command to resume (finished work is reused)"
+
+
+@contextmanager
+def exit_on_interrupt(how: str = RESUME) -> Iterator[None]:
+    """Ctrl-C (KeyboardInterrupt) inside the block: print ``interrupted — {how}`` on stderr and exit 130.
+
+    The one place long commands turn an interrupt into a message: the library below has already
+    recorded the interrupted work as unfinished (never as a result), so ``how`` says what a re-run does."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        console_err.print(f"[yellow]interrupted[/] — {how}", highlight=False, soft_wrap=True)
+        raise SystemExit(INTERRUPT_EXIT) from None
+
+
 def run_with_progress(fn: Callable[..., Any], **kwargs: Any) -> Any:
     """``fn(progress=..., **kwargs)`` with a transient progress bar on stderr, one line per stage
-    (``progress(stage, done, total)``, the callback of the sweeps and the suite)."""
+    (``progress(stage, done, total)``, the callback of the sweeps and the suite). Ctrl-C exits 130
+    with the resume line of :func:`exit_on_interrupt`."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                    console=console_err, transient=True)
-    with bar:
+    with exit_on_interrupt(), bar:
         stages: dict[str, Any] = {}
 
         def progress(stage: str, done: int, total: int) -> None:

@@ -21,7 +21,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ttlab.cli._common import console, console_err, print_json
+from ttlab.cli._common import console, console_err, exit_on_interrupt, print_json
 from ttlab.errors import TTLabInputError
 
 app = typer.Typer(
@@ -301,15 +301,16 @@ def run(
     with _progress(not (quiet or json_out)) as progress:
         summary = run_dynamics(ds, cfg, out, embeddings=E, embedding_kind=embeddings, progress=progress,
                                generalization_samples=generalization_samples, memory_limit_gib=memory_limit,
-                               max_hours=max_hours, announce=announce)
+                               max_hours=max_hours, announce=announce, keep_interrupted=True)
     public = {k: v for k, v in summary.items() if not k.startswith("_")}
     if json_out:
         print_json(public)
     else:
         _print_run(public, out)
     if "interrupted" in public:
-        console_err.print(f"interrupted at {public['interrupted']}: wrote the {len(summary['_result'].metrics['step']):,} "
-                          f"steps recorded so far to {out}/metrics.csv and {out}/summary.json", highlight=False)
+        console_err.print(f"interrupted — at {public['interrupted']}: wrote the {len(summary['_result'].metrics['step']):,} "
+                          f"steps recorded so far to {out}/metrics.csv and {out}/summary.json (no resume: re-run "
+                          "with --overwrite to train again)", highlight=False)
         raise typer.Exit(130)
 
 
@@ -382,7 +383,8 @@ def generalize(
     require_learnable(structure, cfg)
     require_trainable(training_cost(ds, None, stage1_steps + stage2_steps + 2), ds.source, memory_limit)
     model = NTPTransformer(ds, structure=structure, max_logit_spread=logit_spread_bound(cfg, ds.vocab_size))
-    with _progress(not json_out) as progress:
+    with exit_on_interrupt("nothing was written; re-run the same command to start again"), \
+            _progress(not json_out) as progress:
         result = train(ds, cfg, progress=progress, model=model)
     sents = unseen_sentences(structure, n_samples=samples, seed=seed)
     report = evaluate_generalization(model, result.W_ov, result.W_kq, sents)

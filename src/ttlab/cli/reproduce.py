@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Optional
 
 import typer
 
-from ttlab.cli._common import console, console_err
+from ttlab.cli._common import console, console_err, exit_on_interrupt
 
 if TYPE_CHECKING:
     from ttlab.reproduce import PartContext
@@ -101,7 +101,7 @@ def _run_with_progress(out: Path, mode: str, names: list[str], backend: str, ray
                 return
             prog.advance(overall)
             prog.update(sub, visible=False)
-            mark = {"ok": "[green]✓[/]", "reused": "[cyan]↺[/]", "failed": "[red]✗[/]"}.get(status, "?")
+            mark = {"ok": "[green]✓[/]", "reused": "[cyan]↺[/]", "failed": "[red]✗[/]", "interrupted": "[yellow]⏸[/]"}.get(status, "?")
             prog.console.print(f"{mark} {name}: {status}", highlight=False)
 
         def progress(name: str, description: str, completed: float | None, total: float | None) -> None:
@@ -184,6 +184,8 @@ def reproduce(
     check_out_dir(out)
     ctx = PartContext(mode=mode, backend=backend, ray_address=ray_address, seed=seed)
     _announce(out, names, ctx, mode, rerun)
-    results = _run_with_progress(out, mode, names, backend, ray_address, seed, rerun)
+    with exit_on_interrupt("re-run the same command to resume (finished parts are reused; the interrupted part "
+                           "runs again)"):
+        results = _run_with_progress(out, mode, names, backend, ray_address, seed, rerun)
     _print_summary(results, mode)
     _report_files_and_failures(results)

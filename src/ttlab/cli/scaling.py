@@ -12,7 +12,7 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.table import Table
 
-from ttlab.cli._common import console, console_err, parse_list, print_json
+from ttlab.cli._common import console, console_err, exit_on_interrupt, parse_list, print_json
 from ttlab.errors import TTLabInputError
 from ttlab.outputs import check_out_dir, check_out_file
 from ttlab.provenance import atomic_savefig, atomic_write_json, versions
@@ -445,8 +445,9 @@ def manifold(
 
         where = ray_address or os.environ.get("RAY_ADDRESS") or f"a local Ray with {workers * tpt} CPU(s)"
         console_err.print(f"running on Ray: {where} (a new local Ray takes several seconds to start)", highlight=False)
-    payload = mr.run_manifold_sweep(cfg, out, backend=backend, workers=workers, threads_per_task=tpt,
-                                    progress=_print_manifold_progress, ray_address=ray_address)
+    with exit_on_interrupt():
+        payload = mr.run_manifold_sweep(cfg, out, backend=backend, workers=workers, threads_per_task=tpt,
+                                        progress=_print_manifold_progress, ray_address=ray_address)
     payload["cost_estimate"] = cost
     if full_cost is not None:
         payload["full_sweep_cost_estimate"] = full_cost
