@@ -241,14 +241,16 @@ def generate(
         "large: builds the sentences query by query in O(|V| + tokens) memory; auto: dense while that table "
         "stays under 64 MiB (|V| ≤ 8,192), else large. Same construction, different random streams: a seed "
         "gives different files with dense and large."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing --out file (refused without it)."),
 ) -> None:
     """Write a seeded random realizable dataset (always passes `ttlab ntp check`)."""
     from ttlab.ntp.generate import RandomSpec, generate_text
     from ttlab.outputs import check_out_file
     from ttlab.provenance import atomic_write_text
 
-    check_out_file(out)
-    atomic_write_text(out, generate_text(RandomSpec(vocab, sentences, min_len, max_len, seed), generator))
+    check_out_file(out, overwrite=overwrite)
+    atomic_write_text(out, generate_text(RandomSpec(vocab, sentences, min_len, max_len, seed), generator,
+                                         require_stage2=True))
     console.print(f"wrote {out}")
 
 
@@ -289,7 +291,8 @@ def run(
     from ttlab.ntp.experiment import run_dynamics
     from ttlab.outputs import check_out_dir
 
-    check_out_dir(out, run_markers=("summary.json", "metrics.csv"), overwrite=overwrite)
+    check_out_dir(out, run_markers=("summary.json", "metrics.csv"), overwrite=overwrite,
+                  files=("dataset.txt", "dynamics.png"))
     require_steps(stage1_steps, stage2_steps)
     ds = src.load(memory_limit)
     E = _embeddings(embeddings, dim, ds.vocab_size, src.seed)

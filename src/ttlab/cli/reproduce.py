@@ -137,16 +137,22 @@ def _print_summary(results: dict, mode: str) -> None:
 
 
 def _report_files_and_failures(results: dict) -> None:
-    """Name the written files; exit 1 when a part failed or a report section could not be rendered."""
+    """Name the written files and each failed part's error; exit 1 when a part failed or a report section
+    could not be rendered."""
+    from rich.markup import escape
+
     files = results["files"]
     console.print(f"wrote {files['report_html']}, {files['report_md']} and {files['results']}", highlight=False,
                   soft_wrap=True)
     failed = results["summary"]["failed"]
     render_errors = results.get("render_errors") or {}
     if failed:
-        console_err.print(f"[red]failed parts:[/] {', '.join(failed)} (errors in {files['report_md']}; re-run the "
+        console_err.print(f"[red]failed parts:[/] {', '.join(failed)} (tracebacks in {files['report_md']}; re-run the "
                           "same command to retry them — finished parts are reused)", highlight=False,
                           soft_wrap=True)
+        for name in failed:  # the cause on the console too (e.g. a full disk), not only inside the report
+            console_err.print(f"  {name}: {escape(str(results['parts'][name].get('error', 'unknown error')))}",
+                              highlight=False, soft_wrap=True)
     if render_errors:
         console_err.print(f"[red]report sections that could not be rendered:[/] {', '.join(render_errors)}",
                           highlight=False)
@@ -181,7 +187,7 @@ def reproduce(
         _print_parts(out)
         return
     check_backend(backend)
-    check_out_dir(out)
+    check_out_dir(out, files=("results.json", "report.md", "report.html"))
     ctx = PartContext(mode=mode, backend=backend, ray_address=ray_address, seed=seed)
     _announce(out, names, ctx, mode, rerun)
     with exit_on_interrupt("re-run the same command to resume (finished parts are reused; the interrupted part "

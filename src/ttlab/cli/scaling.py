@@ -225,9 +225,9 @@ def fit(
         raise TTLabInputError("--n-starts is only used by the offset and chinchilla forms (power is closed-form)")
     if plot is not None:
         _check_plot_suffix(plot)
-        check_out_file(plot, option="--plot")
+        check_out_file(plot, option="--plot", inputs=(csv_file,))
     if out is not None:
-        check_out_file(out)
+        check_out_file(out, inputs=(csv_file,))
     n_boot = _DEFAULT_BOOTSTRAP[form] if bootstrap is None else bootstrap
 
     cols = [x, y] + ([x2] if x2 is not None else [])

@@ -36,7 +36,7 @@ import numpy as np
 import torch
 
 from ttlab.errors import TTLabInputError
-from ttlab.provenance import atomic_write_json, versions
+from ttlab.provenance import atomic_file, atomic_write_json, versions
 
 __all__ = [
     "LAYER_CONVENTION",
@@ -152,6 +152,10 @@ def open_embedding_model(spec: str | Path, *, which: str = "final", device: str 
     p = Path(spec)
     if p.is_dir() and (p / "ckpt.pt").is_file():
         return _ttlab_model(p, which, device)
+    from ttlab.lm.trainer import missing_checkpoint
+
+    if p.is_dir() and (why := missing_checkpoint(p)) is not None:
+        raise TTLabInputError(why)
     if p.suffix == ".pt":
         raise TTLabInputError(f"{p}: give the run folder that holds the checkpoint (it also holds the tokenizer), not the .pt file.")
     from ttlab.lm.pretrained import hidden_states_of, load_causal_lm
@@ -244,14 +248,12 @@ class Embeddings:
         if p.suffix == ".npy" and len(self.vectors) != 1:
             raise TTLabInputError(f"{len(self.vectors)} layers were extracted; write them to an .npz file "
                                   f"(e.g. {p.with_suffix('.npz')}), or extract one layer.")
-        p.parent.mkdir(parents=True, exist_ok=True)
-        tmp = p.with_name(p.name + ".tmp" + p.suffix)
-        if p.suffix == ".npy":
-            np.save(tmp, next(iter(self.vectors.values())))
-        else:
-            arrays = {f"layer_{i}": v for i, v in self.vectors.items()}
-            np.savez(tmp, positions=self.positions, doc_index=self.doc_index, group=self.group, **arrays)
-        tmp.replace(p)
+        with atomic_file(p) as fh:  # the one atomic writer: never replaces a device file, FIFO or link out
+            if p.suffix == ".npy":
+                np.save(fh, next(iter(self.vectors.values())))
+            else:
+                arrays = {f"layer_{i}": v for i, v in self.vectors.items()}
+                np.savez(fh, positions=self.positions, doc_index=self.doc_index, group=self.group, **arrays)
         atomic_write_json(p.with_name(p.name + ".json"), self.meta)
         return p
 

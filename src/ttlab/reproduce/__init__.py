@@ -68,7 +68,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ttlab.errors import TTLabInputError
-from ttlab.provenance import atomic_write_json, atomic_write_text, versions
+from ttlab.provenance import atomic_write_json, atomic_write_text, read_json, versions
 from ttlab.reproduce.registry import (
     MODES,
     PAPERS,
@@ -111,7 +111,7 @@ from ttlab.reproduce import parts_lm, parts_ntp, parts_scaling  # noqa: E402,F40
 def load_part_record(out_dir: str | Path, name: str) -> dict | None:
     """The stored record ``DIR/parts/<name>.json`` (None when missing or unreadable)."""
     try:
-        rec = json.loads((Path(out_dir) / "parts" / f"{name}.json").read_text(encoding="utf-8-sig"))
+        rec = read_json(Path(out_dir) / "parts" / f"{name}.json")
     except (OSError, ValueError):  # damaged records: see part_record_problem
         return None
     return rec if isinstance(rec, dict) else None
@@ -126,7 +126,7 @@ def part_record_problem(out_dir: str | Path, name: str) -> str | None:
     if not path.is_file():
         return None
     try:
-        rec = json.loads(path.read_text(encoding="utf-8-sig"))
+        rec = read_json(path)
     except UnicodeDecodeError as exc:
         return f"{path} is corrupt (not UTF-8 text: {exc.reason})"
     except ValueError as exc:

@@ -138,7 +138,9 @@ def failed_record(task: Task, error: str) -> TaskRecord:
 def load_record(path: str | os.PathLike[str]) -> TaskRecord | None:
     """Read a cached record; ``None`` when the file is missing or unreadable (then the task reruns)."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8-sig"))
+        from ttlab.provenance import read_json
+
+        data = read_json(path)
         data.pop("cached", None)
         return TaskRecord(**data, cached=True)
     except (OSError, ValueError, TypeError):
