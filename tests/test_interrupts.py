@@ -5,6 +5,7 @@ part or a progress callback (no real signals)."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -118,3 +119,27 @@ def test_an_interrupted_lm_sweep_run_stops_the_sweep(monkeypatch, tmp_path):
     with pytest.raises(KeyboardInterrupt, match="run the sweep again to resume"):
         ex.train_task({"dataset_dir": str(tmp_path), "model": {}, "train": {}, "run_dir": str(tmp_path / "r"),
                        "protocol": "fixed"})
+
+
+def test_a_real_sigint_in_ntp_figure2_is_recorded_as_interrupted(tmp_path):
+    """End to end with a real signal: SIGINT sent to the process during the part's training."""
+    import subprocess
+    import sys
+
+    code = f"""
+import os, signal
+from ttlab.reproduce import run_reproduction
+def progress(name, description, completed, total):
+    if "stage 2" in description and (completed or 0) >= 10:
+        os.kill(os.getpid(), signal.SIGINT)
+try:
+    run_reproduction({str(tmp_path)!r}, mode="tiny", parts=["ntp_figure2"], progress=progress)
+except KeyboardInterrupt:
+    raise SystemExit(130)
+"""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 130, proc.stderr
+    rec = load_part_record(tmp_path, "ntp_figure2")
+    assert rec["status"] == "interrupted" and "result" not in rec
+    assert json.loads((tmp_path / "results.json").read_text())["summary"]["n_ok"] == 0
