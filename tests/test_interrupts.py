@@ -79,7 +79,7 @@ def test_ntp_generalize_interrupted_writes_nothing(run_cli, tmp_path, monkeypatc
     assert not (tmp_path / "g" / "generalization.json").exists()
 
 
-@pytest.mark.parametrize("command", ["suite", "manifold"])
+@pytest.mark.parametrize("command", ["suite", "manifold", "data-sweep", "model-sweep"])
 def test_long_commands_exit_130_with_the_resume_line(run_cli, tmp_path, monkeypatch, command):
     def interrupt(*args, **kwargs):
         raise KeyboardInterrupt
@@ -92,6 +92,11 @@ def test_long_commands_exit_130_with_the_resume_line(run_cli, tmp_path, monkeypa
         model.mkdir()
         monkeypatch.setattr(suite, "resolve_model", lambda spec: spec)
         args = ["lm", "suite", "--model", model, "--corpus", "builtin:sotu", "--out", tmp_path / "o"]
+    elif command.endswith("sweep"):
+        import ttlab.lm.experiments as ex
+
+        monkeypatch.setattr(ex, "run_data_sweep" if command == "data-sweep" else "run_model_sweep", interrupt)
+        args = ["lm", command, "--quick", "--out", tmp_path / "o"]
     else:
         import ttlab.scaling.manifold_regression as mr
 
@@ -143,3 +148,18 @@ except KeyboardInterrupt:
     rec = load_part_record(tmp_path, "ntp_figure2")
     assert rec["status"] == "interrupted" and "result" not in rec
     assert json.loads((tmp_path / "results.json").read_text())["summary"]["n_ok"] == 0
+
+
+def test_ntp_run_interrupted_before_training_exits_130(run_cli, tmp_path, monkeypatch):
+    import ttlab.ntp.experiment as experiment
+    from tests.ntp.test_bounds import cycle_text
+
+    def interrupt(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(experiment, "estimate_seconds", interrupt)  # Ctrl-C while the steps are being timed
+    data = tmp_path / "d.txt"
+    data.write_text(cycle_text(40))
+    r = run_cli("ntp", "run", "--data", data, "--out", tmp_path / "o", "--quiet")
+    assert r.code == 130 and "interrupted — outside the training steps" in " ".join(r.err.split())
+    assert not (tmp_path / "o" / "summary.json").exists()

@@ -301,7 +301,8 @@ def run(
     def announce(msg: str) -> None:
         console_err.print(msg, highlight=False)
 
-    with _progress(not (quiet or json_out)) as progress:
+    with exit_on_interrupt("outside the training steps: no complete run was written; re-run with --overwrite"), \
+            _progress(not (quiet or json_out)) as progress:  # during training the steps so far are kept (below)
         summary = run_dynamics(ds, cfg, out, embeddings=E, embedding_kind=embeddings, progress=progress,
                                generalization_samples=generalization_samples, memory_limit_gib=memory_limit,
                                max_hours=max_hours, announce=announce, keep_interrupted=True)
