@@ -24,7 +24,6 @@ trainer), ttlab.intrinsic_dim and ttlab.scaling.theory; never ttlab.cli.
 
 from __future__ import annotations
 
-import json
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -36,7 +35,7 @@ import numpy as np
 import torch
 
 from ttlab.errors import TTLabInputError
-from ttlab.provenance import atomic_file, atomic_write_json, versions
+from ttlab.provenance import atomic_file, atomic_write_json, read_json, versions
 
 __all__ = [
     "LAYER_CONVENTION",
@@ -264,7 +263,7 @@ class Embeddings:
         meta_path = p.with_name(p.name + ".json")
         if not p.is_file() or not meta_path.is_file():
             raise TTLabInputError(f"{p} (and its metadata {meta_path.name}) not found; write it with `ttlab id embed`.")
-        meta = json.loads(meta_path.read_text(encoding="utf-8-sig"))
+        meta = read_json(meta_path)
         if p.suffix == ".npy":
             layer = int(meta["layers"][0])
             v = np.load(p)

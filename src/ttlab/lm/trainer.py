@@ -44,7 +44,6 @@ import contextlib
 import csv
 import hashlib
 import io
-import json
 import math
 import signal
 import threading
@@ -61,7 +60,7 @@ from ttlab.errors import TTLabInputError
 from ttlab.lm.data import TokenizedCorpus
 from ttlab.lm.distributed import DistInfo, init_distributed
 from ttlab.lm.model import GPT, GPTConfig
-from ttlab.provenance import atomic_file, atomic_write_json, atomic_write_text, versions
+from ttlab.provenance import atomic_file, atomic_write_json, atomic_write_text, read_json, versions
 
 CKPT_FORMAT = "ttlab.lm.ckpt/1"
 RESULT_FORMAT = "ttlab.lm.result/1"
@@ -898,8 +897,6 @@ def missing_checkpoint(folder: str | Path) -> str | None:
     ``model_type``) — cannot be opened as a model: it has no ckpt.pt. None when it is not such a folder or
     the checkpoint is there. Used where a folder may be a ttlab run or a Hugging Face model, so a run that
     never saved a checkpoint is not mistaken for a Hugging Face folder."""
-    from ttlab.provenance import read_json
-
     p = Path(folder)
     if (p / "ckpt.pt").is_file() or not (p / "config.json").is_file():
         return None
@@ -918,7 +915,7 @@ def read_run_json(path: str | Path) -> dict[str, Any]:
     """A JSON object from a run folder (config.json, result.json); a damaged file is a clear error."""
     p = Path(path)
     try:
-        obj = json.loads(p.read_text(encoding="utf-8-sig"))
+        obj = read_json(p)
     except (ValueError, UnicodeDecodeError) as exc:
         size = p.stat().st_size
         reason = "empty file, 0 bytes" if size == 0 else f"{size:,} bytes; {exc}"

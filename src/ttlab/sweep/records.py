@@ -20,7 +20,6 @@ import traceback
 from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any, Iterator
 
 from ttlab.sweep.keys import key_name
