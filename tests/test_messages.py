@@ -106,3 +106,23 @@ def test_progress_without_a_terminal_prints_lines_and_a_heartbeat(capsys, monkey
     err = capsys.readouterr().err
     assert "models: 0/1" in err and "models: 1/1" in err
     assert "models: still running, 0/1 done" in err
+
+
+@pytest.mark.parametrize("command", ["data-sweep", "manifold"])
+def test_sweeps_print_the_cause_of_failed_runs(run_cli, tmp_path, monkeypatch, command):
+    cause = "OSError: [Errno 28] No space left on device: 'runs/r1/ckpt.pt'"
+    if command == "data-sweep":
+        import ttlab.lm.experiments as ex
+
+        monkeypatch.setattr(ex, "run_data_sweep", lambda **kw: {
+            "n_failed": 1, "runs": [{"name": "r0", "status": "ok"}, {"name": "r1", "status": "failed", "error": cause}]})
+        args = ["lm", "data-sweep", "--quick", "--json", "--out", tmp_path / "o"]
+    else:
+        import ttlab.scaling.manifold_regression as mr
+
+        monkeypatch.setattr(mr, "run_manifold_sweep", lambda *a, **kw: {
+            "sweep": {"n_failed": 1, "failures": [{"key": "r1", "config": {}, "error": cause}]}})
+        args = ["scaling", "manifold", "--quick", "--workers", "1", "--json", "--out", tmp_path / "o"]
+    r = run_cli(*args)
+    assert r.code == 1
+    assert f"r1: {cause}" in " ".join(r.err.split()) and "r0:" not in r.err

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -25,6 +25,18 @@ def print_json(obj: Any) -> None:
     """Print one JSON object on stdout (machine-readable output of ``--json``)."""
     sys.stdout.write(to_json(obj) + "\n")
     sys.stdout.flush()
+
+
+def print_causes(failures: Iterable[tuple[str, str]], limit: int = 5) -> None:
+    """One line per failure, ``  name: error`` on stderr (at most ``limit``, then how many more), so the cause
+    of a failure (a full disk, a missing file) is on the console, not only inside a results file."""
+    from rich.markup import escape
+
+    items = list(failures)
+    for name, error in items[:limit]:
+        console_err.print(f"  {escape(str(name))}: {escape(str(error))}", highlight=False, soft_wrap=True)
+    if len(items) > limit:
+        console_err.print(f"  … and {len(items) - limit} more", highlight=False)
 
 
 INTERRUPT_EXIT = 130

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Optional
 
 import typer
 
-from ttlab.cli._common import console, console_err, exit_on_interrupt
+from ttlab.cli._common import console, console_err, exit_on_interrupt, print_causes
 
 if TYPE_CHECKING:
     from ttlab.reproduce import PartContext
@@ -139,8 +139,6 @@ def _print_summary(results: dict, mode: str) -> None:
 def _report_files_and_failures(results: dict) -> None:
     """Name the written files and each failed part's error; exit 1 when a part failed or a report section
     could not be rendered."""
-    from rich.markup import escape
-
     files = results["files"]
     console.print(f"wrote {files['report_html']}, {files['report_md']} and {files['results']}", highlight=False,
                   soft_wrap=True)
@@ -150,9 +148,7 @@ def _report_files_and_failures(results: dict) -> None:
         console_err.print(f"[red]failed parts:[/] {', '.join(failed)} (tracebacks in {files['report_md']}; re-run the "
                           "same command to retry them — finished parts are reused)", highlight=False,
                           soft_wrap=True)
-        for name in failed:  # the cause on the console too (e.g. a full disk), not only inside the report
-            console_err.print(f"  {name}: {escape(str(results['parts'][name].get('error', 'unknown error')))}",
-                              highlight=False, soft_wrap=True)
+        print_causes((name, results["parts"][name].get("error", "unknown error")) for name in failed)
     if render_errors:
         console_err.print(f"[red]report sections that could not be rendered:[/] {', '.join(render_errors)}",
                           highlight=False)

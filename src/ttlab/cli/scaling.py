@@ -12,7 +12,7 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.table import Table
 
-from ttlab.cli._common import console, console_err, exit_on_interrupt, parse_list, print_json
+from ttlab.cli._common import console, console_err, exit_on_interrupt, parse_list, print_causes, print_json
 from ttlab.errors import TTLabInputError
 from ttlab.outputs import check_out_dir, check_out_file
 from ttlab.provenance import atomic_savefig, atomic_write_json, versions
@@ -460,6 +460,7 @@ def manifold(
     if failed:
         console_err.print(f"[bold red]{failed} task(s) failed[/]; see 'sweep.failures' in {out / 'results.json'} "
                           "(re-run the same command to retry them)", highlight=False)
+        print_causes((f["key"], f["error"]) for f in payload["sweep"].get("failures", []))
         raise typer.Exit(1)
 
 
