@@ -115,6 +115,7 @@ def run_with_progress(fn: Callable[..., Any], **kwargs: Any) -> Any:
     bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                    console=console_err, transient=True)
     with exit_on_interrupt(), bar:
+        bar.add_task("total", total=None)  # its clock runs between stages too (fits, plots): never a frozen screen
         stages: dict[str, Any] = {}
 
         def progress(stage: str, done: int, total: int) -> None:
