@@ -10,7 +10,14 @@ option:
 * the nearest existing folder is not writable (permissions, a read-only file system) — tested by
   really creating and removing a probe file, since ``os.access`` says yes to root on a chmod-555
   folder and cannot know every file system's rules;
-* an existing run would be silently overwritten (``run_markers`` present and no ``--overwrite``).
+* an existing run would be silently overwritten (``run_markers`` present and no ``--overwrite``);
+* the output is not ttlab's to replace (:func:`replace_problem`): a device file, FIFO or socket (as
+  root, replacing ``/dev/null`` with a regular file breaks the system), or a symbolic link pointing out
+  of the folder it is in; an output that is one of the same command's inputs (same file, by inode);
+  an existing file where the command promises not to overwrite without ``--overwrite``.
+
+:func:`replace_problem` is also checked by every atomic writer (:func:`ttlab.provenance.atomic_file`),
+so no write path can replace such a file even when a command forgets the check.
 
 Nothing is created or deleted except the probe file.
 
@@ -20,13 +27,62 @@ Imports: the standard library and ttlab.errors only.
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Iterable
 
 from ttlab.errors import TTLabInputError
 
-__all__ = ["check_out_dir", "check_out_file", "write_problem"]
+__all__ = ["check_out_dir", "check_out_file", "replace_problem", "write_problem"]
+
+_KINDS = ((stat.S_ISCHR, "a character device file"), (stat.S_ISBLK, "a block device file"),
+          (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"))
+
+
+def replace_problem(path: str | os.PathLike) -> str | None:
+    """Why ttlab must not replace ``path`` with a new regular file (None when it may, or when it does not exist).
+
+    Refused: a device file, FIFO or socket (or a link to one), and a symbolic link whose target lies
+    outside the folder the link is in — an atomic rename would replace the link, so the reason asks for
+    the real path. A link to a file in the same folder (or below it) is fine."""
+    p = Path(path)
+    try:
+        st = os.lstat(p)
+    except OSError:
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        target = Path(os.path.realpath(p))
+        folder = Path(os.path.realpath(p.parent))
+        if folder not in target.parents:
+            return (f"is a symbolic link to {target}, outside its folder {folder}; ttlab replaces only its own "
+                    "outputs — give the real path or another name")
+        try:
+            st = os.stat(p)
+        except OSError:  # a dangling link inside the folder: replacing the link loses nothing
+            return None
+    for test, kind in _KINDS:
+        if test(st.st_mode):
+            return f"is {kind}, not a regular file; ttlab never replaces it — choose another output path"
+    return None
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether ``a`` and ``b`` name the same file (same inode when both exist, else the same resolved path)."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def _check_replaceable(p: Path, option: str, inputs: Iterable[str | os.PathLike] = ()) -> None:
+    why = replace_problem(p)
+    if why is not None:
+        raise TTLabInputError(f"{option} {p} {why}.")
+    for inp in inputs:
+        if inp is not None and _same_file(p, Path(inp)):
+            raise TTLabInputError(f"{option} {p} is this command's input {inp}; writing the result there would "
+                                  f"replace it — choose another {option}.")
 
 
 def write_problem(folder: Path) -> str | None:
@@ -70,16 +126,24 @@ def check_out_dir(
     run_markers: Iterable[str] = (),
     overwrite: bool = False,
     overwrite_hint: str = "pass --overwrite to replace it",
+    files: Iterable[str] = (),
 ) -> Path:
     """Check that ``path`` can be used as an output folder before any work starts; returns it as a Path.
 
-    Fails when ``path`` is an existing file, when a parent is a file, when the folder (or, if it does
-    not exist yet, its nearest existing parent) is not writable, and — when ``run_markers`` are given
-    and ``overwrite`` is false — when one of those files already exists in it (an earlier run)."""
+    Fails when ``path`` is an existing file (a device file or FIFO is named as such), when a parent is
+    a file, when the folder (or, if it does not exist yet, its nearest existing parent) is not writable,
+    when one of the files the command writes there (``run_markers`` and ``files``) exists but may not be
+    replaced (:func:`replace_problem`), and — when ``run_markers`` are given and ``overwrite`` is false —
+    when one of those files already exists in it (an earlier run)."""
     p = Path(path)
     if p.exists() and not p.is_dir():
-        raise TTLabInputError(f"{option} {p} is an existing file; it must be a folder (or a path to create one).")
+        why = replace_problem(p)
+        kind = why.split(";")[0] if why else "is an existing file"
+        raise TTLabInputError(f"{option} {p} {kind}; it must be a folder (or a path to create one).")
     if p.is_dir():
+        run_markers = tuple(run_markers)
+        for name in (*run_markers, *files):
+            _check_replaceable(p / name, option)
         found = [m for m in run_markers if (p / m).exists()]
         if found and not overwrite:
             raise TTLabInputError(
@@ -96,15 +160,23 @@ def check_out_file(
     *,
     option: str = "--out",
     suffixes: Iterable[str] | None = None,
+    inputs: Iterable[str | os.PathLike] = (),
+    overwrite: bool | None = None,
 ) -> Path:
     """Check that ``path`` can be written as a file before any work starts; returns it as a Path.
 
-    Fails when ``path`` is an existing folder, when ``suffixes`` are given and the name ends in none
-    of them, when a parent is a file, and when the folder it would go in (or its nearest existing
-    parent) is not writable. An existing file is fine (files are replaced atomically)."""
+    Fails when ``path`` is an existing folder, when it may not be replaced (:func:`replace_problem`:
+    device file, FIFO, socket, link out of its folder), when it is one of the command's ``inputs``,
+    when ``suffixes`` are given and the name ends in none of them, when a parent is a file, and when
+    the folder it would go in (or its nearest existing parent) is not writable. An existing regular
+    file is replaced atomically — unless ``overwrite`` is False (a command that refuses to overwrite
+    without ``--overwrite``)."""
     p = Path(path)
     if p.is_dir():
         raise TTLabInputError(f"{option} {p} is a folder; give a file name (e.g. {p / 'result.json'}).")
+    _check_replaceable(p, option, inputs)
+    if overwrite is False and os.path.lexists(p):
+        raise TTLabInputError(f"{option} {p} already exists; pass --overwrite to replace it or choose another {option}.")
     if suffixes is not None:
         allowed = tuple(suffixes)
         if p.suffix.lower() not in allowed:

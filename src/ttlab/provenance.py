@@ -1,10 +1,12 @@
 """Provenance and safe output: versions of everything, atomic writes of results.
 
-Imports: the standard library (numpy lazily); nothing of ttlab.
+Imports: the standard library (numpy lazily); of ttlab only ttlab.outputs (lazily: which files may be
+replaced).
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -44,10 +46,21 @@ def default_file_mode() -> int:
 @contextmanager
 def atomic_file(path: str | os.PathLike) -> Iterator[BinaryIO]:
     """A binary file handle whose content replaces ``path`` atomically when the block ends without
-    error (temporary file in the same folder, fsync, rename); on error the temporary file is removed."""
+    error (temporary file in the same folder, fsync, rename); on error the temporary file is removed.
+
+    Refuses (``OSError`` EEXIST, before writing anything) to replace what is not ttlab's to replace:
+    a device file, FIFO, socket or a link out of its folder (:func:`ttlab.outputs.replace_problem`)."""
+    from ttlab.outputs import replace_problem
+
     path = Path(path)
+    why = replace_problem(path)
+    if why is not None:
+        raise OSError(errno.EEXIST, why, str(path))
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    except OSError as exc:  # name the user's file, not the temporary one
+        raise OSError(exc.errno, exc.strerror, str(path)) from exc
     try:
         os.chmod(tmp, default_file_mode())
         with os.fdopen(fd, "wb") as fh:
@@ -55,6 +68,11 @@ def atomic_file(path: str | os.PathLike) -> Iterator[BinaryIO]:
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        if exc.filename in (None, tmp) and exc.errno is not None:  # a failed write of ours: name the user's file
+            raise OSError(exc.errno, exc.strerror, str(path)) from exc
+        raise
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -121,6 +139,12 @@ def to_json(obj: Any, indent: int | None = 2) -> str:
     if found and isinstance(clean, dict):
         clean[NON_FINITE_KEY] = {**(clean.get(NON_FINITE_KEY) or {}), **found}
     return json.dumps(clean, indent=indent, default=_json_default, allow_nan=False)
+
+
+def read_json(path: str | os.PathLike) -> Any:
+    """The one reader of JSON files: UTF-8 with or without a leading byte-order mark (the README promises
+    BOMs are fine). Raises OSError, or ValueError (UnicodeDecodeError, JSONDecodeError) for bad content."""
+    return json.loads(Path(path).read_bytes().decode("utf-8-sig"))
 
 
 def atomic_write_json(path: str | os.PathLike, obj: Any) -> None:

@@ -320,14 +320,18 @@ def test_time_is_estimated_announced_and_bounded(run_cli, tmp_path, monkeypatch)
 
 
 # ------------------------------------------------------------------ interrupts
-def test_train_keeps_the_steps_done_when_interrupted():
+@pytest.mark.parametrize("impl", ["dense", "structured"])
+def test_train_keeps_the_steps_done_when_interrupted_only_when_asked(impl):
     ds = NTPDataset.from_text(cycle_text(40))
 
     def progress(stage, t, total):
         if stage == "stage 2" and t == 5:
             raise KeyboardInterrupt
 
-    res = train(ds, TrainConfig(stage1_steps=10, stage2_steps=50), progress=progress)
+    cfg = TrainConfig(stage1_steps=10, stage2_steps=50, impl=impl)
+    with pytest.raises(KeyboardInterrupt):  # an interrupted run is never a result by default (issue 23)
+        train(ds, cfg, progress=progress)
+    res = train(ds, cfg, progress=progress, keep_interrupted=True)
     assert res.interrupted == "stage 2, step 5"
     assert list(res.metrics["stage"]) == ["1"] * 11 + ["2"] * 6
     assert all(len(v) == 17 for v in res.metrics.values())
@@ -353,7 +357,7 @@ def test_interrupted_run_writes_its_metrics_and_exits_130(run_cli, write, tmp_pa
     res = run_cli("ntp", "run", "--data", write("c.txt", cycle_text(40)), "--out", out, "--quiet", "--impl", impl)
     assert res.code == 130
     err = " ".join(res.err.split())
-    assert "interrupted at stage 1, step 6" in err and "7 steps recorded" in err
+    assert "interrupted — at stage 1, step 6" in err and "7 steps recorded" in err
     with open(out / "metrics.csv") as f:
         rows = list(csv.DictReader(f))
     assert [int(r["step"]) for r in rows] == list(range(7))

@@ -7,7 +7,9 @@ May import: rich, :mod:`ttlab.errors`, :mod:`ttlab.provenance`. Not typer comman
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from rich.console import Console
@@ -25,14 +27,95 @@ def print_json(obj: Any) -> None:
     sys.stdout.flush()
 
 
+def print_causes(failures: Iterable[tuple[str, str]], limit: int = 5) -> None:
+    """One line per failure, ``  name: error`` on stderr (at most ``limit``, then how many more), so the cause
+    of a failure (a full disk, a missing file) is on the console, not only inside a results file."""
+    from rich.markup import escape
+
+    items = list(failures)
+    for name, error in items[:limit]:
+        console_err.print(f"  {escape(str(name))}: {escape(str(error))}", highlight=False, soft_wrap=True)
+    if len(items) > limit:
+        console_err.print(f"  … and {len(items) - limit} more", highlight=False)
+
+
+INTERRUPT_EXIT = 130
+"""Exit code of a command stopped by Ctrl-C (128 + SIGINT, as shells report it)."""
+
+RESUME = "re-run the same command to resume (finished work is reused)"
+
+
+@contextmanager
+def exit_on_interrupt(how: str = RESUME) -> Iterator[None]:
+    """Ctrl-C (KeyboardInterrupt) inside the block: print ``interrupted — {how}`` on stderr and exit 130.
+
+    The one place long commands turn an interrupt into a message: the library below has already
+    recorded the interrupted work as unfinished (never as a result), so ``how`` says what a re-run does."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        console_err.print(f"[yellow]interrupted[/] — {how}", highlight=False, soft_wrap=True)
+        raise SystemExit(INTERRUPT_EXIT) from None
+
+
+HEARTBEAT_SECONDS = 30.0
+"""Without a terminal, a "still running" line is printed after this long with no progress."""
+
+
+class _LineProgress:
+    """Progress where a live bar shows nothing (stderr is a file or a pipe): one line whenever a stage
+    advances, and a "still running" line after every :data:`HEARTBEAT_SECONDS` without one, so a long
+    step (one large model of a suite) is never minutes of silence."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.t0 = self.last = time.monotonic()
+        self.state: tuple[str, int, int] | None = None
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._beat, daemon=True)
+
+    def __enter__(self) -> "_LineProgress":
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop.set()
+        self.thread.join()
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        with self.lock:
+            if self.state == (stage, done, total):
+                return
+            self.state, self.last = (stage, done, total), time.monotonic()
+        console_err.print(f"{stage}: {done}/{total} ({self.last - self.t0:.0f} s)", highlight=False)
+
+    def _beat(self) -> None:
+        while not self.stop.wait(min(1.0, HEARTBEAT_SECONDS / 4)):
+            with self.lock:
+                now = time.monotonic()
+                if self.state is None or now - self.last < HEARTBEAT_SECONDS:
+                    continue
+                self.last = now
+                stage, done, total = self.state
+            console_err.print(f"{stage}: still running, {done}/{total} done ({now - self.t0:.0f} s)", highlight=False)
+
+
 def run_with_progress(fn: Callable[..., Any], **kwargs: Any) -> Any:
     """``fn(progress=..., **kwargs)`` with a transient progress bar on stderr, one line per stage
-    (``progress(stage, done, total)``, the callback of the sweeps and the suite)."""
+    (``progress(stage, done, total)``, the callback of the sweeps and the suite); without a terminal,
+    plain lines and a periodic "still running" line instead (:class:`_LineProgress`). Ctrl-C exits 130
+    with the resume line of :func:`exit_on_interrupt`."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    if not console_err.is_terminal:
+        with exit_on_interrupt(), _LineProgress() as lines:
+            return fn(progress=lines, **kwargs)
     bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                    console=console_err, transient=True)
-    with bar:
+    with exit_on_interrupt(), bar:
+        bar.add_task("total", total=None)  # its clock runs between stages too (fits, plots): never a frozen screen
         stages: dict[str, Any] = {}
 
         def progress(stage: str, done: int, total: int) -> None:

@@ -1,6 +1,6 @@
 """`ttlab id …` — intrinsic dimension of data (paper B).
 
-Imports: typer, numpy, ttlab.cli._common, ttlab.errors; inside the commands rich,
+Imports: typer, numpy, ttlab.cli._common, ttlab.cli.lm (the shared --decode-errors option), ttlab.errors; inside the commands rich,
 ttlab.intrinsic_dim, ttlab.lm (embed), ttlab.outputs and ttlab.provenance.
 """
 
@@ -15,6 +15,7 @@ import numpy as np
 import typer
 
 from ttlab.cli._common import console, console_err, parse_list, print_json
+from ttlab.cli.lm import DecodeOpt
 from ttlab.errors import TTLabInputError
 
 app = typer.Typer(
@@ -77,7 +78,7 @@ def estimate(
     from ttlab.outputs import check_out_file
 
     if out is not None:
-        check_out_file(out)
+        check_out_file(out, inputs=(file,))
     if paper and batch_size is None:
         batch_size = PAPER_BATCH_SIZE
     X = load_points(file, key=key)
@@ -122,6 +123,7 @@ def compare_cmd(
     backend: str = typer.Option("auto", "--backend", help="Neighbour search: auto | torch | faiss | faiss-hnsw (approximate)."),
     device: Optional[str] = DeviceOpt,
     out: Optional[Path] = typer.Option(None, "--out", help="Also write the JSON result to this file (input of `ttlab scaling predict --from-compare`)."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing --out file (refused without it)."),
     as_json: bool = JsonOpt,
 ) -> None:
     """Compare intrinsic-dimension estimators on the points in FILE (one shared neighbour search),
@@ -132,7 +134,10 @@ def compare_cmd(
     from rich.table import Table
 
     from ttlab.intrinsic_dim import compare, load_points
+    from ttlab.outputs import check_out_file
 
+    if out is not None:  # before any work: a wrong --out must not cost the whole comparison
+        check_out_file(out, inputs=(file,), overwrite=overwrite)
     X = load_points(file, key=key)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -168,6 +173,7 @@ def manifold(
     noise: float = typer.Option(0.0, "--noise", help="Std of isotropic Gaussian noise in R^D."),
     seed: int = typer.Option(0, "--seed"),
     out: Path = typer.Option(..., "--out", help="Output .npy file."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing --out file (refused without it)."),
     as_json: bool = typer.Option(False, "--json", help="Print what was written as JSON."),
 ) -> None:
     """Sample a manifold of known intrinsic dimension, isometrically rotated into R^D, to FILE.npy."""
@@ -175,7 +181,7 @@ def manifold(
 
     from ttlab.outputs import check_out_file
 
-    check_out_file(out, suffixes=(".npy",))
+    check_out_file(out, suffixes=(".npy",), overwrite=overwrite)
     X = sample_manifold(name, d, ambient, n, noise=noise, seed=seed)
     _atomic_save_npy(out, X)
     info = {"out": str(out), "manifold": name, "d": true_dimension(name, d), "ambient": ambient,
@@ -202,6 +208,7 @@ def embed(
     position_groups: Optional[str] = typer.Option(None, "--position-groups", help="Window-position edges, e.g. 0,16,64,128: sample --tokens-per-doc positions in each range."),
     seed: int = typer.Option(0, "--seed", help="Seed of window and position sampling."),
     split_seed: int = typer.Option(0, "--split-seed", help="Seed of the document split (use the training run's)."),
+    decode_errors: str = DecodeOpt,
     batch_docs: int = typer.Option(8, "--batch-docs", help="Documents per forward pass."),
     which: str = typer.Option("final", "--which", help="ttlab runs: final (ckpt.pt) or best (best.pt) weights."),
     estimate_id: bool = typer.Option(False, "--estimate/--no-estimate", help="Also estimate each layer's ID with the paper's protocol and print α_D, α_N predictions."),
@@ -232,7 +239,7 @@ def embed(
     with Progress(TextColumn("embedding"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console_err, transient=True) as bar:
         task = bar.add_task("docs", total=None)
-        emb = embed_corpus(model, corpus, cfg, split_seed=split_seed, which=which,
+        emb = embed_corpus(model, corpus, cfg, split_seed=split_seed, which=which, errors=decode_errors,
                            progress=lambda done, total: bar.update(task, completed=done, total=total))
     if estimate_id:
         est = [text_intrinsic_dimension(emb, i, batch_size=batch_size, k=k, average=average, seed=seed)

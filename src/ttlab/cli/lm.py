@@ -12,7 +12,7 @@ from typing import Any, List, Optional
 
 import typer
 
-from ttlab.cli._common import console, console_err, print_json
+from ttlab.cli._common import console, console_err, exit_on_interrupt, print_json
 from ttlab.errors import TTLabInputError
 
 app = typer.Typer(
@@ -264,12 +264,13 @@ def train_cmd(
 
     extra = {"corpus_spec": corpus, "data": prepared.describe()}
     fn = train_converged if two_pass else train
-    res = fn(prepared.data, mcfg, tcfg, out, resume=resume, on_eval=on_eval, extra=extra)
+    with exit_on_interrupt("re-run the same command with --resume to continue from the last checkpoint"):
+        res = fn(prepared.data, mcfg, tcfg, out, resume=resume, on_eval=on_eval, extra=extra)
     if not dist.is_main:
         return
     if res.status != "finished":
-        console_err.print(f"[yellow]interrupted[/] at iteration {res.iters}; checkpoint saved in {res.out_dir}. "
-                          "Continue with the same command and --resume.", highlight=False)
+        console_err.print(f"[yellow]interrupted[/] — at iteration {res.iters}; checkpoint saved in {res.out_dir}. "
+                          "Re-run the same command with --resume to continue.", highlight=False)
         raise typer.Exit(130)
     s = res.summary
     if as_json:

@@ -1,7 +1,7 @@
 """`ttlab lm suite` — model scaling from an existing suite of models (paper B's Figure-3 method).
 
 May import: typer, rich, :mod:`ttlab.cli._common`, :mod:`ttlab.cli.lm` (the command group) and, inside
-the command, :mod:`ttlab.lm.suite`.
+the command, :mod:`ttlab.lm.suite` and :mod:`ttlab.outputs`.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import List, Optional
 import typer
 
 from ttlab.cli._common import console, console_err, print_json, run_with_progress
-from ttlab.cli.lm import app
+from ttlab.cli.lm import DecodeOpt, app
 from ttlab.errors import TTLabInputError
 
 
@@ -30,6 +30,7 @@ def suite_cmd(
     test_frac: float = typer.Option(0.1, "--test-frac", help="Fraction of documents in the test split."),
     corpus_docs: Optional[int] = typer.Option(None, "--corpus-docs", help="Use only the first N documents of the corpus (before the split)."),
     field: str = typer.Option("text", "--field", help="JSONL / hf: text field."),
+    decode_errors: str = DecodeOpt,
     context: int = typer.Option(1024, "--context", help="Tokens per forward pass (clipped to each model's context)."),
     stride: Optional[int] = typer.Option(None, "--stride", help="New tokens per later chunk of a window longer than the context (default: --context, disjoint chunks)."),
     window: str = typer.Option("random", "--window", help="random (a seeded random span per document) | prefix (the document's start)."),
@@ -52,12 +53,16 @@ def suite_cmd(
     workers: int = typer.Option(1, "--workers", help="Models evaluated at once (each holds one model in memory)."),
     threads_per_task: Optional[int] = typer.Option(None, "--threads-per-task", help="Torch threads per model evaluation."),
     ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Ray cluster address (with --backend ray)."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace a suite run of another configuration already in "
+                                   "--out (refused without it; the same configuration resumes)."),
     as_json: bool = typer.Option(False, "--json", help="Print results.json on stdout."),
 ) -> None:
     """Evaluate an existing model suite on the same text: loss, bits per byte, N, final-layer ID → α̂_N vs α_N = 2/d."""
     from ttlab.lm.experiments import Execution
-    from ttlab.lm.suite import SuiteConfig, read_suite_file, resolve_model, run_suite
+    from ttlab.lm.suite import SUITE_OUTPUTS, SuiteConfig, read_suite_file, resolve_model, run_suite
+    from ttlab.outputs import check_out_dir
 
+    check_out_dir(out, files=SUITE_OUTPUTS)
     specs = []
     file_reference = None
     if suite is not None:
@@ -69,11 +74,13 @@ def suite_cmd(
                       max_corpus_docs=corpus_docs, field_name=field, context=context, stride=stride, window=window,
                       window_bytes=window_bytes, windows_per_doc=windows_per_doc, max_docs=max_docs, max_tokens=max_tokens,
                       max_bytes=max_bytes, seed=seed, device=device, dtype=dtype, batch_tokens=batch_tokens,
-                      id_tokens_per_doc=id_tokens, id_batch_size=id_batch, id_k=id_k, id_average=id_average)
+                      id_tokens_per_doc=id_tokens, id_batch_size=id_batch, id_k=id_k, id_average=id_average,
+                      decode_errors=decode_errors)
     res = run_with_progress(run_suite, models=specs, out_dir=out, cfg=cfg, reference=reference or file_reference,
                             bootstrap=bootstrap, execution=Execution(backend=backend, workers=workers,
                                                                      threads_per_task=threads_per_task,
-                                                                     ray_address=ray_address))
+                                                                     ray_address=ray_address),
+                            overwrite=overwrite)
     if as_json:
         print_json(res)
     else:

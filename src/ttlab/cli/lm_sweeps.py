@@ -12,7 +12,7 @@ from typing import Any, Optional
 
 import typer
 
-from ttlab.cli._common import console, console_err, parse_list, print_json, run_with_progress
+from ttlab.cli._common import console, console_err, parse_list, print_causes, print_json, run_with_progress
 from ttlab.cli.lm import app
 from ttlab.errors import TTLabInputError
 
@@ -159,6 +159,7 @@ def _report(res: dict[str, Any], out: Path, as_json: bool, sym: str) -> None:
     if res["n_failed"]:
         failed = [r["name"] for r in res["runs"] if r["status"] != "ok"]
         console_err.print(f"[red]{res['n_failed']} run(s) failed:[/] {', '.join(failed)}; re-run the command to retry them.")
+        print_causes((r["name"], r.get("error", "failed")) for r in res["runs"] if r["status"] != "ok")
         raise typer.Exit(1)
 
 

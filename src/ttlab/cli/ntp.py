@@ -21,7 +21,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from ttlab.cli._common import console, console_err, print_json
+from ttlab.cli._common import console, console_err, exit_on_interrupt, print_json
 from ttlab.errors import TTLabInputError
 
 app = typer.Typer(
@@ -241,14 +241,16 @@ def generate(
         "large: builds the sentences query by query in O(|V| + tokens) memory; auto: dense while that table "
         "stays under 64 MiB (|V| ≤ 8,192), else large. Same construction, different random streams: a seed "
         "gives different files with dense and large."),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing --out file (refused without it)."),
 ) -> None:
     """Write a seeded random realizable dataset (always passes `ttlab ntp check`)."""
     from ttlab.ntp.generate import RandomSpec, generate_text
     from ttlab.outputs import check_out_file
     from ttlab.provenance import atomic_write_text
 
-    check_out_file(out)
-    atomic_write_text(out, generate_text(RandomSpec(vocab, sentences, min_len, max_len, seed), generator))
+    check_out_file(out, overwrite=overwrite)
+    atomic_write_text(out, generate_text(RandomSpec(vocab, sentences, min_len, max_len, seed), generator,
+                                         require_stage2=True))
     console.print(f"wrote {out}")
 
 
@@ -289,7 +291,8 @@ def run(
     from ttlab.ntp.experiment import run_dynamics
     from ttlab.outputs import check_out_dir
 
-    check_out_dir(out, run_markers=("summary.json", "metrics.csv"), overwrite=overwrite)
+    check_out_dir(out, run_markers=("summary.json", "metrics.csv"), overwrite=overwrite,
+                  files=("dataset.txt", "dynamics.png"))
     require_steps(stage1_steps, stage2_steps)
     ds = src.load(memory_limit)
     E = _embeddings(embeddings, dim, ds.vocab_size, src.seed)
@@ -298,18 +301,20 @@ def run(
     def announce(msg: str) -> None:
         console_err.print(msg, highlight=False)
 
-    with _progress(not (quiet or json_out)) as progress:
+    with exit_on_interrupt("outside the training steps: no complete run was written; re-run with --overwrite"), \
+            _progress(not (quiet or json_out)) as progress:  # during training the steps so far are kept (below)
         summary = run_dynamics(ds, cfg, out, embeddings=E, embedding_kind=embeddings, progress=progress,
                                generalization_samples=generalization_samples, memory_limit_gib=memory_limit,
-                               max_hours=max_hours, announce=announce)
+                               max_hours=max_hours, announce=announce, keep_interrupted=True)
     public = {k: v for k, v in summary.items() if not k.startswith("_")}
     if json_out:
         print_json(public)
     else:
         _print_run(public, out)
     if "interrupted" in public:
-        console_err.print(f"interrupted at {public['interrupted']}: wrote the {len(summary['_result'].metrics['step']):,} "
-                          f"steps recorded so far to {out}/metrics.csv and {out}/summary.json", highlight=False)
+        console_err.print(f"interrupted — at {public['interrupted']}: wrote the {len(summary['_result'].metrics['step']):,} "
+                          f"steps recorded so far to {out}/metrics.csv and {out}/summary.json (no resume: re-run "
+                          "with --overwrite to train again)", highlight=False)
         raise typer.Exit(130)
 
 
@@ -382,7 +387,8 @@ def generalize(
     require_learnable(structure, cfg)
     require_trainable(training_cost(ds, None, stage1_steps + stage2_steps + 2), ds.source, memory_limit)
     model = NTPTransformer(ds, structure=structure, max_logit_spread=logit_spread_bound(cfg, ds.vocab_size))
-    with _progress(not json_out) as progress:
+    with exit_on_interrupt("nothing was written; re-run the same command to start again"), \
+            _progress(not json_out) as progress:
         result = train(ds, cfg, progress=progress, model=model)
     sents = unseen_sentences(structure, n_samples=samples, seed=seed)
     report = evaluate_generalization(model, result.W_ov, result.W_kq, sents)

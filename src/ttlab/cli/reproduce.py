@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Optional
 
 import typer
 
-from ttlab.cli._common import console, console_err
+from ttlab.cli._common import console, console_err, exit_on_interrupt, print_causes
 
 if TYPE_CHECKING:
     from ttlab.reproduce import PartContext
@@ -101,7 +101,7 @@ def _run_with_progress(out: Path, mode: str, names: list[str], backend: str, ray
                 return
             prog.advance(overall)
             prog.update(sub, visible=False)
-            mark = {"ok": "[green]✓[/]", "reused": "[cyan]↺[/]", "failed": "[red]✗[/]"}.get(status, "?")
+            mark = {"ok": "[green]✓[/]", "reused": "[cyan]↺[/]", "failed": "[red]✗[/]", "interrupted": "[yellow]⏸[/]"}.get(status, "?")
             prog.console.print(f"{mark} {name}: {status}", highlight=False)
 
         def progress(name: str, description: str, completed: float | None, total: float | None) -> None:
@@ -137,16 +137,18 @@ def _print_summary(results: dict, mode: str) -> None:
 
 
 def _report_files_and_failures(results: dict) -> None:
-    """Name the written files; exit 1 when a part failed or a report section could not be rendered."""
+    """Name the written files and each failed part's error; exit 1 when a part failed or a report section
+    could not be rendered."""
     files = results["files"]
     console.print(f"wrote {files['report_html']}, {files['report_md']} and {files['results']}", highlight=False,
                   soft_wrap=True)
     failed = results["summary"]["failed"]
     render_errors = results.get("render_errors") or {}
     if failed:
-        console_err.print(f"[red]failed parts:[/] {', '.join(failed)} (errors in {files['report_md']}; re-run the "
+        console_err.print(f"[red]failed parts:[/] {', '.join(failed)} (tracebacks in {files['report_md']}; re-run the "
                           "same command to retry them — finished parts are reused)", highlight=False,
                           soft_wrap=True)
+        print_causes((name, results["parts"][name].get("error", "unknown error")) for name in failed)
     if render_errors:
         console_err.print(f"[red]report sections that could not be rendered:[/] {', '.join(render_errors)}",
                           highlight=False)
@@ -181,9 +183,11 @@ def reproduce(
         _print_parts(out)
         return
     check_backend(backend)
-    check_out_dir(out)
+    check_out_dir(out, files=("results.json", "report.md", "report.html"))
     ctx = PartContext(mode=mode, backend=backend, ray_address=ray_address, seed=seed)
     _announce(out, names, ctx, mode, rerun)
-    results = _run_with_progress(out, mode, names, backend, ray_address, seed, rerun)
+    with exit_on_interrupt("re-run the same command to resume (finished parts are reused; the interrupted part "
+                           "runs again)"):
+        results = _run_with_progress(out, mode, names, backend, ray_address, seed, rerun)
     _print_summary(results, mode)
     _report_files_and_failures(results)

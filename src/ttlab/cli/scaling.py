@@ -12,7 +12,7 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.table import Table
 
-from ttlab.cli._common import console, console_err, parse_list, print_json
+from ttlab.cli._common import console, console_err, exit_on_interrupt, parse_list, print_causes, print_json
 from ttlab.errors import TTLabInputError
 from ttlab.outputs import check_out_dir, check_out_file
 from ttlab.provenance import atomic_savefig, atomic_write_json, versions
@@ -225,9 +225,9 @@ def fit(
         raise TTLabInputError("--n-starts is only used by the offset and chinchilla forms (power is closed-form)")
     if plot is not None:
         _check_plot_suffix(plot)
-        check_out_file(plot, option="--plot")
+        check_out_file(plot, option="--plot", inputs=(csv_file,))
     if out is not None:
-        check_out_file(out)
+        check_out_file(out, inputs=(csv_file,))
     n_boot = _DEFAULT_BOOTSTRAP[form] if bootstrap is None else bootstrap
 
     cols = [x, y] + ([x2] if x2 is not None else [])
@@ -445,8 +445,9 @@ def manifold(
 
         where = ray_address or os.environ.get("RAY_ADDRESS") or f"a local Ray with {workers * tpt} CPU(s)"
         console_err.print(f"running on Ray: {where} (a new local Ray takes several seconds to start)", highlight=False)
-    payload = mr.run_manifold_sweep(cfg, out, backend=backend, workers=workers, threads_per_task=tpt,
-                                    progress=_print_manifold_progress, ray_address=ray_address)
+    with exit_on_interrupt():
+        payload = mr.run_manifold_sweep(cfg, out, backend=backend, workers=workers, threads_per_task=tpt,
+                                        progress=_print_manifold_progress, ray_address=ray_address)
     payload["cost_estimate"] = cost
     if full_cost is not None:
         payload["full_sweep_cost_estimate"] = full_cost
@@ -459,6 +460,7 @@ def manifold(
     if failed:
         console_err.print(f"[bold red]{failed} task(s) failed[/]; see 'sweep.failures' in {out / 'results.json'} "
                           "(re-run the same command to retry them)", highlight=False)
+        print_causes((f["key"], f["error"]) for f in payload["sweep"].get("failures", []))
         raise typer.Exit(1)
 
 

@@ -31,7 +31,7 @@ import numpy as np
 from ttlab.errors import TTLabInputError
 from ttlab.lm.corpus import BLANK_LINES, SPLITS, Corpus, CorpusSplit, load_corpus, split_corpus
 from ttlab.lm.tokenizer import EOT, TextTokenizer, load_tokenizer, tokenizer_cache_key, train_bpe
-from ttlab.provenance import atomic_write_json
+from ttlab.provenance import atomic_write_json, read_json
 
 FORMAT = "ttlab.lm.tokens/1"
 ProgressFn = Callable[[str], None]
@@ -51,7 +51,7 @@ class TokenizedCorpus:
         meta_path = self.root / "meta.json"
         if not meta_path.is_file():
             raise TTLabInputError(f"{self.root} is not a prepared token dataset (no meta.json).")
-        self.meta: dict[str, Any] = json.loads(meta_path.read_text(encoding="utf-8-sig"))
+        self.meta: dict[str, Any] = read_json(meta_path)
         if self.meta.get("format") != FORMAT:
             raise TTLabInputError(f"{self.root}: unsupported dataset format {self.meta.get('format')!r} (expected {FORMAT}).")
         self.dtype = np.dtype(self.meta["dtype"])
@@ -91,7 +91,7 @@ class TokenizedCorpus:
     def doc_ids(self, split: str) -> list[str]:
         """Document ids of the split, in token order."""
         self._check(split)
-        return json.loads((self.root / f"{split}.ids.json").read_text(encoding="utf-8-sig"))
+        return read_json(self.root / f"{split}.ids.json")
 
     def documents(self, split: str) -> Iterator[tuple[str, np.ndarray]]:
         """(id, token ids without the trailing <eot>) of every document of the split."""

@@ -24,7 +24,6 @@ trainer), ttlab.intrinsic_dim and ttlab.scaling.theory; never ttlab.cli.
 
 from __future__ import annotations
 
-import json
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -36,7 +35,7 @@ import numpy as np
 import torch
 
 from ttlab.errors import TTLabInputError
-from ttlab.provenance import atomic_write_json, versions
+from ttlab.provenance import atomic_file, atomic_write_json, read_json, versions
 
 __all__ = [
     "LAYER_CONVENTION",
@@ -166,6 +165,10 @@ def open_embedding_model(spec: str | Path, *, which: str = "final", device: str 
     p = Path(spec)
     if p.is_dir() and (p / "ckpt.pt").is_file():
         return _ttlab_model(p, which, device)
+    from ttlab.lm.trainer import missing_checkpoint
+
+    if p.is_dir() and (why := missing_checkpoint(p)) is not None:
+        raise TTLabInputError(why)
     if p.suffix == ".pt":
         raise TTLabInputError(f"{p}: give the run folder that holds the checkpoint (it also holds the tokenizer), not the .pt file.")
     from ttlab.lm.pretrained import hidden_states_of, load_causal_lm
@@ -259,14 +262,12 @@ class Embeddings:
         if p.suffix == ".npy" and len(self.vectors) != 1:
             raise TTLabInputError(f"{len(self.vectors)} layers were extracted; write them to an .npz file "
                                   f"(e.g. {p.with_suffix('.npz')}), or extract one layer.")
-        p.parent.mkdir(parents=True, exist_ok=True)
-        tmp = p.with_name(p.name + ".tmp" + p.suffix)
-        if p.suffix == ".npy":
-            np.save(tmp, next(iter(self.vectors.values())))
-        else:
-            arrays = {f"layer_{i}": v for i, v in self.vectors.items()}
-            np.savez(tmp, positions=self.positions, doc_index=self.doc_index, group=self.group, **arrays)
-        tmp.replace(p)
+        with atomic_file(p) as fh:  # the one atomic writer: never replaces a device file, FIFO or link out
+            if p.suffix == ".npy":
+                np.save(fh, next(iter(self.vectors.values())))
+            else:
+                arrays = {f"layer_{i}": v for i, v in self.vectors.items()}
+                np.savez(fh, positions=self.positions, doc_index=self.doc_index, group=self.group, **arrays)
         atomic_write_json(p.with_name(p.name + ".json"), self.meta)
         return p
 
@@ -277,7 +278,7 @@ class Embeddings:
         meta_path = p.with_name(p.name + ".json")
         if not p.is_file() or not meta_path.is_file():
             raise TTLabInputError(f"{p} (and its metadata {meta_path.name}) not found; write it with `ttlab id embed`.")
-        meta = json.loads(meta_path.read_text(encoding="utf-8-sig"))
+        meta = read_json(meta_path)
         if p.suffix == ".npy":
             layer = int(meta["layers"][0])
             v = np.load(p)

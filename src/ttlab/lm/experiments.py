@@ -295,7 +295,8 @@ def train_task(config: dict[str, Any]) -> dict[str, Any]:
     else:
         res = train(data, model_cfg, cfg, out, resume=True, extra=extra)
     if res.status != "finished":
-        raise RuntimeError(f"run {out} was interrupted; run the sweep again to resume it")
+        # Ctrl-C stopped the run at a checkpoint: stop the whole sweep (a failed task would let the next one start)
+        raise KeyboardInterrupt(f"run {out} was interrupted; run the sweep again to resume it")
     s = res.summary
     keep = ("test_loss", "test_loss_best", "mean_5_lowest_test", "mean_5_lowest_val", "best_val_loss", "final_val_loss",
             "best_iter", "iters", "epochs", "tokens_seen", "stop_reason", "n_params", "n_params_non_embedding",

@@ -44,7 +44,7 @@ too). :attr:`PretrainedLM.final_norm_in_last_hidden_state` is measured on each l
 forward hook on that norm layer, not assumed; ``final_norm=False`` returns the raw last residual
 stream instead.
 
-Imports: torch, ttlab.errors, ttlab.lm (data, hf); lazily transformers and gguf; never ttlab.cli.
+Imports: torch, ttlab.errors, ttlab.provenance (read_json), ttlab.lm (data, hf); lazily transformers and gguf; never ttlab.cli.
 """
 
 from __future__ import annotations
@@ -66,6 +66,7 @@ from typing import Any, Iterator, Sequence
 import torch
 
 from ttlab.errors import TTLabInputError
+from ttlab.provenance import read_json
 from ttlab.lm.hf import _raw_hidden_states, _transformers, final_norm_applied, hidden_states
 
 #: Format of the folders written by the GGUF conversion (bump to invalidate old caches).
@@ -480,13 +481,13 @@ def _converted(target: Path) -> bool:
     if not marker.is_file():
         return False
     try:
-        return json.loads(marker.read_text(encoding="utf-8-sig")).get("format") == CONVERT_FORMAT
+        return read_json(marker).get("format") == CONVERT_FORMAT
     except (OSError, ValueError):
         return False
 
 
 def _load_converted(target: Path, dtype: torch.dtype, name: str, source: dict[str, Any]) -> PretrainedLM:
-    info = json.loads((target / _MARKER).read_text(encoding="utf-8-sig"))
+    info = read_json(target / _MARKER)
     src = {**source, "gguf_sha256": info.get("gguf_sha256"), "converted_dir": str(target),
            "converted_with": info.get("converted_with")}
     return _load_hf_dir(target, dtype, source=src, name=name)

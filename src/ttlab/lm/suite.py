@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ttlab.errors import TTLabInputError
-from ttlab.provenance import atomic_write_json, atomic_write_text, versions
+from ttlab.provenance import atomic_write_json, atomic_write_text, read_json, versions
 
 if TYPE_CHECKING:
     from ttlab.lm.experiments import Execution
@@ -118,8 +118,11 @@ class SuiteConfig:
     id_batch_size: int = 4096
     id_k: int = 20
     id_average: str = "mean"
+    decode_errors: str = "strict"  # invalid UTF-8 in the corpus: strict (error) | replace (U+FFFD)
 
     def __post_init__(self) -> None:
+        if self.decode_errors not in ("strict", "replace"):
+            raise TTLabInputError(f"decode_errors must be strict or replace, got {self.decode_errors!r}.")
         for name in ("context", "windows_per_doc", "batch_tokens", "id_tokens_per_doc", "id_batch_size", "id_k"):
             v = getattr(self, name)
             if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 1:
@@ -158,9 +161,17 @@ class SuiteConfig:
             return int(self.max_bytes)
         return int(round(BYTES_PER_TOKEN * self.max_tokens)) if self.max_tokens is not None else None
 
+    def plain_fields(self) -> dict[str, Any]:
+        """The fields as a plain dict; ``decode_errors`` only when not the default, so runs cached before the
+        option existed keep their keys."""
+        d = asdict(self)
+        if d["decode_errors"] == "strict":
+            del d["decode_errors"]
+        return d
+
     def to_dict(self) -> dict[str, Any]:
         """Plain dict, with the derived window length and byte budget."""
-        return {**asdict(self), "window_bytes_used": self.window_bytes_used, "byte_budget": self.byte_budget,
+        return {**self.plain_fields(), "window_bytes_used": self.window_bytes_used, "byte_budget": self.byte_budget,
                 "bytes_per_token_nominal": BYTES_PER_TOKEN}
 
 
@@ -241,7 +252,7 @@ def select_windows(texts: Sequence[str], cfg: SuiteConfig) -> list[TextWindow]:
 def _split_texts(cfg: SuiteConfig) -> tuple[list[str], dict[str, Any]]:
     from ttlab.lm.corpus import load_corpus, split_corpus
 
-    corpus = load_corpus(cfg.corpus, field_name=cfg.field_name, max_docs=cfg.max_corpus_docs)
+    corpus = load_corpus(cfg.corpus, field_name=cfg.field_name, max_docs=cfg.max_corpus_docs, errors=cfg.decode_errors)
     sp = split_corpus(corpus, val_frac=cfg.val_frac, test_frac=cfg.test_frac, seed=cfg.split_seed)
     return list(sp.texts(cfg.split)), {"corpus": corpus.describe(), "split": cfg.split, "n_split_docs": sp.n_docs(cfg.split),
                                        "split_fingerprint": sp.fingerprint(cfg.split)}
@@ -641,6 +652,10 @@ def resolve_model(spec: str, *, base: Path | None = None, label: str | None = No
             if (path / "ckpt.pt").is_file():
                 kind = "ttlab"
             elif (path / "config.json").is_file():
+                from ttlab.lm.trainer import missing_checkpoint
+
+                if (why := missing_checkpoint(path)) is not None:
+                    raise TTLabInputError(why)
                 kind = "huggingface"
             elif any(path.glob("*.gguf")):
                 kind = "gguf"
@@ -684,7 +699,7 @@ def read_suite_file(path: str | Path) -> tuple[list[dict[str, Any]], str | None]
     if not p.is_file():
         raise TTLabInputError(f"suite file {p} not found.")
     try:
-        data = json.loads(p.read_text())
+        data = read_json(p)
     except ValueError as exc:
         raise TTLabInputError(f"suite file {p} is not valid JSON: {exc}") from None
     reference = None
@@ -748,9 +763,13 @@ def run_suite(
     bootstrap: int = 1000,
     execution: Execution | None = None,
     progress: ProgressFn | None = None,
+    overwrite: bool = False,
 ) -> dict[str, Any]:
     """Evaluate a suite of models on the same text windows; fit α̂_N (loss and bits per byte against
     non-embedding N); predict α_N = 2/d from the reference model's ID (default: the largest).
+
+    A folder that already holds a suite run of another configuration is refused before any work unless
+    ``overwrite`` (:func:`check_suite_folder`); the same configuration resumes from the task cache.
 
     Writes ``DIR/windows.json``, ``DIR/results.json`` and ``DIR/suite_scaling.png``; returns the
     results dict. Models that fail are recorded with their error; the others are kept. ``execution``: where
@@ -777,6 +796,7 @@ def run_suite(
     if backend == "local":  # with Ray the GPUs may be on other nodes: each task checks its own device
         _check_device(cfg.device)
     out = Path(out_dir)
+    check_suite_folder(out, cfg, overwrite)
     out.mkdir(parents=True, exist_ok=True)
     if progress:
         progress("selecting windows", 0, 1)
@@ -787,7 +807,7 @@ def run_suite(
     if not wfile.is_file() or wfile.read_text(encoding="utf-8") != payload:
         atomic_write_text(wfile, payload)
     sha = hashlib.sha256(payload.encode("utf-8")).hexdigest()
-    tasks = [{"spec": s, "suite": asdict(cfg), "windows_file": str(wfile.resolve()), "windows_sha256": sha} for s in specs]
+    tasks = [{"spec": s, "suite": cfg.plain_fields(), "windows_file": str(wfile.resolve()), "windows_sha256": sha} for s in specs]
     gpus = 1 if cfg.device.startswith("cuda") else 0
     where = RayBackend(address=ray_address, gpus_per_task=gpus) if backend == "ray" else backend
     kw: dict[str, Any] = {"backend": where, "workers": workers, "threads_per_task": threads_per_task}
@@ -860,6 +880,34 @@ def run_suite(
         plot_suite(result, out / "suite_scaling.png")
     atomic_write_json(out / "results.json", result)
     return result
+
+
+SUITE_OUTPUTS = ("windows.json", "results.json", "suite_scaling.png")
+"""The files :func:`run_suite` writes in its folder (besides the task cache ``tasks/``)."""
+
+
+def check_suite_folder(out: Path, cfg: SuiteConfig, overwrite: bool = False) -> None:
+    """Refuse a folder holding a suite run of another configuration (its windows.json's ``config``) unless
+    ``overwrite``; then that run's windows.json, results.json and figure are removed first, so no file of
+    the old configuration survives beside the new one. The same configuration passes (resume)."""
+    wfile = out / "windows.json"
+    if not wfile.is_file():
+        return
+    new = json.loads(json.dumps(cfg.to_dict()))
+    try:
+        old = read_json(wfile).get("config")
+    except (OSError, ValueError, AttributeError):
+        old = None
+    if old == new:
+        return
+    if not overwrite:
+        what = ("its windows.json is unreadable" if not isinstance(old, dict) else
+                "with another configuration: " + ", ".join(
+                    f"{k} {old.get(k)!r} → {new.get(k)!r}" for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)))
+        raise TTLabInputError(f"--out {out} already holds a suite run {what}; its results.json would no longer match. "
+                              "Pass --overwrite to replace that run, or choose another --out.")
+    for name in SUITE_OUTPUTS:
+        (out / name).unlink(missing_ok=True)
 
 
 def _last_line(text: str | None) -> str:

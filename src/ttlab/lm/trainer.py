@@ -44,7 +44,6 @@ import contextlib
 import csv
 import hashlib
 import io
-import json
 import math
 import signal
 import threading
@@ -61,7 +60,7 @@ from ttlab.errors import TTLabInputError
 from ttlab.lm.data import TokenizedCorpus
 from ttlab.lm.distributed import DistInfo, init_distributed
 from ttlab.lm.model import GPT, GPTConfig
-from ttlab.provenance import atomic_file, atomic_write_json, atomic_write_text, versions
+from ttlab.provenance import atomic_file, atomic_write_json, atomic_write_text, read_json, versions
 
 CKPT_FORMAT = "ttlab.lm.ckpt/1"
 RESULT_FORMAT = "ttlab.lm.result/1"
@@ -893,11 +892,30 @@ def load_checkpoint_state(path: str | Path) -> dict[str, Any]:
     return state
 
 
+def missing_checkpoint(folder: str | Path) -> str | None:
+    """Why ``folder`` — a ttlab run folder by its config.json (``model`` + ``train``, no Hugging Face
+    ``model_type``) — cannot be opened as a model: it has no ckpt.pt. None when it is not such a folder or
+    the checkpoint is there. Used where a folder may be a ttlab run or a Hugging Face model, so a run that
+    never saved a checkpoint is not mistaken for a Hugging Face folder."""
+    p = Path(folder)
+    if (p / "ckpt.pt").is_file() or not (p / "config.json").is_file():
+        return None
+    try:
+        cfg = read_json(p / "config.json")
+    except (OSError, ValueError):
+        return None
+    if not (isinstance(cfg, dict) and "model" in cfg and "train" in cfg and "model_type" not in cfg):
+        return None
+    return (f"{p} is a ttlab run folder (config.json of `ttlab lm train`) but has no ckpt.pt: the run saved no "
+            "checkpoint (stopped before its first evaluation, or the file was removed). Finish it with "
+            f"`ttlab lm train … --out {p} --resume`, or give a run folder that holds ckpt.pt.")
+
+
 def read_run_json(path: str | Path) -> dict[str, Any]:
     """A JSON object from a run folder (config.json, result.json); a damaged file is a clear error."""
     p = Path(path)
     try:
-        obj = json.loads(p.read_text(encoding="utf-8-sig"))
+        obj = read_json(p)
     except (ValueError, UnicodeDecodeError) as exc:
         size = p.stat().st_size
         reason = "empty file, 0 bytes" if size == 0 else f"{size:,} bytes; {exc}"

@@ -211,14 +211,16 @@ def run_dynamics(
     memory_limit_gib: float = DEFAULT_MEMORY_LIMIT_GIB,
     max_hours: float = DEFAULT_MAX_HOURS,
     announce: Callable[[str], None] | None = None,
+    keep_interrupted: bool = False,
 ) -> dict:
     """Train on ``dataset``, fit the rates and (when ``out_dir`` is given) write the three outputs.
 
     Before training: the assumptions and degenerate stages are checked, the memory is estimated and
     refused above ``memory_limit_gib``, and the wall time is extrapolated from timed steps and refused
     above ``max_hours``; ``announce`` receives a one-line estimate when the run will take over
-    :data:`ANNOUNCE_SECONDS`. An interrupted run (KeyboardInterrupt) still writes what it recorded and
-    the summary says where it stopped (``summary["interrupted"]``).
+    :data:`ANNOUNCE_SECONDS`. A KeyboardInterrupt propagates (nothing is returned or written), unless
+    ``keep_interrupted``: then the run writes what it recorded and the summary says where it stopped
+    (``summary["interrupted"]``).
     Returns the summary dictionary that is written to ``summary.json``.
     """
     require_steps(config.stage1_steps, config.stage2_steps)
@@ -253,9 +255,9 @@ def run_dynamics(
         announce(f"estimated training time ~{_duration(seconds)} ({cost.describe()}); Ctrl-C stops it and "
                  "keeps the steps done so far")
     if problem is not None:
-        result = train_structured(dataset, config, progress, problem=problem)
+        result = train_structured(dataset, config, progress, problem=problem, keep_interrupted=keep_interrupted)
     else:
-        result = train(dataset, config, progress=progress, model=model)
+        result = train(dataset, config, progress=progress, model=model, keep_interrupted=keep_interrupted)
     dim = dataset.vocab_size if embeddings is None else int(np.asarray(embeddings).shape[0])
     summary = {
         "config": {**asdict(result.config), "embeddings": embedding_kind, "dim": dim},

@@ -214,14 +214,47 @@ def _pairs(spec: RandomSpec, method: str) -> tuple[list[str], np.ndarray, Iterat
     return names, nxt, sents
 
 
-def generate_text(spec: RandomSpec, method: str = "dense") -> str:
-    """Explicit-line text of a random realizable dataset (a header comment, the collocation lines, then
-    the sentences). ``method``: ``"dense"``, ``"large"`` or ``"auto"`` (see the module docstring)."""
+def _text_and_stage2(spec: RandomSpec, method: str) -> tuple[str, bool]:
+    """The explicit-line text of ``spec`` and whether stage 2 has something to learn: some multi-token
+    sentence holds a non-optimal token (n(x) ≠ its label; every generated sentence holds an optimal one)."""
     names, nxt, sents = _pairs(spec, method)
     lines = [spec.header()]
     lines += [f"{names[x]} {ARROW} {names[nxt[x]]}" for x in range(spec.vocab_size)]
-    lines += [f"{' '.join(names[t] for t in body)} {ARROW} {names[y]}" for body, y in sents]
-    return "\n".join(lines) + "\n"
+    orders = False
+    for body, y in sents:
+        orders = orders or bool((nxt[np.asarray(body)] != y).any())
+        lines.append(f"{' '.join(names[t] for t in body)} {ARROW} {names[y]}")
+    return "\n".join(lines) + "\n", orders
+
+
+def _stage2_refusal(spec: RandomSpec, method: str) -> str:
+    """Why ``spec``'s dataset cannot be trained in two stages, with the smallest --vocab that can (or another way)."""
+    from dataclasses import replace
+
+    head = (f"--vocab {spec.vocab_size} with --sentences {spec.n_sentences} and seed {spec.seed} gives no sentence "
+            "with a non-optimal token, so stage 2 has nothing to learn and `ttlab ntp run` would refuse the file")
+    if spec.n_sentences == 0:
+        return f"{head}; give --sentences 1 or more"
+    for v in range(spec.vocab_size + 1, spec.vocab_size + 65):
+        try:
+            if _text_and_stage2(replace(spec, vocab_size=v), method)[1]:
+                return f"{head}; the smallest --vocab that works with these options is {v} (or try another --seed)"
+        except TTLabInputError:
+            continue
+    return f"{head}; raise --vocab or try another --seed"  # pragma: no cover
+
+
+def generate_text(spec: RandomSpec, method: str = "dense", require_stage2: bool = False) -> str:
+    """Explicit-line text of a random realizable dataset (a header comment, the collocation lines, then
+    the sentences). ``method``: ``"dense"``, ``"large"`` or ``"auto"`` (see the module docstring).
+
+    ``require_stage2``: refuse (:class:`TTLabInputError` naming the smallest --vocab that works) a dataset
+    whose sentences hold no non-optimal token — W*_kq would have no constraint and ``ttlab ntp run``
+    would refuse it; a tiny vocabulary (|V| ≤ 3) often gives one."""
+    text, orders = _text_and_stage2(spec, method)
+    if require_stage2 and not orders:
+        raise TTLabInputError(_stage2_refusal(spec, method))
+    return text
 
 
 def generate_dataset(

@@ -526,8 +526,12 @@ def train_structured(
     progress: Callable[[str, int, int], None] | None = None,
     structure: DatasetStructure | None = None,
     problem: StructuredProblem | None = None,
+    keep_interrupted: bool = False,
 ) -> TrainResult:
     """Two-stage NGD/GD from zero with one-hot embeddings on the structured state; returns a TrainResult.
+
+    A KeyboardInterrupt propagates unless ``keep_interrupted`` (then the steps so far are returned, as
+    :func:`ttlab.ntp.train.train` does).
 
     ``config`` is a :class:`ttlab.ntp.train.TrainConfig` (validated; step sizes resolved here with d = |V|).
     The recorded metrics equal the dense run's to rounding (see the module docstring). The result's dense
@@ -545,12 +549,12 @@ def train_structured(
         # 2-core machine two threads were measured at ~4× the CPU time and slower in wall time too
         torch.set_num_threads(1)
     try:
-        return _train(prob, config, progress, t0)
+        return _train(prob, config, progress, t0, keep_interrupted)
     finally:
         torch.set_num_threads(before)
 
 
-def _train(prob: StructuredProblem, config: TrainConfig, progress, t0: float) -> TrainResult:
+def _train(prob: StructuredProblem, config: TrainConfig, progress, t0: float, keep_interrupted: bool = False) -> TrainResult:
     from ttlab.ntp.train import METRIC_COLUMNS, TrainResult
 
     V = prob.vocab_size
@@ -631,6 +635,8 @@ def _train(prob: StructuredProblem, config: TrainConfig, progress, t0: float) ->
             if progress:
                 progress("stage 2", t, cfg.stage2_steps)
     except KeyboardInterrupt:  # keep the steps recorded so far, as the dense trainer does
+        if not keep_interrupted:
+            raise
         rows = min(len(v) for v in metrics.values())
         for k in metrics:
             del metrics[k][rows:]

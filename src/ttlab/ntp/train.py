@@ -210,18 +210,22 @@ def train(
     embeddings: np.ndarray | None = None,
     progress: ProgressFn | None = None,
     model: NTPTransformer | None = None,
+    keep_interrupted: bool = False,
 ) -> TrainResult:
     """Run Algorithm 1 (or an ablation) on ``dataset`` and record the per-step diagnostics.
 
-    A KeyboardInterrupt during training ends it early: the result holds the steps recorded so far and
-    ``interrupted`` names where it stopped (stage 2 is skipped when W*_kq has no constraint and
-    ``stage2_steps`` is 0, see :meth:`DatasetStructure.degenerate`).
+    A KeyboardInterrupt during training propagates (an interrupted run is never a result), unless
+    ``keep_interrupted``: then training ends early, the result holds the steps recorded so far and
+    ``interrupted`` names where it stopped — for a caller that writes them and says so (``ntp run``).
+    Stage 2 is skipped when W*_kq has no constraint and ``stage2_steps`` is 0, see
+    :meth:`DatasetStructure.degenerate`.
     """
     cfg = config or TrainConfig()
     if use_structured(cfg, embeddings if model is None else _embeddings_of(model), model):
         from ttlab.ntp.structured import train_structured
 
-        return train_structured(dataset, cfg, progress, structure=None if model is None else model.structure)
+        return train_structured(dataset, cfg, progress, structure=None if model is None else model.structure,
+                                keep_interrupted=keep_interrupted)
     t0 = time.perf_counter()
     spread = logit_spread_bound(cfg, dataset.vocab_size, embeddings if model is None else _embeddings_of(model))
     if model is None:
@@ -237,7 +241,7 @@ def train(
         try:
             return _train(model, cfg, progress, t0, state)
         except KeyboardInterrupt:
-            if "metrics" not in state:
+            if not keep_interrupted or "metrics" not in state:
                 raise
             m = state["metrics"]
             rows = min(len(v) for v in m.values())  # the interrupt may land between two columns of a row

@@ -12,7 +12,9 @@ directory ``DIR``:
 Resume: a part whose record exists with status ``ok`` and the same mode, seed and part version is
 reused, not re-run. Failure isolation: a part that raises is recorded as failed (error and
 traceback) and the others still run; the report shows the failure where the part's section would
-be, and ``ttlab reproduce`` exits with code 1.
+be, and ``ttlab reproduce`` exits with code 1. Interrupts: a part stopped by Ctrl-C (KeyboardInterrupt) is
+recorded with status ``interrupted`` — never ``ok``, never reused — the reports are rewritten and the
+interrupt propagates (``ttlab reproduce`` exits with 130; the same command resumes).
 
 Adding a part (one function + one registration)
 -----------------------------------------------
@@ -66,7 +68,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ttlab.errors import TTLabInputError
-from ttlab.provenance import atomic_write_json, atomic_write_text, versions
+from ttlab.provenance import atomic_write_json, atomic_write_text, read_json, versions
 from ttlab.reproduce.registry import (
     MODES,
     PAPERS,
@@ -99,6 +101,8 @@ __all__ = [
 ]
 
 SCHEMA = "ttlab.reproduce/2"
+INTERRUPTED = "interrupted"
+"""Status of a part stopped by Ctrl-C: stored so the report says so, never reused (only ``ok`` is)."""
 
 # the parts register themselves on import (explicit, in report order: paper A, then paper B)
 from ttlab.reproduce import parts_lm, parts_ntp, parts_scaling  # noqa: E402,F401
@@ -107,7 +111,7 @@ from ttlab.reproduce import parts_lm, parts_ntp, parts_scaling  # noqa: E402,F40
 def load_part_record(out_dir: str | Path, name: str) -> dict | None:
     """The stored record ``DIR/parts/<name>.json`` (None when missing or unreadable)."""
     try:
-        rec = json.loads((Path(out_dir) / "parts" / f"{name}.json").read_text(encoding="utf-8-sig"))
+        rec = read_json(Path(out_dir) / "parts" / f"{name}.json")
     except (OSError, ValueError):  # damaged records: see part_record_problem
         return None
     return rec if isinstance(rec, dict) else None
@@ -122,7 +126,7 @@ def part_record_problem(out_dir: str | Path, name: str) -> str | None:
     if not path.is_file():
         return None
     try:
-        rec = json.loads(path.read_text(encoding="utf-8-sig"))
+        rec = read_json(path)
     except UnicodeDecodeError as exc:
         return f"{path} is corrupt (not UTF-8 text: {exc.reason})"
     except ValueError as exc:
@@ -176,7 +180,7 @@ def run_reproduction(
     """Run every part (or ``parts``), reusing finished ones; write results.json, report.md and report.html.
 
     ``mode`` (``quick`` | ``full`` | ``tiny``) overrides ``quick``. ``on_part(name, status)`` is called
-    with ``running``, ``reused``, ``ok`` or ``failed``; ``progress(name, description, completed, total)``
+    with ``running``, ``reused``, ``ok``, ``failed`` or ``interrupted`` (then KeyboardInterrupt propagates); ``progress(name, description, completed, total)``
     receives the parts' sub-steps. ``rerun=True`` ignores cached records of the selected parts.
     Parts not selected but finished earlier in ``out_dir`` (same mode and seed) are kept in the
     report. Returns the dict written to ``results.json``.
@@ -242,14 +246,26 @@ def run_reproduction(
             rec.update(status="ok", result=data)
         except Exception as exc:  # a failing part is reported, the others still run
             rec.update(status="failed", error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc())
+        except KeyboardInterrupt:  # never a result: recorded as interrupted (not reused), then the run stops
+            rec.update(status=INTERRUPTED, error="interrupted (Ctrl-C) before the part finished; re-run the same "
+                       "command to run it again", wall_time_s=time.perf_counter() - t0, finished_at=_now(),
+                       versions=stamp)
+            _record_part(results, out, t_start, path, rec, on_part)
+            raise
         rec.update(wall_time_s=time.perf_counter() - t0, finished_at=_now(), versions=stamp)
-        atomic_write_json(path, rec)
-        results["parts"][name] = {**rec, "reused": False}
-        if on_part:
-            on_part(name, rec["status"])
-        _write_all(results, out, t_start)
+        _record_part(results, out, t_start, path, rec, on_part)
     _write_all(results, out, t_start)
     return results
+
+
+def _record_part(results: dict, out: Path, t_start: float, path: Path, rec: dict,
+                 on_part: Callable[[str, str], None] | None) -> None:
+    """Store a part's record (atomically), tell ``on_part`` and rewrite the reports."""
+    atomic_write_json(path, rec)
+    results["parts"][rec["part"]] = {**rec, "reused": False}
+    if on_part:
+        on_part(rec["part"], rec["status"])
+    _write_all(results, out, t_start)
 
 
 def _to_json(obj: object) -> str:

@@ -137,6 +137,9 @@ def fmt(v: Any, digits: int = 4) -> str:
 
 
 def _failed_blocks(rec: dict) -> list[Block]:
+    if rec.get("status") == "interrupted":
+        return [Paragraph(f"This part was INTERRUPTED after {rec.get('wall_time_s', 0.0):.1f} s and has no result; "
+                          "re-run the same command to run it again.")]
     return [
         Paragraph(f"This part FAILED after {rec.get('wall_time_s', 0.0):.1f} s: {rec.get('error', 'unknown error')}"),
         Preformatted(rec.get("traceback") or rec.get("error") or ""),
@@ -189,7 +192,7 @@ def _summary_rows(results: dict) -> list[list[str]]:
         if rec is None:
             continue
         if rec["status"] != "ok":
-            rows.append([rec.get("paper", "?"), name, "—", "(part failed)", "failed", rec.get("error", "")])
+            rows.append([rec.get("paper", "?"), name, "—", f"(part {rec['status']})", "failed", rec.get("error", "")])
             continue
         for c in rec["result"].get("claims", []):
             rows.append([rec.get("paper", "?"), name, c.get("kind", "check"), c["statement"], c["verdict"], c["summary"]])

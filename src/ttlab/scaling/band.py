@@ -9,18 +9,18 @@ median rules, TwoNN, GRIDE, TLE, MOM, MADA, MiND_ML, CorrInt, DANCo, ESS — the
 ``ttlab id compare``). PCA-based dimensions (``lpca``, ``lpca_pr``) measure the linear span, not the
 manifold, and are left out unless listed explicitly.
 
-Imports: ttlab.errors, ttlab.scaling.theory; never ttlab.cli.
+Imports: ttlab.errors, ttlab.provenance (read_json), ttlab.scaling.theory; never ttlab.cli.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from ttlab.errors import TTLabInputError
+from ttlab.provenance import read_json
 from ttlab.scaling.theory import _check_beta, _check_d, alpha_d, alpha_n
 
 BAND_ESTIMATORS: tuple[str, ...] = (
@@ -144,7 +144,7 @@ def ids_from_compare_json(path: str | Path) -> tuple[dict[str, float], float | N
     """The ``{method: d̂}`` of a ``ttlab id compare --json/--out`` file, and the β it used."""
     p = Path(path)
     try:
-        data = json.loads(p.read_text())
+        data = read_json(p)
     except FileNotFoundError:
         raise TTLabInputError(f"{p} does not exist.") from None
     except (OSError, ValueError) as exc:

@@ -20,7 +20,6 @@ import traceback
 from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any, Iterator
 
 from ttlab.sweep.keys import key_name
@@ -138,7 +137,9 @@ def failed_record(task: Task, error: str) -> TaskRecord:
 def load_record(path: str | os.PathLike[str]) -> TaskRecord | None:
     """Read a cached record; ``None`` when the file is missing or unreadable (then the task reruns)."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8-sig"))
+        from ttlab.provenance import read_json
+
+        data = read_json(path)
         data.pop("cached", None)
         return TaskRecord(**data, cached=True)
     except (OSError, ValueError, TypeError):

@@ -1,0 +1,165 @@
+"""Interrupts are never results (issue 23): Ctrl-C is recorded as unfinished, never reused, and every long
+command prints how to resume and exits 130. Interrupts are simulated by raising KeyboardInterrupt from a
+part or a progress callback (no real signals)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from ttlab.reproduce import load_part_record, run_reproduction
+from ttlab.reproduce.registry import PartContext, register_part
+
+from tests.test_reproduce import registry  # noqa: F401  (fixture)
+
+
+def _interrupting_part(calls: dict) -> None:
+    @register_part("fake_slow", paper="A", title="Fake part interrupted on its first run", render=lambda r: [],
+                   estimate=(1, 1))
+    def fake_slow(out: Path, ctx: PartContext) -> dict:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise KeyboardInterrupt
+        return {"n": calls["n"], "claims": []}
+
+
+def test_an_interrupted_part_is_recorded_as_interrupted_and_never_reused(registry, tmp_path):  # noqa: F811
+    calls = {"n": 0}
+    _interrupting_part(calls)
+    seen: list[tuple[str, str]] = []
+    with pytest.raises(KeyboardInterrupt):
+        run_reproduction(tmp_path, mode="tiny", on_part=lambda n, s: seen.append((n, s)))
+    rec = load_part_record(tmp_path, "fake_slow")
+    assert rec["status"] == "interrupted" and "result" not in rec and "re-run the same command" in rec["error"]
+    assert seen == [("fake_slow", "running"), ("fake_slow", "interrupted")]
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert results["summary"]["failed"] == ["fake_slow"]  # the report counts it as unfinished, not ok
+    assert "INTERRUPTED" in (tmp_path / "report.md").read_text()
+    again = run_reproduction(tmp_path, mode="tiny")  # the same command again: the part runs, not "ok (reused)"
+    assert calls["n"] == 2 and again["parts"]["fake_slow"]["status"] == "ok"
+    assert again["parts"]["fake_slow"]["reused"] is False
+
+
+def test_reproduce_cli_prints_the_resume_line_and_exits_130(registry, run_cli, tmp_path):  # noqa: F811
+    _interrupting_part({"n": 0})
+    r = run_cli("reproduce", "--out", tmp_path / "o", "--part", "fake_slow")
+    assert r.code == 130
+    assert "interrupted — re-run the same command to resume" in " ".join(r.err.split())
+    assert load_part_record(tmp_path / "o", "fake_slow")["status"] == "interrupted"
+
+
+def test_ntp_figure2_interrupted_in_training_is_not_stored_as_ok(tmp_path):
+    """The reported bug: the ntp training loop swallowed Ctrl-C, so ntp_figure2 was stored "ok" and reused."""
+
+    def progress(name, description, completed, total):
+        if "continued" in description and (completed or 0) >= 5:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_reproduction(tmp_path, mode="tiny", parts=["ntp_figure2"], progress=progress)
+    rec = load_part_record(tmp_path, "ntp_figure2")
+    assert rec["status"] == "interrupted" and "result" not in rec
+
+
+def test_ntp_generalize_interrupted_writes_nothing(run_cli, tmp_path, monkeypatch):
+    import ttlab.ntp.train as train_mod
+    from tests.ntp.test_bounds import cycle_text
+
+    def interrupt(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(train_mod, "train", interrupt)
+    data = tmp_path / "d.txt"
+    data.write_text(cycle_text(40))
+    r = run_cli("ntp", "generalize", "--data", data, "--out", tmp_path / "g")
+    assert r.code == 130 and "interrupted — nothing was written" in " ".join(r.err.split())
+    assert not (tmp_path / "g" / "generalization.json").exists()
+
+
+@pytest.mark.parametrize("command", ["suite", "manifold", "data-sweep", "model-sweep"])
+def test_long_commands_exit_130_with_the_resume_line(run_cli, tmp_path, monkeypatch, command):
+    def interrupt(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    if command == "suite":
+        import ttlab.lm.suite as suite
+
+        monkeypatch.setattr(suite, "run_suite", interrupt)
+        model = tmp_path / "m"
+        model.mkdir()
+        monkeypatch.setattr(suite, "resolve_model", lambda spec: spec)
+        args = ["lm", "suite", "--model", model, "--corpus", "builtin:sotu", "--out", tmp_path / "o"]
+    elif command.endswith("sweep"):
+        import ttlab.lm.experiments as ex
+
+        monkeypatch.setattr(ex, "run_data_sweep" if command == "data-sweep" else "run_model_sweep", interrupt)
+        args = ["lm", command, "--quick", "--out", tmp_path / "o"]
+    else:
+        import ttlab.scaling.manifold_regression as mr
+
+        monkeypatch.setattr(mr, "run_manifold_sweep", interrupt)
+        args = ["scaling", "manifold", "--quick", "--out", tmp_path / "o", "--workers", "1"]
+    r = run_cli(*args)
+    assert r.code == 130, r.err
+    assert "interrupted — re-run the same command to resume" in " ".join(r.err.split())
+
+
+def test_an_interrupted_lm_sweep_run_stops_the_sweep(monkeypatch, tmp_path):
+    """A run stopped at a checkpoint raises KeyboardInterrupt (a failed task would let the next one start)."""
+    import ttlab.lm.experiments as ex
+    import ttlab.lm.trainer as trainer
+
+    class Stopped:
+        status = "interrupted"
+
+    monkeypatch.setattr(trainer, "train", lambda *a, **k: Stopped())
+    import ttlab.lm.data as data
+
+    monkeypatch.setattr(data, "TokenizedCorpus", lambda d: None)
+    monkeypatch.setattr(ex.GPTConfig, "from_dict", staticmethod(lambda d: None))
+    monkeypatch.setattr(ex.TrainConfig, "from_dict", staticmethod(lambda d: None))
+    with pytest.raises(KeyboardInterrupt, match="run the sweep again to resume"):
+        ex.train_task({"dataset_dir": str(tmp_path), "model": {}, "train": {}, "run_dir": str(tmp_path / "r"),
+                       "protocol": "fixed"})
+
+
+def test_a_real_sigint_in_ntp_figure2_is_recorded_as_interrupted(tmp_path):
+    """End to end with a real signal: SIGINT sent to the process during the part's training."""
+    import subprocess
+    import sys
+
+    code = f"""
+import os, signal
+from ttlab.reproduce import run_reproduction
+def progress(name, description, completed, total):
+    if "stage 2" in description and (completed or 0) >= 10:
+        os.kill(os.getpid(), signal.SIGINT)
+try:
+    run_reproduction({str(tmp_path)!r}, mode="tiny", parts=["ntp_figure2"], progress=progress)
+except KeyboardInterrupt:
+    raise SystemExit(130)
+"""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    proc = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 130, proc.stderr
+    rec = load_part_record(tmp_path, "ntp_figure2")
+    assert rec["status"] == "interrupted" and "result" not in rec
+    assert json.loads((tmp_path / "results.json").read_text())["summary"]["n_ok"] == 0
+
+
+def test_ntp_run_interrupted_before_training_exits_130(run_cli, tmp_path, monkeypatch):
+    import ttlab.ntp.experiment as experiment
+    from tests.ntp.test_bounds import cycle_text
+
+    def interrupt(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(experiment, "estimate_seconds", interrupt)  # Ctrl-C while the steps are being timed
+    data = tmp_path / "d.txt"
+    data.write_text(cycle_text(40))
+    r = run_cli("ntp", "run", "--data", data, "--out", tmp_path / "o", "--quiet")
+    assert r.code == 130 and "interrupted — outside the training steps" in " ".join(r.err.split())
+    assert not (tmp_path / "o" / "summary.json").exists()

@@ -1,0 +1,128 @@
+"""Messages that help (issue 23): advice that works, causes on the console, progress in long silences,
+and no dataset written that the next command refuses."""
+
+from __future__ import annotations
+
+import errno
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from ttlab.errors import TTLabInputError
+
+from tests.test_reproduce import registry  # noqa: F401  (fixture)
+
+
+# ---------------------------------------------------------------------------------- ntp generate
+def test_generate_refuses_a_dataset_that_run_would_refuse_and_names_the_smallest_vocab(run_cli, tmp_path):
+    out = tmp_path / "g.txt"
+    r = run_cli("ntp", "generate", "--vocab", "3", "--out", out)
+    err = " ".join(r.err.split())
+    assert r.code == 2 and "stage 2 has nothing to learn" in err
+    assert "the smallest --vocab that works with these options is 4" in err and not out.exists()
+    assert run_cli("ntp", "generate", "--vocab", "4", "--out", out).code == 0
+    r = run_cli("ntp", "run", "--data", out, "--out", tmp_path / "run", "--quiet", "--stage1-steps", "5",
+                "--stage2-steps", "5")
+    assert r.code == 0, r.err  # what generate writes, run accepts
+
+
+@pytest.mark.parametrize("method", ["dense", "large"])
+def test_the_stage2_test_of_generate_agrees_with_the_checker(method):
+    from ttlab.ntp.dataset import NTPDataset
+    from ttlab.ntp.generate import RandomSpec, _text_and_stage2
+    from ttlab.ntp.structure import analyze
+
+    seen = set()
+    for vocab in (2, 3, 4, 8):
+        for seed in range(8):
+            try:
+                text, orders = _text_and_stage2(RandomSpec(vocab, 3, 2, 6, seed), method)
+            except TTLabInputError:
+                continue
+            assert orders == ("stage2" not in analyze(NTPDataset.from_text(text)).degenerate()), (vocab, seed)
+            seen.add(orders)
+    assert seen == {True, False}  # both cases were met
+
+
+# ------------------------------------------------------------------------------ corpus decoding
+def test_suite_reads_a_latin1_corpus_with_decode_errors_replace(tmp_path, run_cli, monkeypatch):
+    from ttlab.lm.suite import SuiteConfig, _split_texts
+
+    corpus = tmp_path / "latin1.txt"
+    corpus.write_bytes("\n\n".join(f"Café number {i} près de la gare." for i in range(30)).encode("latin-1"))
+    with pytest.raises(TTLabInputError, match="--decode-errors replace"):
+        _split_texts(SuiteConfig(corpus=str(corpus)))
+    texts, _ = _split_texts(SuiteConfig(corpus=str(corpus), decode_errors="replace"))
+    assert texts and all("\ufffd" in t for t in texts)
+    assert "decode_errors" not in SuiteConfig().plain_fields()  # cached runs of the default keep their keys
+    assert SuiteConfig(decode_errors="replace").plain_fields()["decode_errors"] == "replace"
+    model = tmp_path / "hf"
+    model.mkdir()
+    (model / "config.json").write_text('{"model_type": "gpt2"}')
+    r = run_cli("lm", "suite", "--model", model, "--corpus", corpus, "--decode-errors", "bogus", "--out", tmp_path / "o")
+    assert r.code == 2 and "decode_errors must be strict or replace" in r.err
+    import ttlab.lm.suite as suite
+
+    seen = {}
+
+    def fake_run_suite(**kw):
+        seen["cfg"] = kw["cfg"]
+        raise TTLabInputError("stop here")
+
+    monkeypatch.setattr(suite, "run_suite", fake_run_suite)
+    r = run_cli("lm", "suite", "--model", model, "--corpus", corpus, "--decode-errors", "replace", "--out", tmp_path / "o")
+    assert r.code == 2 and seen["cfg"].decode_errors == "replace"
+
+
+# ------------------------------------------------------------------------- causes on the console
+def test_reproduce_prints_a_failed_parts_cause_on_the_console(registry, run_cli, tmp_path):  # noqa: F811
+    from ttlab.reproduce.registry import PartContext, register_part
+
+    @register_part("fake_full_disk", paper="B", title="Fake part on a full disk", render=lambda r: [], estimate=(1, 1))
+    def fake_full_disk(out: Path, ctx: PartContext) -> dict:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(out / "x.npy"))
+
+    r = run_cli("reproduce", "--out", tmp_path / "o", "--part", "fake_full_disk")
+    err = " ".join(r.err.split())
+    assert r.code == 1 and "fake_full_disk: OSError: [Errno 28] No space left on device" in err
+
+
+# ------------------------------------------------------------------------------------- progress
+def test_progress_without_a_terminal_prints_lines_and_a_heartbeat(capsys, monkeypatch):
+    import ttlab.cli._common as common
+
+    monkeypatch.setattr(common, "HEARTBEAT_SECONDS", 0.2)
+    assert not common.console_err.is_terminal  # pytest captures stderr: the case of a log file or a pipe
+
+    def work(progress):
+        progress("models", 0, 1)
+        time.sleep(0.9)  # one long step with no progress of its own
+        progress("models", 1, 1)
+        return 7
+
+    assert common.run_with_progress(work) == 7
+    err = capsys.readouterr().err
+    assert "models: 0/1" in err and "models: 1/1" in err
+    assert "models: still running, 0/1 done" in err
+
+
+@pytest.mark.parametrize("command", ["data-sweep", "manifold"])
+def test_sweeps_print_the_cause_of_failed_runs(run_cli, tmp_path, monkeypatch, command):
+    cause = "OSError: [Errno 28] No space left on device: 'runs/r1/ckpt.pt'"
+    if command == "data-sweep":
+        import ttlab.lm.experiments as ex
+
+        monkeypatch.setattr(ex, "run_data_sweep", lambda **kw: {
+            "n_failed": 1, "runs": [{"name": "r0", "status": "ok"}, {"name": "r1", "status": "failed", "error": cause}]})
+        args = ["lm", "data-sweep", "--quick", "--json", "--out", tmp_path / "o"]
+    else:
+        import ttlab.scaling.manifold_regression as mr
+
+        monkeypatch.setattr(mr, "run_manifold_sweep", lambda *a, **kw: {
+            "sweep": {"n_failed": 1, "failures": [{"key": "r1", "config": {}, "error": cause}]}})
+        args = ["scaling", "manifold", "--quick", "--workers", "1", "--json", "--out", tmp_path / "o"]
+    r = run_cli(*args)
+    assert r.code == 1
+    assert f"r1: {cause}" in " ".join(r.err.split()) and "r0:" not in r.err
