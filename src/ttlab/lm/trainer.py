@@ -61,7 +61,7 @@ from ttlab.errors import TTLabInputError
 from ttlab.lm.data import TokenizedCorpus
 from ttlab.lm.distributed import DistInfo, init_distributed
 from ttlab.lm.model import GPT, GPTConfig
-from ttlab.provenance import atomic_file, atomic_write_json, atomic_write_text, versions
+from ttlab.provenance import atomic_file, atomic_write_json, atomic_write_text, median_call_seconds, versions
 
 CKPT_FORMAT = "ttlab.lm.ckpt/1"
 RESULT_FORMAT = "ttlab.lm.result/1"
@@ -321,14 +321,7 @@ def estimate_seconds(model_cfg: GPTConfig, cfg: TrainConfig, budget_s: float = 1
             model(idx, idx)[1].backward()
             opt.step()
 
-        step()
-        times: list[float] = []
-        start = time.perf_counter()
-        while len(times) < 5 and time.perf_counter() - start < budget_s:
-            t0 = time.perf_counter()
-            step()
-            times.append(time.perf_counter() - t0)
-        micro = float(np.median(times))
+        micro = median_call_seconds(step, budget_s, max_calls=5)
     finally:
         torch.set_num_threads(threads_before)
     evals = cfg.max_iters // cfg.eval_interval + 1

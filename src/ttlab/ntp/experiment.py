@@ -35,7 +35,7 @@ from ttlab.ntp.train import (
     train,
     use_structured,
 )
-from ttlab.provenance import atomic_savefig, atomic_write_json, atomic_write_text, versions
+from ttlab.provenance import atomic_savefig, atomic_write_json, atomic_write_text, median_call_seconds, versions
 
 #: runs estimated to take longer than this announce their estimate before starting
 ANNOUNCE_SECONDS = 10.0
@@ -77,19 +77,6 @@ def require_learnable(structure: DatasetStructure, config: TrainConfig) -> None:
         )
 
 
-def _median_step_seconds(fn, budget_s: float) -> float:
-    """Median wall time of ``fn()`` after one warm-up call (first calls pay one-off costs): up to 20 timed
-    calls or ``budget_s`` seconds."""
-    fn()
-    times: list[float] = []
-    start = time.perf_counter()
-    while len(times) < 20 and time.perf_counter() - start < budget_s:
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
-
-
 def estimate_seconds(model: NTPTransformer | StructuredProblem, config: TrainConfig, budget_s: float = 0.5) -> float:
     """Wall time of ``config``'s steps, extrapolated from timed steps (after one warm-up step).
 
@@ -122,10 +109,10 @@ def estimate_seconds(model: NTPTransformer | StructuredProblem, config: TrainCon
 
     with _threads_for(model), torch.no_grad():
         if config.schedule == "two-stage":
-            t1 = _median_step_seconds(stage1, budget_s) if config.stage1_steps else 0.0
-            t2 = _median_step_seconds(stage2, budget_s) if config.stage2_steps else 0.0
+            t1 = median_call_seconds(stage1, budget_s) if config.stage1_steps else 0.0
+            t2 = median_call_seconds(stage2, budget_s) if config.stage2_steps else 0.0
             return t1 * (config.stage1_steps + 1) + t2 * (config.stage2_steps + 1)
-        return _median_step_seconds(joint, budget_s) * (config.stage1_steps + config.stage2_steps + 1)
+        return median_call_seconds(joint, budget_s) * (config.stage1_steps + config.stage2_steps + 1)
 
 
 def _estimate_structured(prob: StructuredProblem, config: TrainConfig, budget_s: float) -> float:
@@ -150,8 +137,8 @@ def _estimate_structured(prob: StructuredProblem, config: TrainConfig, budget_s:
         prob.min_optimal_attention(phi)
 
     with one_thread():
-        t1 = _median_step_seconds(stage1, budget_s) if config.stage1_steps else 0.0
-        t2 = _median_step_seconds(stage2, budget_s) if config.stage2_steps else 0.0
+        t1 = median_call_seconds(stage1, budget_s) if config.stage1_steps else 0.0
+        t2 = median_call_seconds(stage2, budget_s) if config.stage2_steps else 0.0
     return t1 * (config.stage1_steps + 1) + t2 * (config.stage2_steps + 1)
 
 
@@ -259,8 +246,8 @@ def run_dynamics(
     above ``max_hours``; ``announce`` receives a one-line estimate of the whole run when it will take
     over :data:`ANNOUNCE_SECONDS`: the time since ``started`` (a ``time.perf_counter()`` reading taken
     when the command began, default: this call) plus the timed steps plus :data:`WRITE_SECONDS`
-    (``summary["time"]``; measured error in docs/cost_model.md). An interrupted run (KeyboardInterrupt) still writes what it recorded and
-    the summary says where it stopped (``summary["interrupted"]``).
+    (``summary["time"]``; measured error in docs/cost_model.md). An interrupted run (KeyboardInterrupt)
+    still writes what it recorded and the summary says where it stopped (``summary["interrupted"]``).
 
     Step sizes (structured path, see :func:`check_step_sizes`): ``step_sizes="paper"`` keeps the given
     ones (default 0.2/√d, 0.05/√d) and, when a stage's norm bound tη stays below ‖W*‖, warns through

@@ -391,8 +391,8 @@ class DatasetStructure:
         """JSON-ready summary: validity, violations, vocabulary, collocation and orders.
 
         Every order lists its non-comparable tokens while all orders together list at most ``max_listed``
-        (#orders × |V|; default :data:`MAX_NON_COMPARABLE_LISTED`); above that they are counted (:meth:`order_summary`): at |V| = 5,000 the lists
-        took 3.2 GB and 425 MB of JSON.
+        (#orders × |V|; default :data:`MAX_NON_COMPARABLE_LISTED`); above that they are counted
+        (:meth:`order_summary`): at |V| = 5,000 the lists took 3.2 GB and 425 MB of JSON.
         """
         cap = MAX_NON_COMPARABLE_LISTED if max_listed is None else max_listed
         listed = len(self.orders) * self.dataset.vocab_size <= cap
