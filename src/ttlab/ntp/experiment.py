@@ -119,7 +119,7 @@ def _estimate_structured(prob: StructuredProblem, config: TrainConfig, budget_s:
     """:func:`estimate_seconds` for the structured path (its steps from W = 0, same timing rule)."""
     import torch
 
-    from ttlab.ntp.structured import SparseKQ, StructuredOV, one_thread
+    from ttlab.ntp.structured import SparseKQ, StructuredOV, _ngd_unit, one_thread
 
     m = len(prob.colloc_tokens)
     z = torch.zeros(m, dtype=torch.float64)
@@ -127,13 +127,20 @@ def _estimate_structured(prob: StructuredProblem, config: TrainConfig, budget_s:
     a_tok = prob.position_gain(ov)
     kq = SparseKQ(prob.vocab_size, prob.pair_token, prob.pair_query, torch.zeros(len(prob.pair_keys), dtype=torch.float64))
 
-    def stage1() -> None:
+    mult1 = torch.tensor([1.0, float(prob.vocab_size - 1)], dtype=torch.float64)
+
+    def stage1() -> None:  # as a training step: loss and gradient, the cosine's norms, the NGD update
         if m:
-            prob.stage1_loss_grad(ov)
+            ce, _ = prob.stage1_loss_grad(ov)
+            ov.norm()
+            unit, un = _ngd_unit(ce.grad, mult1) if prob.vocab_size > 1 else (ce.grad, 1.0)
+            ov.label_val - unit[:, 0] / max(un, 1e-300)
 
     def stage2() -> None:
         _, grad, phi = prob.stage2_loss_grad(a_tok, kq)
-        float(grad.norm())
+        float(kq.values @ kq.values)
+        unit, un = _ngd_unit(grad)
+        kq.values - unit / max(un, 1e-300)
         prob.min_optimal_attention(phi)
 
     with one_thread():
