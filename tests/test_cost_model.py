@@ -118,6 +118,9 @@ def test_figure2_step_sizes_need_the_structured_path(run_cli, tmp_path):
     res = run_cli("ntp", "run", "--vocab", "8", "--sentences", "20", "--quiet", "--impl", "dense",
                   "--step-sizes", "figure2", "--out", tmp_path / "o")
     assert res.code == 2 and "structured path" in " ".join(res.err.split())
+    res = run_cli("ntp", "run", "--vocab", "8", "--sentences", "20", "--quiet", "--optimizer", "gd",
+                  "--step-sizes", "figure2", "--out", tmp_path / "o1")
+    assert res.code == 2 and "normalized GD" in " ".join(res.err.split())
     res = run_cli("ntp", "run", "--vocab", "8", "--sentences", "20", "--quiet", "--step-sizes", "big",
                   "--out", tmp_path / "o2")
     assert res.code == 2 and "--step-sizes must be one of" in " ".join(res.err.split())

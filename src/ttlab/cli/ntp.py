@@ -276,7 +276,7 @@ def run(
     step_sizes: str = typer.Option("paper", "--step-sizes", help="paper: unset step sizes are 0.2/√d and 0.05/√d "
                                    "(a warning before training when they cannot reach ‖W*‖, as at large |V|); "
                                    "figure2: unset ones keep Figure 2's ratios T·η/‖W*‖ (9.23, 2.06) at any |V| "
-                                   "(structured path only)."),
+                                   "(structured path, --optimizer ngd)."),
     init: str = typer.Option("zero", "--init", help="zero (the paper) or random (Gaussian, std --init-scale)."),
     init_scale: float = typer.Option(0.01, "--init-scale", help="Std of the random init."),
     schedule: str = typer.Option("two-stage", "--schedule", help="two-stage (Algorithm 1) or joint (both layers at once)."),

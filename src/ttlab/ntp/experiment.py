@@ -159,11 +159,17 @@ def check_step_sizes(problem: StructuredProblem, config: TrainConfig, step_sizes
 
     Solves W*_ov and W*_kq (kept on ``problem`` for training). ``"figure2"`` fills unset step sizes by
     :meth:`TrainConfig.figure2_scaled`; with the given ones (``"paper"``), a stage whose ratio
-    T·η/‖W*‖ is below 1 cannot leave the neighbourhood of the origin (its loss stays near log|V|), and
-    the warning names the ratios and the step sizes that keep Figure 2's.
+    T·η/‖W*‖ is below 1 cannot leave the neighbourhood of the origin (stage 1's loss stays near log|V|),
+    and the warning names the ratios and the step sizes that keep Figure 2's. Both apply to NGD only
+    (the bound ‖W(T)‖ ≤ T·η); other optimizers train as given, and "figure2" is refused for them.
     """
     if step_sizes not in STEP_SIZES:
         raise TTLabInputError(f"--step-sizes must be one of {', '.join(STEP_SIZES)} (got {step_sizes!r})")
+    if config.optimizer != "ngd":  # ‖W(T)‖ ≤ T·η holds for normalized steps from zero only
+        if step_sizes == "figure2":
+            raise TTLabInputError(f"--step-sizes figure2 is a rule for normalized GD (--optimizer ngd), not "
+                                  f"{config.optimizer}; pass --eta0 and --eta")
+        return config, None
     star_ov, star_kq = problem.max_margin(progress)
     if step_sizes == "figure2":
         return config.figure2_scaled(star_ov.norm, star_kq.norm), None
@@ -178,8 +184,9 @@ def check_step_sizes(problem: StructuredProblem, config: TrainConfig, step_sizes
              f"stage 2: {c.stage2_steps}·η = {c.stage2_steps * c.eta:.3g} vs ‖W*_kq‖ = {star_kq.norm:.4g}")
     return config, (
         f"the step sizes cannot move W far enough to learn ({'; '.join(names[i] for i in stuck)}): NGD grows ‖W‖ "
-        f"by at most η a step and W* is the smallest W with every margin 1, so the loss stays near "
-        f"log|V| = {math.log(V):.2f}. Figure 2 (|V| = 20) has T·η/‖W*‖ = {r1:g} and {r2:g}; to keep them pass "
+        f"by at most η a step and W* is the smallest W with every margin 1, so "
+        f"{'the loss stays near log|V| = ' + format(math.log(V), '.2f') if 0 in stuck else 'attention barely moves'}."
+        f" Figure 2 (|V| = 20) has T·η/‖W*‖ = {r1:g} and {r2:g}; to keep them pass "
         f"--eta0 {f.eta0:.4g} --eta {f.eta:.4g} (or --step-sizes figure2)"
     )
 
