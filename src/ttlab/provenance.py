@@ -1,4 +1,4 @@
-"""Provenance and safe output: versions of everything, atomic writes of results.
+"""Provenance and safe output: versions of everything, atomic writes of results, timed calls for estimates.
 
 Imports: the standard library (numpy lazily); of ttlab only ttlab.outputs (lazily: which files may be
 replaced).
@@ -13,13 +13,29 @@ import os
 import platform
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
 from typing import Any, BinaryIO
 
 _TRACKED = ("ttlab", "numpy", "scipy", "torch", "matplotlib", "clarabel")
+
+
+def median_call_seconds(fn: Callable[[], object], budget_s: float, max_calls: int = 20) -> float:
+    """Median wall time of ``fn()`` after one warm-up call (first calls pay one-off costs): up to
+    ``max_calls`` timed calls or ``budget_s`` seconds (at least one). The cost estimates time steps so."""
+    import statistics
+    import time
+
+    fn()
+    times: list[float] = []
+    start = time.perf_counter()
+    while not times or (len(times) < max_calls and time.perf_counter() - start < budget_s):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
 
 
 def versions(extra: tuple[str, ...] = ()) -> dict[str, str]:

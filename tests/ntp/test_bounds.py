@@ -313,7 +313,7 @@ def test_time_is_estimated_announced_and_bounded(run_cli, tmp_path, monkeypatch)
     assert res.code == 2 and "would take ~" in res.err and "--max-hours" in " ".join(res.err.split())
     monkeypatch.setattr(experiment, "ANNOUNCE_SECONDS", 0.0)
     res = run_cli(*args, "--out", tmp_path / "o2")
-    assert res.code == 0 and "estimated training time ~" in res.err
+    assert res.code == 0 and "estimated time ~" in res.err and "in all" in res.err
     summary = json.loads((tmp_path / "o2" / "summary.json").read_text())
     # the extrapolation is a positive time of the same order as the run (loose: the machine is shared)
     assert 0 < summary["estimated_time_s"] < 100 * summary["wall_time_s"] + 1

@@ -223,6 +223,8 @@ def train_cmd(
     compile_model: bool = typer.Option(False, "--compile", help="torch.compile the model."),
     threads: Optional[int] = typer.Option(None, "--threads", help="torch CPU threads."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress lines."),
+    max_hours: float = typer.Option(24.0, "--max-hours", help="On the CPU: refuse runs whose --max-iters steps, "
+                                    "extrapolated from timed steps before training, exceed this many hours."),
     as_json: bool = JsonOpt,
 ) -> None:
     """Train a GPT-style model on a corpus; works unchanged under `torchrun --nproc_per_node N`."""
@@ -252,6 +254,8 @@ def train_cmd(
         prepared = _prepare(corpus, quiet=True, **kw)
     mcfg = GPTConfig.from_preset(model, n_layer=n_layer, n_head=n_head, n_embd=n_embd, block_size=block_size,
                                  dropout=dropout, bias=bias, vocab_size=prepared.tokenizer.vocab_size)
+    if dist.device == "cpu" and not (resume and (out / "ckpt.pt").exists()):
+        _check_train_time(mcfg, tcfg, max_hours, announce=dist.is_main and not quiet)
 
     def on_eval(row: dict) -> None:
         if quiet:
@@ -282,6 +286,26 @@ def train_cmd(
         f"val final {s['final_val_loss']:.4f}, best {s['best_val_loss']:.4f} @ {s['best_iter']}, mean of 5 lowest "
         f"{s['mean_5_lowest_val']:.4f}; test {test}; {s['tokens_per_s']:,.0f} tokens/s, {s['ms_per_iter']:.1f} ms/iter",
         highlight=False, soft_wrap=True)
+
+
+def _check_train_time(mcfg, tcfg, max_hours: float, announce: bool) -> None:
+    """Refuse (exit 2) a CPU run estimated above ``max_hours``; print the estimate when ``announce``."""
+    import math
+
+    from ttlab.lm.trainer import estimate_seconds
+
+    if not (math.isfinite(max_hours) and max_hours > 0):
+        raise TTLabInputError(f"--max-hours must be a positive number (got {max_hours})")
+    seconds = estimate_seconds(mcfg, tcfg)
+    hours = seconds / 3600
+    if hours > max_hours:
+        raise TTLabInputError(
+            f"--max-iters {tcfg.max_iters:,} would take ~{hours:,.1f} h on this CPU (extrapolated from timed steps of "
+            f"this model and batch; early stopping may end sooner), above --max-hours {max_hours:g}; lower --max-iters, "
+            f"use a smaller --model or --batch-size, or raise --max-hours to {math.ceil(hours)} to run it anyway")
+    if announce:
+        console_err.print(f"estimated training time ≤ ~{seconds / 60:.1f} min for {tcfg.max_iters:,} steps and their "
+                          "evaluations (timed steps; early stopping can end sooner)", highlight=False)
 
 
 @app.command("sample")

@@ -60,11 +60,14 @@ class DatasetArgs:
 
     def load(self, memory_limit: float = DEFAULT_MEMORY_LIMIT_GIB):
         """The file's dataset, or the random one (generator picked as `ntp generate --generator auto` does)."""
+        from ttlab.ntp.cost import require_generable
         from ttlab.ntp.dataset import NTPDataset
-        from ttlab.ntp.generate import generate_dataset
+        from ttlab.ntp.generate import RandomSpec, generate_dataset, resolve_method
 
         if self.data is not None:
             return NTPDataset.from_file(self.data, memory_limit_gib=memory_limit)
+        spec = RandomSpec(self.vocab, self.sentences, self.min_len, self.max_len, self.seed)
+        require_generable(spec, resolve_method("auto", self.vocab), memory_limit, build_dataset=True)
         return generate_dataset(self.vocab, self.sentences, self.min_len, self.max_len, self.seed, method="auto")
 
 
@@ -145,8 +148,9 @@ def _collocation_text(pairs: list[tuple[str, str]]) -> str:
 def check(
     file: Path = typer.Argument(..., help="Dataset file to check."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object on stdout. For files over 2 MB that "
-                                  "pass, each order lists its optimal, non-optimal and confused tokens and counts "
-                                  "the non-comparable ones (n_non_comparable) instead of listing ~|V| of them."),
+                                  "pass, and whenever the orders × |V| exceed 1,000,000, each order lists its optimal, "
+                                  "non-optimal and confused tokens and counts the non-comparable ones "
+                                  "(n_non_comparable) instead of listing ~|V| of them."),
     memory_limit: float = MemoryOpt,
 ) -> None:
     """Check Assumptions 1 and 3 of the paper; exit 0 when they hold, 1 with the violations listed.
@@ -204,7 +208,9 @@ def _print_full_check(file: Path, ds, json_out: bool) -> None:
         console.print(_collocation_text(list(structure.collocation.items())), highlight=False)
         table = Table("query", "optimal", "non-optimal", "non-comparable", "confused", title="query-dependent orders")
         for q, cats in report["orders"].items():
-            table.add_row(q, *(" ".join(cats[k]) for k in ("optimal", "non_optimal", "non_comparable", "confused")))
+            table.add_row(q, " ".join(cats["optimal"]), " ".join(cats["non_optimal"]),
+                          " ".join(cats["non_comparable"]) if "non_comparable" in cats
+                          else f"({cats['n_non_comparable']:,} tokens)", " ".join(cats["confused"]))
         if len(report["orders"]) <= SHOW_VIOLATIONS:
             console.print(table)
         else:
@@ -242,15 +248,19 @@ def generate(
         "stays under 64 MiB (|V| ≤ 8,192), else large. Same construction, different random streams: a seed "
         "gives different files with dense and large."),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace an existing --out file (refused without it)."),
+    memory_limit: float = typer.Option(DEFAULT_MEMORY_LIMIT_GIB, "--memory-limit", help="GiB the generation may use "
+                                       "(estimated from the options first; above it the command refuses)."),
 ) -> None:
     """Write a seeded random realizable dataset (always passes `ttlab ntp check`)."""
-    from ttlab.ntp.generate import RandomSpec, generate_text
+    from ttlab.ntp.cost import require_generable
+    from ttlab.ntp.generate import RandomSpec, generate_text, resolve_method
     from ttlab.outputs import check_out_file
     from ttlab.provenance import atomic_write_text
 
     check_out_file(out, overwrite=overwrite)
-    atomic_write_text(out, generate_text(RandomSpec(vocab, sentences, min_len, max_len, seed), generator,
-                                         require_stage2=True))
+    spec = RandomSpec(vocab, sentences, min_len, max_len, seed)
+    require_generable(spec, resolve_method(generator, vocab), memory_limit)
+    atomic_write_text(out, generate_text(spec, generator, require_stage2=True))
     console.print(f"wrote {out}")
 
 
@@ -264,6 +274,10 @@ def run(
     stage2_steps: int = typer.Option(900, "--stage2-steps", help="Stage-2 steps (W_kq)."),
     eta0: Optional[float] = typer.Option(None, "--eta0", help="Stage-1 step size (default 0.2/√d)."),
     eta: Optional[float] = typer.Option(None, "--eta", help="Stage-2 step size (default 0.05/√d)."),
+    step_sizes: str = typer.Option("paper", "--step-sizes", help="paper: unset step sizes are 0.2/√d and 0.05/√d "
+                                   "(a warning before training when they cannot reach ‖W*‖, as at large |V|); "
+                                   "figure2: unset ones keep Figure 2's ratios T·η/‖W*‖ (9.23, 2.06) at any |V| "
+                                   "(structured path, --optimizer ngd)."),
     init: str = typer.Option("zero", "--init", help="zero (the paper) or random (Gaussian, std --init-scale)."),
     init_scale: float = typer.Option(0.01, "--init-scale", help="Std of the random init."),
     schedule: str = typer.Option("two-stage", "--schedule", help="two-stage (Algorithm 1) or joint (both layers at once)."),
@@ -287,6 +301,7 @@ def run(
     query (W*_kq undefined) only stage 1 can run: pass --stage2-steps 0. Ctrl-C stops training, writes
     the steps done so far and exits with 130.
     """
+    started = time.perf_counter()
     from ttlab.ntp.cost import require_steps
     from ttlab.ntp.experiment import run_dynamics
     from ttlab.outputs import check_out_dir
@@ -305,12 +320,13 @@ def run(
             _progress(not (quiet or json_out)) as progress:  # during training the steps so far are kept (below)
         summary = run_dynamics(ds, cfg, out, embeddings=E, embedding_kind=embeddings, progress=progress,
                                generalization_samples=generalization_samples, memory_limit_gib=memory_limit,
-                               max_hours=max_hours, announce=announce, keep_interrupted=True)
+                               max_hours=max_hours, announce=announce, keep_interrupted=True, step_sizes=step_sizes,
+                               started=started)
     public = {k: v for k, v in summary.items() if not k.startswith("_")}
     if json_out:
         print_json(public)
     else:
-        _print_run(public, out)
+        _print_run(public, out, time.perf_counter() - started)
     if "interrupted" in public:
         console_err.print(f"interrupted — at {public['interrupted']}: wrote the {len(summary['_result'].metrics['step']):,} "
                           f"steps recorded so far to {out}/metrics.csv and {out}/summary.json (no resume: re-run "
@@ -324,7 +340,7 @@ def certificate_line(name: str, sol: dict) -> str:
             f"{sol['n_constraints']:,} constraints ({sol['method']}; feasible when the violation is 0)")
 
 
-def _print_run(summary: dict, out: Path) -> None:
+def _print_run(summary: dict, out: Path, took_s: float) -> None:
     from ttlab.ntp.diagnostics import format_loss
 
     table = Table("stage", "steps", "final loss", "final cosine", "final norm", "1−cos fit C (log t/t)",
@@ -340,11 +356,12 @@ def _print_run(summary: dict, out: Path) -> None:
     console.print(table)
     c = summary["cost"]
     console.print(f"training batch {c['n_sentences']:,} sentences × {c['width']:,} distinct tokens = {c['slots']:,} "
-                  f"slots (estimated {c['estimated_bytes'] / 2**30:.2f} GiB); estimated time "
-                  f"{summary['estimated_time_s']:.2f} s", highlight=False)
+                  f"slots (estimated {c['estimated_bytes'] / 2**30:.2f} GiB)", highlight=False)
+    tm = summary["time"]
+    console.print(f"time: training {summary['wall_time_s']:.1f} s (estimated {tm['estimated_training_s']:.1f} s); "
+                  f"the whole command {took_s:.1f} s (estimated {tm['estimated_total_s']:.1f} s)", highlight=False)
     kq = "—" if summary["wkq_star_norm"] is None else f"{summary['wkq_star_norm']:.4f}"
-    console.print(f"‖W*_ov‖ = {summary['wov_star_norm']:.4f}, ‖W*_kq‖ = {kq}; "
-                  f"wall time {summary['wall_time_s']:.2f} s")
+    console.print(f"‖W*_ov‖ = {summary['wov_star_norm']:.4f}, ‖W*_kq‖ = {kq}")
     if summary.get("wkq_star"):
         console.print(certificate_line("W*_kq", summary["wkq_star"]), highlight=False)
     if "generalization" in summary:

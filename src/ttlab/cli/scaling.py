@@ -421,6 +421,8 @@ def manifold(
     n_test: Annotated[Optional[int], typer.Option("--n-test", help="Test points (clean targets) per seed [4096; quick: 2048].")] = None,
     no_knn: Annotated[bool, typer.Option("--no-knn", help="Skip the k-NN reference.")] = False,
     estimate_only: Annotated[bool, typer.Option("--estimate-only", help="Print the cost estimate and stop.")] = False,
+    max_hours: Annotated[float, typer.Option("--max-hours", help="Refuse sweeps whose estimated remaining wall time "
+                                             "exceeds this many hours.")] = 24.0,
     json_out: JsonOpt = False,
 ) -> None:
     """Regression on d-dimensional manifolds in R^D: does test MSE fall as n^(−2β/(2β+d))?"""
@@ -440,6 +442,7 @@ def manifold(
         if json_out:
             print_json({"cost": cost, "full_sweep_cost": full_cost, "config": cfg.to_dict()})
         return
+    _require_hours(cost["remaining_wall_seconds"], max_hours)
     if backend == "ray" and cost["n_cached"] < cost["n_train_runs"] + cost["n_knn_runs"]:
         import os
 
@@ -509,6 +512,19 @@ def _threads_per_task(backend: str, ray_address: str | None, workers: int, threa
     if threads is not None and threads < 1:
         raise TTLabInputError(f"--threads must be >= 1, got {threads}")
     return threads if threads is not None else (max(1, (os.cpu_count() or 1) // workers) if workers > 1 else 1)
+
+
+def _require_hours(seconds: float, max_hours: float) -> None:
+    """Refuse a sweep whose estimated remaining wall time exceeds ``max_hours`` (before any run starts)."""
+    import math
+
+    if not (math.isfinite(max_hours) and max_hours > 0):
+        raise TTLabInputError(f"--max-hours must be a positive number (got {max_hours})")
+    if seconds > max_hours * 3600:
+        raise TTLabInputError(
+            f"the sweep would take ≈ {_minutes(seconds)} of wall time (estimated above), over --max-hours {max_hours:g}; "
+            f"shrink it (--quick, fewer --d/--ambient/--seeds, a smaller --n-max or --max-steps), add --workers, or "
+            f"raise --max-hours to {math.ceil(seconds / 3600):,} to run it anyway")
 
 
 def _print_manifold_cost(cfg: Any, out: Path, quick: bool, workers: int, tpt: int) -> tuple[dict, dict | None]:

@@ -60,7 +60,7 @@ from ttlab.errors import TTLabInputError
 from ttlab.lm.data import TokenizedCorpus
 from ttlab.lm.distributed import DistInfo, init_distributed
 from ttlab.lm.model import GPT, GPTConfig
-from ttlab.provenance import atomic_file, atomic_write_json, atomic_write_text, read_json, versions
+from ttlab.provenance import atomic_file, atomic_write_json, atomic_write_text, median_call_seconds, read_json, versions
 
 CKPT_FORMAT = "ttlab.lm.ckpt/1"
 RESULT_FORMAT = "ttlab.lm.result/1"
@@ -296,6 +296,37 @@ class _Evaluator:
 
 
 # --------------------------------------------------------------------------------------- train
+def estimate_seconds(model_cfg: GPTConfig, cfg: TrainConfig, budget_s: float = 1.0) -> float:
+    """Time of ``cfg.max_iters`` optimiser steps and their evaluations on the CPU, extrapolated from
+    timed steps (an upper bound when early stopping ends the run sooner; data preparation not counted).
+
+    One micro-batch of random tokens goes forward, backward and through AdamW after one warm-up step,
+    repeated up to 5 times or ``budget_s`` seconds (median), with ``cfg.threads`` threads; a step is
+    ``grad_accum`` micro-batches; an evaluation is ``eval_iters`` forward passes (a third of a step
+    each, twice with ``eval_test``) every ``eval_interval`` steps. Start-up (~0.3 s of imports and
+    model construction) is left out.
+    """
+    threads_before = torch.get_num_threads()
+    if cfg.threads is not None:
+        torch.set_num_threads(cfg.threads)
+    try:
+        torch.manual_seed(0)
+        model = GPT(model_cfg)
+        opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr)
+        idx = torch.randint(model_cfg.vocab_size, (cfg.batch_size, model_cfg.block_size))
+
+        def step() -> None:
+            opt.zero_grad(set_to_none=True)
+            model(idx, idx)[1].backward()
+            opt.step()
+
+        micro = median_call_seconds(step, budget_s, max_calls=5)
+    finally:
+        torch.set_num_threads(threads_before)
+    evals = cfg.max_iters // cfg.eval_interval + 1
+    return micro * (cfg.grad_accum * cfg.max_iters + evals * cfg.eval_iters * (2 if cfg.eval_test else 1) / 3)
+
+
 def train(
     data: TokenizedCorpus,
     model_cfg: GPTConfig,

@@ -38,6 +38,9 @@ CHECK_BYTES_PER_TOKEN = 3000
 VALID_CHECK_BYTES_PER_TOKEN = 600
 MODEL_BYTES_PER_SLOT = 128
 METRIC_BYTES_PER_STEP = 600
+#: memory of `ntp generate` (see :func:`generation_bytes`)
+GENERATE_BYTES_PER_TOKEN = 32
+GENERATE_BYTES_PER_TYPE = 256
 #: steps per stage above which a run is refused whatever the budget (1e8 rows of metrics alone ≈ 60 GB)
 MAX_STEPS = 100_000_000
 _GIB = 2**30
@@ -80,6 +83,44 @@ def require_readable(text: str, source: str, memory_limit_gib: float = DEFAULT_M
             f"raise the limit with --memory-limit {math.ceil(need / _GIB)} if the machine has that much memory."
         )
     return total
+
+
+def generation_bytes(spec, method: str, build_dataset: bool = False) -> int:
+    """Peak memory of writing the random dataset ``spec`` (a :class:`ttlab.ntp.generate.RandomSpec`) with
+    generator ``method`` ("dense" or "large", resolved), and of reading it into a dataset when
+    ``build_dataset`` (as `ntp run` without --data does); computed from the spec, nothing generated.
+
+    Expected tokens: 2 per collocation line, (min + max)/2 + 1 per sentence. Measured with tracemalloc
+    (|V| = 100 … 200,000): ≤ 14 bytes per token of text and lists, ≤ 205 bytes per vocabulary entry,
+    plus the dense generator's |V|² role table; the constants are rounded up to
+    :data:`GENERATE_BYTES_PER_TOKEN` and :data:`GENERATE_BYTES_PER_TYPE`.
+    """
+    V, n = spec.vocab_size, spec.n_sentences
+    tokens = 2 * V + n * ((spec.min_len + spec.max_len) / 2 + 1)
+    need = tokens * GENERATE_BYTES_PER_TOKEN + V * GENERATE_BYTES_PER_TYPE + (V * V if method == "dense" else 0)
+    if build_dataset:
+        need += tokens * VALID_CHECK_BYTES_PER_TOKEN
+    return int(need)
+
+
+def require_generable(spec, method: str, memory_limit_gib: float = DEFAULT_MEMORY_LIMIT_GIB,
+                      build_dataset: bool = False) -> None:
+    """Refuse a random dataset whose generation (:func:`generation_bytes`) would exceed the limit,
+    before anything is drawn, naming the option that dominates and how to proceed."""
+    limit = check_limit(memory_limit_gib) * _GIB
+    need = generation_bytes(spec, method, build_dataset)
+    if need <= limit:
+        return
+    V, n = spec.vocab_size, spec.n_sentences
+    parts = {"--vocab": V * GENERATE_BYTES_PER_TYPE + (V * V if method == "dense" else 0),
+             "--sentences and --max-len": n * ((spec.min_len + spec.max_len) / 2 + 1) * GENERATE_BYTES_PER_TOKEN}
+    worst = max(parts, key=parts.get)
+    raise TTLabInputError(
+        f"a random dataset with --vocab {V:,}, --sentences {n:,} and lengths {spec.min_len:,}…{spec.max_len:,} "
+        f"would take ~{_gib(need)} to generate{' and read' if build_dataset else ''} (limit {_gib(limit)}; "
+        f"{worst} dominate{'s' if worst == '--vocab' else ''}). Lower {worst}, or raise the limit with "
+        f"--memory-limit {math.ceil(need / _GIB)} if the machine has that much memory."
+    )
 
 
 def _valid_by_quick_check(text: str, source: str) -> bool:

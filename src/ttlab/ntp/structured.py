@@ -73,6 +73,8 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable, NamedTuple
 
@@ -342,6 +344,7 @@ class StructuredProblem:
 
     def __init__(self, dataset: NTPDataset, structure: DatasetStructure | None = None) -> None:
         self.dataset = dataset
+        self._stars: tuple[SparseMaxMargin, SparseMaxMargin] | None = None
         self.structure = structure if structure is not None else analyze(dataset)
         V = self.vocab_size = dataset.vocab_size
         sents = dataset.sentences
@@ -441,6 +444,15 @@ class StructuredProblem:
                 multi=torch.as_tensor(multi[rows]),
             ))
         self.work = sum(b.other.numel() for b in self.buckets)
+
+    def max_margin(self, progress: Callable[[str, int, int], None] | None = None) -> tuple[SparseMaxMargin,
+                                                                                          SparseMaxMargin]:
+        """W*_ov and W*_kq of the dataset (solved once, then kept: a run can size its step sizes from their
+        norms before training). ``progress`` as in :func:`sparse_max_margin_kq`."""
+        if self._stars is None:
+            self._stars = (sparse_max_margin_ov(self.next_token),
+                           sparse_max_margin_kq(self.structure.kq_triples(), self.vocab_size, progress=progress))
+        return self._stars
 
     # ------------------------------------------------------------------ stage 1
     def stage1_loss_grad(self, ov: StructuredOV) -> tuple[CompressedCE, int]:
@@ -543,13 +555,23 @@ def train_structured(
         raise TTLabInputError(f"--impl structured cannot run this configuration: {why}")
     t0 = time.perf_counter()
     prob = problem if problem is not None else StructuredProblem(dataset, structure)
+    with one_thread():
+        return _train(prob, config, progress, t0, keep_interrupted)
+
+
+@contextmanager
+def one_thread() -> Iterator[None]:
+    """Run the structured steps on one intra-op thread (training and its time estimate alike).
+
+    The steps' kernels are short (one batch of sentences each); on a shared 2-core machine two threads
+    were measured at ~4× the CPU time and slower in wall time too (a time estimate timed on two threads
+    read 8× the training's wall time at |V| = 5,000).
+    """
     before = torch.get_num_threads()
     if before > 1:
-        # one intra-op thread: the steps' kernels are short (one batch of sentences each), and on a shared
-        # 2-core machine two threads were measured at ~4× the CPU time and slower in wall time too
         torch.set_num_threads(1)
     try:
-        return _train(prob, config, progress, t0, keep_interrupted)
+        yield
     finally:
         torch.set_num_threads(before)
 
@@ -561,8 +583,7 @@ def _train(prob: StructuredProblem, config: TrainConfig, progress, t0: float, ke
     cfg = replace(config.resolved(V), dtype="float64", impl="structured")
     if len(prob.colloc_tokens) == 0:
         raise TTLabInputError("the dataset has no one-token sentences, so there is no collocation to train on")
-    star_ov = sparse_max_margin_ov(prob.next_token)
-    star_kq = sparse_max_margin_kq(prob.structure.kq_triples(), V, progress=progress)
+    star_ov, star_kq = prob.max_margin(progress)
     m_col = len(prob.colloc_tokens)
     zeros = torch.zeros(m_col, dtype=torch.float64)
     ov = StructuredOV(V, prob.colloc_tokens, prob.colloc_next, zeros.clone(), zeros.clone())

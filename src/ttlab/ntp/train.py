@@ -49,6 +49,11 @@ METRIC_COLUMNS = (
 )
 
 ProgressFn = Callable[[str, int, int], None]
+#: Figure 2's ratios of the final norm bound tη to ‖W*‖ (stage 1, stage 2) in the paper's Section 7
+#: setting: |V| = d = 20, `ttlab ntp run`'s default random dataset (100 sentences, lengths 2–6, seed 0),
+#: 900 steps per stage, η0 = 0.2/√d, η = 0.05/√d, ‖W*_ov‖ = 4.3589, ‖W*_kq‖ = 4.8846 (recomputed in
+#: tests/ntp/test_train.py). :meth:`TrainConfig.figure2_scaled` keeps them at any size.
+FIGURE2_NORM_RATIOS = (9.2338, 2.0600)
 SMALL_PROBLEM = 2_000_000  # padded tokens × |V| below which one thread is fastest
 
 
@@ -90,6 +95,27 @@ class TrainConfig:
             raise TTLabInputError(f"--init must be one of {', '.join(INITS)} (got {self.init!r})")
         if not self.init_scale > 0:
             raise TTLabInputError(f"--init-scale must be > 0 (got {self.init_scale})")
+
+    def figure2_scaled(self, wov_star_norm: float, wkq_star_norm: float) -> "TrainConfig":
+        """A copy whose unset step sizes keep Figure 2's ratios of the final norm bound tη to ‖W*‖
+        (:data:`FIGURE2_NORM_RATIOS`): η0 = r1·‖W*_ov‖/T1, η = r2·‖W*_kq‖/T2. Given step sizes are kept."""
+        r1, r2 = FIGURE2_NORM_RATIOS
+
+        def rule(given: float | None, ratio: float, star: float, steps: int) -> float | None:
+            return given if given is not None or star <= 0 or steps == 0 else ratio * star / steps
+
+        return replace(self, eta0=rule(self.eta0, r1, wov_star_norm, self.stage1_steps),
+                       eta=rule(self.eta, r2, wkq_star_norm, self.stage2_steps))
+
+    def norm_ratios(self, dim: int, wov_star_norm: float, wkq_star_norm: float) -> tuple[float, float]:
+        """(T1·η0/‖W*_ov‖, T2·η/‖W*_kq‖) with the step sizes resolved for ``dim`` (nan for a zero ‖W*‖).
+
+        Below 1 a stage cannot reach its max-margin solution's margins: NGD moves ‖W‖ by at most η a
+        step, and W* is the smallest W with every margin ≥ 1, so the loss stays near log|V|.
+        """
+        c = self.resolved(dim)
+        return (c.stage1_steps * c.eta0 / wov_star_norm if wov_star_norm > 0 else math.nan,
+                c.stage2_steps * c.eta / wkq_star_norm if wkq_star_norm > 0 else math.nan)
 
     def resolved(self, dim: int) -> "TrainConfig":
         """A copy with the default step sizes filled in for embedding dimension ``dim``."""

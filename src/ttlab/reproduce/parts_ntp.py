@@ -556,11 +556,11 @@ def ntp_svop(out: Path, ctx: PartContext) -> dict:
 
 #: the ntp_scale configurations: --full (GPT-2's vocabulary), test-only tiny; --quick does not run it.
 #: Step sizes at |V| = 50,257: the defaults 0.2/√|V|, 0.05/√|V| would leave ‖W‖ ≤ tη far below ‖W*‖
-#: (0.2 against ‖W*_kq‖ = 342.5 after 900 steps: nothing learned). These keep Figure 2's ratios of the final
-#: norm bound tη to ‖W*‖ (|V| = 20, defaults: 9.2 in stage 1, 2.06 in stage 2): η0 = 9.2·224.2/900 ≈ 2.3,
-#: η = 2.06·342.5/900 ≈ 0.8 (‖W*_ov‖ = 224.2 and ‖W*_kq‖ = 342.5 on this dataset, seed 0).
+#: (0.2 against ‖W*_kq‖ = 342.5 after 900 steps: nothing learned). "figure2" keeps Figure 2's ratios of the
+#: final norm bound tη to ‖W*‖ (ttlab.ntp.train.FIGURE2_NORM_RATIOS, also `ntp run --step-sizes figure2`):
+#: η0 = 9.23·224.2/900 ≈ 2.30, η = 2.06·342.5/900 ≈ 0.784 (‖W*_ov‖ = 224.2, ‖W*_kq‖ = 342.5 here, seed 0).
 SCALE_CONFIGS = {
-    "full": dict(vocab=50_257, sentences=200_000, max_len=32, steps=900, samples=1000, eta0=2.3, eta=0.8),
+    "full": dict(vocab=50_257, sentences=200_000, max_len=32, steps=900, samples=1000, step_sizes="figure2"),
     # above MATERIALIZE_LIMIT (2,048): no dense matrix is formed, as at the full size
     "tiny": dict(vocab=2_500, sentences=800, max_len=10, steps=20, samples=100),
 }
@@ -650,7 +650,7 @@ def _max_margin_limit_state(state):
 
 
 @register_part("ntp_scale", paper="A", title="Paper A at GPT-2 vocabulary size (|V| = 50,257)",
-               render=_render_scale, claims=_scale_claims, estimate=(0, 900), version=2)
+               render=_render_scale, claims=_scale_claims, estimate=(0, 900), version=3)
 def ntp_scale(out: Path, ctx: PartContext) -> dict:
     """Algorithm 1 at |V| = 50,257 with 200,000 sentences of length ≤ 32 (900 + 900 structured NGD steps, W*),
     Theorem 3 on unseen sentences; only with --full (a test-only tiny size in tiny mode)."""
@@ -681,9 +681,8 @@ def ntp_scale(out: Path, ctx: PartContext) -> dict:
             progress(stage, t, total)
 
     t0 = time.perf_counter()
-    cfg = TrainConfig(stage1_steps=c["steps"], stage2_steps=c["steps"], seed=ctx.seed, impl="structured",
-                      eta0=c.get("eta0"), eta=c.get("eta"))
-    summary = run_dynamics(ds, cfg, out / "ntp_scale", progress=report)
+    cfg = TrainConfig(stage1_steps=c["steps"], stage2_steps=c["steps"], seed=ctx.seed, impl="structured")
+    summary = run_dynamics(ds, cfg, out / "ntp_scale", progress=report, step_sizes=c.get("step_sizes", "paper"))
     phases["check, W* and training"] = time.perf_counter() - t0
     res = summary["_result"]
     t0 = time.perf_counter()

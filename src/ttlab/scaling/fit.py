@@ -76,6 +76,10 @@ COLLINEAR_R = 0.99
 _AT_BOUND = 1e-6  # an exponent this close to a bound makes its term merge with another one
 
 BOOTSTRAP_METHODS = ("residual", "pairs")
+#: bootstrap replicates above which a fit is refused (the replicates are kept for the percentiles)
+MAX_BOOTSTRAP = 1_000_000
+#: residual-bootstrap resamples are drawn this many values (replicates × points) at a time
+BOOTSTRAP_CHUNK = 2**20
 _HUBER_DELTA = 1e-3
 _LBFGSB_KEYS = {"ftol", "gtol", "maxiter", "maxfun", "maxcor", "maxls"}
 DEFAULT_LBFGSB_OPTIONS: dict[str, Any] = {"ftol": 1e-12, "gtol": 1e-8, "maxiter": 15000}
@@ -195,6 +199,12 @@ def _as_positive_1d(values: ArrayLike, name: str) -> np.ndarray:
 def _check_options(bootstrap: int, ci_level: float, seed: int, method: str) -> None:
     if isinstance(bootstrap, bool) or not isinstance(bootstrap, (int, np.integer)) or bootstrap < 0:
         raise TTLabInputError(f"bootstrap must be a non-negative integer, got {bootstrap!r}")
+    if bootstrap > MAX_BOOTSTRAP:
+        raise TTLabInputError(
+            f"--bootstrap {bootstrap:,} is above the {MAX_BOOTSTRAP:,}-replicate limit: the replicates alone would "
+            f"hold ~{bootstrap * 3 * 8 / 2**30:,.1f} GiB and a percentile interval's Monte-Carlo error is already "
+            f"~1 % of its width at 10,000; use at most {MAX_BOOTSTRAP:,}"
+        )
     if not isinstance(ci_level, (int, float)) or not 0 < ci_level < 1:
         raise TTLabInputError(f"ci_level must be in (0, 1), got {ci_level!r}")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
@@ -469,17 +479,17 @@ def _bootstrap(form, lx, lx2, ly, theta_hat, *, n_boot, rng, method, delta, redu
     if method == "residual":
         r = (ly - pred) / np.sqrt(1.0 - _leverage(jac))
         r = r - r.mean()
-        idx = rng.integers(0, n, size=(n_boot, n))
-        y_star = pred[None, :] + r[idx]
-        if form == "power":
-            X = np.column_stack([np.ones_like(lx), -lx])
-            coef, *_ = np.linalg.lstsq(X, y_star.T, rcond=None)
-            return coef.T, 0
-        samples = [
-            _refit(form, lx, lx2, ys, warm, delta=delta, reduction=reduction, options=options)
-            for ys in y_star
-        ]
-        return np.array(samples), 0
+        rows = max(1, BOOTSTRAP_CHUNK // n)  # drawn in chunks: the same stream as one (n_boot, n) draw
+        out = []
+        for start in range(0, n_boot, rows):
+            y_star = pred[None, :] + r[rng.integers(0, n, size=(min(rows, n_boot - start), n))]
+            if form == "power":
+                X = np.column_stack([np.ones_like(lx), -lx])
+                out.append(np.linalg.lstsq(X, y_star.T, rcond=None)[0].T)
+            else:
+                out.append(np.array([_refit(form, lx, lx2, ys, warm, delta=delta, reduction=reduction,
+                                            options=options) for ys in y_star]).reshape(-1, theta_hat.size))
+        return np.concatenate(out), 0
     samples, rejected = [], 0
     max_rejected = 20 * n_boot + 100
     while len(samples) < n_boot:
