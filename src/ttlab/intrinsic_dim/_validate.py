@@ -12,6 +12,10 @@ from ttlab.errors import TTLabInputError
 METRICS = ("euclidean", "cosine")
 
 
+class NonNumericPointsError(TTLabInputError, TypeError):
+    """An entry of the points is not a number (a ``TypeError`` too, as numpy and scikit-learn raise)."""
+
+
 class DuplicatePointsWarning(UserWarning):
     """Exact duplicate points were found and dropped before estimating the ID."""
 
@@ -38,10 +42,24 @@ def check_points(X: Any, *, name: str = "X") -> np.ndarray:
             X = X.numpy()
     except ImportError:  # pragma: no cover - torch is a core dependency
         pass
+    if hasattr(X, "tocsr") and hasattr(X, "nnz"):  # scipy.sparse, without importing it
+        raise TTLabInputError(
+            f"{name} is a sparse matrix; sparse input is not supported (nearest-neighbour distances need "
+            f"dense rows). Convert it with {name}.toarray() if it fits in memory."
+        )
     try:
         arr = np.asarray(X)
     except (ValueError, TypeError) as exc:
         raise TTLabInputError(f"{name} could not be read as a numeric array: {exc}") from exc
+    if arr.dtype.kind == "O":  # numbers stored as objects (e.g. from pandas) are accepted, as scikit-learn does
+        try:
+            if any(v is None for v in arr.flat):  # numpy would turn None into NaN silently
+                raise TypeError("None is not a number")
+            arr = arr.astype(np.float64)
+        except (ValueError, TypeError) as exc:
+            raise NonNumericPointsError(
+                f"{name} has dtype object and an entry is non-numeric ({exc}); expected real numbers."
+            ) from exc
     kind = arr.dtype.kind
     if kind == "b":
         raise TTLabInputError(
@@ -50,7 +68,7 @@ def check_points(X: Any, *, name: str = "X") -> np.ndarray:
         )
     if kind not in "iuf":
         raise TTLabInputError(
-            f"{name} has dtype {arr.dtype} ({'complex' if kind == 'c' else 'non-numeric'}); "
+            f"{name} has dtype {arr.dtype} ({'Complex data not supported' if kind == 'c' else 'non-numeric'}); "
             "expected real numbers (float32/float64 or integers)."
         )
     if arr.ndim == 1:
@@ -64,7 +82,9 @@ def check_points(X: Any, *, name: str = "X") -> np.ndarray:
             "(n_points, n_features). Flatten it first, e.g. X.reshape(-1, X.shape[-1])."
         )
     if arr.shape[0] == 0 or arr.shape[1] == 0:
-        raise TTLabInputError(f"{name} is empty (shape {arr.shape}); it needs points and features.")
+        what = (f"0 feature(s) (shape={arr.shape}) while a minimum of 1 is required" if arr.shape[1] == 0
+                else f"0 sample(s) (shape={arr.shape}) while a minimum of 1 is required")
+        raise TTLabInputError(f"{name} is empty: {what}; it needs points and features.")
     if kind in "iu":
         arr = arr.astype(np.float64)
     elif arr.dtype == np.float16:

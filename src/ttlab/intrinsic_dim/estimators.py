@@ -55,6 +55,7 @@ from ttlab.intrinsic_dim._validate import (
     check_points,
     drop_duplicates,
 )
+from ttlab.intrinsic_dim._params import ParamsMixin
 from ttlab.intrinsic_dim.knn import BACKENDS, Neighbors, _kneighbors
 
 AVERAGES = ("mean", "harmonic", "median")
@@ -124,8 +125,9 @@ def truncate_neighbors(nb: Neighbors, k: int) -> Neighbors:
     return Neighbors(nb.distances[:, :k], nb.indices[:, :k], nb.backend, nb.exact, nb.n_fallback)
 
 
-class _IDEstimator:
-    """Shared fit logic: validation, metric, duplicates, batching, neighbour search."""
+class _IDEstimator(ParamsMixin):
+    """Shared fit logic: validation, metric, duplicates, batching, neighbour search; the scikit-learn
+    parameter contract (``get_params``, ``set_params``, ``__repr__``) comes from :class:`ParamsMixin`."""
 
     name = "base"
 
@@ -168,13 +170,6 @@ class _IDEstimator:
         pass
 
     # -- shared -------------------------------------------------------------------------------
-    def get_params(self) -> dict[str, Any]:
-        """Constructor parameters (scikit-learn convention)."""
-        import inspect
-
-        names = [p for p in inspect.signature(type(self).__init__).parameters if p != "self"]
-        return {p: getattr(self, p) for p in names}
-
     def _validate_common(self) -> None:
         check_metric(self.metric)
         check_choice(self.remainder, "remainder", REMAINDERS)
@@ -202,7 +197,7 @@ class _IDEstimator:
         dup_note = f" after removing {prep.n_duplicates} duplicate(s)" if prep.n_duplicates else ""
         if n < need:
             raise TTLabInputError(
-                f"{self._needs()} at least {need} distinct points; got {n}{dup_note}."
+                f"{self._needs()} at least {need} distinct points; got {n}{dup_note} (n_samples = {n})."
             )
         if self.batch_size is None:
             return [np.arange(n)]
@@ -246,6 +241,7 @@ class _IDEstimator:
         self.batch_sizes_ = np.array([len(b) for b in batches])
         self.dimension_std_ = float(dims_arr.std(ddof=1)) if len(dims_arr) > 1 else 0.0
         self.n_points_ = prep.n_input
+        self.n_features_in_ = int(prep.X.shape[1])
         self.n_duplicates_removed_ = prep.n_duplicates
         self.n_used_ = int(self.batch_sizes_.sum())
         self.neighbors_backend_ = backend or "none"
@@ -296,9 +292,19 @@ class _IDEstimator:
         finally:
             torch.set_num_threads(previous)
 
-    def fit_transform(self, X: Any, y: Any = None) -> np.ndarray:
-        """Fit and return the pointwise estimates (aligned with ``point_indices_``)."""
-        return self.fit(X).pointwise_dimension_
+    def fit_transform(self, X: Any, y: Any = None) -> float:
+        """Fit and return the estimate ``dimension_`` (scikit-dimension's ``fit_transform``)."""
+        return self.fit(X, y).dimension_
+
+    def fit_transform_pw(self, X: Any, y: Any = None) -> np.ndarray:
+        """Fit and return the pointwise estimates (aligned with ``point_indices_``; scikit-dimension's
+        ``fit_transform_pw``); raises for an estimator that gives only a global estimate."""
+        pw = self.fit(X, y).pointwise_dimension_
+        if pw is None:
+            raise TTLabInputError(
+                f"{self!r} gives one global estimate, no pointwise estimates; use .fit(X).dimension_."
+            )
+        return pw
 
     def _needs(self) -> str:
         return f"{type(self).__name__} with {self._n_neighbors()} neighbour(s) needs"

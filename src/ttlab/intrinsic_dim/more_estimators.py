@@ -540,6 +540,10 @@ class DANCo(_IDEstimator):
     def _min_points(self) -> int:
         return int(self.k) + 2
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle without the calibration lock (a lock cannot be pickled; a new one is made on demand)."""
+        return {k: v for k, v in self.__dict__.items() if k != "_cal_lock"}
+
     def _calibration(self, N: int, D: int) -> list[dict[str, float]]:
         key = (N, D, int(self.k), int(self.random_state))
         with self.__dict__.setdefault("_cal_lock", threading.Lock()):  # batches run in threads: calibrate once
