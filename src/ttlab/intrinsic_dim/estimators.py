@@ -3,8 +3,10 @@
 Every estimator takes its parameters in ``__init__`` and ``fit(X)`` sets ``dimension_`` and
 ``pointwise_dimension_`` (plus diagnostics). Shared options:
 
-- ``metric``: 'euclidean' or 'cosine' (chord distance between unit vectors, see
-  :func:`ttlab.intrinsic_dim._validate.apply_metric`).
+- ``metric``: 'euclidean', 'chord' (Euclidean distance between the unit-scaled rows,
+  ``sqrt(2 (1 - cos))``) or 'cosine' (``1 - cos`` as in scipy/scikit-learn, half the chord's MLE;
+  only for the estimators that read neighbour distances alone), see
+  :data:`ttlab.intrinsic_dim._validate.METRICS`.
 - ``batch_size``: ``None`` fits all points at once. An integer runs the paper's protocol:
   the (deduplicated) points are shuffled with ``seed``, split into batches of ``batch_size``,
   the estimator is fitted per batch, and ``dimension_`` is the mean of the batch values
@@ -54,6 +56,7 @@ from ttlab.intrinsic_dim._validate import (
     check_metric,
     check_points,
     drop_duplicates,
+    to_metric_distances,
 )
 from ttlab.intrinsic_dim._params import ParamsMixin
 from ttlab.intrinsic_dim.knn import BACKENDS, Neighbors, _kneighbors
@@ -130,6 +133,9 @@ class _IDEstimator(ParamsMixin):
     parameter contract (``get_params``, ``set_params``, ``__repr__``) comes from :class:`ParamsMixin`."""
 
     name = "base"
+    distance_only = False
+    """True when the estimate reads the neighbour distances alone (no coordinates), so it is defined
+    for ``metric='cosine'`` (1 − cos, not a Euclidean distance)."""
 
     def __init__(
         self,
@@ -172,6 +178,12 @@ class _IDEstimator(ParamsMixin):
     # -- shared -------------------------------------------------------------------------------
     def _validate_common(self) -> None:
         check_metric(self.metric)
+        if self.metric == "cosine" and not self.distance_only:
+            raise TTLabInputError(
+                f"{type(self).__name__} uses the points' coordinates, and metric 'cosine' (1 − cos) is not a "
+                "Euclidean distance; use metric='chord' (sqrt(2 (1 − cos)), the Euclidean distance between the "
+                "unit-scaled rows). 'cosine' works with MLE, TwoNN, GRIDE, MOM, MADA and MiND_ML."
+            )
         check_choice(self.remainder, "remainder", REMAINDERS)
         check_choice(self.backend, "backend", BACKENDS)
         check_int(self.seed, "seed", 0)
@@ -270,6 +282,9 @@ class _IDEstimator(ParamsMixin):
                 nb = truncate_neighbors(neighbors[i], k)
             else:
                 nb = _kneighbors(Xb, k, backend=self.backend, block_size=self.block_size, device=self.device)
+            if nb is not None and self.metric == "cosine":
+                nb = Neighbors(to_metric_distances(nb.distances, "cosine"), nb.indices, nb.backend, nb.exact,
+                               nb.n_fallback)
             return (nb, *self._from_neighbors(Xb, nb))
 
         import torch
@@ -345,6 +360,7 @@ class MLE(_IDEstimator):
     """
 
     name = "mle"
+    distance_only = True
 
     def __init__(
         self,
@@ -448,6 +464,7 @@ class TwoNN(_IDEstimator):
     """
 
     name = "twonn"
+    distance_only = True
 
     def __init__(
         self,
@@ -513,6 +530,7 @@ class GRIDE(_IDEstimator):
     """
 
     name = "gride"
+    distance_only = True
 
     def __init__(
         self,

@@ -256,6 +256,7 @@ class MOM(_LocalKNN):
     largest; ``k`` defaults to 100 (scikit-dimension's neighbourhood default)."""
 
     name = "mom"
+    distance_only = True
     label = "MOM"
 
     def __init__(self, k: int = 100, average: str = "mean", *, metric: str = "euclidean", batch_size: int | None = None,
@@ -279,6 +280,7 @@ class MADA(_LocalKNN):
     full distance matrix; the k nearest distances give the same numbers.)"""
 
     name = "mada"
+    distance_only = True
     label = "MADA"
 
     def __init__(self, k: int = 20, average: str = "mean", *, metric: str = "euclidean", batch_size: int | None = None,
@@ -418,6 +420,7 @@ class MiND_ML(_IDEstimator):
     ``ttlab id compare`` uses ``D`` = the number of features)."""
 
     name = "mind_ml"
+    distance_only = True
 
     def __init__(self, k: int = 20, D: int = 10, ver: str = "MLk", *, metric: str = "euclidean",
                  batch_size: int | None = None, seed: int = 0, remainder: str = "drop", backend: str = "auto",
