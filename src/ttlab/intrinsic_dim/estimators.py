@@ -357,6 +357,10 @@ class MLE(_IDEstimator):
 
     ``average``: 'mean' (arithmetic mean of pointwise estimates; the paper's code), 'harmonic'
     (MacKay–Ghahramani, less biased) or 'median'. ``unbiased=True`` uses K − 2 instead of K − 1.
+    scikit-dimension's options (:mod:`ttlab.intrinsic_dim.mle_variants`): ``dnoise='dnoiseGaussH'``
+    with ``sigma`` (Haro et al.'s Gaussian noise correction) and ``neighborhood_based=False`` (one
+    global estimate from the ``k`` smallest distinct distances among every point's ``global_k``
+    nearest neighbours; scikit-dimension's ``K``).
     """
 
     name = "mle"
@@ -367,6 +371,10 @@ class MLE(_IDEstimator):
         k: int = 20,
         average: str = "mean",
         unbiased: bool = False,
+        dnoise: str | None = None,
+        sigma: float = 0.0,
+        neighborhood_based: bool = True,
+        global_k: int = 5,
         *,
         metric: str = "euclidean",
         batch_size: int | None = None,
@@ -380,10 +388,22 @@ class MLE(_IDEstimator):
         self.k = k
         self.average = average
         self.unbiased = unbiased
+        self.dnoise = dnoise
+        self.sigma = sigma
+        self.neighborhood_based = neighborhood_based
+        self.global_k = global_k
 
     def _check_params(self) -> None:
+        from ttlab.intrinsic_dim.mle_variants import DNOISE
+
         check_int(self.k, "k", 3 if self.unbiased else 2)
         check_choice(self.average, "average", AVERAGES)
+        if self.dnoise is not None:
+            check_choice(self.dnoise, "dnoise", DNOISE)
+            if isinstance(self.sigma, bool) or not isinstance(self.sigma, (int, float)) or not self.sigma > 0:
+                raise TTLabInputError(f"dnoise={self.dnoise!r} needs a noise scale sigma > 0; got sigma={self.sigma!r}.")
+        if not self.neighborhood_based:
+            check_int(self.global_k, "global_k", 1)
 
     def fit(self, X: Any, y: Any = None) -> "MLE":
         """Estimate the ID of the rows of ``X``; warns (:class:`SmallKWarning`) when K is too small to trust it."""
@@ -393,10 +413,18 @@ class MLE(_IDEstimator):
         return self
 
     def _n_neighbors(self) -> int:
-        return int(self.k)
+        return int(self.k) if self.neighborhood_based else int(self.global_k)
 
-    def _from_distances(self, dist: np.ndarray) -> tuple[float, np.ndarray, dict[str, Any]]:
-        pw = mle_pointwise(dist, unbiased=self.unbiased)
+    def _from_distances(self, dist: np.ndarray) -> tuple[float, np.ndarray | None, dict[str, Any]]:
+        from ttlab.intrinsic_dim import mle_variants as mv
+
+        if not self.neighborhood_based:
+            radii = mv.global_radii(dist, int(self.k))
+            return mv.mle_from_radii(radii, self.unbiased, float(self.sigma), self.dnoise), None, {}
+        if self.dnoise is not None:
+            pw = mv.mle_pointwise_noisy(dist, float(self.sigma), self.unbiased)
+        else:
+            pw = mle_pointwise(dist, unbiased=self.unbiased)
         return _combine(pw, self.average), pw, {}
 
 

@@ -518,11 +518,17 @@ class DANCo(_IDEstimator):
     default is ``random_state=0`` (scikit-dimension: unseeded). The calibration for a given batch
     size is computed once per fit and reused for every batch (``calibration_`` stores it).
     Cost grows with ``D`` (one kNN search per calibration dimension).
+
+    scikit-dimension's options: ``calibration_data`` (its dict ``{k, N, maxdim, calibration_data: [{dhat,
+    mu_nu, mu_tau}, ...]}``, e.g. R's) replaces the drawn calibration of dimensions 1..maxdim (the rest
+    is drawn); ``ver='MIND_MLk'`` / ``'MIND_MLi'`` return the MiND estimate with DANCo's ``k`` and ``D``
+    (no calibration).
     """
 
     name = "danco"
 
-    def __init__(self, k: int = 10, D: int | None = None, fractal: bool = True, random_state: int = 0, *,
+    def __init__(self, k: int = 10, D: int | None = None, fractal: bool = True, random_state: int = 0,
+                 ver: str = "DANCo", calibration_data: dict | None = None, *,
                  metric: str = "euclidean", batch_size: int | None = None, seed: int = 0, remainder: str = "drop",
                  backend: str = "auto", block_size: int = 2048, device: str | None = None) -> None:
         self._set_common(metric, batch_size, seed, remainder, backend, block_size, device)
@@ -530,12 +536,21 @@ class DANCo(_IDEstimator):
         self.D = D
         self.fractal = fractal
         self.random_state = random_state
+        self.ver = ver
+        self.calibration_data = calibration_data
 
     def _check_params(self) -> None:
         check_int(self.k, "k", 2)
         if self.D is not None:
             check_int(self.D, "D", 1)
         check_int(self.random_state, "random_state", 0)
+        check_choice(self.ver, "DANCo version", ("DANCo", "MIND_MLk", "MIND_MLi"))
+        cal = self.calibration_data
+        if cal is not None and (not isinstance(cal, dict) or cal.get("k") != self.k):
+            raise TTLabInputError(
+                f"calibration_data must be a dict with k = {self.k} (DANCo's k), N, maxdim and calibration_data; "
+                f"got {type(cal).__name__} with k = {cal.get('k') if isinstance(cal, dict) else None}."
+            )
 
     def _n_neighbors(self) -> int:
         return int(self.k) + 1
@@ -548,17 +563,17 @@ class DANCo(_IDEstimator):
         return {k: v for k, v in self.__dict__.items() if k != "_cal_lock"}
 
     def _calibration(self, N: int, D: int) -> list[dict[str, float]]:
-        key = (N, D, int(self.k), int(self.random_state))
+        key = (N, D, int(self.k), int(self.random_state), id(self.calibration_data))
         with self.__dict__.setdefault("_cal_lock", threading.Lock()):  # batches run in threads: calibrate once
             return self._calibration_locked(key)
 
-    def _calibration_locked(self, key: tuple[int, int, int, int]) -> list[dict[str, float]]:
+    def _calibration_locked(self, key: tuple[int, ...]) -> list[dict[str, float]]:
         N, D = key[0], key[1]
         cache = getattr(self, "_cal_cache", {})
         if key not in cache:
             rs = np.random.RandomState(int(self.random_state))
-            cal = []
-            for d in range(1, D + 1):
+            cal = list(_given_calibration(self.calibration_data, N))[:D]
+            for d in range(len(cal) + 1, D + 1):
                 ball = hyperball(N, d, rs)
                 nb = _exact_knn_low_dim(ball, int(self.k) + 1, self.backend, self.block_size, self.device)
                 cal.append(_danco_stats(ball, nb, 2 * d + 5, int(self.k)))
@@ -587,6 +602,10 @@ class DANCo(_IDEstimator):
 
         D = X.shape[1] if self.D is None else int(self.D)
         k = int(self.k)
+        if self.ver != "DANCo":  # MiND_MLi / MiND_MLk with DANCo's k and D
+            rhos = nb.distances[:, 0] / nb.distances[:, k]  # type: ignore[union-attr]
+            dmli = mind_mli(rhos, D, k)
+            return (float(dmli) if self.ver == "MIND_MLi" else mind_mlk(rhos, D, k, dmli)), None, {}
         nocal = _danco_stats(X, nb, D, k)  # type: ignore[arg-type]
         if any(np.isnan(v) for v in nocal.values()):
             return math.nan, None, {}
@@ -603,6 +622,18 @@ class DANCo(_IDEstimator):
         f = interp1d(np.arange(1, D + 1), kl, kind=kind, bounds_error=False, fill_value=(1, D + 1))
         x = minimize(f, de, bounds=[(1, D + 1)], tol=1e-3)["x"]
         return float(x[0]), None, extra
+
+
+def _given_calibration(cal: dict | None, N: int) -> list[dict[str, float]]:
+    """The statistics of a scikit-dimension-style calibration dict, checked against the batch size ``N``."""
+    if cal is None:
+        return []
+    if cal.get("N") != N:
+        raise TTLabInputError(
+            f"calibration_data was computed for N = {cal.get('N')} points; this fit has {N} (per batch). "
+            "Calibrate for this size, or leave calibration_data=None."
+        )
+    return [{key: float(c[key]) for key in ("dhat", "mu_nu", "mu_tau")} for c in cal["calibration_data"]]
 
 
 # --------------------------------------------------------------------------------------------- ESS

@@ -1,0 +1,73 @@
+"""scikit-dimension options ttlab adds (MLE noise model and global mode, DANCo versions and given
+calibration, one-set ESS and DANCo statistics): equal to scikit-dimension on the same data."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from ttlab.errors import TTLabInputError
+from ttlab.intrinsic_dim import DANCo, MLE, MiND_ML
+from ttlab.intrinsic_dim.single_set import danco_statistics, ess_single_neighbourhood
+
+skdim = pytest.importorskip("skdim")
+
+
+@pytest.fixture(scope="module")
+def X():
+    ball = skdim.datasets.hyperBall(150, 4, random_state=3)
+    return np.c_[ball, 0.02 * np.random.default_rng(3).standard_normal((150, 3))]
+
+
+def test_mle_noise_model_equals_skdim(X):
+    ref = skdim.id.MLE(sigma=0.05, dnoise="dnoiseGaussH").fit(X, n_neighbors=10, comb="mean")
+    ours = MLE(k=10, dnoise="dnoiseGaussH", sigma=0.05).fit(X)
+    np.testing.assert_allclose(ours.pointwise_dimension_, ref.dimension_pw_, rtol=1e-9)
+    plain = MLE(k=10).fit(X)
+    assert abs(ours.dimension_ - plain.dimension_) > 1e-3  # the correction changes the number
+    with pytest.raises(TTLabInputError, match="sigma > 0"):
+        MLE(dnoise="dnoiseGaussH").fit(X)
+    with pytest.raises(TTLabInputError, match="unknown dnoise"):
+        MLE(dnoise="laplace", sigma=0.1).fit(X)
+
+
+def test_mle_global_equals_skdim(X):
+    ref = skdim.id.MLE(K=8, neighborhood_based=False).fit(X, n_neighbors=20).dimension_
+    ours = MLE(k=20, neighborhood_based=False, global_k=8).fit(X)
+    assert ours.dimension_ == pytest.approx(ref, rel=1e-12)
+    assert ours.pointwise_dimension_ is None
+
+
+@pytest.mark.parametrize("ver", ["MIND_MLk", "MIND_MLi"])
+def test_danco_mind_versions(X, ver):
+    ours = DANCo(ver=ver, k=10).fit(X).dimension_
+    assert ours == pytest.approx(skdim.id.DANCo(ver=ver, k=10).fit(X).dimension_, rel=1e-9)
+    assert ours == pytest.approx(MiND_ML(k=10, D=X.shape[1], ver=ver[-3:]).fit(X).dimension_, rel=1e-12)
+
+
+def test_danco_given_calibration_is_used(X):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = skdim.id.DANCo(k=10, D=5, fractal=False, random_state=1).fit(X)
+    cal = ref.calibration_data_
+    ours = DANCo(k=10, D=5, fractal=False, random_state=7, calibration_data=cal).fit(X)
+    assert ours.dimension_ == ref.dimension_
+    assert ours.kl_divergence_ == pytest.approx(ref.kl_divergence_, rel=1e-9)  # seed 7 unused: all 5 given
+    with pytest.raises(TTLabInputError, match="computed for N = 150"):
+        DANCo(k=10, D=5, calibration_data=cal).fit(X[:100])
+    with pytest.raises(TTLabInputError, match="with k = 10"):
+        DANCo(k=5, calibration_data=cal).fit(X)
+
+
+def test_one_set_statistics_equal_skdim(X):
+    for ver in ("a", "b"):
+        ref = skdim.id.ESS(ver=ver).fit_once(X[:30])
+        d, ess = ess_single_neighbourhood(X[:30], ver=ver)
+        assert (d, ess) == pytest.approx((ref.dimension_, ref.essval_), rel=1e-9)
+    est = skdim.id.DANCo(k=10, D=7)
+    est._k = 10
+    ref = est._dancoDimEstNoCalibration(X, 7)
+    ours = danco_statistics(X, k=10, D=7)
+    assert ours == pytest.approx(ref, rel=1e-9)
