@@ -27,9 +27,8 @@ DIFFERENCES = {
 MISSING = {
     "ess-smooth": "ESS / local estimators fit(smooth=True): neighbourhood-averaged pointwise estimates.",
     "smooth": "local estimators' fit(smooth=True): neighbourhood-averaged pointwise estimates.",
-    "lpca-options": "lPCA(center=False | fit_explained_variance=True | noise_var, n_samples, ...).",
-    **{f"lpca-{v}": f"lPCA(ver='{v}')." for v in ("Kaiser", "broken_stick", "MP", "GD", "KN", "Minka", "denoised",
-                                                  "parallel", "scRMT")},
+    "lpca-spectrum-input": "lPCA(fit_explained_variance=True, n_samples=...): a precomputed spectrum as input "
+                           "(ttlab's LPCA takes points; lpca_from_spectrum covers the spectrum rules).",
     "no-FisherS": "the FisherS estimator (Albergante et al. 2019).",
     "no-KNN": "the KNN estimator (Carter et al. 2010).",
     "no-PH": "the PH (persistent homology) estimator.",
@@ -121,16 +120,21 @@ class GRIDE(_Shim):
 
 class lPCA(_Shim):
     def __init__(self, ver="FO", alphaRatio=0.05, alphaFO=0.05, alphaFan=10, betaFan=0.8, PFan=0.95, verbose=True,
-                 center=True, fit_explained_variance=False, **kw):
-        self.ver, self.center, self.fit_explained_variance, self.kw = ver, center, fit_explained_variance, kw
-        self.opts = dict(alpha_ratio=alphaRatio, alpha_fo=alphaFO, alpha_fan=alphaFan, beta_fan=betaFan, p_fan=PFan)
+                 center=True, fit_explained_variance=False, *, n_samples=None, noise_var=None, alphaKN=0.05,
+                 n_permutations=100, quantile=0.95, null="permute", random_state=None):
+        self.ver, self.fit_explained_variance = ver, fit_explained_variance
+        self.opts = dict(alpha_ratio=alphaRatio, alpha_fo=alphaFO, alpha_fan=alphaFan, beta_fan=betaFan, p_fan=PFan,
+                         center=center, noise_var=noise_var, alpha_kn=alphaKN, n_permutations=n_permutations,
+                         quantile=quantile, null=null, random_state=random_state or 0)
 
     def fit(self, X, y=None):
         if self.ver not in tid.more_estimators.LPCA_VERSIONS:
             raise Documented(f"lpca-{self.ver}")
-        if not self.center or self.fit_explained_variance or self.kw:
-            raise Documented("lpca-options")
-        return self._take(tid.LPCA(ver=self.ver, **self.opts).fit(X))
+        if self.fit_explained_variance:
+            raise Documented("lpca-spectrum-input")
+        est = self._take(tid.LPCA(ver=self.ver, **self.opts).fit(X))
+        self.explained_var_ = est.explained_variance_
+        return est
 
 
 class ESS(_Shim):

@@ -71,3 +71,36 @@ def test_one_set_statistics_equal_skdim(X):
     ref = est._dancoDimEstNoCalibration(X, 7)
     ours = danco_statistics(X, k=10, D=7)
     assert ours == pytest.approx(ref, rel=1e-9)
+
+
+@pytest.mark.parametrize("ver", ["Kaiser", "broken_stick", "MP", "GD", "KN", "Minka", "denoised", "parallel", "scRMT"])
+def test_lpca_versions_equal_skdim(ver):
+    from ttlab.intrinsic_dim import LPCA
+
+    rng = np.random.RandomState(0)
+    X = rng.randn(300, 40) * np.r_[6, 4, 3, np.ones(37)]  # rank-3 signal in unit noise
+    X = X @ np.linalg.qr(rng.randn(40, 40))[0]
+    opts = {"n_permutations": 20, "random_state": 1} if ver == "parallel" else {"random_state": 1}
+    ref = skdim.id.lPCA(ver=ver, **opts).fit(X)
+    ours = LPCA(ver=ver, **opts).fit(X)
+    assert ours.dimension_ == ref.dimension_
+    if ver in ("MP", "GD", "KN", "Minka", "parallel"):
+        assert ours.dimension_ == 3  # the planted rank
+    if ver == "scRMT":
+        assert ours.threshold_ == pytest.approx(ref.threshold_, rel=1e-10)
+
+
+def test_lpca_uncentred_and_rank_errors():
+    from sklearn.decomposition import PCA
+
+    from ttlab.intrinsic_dim import LPCA
+
+    X = np.random.RandomState(2).randn(200, 20) * np.r_[3, 2.5, 2, 1.5, 1.3, np.ones(15)] + 5.0
+    assert LPCA(ver="Minka").fit(X).dimension_ == PCA(n_components="mle").fit(X).n_components_
+    pr = LPCA(ver="participation_ratio", center=False).fit(X).dimension_
+    assert pr == pytest.approx(skdim.id.lPCA(ver="participation_ratio", center=False).fit(X).dimension_, rel=1e-9)
+    assert pr < 1.5  # the uncentred spectrum is dominated by the mean
+    with pytest.raises(TTLabInputError, match="alpha_kn must be one of"):
+        LPCA(ver="KN", alpha_kn=0.07).fit(X)
+    with pytest.raises(TTLabInputError, match="pointwise=False"):
+        LPCA(ver="MP", pointwise=True).fit(X)

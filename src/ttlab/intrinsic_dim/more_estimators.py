@@ -90,7 +90,9 @@ def _check_float(value: Any, name: str, lo: float, hi: float = math.inf, lo_open
 
 
 # ---------------------------------------------------------------------------------------------- lPCA
-LPCA_VERSIONS = ("FO", "Fan", "maxgap", "ratio", "participation_ratio")
+LPCA_VERSIONS = ("FO", "Fan", "maxgap", "ratio", "participation_ratio", "Kaiser", "broken_stick", "MP", "GD", "KN",
+                 "Minka", "parallel", "denoised", "scRMT")
+"""scikit-dimension 0.5's lPCA versions (the last nine in :mod:`ttlab.intrinsic_dim.pca_rank`)."""
 
 
 def pca_spectrum(X: np.ndarray) -> np.ndarray:
@@ -139,6 +141,10 @@ def lpca_from_spectrum(ev: np.ndarray, ver: str = "FO", *, alpha_fo: float = 0.0
             return float(np.sum(cs / np.max(cs) < alpha_ratio) + 1)
         if ver == "participation_ratio":
             return float(np.sum(ev) ** 2 / np.sum(ev**2))
+        if ver in ("Kaiser", "broken_stick"):
+            from ttlab.intrinsic_dim import pca_rank
+
+            return pca_rank.kaiser(ev) if ver == "Kaiser" else pca_rank.broken_stick(ev)
         # Fan et al.
         r = np.flatnonzero(np.cumsum(ev) / np.sum(ev) > p_fan)[0]
         e = ev - np.mean(ev[r:])
@@ -157,7 +163,10 @@ class LPCA(_IDEstimator):
     neighbours (the point excluded, default 100), combined by ``average`` (scikit-dimension
     leaves the combination to the caller; ttlab uses the mean by default).
     Eigenvalues are those of the sample covariance (``n − 1``), like ``PCA().explained_variance_``;
-    values below zero from rounding are set to zero.
+    values below zero from rounding are set to zero. ``center=False``: eigenvalues of ``XᵀX``.
+    Kaiser and broken_stick are spectrum rules too; MP, GD, KN, Minka, parallel, denoised and scRMT
+    estimate the rank of a linear signal in iid noise (global only; options ``noise_var``, ``alpha_kn``,
+    ``n_permutations``, ``quantile``, ``null``, ``random_state``: :mod:`ttlab.intrinsic_dim.pca_rank`).
     """
 
     name = "lpca"
@@ -173,6 +182,13 @@ class LPCA(_IDEstimator):
         pointwise: bool = False,
         k: int = 100,
         average: str = "mean",
+        center: bool = True,
+        noise_var: Any = None,
+        alpha_kn: float = 0.05,
+        n_permutations: int = 100,
+        quantile: float = 0.95,
+        null: str = "permute",
+        random_state: int = 0,
         *,
         metric: str = "euclidean",
         batch_size: int | None = None,
@@ -192,9 +208,24 @@ class LPCA(_IDEstimator):
         self.pointwise = pointwise
         self.k = k
         self.average = average
+        self.center = center
+        self.noise_var = noise_var
+        self.alpha_kn = alpha_kn
+        self.n_permutations = n_permutations
+        self.quantile = quantile
+        self.null = null
+        self.random_state = random_state
 
     def _check_params(self) -> None:
+        from ttlab.intrinsic_dim import pca_rank
+
         check_choice(self.ver, "lPCA version", LPCA_VERSIONS)
+        if self.ver in pca_rank.RANK_VERSIONS:
+            if self.pointwise:
+                raise TTLabInputError(f"lPCA ver={self.ver!r} estimates a global signal rank; use pointwise=False.")
+            pca_rank.check_rank_options(self.ver, self.noise_var, self.alpha_kn, self.null, self.quantile,
+                                        self.n_permutations)
+            check_int(self.random_state, "random_state", 0)
         _check_float(self.alpha_fo, "alpha_fo", 0, 1)
         _check_float(self.alpha_ratio, "alpha_ratio", 0, 1)
         _check_float(self.p_fan, "p_fan", 0, 1)
@@ -216,8 +247,21 @@ class LPCA(_IDEstimator):
 
     def _from_neighbors(self, X: np.ndarray, nb: Neighbors | None) -> tuple[float, np.ndarray | None, dict[str, Any]]:
         if not self.pointwise:
-            ev = pca_spectrum(X.astype(np.float64, copy=False))
-            return self._rule(ev), None, {"explained_variance_": ev}
+            from ttlab.intrinsic_dim import pca_rank
+
+            X64 = X.astype(np.float64, copy=False)
+            if self.ver in pca_rank.RANK_VERSIONS or not self.center:  # SVD spectrum, as scikit-dimension's
+                C = X64 - X64.mean(axis=0) if self.center else X64
+                ev = np.linalg.svd(C, compute_uv=False) ** 2 / (len(X64) - 1 if self.center else 1)
+            else:
+                ev = pca_spectrum(X64)
+            if self.ver not in pca_rank.RANK_VERSIONS:
+                return self._rule(ev), None, {"explained_variance_": ev}
+            rank, extra = pca_rank.signal_rank(
+                X64, ev, self.ver, center=bool(self.center), noise_var=self.noise_var, alpha_kn=self.alpha_kn,
+                n_permutations=int(self.n_permutations), quantile=self.quantile, null=self.null,
+                random_state=self.random_state)
+            return float(rank), None, {"explained_variance_": ev, **extra}
         spectra = _local_spectra(X, nb.indices)  # type: ignore[union-attr]
         pw = np.array([self._rule(ev) for ev in spectra])
         return _combine_pw(pw, self.average, f"lPCA ({self.ver}, pointwise)"), pw, {}
