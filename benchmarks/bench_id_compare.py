@@ -47,6 +47,7 @@ def _skdim_calls(n_features: int) -> dict:
         "ess": lambda X: id_.ESS().fit(X, n_neighbors=100, comb="mean").dimension_,
         "lpca": lambda X: id_.lPCA().fit(X).dimension_,
         "lpca_pr": lambda X: id_.lPCA(ver="participation_ratio").fit(X).dimension_,
+        "fishers": lambda X: id_.FisherS().fit(X).dimension_,
     }
 
 

@@ -29,7 +29,6 @@ MISSING = {
     "smooth": "local estimators' fit(smooth=True): neighbourhood-averaged pointwise estimates.",
     "lpca-spectrum-input": "lPCA(fit_explained_variance=True, n_samples=...): a precomputed spectrum as input "
                            "(ttlab's LPCA takes points; lpca_from_spectrum covers the spectrum rules).",
-    "no-FisherS": "the FisherS estimator (Albergante et al. 2019).",
     "no-KNN": "the KNN estimator (Carter et al. 2010).",
     "no-PH": "the PH (persistent homology) estimator.",
 }
@@ -232,6 +231,19 @@ class CorrInt(_Shim):
         return self._take(tid.CorrInt(k1=self.k1, k2=self.k2).fit(X))
 
 
+class FisherS(_Shim):
+    def __init__(self, conditional_number=10, project_on_sphere=1, alphas=None, produce_plots=False, verbose=0,
+                 limit_maxdim=False):
+        self.opts = dict(conditional_number=conditional_number, project_on_sphere=bool(project_on_sphere),
+                         alphas=alphas, limit_maxdim=limit_maxdim)
+
+    def to_ttlab(self) -> tid.FisherS:
+        return tid.FisherS(**self.opts)
+
+    def fit(self, X, y=None):
+        return self._take(self.to_ttlab().fit(X))
+
+
 def _missing_estimator(name: str) -> type:
     class Missing(_Shim):
         def __init__(self, *a: Any, **kw: Any) -> None:
@@ -247,8 +259,8 @@ def build() -> types.SimpleNamespace:
     import skdim
 
     ids: dict[str, Any] = {c.__name__: c for c in (MLE, TwoNN, GRIDE, lPCA, ESS, MiND_ML, DANCo, TLE, MOM, MADA,
-                                                     CorrInt)}
+                                                     CorrInt, FisherS)}
     ids["_gride"] = tid.gride_mle  # skdim.id._GRIDE._gride(dists, n1, n2) -> (estimate, standard error)
-    for name in ("FisherS", "KNN", "PH"):
-        ids[name] = getattr(tid, name, None) and globals().get(name) or _missing_estimator(name)
+    for name in ("KNN", "PH"):
+        ids[name] = _missing_estimator(name)
     return types.SimpleNamespace(id=types.SimpleNamespace(**ids), datasets=skdim.datasets)

@@ -104,3 +104,20 @@ def test_lpca_uncentred_and_rank_errors():
         LPCA(ver="KN", alpha_kn=0.07).fit(X)
     with pytest.raises(TTLabInputError, match="pointwise=False"):
         LPCA(ver="MP", pointwise=True).fit(X)
+
+
+def test_fishers_equals_skdim_and_reads_the_sphere_dimension():
+    from ttlab.intrinsic_dim import FisherS
+
+    X = np.c_[skdim.datasets.hyperSphere(600, 6, random_state=4), np.zeros((600, 3))]  # S^5 in R^9
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = skdim.id.FisherS().fit(X)
+    ours = FisherS().fit(X)
+    assert ours.dimension_ == pytest.approx(ref.dimension_, rel=1e-9)
+    np.testing.assert_allclose(ours.n_alpha_, np.ravel(ref.n_alpha_), rtol=1e-9)
+    np.testing.assert_array_equal(ours.p_alpha_, ref.p_alpha_)
+    assert ours.separable_fraction_.shape == (20,)  # per margin (scikit-dimension's is per point)
+    assert 4.5 < ours.dimension_ < 7.5  # near the sphere's dimension, 5
+    with pytest.raises(TTLabInputError, match="alphas must be margins in"):
+        FisherS(alphas=[0.5, 1.2]).fit(X)
