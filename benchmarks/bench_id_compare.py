@@ -48,6 +48,7 @@ def _skdim_calls(n_features: int) -> dict:
         "lpca": lambda X: id_.lPCA().fit(X).dimension_,
         "lpca_pr": lambda X: id_.lPCA(ver="participation_ratio").fit(X).dimension_,
         "fishers": lambda X: id_.FisherS().fit(X).dimension_,
+        "knn": lambda X: id_.KNN(random_state=0).fit(X).dimension_,
     }
 
 

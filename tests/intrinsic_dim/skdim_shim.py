@@ -29,7 +29,6 @@ MISSING = {
     "smooth": "local estimators' fit(smooth=True): neighbourhood-averaged pointwise estimates.",
     "lpca-spectrum-input": "lPCA(fit_explained_variance=True, n_samples=...): a precomputed spectrum as input "
                            "(ttlab's LPCA takes points; lpca_from_spectrum covers the spectrum rules).",
-    "no-KNN": "the KNN estimator (Carter et al. 2010).",
     "no-PH": "the PH (persistent homology) estimator.",
 }
 """scikit-dimension features ttlab does not have (yet), by key."""
@@ -244,6 +243,14 @@ class FisherS(_Shim):
         return self._take(self.to_ttlab().fit(X))
 
 
+class KNN(_Shim):
+    def __init__(self, k=None, ps=None, M=1, gamma=2, random_state=None):
+        self.opts = dict(k=k, ps=ps, M=M, gamma=gamma, random_state=random_state or 0)
+
+    def fit(self, X, y=None):
+        return self._take(tid.KNN(**self.opts).fit(X))
+
+
 def _missing_estimator(name: str) -> type:
     class Missing(_Shim):
         def __init__(self, *a: Any, **kw: Any) -> None:
@@ -259,8 +266,8 @@ def build() -> types.SimpleNamespace:
     import skdim
 
     ids: dict[str, Any] = {c.__name__: c for c in (MLE, TwoNN, GRIDE, lPCA, ESS, MiND_ML, DANCo, TLE, MOM, MADA,
-                                                     CorrInt, FisherS)}
+                                                     CorrInt, FisherS, KNN)}
     ids["_gride"] = tid.gride_mle  # skdim.id._GRIDE._gride(dists, n1, n2) -> (estimate, standard error)
-    for name in ("KNN", "PH"):
+    for name in ("PH",):
         ids[name] = _missing_estimator(name)
     return types.SimpleNamespace(id=types.SimpleNamespace(**ids), datasets=skdim.datasets)

@@ -121,3 +121,17 @@ def test_fishers_equals_skdim_and_reads_the_sphere_dimension():
     assert 4.5 < ours.dimension_ < 7.5  # near the sphere's dimension, 5
     with pytest.raises(TTLabInputError, match="alphas must be margins in"):
         FisherS(alphas=[0.5, 1.2]).fit(X)
+
+
+def test_knn_graph_length_equals_skdim():
+    from ttlab.intrinsic_dim import KNN
+
+    X = np.c_[skdim.datasets.hyperBall(400, 3, random_state=5), np.zeros((400, 4))]
+    for kw in ({}, {"k": 5, "ps": np.array([50, 100, 200, 400]), "M": 3}, {"gamma": 1}):
+        ref = skdim.id.KNN(random_state=2, **kw).fit(X)
+        ours = KNN(random_state=2, **kw).fit(X)
+        assert ours.dimension_ == ref.dimension_
+        assert ours.residual_ == pytest.approx(ref.residual_, rel=1e-9)
+    assert KNN(k=5, ps=np.array([50, 100, 200, 400]), M=3, random_state=2).fit(X).dimension_ == 3  # the ball's
+    with pytest.raises(TTLabInputError, match="ps must be at least two integer sample sizes > k = 5"):
+        KNN(k=5, ps=[4, 10]).fit(X)
