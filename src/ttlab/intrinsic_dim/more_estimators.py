@@ -247,24 +247,31 @@ class LPCA(_IDEstimator):
 
     def _from_neighbors(self, X: np.ndarray, nb: Neighbors | None) -> tuple[float, np.ndarray | None, dict[str, Any]]:
         if not self.pointwise:
-            from ttlab.intrinsic_dim import pca_rank
-
-            X64 = X.astype(np.float64, copy=False)
-            if self.ver in pca_rank.RANK_VERSIONS or not self.center:  # SVD spectrum, as scikit-dimension's
-                C = X64 - X64.mean(axis=0) if self.center else X64
-                ev = np.linalg.svd(C, compute_uv=False) ** 2 / (len(X64) - 1 if self.center else 1)
-            else:
-                ev = pca_spectrum(X64)
-            if self.ver not in pca_rank.RANK_VERSIONS:
-                return self._rule(ev), None, {"explained_variance_": ev}
-            rank, extra = pca_rank.signal_rank(
-                X64, ev, self.ver, center=bool(self.center), noise_var=self.noise_var, alpha_kn=self.alpha_kn,
-                n_permutations=int(self.n_permutations), quantile=self.quantile, null=self.null,
-                random_state=self.random_state)
-            return float(rank), None, {"explained_variance_": ev, **extra}
+            if X.size > _SMALL_BLAS:
+                return self._global(X)
+            with _blas_controller().limit(limits=1, user_api="blas"):
+                return self._global(X)
         spectra = _local_spectra(X, nb.indices)  # type: ignore[union-attr]
         pw = np.array([self._rule(ev) for ev in spectra])
         return _combine_pw(pw, self.average, f"lPCA ({self.ver}, pointwise)"), pw, {}
+
+    def _global(self, X: np.ndarray) -> tuple[float, np.ndarray | None, dict[str, Any]]:
+        """One PCA of all the points (and the signal-rank rules)."""
+        from ttlab.intrinsic_dim import pca_rank
+
+        X64 = X.astype(np.float64, copy=False)
+        if self.ver in pca_rank.RANK_VERSIONS or not self.center:  # SVD spectrum, as scikit-dimension's
+            C = X64 - X64.mean(axis=0) if self.center else X64
+            ev = np.linalg.svd(C, compute_uv=False) ** 2 / (len(X64) - 1 if self.center else 1)
+        else:
+            ev = pca_spectrum(X64)
+        if self.ver not in pca_rank.RANK_VERSIONS:
+            return self._rule(ev), None, {"explained_variance_": ev}
+        rank, extra = pca_rank.signal_rank(
+            X64, ev, self.ver, center=bool(self.center), noise_var=self.noise_var, alpha_kn=self.alpha_kn,
+            n_permutations=int(self.n_permutations), quantile=self.quantile, null=self.null,
+            random_state=self.random_state)
+        return float(rank), None, {"explained_variance_": ev, **extra}
 
     def _needs(self) -> str:
         return f"lPCA ({'pointwise, ' + str(self.k) + ' neighbours' if self.pointwise else 'global'}) needs"
@@ -446,6 +453,11 @@ def mind_mli(rhos: np.ndarray, D: int, k: int) -> int:
     d = np.arange(1, D + 1, dtype=np.float64)
     lld = N * np.log(k * d) + (d - 1) * np.sum(np.log(rhos)) + (k - 1) * np.log1p(-(rhos[:, None] ** d)).sum(axis=0)
     return int(np.argmax(lld) + 1)
+
+
+_SMALL_BLAS = 2**20
+"""Below this many entries, global PCA runs its BLAS on one thread (small SVDs and many tiny calls are
+10–100x slower with two OpenBLAS threads on a busy machine; measured on lPCA 'KN', 300 x 64)."""
 
 
 @lru_cache(maxsize=1)
