@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 import ttlab.intrinsic_dim as tid
+from ttlab.intrinsic_dim.pointwise import smooth_pointwise
 from ttlab.intrinsic_dim.single_set import danco_statistics, ess_single_neighbourhood
 
 DIFFERENCES = {
@@ -25,8 +26,6 @@ DIFFERENCES = {
 """Why a scikit-dimension test statement cannot run on ttlab, by key."""
 
 MISSING = {
-    "ess-smooth": "ESS / local estimators fit(smooth=True): neighbourhood-averaged pointwise estimates.",
-    "smooth": "local estimators' fit(smooth=True): neighbourhood-averaged pointwise estimates.",
     "lpca-spectrum-input": "lPCA(fit_explained_variance=True, n_samples=...): a precomputed spectrum as input "
                            "(ttlab's LPCA takes points; lpca_from_spectrum covers the spectrum rules).",
     "no-PH": "the PH (persistent homology) estimator.",
@@ -65,6 +64,12 @@ class _Shim:
         if self.est_.pointwise_dimension_ is None:
             raise AttributeError(f"{type(self.est_).__name__} has no pointwise estimates")
         return self.est_.pointwise_dimension_
+
+    def _smooth(self, X: Any, est: Any, smooth: bool) -> "_Shim":
+        if smooth:
+            idx = tid.kneighbors(np.asarray(X, dtype=np.float64), int(est.k)).indices
+            self.dimension_pw_smooth_ = smooth_pointwise(self.dimension_pw_, idx)
+        return self
 
     def transform(self, X: Any = None) -> float:
         return self.dimension_
@@ -143,10 +148,9 @@ class ESS(_Shim):
         return tid.ESS(k=k, ver=self.ver, d=self.d, random_state=self.random_state or 0)
 
     def fit(self, X, y=None, n_neighbors=None, comb="mean", smooth=False, n_jobs=1):
-        if smooth:
-            raise Documented("ess-smooth")
-        return self._take(tid.ESS(k=n_neighbors or 100, ver=self.ver, d=self.d, average=_COMB[comb],
-                                  random_state=self.random_state or 0).fit(X))
+        est = tid.ESS(k=n_neighbors or 100, ver=self.ver, d=self.d, average=_COMB[comb],
+                      random_state=self.random_state or 0)
+        return self._take(est.fit(X))._smooth(X, est, smooth)
 
     def fit_once(self, X, y=None):
         self.dimension_, self.essval_ = ess_single_neighbourhood(
@@ -192,10 +196,8 @@ class _Local(_Shim):
     def fit(self, X, y=None, precomputed_knn_arrays=None, smooth=False, n_neighbors=None, comb="mean", n_jobs=1):
         if precomputed_knn_arrays is not None:
             raise Documented("precomputed-distances")
-        if smooth:
-            raise Documented("smooth")
         est = self.cls(k=n_neighbors or self.default_k, average=_COMB[comb], **self._opts())
-        return self._take(est.fit(X))
+        return self._take(est.fit(X))._smooth(X, est, smooth)
 
 
 class TLE(_Local):

@@ -135,3 +135,19 @@ def test_knn_graph_length_equals_skdim():
     assert KNN(k=5, ps=np.array([50, 100, 200, 400]), M=3, random_state=2).fit(X).dimension_ == 3  # the ball's
     with pytest.raises(TTLabInputError, match="ps must be at least two integer sample sizes > k = 5"):
         KNN(k=5, ps=[4, 10]).fit(X)
+
+
+def test_pointwise_for_global_estimators_and_smoothing_equal_skdim(X):
+    from ttlab.intrinsic_dim import ESS, TwoNN, kneighbors
+    from ttlab.intrinsic_dim.pointwise import fit_pw, smooth_pointwise
+
+    ref = skdim.id.TwoNN().fit_pw(X, n_neighbors=40, smooth=True)
+    ours = fit_pw(TwoNN(), X, k=40)
+    np.testing.assert_allclose(ours.dimension_pw, ref.dimension_pw_, rtol=1e-9)
+    np.testing.assert_allclose(ours.dimension_pw_smooth, ref.dimension_pw_smooth_, rtol=1e-9)
+    ref = skdim.id.ESS().fit(X, smooth=True, n_neighbors=20)
+    pw = ESS(k=20).fit(X).pointwise_dimension_
+    np.testing.assert_allclose(smooth_pointwise(pw, kneighbors(X, 20).indices), ref.dimension_pw_smooth_, rtol=1e-9)
+    assert np.std(ours.dimension_pw_smooth) < np.std(ours.dimension_pw)  # averaging over neighbours smooths
+    with pytest.raises(TTLabInputError, match="needs at least 151 points"):
+        fit_pw(TwoNN(), X, k=150)
