@@ -49,6 +49,7 @@ def _skdim_calls(n_features: int) -> dict:
         "lpca_pr": lambda X: id_.lPCA(ver="participation_ratio").fit(X).dimension_,
         "fishers": lambda X: id_.FisherS().fit(X).dimension_,
         "knn": lambda X: id_.KNN(random_state=0).fit(X).dimension_,
+        "ph": lambda X: id_.PH(nsteps=20, subsamples=5, random_state=0).fit(X).dimension_,
     }
 
 

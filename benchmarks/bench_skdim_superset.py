@@ -1,5 +1,5 @@
 """ttlab against scikit-dimension on the options and versions ttlab added to match it (issue 24): MLE noise
-model and global mode, FisherS, KNN, lPCA's Kaiser / broken-stick / signal-rank versions, DANCo's MiND versions and
+model and global mode, FisherS, KNN, PH, lPCA's Kaiser / broken-stick / signal-rank versions, DANCo's MiND versions and
 given calibration, one-set ESS. Same data, same settings; interleaved timing (``_timing.interleave``),
 the same warm-up on both sides; every pair of estimates is checked equal before it is timed.
 
@@ -25,7 +25,7 @@ def cases(quick: bool) -> list[tuple[str, object, object]]:
     """(name, ttlab call, scikit-dimension call); each call returns the estimate."""
     import skdim
 
-    from ttlab.intrinsic_dim import KNN, LPCA, MLE, DANCo, FisherS
+    from ttlab.intrinsic_dim import KNN, LPCA, MLE, PH, DANCo, FisherS
     from ttlab.intrinsic_dim.single_set import ess_single_neighbourhood
 
     n_mle = 80 if quick else 300
@@ -60,6 +60,9 @@ def cases(quick: bool) -> list[tuple[str, object, object]]:
     out.append(("fishers", lambda: FisherS().fit(Xf).dimension_, lambda: skdim.id.FisherS().fit(Xf).dimension_))
     out.append(("knn", lambda: KNN(k=5, ps=np.array([50, 100, 200]), M=2, random_state=0).fit(Xf).dimension_,
                 lambda: skdim.id.KNN(k=5, ps=np.array([50, 100, 200]), M=2, random_state=0).fit(Xf).dimension_))
+    Xp = skdim.datasets.hyperBall(400 if quick else 1500, 3, random_state=3)
+    out.append(("ph", lambda: PH(nsteps=10, subsamples=3).fit(Xp).dimension_,
+                lambda: skdim.id.PH(nsteps=10, subsamples=3, random_state=0).fit(Xp).dimension_))
     out.append(("ess_fit_once", lambda: ess_single_neighbourhood(Xd[:40])[0],
                 lambda: skdim.id.ESS().fit_once(Xd[:40]).dimension_))
     return out

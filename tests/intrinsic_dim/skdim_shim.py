@@ -28,7 +28,6 @@ DIFFERENCES = {
 MISSING = {
     "lpca-spectrum-input": "lPCA(fit_explained_variance=True, n_samples=...): a precomputed spectrum as input "
                            "(ttlab's LPCA takes points; lpca_from_spectrum covers the spectrum rules).",
-    "no-PH": "the PH (persistent homology) estimator.",
 }
 """scikit-dimension features ttlab does not have (yet), by key."""
 
@@ -253,13 +252,14 @@ class KNN(_Shim):
         return self._take(tid.KNN(**self.opts).fit(X))
 
 
-def _missing_estimator(name: str) -> type:
-    class Missing(_Shim):
-        def __init__(self, *a: Any, **kw: Any) -> None:
-            raise Documented(f"no-{name}")
+class PH(_Shim):
+    def __init__(self, alpha=1.0, n_range_min=0.5, n_range_max=1.0, range_type="fraction", nsteps=100, subsamples=10,
+                 metric="euclidean", random_state=None, n_jobs=1):
+        self.opts = dict(alpha=alpha, n_range_min=n_range_min, n_range_max=n_range_max, range_type=range_type,
+                         nsteps=nsteps, subsamples=subsamples, random_state=random_state or 0)
 
-    Missing.__name__ = name
-    return Missing
+    def fit(self, X, y=None):
+        return self._take(tid.PH(**self.opts).fit(X))
 
 
 def build() -> types.SimpleNamespace:
@@ -268,8 +268,6 @@ def build() -> types.SimpleNamespace:
     import skdim
 
     ids: dict[str, Any] = {c.__name__: c for c in (MLE, TwoNN, GRIDE, lPCA, ESS, MiND_ML, DANCo, TLE, MOM, MADA,
-                                                     CorrInt, FisherS, KNN)}
+                                                     CorrInt, FisherS, KNN, PH)}
     ids["_gride"] = tid.gride_mle  # skdim.id._GRIDE._gride(dists, n1, n2) -> (estimate, standard error)
-    for name in ("PH",):
-        ids[name] = _missing_estimator(name)
     return types.SimpleNamespace(id=types.SimpleNamespace(**ids), datasets=skdim.datasets)

@@ -151,3 +151,19 @@ def test_pointwise_for_global_estimators_and_smoothing_equal_skdim(X):
     assert np.std(ours.dimension_pw_smooth) < np.std(ours.dimension_pw)  # averaging over neighbours smooths
     with pytest.raises(TTLabInputError, match="needs at least 151 points"):
         fit_pw(TwoNN(), X, k=150)
+
+
+def test_ph_equals_skdim_and_guards_memory():
+    from ttlab.intrinsic_dim import PH
+    from ttlab.intrinsic_dim.ph import mst_edge_lengths
+
+    X = skdim.datasets.hyperBall(300, 3, random_state=6)
+    for kw in ({"nsteps": 8, "subsamples": 3}, {"nsteps": 5, "subsamples": 2, "alpha": 0.5},
+               {"range_type": "num", "n_range_min": 40, "n_range_max": 250, "nsteps": 5, "subsamples": 2}):
+        ref = skdim.id.PH(random_state=3, **kw).fit(X).dimension_
+        assert PH(random_state=3, **kw).fit(X).dimension_ == pytest.approx(ref, rel=1e-9)
+    # a path 0-1-2-3 with unit steps: the MST is the path
+    pts = np.arange(4.0)[:, None]
+    np.testing.assert_array_equal(np.sort(mst_edge_lengths(np.abs(pts - pts.T))), [1.0, 1.0, 1.0])
+    with pytest.raises(TTLabInputError, match="n_range_min < n_range_max"):
+        PH(n_range_min=0.9, n_range_max=0.5).fit(X)

@@ -19,7 +19,7 @@ from ttlab.errors import TTLabInputError
 
 app = typer.Typer(
     help="Intrinsic dimension (ID) of point clouds: MLE, TwoNN, GRIDE, the paper's batched protocol; "
-    "`compare` runs 16 estimators (scikit-dimension's set) with one shared neighbour search. "
+    "`compare` runs 17 estimators (scikit-dimension's set) with one shared neighbour search. "
     "Distances (--metric): euclidean (the default; the paper's text), chord = sqrt(2 (1 - cos)) "
     "(Euclidean between unit-scaled rows) or cosine = 1 - cos (scipy/scikit-learn; the paper's released "
     "code): the MLE on cosine is exactly half the MLE on chord.",

@@ -6,7 +6,8 @@ median of pointwise estimates; optional K − 2 variant), :class:`TwoNN` (Facco 
 :class:`GRIDE` (Denti et al. 2022, multiscale); and, equal to scikit-dimension's for the same
 settings, :class:`LPCA` (``lPCA``), :class:`TLE`, :class:`CorrInt`, :class:`DANCo`, :class:`ESS`,
 :class:`MOM`, :class:`MiND_ML` and :class:`MADA` (:mod:`ttlab.intrinsic_dim.more_estimators`), and
-:class:`FisherS` (:mod:`ttlab.intrinsic_dim.fisher_s`) and :class:`KNN` (:mod:`ttlab.intrinsic_dim.knn_length`). Each supports ``metric='euclidean'|'chord'|'cosine'`` (``cosine`` = 1 − cos as in scipy, for the estimators that read distances only) and
+:class:`FisherS` (:mod:`ttlab.intrinsic_dim.fisher_s`), :class:`KNN` (:mod:`ttlab.intrinsic_dim.knn_length`) and
+:class:`PH` (:mod:`ttlab.intrinsic_dim.ph`). Each supports ``metric='euclidean'|'chord'|'cosine'`` (``cosine`` = 1 − cos as in scipy, for the estimators that read distances only) and
 ``batch_size`` (the paper's protocol: shuffled, seeded batches, estimates averaged).
 
 Neighbours are exact, from blocked float32 matrix products certified and re-measured in
@@ -35,6 +36,7 @@ from ttlab.intrinsic_dim.estimators import (
 from ttlab.intrinsic_dim.compare import COMPARE_METHODS, CompareResult, CompareRow, compare
 from ttlab.intrinsic_dim.fisher_s import FisherS
 from ttlab.intrinsic_dim.knn_length import KNN
+from ttlab.intrinsic_dim.ph import PH
 from ttlab.intrinsic_dim.io import load_points
 from ttlab.intrinsic_dim.more_estimators import DANCo, ESS, LPCA, MADA, MOM, TLE, CorrInt, MiND_ML, lPCA
 from ttlab.intrinsic_dim.knn import Neighbors, faiss_available, kneighbors
@@ -53,6 +55,7 @@ __all__ = [
     "MADA",
     "FisherS",
     "KNN",
+    "PH",
     "TwoNN",
     "GRIDE",
     "IDResult",
