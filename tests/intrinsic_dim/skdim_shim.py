@@ -26,6 +26,7 @@ DIFFERENCES = {
 """Why a scikit-dimension test statement cannot run on ttlab, by key."""
 
 MISSING = {
+    "danco-fit-table": "DANCo(ver='DANCoFit'): scikit-dimension's shipped calibration table (PCHIP-interpolated in n).",
     "lpca-spectrum-input": "lPCA(fit_explained_variance=True, n_samples=...): a precomputed spectrum as input "
                            "(ttlab's LPCA takes points; lpca_from_spectrum covers the spectrum rules).",
 }
@@ -175,6 +176,8 @@ class DANCo(_Shim):
         return danco_statistics(X, k=self._k, D=D)
 
     def fit(self, X, y=None):
+        if self.ver == "DANCoFit":
+            raise Documented("danco-fit-table")
         opts: dict[str, Any] = dict(k=self.k, D=self.D, fractal=self.fractal, random_state=self.random_state or 0)
         if self.ver != "DANCo":
             opts["ver"] = self.ver
