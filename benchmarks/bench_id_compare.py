@@ -47,6 +47,9 @@ def _skdim_calls(n_features: int) -> dict:
         "ess": lambda X: id_.ESS().fit(X, n_neighbors=100, comb="mean").dimension_,
         "lpca": lambda X: id_.lPCA().fit(X).dimension_,
         "lpca_pr": lambda X: id_.lPCA(ver="participation_ratio").fit(X).dimension_,
+        "fishers": lambda X: id_.FisherS().fit(X).dimension_,
+        "knn": lambda X: id_.KNN(random_state=0).fit(X).dimension_,
+        "ph": lambda X: id_.PH(nsteps=20, subsamples=5, random_state=0).fit(X).dimension_,
     }
 
 

@@ -326,6 +326,16 @@ def doc(dup: dict, cold: dict, cmp: dict | None, command: str, seconds: float) -
     return "\n".join(lines) + "\n"
 
 
+KEPT_HEADING = "\n## Conformance"
+"""The hand-written section from this heading on (tests/intrinsic_dim/test_skdim_conformance.py) is kept."""
+
+
+def _kept_sections(text: str) -> str:
+    """The hand-written tail of the document (from :data:`KEPT_HEADING`), preserved when regenerating."""
+    i = text.find(KEPT_HEADING)
+    return "" if i < 0 else text[i:]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--compare-json", type=Path, help="bench_id_compare.py --json output (the speed panel)")
@@ -351,7 +361,8 @@ def main() -> None:
     seconds = time.perf_counter() - t0
     figure(dup, cold, cmp, FIG)
     command = "benchmarks/bench_skdim_notes.py " + " ".join(sys.argv[1:])
-    atomic_write_text(DOC, doc(dup, cold, cmp, command, seconds))
+    kept = _kept_sections(DOC.read_text() if DOC.exists() else "")
+    atomic_write_text(DOC, doc(dup, cold, cmp, command, seconds) + kept)
     if args.json_out:
         atomic_write_json(args.json_out, {"duplicates": dup, "cold_start": cold, "compare": cmp})
     print(DOC.read_text())

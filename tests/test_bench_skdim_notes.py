@@ -85,3 +85,9 @@ def test_a_wrong_compare_json_is_refused_before_any_work(notes, tmp_path, monkey
         with pytest.raises(SystemExit) as exc:
             notes.main()
         assert exc.value.code == 2 and says in capsys.readouterr().err
+
+
+def test_regenerating_keeps_the_hand_written_conformance_section(notes):
+    text = "# generated\n\nnumbers\n\n## Conformance\n\n| `key` | why |\n"
+    assert notes._kept_sections(text) == "\n## Conformance\n\n| `key` | why |\n"
+    assert notes._kept_sections("# generated only\n") == ""

@@ -7,7 +7,8 @@ import warnings
 import numpy as np
 import pytest
 
-from ttlab.intrinsic_dim import GRIDE, MLE, TwoNN, sample_manifold, split_batches
+from ttlab.errors import TTLabInputError
+from ttlab.intrinsic_dim import GRIDE, LPCA, MLE, TwoNN, sample_manifold, split_batches
 
 skdim = pytest.importorskip("skdim")
 
@@ -72,12 +73,29 @@ def test_gride_multiscale_matches_skdim(narrow):
     np.testing.assert_allclose(ours.radius_scales_, ref.radius_scales_, rtol=RTOL)
 
 
-def test_cosine_metric_equals_euclidean_on_unit_vectors(wide):
-    """Cosine ID = Euclidean ID of the normalised rows, and is invariant to rescaling each row."""
+def test_cosine_metric_is_one_minus_cos_as_in_scikit_learn(wide):
+    """metric='cosine' is scipy's / scikit-learn's 1 − cos: equal to scikit-dimension's MLE on the
+    neighbours scikit-learn finds with metric='cosine', and exactly half the chord estimate."""
+    from sklearn.neighbors import NearestNeighbors
+
+    rng = np.random.default_rng(0)
+    scaled = wide * rng.uniform(0.5, 3.0, size=(len(wide), 1))
+    dist, idx = NearestNeighbors(n_neighbors=21, metric="cosine").fit(scaled).kneighbors(scaled)
+    ref = skdim.id.MLE().fit(scaled, precomputed_knn_arrays=(dist[:, 1:], idx[:, 1:]), n_neighbors=20, comb="mean")
+    ours = MLE(k=20, metric="cosine").fit(scaled)
+    assert ours.dimension_ == pytest.approx(ref.dimension_, rel=1e-6)
+    chord = MLE(k=20, metric="chord").fit(scaled)
+    np.testing.assert_allclose(ours.pointwise_dimension_, chord.pointwise_dimension_ / 2, rtol=1e-9)
+    with pytest.raises(TTLabInputError, match="metric='chord'"):
+        LPCA(metric="cosine").fit(scaled)  # 1 − cos is no Euclidean distance: coordinates-based estimators refuse
+
+
+def test_chord_metric_equals_euclidean_on_unit_vectors(wide):
+    """Chord ID = Euclidean ID of the normalised rows, and is invariant to rescaling each row."""
     rng = np.random.default_rng(0)
     scaled = wide * rng.uniform(0.5, 3.0, size=(len(wide), 1))
     unit = wide / np.linalg.norm(wide, axis=1, keepdims=True)
-    ours = MLE(k=20, metric="cosine").fit(scaled)
+    ours = MLE(k=20, metric="chord").fit(scaled)
     ref = skdim.id.MLE().fit(unit, n_neighbors=20, comb="mean")
     assert ours.dimension_ == pytest.approx(ref.dimension_, rel=RTOL)
     # Euclidean on the rescaled rows is a different (higher) number: the metric matters

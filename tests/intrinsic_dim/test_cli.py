@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from ttlab.intrinsic_dim import MLE
 
@@ -67,3 +68,23 @@ def test_bad_input_exits_2_with_message(run_cli, tmp_path):
     assert res.code == 2 and "too small" in res.err
     res = run_cli("id", "manifold", "sphere", "--d", "2", "--ambient", "3", "--n", "10", "--out", tmp_path / "m.csv")
     assert res.code == 2 and ".npy" in res.err
+
+
+def test_id_help_names_the_three_metrics(run_cli):
+    res = run_cli("id", "--help")
+    assert res.code == 0
+    text = " ".join(res.out.split())
+    for phrase in ("euclidean (the default; the paper's text)", "chord = sqrt(2 (1 - cos))",
+                   "cosine = 1 - cos", "exactly half"):
+        assert phrase in text, phrase
+
+
+def test_cosine_is_half_of_chord_on_the_cli(run_cli, tmp_path):
+    X = np.random.default_rng(1).standard_normal((600, 6))
+    path = tmp_path / "x.npy"
+    np.save(path, X)
+    cos = run_cli("id", "estimate", path, "--metric", "cosine", "--json").json()["dimension"]
+    chord = run_cli("id", "estimate", path, "--metric", "chord", "--json").json()["dimension"]
+    assert cos == pytest.approx(chord / 2, rel=1e-9)
+    bad = run_cli("id", "compare", path, "--methods", "lpca", "--metric", "cosine")
+    assert bad.code == 2 and "metric='chord'" in bad.err

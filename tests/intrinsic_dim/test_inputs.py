@@ -93,15 +93,16 @@ def test_duplicates_are_dropped_counted_and_harmless(X, est):
     assert est.dimension_ == pytest.approx(clean, rel=1e-12)  # same set of distinct points
 
 
-def test_cosine_duplicates_are_parallel_vectors(X):
+@pytest.mark.parametrize("metric", ["chord", "cosine"])
+def test_cosine_duplicates_are_parallel_vectors(X, metric):
     Y = np.vstack([X, 3.0 * X[:50]])
     with pytest.warns(DuplicatePointsWarning, match="dropped 50"):
-        est = MLE(k=10, metric="cosine").fit(Y)
+        est = MLE(k=10, metric=metric).fit(Y)
     assert np.isfinite(est.dimension_)
-    with pytest.raises(TTLabInputError, match="all-zero rows.*: 3"):
+    with pytest.raises(TTLabInputError, match=f"metric '{metric}' is undefined for all-zero rows.*: 3"):
         Z = X.copy()
         Z[3] = 0
-        MLE(metric="cosine").fit(Z)
+        MLE(metric=metric).fit(Z)
 
 
 def test_no_warning_without_duplicates(X):

@@ -20,13 +20,20 @@ from ttlab.errors import TTLabInputError
 
 app = typer.Typer(
     help="Intrinsic dimension (ID) of point clouds: MLE, TwoNN, GRIDE, the paper's batched protocol; "
-    "`compare` runs 14 estimators (scikit-dimension's set) with one shared neighbour search.",
+    "`compare` runs 17 estimators (scikit-dimension's set) with one shared neighbour search. "
+    "Distances (--metric): euclidean (the default; the paper's text), chord = sqrt(2 (1 - cos)) "
+    "(Euclidean between unit-scaled rows) or cosine = 1 - cos (scipy/scikit-learn; the paper's released "
+    "code): the MLE on cosine is exactly half the MLE on chord.",
     no_args_is_help=True,
 )
 
 
 # options shared by `estimate` and `compare`
-MetricOpt = typer.Option("euclidean", "--metric", help="euclidean | cosine.")
+MetricOpt = typer.Option(
+    "euclidean", "--metric",
+    help="euclidean (paper's text) | chord = sqrt(2(1 - cos)) | cosine = 1 - cos (scipy's; the paper's code; "
+    "MLE half of chord's).",
+)
 SeedOpt = typer.Option(0, "--seed", help="Seed of the shuffle into batches.")
 KeyOpt = typer.Option(None, "--key", help="Array name inside an .npz or a saved dict.")
 DeviceOpt = typer.Option(None, "--device", help="cpu | cuda (default: cuda if present).")

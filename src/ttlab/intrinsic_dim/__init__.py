@@ -5,7 +5,9 @@ Estimators (scikit-learn style: parameters in ``__init__``, ``fit(X)`` sets ``di
 median of pointwise estimates; optional K − 2 variant), :class:`TwoNN` (Facco et al. 2017) and
 :class:`GRIDE` (Denti et al. 2022, multiscale); and, equal to scikit-dimension's for the same
 settings, :class:`LPCA` (``lPCA``), :class:`TLE`, :class:`CorrInt`, :class:`DANCo`, :class:`ESS`,
-:class:`MOM`, :class:`MiND_ML` and :class:`MADA` (:mod:`ttlab.intrinsic_dim.more_estimators`). Each supports ``metric='euclidean'|'cosine'`` and
+:class:`MOM`, :class:`MiND_ML` and :class:`MADA` (:mod:`ttlab.intrinsic_dim.more_estimators`), and
+:class:`FisherS` (:mod:`ttlab.intrinsic_dim.fisher_s`), :class:`KNN` (:mod:`ttlab.intrinsic_dim.knn_length`) and
+:class:`PH` (:mod:`ttlab.intrinsic_dim.ph`). Each supports ``metric='euclidean'|'chord'|'cosine'`` (``cosine`` = 1 − cos as in scipy, for the estimators that read distances only) and
 ``batch_size`` (the paper's protocol: shuffled, seeded batches, estimates averaged).
 
 Neighbours are exact, from blocked float32 matrix products certified and re-measured in
@@ -32,6 +34,9 @@ from ttlab.intrinsic_dim.estimators import (
     split_batches,
 )
 from ttlab.intrinsic_dim.compare import COMPARE_METHODS, CompareResult, CompareRow, compare
+from ttlab.intrinsic_dim.fisher_s import FisherS
+from ttlab.intrinsic_dim.knn_length import KNN
+from ttlab.intrinsic_dim.ph import PH
 from ttlab.intrinsic_dim.io import load_points
 from ttlab.intrinsic_dim.more_estimators import DANCo, ESS, LPCA, MADA, MOM, TLE, CorrInt, MiND_ML, lPCA
 from ttlab.intrinsic_dim.knn import Neighbors, faiss_available, kneighbors
@@ -48,6 +53,9 @@ __all__ = [
     "MOM",
     "MiND_ML",
     "MADA",
+    "FisherS",
+    "KNN",
+    "PH",
     "TwoNN",
     "GRIDE",
     "IDResult",

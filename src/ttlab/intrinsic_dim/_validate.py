@@ -9,7 +9,17 @@ import numpy as np
 
 from ttlab.errors import TTLabInputError
 
-METRICS = ("euclidean", "cosine")
+METRICS = ("euclidean", "chord", "cosine")
+"""``euclidean``: the rows as given (paper B's text). ``chord``: Euclidean distance between the rows
+scaled to unit length, ``sqrt(2 (1 - cos))`` (what ttlab's ``cosine`` meant before it took
+scipy's meaning). ``cosine``: ``1 - cos``, as scipy and scikit-learn define it (paper B's released
+code calls the MLE with it); ``1 - cos = chord^2 / 2``, so the MLE, which reads log-ratios of
+distances, gives exactly half the chord value on the same points."""
+UNIT_METRICS = ("chord", "cosine")
+
+
+class NonNumericPointsError(TTLabInputError, TypeError):
+    """An entry of the points is not a number (a ``TypeError`` too, as numpy and scikit-learn raise)."""
 
 
 class DuplicatePointsWarning(UserWarning):
@@ -38,10 +48,24 @@ def check_points(X: Any, *, name: str = "X") -> np.ndarray:
             X = X.numpy()
     except ImportError:  # pragma: no cover - torch is a core dependency
         pass
+    if hasattr(X, "tocsr") and hasattr(X, "nnz"):  # scipy.sparse, without importing it
+        raise TTLabInputError(
+            f"{name} is a sparse matrix; sparse input is not supported (nearest-neighbour distances need "
+            f"dense rows). Convert it with {name}.toarray() if it fits in memory."
+        )
     try:
         arr = np.asarray(X)
     except (ValueError, TypeError) as exc:
         raise TTLabInputError(f"{name} could not be read as a numeric array: {exc}") from exc
+    if arr.dtype.kind == "O":  # numbers stored as objects (e.g. from pandas) are accepted, as scikit-learn does
+        try:
+            if any(v is None for v in arr.flat):  # numpy would turn None into NaN silently
+                raise TypeError("None is not a number")
+            arr = arr.astype(np.float64)
+        except (ValueError, TypeError) as exc:
+            raise NonNumericPointsError(
+                f"{name} has dtype object and an entry is non-numeric ({exc}); expected real numbers."
+            ) from exc
     kind = arr.dtype.kind
     if kind == "b":
         raise TTLabInputError(
@@ -50,7 +74,7 @@ def check_points(X: Any, *, name: str = "X") -> np.ndarray:
         )
     if kind not in "iuf":
         raise TTLabInputError(
-            f"{name} has dtype {arr.dtype} ({'complex' if kind == 'c' else 'non-numeric'}); "
+            f"{name} has dtype {arr.dtype} ({'Complex data not supported' if kind == 'c' else 'non-numeric'}); "
             "expected real numbers (float32/float64 or integers)."
         )
     if arr.ndim == 1:
@@ -64,7 +88,9 @@ def check_points(X: Any, *, name: str = "X") -> np.ndarray:
             "(n_points, n_features). Flatten it first, e.g. X.reshape(-1, X.shape[-1])."
         )
     if arr.shape[0] == 0 or arr.shape[1] == 0:
-        raise TTLabInputError(f"{name} is empty (shape {arr.shape}); it needs points and features.")
+        what = (f"0 feature(s) (shape={arr.shape}) while a minimum of 1 is required" if arr.shape[1] == 0
+                else f"0 sample(s) (shape={arr.shape}) while a minimum of 1 is required")
+        raise TTLabInputError(f"{name} is empty: {what}; it needs points and features.")
     if kind in "iu":
         arr = arr.astype(np.float64)
     elif arr.dtype == np.float16:
@@ -92,12 +118,13 @@ def check_metric(metric: str) -> str:
 
 
 def apply_metric(X: np.ndarray, metric: str) -> np.ndarray:
-    """Map points so that Euclidean distances realise ``metric``.
+    """Map points so that Euclidean distances realise ``metric`` (or, for ``cosine``, its ranking).
 
-    ``cosine``: rows are scaled to unit length (float64). Neighbours are then ranked by cosine
-    similarity, and the distance used is the chord ``sqrt(2 (1 - cos))``, which is locally
-    proportional to the angle. (``1 - cos`` itself is quadratic in the angle and would halve
-    every MLE/TwoNN estimate.) Zero rows have no direction and are rejected.
+    ``chord`` and ``cosine``: rows are scaled to unit length (float64); neighbours are then ranked by
+    cosine similarity and the Euclidean distance is the chord ``sqrt(2 (1 - cos))``, locally
+    proportional to the angle. For ``cosine`` the estimators turn neighbour distances into
+    ``1 - cos = chord^2 / 2`` (:func:`to_metric_distances`), which is quadratic in the angle and
+    halves every MLE/TwoNN estimate. Zero rows have no direction and are rejected.
     """
     check_metric(metric)
     if metric == "euclidean":
@@ -107,10 +134,16 @@ def apply_metric(X: np.ndarray, metric: str) -> np.ndarray:
     zero = np.flatnonzero(norms == 0)
     if len(zero):
         raise TTLabInputError(
-            f"metric 'cosine' is undefined for all-zero rows; found {len(zero)} (0-based): "
+            f"metric {metric!r} is undefined for all-zero rows; found {len(zero)} (0-based): "
             f"{_show_rows(zero)}. Drop them or use metric='euclidean'."
         )
     return X64 / norms[:, None]
+
+
+def to_metric_distances(chord: np.ndarray, metric: str) -> np.ndarray:
+    """Neighbour distances in ``metric`` from Euclidean distances of the mapped points: ``1 - cos =
+    chord^2 / 2`` for ``cosine`` (accurate even for tiny angles), unchanged otherwise."""
+    return chord * chord / 2.0 if metric == "cosine" else chord
 
 
 def _row_hashes(key: np.ndarray, chunk: int = 4096) -> np.ndarray:
@@ -129,13 +162,13 @@ def _row_hashes(key: np.ndarray, chunk: int = 4096) -> np.ndarray:
 def find_duplicates(X: np.ndarray, metric: str = "euclidean") -> tuple[np.ndarray, int]:
     """Indices of the first occurrence of every distinct row (in input order), and the number dropped.
 
-    Euclidean: rows that are bitwise equal after mapping -0.0 to 0.0. Cosine (``X`` already
+    Euclidean: rows that are bitwise equal after mapping -0.0 to 0.0. Chord and cosine (``X`` already
     unit-normalised): rows whose directions agree to float32 precision, so that parallel input
     vectors that normalise to a few float64 ulps apart count as duplicates too.
     Rows are hashed; rows with equal hashes are compared exactly, so collisions cannot merge
     distinct points.
     """
-    key = X.astype(np.float32) if metric == "cosine" else X
+    key = X.astype(np.float32) if metric in UNIT_METRICS else X
     h = _row_hashes(key)
     order = np.argsort(h, kind="stable")
     hs = h[order]

@@ -7,7 +7,7 @@ largest k any selected estimator needs, and each kNN-based estimator reads its f
 estimator's own time (the shared search is timed separately) and the exponents the estimate
 predicts, α_D = 2β/(2β + d̂) and α_N = 2β/d̂ (Havrilla & Liao, Theorems 1–2).
 
-Imports: numpy, ttlab.errors, ttlab.intrinsic_dim (api, estimators, more_estimators, knn,
+Imports: numpy, ttlab.errors, ttlab.intrinsic_dim (api, estimators, more_estimators, fisher_s, knn_length, ph, knn,
 _validate); lazily ttlab.provenance and ttlab.scaling.theory; never ttlab.cli.
 """
 
@@ -24,7 +24,10 @@ import numpy as np
 from ttlab.errors import TTLabInputError
 from ttlab.intrinsic_dim._validate import check_choice, check_int, check_metric
 from ttlab.intrinsic_dim.estimators import GRIDE, MLE, TwoNN, _IDEstimator, prepare_points
+from ttlab.intrinsic_dim.fisher_s import FisherS
 from ttlab.intrinsic_dim.knn import BACKENDS, Neighbors, _kneighbors
+from ttlab.intrinsic_dim.knn_length import KNN
+from ttlab.intrinsic_dim.ph import PH
 from ttlab.intrinsic_dim.more_estimators import ESS, LPCA, MADA, MOM, TLE, CorrInt, DANCo, MiND_ML
 
 DANCO_MAX_DIM = 48
@@ -50,6 +53,11 @@ COMPARE_METHODS: dict[str, _Spec] = {
     "ess": ("ESS, ver a, k = 100", lambda D: (ESS, {})),
     "lpca": ("PCA (Fukunaga–Olsen, 5 %), global: dimension of the linear span", lambda D: (LPCA, {})),
     "lpca_pr": ("PCA participation ratio, global", lambda D: (LPCA, {"ver": "participation_ratio"})),
+    "fishers": ("Fisher separability, conditional number 10, margins 0.60–0.98", lambda D: (FisherS, {})),
+    "knn": ("kNN graph length, k = 2, samples of 3–6 points, seed 0 (scikit-dimension's defaults: noisy)",
+            lambda D: (KNN, {})),
+    "ph": ("PH0 (minimum spanning tree) dimension, alpha = 1, 20 sizes x 5 subsamples of 50–100 %, seed 0 "
+           "(scikit-dimension: 100 x 10)", lambda D: (PH, {"nsteps": 20, "subsamples": 5})),
 }
 """Estimators of :func:`compare` and their settings (scikit-dimension's defaults, except where noted)."""
 

@@ -3,8 +3,10 @@
 Every estimator takes its parameters in ``__init__`` and ``fit(X)`` sets ``dimension_`` and
 ``pointwise_dimension_`` (plus diagnostics). Shared options:
 
-- ``metric``: 'euclidean' or 'cosine' (chord distance between unit vectors, see
-  :func:`ttlab.intrinsic_dim._validate.apply_metric`).
+- ``metric``: 'euclidean', 'chord' (Euclidean distance between the unit-scaled rows,
+  ``sqrt(2 (1 - cos))``) or 'cosine' (``1 - cos`` as in scipy/scikit-learn, half the chord's MLE;
+  only for the estimators that read neighbour distances alone), see
+  :data:`ttlab.intrinsic_dim._validate.METRICS`.
 - ``batch_size``: ``None`` fits all points at once. An integer runs the paper's protocol:
   the (deduplicated) points are shuffled with ``seed``, split into batches of ``batch_size``,
   the estimator is fitted per batch, and ``dimension_`` is the mean of the batch values
@@ -54,7 +56,9 @@ from ttlab.intrinsic_dim._validate import (
     check_metric,
     check_points,
     drop_duplicates,
+    to_metric_distances,
 )
+from ttlab.intrinsic_dim._params import ParamsMixin
 from ttlab.intrinsic_dim.knn import BACKENDS, Neighbors, _kneighbors
 
 AVERAGES = ("mean", "harmonic", "median")
@@ -148,10 +152,14 @@ def truncate_neighbors(nb: Neighbors, k: int) -> Neighbors:
     return Neighbors(nb.distances[:, :k], nb.indices[:, :k], nb.backend, nb.exact, nb.n_fallback)
 
 
-class _IDEstimator:
-    """Shared fit logic: validation, metric, duplicates, batching, neighbour search."""
+class _IDEstimator(ParamsMixin):
+    """Shared fit logic: validation, metric, duplicates, batching, neighbour search; the scikit-learn
+    parameter contract (``get_params``, ``set_params``, ``__repr__``) comes from :class:`ParamsMixin`."""
 
     name = "base"
+    distance_only = False
+    """True when the estimate reads the neighbour distances alone (no coordinates), so it is defined
+    for ``metric='cosine'`` (1 − cos, not a Euclidean distance)."""
 
     def __init__(
         self,
@@ -192,15 +200,14 @@ class _IDEstimator:
         pass
 
     # -- shared -------------------------------------------------------------------------------
-    def get_params(self) -> dict[str, Any]:
-        """Constructor parameters (scikit-learn convention)."""
-        import inspect
-
-        names = [p for p in inspect.signature(type(self).__init__).parameters if p != "self"]
-        return {p: getattr(self, p) for p in names}
-
     def _validate_common(self) -> None:
         check_metric(self.metric)
+        if self.metric == "cosine" and not self.distance_only:
+            raise TTLabInputError(
+                f"{type(self).__name__} uses the points' coordinates, and metric 'cosine' (1 − cos) is not a "
+                "Euclidean distance; use metric='chord' (sqrt(2 (1 − cos)), the Euclidean distance between the "
+                "unit-scaled rows). 'cosine' works with MLE, TwoNN, GRIDE, MOM, MADA and MiND_ML."
+            )
         check_choice(self.remainder, "remainder", REMAINDERS)
         check_choice(self.backend, "backend", BACKENDS)
         check_int(self.seed, "seed", 0)
@@ -226,7 +233,7 @@ class _IDEstimator:
         dup_note = f" after removing {prep.n_duplicates} duplicate(s)" if prep.n_duplicates else ""
         if n < need:
             raise TTLabInputError(
-                f"{self._needs()} at least {need} distinct points; got {n}{dup_note}."
+                f"{self._needs()} at least {need} distinct points; got {n}{dup_note} (n_samples = {n})."
             )
         if self.batch_size is None:
             return [np.arange(n)]
@@ -270,6 +277,7 @@ class _IDEstimator:
         self.batch_sizes_ = np.array([len(b) for b in batches])
         self.dimension_std_ = float(dims_arr.std(ddof=1)) if len(dims_arr) > 1 else 0.0
         self.n_points_ = prep.n_input
+        self.n_features_in_ = int(prep.X.shape[1])
         self.n_duplicates_removed_ = prep.n_duplicates
         self.n_used_ = int(self.batch_sizes_.sum())
         self.neighbors_backend_ = backend or "none"
@@ -300,6 +308,9 @@ class _IDEstimator:
                 nb = truncate_neighbors(neighbors[i], k)
             else:
                 nb = _kneighbors(Xb, k, backend=self.backend, block_size=self.block_size, device=self.device)
+            if nb is not None and self.metric == "cosine":
+                nb = Neighbors(to_metric_distances(nb.distances, "cosine"), nb.indices, nb.backend, nb.exact,
+                               nb.n_fallback)
             return (nb, *self._from_neighbors(Xb, nb))
 
         import torch
@@ -322,9 +333,19 @@ class _IDEstimator:
         finally:
             torch.set_num_threads(previous)
 
-    def fit_transform(self, X: Any, y: Any = None) -> np.ndarray:
-        """Fit and return the pointwise estimates (aligned with ``point_indices_``)."""
-        return self.fit(X).pointwise_dimension_
+    def fit_transform(self, X: Any, y: Any = None) -> float:
+        """Fit and return the estimate ``dimension_`` (scikit-dimension's ``fit_transform``)."""
+        return self.fit(X, y).dimension_
+
+    def fit_transform_pw(self, X: Any, y: Any = None) -> np.ndarray:
+        """Fit and return the pointwise estimates (aligned with ``point_indices_``; scikit-dimension's
+        ``fit_transform_pw``); raises for an estimator that gives only a global estimate."""
+        pw = self.fit(X, y).pointwise_dimension_
+        if pw is None:
+            raise TTLabInputError(
+                f"{self!r} gives one global estimate, no pointwise estimates; use .fit(X).dimension_."
+            )
+        return pw
 
     def _needs(self) -> str:
         return f"{type(self).__name__} with {self._n_neighbors()} neighbour(s) needs"
@@ -366,15 +387,24 @@ class MLE(_IDEstimator):
 
     ``average``: 'mean' (arithmetic mean of pointwise estimates; the paper's code), 'harmonic'
     (MacKay–Ghahramani, less biased) or 'median'. ``unbiased=True`` uses K − 2 instead of K − 1.
+    scikit-dimension's options (:mod:`ttlab.intrinsic_dim.mle_variants`): ``dnoise='dnoiseGaussH'``
+    with ``sigma`` (Haro et al.'s Gaussian noise correction) and ``neighborhood_based=False`` (one
+    global estimate from the ``k`` smallest distinct distances among every point's ``global_k``
+    nearest neighbours; scikit-dimension's ``K``).
     """
 
     name = "mle"
+    distance_only = True
 
     def __init__(
         self,
         k: int = 20,
         average: str = "mean",
         unbiased: bool = False,
+        dnoise: str | None = None,
+        sigma: float = 0.0,
+        neighborhood_based: bool = True,
+        global_k: int = 5,
         *,
         metric: str = "euclidean",
         batch_size: int | None = None,
@@ -388,10 +418,22 @@ class MLE(_IDEstimator):
         self.k = k
         self.average = average
         self.unbiased = unbiased
+        self.dnoise = dnoise
+        self.sigma = sigma
+        self.neighborhood_based = neighborhood_based
+        self.global_k = global_k
 
     def _check_params(self) -> None:
+        from ttlab.intrinsic_dim.mle_variants import DNOISE
+
         check_int(self.k, "k", 3 if self.unbiased else 2)
         check_choice(self.average, "average", AVERAGES)
+        if self.dnoise is not None:
+            check_choice(self.dnoise, "dnoise", DNOISE)
+            if isinstance(self.sigma, bool) or not isinstance(self.sigma, (int, float)) or not self.sigma > 0:
+                raise TTLabInputError(f"dnoise={self.dnoise!r} needs a noise scale sigma > 0; got sigma={self.sigma!r}.")
+        if not self.neighborhood_based:
+            check_int(self.global_k, "global_k", 1)
 
     def fit(self, X: Any, y: Any = None) -> "MLE":
         """Estimate the ID of the rows of ``X``; warns (:class:`SmallKWarning`) when K is too small to trust it."""
@@ -401,10 +443,18 @@ class MLE(_IDEstimator):
         return self
 
     def _n_neighbors(self) -> int:
-        return int(self.k)
+        return int(self.k) if self.neighborhood_based else int(self.global_k)
 
-    def _from_distances(self, dist: np.ndarray) -> tuple[float, np.ndarray, dict[str, Any]]:
-        pw = mle_pointwise(dist, unbiased=self.unbiased)
+    def _from_distances(self, dist: np.ndarray) -> tuple[float, np.ndarray | None, dict[str, Any]]:
+        from ttlab.intrinsic_dim import mle_variants as mv
+
+        if not self.neighborhood_based:
+            radii = mv.global_radii(dist, int(self.k))
+            return mv.mle_from_radii(radii, self.unbiased, float(self.sigma), self.dnoise), None, {}
+        if self.dnoise is not None:
+            pw = mv.mle_pointwise_noisy(dist, float(self.sigma), self.unbiased)
+        else:
+            pw = mle_pointwise(dist, unbiased=self.unbiased)
         return _combine(pw, self.average), pw, {}
 
 
@@ -472,6 +522,7 @@ class TwoNN(_IDEstimator):
     """
 
     name = "twonn"
+    distance_only = True
 
     def __init__(
         self,
@@ -537,6 +588,7 @@ class GRIDE(_IDEstimator):
     """
 
     name = "gride"
+    distance_only = True
 
     def __init__(
         self,

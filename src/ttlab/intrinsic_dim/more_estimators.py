@@ -92,7 +92,9 @@ def _check_float(value: Any, name: str, lo: float, hi: float = math.inf, lo_open
 
 
 # ---------------------------------------------------------------------------------------------- lPCA
-LPCA_VERSIONS = ("FO", "Fan", "maxgap", "ratio", "participation_ratio")
+LPCA_VERSIONS = ("FO", "Fan", "maxgap", "ratio", "participation_ratio", "Kaiser", "broken_stick", "MP", "GD", "KN",
+                 "Minka", "parallel", "denoised", "scRMT")
+"""scikit-dimension 0.5's lPCA versions (the last nine in :mod:`ttlab.intrinsic_dim.pca_rank`)."""
 
 
 def pca_spectrum(X: np.ndarray) -> np.ndarray:
@@ -141,6 +143,10 @@ def lpca_from_spectrum(ev: np.ndarray, ver: str = "FO", *, alpha_fo: float = 0.0
             return float(np.sum(cs / np.max(cs) < alpha_ratio) + 1)
         if ver == "participation_ratio":
             return float(np.sum(ev) ** 2 / np.sum(ev**2))
+        if ver in ("Kaiser", "broken_stick"):
+            from ttlab.intrinsic_dim import pca_rank
+
+            return pca_rank.kaiser(ev) if ver == "Kaiser" else pca_rank.broken_stick(ev)
         # Fan et al.
         r = np.flatnonzero(np.cumsum(ev) / np.sum(ev) > p_fan)[0]
         e = ev - np.mean(ev[r:])
@@ -159,7 +165,10 @@ class LPCA(_IDEstimator):
     neighbours (the point excluded, default 100), combined by ``average`` (scikit-dimension
     leaves the combination to the caller; ttlab uses the mean by default).
     Eigenvalues are those of the sample covariance (``n − 1``), like ``PCA().explained_variance_``;
-    values below zero from rounding are set to zero.
+    values below zero from rounding are set to zero. ``center=False``: eigenvalues of ``XᵀX``.
+    Kaiser and broken_stick are spectrum rules too; MP, GD, KN, Minka, parallel, denoised and scRMT
+    estimate the rank of a linear signal in iid noise (global only; options ``noise_var``, ``alpha_kn``,
+    ``n_permutations``, ``quantile``, ``null``, ``random_state``: :mod:`ttlab.intrinsic_dim.pca_rank`).
     """
 
     name = "lpca"
@@ -175,6 +184,13 @@ class LPCA(_IDEstimator):
         pointwise: bool = False,
         k: int = 100,
         average: str = "mean",
+        center: bool = True,
+        noise_var: Any = None,
+        alpha_kn: float = 0.05,
+        n_permutations: int = 100,
+        quantile: float = 0.95,
+        null: str = "permute",
+        random_state: int = 0,
         *,
         metric: str = "euclidean",
         batch_size: int | None = None,
@@ -194,9 +210,24 @@ class LPCA(_IDEstimator):
         self.pointwise = pointwise
         self.k = k
         self.average = average
+        self.center = center
+        self.noise_var = noise_var
+        self.alpha_kn = alpha_kn
+        self.n_permutations = n_permutations
+        self.quantile = quantile
+        self.null = null
+        self.random_state = random_state
 
     def _check_params(self) -> None:
+        from ttlab.intrinsic_dim import pca_rank
+
         check_choice(self.ver, "lPCA version", LPCA_VERSIONS)
+        if self.ver in pca_rank.RANK_VERSIONS:
+            if self.pointwise:
+                raise TTLabInputError(f"lPCA ver={self.ver!r} estimates a global signal rank; use pointwise=False.")
+            pca_rank.check_rank_options(self.ver, self.noise_var, self.alpha_kn, self.null, self.quantile,
+                                        self.n_permutations)
+            check_int(self.random_state, "random_state", 0)
         _check_float(self.alpha_fo, "alpha_fo", 0, 1)
         _check_float(self.alpha_ratio, "alpha_ratio", 0, 1)
         _check_float(self.p_fan, "p_fan", 0, 1)
@@ -218,11 +249,31 @@ class LPCA(_IDEstimator):
 
     def _from_neighbors(self, X: np.ndarray, nb: Neighbors | None) -> tuple[float, np.ndarray | None, dict[str, Any]]:
         if not self.pointwise:
-            ev = pca_spectrum(X.astype(np.float64, copy=False))
-            return self._rule(ev), None, {"explained_variance_": ev}
+            if X.size > _SMALL_BLAS:
+                return self._global(X)
+            with _blas_controller().limit(limits=1, user_api="blas"):
+                return self._global(X)
         spectra = _local_spectra(X, nb.indices)  # type: ignore[union-attr]
         pw = np.array([self._rule(ev) for ev in spectra])
         return _combine_pw(pw, self.average, f"lPCA ({self.ver}, pointwise)"), pw, {}
+
+    def _global(self, X: np.ndarray) -> tuple[float, np.ndarray | None, dict[str, Any]]:
+        """One PCA of all the points (and the signal-rank rules)."""
+        from ttlab.intrinsic_dim import pca_rank
+
+        X64 = X.astype(np.float64, copy=False)
+        if self.ver in pca_rank.RANK_VERSIONS or not self.center:  # SVD spectrum, as scikit-dimension's
+            C = X64 - X64.mean(axis=0) if self.center else X64
+            ev = np.linalg.svd(C, compute_uv=False) ** 2 / (len(X64) - 1 if self.center else 1)
+        else:
+            ev = pca_spectrum(X64)
+        if self.ver not in pca_rank.RANK_VERSIONS:
+            return self._rule(ev), None, {"explained_variance_": ev}
+        rank, extra = pca_rank.signal_rank(
+            X64, ev, self.ver, center=bool(self.center), noise_var=self.noise_var, alpha_kn=self.alpha_kn,
+            n_permutations=int(self.n_permutations), quantile=self.quantile, null=self.null,
+            random_state=self.random_state)
+        return float(rank), None, {"explained_variance_": ev, **extra}
 
     def _needs(self) -> str:
         return f"lPCA ({'pointwise, ' + str(self.k) + ' neighbours' if self.pointwise else 'global'}) needs"
@@ -258,6 +309,7 @@ class MOM(_LocalKNN):
     largest; ``k`` defaults to 100 (scikit-dimension's neighbourhood default)."""
 
     name = "mom"
+    distance_only = True
     label = "MOM"
 
     def __init__(self, k: int = 100, average: str = "mean", *, metric: str = "euclidean", batch_size: int | None = None,
@@ -281,6 +333,7 @@ class MADA(_LocalKNN):
     full distance matrix; the k nearest distances give the same numbers.)"""
 
     name = "mada"
+    distance_only = True
     label = "MADA"
 
     def __init__(self, k: int = 20, average: str = "mean", *, metric: str = "euclidean", batch_size: int | None = None,
@@ -414,12 +467,27 @@ def mind_mli(rhos: np.ndarray, D: int, k: int) -> int:
     return int(np.argmax(lld) + 1)
 
 
+_SMALL_BLAS = 2**20
+"""Below this many entries, global PCA runs its BLAS on one thread (small SVDs and many tiny calls are
+10–100x slower with two OpenBLAS threads on a busy machine; measured on lPCA 'KN', 300 x 64)."""
+
+
+@lru_cache(maxsize=1)
+def _blas_controller() -> Any:
+    """threadpoolctl's controller, built once (building it scans the loaded libraries: ~10 ms)."""
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
 def mind_mlk(rhos: np.ndarray, D: int, k: int, dinit: float) -> float:
-    """MiND_MLk: the likelihood maximised over real d in [0, D] (L-BFGS-B from ``dinit``)."""
+    """MiND_MLk: the likelihood maximised over real d in [0, D] (L-BFGS-B from ``dinit``). BLAS is held to
+    one thread: L-BFGS-B's tiny BLAS calls were 45x slower with two OpenBLAS threads on a busy machine."""
     from scipy.optimize import minimize
 
-    res = minimize(fun=_mind_nlld, x0=np.array([dinit]), jac=_mind_nlld_gr, args=(rhos, len(rhos), k),
-                   method="L-BFGS-B", bounds=[(0, D)])
+    with _blas_controller().limit(limits=1, user_api="blas"):
+        res = minimize(fun=_mind_nlld, x0=np.array([dinit]), jac=_mind_nlld_gr, args=(rhos, len(rhos), k),
+                       method="L-BFGS-B", bounds=[(0, D)])
     return float(res["x"][0])
 
 
@@ -430,6 +498,7 @@ class MiND_ML(_IDEstimator):
     ``ttlab id compare`` uses ``D`` = the number of features)."""
 
     name = "mind_ml"
+    distance_only = True
 
     def __init__(self, k: int = 20, D: int = 10, ver: str = "MLk", *, metric: str = "euclidean",
                  batch_size: int | None = None, seed: int = 0, remainder: str = "drop", backend: str = "auto",
@@ -527,11 +596,17 @@ class DANCo(_IDEstimator):
     default is ``random_state=0`` (scikit-dimension: unseeded). The calibration for a given batch
     size is computed once per fit and reused for every batch (``calibration_`` stores it).
     Cost grows with ``D`` (one kNN search per calibration dimension).
+
+    scikit-dimension's options: ``calibration_data`` (its dict ``{k, N, maxdim, calibration_data: [{dhat,
+    mu_nu, mu_tau}, ...]}``, e.g. R's) replaces the drawn calibration of dimensions 1..maxdim (the rest
+    is drawn); ``ver='MIND_MLk'`` / ``'MIND_MLi'`` return the MiND estimate with DANCo's ``k`` and ``D``
+    (no calibration).
     """
 
     name = "danco"
 
-    def __init__(self, k: int = 10, D: int | None = None, fractal: bool = True, random_state: int = 0, *,
+    def __init__(self, k: int = 10, D: int | None = None, fractal: bool = True, random_state: int = 0,
+                 ver: str = "DANCo", calibration_data: dict | None = None, *,
                  metric: str = "euclidean", batch_size: int | None = None, seed: int = 0, remainder: str = "drop",
                  backend: str = "auto", block_size: int = 2048, device: str | None = None) -> None:
         self._set_common(metric, batch_size, seed, remainder, backend, block_size, device)
@@ -539,12 +614,21 @@ class DANCo(_IDEstimator):
         self.D = D
         self.fractal = fractal
         self.random_state = random_state
+        self.ver = ver
+        self.calibration_data = calibration_data
 
     def _check_params(self) -> None:
         check_int(self.k, "k", 2)
         if self.D is not None:
             check_int(self.D, "D", 1)
         check_int(self.random_state, "random_state", 0)
+        check_choice(self.ver, "DANCo version", ("DANCo", "MIND_MLk", "MIND_MLi"))
+        cal = self.calibration_data
+        if cal is not None and (not isinstance(cal, dict) or cal.get("k") != self.k):
+            raise TTLabInputError(
+                f"calibration_data must be a dict with k = {self.k} (DANCo's k), N, maxdim and calibration_data; "
+                f"got {type(cal).__name__} with k = {cal.get('k') if isinstance(cal, dict) else None}."
+            )
 
     def _n_neighbors(self) -> int:
         return int(self.k) + 1
@@ -552,18 +636,22 @@ class DANCo(_IDEstimator):
     def _min_points(self) -> int:
         return int(self.k) + 2
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickle without the calibration lock (a lock cannot be pickled; a new one is made on demand)."""
+        return {k: v for k, v in self.__dict__.items() if k != "_cal_lock"}
+
     def _calibration(self, N: int, D: int) -> list[dict[str, float]]:
-        key = (N, D, int(self.k), int(self.random_state))
+        key = (N, D, int(self.k), int(self.random_state), id(self.calibration_data))
         with self.__dict__.setdefault("_cal_lock", threading.Lock()):  # batches run in threads: calibrate once
             return self._calibration_locked(key)
 
-    def _calibration_locked(self, key: tuple[int, int, int, int]) -> list[dict[str, float]]:
+    def _calibration_locked(self, key: tuple[int, ...]) -> list[dict[str, float]]:
         N, D = key[0], key[1]
         cache = getattr(self, "_cal_cache", {})
         if key not in cache:
             rs = np.random.RandomState(int(self.random_state))
-            cal = []
-            for d in range(1, D + 1):
+            cal = list(_given_calibration(self.calibration_data, N))[:D]
+            for d in range(len(cal) + 1, D + 1):
                 ball = hyperball(N, d, rs)
                 nb = _exact_knn_low_dim(ball, int(self.k) + 1, self.backend, self.block_size, self.device)
                 cal.append(_danco_stats(ball, nb, 2 * d + 5, int(self.k)))
@@ -592,6 +680,10 @@ class DANCo(_IDEstimator):
 
         D = X.shape[1] if self.D is None else int(self.D)
         k = int(self.k)
+        if self.ver != "DANCo":  # MiND_MLi / MiND_MLk with DANCo's k and D
+            rhos = nb.distances[:, 0] / nb.distances[:, k]  # type: ignore[union-attr]
+            dmli = mind_mli(rhos, D, k)
+            return (float(dmli) if self.ver == "MIND_MLi" else mind_mlk(rhos, D, k, dmli)), None, {}
         nocal = _danco_stats(X, nb, D, k)  # type: ignore[arg-type]
         if any(np.isnan(v) for v in nocal.values()):
             return math.nan, None, {}
@@ -608,6 +700,18 @@ class DANCo(_IDEstimator):
         f = interp1d(np.arange(1, D + 1), kl, kind=kind, bounds_error=False, fill_value=(1, D + 1))
         x = minimize(f, de, bounds=[(1, D + 1)], tol=1e-3)["x"]
         return float(x[0]), None, extra
+
+
+def _given_calibration(cal: dict | None, N: int) -> list[dict[str, float]]:
+    """The statistics of a scikit-dimension-style calibration dict, checked against the batch size ``N``."""
+    if cal is None:
+        return []
+    if cal.get("N") != N:
+        raise TTLabInputError(
+            f"calibration_data was computed for N = {cal.get('N')} points; this fit has {N} (per batch). "
+            "Calibrate for this size, or leave calibration_data=None."
+        )
+    return [{key: float(c[key]) for key in ("dhat", "mu_nu", "mu_tau")} for c in cal["calibration_data"]]
 
 
 # --------------------------------------------------------------------------------------------- ESS

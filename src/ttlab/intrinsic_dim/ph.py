@@ -1,0 +1,126 @@
+"""PH0 dimension (Schweinhart 2020; Jaquette & Schweinhart 2020), scikit-dimension's ``PH``.
+
+For random subsamples of increasing size ``s`` (``nsteps`` sizes evenly spaced between ``n_range_min``
+and ``n_range_max``, ``subsamples`` draws each, without replacement, ``numpy.random.RandomState(
+random_state)`` in scikit-dimension's order), the total ``alpha``-weighted length ``E = Σ l^alpha`` of the
+Euclidean minimum spanning tree (the 0-dimensional total persistence) grows as ``s^{(d − alpha)/d}``;
+the estimate is ``alpha / (1 − slope)`` with the slope of the least-squares line of ``log E`` on
+``log s`` (``x_``, ``y_``: the points of that fit). Every minimum spanning tree has the same multiset of
+edge lengths, so ``E`` does not depend on the algorithm: here Prim's, vectorised over the subsample's
+distance matrix (scikit-dimension builds a sparse graph of all pairs for each subsample).
+
+Imports: numpy, scipy (lazily), ttlab.errors, ttlab.intrinsic_dim (estimators, _validate).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ttlab.errors import TTLabInputError
+from ttlab.intrinsic_dim._validate import check_choice, check_int
+from ttlab.intrinsic_dim.estimators import _IDEstimator
+from ttlab.intrinsic_dim.knn import Neighbors
+
+
+PH_MAX_POINTS = 8192
+"""Largest batch PH accepts: its n x n float64 distance matrix is then 512 MiB."""
+
+
+def mst_edge_lengths(D: np.ndarray) -> np.ndarray:
+    """Edge lengths of a minimum spanning tree of the complete graph with distance matrix ``D`` (Prim)."""
+    n = len(D)
+    best = D[0].copy()
+    in_tree = np.zeros(n, dtype=bool)
+    in_tree[0] = True
+    best[0] = np.inf
+    out = np.empty(n - 1)
+    for t in range(n - 1):
+        j = int(np.argmin(best))
+        out[t] = best[j]
+        in_tree[j] = True
+        best[j] = np.inf
+        np.minimum(best, np.where(in_tree, np.inf, D[j]), out=best)
+    return out
+
+
+def subsample_sizes(n: int, n_range_min: float, n_range_max: float, range_type: str, nsteps: int,
+                    subsamples: int) -> np.ndarray:
+    """The subsample size of every draw (scikit-dimension's ``sizes``), checked."""
+    if range_type == "fraction":
+        if not 0 < n_range_min < n_range_max <= 1:
+            raise TTLabInputError("PH needs 0 < n_range_min < n_range_max <= 1 for range_type='fraction'.")
+        lo, hi = int(np.ceil(n_range_min * n)), int(np.ceil(n_range_max * n))
+    else:
+        lo, hi = check_int(n_range_min, "n_range_min", 2), check_int(n_range_max, "n_range_max", 3)
+    if not 2 <= lo < hi <= n:
+        raise TTLabInputError(f"PH needs 2 <= smallest subsample < largest subsample <= n_samples; got {lo}, {hi}, {n}.")
+    return np.repeat(np.ceil(np.linspace(lo, hi, nsteps)).astype(int), subsamples)
+
+
+class PH(_IDEstimator):
+    """PH0 (minimum-spanning-tree) dimension, scikit-dimension's ``PH`` (:mod:`ttlab.intrinsic_dim.ph`).
+
+    ``alpha`` (> 0, one value), ``n_range_min``/``n_range_max`` (fractions of the points, or counts
+    with ``range_type='num'``), ``nsteps`` sizes × ``subsamples`` draws, ``random_state`` (ttlab
+    default 0; scikit-dimension: unseeded). Memory: the n × n distance matrix, as scikit-dimension."""
+
+    name = "ph"
+
+    def __init__(self, alpha: float = 1.0, n_range_min: float = 0.5, n_range_max: float = 1.0,
+                 range_type: str = "fraction", nsteps: int = 100, subsamples: int = 10, random_state: int = 0, *,
+                 metric: str = "euclidean", batch_size: int | None = None, seed: int = 0, remainder: str = "drop",
+                 backend: str = "auto", block_size: int = 2048, device: str | None = None) -> None:
+        self._set_common(metric, batch_size, seed, remainder, backend, block_size, device)
+        self.alpha = alpha
+        self.n_range_min = n_range_min
+        self.n_range_max = n_range_max
+        self.range_type = range_type
+        self.nsteps = nsteps
+        self.subsamples = subsamples
+        self.random_state = random_state
+
+    def _check_params(self) -> None:
+        a = self.alpha
+        if isinstance(a, bool) or not isinstance(a, (int, float)) or not a > 0 or not math.isfinite(a):
+            raise TTLabInputError(f"alpha must be one number > 0; got {a!r}.")
+        check_choice(self.range_type, "range_type", ("fraction", "num"))
+        check_int(self.nsteps, "nsteps", 2)
+        check_int(self.subsamples, "subsamples", 1)
+        check_int(self.random_state, "random_state", 0)
+
+    def _n_neighbors(self) -> int:
+        return 0
+
+    def _min_points(self) -> int:
+        return 3
+
+    def _batches(self, prep: Any) -> list[np.ndarray]:
+        batches = super()._batches(prep)
+        largest = max(len(b) for b in batches)
+        if largest > PH_MAX_POINTS:
+            raise TTLabInputError(
+                f"PH forms the n x n distance matrix; {largest} points per batch would need "
+                f"{largest**2 * 8 / 2**30:.1f} GiB. Use batch_size <= {PH_MAX_POINTS} (e.g. the paper's protocol)."
+            )
+        return batches
+
+    def _needs(self) -> str:
+        return "PH needs"
+
+    def _from_neighbors(self, X: np.ndarray, nb: Neighbors | None) -> tuple[float, np.ndarray | None, dict[str, Any]]:
+        from scipy.spatial.distance import pdist, squareform
+
+        n = len(X)
+        sizes = subsample_sizes(n, self.n_range_min, self.n_range_max, self.range_type, int(self.nsteps),
+                                int(self.subsamples))
+        rng = np.random.RandomState(int(self.random_state))
+        idx = [rng.choice(n, size=s, replace=False) for s in sizes]
+        D = squareform(pdist(X.astype(np.float64, copy=False)))
+        alpha = float(self.alpha)
+        E = np.array([np.sum(mst_edge_lengths(D[np.ix_(i, i)]) ** alpha) for i in idx])
+        x, y = np.log(sizes.astype(np.float64)), np.log(E)
+        slope = float(np.sum((x - x.mean()) * (y - y.mean())) / np.sum((x - x.mean()) ** 2))
+        return alpha / (1 - slope), None, {"x_": x, "y_": y, "slope_": slope}
