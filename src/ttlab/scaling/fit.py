@@ -325,15 +325,20 @@ def chinchilla_huber_objective(
     ``theta = (e, a, alpha, b, beta)``; the loss is Σ_i Huber_δ(LSE(e, a − α log N_i,
     b − β log D_i) − log L_i), divided by the number of points when ``reduction="mean"``.
     """
-    theta = np.asarray(theta, dtype=float)
+    r, jac = _chinchilla_residuals(theta, log_n, log_d, log_loss)
+    return _reduced(float(_huber(delta, r).sum()), jac.T @ np.clip(r, -delta, delta), r.size, reduction)
+
+
+def _chinchilla_residuals(theta: ArrayLike, log_n: ArrayLike, log_d: ArrayLike, log_loss: ArrayLike):
+    """Log residuals log L̂ − log L of the Chinchilla form at θ[:5], and their Jacobian."""
     lx, lx2, ly = (np.asarray(v, dtype=float) for v in (log_n, log_d, log_loss))
-    pred, jac = _log_model("chinchilla", theta, lx, lx2)
-    r = pred - ly
-    f = float(_huber(delta, r).sum())
-    grad = jac.T @ np.clip(r, -delta, delta)
-    if reduction == "mean":
-        return f / r.size, grad / r.size
-    return f, grad
+    pred, jac = _log_model("chinchilla", np.asarray(theta, dtype=float)[:5], lx, lx2)
+    return pred - ly, jac
+
+
+def _reduced(f: float, grad: np.ndarray, n: int, reduction: str) -> tuple[float, np.ndarray]:
+    """(f, grad) summed over the n points, or divided by n for ``reduction="mean"``."""
+    return (f / n, grad / n) if reduction == "mean" else (f, grad)
 
 
 def huber_log_normaliser(delta: float = _HUBER_DELTA) -> float:
@@ -366,18 +371,13 @@ def chinchilla_huber_nll(
     u_i = r_i/σ, NLL = Σ_i ρ_δ(u_i) + n·s + n·log Z(δ) (:func:`huber_log_normaliser`). Gradient:
     ∂/∂θ_j = Σ_i ψ(u_i)·J_ij/σ, ∂/∂s = n − Σ_i ψ(u_i)·u_i, ψ = clip(·, −δ, δ).
     """
-    theta = np.asarray(theta, dtype=float)
-    lx, lx2, ly = (np.asarray(v, dtype=float) for v in (log_n, log_d, log_loss))
-    pred, jac = _log_model("chinchilla", theta[:5], lx, lx2)
-    s = float(theta[5])
-    u = (pred - ly) * math.exp(-s)
+    r, jac = _chinchilla_residuals(theta, log_n, log_d, log_loss)
+    s = float(np.asarray(theta, dtype=float)[5])
+    u = r * math.exp(-s)
     psi = np.clip(u, -delta, delta)
     n = u.size
     f = float(_huber(delta, u).sum()) + n * (s + huber_log_normaliser(delta))
-    grad = np.append(jac.T @ psi * math.exp(-s), n - float(psi @ u))
-    if reduction == "mean":
-        return f / n, grad / n
-    return f, grad
+    return _reduced(f, np.append(jac.T @ psi * math.exp(-s), n - float(psi @ u)), n, reduction)
 
 
 def _profile_scale(r: np.ndarray, delta: float) -> np.ndarray:
