@@ -195,8 +195,17 @@ def fit(
     seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = 0,
     ci_level: Annotated[float, typer.Option("--ci-level", help="Confidence level of the intervals.")] = 0.95,
     bootstrap_method: Annotated[
-        str, typer.Option("--bootstrap-method", help="residual (fixed design) | pairs (resample rows).")
-    ] = "residual",
+        Optional[str],
+        typer.Option("--bootstrap-method", help="residual (fixed design) | pairs (resample rows). Default: residual "
+                     "for power/offset; pairs for chinchilla (its spread matches Besiroglu et al. 2024's published "
+                     "standard errors; residual is about 2x narrower there)."),
+    ] = None,
+    objective: Annotated[
+        Optional[str],
+        typer.Option("--objective", help="chinchilla only: huber (default; summed Huber loss of log residuals, "
+                     "δ = 1e-3, Hoffmann et al. 2022) | huber-likelihood (Huber negative log-likelihood with a "
+                     "fitted scale σ, δ on r/σ; Besiroglu et al. 2024's replication)."),
+    ] = None,
     n_starts: Annotated[
         Optional[int],
         typer.Option("--n-starts", help="Optimiser starts kept from the grid (offset/chinchilla; default 4)."),
@@ -221,6 +230,10 @@ def fit(
         raise TTLabInputError(f"--kind must be 'data' or 'model', got {kind!r}")
     if intrinsic_dim is not None and form == "chinchilla":
         raise TTLabInputError("--id (a predicted exponent) is supported for the power and offset forms only")
+    if objective is not None and objective not in _fit.OBJECTIVES:
+        raise TTLabInputError(f"unknown --objective {objective!r}; choose one of {', '.join(_fit.OBJECTIVES)}")
+    if objective is not None and form != "chinchilla":
+        raise TTLabInputError(f"--objective is only used by --form chinchilla, not by --form {form}")
     if n_starts is not None and form == "power":
         raise TTLabInputError("--n-starts is only used by the offset and chinchilla forms (power is closed-form)")
     if plot is not None:
@@ -240,6 +253,8 @@ def fit(
             f"{csv_file}: the {form} form needs at least {n_min} data rows, the file has {data[x].size}"
         )
     extra: dict[str, Any] = {} if n_starts is None else {"n_starts": n_starts}
+    if objective is not None:
+        extra["objective"] = objective
     result = _fit.fit_scaling_law(
         form, data[x], data[y], data[x2] if x2 is not None else None,
         bootstrap=n_boot, seed=seed, ci_level=ci_level, bootstrap_method=bootstrap_method, **extra,
@@ -268,7 +283,8 @@ def fit(
         "x2": x2,
         "form": form,
         "bootstrap": n_boot,
-        "bootstrap_method": bootstrap_method,
+        "bootstrap_method": result.config["bootstrap_method"],
+        "objective": result.config.get("objective"),
         "seed": seed,
         "ci_level": ci_level,
         "n_starts": result.config.get("n_starts"),
@@ -327,6 +343,10 @@ def _print_fit(p: dict[str, Any]) -> None:
         f"R² (log) = {g['r2_log']}   RMSE (log) = {g['rmse_log']}   RMSE = {g['rmse']}   "
         f"bootstrap: {p['bootstrap']['n_used']} × {p['bootstrap']['method']}, seed {p['bootstrap']['seed']}"
     )
+    if p["fit_config"].get("objective"):
+        scale = p["optimizer"].get("scale")
+        console.print(f"objective: {p['fit_config']['objective']} (δ = {p['fit_config']['huber_delta']:g})"
+                      + ("" if scale is None else f", fitted scale σ = {scale:.4g}"))
     if "prediction" in p:
         pr = p["prediction"]
         console.print(

@@ -14,11 +14,17 @@ multiplicative:
   (``reduction="mean"``) stops L-BFGS-B after a few iterations with wrong exponents. The cause is
   the stopping rule (see :data:`DEFAULT_LBFGSB_OPTIONS`), which also stops the *summed* loss early
   on small data sets, so this module tightens the tolerances as well as summing.
+  ``objective="huber-likelihood"`` instead minimises the negative log-likelihood of the log
+  residuals under a Huber density whose scale σ is fitted jointly (Besiroglu et al. 2024's
+  replication; δ = 1e-3 then applies to r/σ, so the fit's robustness is relative to the noise
+  level rather than to an absolute 1e-3 in log loss).
 
 Every fit reports goodness of fit (R² and RMSE of log L, RMSE of L) and seeded bootstrap
-percentile intervals for every parameter. The default bootstrap resamples leverage-adjusted,
-centred log residuals around the fitted curve (fixed design; works for the few points a scaling
-sweep has); ``bootstrap_method="pairs"`` resamples data points instead.
+percentile intervals for every parameter. The default bootstrap of the power and offset forms
+resamples leverage-adjusted, centred log residuals around the fitted curve (fixed design; works for
+the few points a scaling sweep has); the Chinchilla form's default resamples data points ("pairs"),
+the bootstrap whose spread matches Besiroglu et al.'s published standard errors (a residual
+bootstrap is about 2x narrower there). See :data:`DEFAULT_BOOTSTRAP_METHOD`.
 
 Imports: numpy, scipy, ttlab.errors; nothing else of ttlab.
 """
@@ -33,7 +39,7 @@ from typing import Any, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import optimize, stats
+from scipy import optimize, special, stats
 
 from ttlab.errors import TTLabInputError
 
@@ -48,6 +54,11 @@ __all__ = [
     "fit_chinchilla",
     "fit_scaling_law",
     "chinchilla_huber_objective",
+    "chinchilla_huber_nll",
+    "huber_log_normaliser",
+    "huber_logpdf",
+    "OBJECTIVES",
+    "DEFAULT_BOOTSTRAP_METHOD",
 ]
 
 Form = Literal["power", "offset", "chinchilla"]
@@ -76,6 +87,14 @@ COLLINEAR_R = 0.99
 _AT_BOUND = 1e-6  # an exponent this close to a bound makes its term merge with another one
 
 BOOTSTRAP_METHODS = ("residual", "pairs")
+DEFAULT_BOOTSTRAP_METHOD: dict[str, str] = {"power": "residual", "offset": "residual", "chinchilla": "pairs"}
+"""Bootstrap used when none is given. Chinchilla: pairs, whose spread matches Besiroglu et al. 2024's
+published standard errors (their residual-style intervals are about 2x narrower); changed from
+"residual" in issue 24 (intervals of the Chinchilla form are wider than before by default)."""
+OBJECTIVES = ("huber", "huber-likelihood")
+"""Chinchilla-form objectives: ``huber`` = summed Huber loss of log residuals (Hoffmann et al. 2022);
+``huber-likelihood`` = Huber negative log-likelihood with a fitted scale (Besiroglu et al. 2024)."""
+_MIN_SCALE = 1e-12  # the likelihood's σ is bounded below: an exact fit would send it to 0 (NLL → −∞)
 #: bootstrap replicates above which a fit is refused (the replicates are kept for the percentiles)
 MAX_BOOTSTRAP = 1_000_000
 #: residual-bootstrap resamples are drawn this many values (replicates × points) at a time
@@ -306,15 +325,77 @@ def chinchilla_huber_objective(
     ``theta = (e, a, alpha, b, beta)``; the loss is Σ_i Huber_δ(LSE(e, a − α log N_i,
     b − β log D_i) − log L_i), divided by the number of points when ``reduction="mean"``.
     """
-    theta = np.asarray(theta, dtype=float)
+    r, jac = _chinchilla_residuals(theta, log_n, log_d, log_loss)
+    return _reduced(float(_huber(delta, r).sum()), jac.T @ np.clip(r, -delta, delta), r.size, reduction)
+
+
+def _chinchilla_residuals(theta: ArrayLike, log_n: ArrayLike, log_d: ArrayLike, log_loss: ArrayLike):
+    """Log residuals log L̂ − log L of the Chinchilla form at θ[:5], and their Jacobian."""
     lx, lx2, ly = (np.asarray(v, dtype=float) for v in (log_n, log_d, log_loss))
-    pred, jac = _log_model("chinchilla", theta, lx, lx2)
-    r = pred - ly
-    f = float(_huber(delta, r).sum())
-    grad = jac.T @ np.clip(r, -delta, delta)
-    if reduction == "mean":
-        return f / r.size, grad / r.size
-    return f, grad
+    pred, jac = _log_model("chinchilla", np.asarray(theta, dtype=float)[:5], lx, lx2)
+    return pred - ly, jac
+
+
+def _reduced(f: float, grad: np.ndarray, n: int, reduction: str) -> tuple[float, np.ndarray]:
+    """(f, grad) summed over the n points, or divided by n for ``reduction="mean"``."""
+    return (f / n, grad / n) if reduction == "mean" else (f, grad)
+
+
+def huber_log_normaliser(delta: float = _HUBER_DELTA) -> float:
+    """log Z(δ) of the unit-scale Huber density p(u) = exp(−ρ_δ(u)) / Z(δ).
+
+    Z(δ) = ∫ exp(−ρ_δ(u)) du = √(2π)·(2Φ(δ) − 1) + 2·exp(−δ²/2)/δ: the Gaussian core on |u| ≤ δ,
+    plus two exponential tails ∫_δ^∞ exp(δ²/2 − δu) du = exp(−δ²/2)/δ.
+    """
+    return math.log(math.sqrt(2 * math.pi) * special.erf(delta / math.sqrt(2)) + 2 * math.exp(-0.5 * delta**2) / delta)
+
+
+def huber_logpdf(r: ArrayLike, delta: float = _HUBER_DELTA, scale: float = 1.0) -> np.ndarray:
+    """log density of residuals ``r`` under the Huber distribution with scale σ:
+    −ρ_δ(r/σ) − log σ − log Z(δ) (δ applies to the standardised residual r/σ)."""
+    u = np.asarray(r, dtype=float) / scale
+    return -_huber(delta, u) - math.log(scale) - huber_log_normaliser(delta)
+
+
+def chinchilla_huber_nll(
+    theta: ArrayLike,
+    log_n: ArrayLike,
+    log_d: ArrayLike,
+    log_loss: ArrayLike,
+    delta: float = _HUBER_DELTA,
+    reduction: Literal["sum", "mean"] = "sum",
+) -> tuple[float, np.ndarray]:
+    """Huber negative log-likelihood of the Chinchilla form's log residuals, and its gradient.
+
+    ``theta = (e, a, alpha, b, beta, s)`` with scale σ = e^s; with r_i the log residual and
+    u_i = r_i/σ, NLL = Σ_i ρ_δ(u_i) + n·s + n·log Z(δ) (:func:`huber_log_normaliser`). Gradient:
+    ∂/∂θ_j = Σ_i ψ(u_i)·J_ij/σ, ∂/∂s = n − Σ_i ψ(u_i)·u_i, ψ = clip(·, −δ, δ).
+    """
+    r, jac = _chinchilla_residuals(theta, log_n, log_d, log_loss)
+    s = float(np.asarray(theta, dtype=float)[5])
+    u = r * math.exp(-s)
+    psi = np.clip(u, -delta, delta)
+    n = u.size
+    f = float(_huber(delta, u).sum()) + n * (s + huber_log_normaliser(delta))
+    return _reduced(f, np.append(jac.T @ psi * math.exp(-s), n - float(psi @ u)), n, reduction)
+
+
+def _profile_scale(r: np.ndarray, delta: float) -> np.ndarray:
+    """The likelihood's σ for fixed residuals (rows of ``r``): the root of mean_i min(u_i², δ|u_i|) = 1,
+    u = r/σ (∂NLL/∂s = 0), by bisection in log σ; at least :data:`_MIN_SCALE`."""
+    a = np.abs(np.atleast_2d(r))
+    n = a.shape[-1]
+    amax = np.maximum(a.max(axis=-1), _MIN_SCALE)
+    # the mean is ≤ δ·mean|u| and ≤ mean u², so the root is ≤ hi; at lo the largest |u| alone gives ≥ 1
+    hi = np.maximum(np.minimum(delta * a.mean(axis=-1), np.sqrt((a * a).mean(axis=-1))), _MIN_SCALE)
+    lo = np.minimum(np.minimum(delta * amax / n, amax / math.sqrt(n)), hi)
+    llo, lhi = np.log(lo), np.log(hi)
+    for _ in range(80):
+        mid = 0.5 * (llo + lhi)
+        u = a / np.exp(mid)[:, None]
+        big = np.minimum(u * u, delta * u).mean(axis=-1) > 1.0
+        llo, lhi = np.where(big, mid, llo), np.where(big, lhi, mid)
+    return np.maximum(np.exp(0.5 * (llo + lhi)), _MIN_SCALE)
 
 
 def _fit_power_theta(lx: np.ndarray, ly: np.ndarray) -> np.ndarray:
@@ -377,8 +458,9 @@ def _chinchilla_grid() -> np.ndarray:
     return np.array(list(itertools.product(g["e"], g["a"], g["alpha"], g["b"], g["beta"])), dtype=float)
 
 
-def _grid_objective(grid: np.ndarray, lx, lx2, ly, delta: float) -> np.ndarray:
-    """Summed Huber loss at every row of ``grid`` (vectorised, chunked)."""
+def _grid_objective(grid: np.ndarray, lx, lx2, ly, delta: float, objective: str = "huber") -> np.ndarray:
+    """The objective at every row of ``grid`` (vectorised, chunked): the summed Huber loss, or the
+    Huber NLL at its best scale (less the constant n·log Z(δ))."""
     out = np.empty(grid.shape[0])
     chunk = max(1, 2_000_000 // max(1, lx.size))
     for i in range(0, grid.shape[0], chunk):
@@ -391,26 +473,38 @@ def _grid_objective(grid: np.ndarray, lx, lx2, ly, delta: float) -> np.ndarray:
             ]
         )
         r = _lse(t)[0] - ly
-        out[i : i + chunk] = _huber(delta, r).sum(axis=1)
+        if objective == "huber":
+            out[i : i + chunk] = _huber(delta, r).sum(axis=1)
+        else:
+            sigma = _profile_scale(r, delta)
+            out[i : i + chunk] = _huber(delta, r / sigma[:, None]).sum(axis=1) + lx.size * np.log(sigma)
     return out
 
 
 def _fit_chinchilla_theta(
-    lx, lx2, ly, starts: np.ndarray, n_keep: int, delta: float, reduction: str, options: dict | None = None
+    lx, lx2, ly, starts: np.ndarray, n_keep: int, delta: float, reduction: str, options: dict | None = None,
+    objective: str = "huber",
 ):
     if starts.shape[0] > n_keep:
-        vals = _grid_objective(starts, lx, lx2, ly, delta)
+        vals = _grid_objective(starts, lx, lx2, ly, delta, objective)
         starts = starts[np.argsort(vals, kind="stable")[:n_keep]]
+    likelihood = objective == "huber-likelihood"
+    fun = chinchilla_huber_nll if likelihood else chinchilla_huber_objective
+    bounds = [(None, None)] * 5 + [(math.log(_MIN_SCALE), None)] if likelihood else None
     best = None
     for s in starts:
+        if likelihood:  # the scale starts at its best value for this start's residuals
+            r0 = _log_model("chinchilla", s, lx, lx2)[0] - ly
+            s = np.append(s, math.log(float(_profile_scale(r0, delta)[0])))
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             res = optimize.minimize(
-                chinchilla_huber_objective,
+                fun,
                 s,
                 args=(lx, lx2, ly, delta, reduction),
                 jac=True,
                 method="L-BFGS-B",
+                bounds=bounds,
                 options=options,
             )
         if not np.all(np.isfinite(res.x)):
@@ -419,8 +513,10 @@ def _fit_chinchilla_theta(
             best = res
     if best is None:
         raise TTLabInputError("the chinchilla fit failed from every starting point (non-finite values)")
+    what = "Huber negative log-likelihood (fitted scale)" if likelihood else "Huber loss"
     info = {
-        "method": f"scipy.optimize.minimize (L-BFGS-B), {reduction} Huber loss of log residuals",
+        "method": f"scipy.optimize.minimize (L-BFGS-B), {reduction} {what} of log residuals",
+        "objective_name": objective,
         "delta": delta,
         "reduction": reduction,
         "success": bool(best.success),
@@ -429,19 +525,21 @@ def _fit_chinchilla_theta(
         "n_starts": int(starts.shape[0]),
         "objective": float(best.fun),
     }
-    return best.x, info
+    if likelihood:
+        info["scale"] = math.exp(float(best.x[5]))
+    return best.x[:5], info
 
 
 # --------------------------------------------------------------------------------------------
 # generic fitting + bootstrap
 
 
-def _fit_theta(form, lx, lx2, ly, *, starts, n_keep, delta, reduction, options):
+def _fit_theta(form, lx, lx2, ly, *, starts, n_keep, delta, reduction, options, objective="huber"):
     if form == "power":
         return _fit_power_theta(lx, ly), {"method": "ordinary least squares on (log x, log L)"}
     if form == "offset":
         return _fit_offset_theta(lx, ly, starts, n_keep)
-    return _fit_chinchilla_theta(lx, lx2, ly, starts, n_keep, delta, reduction, options)
+    return _fit_chinchilla_theta(lx, lx2, ly, starts, n_keep, delta, reduction, options, objective)
 
 
 def _natural(form: str, theta: np.ndarray) -> np.ndarray:
@@ -460,16 +558,16 @@ def _leverage(jac: np.ndarray) -> np.ndarray:
     return np.clip(h, 0.0, 0.99)
 
 
-def _refit(form, lx, lx2, ly, warm, *, delta, reduction, options) -> np.ndarray:
+def _refit(form, lx, lx2, ly, warm, *, delta, reduction, options, objective="huber") -> np.ndarray:
     """One bootstrap refit from the point estimate; a failed refit gives NaNs (dropped later)."""
     try:
         return _fit_theta(form, lx, lx2, ly, starts=warm, n_keep=1, delta=delta, reduction=reduction,
-                          options=options)[0]
+                          options=options, objective=objective)[0]
     except TTLabInputError:
         return np.full(warm.shape[1], np.nan)
 
 
-def _bootstrap(form, lx, lx2, ly, theta_hat, *, n_boot, rng, method, delta, reduction, options):
+def _bootstrap(form, lx, lx2, ly, theta_hat, *, n_boot, rng, method, delta, reduction, options, objective="huber"):
     """Bootstrap replicates of θ (rows); returns (samples, n_rejected_draws)."""
     if n_boot == 0:
         return np.empty((0, theta_hat.size)), 0
@@ -488,7 +586,8 @@ def _bootstrap(form, lx, lx2, ly, theta_hat, *, n_boot, rng, method, delta, redu
                 out.append(np.linalg.lstsq(X, y_star.T, rcond=None)[0].T)
             else:
                 out.append(np.array([_refit(form, lx, lx2, ys, warm, delta=delta, reduction=reduction,
-                                            options=options) for ys in y_star]).reshape(-1, theta_hat.size))
+                                            options=options, objective=objective)
+                                     for ys in y_star]).reshape(-1, theta_hat.size))
         return np.concatenate(out), 0
     samples, rejected = [], 0
     max_rejected = 20 * n_boot + 100
@@ -509,15 +608,20 @@ def _bootstrap(form, lx, lx2, ly, theta_hat, *, n_boot, rng, method, delta, redu
             continue
         samples.append(
             _refit(form, lx[idx], None if lx2 is None else lx2[idx], ly[idx], warm,
-                   delta=delta, reduction=reduction, options=options)
+                   delta=delta, reduction=reduction, options=options, objective=objective)
         )
     return np.array(samples), rejected
 
 
 def _check_optimizer_options(
-    form: str, delta: float, reduction: str, lbfgsb_options: dict[str, Any] | None, n_starts: int
+    form: str, delta: float, reduction: str, lbfgsb_options: dict[str, Any] | None, n_starts: int,
+    objective: str = "huber",
 ) -> dict[str, Any]:
     """Validate the optimiser's options; return the L-BFGS-B options to use."""
+    if objective not in OBJECTIVES:
+        raise TTLabInputError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
+    if objective != "huber" and form != "chinchilla":
+        raise TTLabInputError(f"objective {objective!r} is only used by the chinchilla form, not by {form!r}")
     if form == "chinchilla":
         if not (isinstance(delta, (int, float)) and delta > 0 and math.isfinite(delta)):
             raise TTLabInputError(f"Huber delta must be a positive number, got {delta!r}")
@@ -660,7 +764,7 @@ def _diagnostics(lx: np.ndarray, ly: np.ndarray, lx2: np.ndarray | None, ci_wide
 
 def _fit_config(
     form: str, bootstrap: int, bootstrap_method: str, seed: int, ci_level: float,
-    delta: float, reduction: str, n_starts: int, options: dict[str, Any],
+    delta: float, reduction: str, n_starts: int, options: dict[str, Any], objective: str = "huber",
 ) -> dict[str, Any]:
     """The options a fit was run with (those the form uses)."""
     config: dict[str, Any] = {
@@ -675,6 +779,7 @@ def _fit_config(
     if form == "chinchilla":
         config.update(
             {
+                "objective": objective,
                 "huber_delta": float(delta),
                 "reduction": reduction,
                 "n_starts": int(n_starts),
@@ -693,20 +798,23 @@ def _fit(
     bootstrap: int,
     seed: int,
     ci_level: float,
-    bootstrap_method: str,
+    bootstrap_method: str | None,
     delta: float = _HUBER_DELTA,
     reduction: str = "sum",
     n_starts: int = 4,
     lbfgsb_options: dict[str, Any] | None = None,
     names: tuple[str, str, str] = ("x", "y", "x2"),
+    objective: str = "huber",
 ) -> FitResult:
     """Validate, fit θ, measure the fit, bootstrap the intervals and assemble the :class:`FitResult`."""
+    if bootstrap_method is None:
+        bootstrap_method = DEFAULT_BOOTSTRAP_METHOD[form]
     _check_options(bootstrap, ci_level, seed, bootstrap_method)
     lx, ly, lx2, n = _prepare(form, x, y, x2, names)
-    options = _check_optimizer_options(form, delta, reduction, lbfgsb_options, n_starts)
+    options = _check_optimizer_options(form, delta, reduction, lbfgsb_options, n_starts, objective)
     theta, opt_info = _fit_theta(
         form, lx, lx2, ly, starts=_starts(form, lx, ly), n_keep=n_starts, delta=delta, reduction=reduction,
-        options=options,
+        options=options, objective=objective,
     )
     pred, _ = _log_model(form, theta, lx, lx2)
     r2_log, rmse_log, rmse = _goodness(ly, pred)
@@ -714,7 +822,7 @@ def _fit(
 
     samples, rejected = _bootstrap(
         form, lx, lx2, ly, theta, n_boot=bootstrap, rng=np.random.default_rng(seed), method=bootstrap_method,
-        delta=delta, reduction=reduction, options=options,
+        delta=delta, reduction=reduction, options=options, objective=objective,
     )
     bound_notes = _bound_notes(form, params) + _design_notes(lx, ly, lx2, r2_log, names)
     ci, ci_widened, n_used, ci_notes = _percentile_ci(form, samples, params, ci_level)
@@ -738,7 +846,8 @@ def _fit(
             "interval": "percentile",
         },
         optimizer=opt_info,
-        config=_fit_config(form, bootstrap, bootstrap_method, seed, ci_level, delta, reduction, n_starts, options),
+        config=_fit_config(form, bootstrap, bootstrap_method, seed, ci_level, delta, reduction, n_starts, options,
+                           objective),
         ci_analytic=ci_analytic,
         stderr=stderr,
         bootstrap_samples=_natural(form, samples) if samples.shape[0] else None,
@@ -755,7 +864,7 @@ def fit_power_law(
     bootstrap: int = 1000,
     seed: int = 0,
     ci_level: float = 0.95,
-    bootstrap_method: str = "residual",
+    bootstrap_method: str | None = "residual",
 ) -> FitResult:
     """Fit L = A·x^(−α) by least squares on (log x, log L); bootstrap CIs for A and α."""
     return _fit(
@@ -771,7 +880,7 @@ def fit_offset_power_law(
     bootstrap: int = 1000,
     seed: int = 0,
     ci_level: float = 0.95,
-    bootstrap_method: str = "residual",
+    bootstrap_method: str | None = "residual",
     n_starts: int = 4,
 ) -> FitResult:
     """Fit L = E + A·x^(−α) (squared log residuals, least_squares from the best ``n_starts`` of a grid)."""
@@ -789,15 +898,19 @@ def fit_chinchilla(
     bootstrap: int = 200,
     seed: int = 0,
     ci_level: float = 0.95,
-    bootstrap_method: str = "residual",
+    bootstrap_method: str | None = None,
     delta: float = _HUBER_DELTA,
     reduction: Literal["sum", "mean"] = "sum",
     n_starts: int = 4,
     lbfgsb_options: dict[str, Any] | None = None,
+    objective: Literal["huber", "huber-likelihood"] = "huber",
 ) -> FitResult:
     """Fit L(N, D) = E + A/N^α + B/D^β in log space with a summed Huber loss (δ = 1e-3).
 
-    L-BFGS-B runs from the ``n_starts`` best points (by summed Huber loss) of Epoch AI's grid
+    ``objective="huber-likelihood"`` minimises instead the Huber negative log-likelihood with a
+    jointly fitted scale σ (:func:`chinchilla_huber_nll`; σ is reported as ``optimizer["scale"]``).
+    The bootstrap defaults to ``"pairs"`` (:data:`DEFAULT_BOOTSTRAP_METHOD`).
+    L-BFGS-B runs from the ``n_starts`` best points (by the objective) of Epoch AI's grid
     e ∈ {−1, −.5, …, 1}, a, b ∈ {0, 5, …, 25}, α, β ∈ {0, .5, …, 2}, with
     :data:`DEFAULT_LBFGSB_OPTIONS` unless ``lbfgsb_options`` is given (``{}`` = scipy defaults).
     ``reduction="mean"`` with scipy's default tolerances reproduces the early stop of a mean
@@ -806,7 +919,7 @@ def fit_chinchilla(
     return _fit(
         "chinchilla", n_params, loss, n_tokens, bootstrap=bootstrap, seed=seed, ci_level=ci_level,
         bootstrap_method=bootstrap_method, delta=delta, reduction=reduction, n_starts=n_starts,
-        lbfgsb_options=lbfgsb_options, names=("N", "loss", "D"),
+        lbfgsb_options=lbfgsb_options, names=("N", "loss", "D"), objective=objective,
     )
 
 
