@@ -24,13 +24,22 @@ EXP = {"holds_rel": 0.10, "partly_rel": 0.35, "min_points": 3}
 ORC = {"oracle_tol": 0.05, "holds_rel": 0.10, "partly_rel": 0.35, "bound": 0, "min_points": 3}
 ORC_BOUND = {**ORC, "bound": 1}
 ORC_N = {**ORC, "max_data_change": 0.15}
+COS = {"holds": 0.999, "partly": 0.99, "complement": 1}  # cosines: margins on 1 − cos
+CTRL = {"holds": 0.95, "partly": 0.8, "control_margin": 0.1, "complement": 1}
+ATT = {"min_clearance": 0.1}
+LIN = {"min_decades": 1.0, "min_r2": 0.99, "min_points": 10}
 
 # (rule, measured, thresholds, expected verdict)
 CASES = [
-    ("at_least", {"value": 1.0}, {"holds": 0.999, "partly": 0.99}, HOLDS),
-    ("at_least", {"value": 0.995}, {"holds": 0.999, "partly": 0.99}, PARTLY),
-    ("at_least", {"value": 0.962}, {"holds": 0.999, "partly": 0.99}, NOT_REPRODUCED),
-    ("at_least", {"value": NAN}, {"holds": 0.999, "partly": 0.99}, INCONCLUSIVE),
+    ("at_least", {"value": 1.0}, COS, HOLDS),
+    ("at_least", {"value": 0.995}, COS, PARTLY),
+    ("at_least", {"value": 0.962}, COS, NOT_REPRODUCED),
+    ("at_least", {"value": NAN}, COS, INCONCLUSIVE),
+    # a control measured in the same run: the trained value must beat it by control_margin
+    ("at_least", {"value": 0.97, "controls": {"uniform": 0.4, "random": 0.5}}, CTRL, HOLDS),
+    ("at_least", {"value": 0.85, "controls": {"uniform": 0.4, "random": 0.5}}, CTRL, PARTLY),
+    ("at_least", {"value": 0.97, "controls": {"uniform": 0.4, "random": 0.96}}, CTRL, INCONCLUSIVE),
+    ("at_least", {"value": 0.6, "controls": {"uniform": 0.4, "random": 0.5}}, CTRL, NOT_REPRODUCED),
     ("at_least", {"value": 1.0, "n": 3}, {"holds": 0.999, "min_n": 10}, INCONCLUSIVE),
     ("at_most", {"value": 1e-6, "n": 2}, {"holds": 1e-3, "partly": 0.05}, HOLDS),
     ("at_most", {"value": 0.01, "n": 2}, {"holds": 1e-3, "partly": 0.05}, PARTLY),
@@ -40,6 +49,10 @@ CASES = [
     ("count", {"passed": 3, "total": 5}, {"holds": 1.0, "partly": 0.5}, PARTLY),
     ("count", {"passed": 1, "total": 5}, {"holds": 1.0, "partly": 0.5}, NOT_REPRODUCED),
     ("count", {"passed": 0, "total": 0}, {"holds": 1.0, "partly": 0.5}, INCONCLUSIVE),
+    # with a chance level: 19/20 against a coin rejects chance (p = 2e-5); 4/6 does not (p = 0.34)
+    ("count", {"passed": 19, "total": 20}, {"holds": 0.75, "partly": 0.55, "chance": 0.5}, HOLDS),
+    ("count", {"passed": 27, "total": 40}, {"holds": 0.75, "partly": 0.55, "chance": 0.5}, PARTLY),  # p = 0.019
+    ("count", {"passed": 4, "total": 6}, {"holds": 0.75, "partly": 0.55, "chance": 0.5}, INCONCLUSIVE),
     ("errors_at_most", {"mean": 0.05, "worst": 0.1, "n": 9}, {"holds_mean": 0.1, "holds_worst": 0.15, "partly_mean": 0.2}, HOLDS),
     ("errors_at_most", {"mean": 0.05, "worst": 0.3, "n": 9}, {"holds_mean": 0.1, "holds_worst": 0.15, "partly_mean": 0.2}, PARTLY),
     ("errors_at_most", {"mean": 0.3, "worst": 0.5, "n": 9}, {"holds_mean": 0.1, "holds_worst": 0.15, "partly_mean": 0.2},
@@ -53,7 +66,17 @@ CASES = [
     ("exp_decay", {"rate": 0.01, "r2": 0.99, "reference_rate": 0.0025}, {"min_r2": 0.9}, HOLDS),
     ("exp_decay", {"rate": 0.001, "r2": 0.99, "reference_rate": 0.0025}, {"min_r2": 0.9}, PARTLY),
     ("exp_decay", {"rate": 0.01, "r2": 0.5, "reference_rate": 0.0025}, {"min_r2": 0.9}, PARTLY),
-    ("exp_decay", {"rate": -0.01, "r2": 0.9, "reference_rate": 0.0}, {"min_r2": 0.9}, NOT_REPRODUCED),
+    ("exp_decay", {"rate": -0.01, "r2": 0.5, "reference_rate": 0.0}, {"min_r2": 0.9}, NOT_REPRODUCED),
+    # linear convergence against a power law on the last decade
+    # the issue's long run: 0.9997 vs 0.935 on 1,000…10,000 — the exponential wins by 2.3 decades
+    ("exp_vs_power", {"rate": 1e-3, "r2_exp": 0.9997, "r2_power": 0.935, "n_points": 9001}, LIN, HOLDS),
+    ("exp_vs_power", {"rate": 1e-3, "r2_exp": 0.95, "r2_power": 0.2, "n_points": 9001}, LIN, PARTLY),
+    ("exp_vs_power", {"rate": 1e-3, "r2_exp": 0.8, "r2_power": 0.999, "n_points": 9001}, LIN, NOT_REPRODUCED),
+    ("exp_vs_power", {"rate": -1e-3, "r2_exp": 0.9997, "r2_power": 0.935, "n_points": 9001}, LIN, NOT_REPRODUCED),
+    # the issue's paper window: 0.99787 vs 0.99799 on 450…900 — neither wins
+    ("exp_vs_power", {"rate": 1e-3, "r2_exp": 0.99787, "r2_power": 0.99799, "n_points": 451}, LIN, INCONCLUSIVE),
+    ("exp_vs_power", {"rate": 1e-3, "r2_exp": 0.9997, "r2_power": 0.935, "n_points": 4}, LIN, INCONCLUSIVE),
+    ("exp_vs_power", {"rate": NAN, "r2_exp": NAN, "r2_power": NAN, "n_points": 0}, LIN, INCONCLUSIVE),
     ("exp_decay", {"rate": NAN, "r2": NAN, "reference_rate": 0.0}, {"min_r2": 0.9}, INCONCLUSIVE),
     ("direction_rate", {"final_cosine": 1.0}, {"min_cosine": 0.99, "slack": 0.1}, HOLDS),
     ("direction_rate", {"final_cosine": 0.995, "slope": -1.0, "theory_slope": -0.75}, {"min_cosine": 0.99, "slack": 0.1}, HOLDS),
@@ -65,7 +88,7 @@ CASES = [
      INCONCLUSIVE),
     ("power_law_decay", {"alpha": 0.1, "lo": 0.07, "hi": 0.13, "r2": 0.98, "n_points": 5}, {"min_r2": 0.9, "min_points": 3}, HOLDS),
     ("power_law_decay", {"alpha": 0.1, "lo": 0.07, "hi": 0.13, "r2": 0.6, "n_points": 5}, {"min_r2": 0.9, "min_points": 3}, PARTLY),
-    ("power_law_decay", {"alpha": -0.1, "lo": -0.13, "hi": -0.07, "r2": 0.9, "n_points": 5}, {"min_r2": 0.9, "min_points": 3},
+    ("power_law_decay", {"alpha": -0.1, "lo": -0.13, "hi": -0.07, "r2": 0.98, "n_points": 5}, {"min_r2": 0.9, "min_points": 3},
      NOT_REPRODUCED),
     # the quick preset's 3 sizes: t-interval [−0.28, 0.42] contains 0
     ("power_law_decay", {"alpha": 0.069, "lo": -0.279, "hi": 0.418, "r2": 0.865, "n_points": 3}, {"min_r2": 0.9, "min_points": 3},
@@ -82,7 +105,7 @@ CASES = [
     ("exponent_match", {"fitted": 0.19, "lo": 0.17, "hi": 0.21, "predicted": 0.184, "n_points": 5, "n_capped": 2}, EXP,
      INCONCLUSIVE),
     ("exponent_match", {"fitted": 0.19, "predicted": 0.184, "n_points": 2}, EXP, INCONCLUSIVE),
-    ("exponent_match", {"fitted": 0.0944, "predicted": 0.0706}, EXP, PARTLY),  # Table 1 without intervals
+    ("exponent_match", {"fitted": 0.090, "predicted": 0.0706}, EXP, PARTLY),  # Table 1 without intervals
     ("exponent_match", {"fitted": NAN, "predicted": 0.2}, EXP, INCONCLUSIVE),
     ("monotone", {"values": [4.0, 4.5, 5.0], "se": [0.1, 0.1, 0.1]}, {"direction": 1}, HOLDS),
     ("monotone", {"values": [4.0, 5.5, 5.0], "se": [0.1, 0.1, 0.1]}, {"direction": 1}, PARTLY),
@@ -97,18 +120,25 @@ CASES = [
     ("inner_peak", {"values": [3.55, 4.24, 5.00], "se": [0.1, 0.1, 0.1]}, {}, NOT_REPRODUCED),
     ("inner_peak", {"values": [5.0, 5.05, 5.0], "se": [0.2, 0.2, 0.2]}, {}, INCONCLUSIVE),
     ("inner_peak", {"values": [3.5, 6.0], "se": [0.2, 0.2]}, {}, INCONCLUSIVE),
-    ("attention_bound", {"attention": 0.73, "bound": 0.20, "baseline": 0.167, "gap_rate": 0.002, "c1": 2e-5}, {}, HOLDS),
-    ("attention_bound", {"attention": 0.73, "bound": 0.20, "baseline": 0.167, "gap_rate": 1e-6, "c1": 2e-5}, {}, PARTLY),
-    ("attention_bound", {"attention": 0.15, "bound": 0.20, "baseline": 0.167, "gap_rate": 0.002, "c1": 2e-5}, {},
+    ("attention_bound", {"attention": 0.73, "bound": 0.35, "baseline": 0.167, "gap_rate": 0.002, "c1": 2e-5}, ATT, HOLDS),
+    ("attention_bound", {"attention": 0.73, "bound": 0.35, "baseline": 0.167, "gap_rate": 1e-6, "c1": 2e-5}, ATT, PARTLY),
+    ("attention_bound", {"attention": 0.25, "bound": 0.35, "baseline": 0.167, "gap_rate": 0.002, "c1": 2e-5}, ATT,
      NOT_REPRODUCED),
     # the issue's case: bound 0.145 below uniform attention's 1/L_max: meeting it says nothing
-    ("attention_bound", {"attention": 0.73, "bound": 0.145, "baseline": 0.167, "gap_rate": 0.002, "c1": 2e-5}, {},
+    ("attention_bound", {"attention": 0.73, "bound": 0.145, "baseline": 0.167, "gap_rate": 0.002, "c1": 2e-5}, ATT,
      INCONCLUSIVE),
-    ("intervals_agree", {"values": [0.5, 0.52], "intervals": [[0.45, 0.55], [0.47, 0.57]]}, {"max_spread": 0.05}, HOLDS),
-    ("intervals_agree", {"values": [0.5, 0.6], "intervals": [[0.4, 0.6], [0.5, 0.7]]}, {"max_spread": 0.05}, PARTLY),
+    # … nor does a bound that clears the baseline by less than 0.1 (0.1685 against 0.1667 in the audit: 0.2 here)
+    ("attention_bound", {"attention": 0.73, "bound": 0.2, "baseline": 0.167, "gap_rate": 0.002, "c1": 2e-5}, ATT,
+     INCONCLUSIVE),
+    ("intervals_agree", {"values": [0.5, 0.51], "intervals": [[0.48, 0.52], [0.49, 0.53]]}, {"max_spread": 0.05}, HOLDS),
+    # close point estimates, narrow disjoint intervals
+    ("intervals_agree", {"values": [0.5, 0.53], "intervals": [[0.49, 0.51], [0.52, 0.54]]}, {"max_spread": 0.05}, PARTLY),
     ("intervals_agree", {"values": [0.5, 0.7], "intervals": [[0.48, 0.52], [0.68, 0.72]]}, {"max_spread": 0.05},
      NOT_REPRODUCED),
     ("intervals_agree", {"values": [0.5], "intervals": [[0.48, 0.52]]}, {"max_spread": 0.05}, INCONCLUSIVE),
+    # the issue's case: two wide intervals overlap — that cannot show agreement within 0.05
+    ("intervals_agree", {"values": [0.5, 0.6], "intervals": [[0.35, 0.65], [0.45, 0.75]]}, {"max_spread": 0.05},
+     INCONCLUSIVE),
     ("unjudgeable", {"why": "the sweep was not run"}, {}, INCONCLUSIVE),
     # oracle_validated_exponent, noisy regime: the design passes (oracle within 0.05), then relative tolerances
     ("oracle_validated_exponent", {"fitted": 0.52, "lo": 0.47, "hi": 0.57, "predicted": 0.5, "oracle": 0.53,
@@ -250,3 +280,46 @@ def test_both_exponent_rules_refuse_the_same_unusable_fits(extra, phrase):
     # without the problem both rules judge the fit: it holds (Δ = 3 %)
     assert judge("exponent_match", base, th)[0] == HOLDS
     assert judge("oracle_validated_exponent", {**base, "oracle": 0.32}, th)[0] == HOLDS
+
+
+def test_rule_cases_sit_away_from_thresholds():
+    """A rule test on a threshold proves nothing about the rule; every case with a margin is ≥ 10 % from one."""
+    from ttlab.reproduce.verdicts import NEAR, assess
+
+    near = [(r, m) for r, m, t, _ in CASES if (a := assess(r, m, t))["margin"] is not None and a["margin"] < NEAR]
+    assert not near
+
+
+def test_margin_is_the_relative_distance_to_the_nearest_threshold_and_flags_near_verdicts():
+    from ttlab.reproduce.verdicts import assess, closest, rel_distance
+
+    assert rel_distance(0.9, 1.0) == pytest.approx(0.1) and rel_distance(1.1, 1.0) == pytest.approx(0.1)
+    assert rel_distance(0.9995, 0.999, complement=True) == pytest.approx(0.5)  # 5e-4 against 1e-3 on 1 − cos
+    assert rel_distance(1.0, 0.0) is None and rel_distance(NAN, 1.0) is None
+    assert closest(None, 0.3, 0.2) == 0.2 and closest(None) is None
+    # Table 1 Kaplan: 34.5 % off against a 35 % partly limit → partly, 1.4 % from the limit: flagged
+    a = assess("exponent_match", {"fitted": 0.0950, "predicted": 0.0706 * 1.0}, EXP)
+    assert a["verdict"] == PARTLY and a["margin"] == pytest.approx(abs(abs(0.095 - 0.0706) / 0.0706 - 0.35) / 0.35)
+    assert a["near_threshold"]
+    # the audit's attention bound: 0.1685 against 0.1667 — inconclusive now, and 98 % short of the 0.1 clearance
+    a = assess("attention_bound", {"attention": 0.73, "bound": 0.1685, "baseline": 1 / 6, "gap_rate": 2e-3,
+                                   "c1": 2e-5}, ATT)
+    assert a["verdict"] == INCONCLUSIVE and not a["near_threshold"]
+    far = assess("at_least", {"value": 0.5}, {"holds": 0.9, "partly": 0.8})
+    assert far["margin"] == pytest.approx(0.375) and not far["near_threshold"]
+    # a record carries both; a missing input has no margin
+    c = make_claim("x.n", "Near", "at_least", {"value": 0.905}, {"holds": 0.9}, kind="paper")
+    assert c["near_threshold"] and c["margin"] == pytest.approx(0.005 / 0.9)
+    assert missing_claim("x.m", "Gone", "not run", kind="check")["margin"] is None
+
+
+def test_count_chance_uses_a_one_sided_binomial_test():
+    from ttlab.reproduce.verdicts import binomial_tail
+
+    assert binomial_tail(3, 6, 0.5) == pytest.approx(42 / 64)  # C(6,3)+C(6,4)+C(6,5)+C(6,6) = 42
+    assert binomial_tail(6, 6, 0.5) == pytest.approx(1 / 64)
+    assert binomial_tail(0, 6, 0.5) == 1.0 and binomial_tail(7, 6, 0.5) == 0.0
+    # the issue's case: "harmonic less biased" at 3/6 is chance, not "partly"
+    v = judge("count", {"passed": 3, "total": 6}, {"holds": 0.75, "partly": 0.5, "chance": 0.5})
+    assert v[0] == INCONCLUSIVE and "p = 0.656" in v[1]
+    assert judge("count", {"passed": 6, "total": 6}, {"holds": 0.75, "partly": 0.5, "chance": 0.5})[0] == HOLDS
