@@ -81,7 +81,7 @@ def _stage1_direction_claim(part: str, s1: dict) -> dict:
         f"{part}.stage1_direction",
         "Stage 1 from the zero start: W_ov(t) lies on the max-margin direction W*_ov (a check of the run: from zero "
         "the normalized step keeps W_ov on that ray, so it cannot fail; Proposition 1's rate is tested from a random "
-        "start)", "at_least", {"value": c1}, {"holds": 0.999, "partly": 0.99}, quantity="the final cos(W_ov, W*_ov)",
+        "start)", "at_least", {"value": c1}, {"holds": 0.999, "partly": 0.99, "complement": True}, quantity="the final cos(W_ov, W*_ov)",
         summary=f"final cos(W_ov, W*_ov) = {c1:.6f} after {s1['steps']} steps", kind="check", cite="Proposition 1")
 
 
@@ -112,7 +112,7 @@ def _bounds_and_rates_claims(part: str, s1: dict, s2: dict, linear: dict | None)
         f"{part}.norm_bounds", "Norm bounds tη/(2‖W*‖) ≤ ‖W(t)‖ ≤ tη in both stages (a check of the run: from the zero "
         "start the upper bound is the triangle inequality and stage 1 grows along W*_ov)",
         "at_least", {"value": min(f1, f2) if finite(f1, f2) else None, "stage1": f1, "stage2": f2},
-        {"holds": 1.0, "partly": 0.9}, quantity="the fraction of steps where both bounds hold (worse stage)",
+        {"holds": 1.0, "partly": 0.9, "complement": True}, quantity="the fraction of steps where both bounds hold (worse stage)",
         summary=f"hold at {_pct(f1)} (stage 1) and {_pct(f2)} (stage 2) of steps", kind="check",
         cite="Proposition 1, Theorem 1")]
     lf, th = s1["loss_fit"], s1.get("theory_loss_rate")
@@ -510,7 +510,7 @@ def _agreement_claim(claim_id: str, text: str, by_case: dict, thresholds: dict, 
     return make_claim(claim_id, text, "at_least",
                       {"value": _lower_agreement(by_case), "optimal": a_opt, "non_comparable": a_nc, "n": n_cases,
                        "controls": ctl, "conditions": conditions},
-                      {**thresholds, "control_margin": CONTROL_MARGIN}, quantity="the lower of the two agreements",
+                      {**thresholds, "control_margin": CONTROL_MARGIN, "complement": True}, quantity="the lower of the two agreements",
                       summary=f"agreement {_pct(a_opt)} (holds an optimal token), {_pct(a_nc)} (non-comparable + "
                               f"non-optimal only) {where}{ctl_text}", kind="paper", cite="Theorem 3, Proposition 2")
 
@@ -664,7 +664,7 @@ def _svop_claims(r: dict) -> list[dict]:
         "ntp_svop.unseen", "Example 2: the trained model continues the unseen SP with V and OSP with P",
         "at_least", {"value": sum(ok) / len(ok) if ok else None, "n": len(ok),
                      "controls": {"uniform attention": sum(ctl) / len(ctl)} if ctl else {}},
-        {"holds": 1.0, "partly": 0.5, "control_margin": CONTROL_MARGIN},
+        {"holds": 1.0, "partly": 0.5, "control_margin": CONTROL_MARGIN, "complement": True},
         quantity="the share of unseen sentences predicted as the paper says",
         summary="; ".join(f"{s} → {d['model']} (p = {d['prob']:.3f}, paper: {d['expected']}, uniform attention: "
                           f"{d.get('uniform_attention', '—')})" for s, d in r["unseen"].items()),
@@ -683,7 +683,7 @@ def _svop_claims(r: dict) -> list[dict]:
     out.append(make_claim(
         "ntp_svop.convergence", "Algorithm 1 on SVOP converges to both max-margin directions (900 + 900 steps)",
         "at_least", {"value": min(co, ck) if finite(co, ck) else None, "cosine_ov": co, "cosine_kq": ck},
-        {"holds": 0.999, "partly": 0.95}, quantity="the lower of the two final cosines",
+        {"holds": 0.999, "partly": 0.95, "complement": True}, quantity="the lower of the two final cosines",
         summary=f"cos(W_ov, W*_ov) = {co:.6f}, cos(W_kq, W*_kq) = {ck:.4f}", kind="paper", cite="Proposition 1, Theorem 1"))
     return out
 
@@ -742,7 +742,8 @@ def _scale_claims(r: dict) -> list[dict]:
     out = [_stage1_direction_claim("ntp_scale", s1), make_claim(
         "ntp_scale.stage2_direction",
         f"Stage 2: W_kq(t) moves toward the max-margin direction W*_kq at |V| = {r['dataset']['vocab_size']:,} "
-        "(Theorem 1)", "at_least", {"value": c2}, {"holds": 0.9, "partly": 0.5},
+        "(Theorem 1)", "at_least", {"value": c2, "conditions": _conditions(r, s2["steps"])["theorem1"]},
+        {"holds": 0.9, "partly": 0.5, "complement": True},
         quantity="the final cos(W_kq, W*_kq)",
         summary=f"final cos(W_kq, W*_kq) = {c2:.4f} after {s2['steps']} steps (from 0 at t = 0)", kind="paper", cite="Theorem 1")]
     linear = r.get("linear")
@@ -756,14 +757,16 @@ def _scale_claims(r: dict) -> list[dict]:
             "ntp_scale.limit", "Theorem 3 / Proposition 2 at this vocabulary size: in the max-margin limit an unseen "
             "sentence continues with n(optimal token), or with n(x0) for a non-comparable x0 among non-optimal tokens",
             lim["by_case"], {"holds": 0.999, "partly": 0.9, "min_n": 10},
-            f"on {n_sent} unseen sentences with W_kq = W*_kq scaled to norm {_g(lim['wkq_norm'])}"))
+            f"on {n_sent} unseen sentences with W_kq = W*_kq scaled to norm {_g(lim['wkq_norm'])}", lim.get("controls"),
+            _LIMIT_CONDITIONS))
     out.append(_agreement_claim(
         "ntp_scale.generalization",
         "The trained model generalizes as Theorem 3 predicts on unseen sentences at this vocabulary size",
         r["generalization"]["by_case"], {"holds": 0.95, "partly": 0.8, "min_n": 10},
         f"on {n_sent} unseen sentences after {s2['steps']} steps, with ‖W_kq‖ = {_g(s2['final_norm'])} "
         f"(‖W*_kq‖ = {_g(r['wkq_star_norm'])}) and final minimum optimal attention "
-        f"{_g(s2['final_min_optimal_attention'], 3)}"))
+        f"{_g(s2['final_min_optimal_attention'], 3)}", r["generalization"].get("controls"),
+        _conditions(r, s2["steps"])["theorem1"]))
     return out
 
 
@@ -803,21 +806,41 @@ def _render_scale(r: dict) -> list:
     ]
 
 
-def _max_margin_limit_state(state):
-    """``state`` with W_kq replaced by W*_kq scaled to :func:`~ttlab.ntp.generalize.max_margin_limit_norm`:
-    the max-margin limit Theorem 3 speaks about, built as :func:`ntp_generalization` builds it densely."""
+def _with_kq(state, values):
+    """``state`` with W_kq's values on W*_kq's sparsity pattern replaced by ``values``."""
     import dataclasses
 
     import torch
 
-    from ttlab.ntp.generalize import max_margin_limit_norm
     from ttlab.ntp.structured import SparseKQ
 
     star = state.wkq_star
-    norm = max_margin_limit_norm(star.values, star.norm, state.W_kq.norm())
     kq = SparseKQ(star.vocab_size, token=torch.as_tensor(star.rows), query=torch.as_tensor(star.cols),
-                  values=torch.as_tensor(star.values, dtype=torch.float64) * (norm / star.norm))
-    return dataclasses.replace(state, W_kq=kq), norm
+                  values=torch.as_tensor(values, dtype=torch.float64))
+    return dataclasses.replace(state, W_kq=kq)
+
+
+def _max_margin_limit_state(state):
+    """``state`` with W_kq replaced by W*_kq scaled to :func:`~ttlab.ntp.generalize.max_margin_limit_norm`:
+    the max-margin limit Theorem 3 speaks about, built as :func:`ntp_generalization` builds it densely."""
+    import torch
+
+    from ttlab.ntp.generalize import max_margin_limit_norm
+
+    star = state.wkq_star
+    norm = max_margin_limit_norm(star.values, star.norm, state.W_kq.norm())
+    return _with_kq(state, torch.as_tensor(star.values, dtype=torch.float64) * (norm / star.norm)), norm
+
+
+def _scale_controls(gen, state, sents, norm: float, seed: int) -> dict:
+    """Theorem 3's controls on the structured path: uniform attention (W_kq = 0) and random values of norm
+    ``norm`` (fixed seed) on W*_kq's sparsity pattern, each as ``by_case`` agreements on ``sents``."""
+    import torch
+
+    n = len(state.wkq_star.values)
+    R = torch.randn(n, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    return {"uniform attention": gen.evaluate(_with_kq(state, torch.zeros(n, dtype=torch.float64)), sents)["by_case"],
+            "random attention": gen.evaluate(_with_kq(state, R * (norm / float(R.norm()))), sents)["by_case"]}
 
 
 @register_part("ntp_scale", paper="A", title="Paper A at GPT-2 vocabulary size (|V| = 50,257)",
@@ -865,6 +888,8 @@ def ntp_scale(out: Path, ctx: PartContext) -> dict:
     rep = gen.evaluate(res.structured, sents)
     limit_state, limit_norm = _max_margin_limit_state(res.structured)
     limit = gen.evaluate(limit_state, sents)
+    trained_controls = _scale_controls(gen, res.structured, sents, float(res.structured.W_kq.norm()), ctx.seed)
+    limit_controls = _scale_controls(gen, res.structured, sents, limit_norm, ctx.seed)
     phases["generalization"] = time.perf_counter() - t0
     r = {k: v for k, v in summary.items() if not k.startswith("_")}
     rows2 = res.rows("2")
@@ -872,8 +897,10 @@ def ntp_scale(out: Path, ctx: PartContext) -> dict:
         "linear": fit_exp_vs_power(rows2["step"], rows2["loss"] - res.limit_loss, 1e-13 * abs(res.limit_loss)),
         "figure": "ntp_scale/dynamics.png",
         "tokens": int(sum(len(s.tokens) * s.count for s in ds.sentences)),
-        "generalization": {k: v for k, v in rep.items() if k != "cases"} | {"examples": rep["cases"][:3]},
+        "generalization": {k: v for k, v in rep.items() if k != "cases"} | {"examples": rep["cases"][:3],
+                                                                           "controls": trained_controls},
         "max_margin_limit": {"agreement": limit["agreement"], "by_case": limit["by_case"], "wkq_norm": limit_norm,
+                             "controls": limit_controls,
                              "examples": [c for c in limit["cases"] if c["case"] == "non-comparable"][:3]},
         "phases_s": phases,
         "peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,
