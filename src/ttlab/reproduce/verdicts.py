@@ -30,11 +30,15 @@ them, from cases that sit ≥ 10 % away from every threshold. Verdicts are recom
 ``thresholds`` whenever a report is written (:func:`rejudge`), so a rule change applies to cached parts too.
 
 Margins. Each rule also returns the *margin* of its verdict: the relative distance |x − t|/|t| of the deciding
-number x to the nearest threshold t it was compared with (:func:`rel_distance`, :func:`closest`); thresholds
-equal to 0 (a sign, "every case") have no relative scale and are skipped. Cosines, R² and fractions near 1 are
-measured on 1 − x (``"complement": 1`` among the thresholds of ``at_least``/``at_most``; built into ``count``,
-``exp_decay``, ``exp_vs_power``). The record stores ``margin`` and ``near_threshold`` (margin < :data:`NEAR`);
-the report flags those verdicts.
+number x to the nearest threshold t it was compared with (:func:`rel_distance`, :func:`closest`; a rule with
+several comparisons takes the smallest). A threshold equal to 0 (a sign, "every case") has no relative scale and
+is skipped — except the end of an interval compared with 0 (``power_law_decay``), measured in units of the
+interval's width. Cosines, R² and fractions near 1 are measured on 1 − x (``"complement": 1`` among the
+thresholds of ``at_least``/``at_most``; built into ``count``, ``exp_decay``, ``direction_rate`` and
+``exp_vs_power``), so a cosine of 0.9995 is half-way between 0.999 and 1, not 0.05 % from 0.999. A verdict
+resting on no number (missing inputs, an exact match) has margin None. The record stores ``margin`` and
+``near_threshold`` (margin < :data:`NEAR`); the report flags those verdicts. A new rule returns
+``(verdict, reason, margin)``; one returning ``(verdict, reason)`` has margin None.
 
 Controls. ``at_least``/``at_most`` with a ``control_margin`` threshold compare the value with
 ``measured["controls"]`` (``{name: value}``, e.g. uniform or random attention measured in the same run): a
@@ -64,8 +68,8 @@ __all__ = [
     "PARTLY",
     "RULES",
     "VERDICTS",
-    "Rule",
     "NEAR",
+    "Rule",
     "assess",
     "binomial_tail",
     "closest",
@@ -96,7 +100,7 @@ NEAR = 0.10
 
 @dataclass(frozen=True)
 class Rule:
-    """A named verdict rule: ``judge(measured, thresholds, quantity) -> (verdict, reason)`` and
+    """A named verdict rule: ``judge(measured, thresholds, quantity) -> (verdict, reason[, margin])`` and
     ``describe(thresholds, quantity) -> text``; ``outcomes`` lists every verdict it can give."""
 
     name: str
@@ -185,8 +189,9 @@ def _threshold_rule(name: str, sign: int) -> None:
         if "partly" in th:
             s += f", partly if {ok} {_g(th['partly'])}"
         if "control_margin" in th:
-            s += (f"; inconclusive if a control measured in the same run comes within {_g(th['control_margin'])} "
-                  f"of {q} (a trivial model would meet the claim too)")
+            s += (f"; a holds/partly verdict is inconclusive unless {q} beats every control measured in the same "
+                  f"run (uniform or random attention, an untrained model) by at least {_g(th['control_margin'])}: "
+                  "a trivial model must fail the claim")
         return s + "; inconclusive if the measurement is missing" + (
             f" or covers fewer than {th['min_n']} items" if th.get("min_n", 1) > 1 else " or covers no item")
 
