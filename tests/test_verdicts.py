@@ -323,3 +323,74 @@ def test_count_chance_uses_a_one_sided_binomial_test():
     v = judge("count", {"passed": 3, "total": 6}, {"holds": 0.75, "partly": 0.5, "chance": 0.5})
     assert v[0] == INCONCLUSIVE and "p = 0.656" in v[1]
     assert judge("count", {"passed": 6, "total": 6}, {"holds": 0.75, "partly": 0.5, "chance": 0.5})[0] == HOLDS
+
+
+# (rule, measured, thresholds, margin computed by hand: the smallest relative distance to a threshold)
+MARGINS = [
+    ("at_least", {"value": 0.995}, COS, abs(0.005 - 0.01) / 0.01),  # on 1 − cos
+    ("at_most", {"value": 0.01, "n": 2}, {"holds": 1e-3, "partly": 0.05}, abs(0.01 - 0.05) / 0.05),
+    ("at_least", {"value": 0.85, "controls": {"uniform": 0.4, "random": 0.5}}, CTRL, abs(0.15 - 0.2) / 0.2),
+    ("at_least", {"value": 0.97, "controls": {"uniform": 0.4, "random": 0.885}}, CTRL, abs(0.085 - 0.1) / 0.1),  # lead
+    ("count", {"passed": 3, "total": 5}, {"holds": 1.0, "partly": 0.5}, abs(0.4 - 0.5) / 0.5),  # "every case" skipped
+    ("count", {"passed": 27, "total": 40}, {"holds": 0.75, "partly": 0.55, "chance": 0.5}, abs(0.325 - 0.45) / 0.45),
+    ("count", {"passed": 26, "total": 40}, {"holds": 0.75, "partly": 0.55, "chance": 0.5},
+     abs(0.0403452338759962 - 0.05) / 0.05),  # the binomial p against 5 %
+    ("errors_at_most", {"mean": 0.05, "worst": 0.1, "n": 9}, {"holds_mean": 0.1, "holds_worst": 0.15, "partly_mean": 0.2},
+     abs(0.1 - 0.15) / 0.15),
+    ("set_match", {"expected": 5, "shared": 5, "extra": 1}, {}, 1.0),
+    ("exp_decay", {"rate": 0.001, "r2": 0.99, "reference_rate": 0.0025}, {"min_r2": 0.9}, 0.0015 / 0.0025),
+    ("exp_vs_power", {"rate": 1e-3, "r2_exp": 0.9997, "r2_power": 0.935, "n_points": 9001}, LIN,
+     abs(0.0003 - 0.01) / 0.01),
+    ("exp_vs_power", {"rate": 1e-3, "r2_exp": 0.998, "r2_power": 0.985, "n_points": 9001}, LIN,
+     abs(math.log10(0.015 / 0.002) - 1.0)),  # D = 0.875 decades against 1
+    ("direction_rate", {"final_cosine": 0.995, "slope": -1.0, "theory_slope": -0.75}, {"min_cosine": 0.99, "slack": 0.1},
+     abs(0.005 - 0.01) / 0.01),
+    ("power_law_decay", {"alpha": 0.1, "lo": 0.07, "hi": 0.13, "r2": 0.98, "n_points": 5}, {"min_r2": 0.9, "min_points": 3},
+     abs(0.02 - 0.1) / 0.1),
+    ("power_law_decay", {"alpha": 0.1, "lo": 0.01, "hi": 0.19, "r2": 0.99, "n_points": 5}, {"min_r2": 0.9, "min_points": 3},
+     0.01 / 0.18),  # the interval's end nearest 0, in units of its width
+    ("exponent_match", {"fitted": 0.14, "lo": 0.12, "hi": 0.16, "predicted": 0.184, "n_points": 5, "n_capped": 0}, EXP,
+     abs(0.044 / 0.184 - 0.35) / 0.35),
+    ("exponent_match", {"fitted": 0.19, "lo": 0.05, "hi": 0.17, "predicted": 0.184, "n_points": 5}, EXP,
+     abs(0.12 - 2 * 0.35 * 0.184) / (2 * 0.35 * 0.184)),  # the interval's width against the partly band
+    ("monotone", {"values": [4.0, 4.5, 5.0], "se": [0.1, 0.1, 0.1]}, {"direction": 1},
+     abs(1.0 - math.hypot(0.1, 0.1)) / math.hypot(0.1, 0.1)),
+    ("inner_peak", {"values": [3.5, 6.0, 5.9], "se": [0.2, 0.2, 0.2]}, {},
+     abs(0.1 - math.hypot(0.2, 0.2)) / math.hypot(0.2, 0.2)),
+    ("attention_bound", {"attention": 0.73, "bound": 0.35, "baseline": 0.167, "gap_rate": 0.002, "c1": 2e-5}, ATT,
+     abs(0.35 - 0.167 - 0.1) / 0.1),
+    ("attention_bound", {"attention": 0.37, "bound": 0.35, "baseline": 0.167, "gap_rate": 0.002, "c1": 2e-5}, ATT,
+     0.02 / 0.35),  # the attention against the bound
+    ("intervals_agree", {"values": [0.5, 0.51], "intervals": [[0.48, 0.52], [0.49, 0.53]]}, {"max_spread": 0.05},
+     abs(0.04 - 0.05) / 0.05),
+    ("intervals_agree", {"values": [0.5, 0.7], "intervals": [[0.49, 0.51], [0.69, 0.71]]}, {"max_spread": 0.05},
+     abs(0.02 - 0.05) / 0.05),
+    ("oracle_validated_exponent", {"fitted": 0.52, "lo": 0.47, "hi": 0.57, "predicted": 0.5, "oracle": 0.53,
+                                   "n_points": 5, "n_capped": 0}, ORC, abs(0.03 - 0.05) / 0.05),
+    ("oracle_validated_exponent", {"fitted": 0.4, "lo": 0.35, "hi": 0.45, "predicted": 0.5, "oracle": 0.9,
+                                   "n_points": 5, "n_capped": 0}, ORC_BOUND, abs(0.2 - 0.35) / 0.35),
+    ("oracle_validated_exponent", {"fitted": 0.98, "lo": 0.9, "hi": 1.06, "predicted": 1.0, "oracle": 1.02,
+                                   "n_points": 5, "n_capped": 0, "data_ratio": 0.9}, ORC_N, abs(0.1 - 0.15) / 0.15),
+]
+
+
+@pytest.mark.parametrize("rule, measured, thresholds, margin", MARGINS)
+def test_margin_of_each_rule(rule, measured, thresholds, margin):
+    from ttlab.reproduce.verdicts import NEAR, assess
+
+    a = assess(rule, measured, thresholds, "x")
+    assert a["margin"] == pytest.approx(margin, rel=1e-9)
+    assert a["near_threshold"] == (margin < NEAR)
+
+
+@pytest.mark.parametrize("rule, measured, thresholds", [
+    ("unjudgeable", {"why": "not run"}, {}),
+    ("at_least", {"value": None}, {"holds": 0.9}),
+    ("direction_rate", {"final_cosine": 1.0}, {"min_cosine": 0.99, "slack": 0.1}),  # exact: on the ray
+    ("monotone", {"values": [0.07, 0.2]}, {"direction": 1, "need_se": False}),  # no standard error to compare with
+])
+def test_verdicts_resting_on_no_number_have_no_margin(rule, measured, thresholds):
+    from ttlab.reproduce.verdicts import assess
+
+    a = assess(rule, measured, thresholds)
+    assert a["margin"] is None and a["near_threshold"] is False
