@@ -14,6 +14,7 @@ from ttlab.ntp.diagnostics import (
     attention_bound,
     fit_exp_vs_power,
     local_loglog_slopes,
+    resolvable_until,
     smallest_t,
     steps_to_clear,
     theorem1_conditions,
@@ -48,8 +49,9 @@ def test_steps_to_clear_is_the_first_step_where_the_bound_clears_the_baseline():
     assert attention_bound(c1, L, t - 1) < base + 0.1 <= attention_bound(c1, L, math.ceil(t))
     assert steps_to_clear(c1, L, 0.95, 0.1) == math.inf  # the bound never reaches 1.05
     assert steps_to_clear(c1, 1, 0.3, 0.1) == 0.0  # 1/(1 + 1) = 0.5 ≥ 0.4 from the start
-    rule = _continuation_steps(c1, L, base, cap=200_000)
-    assert rule["steps"] == 40_000 and rule["steps"] % 1000 == 0 and rule["t_star"] == t
+    rule = _continuation_steps(c1, L, base, cap=200_000)  # aims at 0.1 plus the 10 % near-threshold band
+    assert rule["clearance"] == pytest.approx(0.11) and rule["t_star"] == steps_to_clear(c1, L, base, 0.11)
+    assert rule["t_star"] == pytest.approx(math.log(6 / (1 / (1 / 6 + 0.11) - 1)) / c1) and rule["steps"] == 43_000
     assert _continuation_steps(c1, L, base, cap=5_000)["steps"] == 5_000  # the cap wins
     assert _continuation_steps(c1 * 100, L, base, cap=200_000)["steps"] == 10_000  # never below 10,000
 
@@ -96,6 +98,20 @@ def test_exp_vs_power_tells_an_exponential_from_a_power_law():
     cut = fit_exp_vs_power(t, np.where(t <= 3000, exp_gap, 0.0), floor=1e-12)
     assert (cut["t0"], cut["t1"]) == (300.0, 3000.0)
     assert "rate" not in fit_exp_vs_power(t[:3], exp_gap[:3], floor=0.0)
+
+
+def test_stage2_rates_are_judged_where_float64_resolves_the_step(figure2_tiny):
+    t = np.arange(0, 1001, dtype=float)
+    gap = np.exp(-0.03 * t)  # 1 − min attention: below 1e-10 from t = log(1e10)/0.03 ≈ 767.5
+    assert resolvable_until(t, gap) == 767.0 and resolvable_until(t, gap, floor=1e-3) == 230.0
+    assert resolvable_until(t, np.zeros_like(t)) == 0.0
+    r = copy.deepcopy(figure2_tiny["ntp_figure2"])
+    long = r["long_run"]
+    assert long["windows"]["last_decade"]["t1"] == long["resolvable_until"] <= long["stage2_steps"]
+    long.update(resolvable_until=150.0, resolvable_cosine=0.995, final_cosine=0.5)  # noise after 150: not judged
+    long["windows"]["last_decade"].update(slope=-1.0, theory_log2_t_over_t=-0.75)
+    c = next(c for c in _figure2_claims(r) if c["id"] == "ntp_figure2.stage2_direction")
+    assert c["measured"]["final_cosine"] == 0.995 and c["verdict"] == "holds" and "t = 150" in c["summary"]
 
 
 # ---------------------------------------------------------------------------------------------

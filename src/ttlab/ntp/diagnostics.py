@@ -10,6 +10,8 @@
 * norms: the fraction of steps t ≥ 2 at which t·η/(2‖W*‖) ≤ ‖W(t)‖ ≤ t·η holds;
 * linear convergence told from a power law (:func:`fit_exp_vs_power`): log(gap) fitted linearly in t
   and in log t on the same steps, both R² reported;
+* float64's reach: stage-2 rates are judged up to the last step whose attention gap 1 − φ+ is still
+  ≥ 1e-10 (:func:`resolvable_until`); beyond it the normalized step is rounding noise;
 * Theorem 2's attention bound: the stage-2 step at which 1/(1 + L_max·exp(−C1 t)) clears a baseline by a
   given amount (:func:`steps_to_clear`), chosen before a run from C1;
 * the theorems' preconditions computed for a run (:func:`proposition1_conditions`,
@@ -111,6 +113,20 @@ def fit_exp_vs_power(t: np.ndarray, gap: np.ndarray, floor: float, t_max: float 
     rate, r2e = _line_r2(t[keep], lg)
     power, r2p = _line_r2(np.log(t[keep]), lg)
     return out | {"rate": -rate, "r2_exp": r2e, "power": -power, "r2_power": r2p}
+
+
+#: the smallest attention gap 1 − φ+ at which a stage-2 step is resolved in float64: an optimal token's gradient
+#: is a difference of O(1) numbers of size O(1 − φ+), so its relative rounding error is ε/(1 − φ+) ≈ 2×10⁻⁶ here
+RESOLVABLE_ATTENTION_GAP = 1e-10
+
+
+def resolvable_until(t: np.ndarray, attention_gap: np.ndarray, floor: float = RESOLVABLE_ATTENTION_GAP) -> float:
+    """The last step at which the largest attention gap 1 − min φ+ is still ≥ ``floor``: beyond it normalized
+    GD's stage-2 step is dominated by rounding (measured: 1 − cos(W_kq, W*_kq) rises again after ~16,000 steps
+    on Figure 2's data in both training paths), so stage-2 rates are judged on steps up to here."""
+    t = np.asarray(t, dtype=float)
+    ok = np.asarray(attention_gap, dtype=float) >= floor
+    return float(t[ok].max()) if ok.any() else float(t.min())
 
 
 def attention_bound(c1: float, max_len: int, t: float) -> float:
