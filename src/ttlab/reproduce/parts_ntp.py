@@ -321,7 +321,7 @@ def _render_figure2(r: dict) -> list:
 
 
 @register_part("ntp_figure2", paper="A", title="Figure 2: training dynamics of Algorithm 1",
-               render=_render_figure2, claims=_figure2_claims, estimate=(25, 45), version=4)
+               render=_render_figure2, claims=_figure2_claims, estimate=(60, 60), version=4)
 def ntp_figure2(out: Path, ctx: PartContext) -> dict:
     """The paper's Figure 2 (|V| = 20, 900 + 900 NGD steps) with the theorems' rates and bounds."""
     from ttlab.ntp.experiment import run_dynamics
@@ -890,7 +890,7 @@ def ntp_scale(out: Path, ctx: PartContext) -> dict:
     import resource
     import time
 
-    from ttlab.ntp.diagnostics import fit_exp_vs_power
+    from ttlab.ntp.diagnostics import fit_exp_vs_power, resolvable_until
     from ttlab.ntp.experiment import run_dynamics
     from ttlab.ntp.generate import generate_dataset
     from ttlab.ntp.fastcheck import quick_check
@@ -933,7 +933,8 @@ def ntp_scale(out: Path, ctx: PartContext) -> dict:
     r = {k: v for k, v in summary.items() if not k.startswith("_")}
     rows2 = res.rows("2")
     r.update({
-        "linear": fit_exp_vs_power(rows2["step"], rows2["loss"] - res.limit_loss, _TINY_GAP * abs(res.limit_loss)),
+        "linear": fit_exp_vs_power(rows2["step"], rows2["loss"] - res.limit_loss, _TINY_GAP * abs(res.limit_loss),
+                                   t_max=resolvable_until(rows2["step"], 1.0 - rows2["min_optimal_attention"])),
         "figure": "ntp_scale/dynamics.png",
         "tokens": int(sum(len(s.tokens) * s.count for s in ds.sentences)),
         "generalization": {k: v for k, v in rep.items() if k != "cases"} | {"examples": rep["cases"][:3],
