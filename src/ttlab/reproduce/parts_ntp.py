@@ -144,8 +144,8 @@ def _bounds_and_rates_claims(part: str, s1: dict, s2: dict, linear: dict | None)
         {k: linear.get(k) for k in ("rate", "r2_exp", "r2_power", "n_points", "t0", "t1", "power")}
         | {"conditions": linear.get("conditions")},
         {"min_decades": LINEAR_MIN_DECADES, "min_r2": 0.95, "min_points": 10}, quantity="the stage-2 loss gap L − L∞",
-        summary=f"on stage-2 steps {_g(linear['t0'], 3)}…{_g(linear['t1'], 3)} (the last decade where L − L∞ is "
-                f"resolvable): exponential rate {_g(linear['rate'], 3)} per step, R² {linear['r2_exp']:.5f}; power law "
+        summary=f"on stage-2 steps {linear['t0']:,.0f}…{linear['t1']:,.0f} (the last decade float64 resolves): "
+                f"exponential rate {_g(linear['rate'], 3)} per step, R² {linear['r2_exp']:.5f}; power law "
                 f"t^−{_g(linear['power'], 3)}, R² {linear['r2_power']:.5f}; final loss {_g(s2['final_loss'])} (limit "
                 f"{_g(s2.get('limit_loss'))})", kind="paper", cite="Theorem 2"))
     return out
