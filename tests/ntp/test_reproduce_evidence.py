@@ -284,3 +284,14 @@ def test_svop_unseen_claim_beats_uniform_attention(figure2_tiny):
     for d in r["unseen"].values():
         d["uniform_attention"] = "?"
     assert {c["id"]: c for c in _svop_claims(r)}["ntp_svop.unseen"]["verdict"] == "holds"
+
+
+def test_svop_claims_state_their_conditions(figure2_tiny):
+    r = figure2_tiny["ntp_svop"]
+    claims = {c["id"]: c for c in r["claims"]}
+    run = r["run"]
+    want = theorem1_conditions(run["config"]["eta"], run["wkq_star_norm"], run["dataset"]["max_len"], 900)
+    assert claims["ntp_svop.unseen"]["measured"]["conditions"] == want
+    assert claims["ntp_svop.convergence"]["measured"]["conditions"] == want
+    assert claims["ntp_svop.proposition2"]["measured"]["conditions"]["met"] is True
+    assert "conditions" not in claims["ntp_svop.orders"]["measured"]  # a check of the tools: no theorem

@@ -1,6 +1,6 @@
 """The paper's Examples 1–2 computed end to end (used by `ttlab ntp example svop` and the report).
 
-Imports: torch, ttlab.ntp (examples, maxmargin, model, structure, train); never ttlab.cli.
+Imports: torch, ttlab.ntp (examples, experiment, maxmargin, model, structure, train); never ttlab.cli.
 """
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ from __future__ import annotations
 import torch
 
 from ttlab.ntp.examples import SVOP_UNSEEN, svop
+from ttlab.ntp.experiment import dataset_info
 from ttlab.ntp.model import NTPTransformer
 from ttlab.ntp.structure import analyze
 from ttlab.ntp.train import TrainConfig, cosine, train
@@ -54,6 +55,9 @@ def svop_walkthrough(steps: int = 900) -> dict:
         "categories": {q: st.categories(q).as_dict() for q in st.orders},
         "wkq_star_columns": cols,
         "wkq_star_qp_columns": _qp_columns(st, ds),
+        "run": {"dataset": dataset_info(ds), "wov_star_norm": res.wov_star.norm, "wkq_star_norm": res.wkq_star.norm,
+                "config": {"eta0": res.config.eta0, "eta": res.config.eta, "stage1_steps": res.config.stage1_steps,
+                           "stage2_steps": res.config.stage2_steps}},
         "cosine_ov": cosine(res.W_ov, res.wov_star.W),
         "cosine_kq": cosine(res.W_kq, res.wkq_star.W),
         "loss_ov": float(res.rows("1")["loss"][-1]),

@@ -688,6 +688,10 @@ def _prop2_columns(r: dict) -> tuple[float | None, int, int]:
     return worst, checked, len(r["categories"])
 
 
+#: Proposition 2 holds for the max-margin solution itself: Assumptions 1–2 (one-hot embeddings are orthonormal)
+_PROP2_CONDITIONS = {"met": True, "statement": "Assumptions 1–2 (realizable data, orthonormal one-hot embeddings)"}
+
+
 def _svop_claims(r: dict) -> list[dict]:
     edges = _parse_orders(r["orders"])
     shared = len(edges & _SVOP_ORDERS)
@@ -696,13 +700,14 @@ def _svop_claims(r: dict) -> list[dict]:
         "set_match", {"expected": len(_SVOP_ORDERS), "shared": shared, "extra": len(edges - _SVOP_ORDERS)}, {},
         quantity="order pairs",
         summary=f"{shared}/{len(_SVOP_ORDERS)} expected order pairs found, {len(edges - _SVOP_ORDERS)} extra", kind="check", cite="Example 1")]
+    t1 = _conditions(r["run"], r["run"]["config"]["stage2_steps"])["theorem1"] if "run" in r else None
     unseen = r["unseen"].values()
     ok = [d["model"] == d["expected"] for d in unseen]
     ctl = [d.get("uniform_attention") == d["expected"] for d in unseen if "uniform_attention" in d]
     out.append(make_claim(
         "ntp_svop.unseen", "Example 2: the trained model continues the unseen SP with V and OSP with P",
         "at_least", {"value": sum(ok) / len(ok) if ok else None, "n": len(ok),
-                     "controls": {"uniform attention": sum(ctl) / len(ctl)} if ctl else {}},
+                     "controls": {"uniform attention": sum(ctl) / len(ctl)} if ctl else {}, "conditions": t1},
         {"holds": 1.0, "partly": 0.5, "control_margin": CONTROL_MARGIN, "complement": True},
         quantity="the share of unseen sentences predicted as the paper says",
         summary="; ".join(f"{s} → {d['model']} (p = {d['prob']:.3f}, paper: {d['expected']}, uniform attention: "
@@ -712,7 +717,7 @@ def _svop_claims(r: dict) -> list[dict]:
     out.append(make_claim(
         "ntp_svop.proposition2", "Proposition 2: each W*_kq column is m/(k+m) on optimal, −k/(k+m) on non-optimal and 0 "
         "on non-comparable tokens (when the query's order graph is complete bipartite)",
-        "at_most", {"value": worst, "n": checked}, {"holds": 1e-3, "partly": 0.05},
+        "at_most", {"value": worst, "n": checked, "conditions": _PROP2_CONDITIONS}, {"holds": 1e-3, "partly": 0.05},
         quantity="max |W*_kq (general QP, Clarabel) − closed form|",
         summary=(f"max |W*_kq − closed form| = {_g(worst, 2)} over the {checked} of {total} columns whose graph is "
                  "complete bipartite, W*_kq from the general QP (Clarabel)" if checked else
@@ -721,7 +726,8 @@ def _svop_claims(r: dict) -> list[dict]:
     co, ck = r["cosine_ov"], r["cosine_kq"]
     out.append(make_claim(
         "ntp_svop.convergence", "Algorithm 1 on SVOP converges to both max-margin directions (900 + 900 steps)",
-        "at_least", {"value": min(co, ck) if finite(co, ck) else None, "cosine_ov": co, "cosine_kq": ck},
+        "at_least", {"value": min(co, ck) if finite(co, ck) else None, "cosine_ov": co, "cosine_kq": ck,
+                     "conditions": t1},
         {"holds": 0.999, "partly": 0.95, "complement": True}, quantity="the lower of the two final cosines",
         summary=f"cos(W_ov, W*_ov) = {co:.6f}, cos(W_kq, W*_kq) = {ck:.4f}", kind="paper", cite="Proposition 1, Theorem 1"))
     return out
