@@ -15,9 +15,9 @@ paper's unspecified constant c0 = 1). In brief:
   are *checks*. Stage 2 is continued until Theorem 2's bound 1/(1 + L_max·exp(−C1 t)) clears the
   uniform-attention baseline (W_kq = 0) of the same sentences by 0.1 — the step count t* is computed
   from the paper-length run's C1 before the continuation runs — and the attention claim is
-  inconclusive unless it does; the stage-2 direction is judged on the last decade of that
-  continuation against log²t/t; linear convergence is an exponential that beats a power law on the
-  last resolvable decade of the loss gap.
+  inconclusive unless it does. The stage-2 rates are judged on the last decade of steps that float64
+  resolves (1 − min attention ≥ 1e-10; beyond it the normalized step is rounding noise): the
+  direction against log²t/t's slope, linear convergence as an exponential that beats a power law.
 * ``ntp_ablations`` (reviewers' question, not a claim of the paper): the share of variants reaching
   cos(W_kq, W*_kq) ≥ 0.9 and a majority of attention on optimal tokens.
 * ``ntp_generalization``: agreement with Theorem 3 in the max-margin limit, after the paper's 900
@@ -234,7 +234,7 @@ def _long_stage2(ds, steps: int, long_steps: int, seed: int, progress) -> dict:
     from ttlab.ntp.diagnostics import fit_exp_vs_power, local_loglog_slopes, resolvable_until, theory_attention_rate
     from ttlab.ntp.train import TrainConfig, train
 
-    t0 = time.perf_counter()
+    t0 = time.perf_counter()  # dense: 1.9× faster than the structured path here (43,900 steps: 111 s vs 207 s, load ~11)
     res = train(ds, TrainConfig(stage1_steps=steps, stage2_steps=long_steps, seed=seed, impl="dense"), progress=progress)
     wall = time.perf_counter() - t0
     rows = res.rows("2")
