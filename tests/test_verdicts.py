@@ -394,3 +394,191 @@ def test_verdicts_resting_on_no_number_have_no_margin(rule, measured, thresholds
 
     a = assess(rule, measured, thresholds)
     assert a["margin"] is None and a["near_threshold"] is False
+
+
+# Equalities on a threshold, pinning which side each comparison puts them (the rule texts say ≥ / ≤ / "more than");
+# these are semantics tests, apart from CASES, whose examples sit away from every threshold. Values are exact in
+# binary floating point so that the equality is exact.
+BOUNDARIES = [
+    ("at_least", {"value": 0.75}, {"holds": 0.75, "partly": 0.5}, HOLDS),
+    ("at_least", {"value": 0.5}, {"holds": 0.75, "partly": 0.5}, PARTLY),
+    ("at_most", {"value": 0.25}, {"holds": 0.25, "partly": 0.5}, HOLDS),
+    ("at_least", {"value": 1.0, "n": 10}, {"holds": 0.75, "min_n": 10}, HOLDS),  # n = min_n is enough
+    ("at_least", {"value": 1.0, "n": 1}, {"holds": 0.75}, HOLDS),  # min_n defaults to 1
+    ("at_least", {"value": 0.75, "controls": {"c": 0.5}}, {"holds": 0.5, "control_margin": 0.25}, HOLDS),  # lead = margin
+    ("at_most", {"value": 0.25, "controls": {"c": 0.5}}, {"holds": 0.5, "control_margin": 0.25}, HOLDS),
+    ("at_most", {"value": 0.25, "controls": {"c": 0.375}}, {"holds": 0.5, "control_margin": 0.25}, INCONCLUSIVE),
+    ("count", {"passed": 1, "total": 1}, {"holds": 1.0, "partly": 0.5}, HOLDS),
+    ("count", {"passed": 2, "total": 4}, {"holds": 1.0, "partly": 0.5}, PARTLY),
+    ("errors_at_most", {"mean": 0.125, "worst": 0.25, "n": 9}, {"holds_mean": 0.125, "holds_worst": 0.25, "partly_mean": 0.5},
+     HOLDS),
+    ("errors_at_most", {"mean": 0.5, "worst": 1.0, "n": 9}, {"holds_mean": 0.125, "holds_worst": 0.25, "partly_mean": 0.5},
+     PARTLY),
+    ("set_match", {"expected": 1, "shared": 1, "extra": 0}, {}, HOLDS),
+    ("set_match", {"expected": 4, "shared": 2, "extra": 0}, {}, PARTLY),  # half found
+    ("set_match", {"expected": 5, "shared": 2, "extra": 0}, {}, NOT_REPRODUCED),  # fewer than half
+    ("exp_decay", {"rate": 0.0, "r2": 0.99, "reference_rate": 0.0}, {"min_r2": 0.9}, NOT_REPRODUCED),  # no decay
+    ("exp_decay", {"rate": 0.25, "r2": 0.75, "reference_rate": 0.25}, {"min_r2": 0.75}, HOLDS),
+    ("exp_vs_power", {"rate": 1e-3, "r2_exp": 0.75, "r2_power": -1.5, "n_points": 10}, {"min_decades": 1.0, "min_r2": 0.75},
+     HOLDS),  # D = log10(2.5/0.25) = 1 exactly, R² = min_r2, n = the default 10 points
+    ("exp_vs_power", {"rate": 1e-3, "r2_exp": -1.5, "r2_power": 0.75, "n_points": 15}, {"min_decades": 1.0, "min_r2": 0.75},
+     NOT_REPRODUCED),  # D = −1 exactly
+    ("exp_vs_power", {"rate": 0.0, "r2_exp": 0.9997, "r2_power": 0.935, "n_points": 15}, LIN, NOT_REPRODUCED),
+    ("direction_rate", {"final_cosine": 1 - 2**-40}, {"min_cosine": 0.5, "slack": 0.25}, HOLDS),  # 1 − cos ≤ 1e-12
+    ("direction_rate", {"final_cosine": 1 - 2**-39, "slope": None, "theory_slope": None}, {"min_cosine": 0.5, "slack": 0.25},
+     INCONCLUSIVE),  # 1 − cos = 1.8e-12 > 1e-12: needs a slope
+    ("direction_rate", {"final_cosine": 0.75, "slope": -0.5, "theory_slope": -0.75}, {"min_cosine": 0.75, "slack": 0.25}, HOLDS),
+    ("direction_rate", {"final_cosine": 0.5, "slope": -0.125, "theory_slope": -0.75}, {"min_cosine": 0.75, "slack": 0.25},
+     PARTLY),
+    ("direction_rate", {"final_cosine": 0.5, "slope": -0.09375, "theory_slope": -0.75}, {"min_cosine": 0.75, "slack": 0.25},
+     NOT_REPRODUCED),  # −0.094 > −0.1: does not fall
+    ("power_law_decay", {"alpha": 0.1, "lo": 0.0, "hi": 0.25, "r2": 0.99, "n_points": 3}, {"min_r2": 0.9, "min_points": 3},
+     INCONCLUSIVE),  # lo = 0: the interval contains 0
+    ("power_law_decay", {"alpha": -0.1, "lo": -0.25, "hi": 0.0, "r2": 0.99, "n_points": 3}, {"min_r2": 0.9, "min_points": 3},
+     INCONCLUSIVE),
+    ("power_law_decay", {"alpha": 0.1, "lo": 0.125, "hi": 0.25, "r2": 0.75, "n_points": 3}, {"min_r2": 0.75, "min_points": 3},
+     HOLDS),
+    ("power_law_decay", {"alpha": 0.1, "lo": 0.125, "hi": 0.125, "r2": 0.99, "n_points": 3}, {"min_r2": 0.9, "min_points": 3},
+     HOLDS),  # a zero-width interval has no width margin
+    ("exponent_match", {"fitted": 1.5, "predicted": 1.0}, {"holds_rel": 0.5, "partly_rel": 0.75}, HOLDS),
+    ("exponent_match", {"fitted": 0.25, "predicted": 1.0}, {"holds_rel": 0.5, "partly_rel": 0.75}, PARTLY),
+    ("exponent_match", {"fitted": 1.0, "lo": 0.5, "hi": 1.5, "predicted": 1.0, "n_points": 2},
+     {"holds_rel": 0.25, "partly_rel": 0.5}, HOLDS),  # width 1 = the band 2 × 50 % of 1; 2 points = the default minimum
+    ("exponent_match", {"fitted": 1.0, "predicted": 1.0, "n_points": 1}, {"holds_rel": 0.25, "partly_rel": 0.5}, INCONCLUSIVE),
+    ("exponent_match", {"fitted": 1.0, "predicted": 1.0, "n_points": 3}, {"holds_rel": 0.25, "partly_rel": 0.5, "min_points": 3},
+     HOLDS),
+    ("exponent_match", {"fitted": 1.0, "predicted": 1.0, "n_capped": 0}, {"holds_rel": 0.25, "partly_rel": 0.5}, HOLDS),
+    ("exponent_match", {"fitted": 1.0, "lo": 0.25, "hi": 1.75, "predicted": 1.0}, {"holds_rel": 0.25, "partly_rel": 0.5},
+     INCONCLUSIVE),  # width 1.5 > 1 but < 2 (the band's factor 2 is needed)
+    ("exponent_match", {"fitted": -0.31, "lo": -0.4, "hi": -0.2, "predicted": -0.3}, {"holds_rel": 0.1, "partly_rel": 0.35},
+     HOLDS),  # a negative prediction: tolerances are relative to |p|
+    ("exponent_match", {"fitted": -0.6, "lo": -0.7, "hi": -0.5, "predicted": -0.3}, {"holds_rel": 0.1, "partly_rel": 0.35},
+     NOT_REPRODUCED),
+    ("exponent_match", {"fitted": 0.5, "predicted": 1.0}, {"holds_rel": 0.1, "partly_rel": 0.35}, NOT_REPRODUCED),  # p = 1
+    ("monotone", {"values": [1.0, 1.5], "se": [0.25, 0.25]}, {"direction": 1}, HOLDS),
+    ("monotone", {"values": [1.0, 1.25], "se": [0.0, 0.25]}, {"direction": 1}, INCONCLUSIVE),  # change = SE
+    ("monotone", {"values": [1.25, 1.0], "se": [0.0, 0.25]}, {"direction": 1}, INCONCLUSIVE),  # −change = SE
+    ("monotone", {"values": [1.0, 3.0, 2.75, 4.0], "se": [0.0, 0.0, 0.25, 0.0]}, {"direction": 1}, HOLDS),  # a dip = its SE
+    ("monotone", {"values": [4.0, 2.0, 1.0], "se": [0.1, 0.1, 0.1]}, {"direction": -1}, HOLDS),
+    ("monotone", {"values": [1.0, 2.0, 4.0], "se": [0.1, 0.1, 0.1]}, {"direction": -1}, NOT_REPRODUCED),
+    ("inner_peak", {"values": [1.0, 1.25, 1.0], "se": [0.25, 0.0, 0.0]}, {}, PARTLY),  # ties the first end exactly
+    ("inner_peak", {"values": [1.0, 3.0, 2.0, 1.0], "se": [0.2, 0.2, 0.2, 0.2]}, {}, HOLDS),  # the inner maximum counts
+    ("inner_peak", {"values": [1.25, 1.0, 2.0], "se": [0.0, 0.0, 0.0]}, {}, NOT_REPRODUCED),
+    ("inner_peak", {"values": [3.5, 6.0, 4.0]}, {}, INCONCLUSIVE),  # no standard errors
+    ("attention_bound", {"attention": 0.5, "bound": 0.5, "baseline": 0.25, "gap_rate": 1.0, "c1": 1.0}, {"min_clearance": 0.25},
+     HOLDS),  # attention = bound, clearance exact, rate = C1
+    ("attention_bound", {"attention": 0.5, "bound": 0.25, "baseline": 0.25, "gap_rate": 1.0, "c1": 1.0}, {}, INCONCLUSIVE),
+    ("attention_bound", {"attention": 0.5, "bound": 0.3, "baseline": 0.25, "gap_rate": 1.0, "c1": 1.0}, {}, HOLDS),
+    ("intervals_agree", {"values": [0.5, 0.75], "intervals": [[0.375, 0.625], [0.625, 0.875]]}, {"max_spread": 0.25},
+     HOLDS),  # touching intervals overlap; spread = width = the tolerance
+    ("intervals_agree", {"values": [0.5, 0.52], "intervals": [[0.49, 0.51], [0.3, 0.6]]}, {"max_spread": 0.05},
+     INCONCLUSIVE),  # the widest interval decides
+    ("intervals_agree", {"values": [0.5, 0.52], "intervals": [[0.49, 0.51], [None, 0.6]]}, {"max_spread": 0.05},
+     INCONCLUSIVE),  # an interval without a lower end is not usable
+    ("intervals_agree", {"values": [0.5, None], "intervals": [[0.49, 0.51], [0.5, 0.53]]}, {"max_spread": 0.05},
+     INCONCLUSIVE),
+    ("oracle_validated_exponent", {"fitted": 0.5, "predicted": 0.5, "oracle": 0.75}, {**ORC, "oracle_tol": 0.25}, HOLDS),
+    ("oracle_validated_exponent", {"fitted": 0.5, "predicted": 0.5, "oracle": 0.25}, {**ORC_BOUND, "oracle_tol": 0.25}, HOLDS),
+    ("oracle_validated_exponent", {"fitted": 0.5, "predicted": 0.0, "oracle": 0.5}, ORC, INCONCLUSIVE),  # p = 0
+    ("oracle_validated_exponent", {"fitted": 0.75, "predicted": 1.0, "oracle": 1.0}, {**ORC_BOUND, "holds_rel": 0.25}, HOLDS),
+    ("oracle_validated_exponent", {"fitted": 0.5, "predicted": 1.0, "oracle": 1.0}, {**ORC_BOUND, "partly_rel": 0.5}, PARTLY),
+    ("oracle_validated_exponent", {"fitted": 1.25, "predicted": 1.0, "oracle": 1.0}, {**ORC, "holds_rel": 0.25}, HOLDS),
+    ("oracle_validated_exponent", {"fitted": 0.5, "predicted": 1.0, "oracle": 1.0}, {**ORC, "partly_rel": 0.5}, PARTLY),
+    ("oracle_validated_exponent", {"fitted": 1.0, "predicted": 1.0, "oracle": 1.0, "data_ratio": 1.25},
+     {**ORC_N, "max_data_change": 0.25}, HOLDS),
+]
+
+
+@pytest.mark.parametrize("rule, measured, thresholds, expected", BOUNDARIES)
+def test_equality_on_a_threshold_falls_on_the_documented_side(rule, measured, thresholds, expected):
+    verdict, reason, _ = judge(rule, measured, thresholds, "x")
+    assert verdict == expected, reason
+
+
+# margins where each comparison of a rule is, in turn, the nearest one
+MARGINS_MORE = [
+    ("at_least", {"value": 1.125}, {"holds": 1.25}, 0.1),  # exactly NEAR: not flagged (margin < NEAR flags)
+    ("exp_vs_power", {"rate": 1e-3, "r2_exp": 0.9, "r2_power": 1 - 0.1 * 10**-1.2, "n_points": 15}, LIN,
+     abs(-1.2 + 1.0) / 1.0),  # D = −1.2 against −1
+    ("direction_rate", {"final_cosine": 0.92, "slope": -0.12, "theory_slope": -0.75}, {"min_cosine": 0.99, "slack": 0.1},
+     abs(-0.12 + 0.1) / 0.1),  # the slope against −0.1 ("falls")
+    ("exponent_match", {"fitted": -0.32, "lo": -0.37, "hi": -0.27, "predicted": -0.3}, {"holds_rel": 0.1, "partly_rel": 0.35},
+     abs(0.02 / 0.3 - 0.1) / 0.1),  # a negative prediction
+    ("exponent_match", {"fitted": 0.1, "lo": 0.0, "hi": 0.2, "predicted": -0.3}, {"holds_rel": 0.1, "partly_rel": 0.35},
+     abs(0.2 - 0.21) / 0.21),  # the width against the band 2 × 35 % × |−0.3|
+    ("monotone", {"values": [5.0, 4.0], "se": [0.3, 0.4]}, {"direction": 1}, abs(1.0 - 0.5) / 0.5),  # the other way
+    ("monotone", {"values": [1.0, 3.0], "se": [0.3, 0.4]}, {"direction": -1}, abs(2.0 - 0.5) / 0.5),
+    ("inner_peak", {"values": [5.0, 6.0, 1.0], "se": [0.3, 0.4, 0.0]}, {}, abs(1.0 - 0.5) / 0.5),
+    ("inner_peak", {"values": [6.3, 6.0, 1.0], "se": [0.3, 0.4, 0.0]}, {}, abs(0.3 - 0.5) / 0.5),  # an end above
+    ("oracle_validated_exponent", {"fitted": 0.45, "predicted": 0.5, "oracle": 0.5}, {**ORC, "oracle_tol": 1.0},
+     0.0),  # |0.45 − 0.5|/0.5 = 0.1 = holds_rel
+    ("oracle_validated_exponent", {"fitted": 0.62, "predicted": 0.5, "oracle": 0.5}, {**ORC, "oracle_tol": 1.0},
+     abs(0.24 - 0.35) / 0.35),  # fitted above the prediction
+    ("oracle_validated_exponent", {"fitted": 0.62, "predicted": 0.5, "oracle": 2.5}, {**ORC_BOUND, "oracle_tol": 1.0},
+     abs(-0.24 - 0.35) / 0.35),  # bound form: (p − a)/p = −0.24; the oracle 2 above p: 3 tolerances away
+    ("oracle_validated_exponent", {"fitted": 0.5, "predicted": 0.5, "oracle": 0.46}, ORC_BOUND, abs(0.04 - 0.05) / 0.05),
+    ("oracle_validated_exponent", {"fitted": 0.5, "predicted": 0.5, "oracle": 0.54}, ORC, abs(0.04 - 0.05) / 0.05),
+    ("oracle_validated_exponent", {"fitted": 0.5, "predicted": 0.5, "oracle": 0.46}, ORC, abs(0.04 - 0.05) / 0.05),
+    ("oracle_validated_exponent", {"fitted": 0.5, "lo": 0.2, "hi": 0.55, "predicted": 0.5, "oracle": 0.5},
+     {**ORC, "oracle_tol": 1.0}, abs(0.35 - 0.35) / 0.35),  # the width against the band
+]
+
+
+@pytest.mark.parametrize("rule, measured, thresholds, margin", MARGINS_MORE)
+def test_margin_when_each_comparison_is_the_nearest(rule, measured, thresholds, margin):
+    from ttlab.reproduce.verdicts import NEAR, assess
+
+    a = assess(rule, measured, thresholds, "x")
+    assert a["margin"] == pytest.approx(margin, rel=1e-9, abs=1e-12)
+    assert a["near_threshold"] == (margin < NEAR)
+
+
+def test_rule_texts_and_odd_inputs():
+    from ttlab.reproduce.verdicts import assess
+
+    from dataclasses import FrozenInstanceError
+
+    from ttlab.reproduce.verdicts import _num, binomial_tail, count_by_kind
+
+    with pytest.raises(FrozenInstanceError):
+        RULES["at_least"].name = "x"  # type: ignore[misc]
+    assert _num(True) is None and _num(None) is None and _num("x") is None and _num("2.5") == 2.5
+    assert judge("at_least", {"value": True}, {"holds": 0.5})[0] == INCONCLUSIVE  # a bool is not a measurement
+    assert "≥ 0.5" in judge("at_least", {"value": 0.7}, {"holds": 0.5})[1]
+    assert "≤ 0.5" in judge("at_most", {"value": 0.3}, {"holds": 0.5})[1]
+    assert judge("at_least", {}, {"holds": 0.5})[2].endswith("or covers no item")
+    assert judge("at_least", {}, {"holds": 0.5, "min_n": 3})[2].endswith("or covers fewer than 3 items")
+    empty = judge("at_least", {"value": 0.9, "controls": {}}, {"holds": 0.5, "control_margin": 0.1})
+    assert empty[0] == INCONCLUSIVE and "(none given)" in empty[1]
+    gone = judge("at_least", {"value": 0.9, "controls": {"u": None}}, {"holds": 0.5, "control_margin": 0.1})
+    assert gone[0] == INCONCLUSIVE and "control u is missing" in gone[1]
+    assert binomial_tail(1, 6, 0.5) == pytest.approx(63 / 64) and binomial_tail(0, 3, 0.3) == 1.0
+    assert judge("errors_at_most", {"mean": 0.01, "worst": 0.01, "n": 2},
+                 {"holds_mean": 0.1, "holds_worst": 0.15, "partly_mean": 0.2, "min_n": 5})[0] == INCONCLUSIVE
+    assert judge("set_match", {"expected": 0, "shared": 0, "extra": 0}, {})[0] == INCONCLUSIVE
+    assert judge("unjudgeable", {}, {})[1] == "inputs missing"
+    # a perfect fit's unexplained variance is floored at 1e-300: D = ±299 decades, not a division by zero
+    assert "D = +299.00 decades" in judge("exp_vs_power", {"rate": 1e-3, "r2_exp": 1.0, "r2_power": 0.9,
+                                                           "n_points": 15}, {**LIN, "min_r2": 0.0})[1]
+    assert "D = -299.00 decades" in judge("exp_vs_power", {"rate": 1e-3, "r2_exp": 0.9, "r2_power": 1.0,
+                                                           "n_points": 15}, LIN)[1]
+    where = judge("exp_vs_power", {"rate": 1e-3, "r2_exp": 0.9997, "r2_power": 0.935, "n_points": 15, "t0": 1000}, LIN)
+    assert where[0] == HOLDS and " on t = " not in where[1]  # both ends are needed to quote the window
+    assert " on t = 1000…1e+04" in judge("exp_vs_power", {"rate": 1e-3, "r2_exp": 0.9997, "r2_power": 0.935,
+                                                          "n_points": 15, "t0": 1000, "t1": 10000}, LIN)[1]
+    band = {"fitted": 0.15, "predicted": 0.15, "band_lo": 0.15}
+    assert "band" not in judge("exponent_match", band, EXP)[1]  # one end of the band is not a band
+    assert "inside the ID estimators' prediction band [0.15, 0.25]" in judge(
+        "exponent_match", {**band, "band_hi": 0.25}, EXP)[1]
+    assert "inside" in judge("exponent_match", {"fitted": 0.25, "predicted": 0.25, "band_lo": 0.15, "band_hi": 0.25},
+                             EXP)[1]
+    assert "rises" in judge("monotone", {}, {"direction": 1})[2] and "falls" in judge("monotone", {}, {"direction": -1})[2]
+    assert "+1" in judge("monotone", {"values": [1.0, 2.0], "se": [0.1, 0.1]}, {"direction": 1})[1]
+    assert "−1" in judge("monotone", {"values": [2.0, 1.0], "se": [0.1, 0.1]}, {"direction": -1})[1] or \
+        "-1" in judge("monotone", {"values": [2.0, 1.0], "se": [0.1, 0.1]}, {"direction": -1})[1]
+    assert "by at least 0" in judge("attention_bound", {}, {})[2]  # no clearance asked: 0
+    assert "by at least 0.1" in judge("attention_bound", {}, {"min_clearance": 0.1})[2]
+    assert "steeper" in judge("oracle_validated_exponent", {"fitted": 0.5, "predicted": 0.5, "oracle": 0.7}, ORC)[1]
+    assert judge("oracle_validated_exponent", {"fitted": 0.5, "predicted": 0.5, "oracle": 0.5}, ORC)[0] == HOLDS
+    assert assess("oracle_validated_exponent", {"fitted": 0.5, "predicted": 0.0, "oracle": 0.5}, ORC)["margin"] is None
+    assert count_by_kind([{"kind": "paper", "verdict": "odd"}])["paper"]["odd"] == 1  # reported, not lost
