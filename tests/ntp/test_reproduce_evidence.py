@@ -136,6 +136,9 @@ def test_figure2_paper_claims_and_checks(figure2_tiny):
     for c in r["claims"]:
         if c["kind"] == "paper":
             assert isinstance(c["measured"]["conditions"]["met"], bool), c["id"]
+    # Proposition 1 is stated for the zero start (Appendix B): the random-start test is marked outside it
+    prop1 = next(c for c in r["claims"] if c["id"] == "ntp_figure2.prop1_rate")["measured"]["conditions"]
+    assert prop1["met"] is False and prop1["init"] == "random" and "zero start" in prop1["statement"]
     # tiny mode: the continuation is capped at 200 steps, far below t* ≈ 4·10⁴: the bound cannot clear uniform attention
     rule = r["long_run"]["steps_rule"]
     assert r["long_run"]["stage2_steps"] == 200 == rule["cap"] < rule["t_star"]

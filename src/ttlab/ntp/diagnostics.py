@@ -161,10 +161,14 @@ def smallest_t(coef: float, power: int, t_min: float = 2.0) -> float:
     return t
 
 
-def proposition1_conditions(steps: int) -> dict:
-    """Proposition 1's preconditions for a stage-1 run of ``steps`` steps: Assumptions 1–2 (checked when
-    the dataset is analysed) and t ≥ 2."""
-    return {"met": steps >= 2, "t": steps, "t_min": 2, "statement": "Assumptions 1–2 and t ≥ 2 (Proposition 1)"}
+def proposition1_conditions(steps: int, init: str = "zero") -> dict:
+    """Proposition 1's preconditions for a stage-1 run of ``steps`` steps from ``init``: Assumptions 1–2
+    (checked when the dataset is analysed), t ≥ 2, and Algorithm 1's zero start W_ov(0) = 0 (explicit in
+    its restatement, Appendix B's Proposition 3). A random start tests the rate outside that statement —
+    the only place it can be tested, since from zero W_ov stays on the max-margin ray."""
+    return {"met": init == "zero" and steps >= 2, "t": steps, "t_min": 2, "init": init,
+            "statement": "Assumptions 1–2, t ≥ 2 and the zero start W_ov(0) = 0 (Proposition 1; Proposition 3 in "
+                         "Appendix B)"}
 
 
 def theorem1_conditions(eta: float, wkq_norm: float, max_len: int, steps: int) -> dict:
