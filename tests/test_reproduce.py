@@ -452,17 +452,21 @@ def test_ntp_claims_fixed_by_the_review():
 
     long = {"stage2_steps": 900, "c1": 1.95e-5, "final_min_optimal_attention": 0.733, "baseline_attention": 1 / 6,
             "attention_gap_rate": 2e-3}
-    r = {"dataset": {"max_len": 6}, "long_run": long}
+    r = {"dataset": {"max_len": 6, "n_occurrences": 100, "vocab_size": 20}, "long_run": long,
+         "config": {"eta0": 0.2 / 20**0.5, "eta": 0.05 / 20**0.5, "stage1_steps": 900},
+         "wov_star_norm": 10.0, "wkq_star_norm": 4.88}
     assert _attention_claim(r)["verdict"] == "inconclusive"  # bound 0.145 < 1/6: uniform attention meets it
     long["stage2_steps"] = 20000
-    assert _attention_claim(r)["verdict"] == "holds"  # bound 0.2 > 1/6, met, gap rate ≥ C1
+    assert _attention_claim(r)["verdict"] == "inconclusive"  # bound 0.2 clears 1/6 by 0.03 < 0.1 only
+    long["stage2_steps"] = 60000
+    assert _attention_claim(r)["verdict"] == "holds"  # bound 0.35 > 1/6 + 0.1, met, gap rate ≥ C1
     long["final_min_optimal_attention"] = 0.18
     assert _attention_claim(r)["verdict"] == "not reproduced"
 
     svop = {"orders": {"q": ""}, "categories": {"q": {"optimal": ["a"], "non_optimal": [], "non_comparable": []}},
             "wkq_star_columns": {"q": {"a": 0.0}}, "unseen": {}, "cosine_ov": 1.0, "cosine_kq": 1.0}
     prop2 = {c["id"]: c for c in _svop_claims(svop)}["ntp_svop.proposition2"]
-    assert prop2["verdict"] == "inconclusive" and "none of the 1 columns" in prop2["summary"]
+    assert prop2["verdict"] == "inconclusive" and "no column checked (1 columns" in prop2["summary"]
 
     def layers(ids, std):
         return {"per_layer": {"rows": [{"intrinsic_dim": x, "intrinsic_dim_std": std, "n_vectors": 4000,

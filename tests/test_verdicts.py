@@ -24,13 +24,22 @@ EXP = {"holds_rel": 0.10, "partly_rel": 0.35, "min_points": 3}
 ORC = {"oracle_tol": 0.05, "holds_rel": 0.10, "partly_rel": 0.35, "bound": 0, "min_points": 3}
 ORC_BOUND = {**ORC, "bound": 1}
 ORC_N = {**ORC, "max_data_change": 0.15}
+COS = {"holds": 0.999, "partly": 0.99, "complement": 1}  # cosines: margins on 1 − cos
+CTRL = {"holds": 0.95, "partly": 0.8, "control_margin": 0.1, "complement": 1}
+ATT = {"min_clearance": 0.1}
+LIN = {"min_decades": 1.0, "min_r2": 0.99, "min_points": 10}
 
 # (rule, measured, thresholds, expected verdict)
 CASES = [
-    ("at_least", {"value": 1.0}, {"holds": 0.999, "partly": 0.99}, HOLDS),
-    ("at_least", {"value": 0.995}, {"holds": 0.999, "partly": 0.99}, PARTLY),
-    ("at_least", {"value": 0.962}, {"holds": 0.999, "partly": 0.99}, NOT_REPRODUCED),
-    ("at_least", {"value": NAN}, {"holds": 0.999, "partly": 0.99}, INCONCLUSIVE),
+    ("at_least", {"value": 1.0}, COS, HOLDS),
+    ("at_least", {"value": 0.995}, COS, PARTLY),
+    ("at_least", {"value": 0.962}, COS, NOT_REPRODUCED),
+    ("at_least", {"value": NAN}, COS, INCONCLUSIVE),
+    # a control measured in the same run: the trained value must beat it by control_margin
+    ("at_least", {"value": 0.97, "controls": {"uniform": 0.4, "random": 0.5}}, CTRL, HOLDS),
+    ("at_least", {"value": 0.85, "controls": {"uniform": 0.4, "random": 0.5}}, CTRL, PARTLY),
+    ("at_least", {"value": 0.97, "controls": {"uniform": 0.4, "random": 0.96}}, CTRL, INCONCLUSIVE),
+    ("at_least", {"value": 0.6, "controls": {"uniform": 0.4, "random": 0.5}}, CTRL, NOT_REPRODUCED),
     ("at_least", {"value": 1.0, "n": 3}, {"holds": 0.999, "min_n": 10}, INCONCLUSIVE),
     ("at_most", {"value": 1e-6, "n": 2}, {"holds": 1e-3, "partly": 0.05}, HOLDS),
     ("at_most", {"value": 0.01, "n": 2}, {"holds": 1e-3, "partly": 0.05}, PARTLY),
@@ -40,6 +49,10 @@ CASES = [
     ("count", {"passed": 3, "total": 5}, {"holds": 1.0, "partly": 0.5}, PARTLY),
     ("count", {"passed": 1, "total": 5}, {"holds": 1.0, "partly": 0.5}, NOT_REPRODUCED),
     ("count", {"passed": 0, "total": 0}, {"holds": 1.0, "partly": 0.5}, INCONCLUSIVE),
+    # with a chance level: 19/20 against a coin rejects chance (p = 2e-5); 4/6 does not (p = 0.34)
+    ("count", {"passed": 19, "total": 20}, {"holds": 0.75, "partly": 0.55, "chance": 0.5}, HOLDS),
+    ("count", {"passed": 27, "total": 40}, {"holds": 0.75, "partly": 0.55, "chance": 0.5}, PARTLY),  # p = 0.019
+    ("count", {"passed": 4, "total": 6}, {"holds": 0.75, "partly": 0.55, "chance": 0.5}, INCONCLUSIVE),
     ("errors_at_most", {"mean": 0.05, "worst": 0.1, "n": 9}, {"holds_mean": 0.1, "holds_worst": 0.15, "partly_mean": 0.2}, HOLDS),
     ("errors_at_most", {"mean": 0.05, "worst": 0.3, "n": 9}, {"holds_mean": 0.1, "holds_worst": 0.15, "partly_mean": 0.2}, PARTLY),
     ("errors_at_most", {"mean": 0.3, "worst": 0.5, "n": 9}, {"holds_mean": 0.1, "holds_worst": 0.15, "partly_mean": 0.2},
@@ -53,7 +66,17 @@ CASES = [
     ("exp_decay", {"rate": 0.01, "r2": 0.99, "reference_rate": 0.0025}, {"min_r2": 0.9}, HOLDS),
     ("exp_decay", {"rate": 0.001, "r2": 0.99, "reference_rate": 0.0025}, {"min_r2": 0.9}, PARTLY),
     ("exp_decay", {"rate": 0.01, "r2": 0.5, "reference_rate": 0.0025}, {"min_r2": 0.9}, PARTLY),
-    ("exp_decay", {"rate": -0.01, "r2": 0.9, "reference_rate": 0.0}, {"min_r2": 0.9}, NOT_REPRODUCED),
+    ("exp_decay", {"rate": -0.01, "r2": 0.5, "reference_rate": 0.0}, {"min_r2": 0.9}, NOT_REPRODUCED),
+    # linear convergence against a power law on the last decade
+    # the issue's long run: 0.9997 vs 0.935 on 1,000…10,000 — the exponential wins by 2.3 decades
+    ("exp_vs_power", {"rate": 1e-3, "r2_exp": 0.9997, "r2_power": 0.935, "n_points": 9001}, LIN, HOLDS),
+    ("exp_vs_power", {"rate": 1e-3, "r2_exp": 0.95, "r2_power": 0.2, "n_points": 9001}, LIN, PARTLY),
+    ("exp_vs_power", {"rate": 1e-3, "r2_exp": 0.8, "r2_power": 0.999, "n_points": 9001}, LIN, NOT_REPRODUCED),
+    ("exp_vs_power", {"rate": -1e-3, "r2_exp": 0.9997, "r2_power": 0.935, "n_points": 9001}, LIN, NOT_REPRODUCED),
+    # the issue's paper window: 0.99787 vs 0.99799 on 450…900 — neither wins
+    ("exp_vs_power", {"rate": 1e-3, "r2_exp": 0.99787, "r2_power": 0.99799, "n_points": 451}, LIN, INCONCLUSIVE),
+    ("exp_vs_power", {"rate": 1e-3, "r2_exp": 0.9997, "r2_power": 0.935, "n_points": 4}, LIN, INCONCLUSIVE),
+    ("exp_vs_power", {"rate": NAN, "r2_exp": NAN, "r2_power": NAN, "n_points": 0}, LIN, INCONCLUSIVE),
     ("exp_decay", {"rate": NAN, "r2": NAN, "reference_rate": 0.0}, {"min_r2": 0.9}, INCONCLUSIVE),
     ("direction_rate", {"final_cosine": 1.0}, {"min_cosine": 0.99, "slack": 0.1}, HOLDS),
     ("direction_rate", {"final_cosine": 0.995, "slope": -1.0, "theory_slope": -0.75}, {"min_cosine": 0.99, "slack": 0.1}, HOLDS),
@@ -65,7 +88,7 @@ CASES = [
      INCONCLUSIVE),
     ("power_law_decay", {"alpha": 0.1, "lo": 0.07, "hi": 0.13, "r2": 0.98, "n_points": 5}, {"min_r2": 0.9, "min_points": 3}, HOLDS),
     ("power_law_decay", {"alpha": 0.1, "lo": 0.07, "hi": 0.13, "r2": 0.6, "n_points": 5}, {"min_r2": 0.9, "min_points": 3}, PARTLY),
-    ("power_law_decay", {"alpha": -0.1, "lo": -0.13, "hi": -0.07, "r2": 0.9, "n_points": 5}, {"min_r2": 0.9, "min_points": 3},
+    ("power_law_decay", {"alpha": -0.1, "lo": -0.13, "hi": -0.07, "r2": 0.98, "n_points": 5}, {"min_r2": 0.9, "min_points": 3},
      NOT_REPRODUCED),
     # the quick preset's 3 sizes: t-interval [−0.28, 0.42] contains 0
     ("power_law_decay", {"alpha": 0.069, "lo": -0.279, "hi": 0.418, "r2": 0.865, "n_points": 3}, {"min_r2": 0.9, "min_points": 3},
@@ -82,7 +105,7 @@ CASES = [
     ("exponent_match", {"fitted": 0.19, "lo": 0.17, "hi": 0.21, "predicted": 0.184, "n_points": 5, "n_capped": 2}, EXP,
      INCONCLUSIVE),
     ("exponent_match", {"fitted": 0.19, "predicted": 0.184, "n_points": 2}, EXP, INCONCLUSIVE),
-    ("exponent_match", {"fitted": 0.0944, "predicted": 0.0706}, EXP, PARTLY),  # Table 1 without intervals
+    ("exponent_match", {"fitted": 0.090, "predicted": 0.0706}, EXP, PARTLY),  # Table 1 without intervals
     ("exponent_match", {"fitted": NAN, "predicted": 0.2}, EXP, INCONCLUSIVE),
     ("monotone", {"values": [4.0, 4.5, 5.0], "se": [0.1, 0.1, 0.1]}, {"direction": 1}, HOLDS),
     ("monotone", {"values": [4.0, 5.5, 5.0], "se": [0.1, 0.1, 0.1]}, {"direction": 1}, PARTLY),
@@ -97,18 +120,25 @@ CASES = [
     ("inner_peak", {"values": [3.55, 4.24, 5.00], "se": [0.1, 0.1, 0.1]}, {}, NOT_REPRODUCED),
     ("inner_peak", {"values": [5.0, 5.05, 5.0], "se": [0.2, 0.2, 0.2]}, {}, INCONCLUSIVE),
     ("inner_peak", {"values": [3.5, 6.0], "se": [0.2, 0.2]}, {}, INCONCLUSIVE),
-    ("attention_bound", {"attention": 0.73, "bound": 0.20, "baseline": 0.167, "gap_rate": 0.002, "c1": 2e-5}, {}, HOLDS),
-    ("attention_bound", {"attention": 0.73, "bound": 0.20, "baseline": 0.167, "gap_rate": 1e-6, "c1": 2e-5}, {}, PARTLY),
-    ("attention_bound", {"attention": 0.15, "bound": 0.20, "baseline": 0.167, "gap_rate": 0.002, "c1": 2e-5}, {},
+    ("attention_bound", {"attention": 0.73, "bound": 0.35, "baseline": 0.167, "gap_rate": 0.002, "c1": 2e-5}, ATT, HOLDS),
+    ("attention_bound", {"attention": 0.73, "bound": 0.35, "baseline": 0.167, "gap_rate": 1e-6, "c1": 2e-5}, ATT, PARTLY),
+    ("attention_bound", {"attention": 0.25, "bound": 0.35, "baseline": 0.167, "gap_rate": 0.002, "c1": 2e-5}, ATT,
      NOT_REPRODUCED),
     # the issue's case: bound 0.145 below uniform attention's 1/L_max: meeting it says nothing
-    ("attention_bound", {"attention": 0.73, "bound": 0.145, "baseline": 0.167, "gap_rate": 0.002, "c1": 2e-5}, {},
+    ("attention_bound", {"attention": 0.73, "bound": 0.145, "baseline": 0.167, "gap_rate": 0.002, "c1": 2e-5}, ATT,
      INCONCLUSIVE),
-    ("intervals_agree", {"values": [0.5, 0.52], "intervals": [[0.45, 0.55], [0.47, 0.57]]}, {"max_spread": 0.05}, HOLDS),
-    ("intervals_agree", {"values": [0.5, 0.6], "intervals": [[0.4, 0.6], [0.5, 0.7]]}, {"max_spread": 0.05}, PARTLY),
+    # … nor does a bound that clears the baseline by less than 0.1 (0.1685 against 0.1667 in the audit: 0.2 here)
+    ("attention_bound", {"attention": 0.73, "bound": 0.2, "baseline": 0.167, "gap_rate": 0.002, "c1": 2e-5}, ATT,
+     INCONCLUSIVE),
+    ("intervals_agree", {"values": [0.5, 0.51], "intervals": [[0.48, 0.52], [0.49, 0.53]]}, {"max_spread": 0.05}, HOLDS),
+    # close point estimates, narrow disjoint intervals
+    ("intervals_agree", {"values": [0.5, 0.53], "intervals": [[0.49, 0.51], [0.52, 0.54]]}, {"max_spread": 0.05}, PARTLY),
     ("intervals_agree", {"values": [0.5, 0.7], "intervals": [[0.48, 0.52], [0.68, 0.72]]}, {"max_spread": 0.05},
      NOT_REPRODUCED),
     ("intervals_agree", {"values": [0.5], "intervals": [[0.48, 0.52]]}, {"max_spread": 0.05}, INCONCLUSIVE),
+    # the issue's case: two wide intervals overlap — that cannot show agreement within 0.05
+    ("intervals_agree", {"values": [0.5, 0.6], "intervals": [[0.35, 0.65], [0.45, 0.75]]}, {"max_spread": 0.05},
+     INCONCLUSIVE),
     ("unjudgeable", {"why": "the sweep was not run"}, {}, INCONCLUSIVE),
     # oracle_validated_exponent, noisy regime: the design passes (oracle within 0.05), then relative tolerances
     ("oracle_validated_exponent", {"fitted": 0.52, "lo": 0.47, "hi": 0.57, "predicted": 0.5, "oracle": 0.53,
@@ -250,3 +280,305 @@ def test_both_exponent_rules_refuse_the_same_unusable_fits(extra, phrase):
     # without the problem both rules judge the fit: it holds (Δ = 3 %)
     assert judge("exponent_match", base, th)[0] == HOLDS
     assert judge("oracle_validated_exponent", {**base, "oracle": 0.32}, th)[0] == HOLDS
+
+
+def test_rule_cases_sit_away_from_thresholds():
+    """A rule test on a threshold proves nothing about the rule; every case with a margin is ≥ 10 % from one."""
+    from ttlab.reproduce.verdicts import NEAR, assess
+
+    near = [(r, m) for r, m, t, _ in CASES if (a := assess(r, m, t))["margin"] is not None and a["margin"] < NEAR]
+    assert not near
+
+
+def test_margin_is_the_relative_distance_to_the_nearest_threshold_and_flags_near_verdicts():
+    from ttlab.reproduce.verdicts import assess, closest, rel_distance
+
+    assert rel_distance(0.9, 1.0) == pytest.approx(0.1) and rel_distance(1.1, 1.0) == pytest.approx(0.1)
+    assert rel_distance(0.9995, 0.999, complement=True) == pytest.approx(0.5)  # 5e-4 against 1e-3 on 1 − cos
+    assert rel_distance(1.0, 0.0) is None and rel_distance(NAN, 1.0) is None
+    assert closest(None, 0.3, 0.2) == 0.2 and closest(None) is None
+    # Table 1 Kaplan: 34.5 % off against a 35 % partly limit → partly, 1.4 % from the limit: flagged
+    a = assess("exponent_match", {"fitted": 0.0950, "predicted": 0.0706 * 1.0}, EXP)
+    assert a["verdict"] == PARTLY and a["margin"] == pytest.approx(abs(abs(0.095 - 0.0706) / 0.0706 - 0.35) / 0.35)
+    assert a["near_threshold"]
+    # the audit's attention bound: 0.1685 against 0.1667 — inconclusive now, and 98 % short of the 0.1 clearance
+    a = assess("attention_bound", {"attention": 0.73, "bound": 0.1685, "baseline": 1 / 6, "gap_rate": 2e-3,
+                                   "c1": 2e-5}, ATT)
+    assert a["verdict"] == INCONCLUSIVE and not a["near_threshold"]
+    far = assess("at_least", {"value": 0.5}, {"holds": 0.9, "partly": 0.8})
+    assert far["margin"] == pytest.approx(0.375) and not far["near_threshold"]
+    # a record carries both; a missing input has no margin
+    c = make_claim("x.n", "Near", "at_least", {"value": 0.905}, {"holds": 0.9}, kind="paper")
+    assert c["near_threshold"] and c["margin"] == pytest.approx(0.005 / 0.9)
+    assert missing_claim("x.m", "Gone", "not run", kind="check")["margin"] is None
+
+
+def test_count_chance_uses_a_one_sided_binomial_test():
+    from ttlab.reproduce.verdicts import binomial_tail
+
+    assert binomial_tail(3, 6, 0.5) == pytest.approx(42 / 64)  # C(6,3)+C(6,4)+C(6,5)+C(6,6) = 42
+    assert binomial_tail(6, 6, 0.5) == pytest.approx(1 / 64)
+    assert binomial_tail(0, 6, 0.5) == 1.0 and binomial_tail(7, 6, 0.5) == 0.0
+    # the issue's case: "harmonic less biased" at 3/6 is chance, not "partly"
+    v = judge("count", {"passed": 3, "total": 6}, {"holds": 0.75, "partly": 0.5, "chance": 0.5})
+    assert v[0] == INCONCLUSIVE and "p = 0.656" in v[1]
+    assert judge("count", {"passed": 6, "total": 6}, {"holds": 0.75, "partly": 0.5, "chance": 0.5})[0] == HOLDS
+
+
+# (rule, measured, thresholds, margin computed by hand: the smallest relative distance to a threshold)
+MARGINS = [
+    ("at_least", {"value": 0.995}, COS, abs(0.005 - 0.01) / 0.01),  # on 1 − cos
+    ("at_most", {"value": 0.01, "n": 2}, {"holds": 1e-3, "partly": 0.05}, abs(0.01 - 0.05) / 0.05),
+    ("at_least", {"value": 0.85, "controls": {"uniform": 0.4, "random": 0.5}}, CTRL, abs(0.15 - 0.2) / 0.2),
+    ("at_least", {"value": 0.97, "controls": {"uniform": 0.4, "random": 0.885}}, CTRL, abs(0.085 - 0.1) / 0.1),  # lead
+    ("count", {"passed": 3, "total": 5}, {"holds": 1.0, "partly": 0.5}, abs(0.4 - 0.5) / 0.5),  # "every case" skipped
+    ("count", {"passed": 27, "total": 40}, {"holds": 0.75, "partly": 0.55, "chance": 0.5}, abs(0.325 - 0.45) / 0.45),
+    ("count", {"passed": 26, "total": 40}, {"holds": 0.75, "partly": 0.55, "chance": 0.5},
+     abs(0.0403452338759962 - 0.05) / 0.05),  # the binomial p against 5 %
+    ("errors_at_most", {"mean": 0.05, "worst": 0.1, "n": 9}, {"holds_mean": 0.1, "holds_worst": 0.15, "partly_mean": 0.2},
+     abs(0.1 - 0.15) / 0.15),
+    ("set_match", {"expected": 5, "shared": 5, "extra": 1}, {}, 1.0),
+    ("exp_decay", {"rate": 0.001, "r2": 0.99, "reference_rate": 0.0025}, {"min_r2": 0.9}, 0.0015 / 0.0025),
+    ("exp_vs_power", {"rate": 1e-3, "r2_exp": 0.9997, "r2_power": 0.935, "n_points": 9001}, LIN,
+     abs(0.0003 - 0.01) / 0.01),
+    ("exp_vs_power", {"rate": 1e-3, "r2_exp": 0.998, "r2_power": 0.985, "n_points": 9001}, LIN,
+     abs(math.log10(0.015 / 0.002) - 1.0)),  # D = 0.875 decades against 1
+    ("direction_rate", {"final_cosine": 0.995, "slope": -1.0, "theory_slope": -0.75}, {"min_cosine": 0.99, "slack": 0.1},
+     abs(0.005 - 0.01) / 0.01),
+    ("power_law_decay", {"alpha": 0.1, "lo": 0.07, "hi": 0.13, "r2": 0.98, "n_points": 5}, {"min_r2": 0.9, "min_points": 3},
+     abs(0.02 - 0.1) / 0.1),
+    ("power_law_decay", {"alpha": 0.1, "lo": 0.01, "hi": 0.19, "r2": 0.99, "n_points": 5}, {"min_r2": 0.9, "min_points": 3},
+     0.01 / 0.18),  # the interval's end nearest 0, in units of its width
+    ("exponent_match", {"fitted": 0.14, "lo": 0.12, "hi": 0.16, "predicted": 0.184, "n_points": 5, "n_capped": 0}, EXP,
+     abs(0.044 / 0.184 - 0.35) / 0.35),
+    ("exponent_match", {"fitted": 0.19, "lo": 0.05, "hi": 0.17, "predicted": 0.184, "n_points": 5}, EXP,
+     abs(0.12 - 2 * 0.35 * 0.184) / (2 * 0.35 * 0.184)),  # the interval's width against the partly band
+    ("monotone", {"values": [4.0, 4.5, 5.0], "se": [0.1, 0.1, 0.1]}, {"direction": 1},
+     abs(1.0 - math.hypot(0.1, 0.1)) / math.hypot(0.1, 0.1)),
+    ("inner_peak", {"values": [3.5, 6.0, 5.9], "se": [0.2, 0.2, 0.2]}, {},
+     abs(0.1 - math.hypot(0.2, 0.2)) / math.hypot(0.2, 0.2)),
+    ("attention_bound", {"attention": 0.73, "bound": 0.35, "baseline": 0.167, "gap_rate": 0.002, "c1": 2e-5}, ATT,
+     abs(0.35 - 0.167 - 0.1) / 0.1),
+    ("attention_bound", {"attention": 0.37, "bound": 0.35, "baseline": 0.167, "gap_rate": 0.002, "c1": 2e-5}, ATT,
+     0.02 / 0.35),  # the attention against the bound
+    ("intervals_agree", {"values": [0.5, 0.51], "intervals": [[0.48, 0.52], [0.49, 0.53]]}, {"max_spread": 0.05},
+     abs(0.04 - 0.05) / 0.05),
+    ("intervals_agree", {"values": [0.5, 0.7], "intervals": [[0.49, 0.51], [0.69, 0.71]]}, {"max_spread": 0.05},
+     abs(0.02 - 0.05) / 0.05),
+    ("oracle_validated_exponent", {"fitted": 0.52, "lo": 0.47, "hi": 0.57, "predicted": 0.5, "oracle": 0.53,
+                                   "n_points": 5, "n_capped": 0}, ORC, abs(0.03 - 0.05) / 0.05),
+    ("oracle_validated_exponent", {"fitted": 0.4, "lo": 0.35, "hi": 0.45, "predicted": 0.5, "oracle": 0.9,
+                                   "n_points": 5, "n_capped": 0}, ORC_BOUND, abs(0.2 - 0.35) / 0.35),
+    ("oracle_validated_exponent", {"fitted": 0.98, "lo": 0.9, "hi": 1.06, "predicted": 1.0, "oracle": 1.02,
+                                   "n_points": 5, "n_capped": 0, "data_ratio": 0.9}, ORC_N, abs(0.1 - 0.15) / 0.15),
+]
+
+
+@pytest.mark.parametrize("rule, measured, thresholds, margin", MARGINS)
+def test_margin_of_each_rule(rule, measured, thresholds, margin):
+    from ttlab.reproduce.verdicts import NEAR, assess
+
+    a = assess(rule, measured, thresholds, "x")
+    assert a["margin"] == pytest.approx(margin, rel=1e-9)
+    assert a["near_threshold"] == (margin < NEAR)
+
+
+@pytest.mark.parametrize("rule, measured, thresholds", [
+    ("unjudgeable", {"why": "not run"}, {}),
+    ("at_least", {"value": None}, {"holds": 0.9}),
+    ("direction_rate", {"final_cosine": 1.0}, {"min_cosine": 0.99, "slack": 0.1}),  # exact: on the ray
+    ("monotone", {"values": [0.07, 0.2]}, {"direction": 1, "need_se": False}),  # no standard error to compare with
+])
+def test_verdicts_resting_on_no_number_have_no_margin(rule, measured, thresholds):
+    from ttlab.reproduce.verdicts import assess
+
+    a = assess(rule, measured, thresholds)
+    assert a["margin"] is None and a["near_threshold"] is False
+
+
+# Equalities on a threshold, pinning which side each comparison puts them (the rule texts say ≥ / ≤ / "more than");
+# these are semantics tests, apart from CASES, whose examples sit away from every threshold. Values are exact in
+# binary floating point so that the equality is exact.
+BOUNDARIES = [
+    ("at_least", {"value": 0.75}, {"holds": 0.75, "partly": 0.5}, HOLDS),
+    ("at_least", {"value": 0.5}, {"holds": 0.75, "partly": 0.5}, PARTLY),
+    ("at_most", {"value": 0.25}, {"holds": 0.25, "partly": 0.5}, HOLDS),
+    ("at_least", {"value": 1.0, "n": 10}, {"holds": 0.75, "min_n": 10}, HOLDS),  # n = min_n is enough
+    ("at_least", {"value": 1.0, "n": 1}, {"holds": 0.75}, HOLDS),  # min_n defaults to 1
+    ("at_least", {"value": 0.75, "controls": {"c": 0.5}}, {"holds": 0.5, "control_margin": 0.25}, HOLDS),  # lead = margin
+    ("at_most", {"value": 0.25, "controls": {"c": 0.5}}, {"holds": 0.5, "control_margin": 0.25}, HOLDS),
+    ("at_most", {"value": 0.25, "controls": {"c": 0.375}}, {"holds": 0.5, "control_margin": 0.25}, INCONCLUSIVE),
+    ("count", {"passed": 1, "total": 1}, {"holds": 1.0, "partly": 0.5}, HOLDS),
+    ("count", {"passed": 2, "total": 4}, {"holds": 1.0, "partly": 0.5}, PARTLY),
+    ("errors_at_most", {"mean": 0.125, "worst": 0.25, "n": 9}, {"holds_mean": 0.125, "holds_worst": 0.25, "partly_mean": 0.5},
+     HOLDS),
+    ("errors_at_most", {"mean": 0.5, "worst": 1.0, "n": 9}, {"holds_mean": 0.125, "holds_worst": 0.25, "partly_mean": 0.5},
+     PARTLY),
+    ("set_match", {"expected": 1, "shared": 1, "extra": 0}, {}, HOLDS),
+    ("set_match", {"expected": 4, "shared": 2, "extra": 0}, {}, PARTLY),  # half found
+    ("set_match", {"expected": 5, "shared": 2, "extra": 0}, {}, NOT_REPRODUCED),  # fewer than half
+    ("exp_decay", {"rate": 0.0, "r2": 0.99, "reference_rate": 0.0}, {"min_r2": 0.9}, NOT_REPRODUCED),  # no decay
+    ("exp_decay", {"rate": 0.25, "r2": 0.75, "reference_rate": 0.25}, {"min_r2": 0.75}, HOLDS),
+    ("exp_vs_power", {"rate": 1e-3, "r2_exp": 0.75, "r2_power": -1.5, "n_points": 10}, {"min_decades": 1.0, "min_r2": 0.75},
+     HOLDS),  # D = log10(2.5/0.25) = 1 exactly, R² = min_r2, n = the default 10 points
+    ("exp_vs_power", {"rate": 1e-3, "r2_exp": -1.5, "r2_power": 0.75, "n_points": 15}, {"min_decades": 1.0, "min_r2": 0.75},
+     NOT_REPRODUCED),  # D = −1 exactly
+    ("exp_vs_power", {"rate": 0.0, "r2_exp": 0.9997, "r2_power": 0.935, "n_points": 15}, LIN, NOT_REPRODUCED),
+    ("direction_rate", {"final_cosine": 1 - 2**-40}, {"min_cosine": 0.5, "slack": 0.25}, HOLDS),  # 1 − cos ≤ 1e-12
+    ("direction_rate", {"final_cosine": 1 - 2**-39, "slope": None, "theory_slope": None}, {"min_cosine": 0.5, "slack": 0.25},
+     INCONCLUSIVE),  # 1 − cos = 1.8e-12 > 1e-12: needs a slope
+    ("direction_rate", {"final_cosine": 0.75, "slope": -0.5, "theory_slope": -0.75}, {"min_cosine": 0.75, "slack": 0.25}, HOLDS),
+    ("direction_rate", {"final_cosine": 0.5, "slope": -0.125, "theory_slope": -0.75}, {"min_cosine": 0.75, "slack": 0.25},
+     PARTLY),
+    ("direction_rate", {"final_cosine": 0.5, "slope": -0.09375, "theory_slope": -0.75}, {"min_cosine": 0.75, "slack": 0.25},
+     NOT_REPRODUCED),  # −0.094 > −0.1: does not fall
+    ("power_law_decay", {"alpha": 0.1, "lo": 0.0, "hi": 0.25, "r2": 0.99, "n_points": 3}, {"min_r2": 0.9, "min_points": 3},
+     INCONCLUSIVE),  # lo = 0: the interval contains 0
+    ("power_law_decay", {"alpha": -0.1, "lo": -0.25, "hi": 0.0, "r2": 0.99, "n_points": 3}, {"min_r2": 0.9, "min_points": 3},
+     INCONCLUSIVE),
+    ("power_law_decay", {"alpha": 0.1, "lo": 0.125, "hi": 0.25, "r2": 0.75, "n_points": 3}, {"min_r2": 0.75, "min_points": 3},
+     HOLDS),
+    ("power_law_decay", {"alpha": 0.1, "lo": 0.125, "hi": 0.125, "r2": 0.99, "n_points": 3}, {"min_r2": 0.9, "min_points": 3},
+     HOLDS),  # a zero-width interval has no width margin
+    ("exponent_match", {"fitted": 1.5, "predicted": 1.0}, {"holds_rel": 0.5, "partly_rel": 0.75}, HOLDS),
+    ("exponent_match", {"fitted": 0.25, "predicted": 1.0}, {"holds_rel": 0.5, "partly_rel": 0.75}, PARTLY),
+    ("exponent_match", {"fitted": 1.0, "lo": 0.5, "hi": 1.5, "predicted": 1.0, "n_points": 2},
+     {"holds_rel": 0.25, "partly_rel": 0.5}, HOLDS),  # width 1 = the band 2 × 50 % of 1; 2 points = the default minimum
+    ("exponent_match", {"fitted": 1.0, "predicted": 1.0, "n_points": 1}, {"holds_rel": 0.25, "partly_rel": 0.5}, INCONCLUSIVE),
+    ("exponent_match", {"fitted": 1.0, "predicted": 1.0, "n_points": 3}, {"holds_rel": 0.25, "partly_rel": 0.5, "min_points": 3},
+     HOLDS),
+    ("exponent_match", {"fitted": 1.0, "predicted": 1.0, "n_capped": 0}, {"holds_rel": 0.25, "partly_rel": 0.5}, HOLDS),
+    ("exponent_match", {"fitted": 1.0, "lo": 0.25, "hi": 1.75, "predicted": 1.0}, {"holds_rel": 0.25, "partly_rel": 0.5},
+     INCONCLUSIVE),  # width 1.5 > 1 but < 2 (the band's factor 2 is needed)
+    ("exponent_match", {"fitted": -0.31, "lo": -0.4, "hi": -0.2, "predicted": -0.3}, {"holds_rel": 0.1, "partly_rel": 0.35},
+     HOLDS),  # a negative prediction: tolerances are relative to |p|
+    ("exponent_match", {"fitted": -0.6, "lo": -0.7, "hi": -0.5, "predicted": -0.3}, {"holds_rel": 0.1, "partly_rel": 0.35},
+     NOT_REPRODUCED),
+    ("exponent_match", {"fitted": 0.5, "predicted": 1.0}, {"holds_rel": 0.1, "partly_rel": 0.35}, NOT_REPRODUCED),  # p = 1
+    ("monotone", {"values": [1.0, 1.5], "se": [0.25, 0.25]}, {"direction": 1}, HOLDS),
+    ("monotone", {"values": [1.0, 1.25], "se": [0.0, 0.25]}, {"direction": 1}, INCONCLUSIVE),  # change = SE
+    ("monotone", {"values": [1.25, 1.0], "se": [0.0, 0.25]}, {"direction": 1}, INCONCLUSIVE),  # −change = SE
+    ("monotone", {"values": [1.0, 3.0, 2.75, 4.0], "se": [0.0, 0.0, 0.25, 0.0]}, {"direction": 1}, HOLDS),  # a dip = its SE
+    ("monotone", {"values": [4.0, 2.0, 1.0], "se": [0.1, 0.1, 0.1]}, {"direction": -1}, HOLDS),
+    ("monotone", {"values": [1.0, 2.0, 4.0], "se": [0.1, 0.1, 0.1]}, {"direction": -1}, NOT_REPRODUCED),
+    ("inner_peak", {"values": [1.0, 1.25, 1.0], "se": [0.25, 0.0, 0.0]}, {}, PARTLY),  # ties the first end exactly
+    ("inner_peak", {"values": [1.0, 3.0, 2.0, 1.0], "se": [0.2, 0.2, 0.2, 0.2]}, {}, HOLDS),  # the inner maximum counts
+    ("inner_peak", {"values": [1.25, 1.0, 2.0], "se": [0.0, 0.0, 0.0]}, {}, NOT_REPRODUCED),
+    ("inner_peak", {"values": [3.5, 6.0, 4.0]}, {}, INCONCLUSIVE),  # no standard errors
+    ("attention_bound", {"attention": 0.5, "bound": 0.5, "baseline": 0.25, "gap_rate": 1.0, "c1": 1.0}, {"min_clearance": 0.25},
+     HOLDS),  # attention = bound, clearance exact, rate = C1
+    ("attention_bound", {"attention": 0.5, "bound": 0.25, "baseline": 0.25, "gap_rate": 1.0, "c1": 1.0}, {}, INCONCLUSIVE),
+    ("attention_bound", {"attention": 0.5, "bound": 0.3, "baseline": 0.25, "gap_rate": 1.0, "c1": 1.0}, {}, HOLDS),
+    ("intervals_agree", {"values": [0.5, 0.75], "intervals": [[0.375, 0.625], [0.625, 0.875]]}, {"max_spread": 0.25},
+     HOLDS),  # touching intervals overlap; spread = width = the tolerance
+    ("intervals_agree", {"values": [0.5, 0.52], "intervals": [[0.49, 0.51], [0.3, 0.6]]}, {"max_spread": 0.05},
+     INCONCLUSIVE),  # the widest interval decides
+    ("intervals_agree", {"values": [0.5, 0.52], "intervals": [[0.49, 0.51], [None, 0.6]]}, {"max_spread": 0.05},
+     INCONCLUSIVE),  # an interval without a lower end is not usable
+    ("intervals_agree", {"values": [0.5, None], "intervals": [[0.49, 0.51], [0.5, 0.53]]}, {"max_spread": 0.05},
+     INCONCLUSIVE),
+    ("oracle_validated_exponent", {"fitted": 0.5, "predicted": 0.5, "oracle": 0.75}, {**ORC, "oracle_tol": 0.25}, HOLDS),
+    ("oracle_validated_exponent", {"fitted": 0.5, "predicted": 0.5, "oracle": 0.25}, {**ORC_BOUND, "oracle_tol": 0.25}, HOLDS),
+    ("oracle_validated_exponent", {"fitted": 0.5, "predicted": 0.0, "oracle": 0.5}, ORC, INCONCLUSIVE),  # p = 0
+    ("oracle_validated_exponent", {"fitted": 0.75, "predicted": 1.0, "oracle": 1.0}, {**ORC_BOUND, "holds_rel": 0.25}, HOLDS),
+    ("oracle_validated_exponent", {"fitted": 0.5, "predicted": 1.0, "oracle": 1.0}, {**ORC_BOUND, "partly_rel": 0.5}, PARTLY),
+    ("oracle_validated_exponent", {"fitted": 1.25, "predicted": 1.0, "oracle": 1.0}, {**ORC, "holds_rel": 0.25}, HOLDS),
+    ("oracle_validated_exponent", {"fitted": 0.5, "predicted": 1.0, "oracle": 1.0}, {**ORC, "partly_rel": 0.5}, PARTLY),
+    ("oracle_validated_exponent", {"fitted": 1.0, "predicted": 1.0, "oracle": 1.0, "data_ratio": 1.25},
+     {**ORC_N, "max_data_change": 0.25}, HOLDS),
+]
+
+
+@pytest.mark.parametrize("rule, measured, thresholds, expected", BOUNDARIES)
+def test_equality_on_a_threshold_falls_on_the_documented_side(rule, measured, thresholds, expected):
+    verdict, reason, _ = judge(rule, measured, thresholds, "x")
+    assert verdict == expected, reason
+
+
+# margins where each comparison of a rule is, in turn, the nearest one
+MARGINS_MORE = [
+    ("at_least", {"value": 1.125}, {"holds": 1.25}, 0.1),  # exactly NEAR: not flagged (margin < NEAR flags)
+    ("exp_vs_power", {"rate": 1e-3, "r2_exp": 0.9, "r2_power": 1 - 0.1 * 10**-1.2, "n_points": 15}, LIN,
+     abs(-1.2 + 1.0) / 1.0),  # D = −1.2 against −1
+    ("direction_rate", {"final_cosine": 0.92, "slope": -0.12, "theory_slope": -0.75}, {"min_cosine": 0.99, "slack": 0.1},
+     abs(-0.12 + 0.1) / 0.1),  # the slope against −0.1 ("falls")
+    ("exponent_match", {"fitted": -0.32, "lo": -0.37, "hi": -0.27, "predicted": -0.3}, {"holds_rel": 0.1, "partly_rel": 0.35},
+     abs(0.02 / 0.3 - 0.1) / 0.1),  # a negative prediction
+    ("exponent_match", {"fitted": 0.1, "lo": 0.0, "hi": 0.2, "predicted": -0.3}, {"holds_rel": 0.1, "partly_rel": 0.35},
+     abs(0.2 - 0.21) / 0.21),  # the width against the band 2 × 35 % × |−0.3|
+    ("monotone", {"values": [5.0, 4.0], "se": [0.3, 0.4]}, {"direction": 1}, abs(1.0 - 0.5) / 0.5),  # the other way
+    ("monotone", {"values": [1.0, 3.0], "se": [0.3, 0.4]}, {"direction": -1}, abs(2.0 - 0.5) / 0.5),
+    ("inner_peak", {"values": [5.0, 6.0, 1.0], "se": [0.3, 0.4, 0.0]}, {}, abs(1.0 - 0.5) / 0.5),
+    ("inner_peak", {"values": [6.3, 6.0, 1.0], "se": [0.3, 0.4, 0.0]}, {}, abs(0.3 - 0.5) / 0.5),  # an end above
+    ("oracle_validated_exponent", {"fitted": 0.45, "predicted": 0.5, "oracle": 0.5}, {**ORC, "oracle_tol": 1.0},
+     0.0),  # |0.45 − 0.5|/0.5 = 0.1 = holds_rel
+    ("oracle_validated_exponent", {"fitted": 0.62, "predicted": 0.5, "oracle": 0.5}, {**ORC, "oracle_tol": 1.0},
+     abs(0.24 - 0.35) / 0.35),  # fitted above the prediction
+    ("oracle_validated_exponent", {"fitted": 0.62, "predicted": 0.5, "oracle": 2.5}, {**ORC_BOUND, "oracle_tol": 1.0},
+     abs(-0.24 - 0.35) / 0.35),  # bound form: (p − a)/p = −0.24; the oracle 2 above p: 3 tolerances away
+    ("oracle_validated_exponent", {"fitted": 0.5, "predicted": 0.5, "oracle": 0.46}, ORC_BOUND, abs(0.04 - 0.05) / 0.05),
+    ("oracle_validated_exponent", {"fitted": 0.5, "predicted": 0.5, "oracle": 0.54}, ORC, abs(0.04 - 0.05) / 0.05),
+    ("oracle_validated_exponent", {"fitted": 0.5, "predicted": 0.5, "oracle": 0.46}, ORC, abs(0.04 - 0.05) / 0.05),
+    ("oracle_validated_exponent", {"fitted": 0.5, "lo": 0.2, "hi": 0.55, "predicted": 0.5, "oracle": 0.5},
+     {**ORC, "oracle_tol": 1.0}, abs(0.35 - 0.35) / 0.35),  # the width against the band
+]
+
+
+@pytest.mark.parametrize("rule, measured, thresholds, margin", MARGINS_MORE)
+def test_margin_when_each_comparison_is_the_nearest(rule, measured, thresholds, margin):
+    from ttlab.reproduce.verdicts import NEAR, assess
+
+    a = assess(rule, measured, thresholds, "x")
+    assert a["margin"] == pytest.approx(margin, rel=1e-9, abs=1e-12)
+    assert a["near_threshold"] == (margin < NEAR)
+
+
+def test_rule_texts_and_odd_inputs():
+    from ttlab.reproduce.verdicts import assess
+
+    from dataclasses import FrozenInstanceError
+
+    from ttlab.reproduce.verdicts import _num, binomial_tail, count_by_kind
+
+    with pytest.raises(FrozenInstanceError):
+        RULES["at_least"].name = "x"  # type: ignore[misc]
+    assert _num(True) is None and _num(None) is None and _num("x") is None and _num("2.5") == 2.5
+    assert judge("at_least", {"value": True}, {"holds": 0.5})[0] == INCONCLUSIVE  # a bool is not a measurement
+    assert "≥ 0.5" in judge("at_least", {"value": 0.7}, {"holds": 0.5})[1]
+    assert "≤ 0.5" in judge("at_most", {"value": 0.3}, {"holds": 0.5})[1]
+    assert judge("at_least", {}, {"holds": 0.5})[2].endswith("or covers no item")
+    assert judge("at_least", {}, {"holds": 0.5, "min_n": 3})[2].endswith("or covers fewer than 3 items")
+    empty = judge("at_least", {"value": 0.9, "controls": {}}, {"holds": 0.5, "control_margin": 0.1})
+    assert empty[0] == INCONCLUSIVE and "(none given)" in empty[1]
+    gone = judge("at_least", {"value": 0.9, "controls": {"u": None}}, {"holds": 0.5, "control_margin": 0.1})
+    assert gone[0] == INCONCLUSIVE and "control u is missing" in gone[1]
+    assert binomial_tail(1, 6, 0.5) == pytest.approx(63 / 64) and binomial_tail(0, 3, 0.3) == 1.0
+    assert judge("errors_at_most", {"mean": 0.01, "worst": 0.01, "n": 2},
+                 {"holds_mean": 0.1, "holds_worst": 0.15, "partly_mean": 0.2, "min_n": 5})[0] == INCONCLUSIVE
+    assert judge("set_match", {"expected": 0, "shared": 0, "extra": 0}, {})[0] == INCONCLUSIVE
+    assert judge("unjudgeable", {}, {})[1] == "inputs missing"
+    # a perfect fit's unexplained variance is floored at 1e-300: D = ±299 decades, not a division by zero
+    assert "D = +299.00 decades" in judge("exp_vs_power", {"rate": 1e-3, "r2_exp": 1.0, "r2_power": 0.9,
+                                                           "n_points": 15}, {**LIN, "min_r2": 0.0})[1]
+    assert "D = -299.00 decades" in judge("exp_vs_power", {"rate": 1e-3, "r2_exp": 0.9, "r2_power": 1.0,
+                                                           "n_points": 15}, LIN)[1]
+    where = judge("exp_vs_power", {"rate": 1e-3, "r2_exp": 0.9997, "r2_power": 0.935, "n_points": 15, "t0": 1000}, LIN)
+    assert where[0] == HOLDS and " on t = " not in where[1]  # both ends are needed to quote the window
+    assert " on t = 1000…1e+04" in judge("exp_vs_power", {"rate": 1e-3, "r2_exp": 0.9997, "r2_power": 0.935,
+                                                          "n_points": 15, "t0": 1000, "t1": 10000}, LIN)[1]
+    band = {"fitted": 0.15, "predicted": 0.15, "band_lo": 0.15}
+    assert "band" not in judge("exponent_match", band, EXP)[1]  # one end of the band is not a band
+    assert "inside the ID estimators' prediction band [0.15, 0.25]" in judge(
+        "exponent_match", {**band, "band_hi": 0.25}, EXP)[1]
+    assert "inside" in judge("exponent_match", {"fitted": 0.25, "predicted": 0.25, "band_lo": 0.15, "band_hi": 0.25},
+                             EXP)[1]
+    assert "rises" in judge("monotone", {}, {"direction": 1})[2] and "falls" in judge("monotone", {}, {"direction": -1})[2]
+    assert "+1" in judge("monotone", {"values": [1.0, 2.0], "se": [0.1, 0.1]}, {"direction": 1})[1]
+    assert "−1" in judge("monotone", {"values": [2.0, 1.0], "se": [0.1, 0.1]}, {"direction": -1})[1] or \
+        "-1" in judge("monotone", {"values": [2.0, 1.0], "se": [0.1, 0.1]}, {"direction": -1})[1]
+    assert "by at least 0" in judge("attention_bound", {}, {})[2]  # no clearance asked: 0
+    assert "by at least 0.1" in judge("attention_bound", {}, {"min_clearance": 0.1})[2]
+    assert "steeper" in judge("oracle_validated_exponent", {"fitted": 0.5, "predicted": 0.5, "oracle": 0.7}, ORC)[1]
+    assert judge("oracle_validated_exponent", {"fitted": 0.5, "predicted": 0.5, "oracle": 0.5}, ORC)[0] == HOLDS
+    assert assess("oracle_validated_exponent", {"fitted": 0.5, "predicted": 0.0, "oracle": 0.5}, ORC)["margin"] is None
+    assert count_by_kind([{"kind": "paper", "verdict": "odd"}])["paper"]["odd"] == 1  # reported, not lost

@@ -57,6 +57,9 @@ def test_scale_part_claims_follow_the_numbers(tiny_run):
     g = r["generalization"]["by_case"]
     g["optimal"].update(n=500, agreement=1.0)
     g["non-comparable"].update(n=500, agreement=1.0)
+    low = {"optimal": {"n": 500, "agreement": 0.3}, "non-comparable": {"n": 500, "agreement": 0.2}}
+    r["generalization"]["controls"] = {"uniform attention": low, "random attention": low}
+    r["max_margin_limit"]["controls"] = {"uniform attention": low, "random attention": low}
     r["stages"]["stage_2"]["final_cosine"] = 0.95
     v = {x["id"]: x["verdict"] for x in _scale_claims(r)}
     assert v["ntp_scale.generalization"] == "holds" and v["ntp_scale.stage2_direction"] == "holds"

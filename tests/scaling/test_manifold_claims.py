@@ -61,7 +61,8 @@ def test_rate_verdicts_follow_the_oracle_and_the_regime():
 
 
 def test_architectures_model_size_and_report_table():
-    fits = [_fit(arch=a, alpha=x, ci=(x - 0.03, x + 0.03)) for a, x in (("softmax", 0.5), ("relu", 0.52), ("mlp", 0.51))]
+    # intervals narrower than the 0.05 tolerance: wider overlapping ones cannot show agreement (inconclusive)
+    fits = [_fit(arch=a, alpha=x, ci=(x - 0.02, x + 0.02)) for a, x in (("softmax", 0.5), ("relu", 0.52), ("mlp", 0.51))]
     mf = {"arch": "relu", "beta": 1.0, "d": 2, "ambient": 16, "regime": "noiseless", "n": 2048, "alpha_hat": 0.97,
           "alpha_hat_ci": [0.9, 1.04], "alpha_pred": 1.0, "oracle_alpha": 1.01, "sizes_fitted": [8, 16, 32],
           "includes_step_limited": False, "data_check": {"width": 32, "n": 2048, "mse_n": 0.1, "mse_2n": 0.098,

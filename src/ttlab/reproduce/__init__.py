@@ -50,7 +50,12 @@ automatically when it exists)::
 The returned dict must be JSON-able and hold every number the claims need. ``claims`` judges them
 with the rules of :mod:`ttlab.reproduce.verdicts` (holds | partly | not reproduced | inconclusive,
 each with its reason); it runs when the part ends and again whenever the report is written, so a
-changed rule applies to cached results. Bump ``version=`` when a part's output changes so that
+changed rule applies to cached results. A ``paper`` claim should hold only when a trivial control
+measured in the same run (uniform attention, an untrained model, chance) fails it — store the control
+beside the value (e.g. ``measured["controls"]`` with a ``control_margin`` threshold) — and a claim of a
+theorem may store the theorem's preconditions computed for the run in ``measured["conditions"]``
+(``{"met": bool, ...}``); the report marks verdicts near a threshold and claims judged outside their
+conditions. Bump ``version=`` when a part's output changes so that
 cached records of older code are re-run. A part may be long; it should be resumable itself (e.g.
 through :func:`ttlab.sweep.run_sweep`'s per-task cache under ``DIR/<name>``) so that an interrupted ``--full`` run loses little.
 

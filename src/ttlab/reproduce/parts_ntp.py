@@ -4,24 +4,35 @@ May import: :mod:`ttlab.reproduce.registry`, ``.report`` and ``.verdicts``, and 
 so that importing the registry stays cheap) the :mod:`ttlab.ntp` modules and matplotlib.
 
 Claims are judged by the rules of :mod:`ttlab.reproduce.verdicts` from the numbers each part stores;
-the rule, its thresholds and the reason of each verdict are printed in the report. In brief:
+the rule, its thresholds and the reason of each verdict are printed in the report. A paper claim holds
+only when a trivial control measured in the same run fails it, and each records its theorem's
+preconditions computed for the run in ``measured["conditions"]`` (:mod:`ttlab.ntp.diagnostics`; the
+paper's unspecified constant c0 = 1). In brief:
 
-* ``ntp_figure2``: stage-1 direction (final cosine ≥ 0.999); stage-2 direction judged on the local
-  log-log slope of 1 − cos over the last decade of a long continuation of stage 2 (the rate is
-  asymptotic) against log²t/t's slope on the same steps; norm bounds at every step; stage-1 loss
-  rate against η0/(4‖W*_ov‖); linear stage-2 convergence; Theorem 2's attention bound judged
-  against the uniform-attention baseline of the same sentences (inconclusive when uniform attention
-  already meets it).
+* ``ntp_figure2``: Proposition 1's O(log t/t) from a small random W_ov(0) (the local log-log slope of
+  1 − cos over the last decade of 10,000 stage-1 steps against log t/t's on the same steps; marked
+  outside the proposition's stated zero start, where the rate cannot be tested); from the
+  zero start the stage-1 direction, the stage-1 loss rate and the norm bounds hold by construction and
+  are *checks*. Stage 2 is continued until Theorem 2's bound 1/(1 + L_max·exp(−C1 t)) clears the
+  uniform-attention baseline (W_kq = 0) of the same sentences by 0.1 — the step count t* is computed
+  from the paper-length run's C1 before the continuation runs — and the attention claim is
+  inconclusive unless it does. The stage-2 rates are judged on the last decade of steps that float64
+  resolves (1 − min attention ≥ 1e-10; beyond it the normalized step is rounding noise): the
+  direction against log²t/t's slope, linear convergence as an exponential that beats a power law.
 * ``ntp_ablations`` (reviewers' question, not a claim of the paper): the share of variants reaching
   cos(W_kq, W*_kq) ≥ 0.9 and a majority of attention on optimal tokens.
-* ``ntp_generalization``: agreement with Theorem 3 in the max-margin limit and after training.
-* ``ntp_svop``: the orders of Example 1, the predictions of Example 2, Proposition 2's closed form
-  on the columns whose constraint graph is complete (inconclusive when none is), and convergence.
+* ``ntp_generalization``: agreement with Theorem 3 in the max-margin limit, after the paper's 900
+  stage-2 steps and after longer training, each beside uniform attention and a random W_kq of the
+  same norm (seeded): holds only 0.1 above both.
+* ``ntp_svop``: the orders of Example 1 (a check), the predictions of Example 2 beside uniform
+  attention, Proposition 2's closed form against the general QP's W*_kq (Clarabel) on the columns
+  whose constraint graph is complete (inconclusive when none is), and convergence.
 * ``ntp_scale`` (``--full`` only; a test-only tiny size in ``tiny`` mode): Algorithm 1 at |V| = 50,257 on
   200,000 random sentences of length ≤ 32 by the structured exact path — the stage-1 direction, the
   final cos(W_kq, W*_kq) (≥ 0.9 holds, ≥ 0.5 partly, the ablations' threshold), the norm bounds and loss
-  rates with Figure 2's rules, and Theorem 3 on unseen sentences with ``ntp_generalization``'s rules, in the
-  max-margin limit (W*_kq scaled up) and for the trained model.
+  rates with Figure 2's rules, and Theorem 3 on unseen sentences with ``ntp_generalization``'s rules and
+  controls (uniform and random values on W*_kq's support), in the max-margin limit (W*_kq scaled up)
+  and for the trained model.
 """
 
 from __future__ import annotations
@@ -56,43 +67,91 @@ def _train_progress(ctx: PartContext, prefix: str = ""):
 # Figure 2
 
 
+#: Theorem 2's attention bound must clear the uniform-attention baseline by this much to say anything.
+ATTENTION_CLEARANCE = 0.1
+#: the longest stage-2 continuation per mode (the step count itself comes from C1, see _continuation_steps)
+LONG_STAGE2_CAP = {"quick": 200_000, "full": 400_000, "tiny": 200}
+#: linear convergence holds only when the exponential leaves at least this many decades less unexplained
+#: variance (1 − R²) than a power law on the same steps
+LINEAR_MIN_DECADES = 1.0
+
+
 def _figure2_claims(r: dict) -> list[dict]:
     s1, s2 = r["stages"]["stage_1"], r["stages"]["stage_2"]
-    return [_stage1_direction_claim("ntp_figure2", s1), _direction_claim(r), *_bounds_and_rates_claims("ntp_figure2", s1, s2),
-            _attention_claim(r)]
+    long = r.get("long_run") or {}
+    linear = long.get("linear")
+    if linear and "t1" in linear:
+        linear = {**linear, "conditions": _conditions(r, int(linear["t1"]))["theorem2"]}
+    return [_stage1_direction_claim("ntp_figure2", s1), _prop1_rate_claim(r), _direction_claim(r),
+            *_bounds_and_rates_claims("ntp_figure2", s1, s2, linear), _attention_claim(r)]
 
 
 def _stage1_direction_claim(part: str, s1: dict) -> dict:
     c1 = s1["final_cosine"]
     return make_claim(
         f"{part}.stage1_direction",
-        "Stage 1: W_ov(t) converges in direction to the max-margin W*_ov (Proposition 1)",
-        "at_least", {"value": c1}, {"holds": 0.999, "partly": 0.99}, quantity="the final cos(W_ov, W*_ov)",
-        summary=f"final cos(W_ov, W*_ov) = {c1:.6f} after {s1['steps']} steps", kind="paper", cite="Proposition 1")
+        "Stage 1 from the zero start: W_ov(t) lies on the max-margin direction W*_ov (a check of the run: from zero "
+        "the normalized step keeps W_ov on that ray, so it cannot fail; Proposition 1's rate is tested from a random "
+        "start)", "at_least", {"value": c1}, {"holds": 0.999, "partly": 0.99, "complement": True}, quantity="the final cos(W_ov, W*_ov)",
+        summary=f"final cos(W_ov, W*_ov) = {c1:.6f} after {s1['steps']} steps", kind="check", cite="Proposition 1")
 
 
-def _bounds_and_rates_claims(part: str, s1: dict, s2: dict) -> list[dict]:
-    """Norm bounds, the stage-1 loss rate and linear stage-2 convergence, judged from a run's stage summaries."""
+def _prop1_rate_claim(r: dict) -> dict:
+    """Proposition 1's O(log t/t) direction rate, tested from a small random W_ov(0) (from zero it is exact), so
+    outside the proposition's stated zero start: the record says so in its conditions."""
+    from ttlab.ntp.diagnostics import proposition1_conditions
+
+    stmt = "Stage 1: 1 − cos(W_ov(t), W*_ov) = O(log t/t) from a small random W_ov(0) (Proposition 1)"
+    rs = r.get("random_start")
+    if not rs:
+        return missing_claim("ntp_figure2.prop1_rate", stmt, "the random-start stage-1 run was not made", kind="paper",
+                             cite="Proposition 1")
+    w = rs["last_decade"]
+    return make_claim(
+        "ntp_figure2.prop1_rate", stmt, "direction_rate",
+        {"final_cosine": rs["final_cosine"], "slope": w.get("slope"), "theory_slope": w.get("theory_log_t_over_t"),
+         "initial_cosine": rs["initial_cosine"], "conditions": proposition1_conditions(rs["steps"], "random")},
+        {"min_cosine": 0.99, "slack": 0.1}, quantity="log t/t",
+        summary=f"from W_ov(0) ~ N(0, {rs['init_scale']:g}²) (cos {rs['initial_cosine']:.3f} at t = 0): slope of "
+                f"1 − cos {_g(w.get('slope'), 3)} on t = {w['t0']:.0f}…{w['t1']:.0f} vs log t/t's "
+                f"{_g(w.get('theory_log_t_over_t'), 3)} on the same steps; final cos {rs['final_cosine']:.6f} after "
+                f"{rs['steps']} steps", kind="paper", cite="Proposition 1")
+
+
+def _bounds_and_rates_claims(part: str, s1: dict, s2: dict, linear: dict | None) -> list[dict]:
+    """Norm bounds and the stage-1 loss rate (checks of a zero-start run) and linear stage-2 convergence
+    (exponential against a power law on ``linear``, :func:`~ttlab.ntp.diagnostics.fit_exp_vs_power`)."""
     f1, f2 = s1["norm_bounds"]["fraction"], s2["norm_bounds"]["fraction"]
     out = [make_claim(
-        f"{part}.norm_bounds", "Norm bounds tη/(2‖W*‖) ≤ ‖W(t)‖ ≤ tη in both stages (Proposition 1, Theorem 1)",
+        f"{part}.norm_bounds", "Norm bounds tη/(2‖W*‖) ≤ ‖W(t)‖ ≤ tη in both stages (a check of the run: from the zero "
+        "start the upper bound is the triangle inequality and stage 1 grows along W*_ov)",
         "at_least", {"value": min(f1, f2) if finite(f1, f2) else None, "stage1": f1, "stage2": f2},
-        {"holds": 1.0, "partly": 0.9}, quantity="the fraction of steps where both bounds hold (worse stage)",
-        summary=f"hold at {_pct(f1)} (stage 1) and {_pct(f2)} (stage 2) of steps", kind="paper", cite="Proposition 1, Theorem 1")]
+        {"holds": 1.0, "partly": 0.9, "complement": True}, quantity="the fraction of steps where both bounds hold (worse stage)",
+        summary=f"hold at {_pct(f1)} (stage 1) and {_pct(f2)} (stage 2) of steps", kind="check",
+        cite="Proposition 1, Theorem 1")]
     lf, th = s1["loss_fit"], s1.get("theory_loss_rate")
     out.append(make_claim(
-        f"{part}.stage1_loss_rate", "Stage-1 loss L0 = O(exp(−η0 t/(4‖W*_ov‖))) (Proposition 1)",
+        f"{part}.stage1_loss_rate", "Stage-1 loss L0 = O(exp(−η0 t/(4‖W*_ov‖))) (a check of the run: from the zero "
+        "start W_ov moves along W*_ov, so the margin grows linearly by construction)",
         "exp_decay", {"rate": lf.get("rate"), "r2": lf.get("r2"), "reference_rate": th}, {"min_r2": 0.9},
         quantity="the stage-1 loss",
         summary=f"fitted rate {_g(lf.get('rate'))} per step (R² {_g(lf.get('r2'))}) vs the theorem's "
-                f"η0/(4‖W*_ov‖) = {_g(th)}; final loss {_g(s1['final_loss'])}", kind="paper", cite="Proposition 1"))
-    lf2 = s2["loss_fit"]
+                f"η0/(4‖W*_ov‖) = {_g(th)}; final loss {_g(s1['final_loss'])}", kind="check", cite="Proposition 1"))
+    stmt = "Stage-2 loss converges linearly to its limit (Theorem 2)"
+    if not linear or "rate" not in linear:
+        why = (linear or {}).get("note") or f"only {(linear or {}).get('n_points', 0)} resolvable steps to fit"
+        out.append(missing_claim(f"{part}.stage2_linear", stmt, f"no exponential/power-law fit: {why}", kind="paper",
+                                 cite="Theorem 2"))
+        return out
     out.append(make_claim(
-        f"{part}.stage2_linear", "Stage-2 loss converges linearly to its limit (Theorem 2)",
-        "exp_decay", {"rate": lf2.get("rate"), "r2": lf2.get("r2"), "reference_rate": 0.0}, {"min_r2": 0.95},
-        quantity="the stage-2 loss gap L − L∞",
-        summary=f"log(L − L∞) falls at rate {_g(lf2.get('rate'))} per step, R² {_g(lf2.get('r2'))}; final loss "
-                f"{_g(s2['final_loss'])} (limit {_g(s2.get('limit_loss'))})", kind="paper", cite="Theorem 2"))
+        f"{part}.stage2_linear", stmt, "exp_vs_power",
+        {k: linear.get(k) for k in ("rate", "r2_exp", "r2_power", "n_points", "t0", "t1", "power")}
+        | {"conditions": linear.get("conditions")},
+        {"min_decades": LINEAR_MIN_DECADES, "min_r2": 0.95, "min_points": 10}, quantity="the stage-2 loss gap L − L∞",
+        summary=f"on stage-2 steps {linear['t0']:,.0f}…{linear['t1']:,.0f} (the last decade float64 resolves): "
+                f"exponential rate {_g(linear['rate'], 3)} per step, R² {linear['r2_exp']:.5f}; power law "
+                f"t^−{_g(linear['power'], 3)}, R² {linear['r2_power']:.5f}; final loss {_g(s2['final_loss'])} (limit "
+                f"{_g(s2.get('limit_loss'))})", kind="paper", cite="Theorem 2"))
     return out
 
 
@@ -106,7 +165,8 @@ def _direction_claim(r: dict) -> dict:
     if not long:
         return missing_claim("ntp_figure2.stage2_direction", stmt, "the long stage-2 continuation was not run", kind="paper", cite="Theorem 1")
     early, late = long["windows"]["paper"], long["windows"]["last_decade"]
-    c = long["final_cosine"]
+    t_end = int(long.get("resolvable_until", long["stage2_steps"]))  # beyond it float64 rounds the step away
+    c = long.get("resolvable_cosine", long["final_cosine"])
 
     def win(w: dict) -> str:
         if "slope" not in w:
@@ -117,11 +177,14 @@ def _direction_claim(r: dict) -> dict:
     return make_claim(
         "ntp_figure2.stage2_direction", stmt, "direction_rate",
         {"final_cosine": c, "slope": late.get("slope"), "theory_slope": late.get("theory_log2_t_over_t"),
-         "slope_paper_window": early.get("slope"), "theory_slope_paper_window": early.get("theory_log2_t_over_t")},
+         "slope_paper_window": early.get("slope"), "theory_slope_paper_window": early.get("theory_log2_t_over_t"),
+         "conditions": _conditions(r, t_end)["theorem1"]},
         {"min_cosine": 0.99, "slack": 0.1}, quantity="log²t/t",
-        summary=f"1 − cos log-log slope: {win(early)}; {win(late)}; final cos(W_kq, W*_kq) = {c:.4f} after "
-                f"{long['stage2_steps']} steps (the paper's {r['stages']['stage_2']['steps']} steps: "
-                f"{r['stages']['stage_2']['final_cosine']:.4f})", kind="paper", cite="Theorem 1")
+        summary=f"1 − cos log-log slope: {win(early)}; {win(late)}; cos(W_kq, W*_kq) = {c:.4f} at t = {t_end:,}, the "
+                f"last step float64 resolves (1 − min attention ≥ 1e-10; {long['final_cosine']:.4f} at "
+                f"{long['stage2_steps']:,}, where the step is rounding noise); the paper's "
+                f"{r['stages']['stage_2']['steps']} steps: {r['stages']['stage_2']['final_cosine']:.4f}", kind="paper",
+        cite="Theorem 1")
 
 
 def _attention_claim(r: dict) -> dict:
@@ -129,33 +192,71 @@ def _attention_claim(r: dict) -> dict:
     long = r.get("long_run")
     if not long:
         return missing_claim("ntp_figure2.attention", stmt, "the long stage-2 continuation was not run", kind="paper", cite="Theorem 2")
+    from ttlab.ntp.diagnostics import attention_bound
+
     T, C1, L_max = long["stage2_steps"], long["c1"], r["dataset"]["max_len"]
-    bound = 1.0 / (1.0 + L_max * math.exp(-C1 * T)) if finite(C1) else None
+    bound = attention_bound(C1, L_max, T) if finite(C1) else None
     att, base, rate = long["final_min_optimal_attention"], long["baseline_attention"], long["attention_gap_rate"]
+    rule = long.get("steps_rule", {})
+    chosen = (f"; {T:,} steps chosen before the run as the first multiple of 1,000 ≥ t* = {_g(rule.get('t_star'), 5)}, "
+              f"where the bound clears the baseline by {_g(rule.get('clearance'))} (cap {rule.get('cap', 0):,})"
+              if rule else "")
     return make_claim(
         "ntp_figure2.attention", stmt, "attention_bound",
-        {"attention": att, "bound": bound, "baseline": base, "gap_rate": rate, "c1": C1}, {},
-        summary=f"after {T} stage-2 steps: minimum optimal attention {_g(att)} vs bound {_g(bound)} and uniform-"
-                f"attention baseline {_g(base)}; gap decays at {_g(rate, 3)} per step vs C1 = {_g(C1, 3)}", kind="paper", cite="Theorem 2")
+        {"attention": att, "bound": bound, "baseline": base, "gap_rate": rate, "c1": C1,
+         "conditions": _conditions(r, T)["theorem2"]}, {"min_clearance": ATTENTION_CLEARANCE},
+        summary=f"after {T:,} stage-2 steps: minimum optimal attention {_g(att)} vs bound {_g(bound)} and uniform-"
+                f"attention baseline {_g(base)} (the control, W_kq = 0); 1 − attention decays at {_g(rate, 3)} per step (last resolvable decade) vs "
+                f"C1 = {_g(C1, 3)}{chosen}", kind="paper", cite="Theorem 2")
+
+
+def _continuation_steps(c1: float, max_len: int, baseline: float, cap: int) -> dict:
+    """The stage-2 length of the long continuation, fixed before it runs: the first multiple of 1,000 at or
+    after t*, the step at which Theorem 2's bound clears the uniform baseline by :data:`ATTENTION_CLEARANCE`
+    plus the report's near-threshold band (so that the clearance is not itself a verdict on its threshold),
+    from C1 of the paper-length run; at most ``cap``, never shorter than 10,000 (the direction's last decade)."""
+    from ttlab.ntp.diagnostics import steps_to_clear
+    from ttlab.reproduce.verdicts import NEAR
+
+    target = ATTENTION_CLEARANCE * (1 + NEAR)
+    t_star = steps_to_clear(c1, max_len, baseline, target)
+    want = 1000 * math.ceil(t_star / 1000) if math.isfinite(t_star) else cap
+    return {"t_star": t_star, "clearance": target, "cap": cap, "steps": int(min(cap, max(10_000, want)))}
+
+
+#: differences of two numbers exact to rounding (1 − attention, L − L∞ relative to L∞) are resolvable above this
+_TINY_GAP = 1e-13
 
 
 def _long_stage2(ds, steps: int, long_steps: int, seed: int, progress) -> dict:
-    """Stage 2 continued to ``long_steps``: local slopes of 1 − cos over the paper's window and the last
-    decade, and the attention at the end against the uniform baseline (W_kq(0) = 0 attends uniformly)."""
-    from ttlab.ntp.diagnostics import fit_loss_rate, local_loglog_slopes, theory_attention_rate
+    """Stage 2 continued to ``long_steps``: the attention at the end against the uniform baseline (W_kq(0) = 0
+    attends uniformly); local slopes of 1 − cos over the paper's window and over the last decade of the steps
+    float64 resolves (:func:`~ttlab.ntp.diagnostics.resolvable_until`), where the loss gap's exponential is
+    also fitted against a power law and the attention gap's rate is measured."""
+    import time
+
+    from ttlab.ntp.diagnostics import fit_exp_vs_power, local_loglog_slopes, resolvable_until, theory_attention_rate
     from ttlab.ntp.train import TrainConfig, train
 
-    res = train(ds, TrainConfig(stage1_steps=steps, stage2_steps=long_steps, seed=seed), progress=progress)
+    t0 = time.perf_counter()  # dense: 1.9× faster than the structured path here (43,900 steps: 111 s vs 207 s, load ~11)
+    res = train(ds, TrainConfig(stage1_steps=steps, stage2_steps=long_steps, seed=seed, impl="dense"), progress=progress)
+    wall = time.perf_counter() - t0
     rows = res.rows("2")
     t, omc, att = rows["step"], 1.0 - rows["cosine"], rows["min_optimal_attention"]
+    lim = res.limit_loss
+    t_res = resolvable_until(t, 1.0 - att)
     return {
+        "wall_time_s": wall,
+        "resolvable_until": t_res,
+        "resolvable_cosine": float(rows["cosine"][t == t_res][0]),
+        "linear": fit_exp_vs_power(t, rows["loss"] - lim, _TINY_GAP * abs(lim), t_max=t_res),
         "stage2_steps": int(t[-1]),
         "final_cosine": float(rows["cosine"][-1]),
         "windows": {"paper": local_loglog_slopes(t, omc, steps / 10, steps),
-                    "last_decade": local_loglog_slopes(t, omc, long_steps / 10, long_steps)},
+                    "last_decade": local_loglog_slopes(t, omc, t_res / 10, t_res)},
         "final_min_optimal_attention": float(att[-1]),
         "baseline_attention": float(att[0]),
-        "attention_gap_rate": fit_loss_rate(t, 1.0 - att, 0.0)["rate"],
+        "attention_gap_rate": fit_exp_vs_power(t, 1.0 - att, _TINY_GAP, t_max=t_res).get("rate"),
         "c1": theory_attention_rate(res.config.eta, res.wkq_star.norm, res.max_len),
     }
 
@@ -204,12 +305,27 @@ def _render_figure2(r: dict) -> list:
         blocks.append(Table(["stage-2 steps", "slope of 1 − cos", "log²t/t", "log t/t", "1/t"], rows,
                             caption=f"Local log-log slopes of 1 − cos(W_kq, W*_kq), stage 2 continued to "
                                     f"{long['stage2_steps']} steps, beside the theory's shapes fitted on the same steps."))
+        rule = long.get("steps_rule")
+        if rule:
+            blocks.append(Paragraph(
+                f"Stage 2 was continued to {long['stage2_steps']:,} steps, fixed before the continuation ran: the first "
+                f"multiple of 1,000 at or after t* = {_g(rule['t_star'], 5)}, where Theorem 2's bound (with C1 = "
+                f"{_g(long['c1'], 3)} of the paper-length run) clears the uniform-attention baseline "
+                f"{_g(long['baseline_attention'])} by {_g(rule['clearance'])}; at most {rule['cap']:,} steps "
+                f"({_g(long.get('wall_time_s'), 3)} s of training)."))
+    rs = r.get("random_start")
+    if rs:
+        blocks.append(Paragraph(
+            f"Proposition 1's rate from a random start: stage 1 alone for {rs['steps']:,} steps from W_ov(0) with "
+            f"N(0, {rs['init_scale']:g}²) entries (cos(W_ov(0), W*_ov) = {rs['initial_cosine']:.3f}); final cosine "
+            f"{rs['final_cosine']:.9f}. From the zero start W_ov stays on the max-margin ray, so there the rate "
+            "cannot be tested."))
     blocks.append(Claims(r["claims"]))
     return blocks
 
 
 @register_part("ntp_figure2", paper="A", title="Figure 2: training dynamics of Algorithm 1",
-               render=_render_figure2, claims=_figure2_claims, estimate=(25, 45), version=3)
+               render=_render_figure2, claims=_figure2_claims, estimate=(60, 60), version=4)
 def ntp_figure2(out: Path, ctx: PartContext) -> dict:
     """The paper's Figure 2 (|V| = 20, 900 + 900 NGD steps) with the theorems' rates and bounds."""
     from ttlab.ntp.experiment import run_dynamics
@@ -219,9 +335,47 @@ def ntp_figure2(out: Path, ctx: PartContext) -> dict:
     summary = run_dynamics(_dataset(ctx), TrainConfig(stage1_steps=steps, stage2_steps=steps, seed=ctx.seed),
                            out / "ntp_figure2", progress=_train_progress(ctx))
     r = {k: v for k, v in summary.items() if not k.startswith("_")} | {"figure": "ntp_figure2/dynamics.png"}
-    long_steps = ctx.pick(quick=10000, full=20000, tiny=200)
-    r["long_run"] = _long_stage2(_dataset(ctx), steps, long_steps, ctx.seed, _train_progress(ctx, "continued: "))
+    res = summary["_result"]
+    rule = _continuation_steps(r["stages"]["stage_2"]["theory_attention_rate_C1"], res.max_len,
+                               float(res.rows("2")["min_optimal_attention"][0]), LONG_STAGE2_CAP[ctx.mode])
+    r["long_run"] = _long_stage2(_dataset(ctx), steps, rule["steps"], ctx.seed, _train_progress(ctx, "continued: "))
+    r["long_run"]["steps_rule"] = rule
+    r["random_start"] = _random_start_stage1(_dataset(ctx), ctx.pick(quick=10_000, full=10_000, tiny=60), ctx.seed,
+                                             _train_progress(ctx, "random start: "))
     return r
+
+
+#: std of the Gaussian W_ov(0) of the random-start run (‖W_ov(0)‖ ≈ 0.01·|V| = 0.2 at |V| = 20, about
+#: four stage-1 steps of η0 = 0.2/√20)
+RANDOM_START_SCALE = 0.01
+
+
+def _random_start_stage1(ds, steps: int, seed: int, progress) -> dict:
+    """Stage 1 alone from a small random W_ov(0) (seeded): the local log-log slope of 1 − cos(W_ov, W*_ov)
+    over the last decade against log t/t's on the same steps (Proposition 1's rate, which a zero start
+    meets exactly)."""
+    from ttlab.ntp.diagnostics import local_loglog_slopes
+    from ttlab.ntp.train import TrainConfig, train
+
+    cfg = TrainConfig(stage1_steps=steps, stage2_steps=0, init="random", init_scale=RANDOM_START_SCALE, seed=seed,
+                      impl="dense")
+    res = train(ds, cfg, progress=progress)
+    rows = res.rows("1")
+    t, cos = rows["step"], rows["cosine"]
+    return {"steps": int(t[-1]), "init_scale": RANDOM_START_SCALE, "initial_cosine": float(cos[0]),
+            "final_cosine": float(cos[-1]), "last_decade": local_loglog_slopes(t, 1.0 - cos, steps / 10, steps)}
+
+
+def _conditions(r: dict, stage2_steps: int) -> dict:
+    """Theorems 1 and 2's preconditions for a run whose summary (``dataset``, ``config``, ‖W*‖) is ``r``,
+    judged at ``stage2_steps`` (computed from the stored numbers, so cached parts get them too)."""
+    from ttlab.ntp.diagnostics import theorem1_conditions, theorem2_conditions
+
+    ds, cfg = r["dataset"], r["config"]
+    return {"theorem1": theorem1_conditions(cfg["eta"], r["wkq_star_norm"], ds["max_len"], stage2_steps),
+            "theorem2": theorem2_conditions(ds["n_occurrences"], ds["max_len"], ds["vocab_size"], r["wov_star_norm"],
+                                            r["wkq_star_norm"], cfg["eta0"], cfg["eta"], cfg["stage1_steps"],
+                                            stage2_steps)}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -375,32 +529,54 @@ def _train_with_checkpoints(ds, model, steps: list[int], seed: int, progress=Non
     return res, out, "one run per step count"
 
 
-def _agreement_claim(claim_id: str, text: str, by_case: dict, thresholds: dict, where: str) -> dict:
+#: a Theorem 3 agreement holds only when it beats uniform and random attention by this much (absolute)
+CONTROL_MARGIN = 0.1
+
+
+def _lower_agreement(by_case: dict) -> float | None:
+    """The lower of Theorem 3's two agreements (holds an optimal token; non-comparable + non-optimal only)."""
+    a_opt, a_nc = by_case["optimal"]["agreement"], by_case["non-comparable"]["agreement"]
+    return min(a_opt, a_nc) if finite(a_opt, a_nc) else None
+
+
+def _agreement_claim(claim_id: str, text: str, by_case: dict, thresholds: dict, where: str,
+                     controls: dict | None = None, conditions: dict | None = None) -> dict:
     """A Theorem 3 claim on the lower of the two agreements (sentences holding an optimal token; sentences
-    with only non-comparable and non-optimal tokens), inconclusive when either case has too few sentences."""
+    with only non-comparable and non-optimal tokens), inconclusive when either case has too few sentences
+    or when a control (``{name: by_case}`` of uniform or random attention on the same sentences) comes
+    within :data:`CONTROL_MARGIN` of it."""
     a_opt, a_nc = by_case["optimal"]["agreement"], by_case["non-comparable"]["agreement"]
     n_cases = min(by_case["optimal"].get("n", 0), by_case["non-comparable"].get("n", 0))
+    ctl = {k: _lower_agreement(v) for k, v in (controls or {}).items()}
+    ctl_text = "; controls (lower agreement): " + ", ".join(f"{k} {_pct(v)}" for k, v in ctl.items()) if ctl else ""
     return make_claim(claim_id, text, "at_least",
-                      {"value": min(a_opt, a_nc) if finite(a_opt, a_nc) else None, "optimal": a_opt,
-                       "non_comparable": a_nc, "n": n_cases},
-                      thresholds, quantity="the lower of the two agreements",
+                      {"value": _lower_agreement(by_case), "optimal": a_opt, "non_comparable": a_nc, "n": n_cases,
+                       "controls": ctl, "conditions": conditions},
+                      {**thresholds, "control_margin": CONTROL_MARGIN, "complement": True}, quantity="the lower of the two agreements",
                       summary=f"agreement {_pct(a_opt)} (holds an optimal token), {_pct(a_nc)} (non-comparable + "
-                              f"non-optimal only) {where}", kind="paper", cite="Theorem 3, Proposition 2")
+                              f"non-optimal only) {where}{ctl_text}", kind="paper", cite="Theorem 3, Proposition 2")
+
+
+#: Theorem 3 in the max-margin limit: its preconditions are met by construction (t → ∞)
+_LIMIT_CONDITIONS = {"met": True, "statement": "the max-margin limit itself (W_kq = W*_kq scaled up: t → ∞)"}
 
 
 def _generalization_claims(r: dict) -> list[dict]:
-    last = r["rows"][-1]
-    return [
-        _agreement_claim("ntp_generalization.limit",
-                         "Theorem 3 / Proposition 2: in the max-margin limit an unseen sentence continues with "
-                         "n(optimal token), or with n(x0) for a non-comparable x0 among non-optimal tokens",
-                         r["max_margin_limit"]["by_case"], {"holds": 0.999, "partly": 0.9, "min_n": 10},
-                         f"on {r['n_sentences']} unseen sentences"),
-        _agreement_claim("ntp_generalization.trained",
-                         f"The trained model generalizes as Theorem 3 predicts (after {last['stage2_steps']} stage-2 steps)",
-                         last["by_case"], {"holds": 0.95, "partly": 0.8, "min_n": 10},
-                         f"after {last['stage2_steps']} stage-2 steps; cos(W_kq, W*_kq) = {last['cosine_kq']:.4f}"),
-    ]
+    lim = r["max_margin_limit"]
+    out = [_agreement_claim("ntp_generalization.limit",
+                            "Theorem 3 / Proposition 2: in the max-margin limit an unseen sentence continues with "
+                            "n(optimal token), or with n(x0) for a non-comparable x0 among non-optimal tokens",
+                            lim["by_case"], {"holds": 0.999, "partly": 0.9, "min_n": 10},
+                            f"on {r['n_sentences']} unseen sentences", lim.get("controls"), _LIMIT_CONDITIONS)]
+    paper, last = r["rows"][0], r["rows"][-1]
+    for suffix, row, when in (("trained", paper, "the paper's stage-2 length"), ("trained_long", last, "longer training")):
+        t = row["stage2_steps"]
+        out.append(_agreement_claim(
+            f"ntp_generalization.{suffix}", f"The trained model generalizes as Theorem 3 predicts (after {t} stage-2 "
+            f"steps: {when})", row["by_case"], {"holds": 0.95, "partly": 0.8, "min_n": 10},
+            f"after {t} stage-2 steps; cos(W_kq, W*_kq) = {row['cosine_kq']:.4f}", row.get("controls"),
+            _conditions(r["run"], t)["theorem1"] if "run" in r else None))
+    return out
 
 
 def _render_generalization(r: dict) -> list:
@@ -410,6 +586,14 @@ def _render_generalization(r: dict) -> list:
     lim = r["max_margin_limit"]
     rows.append(["max-margin limit (W*_kq scaled up)", "1", _pct(lim["by_case"]["optimal"]["agreement"]),
                  _pct(lim["by_case"]["non-comparable"]["agreement"]), _pct(lim["agreement"])])
+    for where, ctl in [(f"{row['stage2_steps']} steps' norm", row.get("controls")) for row in r["rows"]] + [
+            ("the limit's norm", lim.get("controls"))]:
+        for name, bc in (ctl or {}).items():
+            if name == "uniform attention" and where != "the limit's norm":
+                continue  # the same at every norm: shown once
+            label = name if name == "uniform attention" else f"{name} (W_kq random, {where})"
+            rows.append([f"control: {label}", "—", _pct(bc["optimal"]["agreement"]),
+                         _pct(bc["non-comparable"]["agreement"]), "—"])
     ex = [f"`{c['sentence']}` ({c['case']}): theory {c['theory_prediction']}, model {c['model_prediction']}"
           for c in r["examples"]]
     return [
@@ -426,12 +610,13 @@ def _render_generalization(r: dict) -> list:
 
 
 @register_part("ntp_generalization", paper="A", title="Generalization to unseen sentences (Theorem 3)",
-               render=_render_generalization, claims=_generalization_claims, estimate=(8, 25), version=4)
+               render=_render_generalization, claims=_generalization_claims, estimate=(8, 25), version=5)
 def ntp_generalization(out: Path, ctx: PartContext) -> dict:
     """Theorem 3 on unseen sentences: after 900 stage-2 steps, after longer training, and in the max-margin
     limit itself (W*_kq scaled to :func:`~ttlab.ntp.generalize.max_margin_limit_norm`)."""
     import torch
 
+    from ttlab.ntp.experiment import dataset_info
     from ttlab.ntp.generalize import evaluate_generalization, max_margin_limit_norm, unseen_sentences
     from ttlab.ntp.model import NTPTransformer
     from ttlab.ntp.train import cosine
@@ -441,16 +626,31 @@ def ntp_generalization(out: Path, ctx: PartContext) -> dict:
     sents = unseen_sentences(model.structure, n_samples=ctx.pick(1000, 1000, tiny=100), seed=ctx.seed)
     steps = ctx.pick(quick=[900, 3000], full=[900, 3000, 10000], tiny=[30, 60])
     res, snaps, how = _train_with_checkpoints(ds, model, steps, ctx.seed, progress=_train_progress(ctx))
+    def by_case(W_kq) -> dict:
+        return evaluate_generalization(model, res.W_ov, W_kq, sents)["by_case"]
+
+    uniform = by_case(torch.zeros_like(res.W_kq))  # W_kq = 0: every token attended equally
+
+    def controls(norm: float) -> dict:
+        """Uniform attention and a random W_kq of the given norm (fixed seed), on the same sentences."""
+        g = torch.Generator().manual_seed(ctx.seed)
+        R = torch.randn(res.W_kq.shape, generator=g, dtype=res.W_kq.dtype)
+        return {"uniform attention": uniform, "random attention": by_case(R * (norm / float(R.norm())))}
+
     rows = []
     for t in steps:
         rep = evaluate_generalization(model, res.W_ov, snaps[t], sents)
         rows.append({"stage2_steps": t, "cosine_kq": cosine(snaps[t], res.wkq_star.W), "agreement": rep["agreement"],
-                     "by_case": rep["by_case"]})
+                     "by_case": rep["by_case"], "controls": controls(float(snaps[t].norm()))})
     limit_norm = max_margin_limit_norm(res.wkq_star.W, res.wkq_star.norm, float(res.W_kq.norm()))
     limit_W = torch.as_tensor(res.wkq_star.W) * (limit_norm / res.wkq_star.norm)
     limit = evaluate_generalization(model, res.W_ov, limit_W, sents)
+    cfg = res.config
     r = {"n_sentences": len(sents), "rows": rows, "training": how,
-         "max_margin_limit": {"agreement": limit["agreement"], "by_case": limit["by_case"], "wkq_norm": limit_norm},
+         "max_margin_limit": {"agreement": limit["agreement"], "by_case": limit["by_case"], "wkq_norm": limit_norm,
+                              "controls": controls(limit_norm)},
+         "run": {"dataset": dataset_info(ds), "wov_star_norm": res.wov_star.norm, "wkq_star_norm": res.wkq_star.norm,
+                 "config": {"eta0": cfg.eta0, "eta": cfg.eta, "stage1_steps": cfg.stage1_steps}},
          "examples": limit["cases"][:3] + [c for c in limit["cases"] if c["case"] == "non-comparable"][:3]}
     return r
 
@@ -473,7 +673,10 @@ def _parse_orders(orders: dict) -> set[tuple[str, str, str]]:
 
 def _prop2_columns(r: dict) -> tuple[float | None, int, int]:
     """(max |W*_kq − Proposition 2's closed form|, columns checked, columns) over the query columns whose
-    order graph is complete bipartite (the only ones the closed form speaks about); None if none is."""
+    order graph is complete bipartite (the only ones the closed form speaks about); None if none is.
+    W*_kq is the general QP's solution (Clarabel, ``wkq_star_qp_columns``), never the closed form itself."""
+    if "wkq_star_qp_columns" not in r:
+        return None, 0, len(r["categories"])
     edges = _parse_orders(r["orders"])
     worst, checked = None, 0
     for q, cats in r["categories"].items():
@@ -482,10 +685,14 @@ def _prop2_columns(r: dict) -> tuple[float | None, int, int]:
             continue
         checked += 1
         k, m = len(opt), len(non)
-        for t, v in r["wkq_star_columns"][q].items():
+        for t, v in r["wkq_star_qp_columns"][q].items():
             want = m / (k + m) if t in opt else (-k / (k + m) if t in non else 0.0)
             worst = max(worst or 0.0, abs(v - want))
     return worst, checked, len(r["categories"])
+
+
+#: Proposition 2 holds for the max-margin solution itself: Assumptions 1–2 (one-hot embeddings are orthonormal)
+_PROP2_CONDITIONS = {"met": True, "statement": "Assumptions 1–2 (realizable data, orthonormal one-hot embeddings)"}
 
 
 def _svop_claims(r: dict) -> list[dict]:
@@ -496,26 +703,35 @@ def _svop_claims(r: dict) -> list[dict]:
         "set_match", {"expected": len(_SVOP_ORDERS), "shared": shared, "extra": len(edges - _SVOP_ORDERS)}, {},
         quantity="order pairs",
         summary=f"{shared}/{len(_SVOP_ORDERS)} expected order pairs found, {len(edges - _SVOP_ORDERS)} extra", kind="check", cite="Example 1")]
-    ok = [d["model"] == d["expected"] for d in r["unseen"].values()]
+    t1 = _conditions(r["run"], r["run"]["config"]["stage2_steps"])["theorem1"] if "run" in r else None
+    unseen = r["unseen"].values()
+    ok = [d["model"] == d["expected"] for d in unseen]
+    ctl = [d.get("uniform_attention") == d["expected"] for d in unseen if "uniform_attention" in d]
     out.append(make_claim(
         "ntp_svop.unseen", "Example 2: the trained model continues the unseen SP with V and OSP with P",
-        "count", {"passed": sum(ok), "total": len(ok)}, {"holds": 1.0, "partly": 0.5},
-        quantity="the prediction matches the paper",
-        summary="; ".join(f"{s} → {d['model']} (p = {d['prob']:.3f}, paper: {d['expected']})"
-                          for s, d in r["unseen"].items()), kind="paper", cite="Example 2"))
+        "at_least", {"value": sum(ok) / len(ok) if ok else None, "n": len(ok),
+                     "controls": {"uniform attention": sum(ctl) / len(ctl)} if ctl else {}, "conditions": t1},
+        {"holds": 1.0, "partly": 0.5, "control_margin": CONTROL_MARGIN, "complement": True},
+        quantity="the share of unseen sentences predicted as the paper says",
+        summary="; ".join(f"{s} → {d['model']} (p = {d['prob']:.3f}, paper: {d['expected']}, uniform attention: "
+                          f"{d.get('uniform_attention', '—')})" for s, d in r["unseen"].items()),
+        kind="paper", cite="Example 2"))
     worst, checked, total = _prop2_columns(r)
     out.append(make_claim(
         "ntp_svop.proposition2", "Proposition 2: each W*_kq column is m/(k+m) on optimal, −k/(k+m) on non-optimal and 0 "
         "on non-comparable tokens (when the query's order graph is complete bipartite)",
-        "at_most", {"value": worst, "n": checked}, {"holds": 1e-3, "partly": 0.05},
-        quantity="max |W*_kq − closed form| (columns rounded to 4 digits)",
+        "at_most", {"value": worst, "n": checked, "conditions": _PROP2_CONDITIONS}, {"holds": 1e-3, "partly": 0.05},
+        quantity="max |W*_kq (general QP, Clarabel) − closed form|",
         summary=(f"max |W*_kq − closed form| = {_g(worst, 2)} over the {checked} of {total} columns whose graph is "
-                 "complete bipartite" if checked else f"none of the {total} columns has a complete bipartite graph"), kind="paper", cite="Proposition 2"))
+                 "complete bipartite, W*_kq from the general QP (Clarabel)" if checked else
+                 f"no column checked ({total} columns; none complete bipartite, or no QP solution stored)"),
+        kind="paper", cite="Proposition 2"))
     co, ck = r["cosine_ov"], r["cosine_kq"]
     out.append(make_claim(
         "ntp_svop.convergence", "Algorithm 1 on SVOP converges to both max-margin directions (900 + 900 steps)",
-        "at_least", {"value": min(co, ck) if finite(co, ck) else None, "cosine_ov": co, "cosine_kq": ck},
-        {"holds": 0.999, "partly": 0.95}, quantity="the lower of the two final cosines",
+        "at_least", {"value": min(co, ck) if finite(co, ck) else None, "cosine_ov": co, "cosine_kq": ck,
+                     "conditions": t1},
+        {"holds": 0.999, "partly": 0.95, "complement": True}, quantity="the lower of the two final cosines",
         summary=f"cos(W_ov, W*_ov) = {co:.6f}, cos(W_kq, W*_kq) = {ck:.4f}", kind="paper", cite="Proposition 1, Theorem 1"))
     return out
 
@@ -540,7 +756,7 @@ def _render_svop(r: dict) -> list:
 
 
 @register_part("ntp_svop", paper="A", title="Examples 1–2: the SVOP walk-through", render=_render_svop,
-               claims=_svop_claims, estimate=(2, 2), version=3)
+               claims=_svop_claims, estimate=(2, 2), version=4)
 def ntp_svop(out: Path, ctx: PartContext) -> dict:
     """The paper's Examples 1–2 computed end to end, with claims."""
     from ttlab.ntp.walkthrough import svop_walkthrough
@@ -574,10 +790,14 @@ def _scale_claims(r: dict) -> list[dict]:
     out = [_stage1_direction_claim("ntp_scale", s1), make_claim(
         "ntp_scale.stage2_direction",
         f"Stage 2: W_kq(t) moves toward the max-margin direction W*_kq at |V| = {r['dataset']['vocab_size']:,} "
-        "(Theorem 1)", "at_least", {"value": c2}, {"holds": 0.9, "partly": 0.5},
+        "(Theorem 1)", "at_least", {"value": c2, "conditions": _conditions(r, s2["steps"])["theorem1"]},
+        {"holds": 0.9, "partly": 0.5, "complement": True},
         quantity="the final cos(W_kq, W*_kq)",
         summary=f"final cos(W_kq, W*_kq) = {c2:.4f} after {s2['steps']} steps (from 0 at t = 0)", kind="paper", cite="Theorem 1")]
-    out += _bounds_and_rates_claims("ntp_scale", s1, s2)
+    linear = r.get("linear")
+    if linear and "t1" in linear:
+        linear = {**linear, "conditions": _conditions(r, int(linear["t1"]))["theorem2"]}
+    out += _bounds_and_rates_claims("ntp_scale", s1, s2, linear)
     n_sent = r["generalization"]["n_sentences"]
     if "max_margin_limit" in r:
         lim = r["max_margin_limit"]
@@ -585,14 +805,16 @@ def _scale_claims(r: dict) -> list[dict]:
             "ntp_scale.limit", "Theorem 3 / Proposition 2 at this vocabulary size: in the max-margin limit an unseen "
             "sentence continues with n(optimal token), or with n(x0) for a non-comparable x0 among non-optimal tokens",
             lim["by_case"], {"holds": 0.999, "partly": 0.9, "min_n": 10},
-            f"on {n_sent} unseen sentences with W_kq = W*_kq scaled to norm {_g(lim['wkq_norm'])}"))
+            f"on {n_sent} unseen sentences with W_kq = W*_kq scaled to norm {_g(lim['wkq_norm'])}", lim.get("controls"),
+            _LIMIT_CONDITIONS))
     out.append(_agreement_claim(
         "ntp_scale.generalization",
         "The trained model generalizes as Theorem 3 predicts on unseen sentences at this vocabulary size",
         r["generalization"]["by_case"], {"holds": 0.95, "partly": 0.8, "min_n": 10},
         f"on {n_sent} unseen sentences after {s2['steps']} steps, with ‖W_kq‖ = {_g(s2['final_norm'])} "
         f"(‖W*_kq‖ = {_g(r['wkq_star_norm'])}) and final minimum optimal attention "
-        f"{_g(s2['final_min_optimal_attention'], 3)}"))
+        f"{_g(s2['final_min_optimal_attention'], 3)}", r["generalization"].get("controls"),
+        _conditions(r, s2["steps"])["theorem1"]))
     return out
 
 
@@ -632,21 +854,41 @@ def _render_scale(r: dict) -> list:
     ]
 
 
-def _max_margin_limit_state(state):
-    """``state`` with W_kq replaced by W*_kq scaled to :func:`~ttlab.ntp.generalize.max_margin_limit_norm`:
-    the max-margin limit Theorem 3 speaks about, built as :func:`ntp_generalization` builds it densely."""
+def _with_kq(state, values):
+    """``state`` with W_kq's values on W*_kq's sparsity pattern replaced by ``values``."""
     import dataclasses
 
     import torch
 
-    from ttlab.ntp.generalize import max_margin_limit_norm
     from ttlab.ntp.structured import SparseKQ
 
     star = state.wkq_star
-    norm = max_margin_limit_norm(star.values, star.norm, state.W_kq.norm())
     kq = SparseKQ(star.vocab_size, token=torch.as_tensor(star.rows), query=torch.as_tensor(star.cols),
-                  values=torch.as_tensor(star.values, dtype=torch.float64) * (norm / star.norm))
-    return dataclasses.replace(state, W_kq=kq), norm
+                  values=torch.as_tensor(values, dtype=torch.float64))
+    return dataclasses.replace(state, W_kq=kq)
+
+
+def _max_margin_limit_state(state):
+    """``state`` with W_kq replaced by W*_kq scaled to :func:`~ttlab.ntp.generalize.max_margin_limit_norm`:
+    the max-margin limit Theorem 3 speaks about, built as :func:`ntp_generalization` builds it densely."""
+    import torch
+
+    from ttlab.ntp.generalize import max_margin_limit_norm
+
+    star = state.wkq_star
+    norm = max_margin_limit_norm(star.values, star.norm, state.W_kq.norm())
+    return _with_kq(state, torch.as_tensor(star.values, dtype=torch.float64) * (norm / star.norm)), norm
+
+
+def _scale_controls(gen, state, sents, norm: float, seed: int) -> dict:
+    """Theorem 3's controls on the structured path: uniform attention (W_kq = 0) and random values of norm
+    ``norm`` (fixed seed) on W*_kq's sparsity pattern, each as ``by_case`` agreements on ``sents``."""
+    import torch
+
+    n = len(state.wkq_star.values)
+    R = torch.randn(n, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    return {"uniform attention": gen.evaluate(_with_kq(state, torch.zeros(n, dtype=torch.float64)), sents)["by_case"],
+            "random attention": gen.evaluate(_with_kq(state, R * (norm / float(R.norm()))), sents)["by_case"]}
 
 
 @register_part("ntp_scale", paper="A", title="Paper A at GPT-2 vocabulary size (|V| = 50,257)",
@@ -657,6 +899,7 @@ def ntp_scale(out: Path, ctx: PartContext) -> dict:
     import resource
     import time
 
+    from ttlab.ntp.diagnostics import fit_exp_vs_power, resolvable_until
     from ttlab.ntp.experiment import run_dynamics
     from ttlab.ntp.generate import generate_dataset
     from ttlab.ntp.fastcheck import quick_check
@@ -692,13 +935,20 @@ def ntp_scale(out: Path, ctx: PartContext) -> dict:
     rep = gen.evaluate(res.structured, sents)
     limit_state, limit_norm = _max_margin_limit_state(res.structured)
     limit = gen.evaluate(limit_state, sents)
+    trained_controls = _scale_controls(gen, res.structured, sents, float(res.structured.W_kq.norm()), ctx.seed)
+    limit_controls = _scale_controls(gen, res.structured, sents, limit_norm, ctx.seed)
     phases["generalization"] = time.perf_counter() - t0
     r = {k: v for k, v in summary.items() if not k.startswith("_")}
+    rows2 = res.rows("2")
     r.update({
+        "linear": fit_exp_vs_power(rows2["step"], rows2["loss"] - res.limit_loss, _TINY_GAP * abs(res.limit_loss),
+                                   t_max=resolvable_until(rows2["step"], 1.0 - rows2["min_optimal_attention"])),
         "figure": "ntp_scale/dynamics.png",
         "tokens": int(sum(len(s.tokens) * s.count for s in ds.sentences)),
-        "generalization": {k: v for k, v in rep.items() if k != "cases"} | {"examples": rep["cases"][:3]},
+        "generalization": {k: v for k, v in rep.items() if k != "cases"} | {"examples": rep["cases"][:3],
+                                                                           "controls": trained_controls},
         "max_margin_limit": {"agreement": limit["agreement"], "by_case": limit["by_case"], "wkq_norm": limit_norm,
+                             "controls": limit_controls,
                              "examples": [c for c in limit["cases"] if c["case"] == "non-comparable"][:3]},
         "phases_s": phases,
         "peak_rss_gib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20,

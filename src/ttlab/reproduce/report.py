@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Union
 
 from ttlab.reproduce.registry import PAPERS, PARTS, VERDICTS
-from ttlab.reproduce.verdicts import PAPER_CLAIM, count_by_kind, headline
+from ttlab.reproduce.verdicts import NEAR, PAPER_CLAIM, conditions_met, count_by_kind, headline
 
 __all__ = [
     "Block",
@@ -179,6 +179,20 @@ def build_sections(results: dict) -> list[Section]:
     return sections
 
 
+NEAR_MARK, OUTSIDE_MARK = "≈", "†"
+
+
+def claim_flags(c: dict) -> str:
+    """The markers of a claim in the report: ``≈`` when its verdict lies within 10 % of a threshold (with the
+    margin), ``†`` when it was judged outside its theorem's conditions; empty otherwise."""
+    flags = []
+    if c.get("near_threshold"):
+        flags.append(f"{NEAR_MARK} {100 * float(c['margin']):.1f} % from a threshold")
+    if conditions_met(c) is False:
+        flags.append(f"{OUTSIDE_MARK} outside the theorem's conditions")
+    return "; ".join(flags)
+
+
 def _report_order(results: dict) -> list[str]:
     from ttlab.reproduce.registry import part_names
 
@@ -192,10 +206,11 @@ def _summary_rows(results: dict) -> list[list[str]]:
         if rec is None:
             continue
         if rec["status"] != "ok":
-            rows.append([rec.get("paper", "?"), name, "—", f"(part {rec['status']})", "failed", rec.get("error", "")])
+            rows.append([rec.get("paper", "?"), name, "—", f"(part {rec['status']})", "failed", "", rec.get("error", "")])
             continue
         for c in rec["result"].get("claims", []):
-            rows.append([rec.get("paper", "?"), name, c.get("kind", "check"), c["statement"], c["verdict"], c["summary"]])
+            rows.append([rec.get("paper", "?"), name, c.get("kind", "check"), c["statement"], c["verdict"],
+                         claim_flags(c), c["summary"]])
     return rows
 
 
@@ -215,6 +230,7 @@ def _header_blocks(results: dict) -> list[Block]:
             f"{sum(p.get('wall_time_s') or 0.0 for p in parts.values()):.0f} s."
         ),
         Paragraph(headline(by_kind)),
+        Paragraph(_flags_sentence(results.get("claims", []))),
         Paragraph(
             "Verdicts are computed from the measured numbers by the rule printed under each claim (never "
             "written by hand), and recomputed whenever this report is written: holds = the measured figure "
@@ -224,6 +240,19 @@ def _header_blocks(results: dict) -> list[Block]:
         ),
     ]
     return blocks
+
+
+def _flags_sentence(claims: list[dict]) -> str:
+    """How many verdicts are near a threshold and how many claims were judged outside their theorem's conditions."""
+    near = [c for c in claims if c.get("near_threshold")]
+    outside = [c for c in claims if conditions_met(c) is False]
+    inside = [c for c in claims if conditions_met(c) is True]
+    return (f"Flags: {len(near)} verdict(s) lie within {100 * NEAR:.0f} % of a threshold (marked {NEAR_MARK}, with the "
+            "relative distance of the deciding number to the nearest threshold): a small change of the measurement "
+            f"could change them. {len(outside)} claim(s) were judged outside the conditions of the theorem they test "
+            f"(marked {OUTSIDE_MARK}; the required and actual values are in the claim's `measured.conditions`), "
+            f"{len(inside)} inside them; a verdict outside the conditions tests the statement beyond what the theorem "
+            "guarantees.")
 
 
 def _parts_table(results: dict) -> Table:
@@ -280,9 +309,9 @@ def _md_block(b: Block, out: Path) -> list[str]:
     if isinstance(b, Claims):
         if not b.claims:
             return []
-        lines = ["| claim | verdict | measured | why |", "|---|---|---|---|"]
-        lines += [f"| {_md_cell(c['statement'])} | **{_md_cell(c['verdict'])}** | {_md_cell(c['summary'])} | "
-                  f"{_md_cell(c['reason'])} |" for c in b.claims]
+        lines = ["| claim | verdict | flags | measured | why |", "|---|---|---|---|---|"]
+        lines += [f"| {_md_cell(c['statement'])} | **{_md_cell(c['verdict'])}** | {_md_cell(claim_flags(c))} | "
+                  f"{_md_cell(c['summary'])} | {_md_cell(c['reason'])} |" for c in b.claims]
         lines += ["", "Rules:", "", *[f"- {c['statement']}: {c['rule']}" for c in b.claims]]
         return lines + [""]
     if isinstance(b, Preformatted):
@@ -298,7 +327,8 @@ def render_markdown(results: dict, out: str | Path, sections: list[Section] | No
     for b in _header_blocks(results):
         lines += _md_block(b, out)
     lines += ["## Summary of verdicts", ""]
-    lines += _md_block(Table(["paper", "part", "kind", "claim", "verdict", "measured"], _summary_rows(results)), out)
+    lines += _md_block(Table(["paper", "part", "kind", "claim", "verdict", "flags", "measured"], _summary_rows(results)),
+                       out)
     lines += _md_block(_parts_table(results), out)
     for paper, heading in PAPERS.items():
         secs = [s for s in sections if s.paper == paper]
@@ -428,8 +458,9 @@ def _h_block(b: Block, out: Path) -> str:
             return ""
         rows = "".join(
             f"<tr><td>{_h_inline(c['statement'])}</td>{_h_cell(c['verdict'], verdict=True)}"
+            f"<td>{_h_inline(claim_flags(c))}</td>"
             f"<td>{_h_inline(c['summary'])}</td><td>{_h_inline(c['reason'])}</td></tr>" for c in b.claims)
-        table = (f"<table><thead><tr><th>claim</th><th>verdict</th><th>measured</th><th>why</th></tr></thead>"
+        table = (f"<table><thead><tr><th>claim</th><th>verdict</th><th>flags</th><th>measured</th><th>why</th></tr></thead>"
                  f"<tbody>{rows}</tbody></table>")
         return table + ('<div class="rules">Rules:<ul>'
                         + "".join(f"<li>{_h_inline(c['statement'])}: {_h_inline(c['rule'])}</li>" for c in b.claims)
@@ -446,7 +477,8 @@ def render_html(results: dict, out: str | Path, sections: list[Section] | None =
     body: list[str] = ["<h1>ttlab reproduction report</h1>"]
     body += [_h_block(b, out) for b in _header_blocks(results)]
     body += ['<h2 id="summary">Summary of verdicts</h2>',
-             _h_block(Table(["paper", "part", "kind", "claim", "verdict", "measured"], _summary_rows(results)), out),
+             _h_block(Table(["paper", "part", "kind", "claim", "verdict", "flags", "measured"], _summary_rows(results)),
+                      out),
              _h_block(_parts_table(results), out)]
     for paper, heading in PAPERS.items():
         secs = [s for s in sections if s.paper == paper]

@@ -12,6 +12,8 @@ A *claim record* (what ``results.json`` stores, one per claim) is a plain dict::
      "thresholds": {"holds": 0.999, "partly": 0.99},  # named numbers
      "verdict": "holds",                              # one of VERDICTS
      "reason": "final cos = 1 ≥ 0.999",               # why, in words, from the numbers
+     "margin": 1.0,                                   # relative distance to the nearest threshold (or None)
+     "near_threshold": False,                         # margin < NEAR (10 %): flagged in the report
      "summary": "final cos(W_ov, W*_ov) = 1.000000"}  # the measured figure as the report prints it
 
 Three kinds (:data:`KINDS`): *paper* — a statement the paper makes (``cite`` says where); *check* — a
@@ -24,8 +26,29 @@ discriminate (too few points, an interval wider than the tolerance, step-capped 
 uniform attention already meets, missing inputs); the reason says which.
 
 Every rule declares the verdicts it can give (``outcomes``); the test suite drives each rule to each of
-them. Verdicts are recomputed from ``measured`` and ``thresholds`` whenever a report is written
-(:func:`rejudge`), so a rule change applies to cached parts too.
+them, from cases that sit ≥ 10 % away from every threshold. Verdicts are recomputed from ``measured`` and
+``thresholds`` whenever a report is written (:func:`rejudge`), so a rule change applies to cached parts too.
+
+Margins. Each rule also returns the *margin* of its verdict: the relative distance |x − t|/|t| of the deciding
+number x to the nearest threshold t it was compared with (:func:`rel_distance`, :func:`closest`; a rule with
+several comparisons takes the smallest). A threshold equal to 0 (a sign, "every case") has no relative scale and
+is skipped — except the end of an interval compared with 0 (``power_law_decay``), measured in units of the
+interval's width. Cosines, R² and fractions near 1 are measured on 1 − x (``"complement": 1`` among the
+thresholds of ``at_least``/``at_most``; built into ``count``, ``exp_decay``, ``direction_rate`` and
+``exp_vs_power``), so a cosine of 0.9995 is half-way between 0.999 and 1, not 0.05 % from 0.999. A verdict
+resting on no number (missing inputs, an exact match) has margin None. The record stores ``margin`` and
+``near_threshold`` (margin < :data:`NEAR`); the report flags those verdicts. A new rule returns
+``(verdict, reason, margin)``; one returning ``(verdict, reason)`` has margin None.
+
+Controls. ``at_least``/``at_most`` with a ``control_margin`` threshold compare the value with
+``measured["controls"]`` (``{name: value}``, e.g. uniform or random attention measured in the same run): a
+holds/partly verdict stands only when the value beats every control by that margin, else it is inconclusive.
+``count`` with a ``chance`` threshold is inconclusive unless a one-sided binomial test rejects chance at 5 %.
+``attention_bound``'s ``min_clearance``: the bound must clear the uniform-attention baseline by that much.
+
+Conditions. A claim of a theorem may state the theorem's preconditions computed for the run in
+``measured["conditions"]`` (``{"met": bool, ...}``, see :func:`conditions_met`); the report marks claims judged
+outside them.
 
 Imports: the standard library only.
 """
@@ -45,13 +68,20 @@ __all__ = [
     "PARTLY",
     "RULES",
     "VERDICTS",
+    "NEAR",
     "Rule",
+    "assess",
+    "binomial_tail",
+    "closest",
+    "conditions_met",
     "count_by_kind",
     "headline",
     "judge",
     "make_claim",
     "missing_claim",
+    "near_threshold_claims",
     "rejudge",
+    "rel_distance",
 ]
 
 HOLDS, PARTLY, NOT_REPRODUCED, INCONCLUSIVE = "holds", "partly", "not reproduced", "inconclusive"
@@ -60,13 +90,17 @@ PAPER_CLAIM, CHECK, ABLATION = "paper", "check", "ablation"
 KINDS = (PAPER_CLAIM, CHECK, ABLATION)
 """What a claim is: a statement of the paper, a check of our own tools or run, or an ablation beyond the paper."""
 
-Judgement = tuple[str, str]
-"""(verdict, reason)."""
+Judgement = tuple  # (verdict, reason) or (verdict, reason, margin)
+"""(verdict, reason[, margin]): ``margin`` is the relative distance of the deciding number to the nearest
+threshold it was compared with (see :func:`closest`); a rule returning two items has no margin."""
+
+NEAR = 0.10
+"""A verdict whose margin is below this (within 10 % of a threshold) is flagged ``near_threshold``."""
 
 
 @dataclass(frozen=True)
 class Rule:
-    """A named verdict rule: ``judge(measured, thresholds, quantity) -> (verdict, reason)`` and
+    """A named verdict rule: ``judge(measured, thresholds, quantity) -> (verdict, reason[, margin])`` and
     ``describe(thresholds, quantity) -> text``; ``outcomes`` lists every verdict it can give."""
 
     name: str
@@ -108,6 +142,29 @@ def _g(x: float) -> str:
     return f"{x:.4g}"
 
 
+def rel_distance(x: Any, t: Any, complement: bool = False) -> float | None:
+    """Relative distance |x − t| / |t| of a deciding number ``x`` to a threshold ``t`` (None when either is
+    not finite or ``t`` is 0: a comparison with 0 — a sign, "every case" — has no relative scale).
+
+    ``complement``: measure on 1 − x against 1 − t (cosines, R², fractions near 1: a cosine of 0.9995 is
+    half-way between the thresholds 0.999 and 1, not 0.05 % from 0.999)."""
+    x, t = _num(x), _num(t)
+    if x is None or t is None:
+        return None
+    if complement:
+        x, t = 1.0 - x, 1.0 - t
+    if t == 0:
+        return None
+    return abs(x - t) / abs(t)
+
+
+def closest(*distances: float | None) -> float | None:
+    """The margin of a verdict: the smallest of the relative distances given (None entries are skipped;
+    None when there is none)."""
+    ds = [d for d in distances if d is not None and math.isfinite(d)]
+    return min(ds) if ds else None
+
+
 def _too_few(measured: dict, thresholds: dict) -> Judgement | None:
     """Inconclusive when ``measured['n']`` (how many items the value summarises) < ``thresholds['min_n']``."""
     if "n" not in measured:
@@ -131,6 +188,10 @@ def _threshold_rule(name: str, sign: int) -> None:
         s = f"holds if {q} {ok} {_g(th['holds'])}"
         if "partly" in th:
             s += f", partly if {ok} {_g(th['partly'])}"
+        if "control_margin" in th:
+            s += (f"; a holds/partly verdict is inconclusive unless {q} beats every control measured in the same "
+                  f"run (uniform or random attention, an untrained model) by at least {_g(th['control_margin'])}: "
+                  "a trivial model must fail the claim")
         return s + "; inconclusive if the measurement is missing" + (
             f" or covers fewer than {th['min_n']} items" if th.get("min_n", 1) > 1 else " or covers no item")
 
@@ -143,25 +204,71 @@ def _threshold_rule(name: str, sign: int) -> None:
         if bad:
             return bad
         v = float(m["value"])
+        comp = bool(th.get("complement"))
+        margin = closest(*(rel_distance(v, th[k], comp) for k in ("holds", "partly") if k in th))
         if meets(v, th["holds"]):
-            return HOLDS, f"{q} = {_g(v)} {ok} {_g(th['holds'])}"
-        if "partly" in th and meets(v, th["partly"]):
-            return PARTLY, f"{q} = {_g(v)} is {bad_word} {_g(th['holds'])} but {ok} {_g(th['partly'])}"
-        return NOT_REPRODUCED, f"{q} = {_g(v)} {worse} {_g(th.get('partly', th['holds']))}"
+            verdict, reason = HOLDS, f"{q} = {_g(v)} {ok} {_g(th['holds'])}"
+        elif "partly" in th and meets(v, th["partly"]):
+            verdict, reason = PARTLY, f"{q} = {_g(v)} is {bad_word} {_g(th['holds'])} but {ok} {_g(th['partly'])}"
+        else:
+            return NOT_REPRODUCED, f"{q} = {_g(v)} {worse} {_g(th.get('partly', th['holds']))}", margin
+        if "control_margin" not in th:
+            return verdict, reason, margin
+        return _beyond_controls(verdict, reason, margin, v, sign, m.get("controls"), float(th["control_margin"]))
+
+
+def _beyond_controls(verdict: str, reason: str, margin: float | None, v: float, sign: int, controls: Any,
+                     need: float) -> Judgement:
+    """A holds/partly verdict kept only when ``v`` beats every control (``{name: value}``, measured in the same
+    run) by at least ``need`` in the claim's direction; otherwise inconclusive, saying which control came close.
+    The margin then also counts the distance of the lead over the best control to ``need``."""
+    vals = {k: _num(x) for k, x in (controls or {}).items()} if isinstance(controls, dict) else {}
+    if not vals or any(x is None for x in vals.values()):
+        gone = sorted(k for k, x in vals.items() if x is None)
+        return INCONCLUSIVE, (f"{reason}, but the control{'s' if len(gone) != 1 else ''} "
+                              f"{', '.join(gone) or '(none given)'} {'are' if len(gone) != 1 else 'is'} missing: "
+                              "cannot tell it from a trivial model"), margin
+    best = max(vals, key=lambda k: sign * vals[k])  # type: ignore[operator]
+    lead = sign * (v - vals[best])  # type: ignore[operator]
+    margin = closest(margin, rel_distance(lead, need))
+    text = ", ".join(f"{k} {_g(x)}" for k, x in vals.items())  # type: ignore[arg-type]
+    if lead < need:
+        return INCONCLUSIVE, (f"{reason}, but the control {best} reaches {_g(vals[best])} (lead {lead:+.3g} < "
+                              f"{_g(need)}; controls: {text}): a trivial model nearly meets it too"), margin
+    return verdict, f"{reason}; beats every control by ≥ {_g(need)} (lead {lead:+.3g} over {best}; {text})", margin
 
 
 _threshold_rule("at_least", +1)
 _threshold_rule("at_most", -1)
 
 
+def binomial_tail(k: int, n: int, p: float) -> float:
+    """P(X ≥ k) for X ~ Binomial(n, p): the one-sided p-value of k successes in n against chance p."""
+    if k <= 0:
+        return 1.0
+    if k > n:
+        return 0.0
+    return min(1.0, sum(math.comb(n, i) * p**i * (1 - p) ** (n - i) for i in range(k, n + 1)))
+
+
+CHANCE_LEVEL = 0.05
+"""Significance of the one-sided binomial test of a ``count`` rule with a ``chance`` threshold."""
+
+
 def _describe_count(th: dict, q: str) -> str:
-    return (f"holds if {q} in at least {100 * th['holds']:.0f} % of the cases, partly if in at least "
-            f"{100 * th['partly']:.0f} %; inconclusive if there is no case")
+    s = (f"holds if {q} in at least {100 * th['holds']:.0f} % of the cases, partly if in at least "
+         f"{100 * th['partly']:.0f} %; inconclusive if there is no case")
+    if "chance" in th:
+        s += (f", or if a one-sided binomial test does not reject chance ({100 * th['chance']:.0f} % of cases by luck) "
+              f"at {100 * CHANCE_LEVEL:.0f} % (a holds/partly count must beat chance)")
+    return s
 
 
 @_rule("count", (HOLDS, PARTLY, NOT_REPRODUCED, INCONCLUSIVE), _describe_count)
 def _count(m: dict, th: dict, q: str) -> Judgement:
-    """``passed`` of ``total`` cases: fraction ≥ holds → holds, ≥ partly → partly."""
+    """``passed`` of ``total`` cases: fraction ≥ holds → holds, ≥ partly → partly; with ``chance`` p0 in the
+    thresholds a holds/partly count must also reject chance (one-sided binomial test at 5 %), else inconclusive.
+    Margin: on the fraction's complement (1 − k/n against 1 − threshold)."""
     bad = _missing(m, "passed", "total")
     if bad:
         return bad
@@ -169,11 +276,21 @@ def _count(m: dict, th: dict, q: str) -> Judgement:
     if n <= 0:
         return INCONCLUSIVE, "no case to judge"
     frac = k / n
+    margin = closest(rel_distance(frac, th["holds"], True), rel_distance(frac, th["partly"], True))
     if frac >= th["holds"]:
-        return HOLDS, f"{k}/{n} cases ({q})"
-    if frac >= th["partly"]:
-        return PARTLY, f"only {k}/{n} cases ({q}); {100 * th['holds']:.0f} % needed to hold"
-    return NOT_REPRODUCED, f"{k}/{n} cases ({q}), below {100 * th['partly']:.0f} %"
+        verdict, reason = HOLDS, f"{k}/{n} cases ({q})"
+    elif frac >= th["partly"]:
+        verdict, reason = PARTLY, f"only {k}/{n} cases ({q}); {100 * th['holds']:.0f} % needed to hold"
+    else:
+        return NOT_REPRODUCED, f"{k}/{n} cases ({q}), below {100 * th['partly']:.0f} %", margin
+    if "chance" not in th:
+        return verdict, reason, margin
+    p = binomial_tail(k, n, float(th["chance"]))
+    margin = closest(margin, rel_distance(p, CHANCE_LEVEL))
+    if p >= CHANCE_LEVEL:
+        return INCONCLUSIVE, (f"{reason}, but chance ({100 * th['chance']:.0f} % per case) gives ≥ {k}/{n} with "
+                              f"p = {p:.3g} ≥ {CHANCE_LEVEL:g}: not distinguishable from luck"), margin
+    return verdict, f"{reason}; beats chance ({100 * th['chance']:.0f} % per case): one-sided binomial p = {p:.3g}", margin
 
 
 def _describe_errors(th: dict, q: str) -> str:
@@ -188,11 +305,14 @@ def _errors_at_most(m: dict, th: dict, q: str) -> Judgement:
     if bad:
         return bad
     mean, worst = float(m["mean"]), float(m["worst"])
+    margin = closest(rel_distance(mean, th["holds_mean"]), rel_distance(worst, th["holds_worst"]),
+                     rel_distance(mean, th["partly_mean"]))
     if mean <= th["holds_mean"] and worst <= th["holds_worst"]:
-        return HOLDS, f"mean {_g(mean)} ≤ {_g(th['holds_mean'])} and worst {_g(worst)} ≤ {_g(th['holds_worst'])}"
+        return HOLDS, f"mean {_g(mean)} ≤ {_g(th['holds_mean'])} and worst {_g(worst)} ≤ {_g(th['holds_worst'])}", margin
     if mean <= th["partly_mean"]:
-        return PARTLY, f"mean {_g(mean)}, worst {_g(worst)}: within the partly band (mean ≤ {_g(th['partly_mean'])})"
-    return NOT_REPRODUCED, f"mean {_g(mean)} > {_g(th['partly_mean'])}"
+        return (PARTLY, f"mean {_g(mean)}, worst {_g(worst)}: within the partly band (mean ≤ {_g(th['partly_mean'])})",
+                margin)
+    return NOT_REPRODUCED, f"mean {_g(mean)} > {_g(th['partly_mean'])}", margin
 
 
 def _describe_set(th: dict, q: str) -> str:
@@ -208,11 +328,12 @@ def _set_match(m: dict, th: dict, q: str) -> Judgement:
     e, s, x = int(m["expected"]), int(m["shared"]), int(m["extra"])
     if e <= 0:
         return INCONCLUSIVE, f"no expected {q} to compare with"
+    margin = closest(rel_distance(s / e, 0.5))  # the exact match is a count with nothing near it but the half
     if s == e and x == 0:
-        return HOLDS, f"all {e} expected {q} found, none extra"
+        return HOLDS, f"all {e} expected {q} found, none extra", margin
     if s >= e / 2:
-        return PARTLY, f"{s}/{e} expected {q} found, {x} extra"
-    return NOT_REPRODUCED, f"only {s}/{e} expected {q} found, {x} extra"
+        return PARTLY, f"{s}/{e} expected {q} found, {x} extra", margin
+    return NOT_REPRODUCED, f"only {s}/{e} expected {q} found, {x} extra", margin
 
 
 # ---------------------------------------------------------------------------------------------
@@ -232,11 +353,48 @@ def _exp_decay(m: dict, th: dict, q: str) -> Judgement:
     if bad:
         return bad
     rate, r2, ref = float(m["rate"]), float(m["r2"]), float(m["reference_rate"])
+    margin = closest(rel_distance(rate, ref), rel_distance(r2, th["min_r2"], True))
     if rate <= 0:
-        return NOT_REPRODUCED, f"{q} does not decay (fitted rate {_g(rate)})"
+        return NOT_REPRODUCED, f"{q} does not decay (fitted rate {_g(rate)})", margin
     if rate >= ref and r2 >= th["min_r2"]:
-        return HOLDS, f"rate {_g(rate)} ≥ reference {_g(ref)}, R² {r2:.3f}"
-    return PARTLY, f"rate {_g(rate)} (reference {_g(ref)}), R² {r2:.3f} (need ≥ {_g(th['min_r2'])})"
+        return HOLDS, f"rate {_g(rate)} ≥ reference {_g(ref)}, R² {r2:.3f}", margin
+    return PARTLY, f"rate {_g(rate)} (reference {_g(ref)}), R² {r2:.3f} (need ≥ {_g(th['min_r2'])})", margin
+
+
+def _describe_exp_vs_power(th: dict, q: str) -> str:
+    return (f"on the last decade of steps, log({q}) is fitted linearly in t (exponential: linear convergence) and in "
+            f"log t (power law); with D = log10((1 − R²_power)/(1 − R²_exp)) (decades by which the exponential leaves "
+            f"less unexplained variance): holds if the gap decays, D ≥ {_g(th['min_decades'])} and R²_exp ≥ "
+            f"{_g(th['min_r2'])}; partly if D ≥ {_g(th['min_decades'])} with a lower R²_exp; not reproduced if the "
+            f"gap does not decay or the power law wins by as much (D ≤ −{_g(th['min_decades'])}); inconclusive when "
+            f"neither shape wins clearly or with fewer than {th.get('min_points', 10)} points")
+
+
+@_rule("exp_vs_power", (HOLDS, PARTLY, NOT_REPRODUCED, INCONCLUSIVE), _describe_exp_vs_power)
+def _exp_vs_power(m: dict, th: dict, q: str) -> Judgement:
+    """Linear convergence told from a power law: fitted exponential ``rate`` with ``r2_exp`` against a power law's
+    ``r2_power`` on the same ``n_points`` steps (``t0``…``t1``, optional, quoted)."""
+    bad = _missing(m, "rate", "r2_exp", "r2_power", "n_points")
+    if bad:
+        return bad
+    rate, r2e, r2p, n = float(m["rate"]), float(m["r2_exp"]), float(m["r2_power"]), int(m["n_points"])
+    if n < th.get("min_points", 10):
+        return INCONCLUSIVE, f"only {n} points on the last decade (need ≥ {th.get('min_points', 10)})"
+    k = float(th["min_decades"])
+    res_e, res_p = max(1.0 - r2e, 1e-300), max(1.0 - r2p, 1e-300)
+    dec = math.log10(res_p / res_e)
+    where = f" on t = {_g(m['t0'])}…{_g(m['t1'])}" if _num(m.get("t0")) is not None and _num(m.get("t1")) is not None else ""
+    fits = f"R² exponential {r2e:.5f} vs power law {r2p:.5f}{where} (D = {dec:+.2f} decades)"
+    margin = closest(rel_distance(dec, k), rel_distance(dec, -k), rel_distance(r2e, th["min_r2"], True))
+    if rate <= 0:
+        return NOT_REPRODUCED, f"{q} does not decay (fitted rate {_g(rate)}); {fits}", margin
+    if dec >= k:
+        if r2e >= th["min_r2"]:
+            return HOLDS, f"the exponential wins clearly: {fits}; rate {_g(rate)} per step", margin
+        return PARTLY, f"the exponential wins ({fits}) but R²_exp < {_g(th['min_r2'])}", margin
+    if dec <= -k:
+        return NOT_REPRODUCED, f"a power law fits clearly better: {fits}", margin
+    return INCONCLUSIVE, f"neither shape wins by {_g(k)} decade(s): {fits}", margin
 
 
 def _describe_direction(th: dict, q: str) -> str:
@@ -259,11 +417,13 @@ def _direction_rate(m: dict, th: dict, q: str) -> Judgement:
     if bad:
         return bad
     s, s_th = float(m["slope"]), float(m["theory_slope"])
+    margin = closest(rel_distance(s, s_th + th["slack"]), rel_distance(c, th["min_cosine"], True), rel_distance(s, -0.1))
     if s <= s_th + th["slack"] and c >= th["min_cosine"]:
-        return HOLDS, f"slope {s:.3f} ≤ theory {s_th:.3f} + {_g(th['slack'])}, final cosine {c:.6f}"
+        return HOLDS, f"slope {s:.3f} ≤ theory {s_th:.3f} + {_g(th['slack'])}, final cosine {c:.6f}", margin
     if s < -0.1:
-        return PARTLY, f"1 − cos falls (slope {s:.3f}) but theory {s_th:.3f} + {_g(th['slack'])} / cosine {c:.6f} not met"
-    return NOT_REPRODUCED, f"1 − cos does not fall (slope {s:.3f})"
+        return (PARTLY, f"1 − cos falls (slope {s:.3f}) but theory {s_th:.3f} + {_g(th['slack'])} / cosine {c:.6f} "
+                        "not met", margin)
+    return NOT_REPRODUCED, f"1 − cos does not fall (slope {s:.3f})", margin
 
 
 def _describe_power(th: dict, q: str) -> str:
@@ -284,13 +444,16 @@ def _power_law_decay(m: dict, th: dict, q: str) -> Judgement:
     if bad:
         return bad
     lo, hi, r2 = float(m["lo"]), float(m["hi"]), float(m["r2"])
+    # the interval's end nearest 0, relative to the interval's width (how far the decision is from flipping)
+    edge = closest(abs(lo) / (hi - lo) if hi > lo else None, abs(hi) / (hi - lo) if hi > lo else None)
+    margin = closest(edge, rel_distance(r2, th["min_r2"], True))
     if hi < 0:
-        return NOT_REPRODUCED, f"interval [{_g(lo)}, {_g(hi)}] lies below 0: the loss grows"
+        return NOT_REPRODUCED, f"interval [{_g(lo)}, {_g(hi)}] lies below 0: the loss grows", margin
     if lo <= 0:
-        return INCONCLUSIVE, f"interval [{_g(lo)}, {_g(hi)}] contains 0: cannot tell decay from none"
+        return INCONCLUSIVE, f"interval [{_g(lo)}, {_g(hi)}] contains 0: cannot tell decay from none", margin
     if r2 >= th["min_r2"]:
-        return HOLDS, f"interval [{_g(lo)}, {_g(hi)}] excludes 0, R² {r2:.3f}"
-    return PARTLY, f"interval [{_g(lo)}, {_g(hi)}] excludes 0 but R² {r2:.3f} < {_g(th['min_r2'])}"
+        return HOLDS, f"interval [{_g(lo)}, {_g(hi)}] excludes 0, R² {r2:.3f}", margin
+    return PARTLY, f"interval [{_g(lo)}, {_g(hi)}] excludes 0 but R² {r2:.3f} < {_g(th['min_r2'])}", margin
 
 
 def _fit_problem(m: dict, th: dict, p: float) -> str | None:
@@ -312,6 +475,14 @@ def _fit_problem(m: dict, th: dict, p: float) -> str | None:
             return (f"the interval [{_g(m['lo'])}, {_g(m['hi'])}] (width {_g(width)}) is wider than the partly band "
                     f"±{100 * th['partly_rel']:.0f} % of {_g(p)}: cannot discriminate")
     return None
+
+
+def _width_margin(m: dict, th: dict, p: float) -> float | None:
+    """Relative distance of a fitted interval's width to the partly band 2 × partly_rel × |p| (None without one)."""
+    lo, hi = _num(m.get("lo")), _num(m.get("hi"))
+    if lo is None or hi is None:
+        return None
+    return rel_distance(hi - lo, 2 * th["partly_rel"] * abs(p))
 
 
 def _describe_exponent(th: dict, q: str) -> str:
@@ -344,15 +515,16 @@ def _exponent_match(m: dict, th: dict, q: str) -> Judgement:
                 f"[{_g(m['band_lo'])}, {_g(m['band_hi'])}]")
     if _num(th.get("paper_abs")) is not None:
         band += f"; {'within' if abs(a - p) <= th['paper_abs'] else 'outside'} the paper's ±{_g(th['paper_abs'])}"
+    margin = closest(rel_distance(rel, th["holds_rel"]), rel_distance(rel, th["partly_rel"]), _width_margin(m, th, p))
     problem = _fit_problem(m, th, p)
     if problem:
-        return INCONCLUSIVE, problem + band
+        return INCONCLUSIVE, problem + band, margin
     delta = f"fitted {_g(a)} vs predicted {_g(p)}: Δ = {a - p:+.3g} ({100 * rel:.0f} %)"
     if rel <= th["holds_rel"]:
-        return HOLDS, delta + band
+        return HOLDS, delta + band, margin
     if rel <= th["partly_rel"]:
-        return PARTLY, delta + band
-    return NOT_REPRODUCED, delta + band
+        return PARTLY, delta + band, margin
+    return NOT_REPRODUCED, delta + band, margin
 
 
 # ---------------------------------------------------------------------------------------------
@@ -404,14 +576,16 @@ def _monotone(m: dict, th: dict, q: str) -> Judgement:
     v = [sgn * x for x in vals]  # type: ignore[operator]
     overall, s_all = v[-1] - v[0], math.hypot(se[0], se[-1])
     listing = ", ".join(f"{x:.3g}" for x in vals)  # type: ignore[union-attr]
+    margin = closest(rel_distance(abs(overall), s_all))  # the overall change against its standard error
     if overall < -s_all:
-        return NOT_REPRODUCED, f"{listing}: moves the other way overall ({abs(overall):.3g} > SE {s_all:.2g})"
+        return NOT_REPRODUCED, f"{listing}: moves the other way overall ({abs(overall):.3g} > SE {s_all:.2g})", margin
     if overall <= s_all:
-        return INCONCLUSIVE, f"{listing}: overall change {overall * sgn:+.3g} within SE {s_all:.2g}"
+        return INCONCLUSIVE, f"{listing}: overall change {overall * sgn:+.3g} within SE {s_all:.2g}", margin
     against = [i for i in range(len(v) - 1) if v[i + 1] - v[i] < -math.hypot(se[i], se[i + 1])]
     if against:
-        return PARTLY, f"{listing}: overall change {overall * sgn:+.3g} (SE {s_all:.2g}) but {len(against)} step(s) go the other way"
-    return HOLDS, f"{listing}: overall change {overall * sgn:+.3g} (SE {s_all:.2g}), no step clearly against"
+        return (PARTLY, f"{listing}: overall change {overall * sgn:+.3g} (SE {s_all:.2g}) but {len(against)} step(s) go "
+                        "the other way", margin)
+    return HOLDS, f"{listing}: overall change {overall * sgn:+.3g} (SE {s_all:.2g}), no step clearly against", margin
 
 
 def _describe_peak(th: dict, q: str) -> str:
@@ -434,46 +608,59 @@ def _inner_peak(m: dict, th: dict, q: str) -> Judgement:
         d, s = pk - float(vals[j]), math.hypot(se[inner], se[j])  # type: ignore[arg-type]
         return "above" if d > s else ("below" if d < -s else "tie")
 
+    def dist(j: int) -> float | None:
+        return rel_distance(abs(pk - float(vals[j])), math.hypot(se[inner], se[j]))  # type: ignore[arg-type]
+
+    margin = closest(dist(0), dist(len(vals) - 1))
     a, b = side(0), side(len(vals) - 1)
     desc = f"inner maximum {pk:.3g} at position {inner} vs ends {vals[0]:.3g}, {vals[-1]:.3g}"
     if a == b == "above":
-        return HOLDS, desc + ": above both ends beyond the standard error"
+        return HOLDS, desc + ": above both ends beyond the standard error", margin
     if "below" in (a, b):
-        return NOT_REPRODUCED, desc + ": an end is clearly above every inner value"
+        return NOT_REPRODUCED, desc + ": an end is clearly above every inner value", margin
     if "above" in (a, b):
-        return PARTLY, desc + ": clearly above one end, tied with the other"
-    return INCONCLUSIVE, desc + ": within the standard error of both ends"
+        return PARTLY, desc + ": clearly above one end, tied with the other", margin
+    return INCONCLUSIVE, desc + ": within the standard error of both ends", margin
 
 
 def _describe_attention(th: dict, q: str) -> str:
+    clear = th.get("min_clearance", 0.0)
     return ("not reproduced if the final minimum attention on optimal tokens is below the theorem's bound "
-            "1/(1 + L_max·exp(−C1 t)); inconclusive if the bound is at or below the uniform-attention baseline of the "
-            "same sentences (uniform attention, i.e. no training, already meets it); otherwise holds if the "
-            "attention gap decays at a fitted rate ≥ C1, partly if not")
+            "1/(1 + L_max·exp(−C1 t)); inconclusive if the bound does not clear the uniform-attention baseline of the "
+            f"same sentences (the control: W_kq = 0, no training) by at least {_g(clear)} (a bound that uniform "
+            "attention nearly meets says nothing); otherwise holds if the attention gap decays at a fitted rate ≥ C1, "
+            "partly if not")
 
 
 @_rule("attention_bound", (HOLDS, PARTLY, NOT_REPRODUCED, INCONCLUSIVE), _describe_attention)
 def _attention_bound(m: dict, th: dict, q: str) -> Judgement:
-    """Theorem 2's attention bound judged against the uniform-attention baseline."""
+    """Theorem 2's attention bound judged against the uniform-attention baseline (the control): the bound must
+    exceed it by ``min_clearance`` (default 0) for meeting the bound to say anything."""
     bad = _missing(m, "attention", "bound", "baseline")
     if bad:
         return bad
     att, bound, base = float(m["attention"]), float(m["bound"]), float(m["baseline"])
-    if att < bound:
-        return NOT_REPRODUCED, f"attention {att:.4f} < bound {bound:.4f}"
-    if bound <= base:
-        return INCONCLUSIVE, (f"bound {bound:.4f} ≤ uniform-attention baseline {base:.4f}: meeting it says nothing "
-                              f"(attention {att:.4f})")
+    clear = float(th.get("min_clearance", 0.0))
     rate, c1 = _num(m.get("gap_rate")), _num(m.get("c1"))
+    margin = closest(rel_distance(att, bound), rel_distance(bound - base, clear), rel_distance(rate, c1))
+    if att < bound:
+        return NOT_REPRODUCED, f"attention {att:.4f} < bound {bound:.4f}", margin
+    if bound - base < clear or bound <= base:
+        return INCONCLUSIVE, (f"bound {bound:.4f} clears the uniform-attention baseline {base:.4f} by "
+                              f"{bound - base:+.4f} < {_g(clear)}: uniform attention (no training) nearly meets it, so "
+                              f"meeting it says nothing (attention {att:.4f})"), margin
     if rate is not None and c1 is not None and rate >= c1:
-        return HOLDS, f"attention {att:.4f} ≥ bound {bound:.4f} > baseline {base:.4f}; gap rate {_g(rate)} ≥ C1 {_g(c1)}"
-    return PARTLY, (f"attention {att:.4f} ≥ bound {bound:.4f} > baseline {base:.4f}, but gap rate "
-                    f"{'—' if rate is None else _g(rate)} < C1 {'—' if c1 is None else _g(c1)}")
+        return HOLDS, (f"attention {att:.4f} ≥ bound {bound:.4f}, which clears the uniform baseline {base:.4f} by "
+                       f"{bound - base:.4f} ≥ {_g(clear)}; gap rate {_g(rate)} ≥ C1 {_g(c1)}"), margin
+    return PARTLY, (f"attention {att:.4f} ≥ bound {bound:.4f} (baseline {base:.4f} + {bound - base:.4f}), but gap rate "
+                    f"{'—' if rate is None else _g(rate)} < C1 {'—' if c1 is None else _g(c1)}"), margin
 
 
 def _describe_agree(th: dict, q: str) -> str:
     return (f"holds if the 95 % intervals of {q} overlap and the point estimates lie within {_g(th['max_spread'])}; "
-            "partly if only one of the two holds; not reproduced if neither; inconclusive with fewer than 2 intervals")
+            "partly if only one of the two holds; not reproduced if neither; inconclusive with fewer than 2 intervals "
+            f"or when overlapping intervals include one wider than the tolerance {_g(th['max_spread'])} (overlap of "
+            "wide intervals cannot show agreement within the tolerance)")
 
 
 @_rule("intervals_agree", (HOLDS, PARTLY, NOT_REPRODUCED, INCONCLUSIVE), _describe_agree)
@@ -485,13 +672,19 @@ def _intervals_agree(m: dict, th: dict, q: str) -> Judgement:
         return INCONCLUSIVE, f"{len(ivs)} usable interval(s): need ≥ 2"
     overlap = max(iv[0] for iv in ivs) <= min(iv[1] for iv in ivs)
     spread = max(vals) - min(vals)  # type: ignore[type-var,operator]
-    close = spread <= th["max_spread"]
+    tol = float(th["max_spread"])
+    close = spread <= tol
+    width = max(float(iv[1]) - float(iv[0]) for iv in ivs)
+    margin = closest(rel_distance(spread, tol), rel_distance(width, tol))
     desc = f"spread {spread:.3g}, intervals {'overlap' if overlap else 'do not overlap'}"
+    if width > tol and overlap:  # disjoint intervals still show a difference, however wide
+        return INCONCLUSIVE, (f"{desc}, but the widest interval ({width:.3g}) is wider than the tolerance {_g(tol)}: "
+                              "their overlap cannot show agreement within the tolerance"), margin
     if overlap and close:
-        return HOLDS, desc
+        return HOLDS, desc, margin
     if overlap or close:
-        return PARTLY, desc
-    return NOT_REPRODUCED, desc
+        return PARTLY, desc, margin
+    return NOT_REPRODUCED, desc, margin
 
 
 @_rule("unjudgeable", (INCONCLUSIVE,),
@@ -528,8 +721,30 @@ def _data_clause(th: dict) -> str:
             f"{100 * th['max_data_change']:.0f} %)")
 
 
+def _oracle_margin(m: dict, th: dict) -> float | None:
+    """Margin of :func:`_oracle_validated_exponent`: the oracle's miss against its tolerance, the fitted exponent's
+    relative error against the holds/partly bands, the interval's width against the partly band and the data check."""
+    p, o = _num(m.get("predicted")), _num(m.get("oracle"))
+    if p is None or o is None or p <= 0:
+        return None
+    bound = bool(th.get("bound"))
+    a = _num(m.get("fitted"))
+    rel = None if a is None else ((p - a) / p if bound else abs(a - p) / p)
+    ratio = _num(m.get("data_ratio"))
+    return closest(rel_distance(p - o if bound else abs(o - p), th["oracle_tol"]),
+                   rel_distance(rel, th["holds_rel"]), rel_distance(rel, th["partly_rel"]), _width_margin(m, th, p),
+                   rel_distance(abs(ratio - 1.0), th["max_data_change"]) if ratio is not None and "max_data_change" in th
+                   else None)
+
+
 @_rule("oracle_validated_exponent", (HOLDS, PARTLY, NOT_REPRODUCED, INCONCLUSIVE), _describe_oracle)
 def _oracle_validated_exponent(m: dict, th: dict, q: str) -> Judgement:
+    """See :func:`_oracle_core` (the verdict) and :func:`_oracle_margin` (its distance to the thresholds)."""
+    verdict, reason = _oracle_core(m, th)
+    return verdict, reason, _oracle_margin(m, th)
+
+
+def _oracle_core(m: dict, th: dict) -> tuple[str, str]:
     """A network's fitted exponent judged only where an estimator of known rate (the oracle) shows the design
     can exhibit the theory's exponent.
 
@@ -590,15 +805,26 @@ def _oracle_validated_exponent(m: dict, th: dict, q: str) -> Judgement:
 # records
 
 
-def judge(rule_id: str, measured: dict, thresholds: dict, quantity: str = "the measured value") -> tuple[str, str, str]:
-    """(verdict, reason, rule text) of rule ``rule_id`` on ``measured`` and ``thresholds``."""
+def assess(rule_id: str, measured: dict, thresholds: dict, quantity: str = "the measured value") -> dict:
+    """``{"verdict", "reason", "rule", "margin", "near_threshold"}`` of rule ``rule_id`` on ``measured`` and
+    ``thresholds``. ``margin``: the relative distance of the deciding number to the nearest threshold (None when
+    the verdict rests on no number, e.g. missing inputs); ``near_threshold``: margin < :data:`NEAR`."""
     if rule_id not in RULES:
         raise KeyError(f"unknown verdict rule {rule_id!r}; known: {', '.join(sorted(RULES))}")
     rule = RULES[rule_id]
-    verdict, reason = rule.judge(measured, thresholds, quantity)
+    out = rule.judge(measured, thresholds, quantity)
+    verdict, reason = out[0], out[1]
+    margin = _num(out[2]) if len(out) > 2 else None
     if verdict not in rule.outcomes:  # a rule must stay inside what it declares (tested)
         raise AssertionError(f"rule {rule_id} gave undeclared verdict {verdict!r}")
-    return verdict, reason, rule.describe(thresholds, quantity)
+    return {"verdict": verdict, "reason": reason, "rule": rule.describe(thresholds, quantity),
+            "margin": margin, "near_threshold": margin is not None and margin < NEAR}
+
+
+def judge(rule_id: str, measured: dict, thresholds: dict, quantity: str = "the measured value") -> tuple[str, str, str]:
+    """(verdict, reason, rule text) of rule ``rule_id`` on ``measured`` and ``thresholds`` (see :func:`assess`)."""
+    a = assess(rule_id, measured, thresholds, quantity)
+    return a["verdict"], a["reason"], a["rule"]
 
 
 def make_claim(
@@ -624,10 +850,10 @@ def make_claim(
 
 
 def rejudge(record: dict) -> dict:
-    """The claim record with ``verdict``, ``reason`` and ``rule`` recomputed from its stored numbers."""
-    verdict, reason, text = judge(record["rule_id"], record["measured"], record["thresholds"],
-                                  record.get("quantity", "the measured value"))
-    return {**record, "verdict": verdict, "reason": reason, "rule": text}
+    """The claim record with ``verdict``, ``reason``, ``rule``, ``margin`` and ``near_threshold`` recomputed from
+    its stored numbers."""
+    return {**record, **assess(record["rule_id"], record["measured"], record["thresholds"],
+                               record.get("quantity", "the measured value"))}
 
 
 def missing_claim(claim_id: str, statement: str, why: str, *, kind: str, cite: str = "") -> dict:
@@ -657,3 +883,17 @@ def headline(by_kind: dict[str, dict[str, int]]) -> str:
     return (f"Paper claims ({n[PAPER_CLAIM]}): {_counts_text(by_kind[PAPER_CLAIM])}. Counted apart — checks of "
             f"ttlab's own tools and runs ({n[CHECK]}): {_counts_text(by_kind[CHECK])}; ablations beyond the papers "
             f"({n[ABLATION]}): {_counts_text(by_kind[ABLATION])}.")
+
+
+def near_threshold_claims(claims: Sequence[dict]) -> list[dict]:
+    """The claims whose verdict lies within :data:`NEAR` (10 %) of a threshold (``near_threshold``)."""
+    return [c for c in claims if c.get("near_threshold")]
+
+
+def conditions_met(record: dict) -> bool | None:
+    """Whether the claim was judged inside its theorem's conditions: ``measured["conditions"]["met"]`` (True |
+    False), None when the record states no conditions."""
+    cond = (record.get("measured") or {}).get("conditions")
+    if not isinstance(cond, dict) or "met" not in cond:
+        return None
+    return bool(cond["met"])
