@@ -401,21 +401,26 @@ def fit_loss_scaling(x: np.ndarray, y: np.ndarray, bootstrap: int) -> dict[str, 
 # ---------------------------------------------------------------------------------------------- ID
 def measure_run_id(run_dir: str | Path, opts: IDOptions = IDOptions(), *, layers: Sequence[int] | None = None,
                    position_edges: Sequence[int] | None = None, corpus: str | None = None,
-                   band: bool = False) -> dict[str, Any]:
+                   band: bool = False, which: str = "final", shuffle_tokens: bool = False) -> dict[str, Any]:
     """Embed a run's split (its own token dataset unless ``corpus``) and estimate the ID of ``opts.layer``
     (or every layer in ``layers``; or every position group) with the mean and the harmonic rule.
+
+    Controls, on the same windows, positions, K and batches: ``which="init"`` embeds with the untrained
+    weights the run started from (:func:`ttlab.lm.trainer.load_model`); ``shuffle_tokens=True`` permutes each
+    window's tokens first (:attr:`ttlab.lm.embed.EmbedConfig.shuffle_tokens`). Both are recorded in ``options``.
 
     ``band=True`` also runs every estimator of :data:`ttlab.scaling.band.BAND_ESTIMATORS` on the same
     vectors and batches (``intrinsic_dim.compare``, one shared neighbour search) and stores them in
     each row as ``ids_by_estimator`` ``{name: {"id", "std", "seconds", "notes"}}``."""
     from ttlab.lm.embed import EmbedConfig, embed_corpus, open_embedding_model, text_intrinsic_dimension
 
-    model = open_embedding_model(run_dir)
+    model = open_embedding_model(run_dir, which=which)
     context = opts.context or model.max_context
     layer_list = tuple(layers) if layers is not None else (opts.layer,)
     cfg = EmbedConfig(layers=layer_list, tokens_per_doc=opts.tokens_per_doc, context=context, window=opts.window,
                       windows_per_doc=opts.windows_per_doc, max_docs=opts.max_docs, seed=opts.seed, split=opts.split,
-                      batch_docs=32, position_edges=tuple(position_edges) if position_edges is not None else None)
+                      batch_docs=32, position_edges=tuple(position_edges) if position_edges is not None else None,
+                      shuffle_tokens=shuffle_tokens)
     emb = embed_corpus(model, corpus, cfg)
     groups = [None] if position_edges is None else sorted(set(int(g) for g in emb.group))
     rows = []
@@ -440,7 +445,7 @@ def measure_run_id(run_dir: str | Path, opts: IDOptions = IDOptions(), *, layers
             rows.append(row)
     return {"run_dir": str(run_dir), "options": {**asdict(opts), "context": context, "layer_convention": emb.meta["model"]["layer_convention"],
                                                  "final_norm_in_last_layer": emb.meta["model"]["final_norm_in_last_layer"],
-                                                 "unbiased": False},
+                                                 "unbiased": False, "weights": which, "shuffle_tokens": shuffle_tokens},
             "n_docs": emb.meta["n_docs"], "n_windows": emb.meta["n_windows"], "n_layer": emb.meta["model"]["n_layer"],
             "width": emb.meta["model"]["width"], "rows": rows}
 
