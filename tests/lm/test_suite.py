@@ -312,3 +312,23 @@ def test_cli_suite_file_reports_failed_model_and_keeps_others(tmp_path, runs, co
     res = json.loads((tmp_path / "o" / "results.json").read_text())
     assert [m["status"] for m in res["models"]] == ["ok", "ok", "failed"]
     assert res["reference"]["name"] == "small"
+
+
+def test_untrained_control_spec_loads_the_runs_initial_weights(runs, corpus_file, tmp_path):
+    """A ttlab spec with "which": "init" scores and embeds the run's untrained start (the ID control of the
+    reproduce suite part): its weights are load_model(which="init")'s, its loss near ln(vocab); no figure asked."""
+    from ttlab.lm.trainer import load_model
+
+    spec = {**resolve_model(str(runs[32]), label="w32 (untrained)"), "which": "init"}
+    sm = open_suite_model(spec)
+    init, _ = load_model(runs[32], which="init")
+    assert sm.info["weights"] == "init" and all(torch.equal(a, b) for a, b in zip(sm.model.state_dict().values(),
+                                                                                 init.state_dict().values()))
+    res = run_suite([spec, str(runs[32])], tmp_path / "ctl", _cfg(corpus_file, windows_per_doc=2), bootstrap=0, figure=False)
+    untrained, trained = res["models"]
+    assert untrained["bytes"] == trained["bytes"] and untrained["n_vectors"] == trained["n_vectors"]
+    assert abs(untrained["loss"] - math.log(sm.vocab_size)) < 0.1 < untrained["loss"] - trained["loss"]
+    assert untrained["intrinsic_dim"] != trained["intrinsic_dim"]
+    assert "figure" not in res and not (tmp_path / "ctl" / "suite_scaling.png").exists()
+    with pytest.raises(TTLabInputError, match="needs a ttlab run folder"):
+        open_suite_model({**resolve_model(str(runs["hf32"])), "which": "init"})

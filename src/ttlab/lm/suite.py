@@ -327,12 +327,15 @@ def _hub_download(repo_id: str) -> Path:  # pragma: no cover - needs the network
 
 
 def open_suite_model(spec: dict[str, Any], *, device: str = "cpu", dtype: str = "float32") -> SuiteModel:
-    """Load one resolved model spec (:func:`resolve_model`) on ``device`` in ``dtype``."""
+    """Load one resolved model spec (:func:`resolve_model`) on ``device`` in ``dtype``; a ttlab run's spec may
+    carry ``"which": "init"`` to load the untrained weights the run started from (a control)."""
     _check_device(device)
     tdtype = _torch_dtype(dtype)
     kind, target = spec["kind"], spec["target"]
+    if spec.get("which", "final") != "final" and kind != "ttlab":
+        raise TTLabInputError(f"model {spec.get('label') or target}: which={spec['which']!r} needs a ttlab run folder.")
     if kind == "ttlab":
-        sm = _open_ttlab(Path(target), device, tdtype)
+        sm = _open_ttlab(Path(target), device, tdtype, spec.get("which", "final"))
     elif kind == "hub":  # pragma: no cover - needs the network
         sm = _open_pretrained(str(_hub_download(target)), kind, device, tdtype)
     elif kind in ("huggingface", "gguf", "registry"):
@@ -343,10 +346,10 @@ def open_suite_model(spec: dict[str, Any], *, device: str = "cpu", dtype: str = 
     return sm
 
 
-def _open_ttlab(path: Path, device: str, tdtype: Any) -> SuiteModel:
+def _open_ttlab(path: Path, device: str, tdtype: Any, which: str = "final") -> SuiteModel:
     from ttlab.lm.trainer import load_run
 
-    run = load_run(path, device=device)
+    run = load_run(path, device=device, which=which)
     if run.tokenizer is None:
         raise TTLabInputError(f"run folder {path} has no tokenizer.json; it cannot encode text.")
     if run.tokenizer.eot_id is None:
@@ -360,7 +363,7 @@ def _open_ttlab(path: Path, device: str, tdtype: Any) -> SuiteModel:
         encode=run.tokenizer.encode, start_token_id=int(run.tokenizer.eot_id), start_token="eos",
         max_context=c.block_size, vocab_size=c.vocab_size, n_layer=c.n_layer, width=c.n_embd, params=total,
         params_non_embedding=non_emb,
-        info={"path": str(path), "checkpoint": run.meta.get("path"), "iter": run.meta.get("iter"),
+        info={"path": str(path), "checkpoint": run.meta.get("path"), "iter": run.meta.get("iter"), "weights": which,
               "tokenizer": run.tokenizer.describe()})
 
 
@@ -708,12 +711,13 @@ def run_suite(
     bootstrap: int = 1000,
     execution: Execution | None = None,
     progress: ProgressFn | None = None,
+    figure: bool = True,
 ) -> dict[str, Any]:
     """Evaluate a suite of models on the same text windows; fit α̂_N (loss and bits per byte against
     non-embedding N); predict α_N = 2/d from the reference model's ID (default: the largest).
 
-    Writes ``DIR/windows.json``, ``DIR/results.json`` and ``DIR/suite_scaling.png``; returns the
-    results dict. Models that fail are recorded with their error; the others are kept. ``execution``: where
+    Writes ``DIR/windows.json``, ``DIR/results.json`` and (unless ``figure=False``) ``DIR/suite_scaling.png``;
+    returns the results dict. Models that fail are recorded with their error; the others are kept. ``execution``: where
     the models are evaluated (:class:`ttlab.lm.experiments.Execution`; default: one local worker).
     """
     from ttlab.lm.experiments import Execution, fit_loss_scaling
@@ -810,7 +814,7 @@ def run_suite(
                         "workers": workers, "threads_per_task": threads_per_task}
     result["versions"] = versions(("transformers", "tokenizers"))
     result["wall_time_s"] = time.perf_counter() - t0
-    if ok:
+    if ok and figure:
         result["figure"] = "suite_scaling.png"
         plot_suite(result, out / "suite_scaling.png")
     atomic_write_json(out / "results.json", result)
