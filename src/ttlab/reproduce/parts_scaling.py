@@ -111,7 +111,7 @@ def _id_claims(r: dict) -> list[dict]:
     out.append(make_claim(
         "id_accuracy.harmonic_less_biased",
         "The harmonic (MacKay–Ghahramani) combination is less biased than the arithmetic mean at low d",
-        "count", {"passed": better, "total": len(low)}, {"holds": 0.75, "partly": 0.5},
+        "count", {"passed": better, "total": len(low)}, {"holds": 0.75, "partly": 0.5, "chance": 0.5},
         quantity="the harmonic estimate is closer to d",
         summary=f"closer to d in {better}/{len(low)} noise-free cases with d ≤ 5", kind="check"))
     return out
