@@ -5,10 +5,16 @@ All three parts run through :mod:`ttlab.lm.experiments` with the presets of ``tt
 tests). The sweeps cache every finished run under ``DIR/<part>/``, so an interrupted part resumes.
 
 Claims (rules of :mod:`ttlab.reproduce.verdicts`, printed with their reasons in the report): the loss
-falls as a power law (the fitted exponent's interval excludes 0); the ID-predicted exponent matches the
-fitted one within 10 % (holds) / 35 % (partly) of the prediction — inconclusive with an interval wider
-than that band, fewer than 3 sizes or step-capped runs; the ID grows with model size, peaks at an
-inner layer and falls with context position, each judged against the ID batches' standard errors.
+falls as a power law (the fitted exponent's interval excludes 0; inconclusive with step-capped runs);
+α_D = 2/(2+d) matches the fitted α̂_D within 10 % (holds) / 35 % (partly) of the prediction —
+inconclusive with an interval wider than that band, fewer than 3 sizes or step-capped runs; α_N = 2/d
+*under-estimates* α̂_N, as the paper says (``exceeds_control``: α̂_N above the prediction by 1.96 combined
+standard errors); the ID grows with model size — beyond the rise of untrained copies of the same sizes
+(the control, embedded the same way); the ID peaks at an inner layer (judged on models of ≥ 4 layers) and
+falls with context position (judged with ≥ 4 ID batches per position group), against the ID batches'
+standard errors. The ID that predicts an exponent is stored with a second control: the same model on the
+same windows with their tokens shuffled (``id_shuffled``), and a sentence, computed from the numbers, on
+what it shows.
 Exponents are read with the keys of :class:`ttlab.scaling.analysis.FittedExponent` (``alpha_hat``,
 ``alpha_hat_ci``, ``alpha_hat_ci_method``).
 
@@ -530,7 +536,8 @@ def _render_suite(r: dict[str, Any]) -> list:
 
 
 def _suite_estimate(ctx: PartContext, out: Path | None) -> float:
-    own = 90.0 if ctx.quick else 600.0  # quick: 4 models × ~32k tokens + their IDs took 85 s on 2 busy cores
+    # quick: 4 models × ~32k tokens + their IDs took 85 s on 2 busy cores; their untrained copies (the ID control) 24 s
+    own = 115.0 if ctx.quick else 800.0
     if out is not None and (out / "lm_model_scaling" / "results.json").is_file():
         return own
     from ttlab.reproduce.registry import PARTS
