@@ -176,6 +176,17 @@ CASES += [
      {"min_r2": 0.9, "min_points": 3}, INCONCLUSIVE),  # the suite's case: all 4 models step-capped
 ]
 
+
+def test_exceeds_control_margin_is_the_distance_to_the_nearer_threshold():
+    """The rule's third item: |difference − threshold| / threshold, the threshold being z × combined SE."""
+    from ttlab.reproduce.verdicts import RULES
+
+    m = {"value": 0.40, "value_se": 0.03, "control": 0.20, "control_se": 0.04}  # combined SE 0.05, z 2 → 0.1
+    verdict, _, margin = RULES["exceeds_control"].judge(m, {"z": 2.0}, "x")
+    assert verdict == HOLDS and margin == pytest.approx((0.20 - 0.10) / 0.10)
+    verdict, _, margin = RULES["exceeds_control"].judge({**m, "value": 0.25}, {"z": 2.0}, "x")
+    assert verdict == INCONCLUSIVE and margin == pytest.approx(0.5)
+
 @pytest.mark.parametrize("rule, measured, thresholds, expected", CASES)
 def test_rule_gives_expected_verdict(rule, measured, thresholds, expected):
     verdict, reason, text = judge(rule, measured, thresholds, "x")

@@ -611,7 +611,7 @@ def _se_of(m: dict, key: str) -> float | None:
 
 
 @_rule("exceeds_control", (HOLDS, PARTLY, NOT_REPRODUCED, INCONCLUSIVE), _describe_exceeds)
-def _exceeds_control(m: dict, th: dict, q: str) -> Judgement:
+def _exceeds_control(m: dict, th: dict, q: str) -> tuple:
     """A measurement judged against a trivial control measured in the same run.
 
     Profile form: ``values``/``se`` (ordered, e.g. the ID by model size) and ``control_values``/``control_se``
@@ -623,10 +623,13 @@ def _exceeds_control(m: dict, th: dict, q: str) -> Judgement:
         return INCONCLUSIVE, f"{int(m['n_capped'])} fitted run(s) hit the step cap: the measurement is budget-limited"
     if "n_points" in m and (_num(m["n_points"]) is None or m["n_points"] < th.get("min_points", 2)):
         return INCONCLUSIVE, f"only {m['n_points']} fitted points (need ≥ {th.get('min_points', 2)})"
+    profile_margin = None
     if "values" in m:
-        verdict, reason = _monotone(m, {"direction": th["direction"]}, q)
+        trend = _monotone(m, {"direction": th["direction"]}, q)  # (verdict, reason[, margin])
+        verdict, reason = trend[0], trend[1]
+        profile_margin = trend[2] if len(trend) > 2 else None
         if verdict in (NOT_REPRODUCED, INCONCLUSIVE):
-            return verdict, reason
+            return verdict, reason, profile_margin
         vals, se, _ = _profile(m, 2, "a change")
         cvals, cse, bad = _profile({"values": m.get("control_values"), "se": m.get("control_se")}, 2, "a change")
         if bad:
@@ -647,11 +650,14 @@ def _exceeds_control(m: dict, th: dict, q: str) -> Judgement:
     diff, s = value - control, z * math.hypot(value_se, control_se)
     versus = (f"{'it' if what == 'value' else 'the change'} {_g(value)} vs the control's {_g(control)} (SE "
               f"{_g(control_se)}): difference {diff:+.3g}, {z:g} × combined SE {s:.2g}")
+    # margin: the difference's relative distance to the nearer threshold ±s (and the profile's own)
+    margins = [x for x in (profile_margin, abs(abs(diff) - s) / s if s > 0 else None) if x is not None]
+    margin = min(margins) if margins else None
     if diff > s:
-        return verdict, f"{reason}; {versus}: beyond the control"
+        return verdict, f"{reason}; {versus}: beyond the control", margin
     if diff < -s and what == "value":
-        return NOT_REPRODUCED, f"{versus}: clearly below the control"
-    return INCONCLUSIVE, f"{reason}; {versus}: the control meets it, so it is no evidence"
+        return NOT_REPRODUCED, f"{versus}: clearly below the control", margin
+    return INCONCLUSIVE, f"{reason}; {versus}: the control meets it, so it is no evidence", margin
 
 
 # ---------------------------------------------------------------------------------------------
@@ -663,7 +669,7 @@ def judge(rule_id: str, measured: dict, thresholds: dict, quantity: str = "the m
     if rule_id not in RULES:
         raise KeyError(f"unknown verdict rule {rule_id!r}; known: {', '.join(sorted(RULES))}")
     rule = RULES[rule_id]
-    verdict, reason = rule.judge(measured, thresholds, quantity)
+    verdict, reason = rule.judge(measured, thresholds, quantity)[:2]  # a rule may add its margin
     if verdict not in rule.outcomes:  # a rule must stay inside what it declares (tested)
         raise AssertionError(f"rule {rule_id} gave undeclared verdict {verdict!r}")
     return verdict, reason, rule.describe(thresholds, quantity)
