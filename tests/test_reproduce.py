@@ -514,6 +514,10 @@ def test_lm_suite_part_end_to_end(tmp_path, monkeypatch):
         assert u["n_vectors"] == m["n_vectors"] and u["loss"] > m["loss"] and u["intrinsic_dim"] != m["intrinsic_dim"]
     assert su["claims"][2]["measured"]["control_values"] == [u["intrinsic_dim"] for u in su["models_untrained"]]
     assert not (out / "lm_suite_scaling" / "untrained" / "suite_scaling.png").exists()
+    ref = su["models"][-1]  # the reference model on shuffled tokens: same windows and positions, another ID
+    assert su["id_shuffled"]["n_vectors"] == ref["n_vectors"] and su["id_shuffled"]["intrinsic_dim"] != ref["intrinsic_dim"]
+    assert su["claims"][1]["measured"]["intrinsic_dim_shuffled"] == su["id_shuffled"]["intrinsic_dim"]
+    assert md.count("Shuffled-token control") == 2  # the model sweep's and the suite's
     # the sweep's runs came from its cache; the suite's models from the suite's cache on a re-run
     assert all(r["cached"] for r in json.loads((out / "lm_model_scaling" / "results.json").read_text())["runs"])
     from ttlab.lm.suite import run_suite  # noqa: F401  (the part's engine)

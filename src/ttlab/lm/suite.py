@@ -30,6 +30,10 @@ scored exactly once, from everything before it in its chunk. Per model:
   :func:`ttlab.lm.embed.extract_embeddings` samples them (for a BOS model and windows that are whole
   documents within the context, the vectors are exactly those of ``ttlab id embed --window prefix``).
 
+Controls (used by ``ttlab reproduce``): ``SuiteConfig(shuffle_tokens=True)`` permutes each window's tokens
+(stream ``default_rng([seed, doc_index, 1 + j, SHUFFLE_STREAM])`` for the document's j-th window; positions
+unchanged) before scoring and embedding; a ttlab spec with ``"which": "init"`` loads the run's untrained start.
+
 Each model is one :func:`ttlab.sweep.run_sweep` task (cached in ``DIR/tasks``: a finished model is
 not evaluated again; ``backend="ray"`` spreads a suite over a cluster, ``DIR`` on a shared file
 system). Models are loaded one at a time and freed; a batch holds at most ``batch_tokens`` input
@@ -118,6 +122,7 @@ class SuiteConfig:
     id_batch_size: int = 4096
     id_k: int = 20
     id_average: str = "mean"
+    shuffle_tokens: bool = False  # control: each window's tokens permuted (seeded) before scoring and embedding
 
     def __post_init__(self) -> None:
         for name in ("context", "windows_per_doc", "batch_tokens", "id_tokens_per_doc", "id_batch_size", "id_k"):
@@ -462,7 +467,7 @@ def score_windows(sm: SuiteModel, windows: Sequence[TextWindow], cfg: SuiteConfi
     import torch
     import torch.nn.functional as F
 
-    from ttlab.lm.embed import EmbedConfig, _sample_positions
+    from ttlab.lm.embed import SHUFFLE_STREAM, EmbedConfig, _sample_positions
 
     C = min(cfg.context, sm.max_context)
     if C < 2:
@@ -480,7 +485,6 @@ def score_windows(sm: SuiteModel, windows: Sequence[TextWindow], cfg: SuiteConfi
         if max(toks) >= sm.vocab_size or min(toks) < 0:
             raise TTLabInputError(f"model {sm.name}: its tokenizer produced ids outside its embedding (0 … {sm.vocab_size - 1}).")
         n_tokens += len(toks)
-        chunks.extend(_chunks(w, toks, sm.start_token_id, C, P))
         # positions: for one prefix window per document the stream of ttlab.lm.embed (same positions as
         # `ttlab id embed --window prefix`); otherwise one stream per window, not the one that placed it
         j = ordinal.get(win.doc_index, 0)
@@ -488,6 +492,9 @@ def score_windows(sm: SuiteModel, windows: Sequence[TextWindow], cfg: SuiteConfi
         simple = cfg.window == "prefix" and cfg.windows_per_doc == 1
         rng = np.random.default_rng([cfg.seed, win.doc_index] if simple else [cfg.seed, win.doc_index, 1 + j])
         positions.append(_sample_positions(len(toks), ecfg, rng)[0])
+        if cfg.shuffle_tokens:  # the control: the window's tokens permuted by their own stream, positions unchanged
+            toks = [int(t) for t in np.random.default_rng([cfg.seed, win.doc_index, 1 + j, SHUFFLE_STREAM]).permutation(toks)]
+        chunks.extend(_chunks(w, toks, sm.start_token_id, C, P))
     budget = max(1, min(cfg.batch_tokens, MAX_LOGITS // max(1, sm.vocab_size)))
     device = next(sm.model.parameters()).device
     total = 0.0

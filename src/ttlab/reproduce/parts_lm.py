@@ -482,7 +482,8 @@ def _suite_claims(r: dict[str, Any]) -> list[dict]:
     ref = next((m for m in rows if m.get("name") == r.get("reference")), None)
     out.append(_alpha_n_claim("lm_suite_scaling.id_prediction", a, ci, pred, r.get("intrinsic_dim"),
                               id_standard_error(ref) if ref else None, n, capped, r.get("alpha_pred_harmonic"),
-                              f" (ID of {r.get('reference')})" + note))
+                              f" (ID of {r.get('reference')})" + note,
+                              shuffled=(r.get("id_shuffled") or {}).get("intrinsic_dim")))
     out.append(_id_grows_claim(
         "lm_suite_scaling.id_grows", "The final-layer ID grows with model size across the suite (Figure 4: 15.56 at "
         "410M → 20.02 at 12.8B on the Pile)", rows, _matched(rows, r.get("models_untrained"))))
@@ -530,14 +531,17 @@ def _render_suite(r: dict[str, Any]) -> list:
     rows.append(["training sweep (mean of 5 lowest test losses)", r.get("sweep_alpha_hat"),
                  "–".join(fmt(x, 3) for x in (r.get("sweep_alpha_hat_ci") or [None, None])), None, r.get("alpha_pred")])
     paras.append(Table(["fitted on", "α̂_N", "95 % CI", "R² (log)", "predicted α_N"], rows))
+    paras.append(Paragraph(shuffled_reading(next((m for m in r["models"] if m["name"] == r.get("reference")), None),
+                                            r.get("id_shuffled"))))
     paras.append(Paragraph(f"Every model, window and fit: `{r['results_file']}`."))
     paras.append(Claims(r["claims"]))
     return paras
 
 
 def _suite_estimate(ctx: PartContext, out: Path | None) -> float:
-    # quick: 4 models × ~32k tokens + their IDs took 85 s on 2 busy cores; their untrained copies (the ID control) 24 s
-    own = 115.0 if ctx.quick else 800.0
+    # quick: 4 models × ~32k tokens + their IDs took 85 s on 2 busy cores; the controls (4 untrained copies, the
+    # largest on shuffled tokens) 24 s + 8 s, measured on 2 cores at load 9–12
+    own = 120.0 if ctx.quick else 850.0
     if out is not None and (out / "lm_model_scaling" / "results.json").is_file():
         return own
     from ttlab.reproduce.registry import PARTS
@@ -569,7 +573,11 @@ def lm_suite_scaling(out: Path, ctx: PartContext) -> dict:
     ctl = run_suite(untrained, out / "lm_suite_scaling" / "untrained", cfg, bootstrap=0, figure=False,
                     progress=lambda stage, done, total: ctx.step(f"suite control (untrained): {stage}", done, total),
                     execution=execution)
-    for what, x in (("", res), (" (untrained control)", ctl)):
+    # the second control: the reference model (whose ID predicts α_N) on the same windows with shuffled tokens
+    ref = next((r for r in selected if r["name"] == (res["reference"] or {}).get("name")), None)
+    shuf = run_suite([ref["run_dir"]], out / "lm_suite_scaling" / "shuffled", replace(cfg, shuffle_tokens=True),
+                     bootstrap=0, figure=False, execution=execution) if ref else None
+    for what, x in (("", res), (" (untrained control)", ctl), (" (shuffled-token control)", shuf or {"n_failed": 0})):
         if x["n_failed"]:
             raise RuntimeError(f"{x['n_failed']} model(s) of the suite{what} failed: "
                                + "; ".join(f"{m['name']}: {m['error']}" for m in x["models"] if m["status"] != "ok"))
@@ -581,6 +589,7 @@ def lm_suite_scaling(out: Path, ctx: PartContext) -> dict:
     return {"models": [{k: m.get(k) for k in keep} for m in res["models"]], "fit_loss": fit["loss"], "fit_bpb": fit["bpb"],
             "models_untrained": [_id_row(m, name=r["name"], params_non_embedding=m.get("params_non_embedding"),
                                          loss=m.get("loss")) for r, m in zip(selected, ctl["models"])],
+            "id_shuffled": _id_row(shuf["models"][0], loss=shuf["models"][0].get("loss")) if shuf else None,
             "alpha_pred": res["alpha_pred"], "alpha_pred_harmonic": res["alpha_pred_harmonic"],
             "intrinsic_dim": res["intrinsic_dim"], "reference": (res["reference"] or {}).get("name"),
             "n_capped": sum(_step_capped(r) for r in selected), "sweep_alpha_hat": sweep.get("alpha_hat"),
