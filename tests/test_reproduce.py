@@ -593,3 +593,28 @@ def test_paper_b_claim_kinds():
 
     [rec] = _manifold_claims({"fits": [], "intrinsic_dim": [{"id_mean": 2.1, "d": 2, "ambient": 8}]})
     assert rec["id"] == "manifold_regression.id_recovered" and rec["kind"] == "check"
+
+
+def test_lm_model_scaling_claims_need_their_controls():
+    """The model sweep's "ID grows" holds only beyond its untrained copies (the issue's numbers: trained 3.98 → 5.23,
+    untrained 11.8 → 16.8 → inconclusive); α_N is judged in the paper's direction; step caps make both power-law
+    claims inconclusive."""
+    from ttlab.reproduce.parts_lm import _model_scaling_claims
+
+    def rows(ids):
+        return [{"name": f"m{i}", "intrinsic_dim": d, "intrinsic_dim_std": 0.2, "n_vectors": 16384, "batch_size": 4096,
+                 "params_non_embedding": 1000 * (i + 1), "intrinsic_dim_harmonic": d, "alpha_n_pred": 2 / d}
+                for i, d in enumerate(ids)]
+
+    trained = rows([3.98, 4.4, 4.9, 5.23])
+    r = {"kind": "model_sweep", "alpha_hat": 0.9, "alpha_hat_ci": [0.8, 1.0], "alpha_pred": 2 / 5.23,
+         "intrinsic_dim": 5.23, "r2_log": 0.99, "points": [{}] * 4, "id_by_model": trained,
+         "runs": [{"selected": True, "stop_reason": "early_stop"}] * 4, "id_untrained": rows([3.0, 3.0, 3.1, 3.1])}
+    by = {c["id"].split(".")[1]: c for c in _model_scaling_claims(r)}
+    assert [by[k]["verdict"] for k in ("power_law", "id_prediction", "id_grows")] == ["holds", "holds", "holds"]
+    r["id_untrained"] = rows([11.8, 14.0, 15.4, 16.8])
+    assert _model_scaling_claims(r)[2]["verdict"] == "inconclusive"
+    r["alpha_hat"], r["alpha_hat_ci"] = 0.25, [0.2, 0.3]  # below 2/5.23 = 0.38: the prediction over-estimates
+    assert _model_scaling_claims(r)[1]["verdict"] == "not reproduced"
+    r["runs"] = [{"selected": True, "stop_reason": "max_iters"}] * 4
+    assert [c["verdict"] for c in _model_scaling_claims(r)[:2]] == ["inconclusive", "inconclusive"]

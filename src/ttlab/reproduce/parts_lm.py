@@ -409,7 +409,7 @@ def _render_ablations(r: dict[str, Any]) -> list:
 
 
 @register_part("lm_id_ablations", paper="B", title="ID ablations: layers, context position, training data (Figure 4)",
-               render=_render_ablations, claims=_ablation_claims, estimate=(20, 600), version=2)
+               render=_render_ablations, claims=_ablation_claims, estimate=(20, 600), version=3)
 def lm_id_ablations(out: Path, ctx: PartContext) -> dict:
     """Per-layer and per-position ID of the largest data-sweep model, and ID by data size (reuses the
     data sweep's cached runs; trains them first if the data-scaling part has not run)."""
