@@ -245,3 +245,15 @@ def test_measure_run_id_controls_use_the_same_windows(run_dir):
     rows = [x["rows"][0] for x in (real, init, shuf)]
     assert len({r["n_vectors"] for r in rows}) == 1 and len({r["batch_size"] for r in rows}) == 1
     assert len({round(r["intrinsic_dim"], 6) for r in rows}) == 3
+
+
+def test_cli_embed_untrained_control(run_cli, run_dir, tmp_path):
+    """`ttlab id embed --which init`: the run's untrained start embedded the same way; a bad --which is exit 2."""
+    res = run_cli("id", "embed", "--model", run_dir, "--out", tmp_path / "init.npy", "--which", "init", "--tokens-per-doc", "8")
+    assert res.code == 0, res.err
+    lib = embed_corpus(open_embedding_model(run_dir, which="init"), None, EmbedConfig(tokens_per_doc=8))
+    np.testing.assert_allclose(np.load(tmp_path / "init.npy"), lib.layer(-1), rtol=1e-6, atol=1e-6)
+    trained = embed_corpus(open_embedding_model(run_dir), None, EmbedConfig(tokens_per_doc=8))
+    assert not np.allclose(trained.layer(-1), lib.layer(-1), atol=1e-3)
+    res = run_cli("id", "embed", "--model", run_dir, "--out", tmp_path / "x.npy", "--which", "start")
+    assert res.code == 2 and "which must be one of" in res.err, res.err
