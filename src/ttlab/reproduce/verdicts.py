@@ -650,8 +650,10 @@ def _exceeds_control(m: dict, th: dict, q: str) -> tuple:
     diff, s = value - control, z * math.hypot(value_se, control_se)
     versus = (f"{'it' if what == 'value' else 'the change'} {_g(value)} vs the control's {_g(control)} (SE "
               f"{_g(control_se)}): difference {diff:+.3g}, {z:g} × combined SE {s:.2g}")
-    # margin: the difference's relative distance to the nearer threshold ±s (and the profile's own)
-    margins = [x for x in (profile_margin, abs(abs(diff) - s) / s if s > 0 else None) if x is not None]
+    # margin: the difference's relative distance to the nearer threshold (±s for a value, +s for a profile,
+    # whose own margin counts too)
+    edge = abs(abs(diff) - s) if what == "value" else abs(diff - s)
+    margins = [x for x in (profile_margin, edge / s if s > 0 else None) if x is not None]
     margin = min(margins) if margins else None
     if diff > s:
         return verdict, f"{reason}; {versus}: beyond the control", margin
