@@ -409,10 +409,19 @@ def test_lm_parts_end_to_end(tmp_path, monkeypatch):
     assert res["summary"]["failed"] == [], {n: p.get("error") for n, p in res["parts"].items()}
     out = tmp_path / "out"
     md, page = (out / "report.md").read_text(), (out / "report.html").read_text()
-    assert check_html_self_contained(page) == 3 and check_markdown_figures(md, out) == 3
+    assert check_html_self_contained(page) == 4 and check_markdown_figures(md, out) == 4  # 2 corpora' data sweeps
     check_claims_rendered(res, md, page)
     ds = res["parts"]["lm_data_scaling"]["result"]
     assert [p["train_tokens"] for p in ds["points"]] == [400, 1500, 5000]
+    # the second, code corpus: its own sweep, ID prediction and claims; every run says why it stopped
+    [py] = ds["more_corpora"]
+    assert py["config"]["data"]["corpus"] == "builtin:python" and py["corpus_name"] == "python"
+    assert py["alpha_pred"] == pytest.approx(2 / (2 + py["intrinsic_dim"])) and py["intrinsic_dim"] != ds["intrinsic_dim"]
+    ids = {c["id"] for c in ds["claims"]}
+    assert {"lm_data_scaling.id_prediction", "lm_data_scaling.python.id_prediction", "lm_data_scaling.python.power_law"} <= ids
+    assert ds["gemma"]["status"].startswith("not measured in tiny mode")
+    assert all(r["stop_reason"] == "max_iters" for r in ds["runs"]) and "Why each run stopped" in md
+    assert "own model's final-layer ID" in md
     assert ds["alpha_pred"] == pytest.approx(2 / (2 + ds["intrinsic_dim"]))
     assert ds["alpha_hat_ci_method"].startswith("t-interval")
     ms = res["parts"]["lm_model_scaling"]["result"]

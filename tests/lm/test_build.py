@@ -136,6 +136,7 @@ def test_cli_corpus_build_list_info(run_cli, tmp_path):
     assert info["n_docs"] == 12 and info["split"]["train_docs"] == 6 and info["split"]["test_docs"] == 3
     assert sum(info["chars"].values()) == sum(len(f"Address number {i}.") for i in range(12))
     res = run_cli("lm", "corpus", "list", "--json")
-    assert res.code == 0 and set(res.json()["buildable"]) == {"sotu", "moby-dick", "shakespeare", "sql"}
+    assert res.code == 0 and set(res.json()["buildable"]) == {"sotu", "moby-dick", "shakespeare", "sql", "python"}
+    assert set(res.json()["builtin"]) == {"sotu", "python"}
     res = run_cli("lm", "corpus", "build", "nope", "--out", tmp_path / "c")
     assert res.code == 2 and "unknown corpus source" in res.err

