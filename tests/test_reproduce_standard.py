@@ -24,12 +24,13 @@ def test_data_sweep_design_is_pinned(preset):
 
     p = DATA_SWEEP_PRESETS[preset]
     assert len(set(p.sizes)) >= 5 and _decades(p.sizes) >= 1.5
-    assert len(p.seeds) >= 2 and p.patience is not None and p.cap_doublings >= 1
+    assert len(p.seeds) >= 2 and p.patience is not None and p.cap_doublings >= 1 and p.min_delta > 0
     assert p.protocol in ("converged", "early-stop")
     if preset == "standard":
         assert p.protocol == "converged" and p.model[0] >= 4 and p.lrs is None  # one learning rate, stated
         kw = __import__("ttlab.lm.experiments", fromlist=["sweep_kwargs"]).sweep_kwargs("data", "standard")
-        assert kw["model"].n_layer >= 4 and kw["cap_doublings"] == 2 and kw["train"].max_iters == 4000 and kw["seeds"] == [0, 1]
+        assert kw["model"].n_layer >= 4 and kw["cap_doublings"] == 2 and kw["train"].max_iters == 4000
+        assert kw["train"].min_delta == 0.005 and kw["seeds"] == [0, 1]
 
 
 def test_standard_corpora_and_position_groups_give_enough_batches():

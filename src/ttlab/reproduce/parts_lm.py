@@ -137,9 +137,9 @@ def kaplan_why(k: dict[str, Any] | None) -> str | None:
         return None
     return (f"not in the data-rich regime by Kaplan's criterion (D ≥ 5×10³·N^0.74): the largest model (N = "
             f"{k['n_params']:,.0f} non-embedding parameters) needs {k['tokens_needed']:.3g} training tokens and had "
-            f"{k['tokens_available']:.3g} ({k['tokens_needed'] / k['tokens_available']:.0f}× short; no offline corpus "
-            "here has that much text): a model sweep on it measures overfitting, not the approximation rate; α_N is "
-            "judged on the synthetic width sweep (manifold_regression.model_rate_*) instead")
+            f"{k['tokens_available']:.3g} ({k['tokens_needed'] / k['tokens_available']:.0f}× short; the shipped corpora "
+            "hold a few million tokens): its losses are limited by the data, not by the approximation rate α_N "
+            "describes; α_N is judged on the synthetic width sweep (manifold_regression.model_rate_*) instead")
 
 
 def prediction_sources(r: dict[str, Any]) -> str:
@@ -203,7 +203,7 @@ def _data_claims(r: dict[str, Any]) -> list[dict]:
         name = sub["corpus_name"]
         for c in _scaling_claims(sub):
             out.append({**c, "id": c["id"].replace("lm_data_scaling.", f"lm_data_scaling.{name}.", 1),
-                        "statement": f"{c['statement']} — on `{sub['data']['corpus']}`"})
+                        "statement": f"{c['statement']} — on {sub['config']['data']['corpus']}"})
     return out
 
 
@@ -386,7 +386,7 @@ def _render_data(r: dict[str, Any]) -> list:
     """The data sweep of the main corpus, then each further corpus, then all claims."""
     blocks = _render_scaling(r, claims=False)
     for sub in r.get("more_corpora") or []:
-        blocks.append(Paragraph(f"Second corpus: `{sub['data']['corpus']}` (code), the same design."))
+        blocks.append(Paragraph(f"Second corpus: `{sub['config']['data']['corpus']}` (code), the same design."))
         blocks += _render_scaling(sub, claims=False)
     blocks.append(Claims(r["claims"]))
     return blocks
@@ -448,22 +448,27 @@ def gemma_prediction(corpus: str, ctx: PartContext) -> dict[str, Any]:
 
 
 def _data_estimate(ctx: PartContext, out: Path | None) -> float:
-    # standard: one 320k-token converged run (search + retrain) of the 4×64 model measured 16:18–16:4x UTC on 2 cores
-    # at load ≈ 10 (other helpers running): see README; scaled by Σ size^0.8 over the 5 sizes, 2 seeds, 2 corpora on
-    # 2 workers, plus the ID measurements (own model, shuffled control, Gemma when installed: ≈ 2 min per corpus)
+    """Seconds on 2 quiet cores: quick measured (README), standard from one measured run (see
+    :data:`STANDARD_DATA_SECONDS`), full the pilot's converged sweep."""
     if ctx.mode == "full":
         return 14500.0
     if ctx.standard:
         return STANDARD_DATA_SECONDS
-    return 110.0
+    return QUICK_DATA_SECONDS
 
 
-STANDARD_DATA_SECONDS = 1500.0
-"""The standard data sweep's estimate (both corpora), from the measured run named in :func:`_data_estimate`."""
+QUICK_DATA_SECONDS = 150.0
+"""The quick data sweep (10 runs of the 2×2×32 model, their capped runs re-trained once, the ID and its control)."""
+STANDARD_DATA_SECONDS = 1750.0
+"""The standard data sweeps of both corpora. Calibration: the 320k-token search pass of the 4×4×64 model ran 2,000
+steps (its evaluations included) in 136 s of CPU (604 s wall at load 9–10, other helpers running): ≈ 15 steps/s on
+a quiet core. Assumed: the searches stop (min_delta 0.005) after ≈ 800 / 1,200 / 2,000 / 3,000 / 2,500 steps from 10k
+to 320k tokens, the retrains last as long → ≈ 800 s of CPU per seed and corpus, 2 seeds × 2 corpora on 2 workers
+≈ 1,600 s, plus the IDs (own model, shuffled control; Gemma ≈ 2 min per corpus when installed)."""
 
 
 @register_part("lm_data_scaling", paper="B", title="Data scaling of GPT models on real text (Figure 2 at our scale)",
-               render=_render_data, claims=_data_claims, estimate=(110, 14500), estimate_fn=_data_estimate,
+               render=_render_data, claims=_data_claims, estimate=(QUICK_DATA_SECONDS, 14500), estimate_fn=_data_estimate,
                version=5)
 def lm_data_scaling(out: Path, ctx: PartContext) -> dict:
     """``ttlab lm data-sweep`` (quick / standard / full preset) on SOTU — and in standard mode on the shipped code
