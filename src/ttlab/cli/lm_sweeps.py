@@ -19,7 +19,7 @@ from ttlab.errors import TTLabInputError
 
 # shared options (None = take the preset's value)
 OutOpt = typer.Option(..., "--out", help="Sweep folder: results.json, the figure, runs/<name>/ and the task cache tasks/.")
-QuickOpt = typer.Option(False, "--quick", help="Minutes-scale preset: tiny model, early stopping (data sweep: 2×2×32, 5 sizes 5k–160k, 2 seeds, a capped run re-trained once with the cap doubled).")
+QuickOpt = typer.Option(False, "--quick", help="Minutes-scale preset: tiny model, early stopping (data sweep: 2×2×32, 5 sizes 5k–160k, 2 seeds, 1,200-step cap).")
 CorpusSweepOpt = typer.Option("builtin:sotu", "--corpus", help="Corpus spec: builtin:sotu | FILE.txt | FILE.jsonl[.xz] | DIR | hf:PATH.")
 SeedsOpt = typer.Option(None, "--seeds", help="Comma-separated training seeds (data sweep: 0,1; model-sweep quick: 0; default: 0,1).")
 LrsOpt = typer.Option(None, "--lrs", help="Learning-rate grid; each size keeps the best by validation loss (default: the preset's).")
