@@ -378,8 +378,9 @@ def _stops_table(r: dict[str, Any]) -> Table:
     rows = [row(x, "selected" if x.get("selected") else "") for x in r.get("runs", [])]
     rows += [row(x, f"capped, re-trained as {x.get('superseded_by')}") for x in r.get("superseded_runs") or []]
     return Table(["run", "seed", "learning rate", "stopped by", "steps", "best step (search)", ""], rows,
-                 caption="Why each run stopped: early_stop (validation stopped improving) or max_iters (the step "
-                         "cap; a capped run is re-trained with the cap doubled and never fitted as converged).")
+                 caption="Why each run stopped: early_stop (validation stopped improving by more than min_delta) or "
+                         "max_iters (the step cap: not converged; with cap doublings it is re-trained with the cap "
+                         "doubled and listed as superseded, otherwise its sweep's claims are inconclusive).")
 
 
 def _render_data(r: dict[str, Any]) -> list:
@@ -457,8 +458,10 @@ def _data_estimate(ctx: PartContext, out: Path | None) -> float:
     return QUICK_DATA_SECONDS
 
 
-QUICK_DATA_SECONDS = 150.0
-"""The quick data sweep (10 runs of the 2×2×32 model, their capped runs re-trained once, the ID and its control)."""
+QUICK_DATA_SECONDS = 200.0
+"""The quick data sweep (10 runs of the 2×2×32 model, the ID and its control): its training pass took 490 s wall at
+load 8–9 on 2 cores (other helpers running; 10–154 s per run, 4 of 10 runs at the 1,200-step cap), ≈ 200 s assumed
+on 2 quiet cores."""
 STANDARD_DATA_SECONDS = 1750.0
 """The standard data sweeps of both corpora. Calibration: the 320k-token search pass of the 4×4×64 model ran 2,000
 steps (its evaluations included) in 136 s of CPU (604 s wall at load 9–10, other helpers running): ≈ 15 steps/s on
