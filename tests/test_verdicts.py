@@ -179,6 +179,44 @@ CASES = [
 ]
 
 
+# exceeds_control: a paper claim against a trivial control measured in the same run (cases away from thresholds)
+_RISE, _SE3 = [4.0, 4.6, 5.2], [0.1] * 3
+_Z = {"z": 1.96, "min_points": 3}
+CASES += [
+    ("exceeds_control", {"values": _RISE, "se": _SE3, "control_values": [10.0, 10.1, 10.2], "control_se": _SE3},
+     {"direction": 1}, HOLDS),
+    ("exceeds_control", {"values": [4.0, 5.6, 5.2], "se": _SE3, "control_values": [10.0, 10.0, 10.0], "control_se": _SE3},
+     {"direction": 1}, PARTLY),  # rises beyond the control, but a step goes clearly down
+    ("exceeds_control", {"values": _RISE[::-1], "se": _SE3, "control_values": [10.0, 10.1, 10.2], "control_se": _SE3},
+     {"direction": 1}, NOT_REPRODUCED),
+    # the issue's case: trained 3.98 → 5.23, untrained copies of the same widths 11.8 → 16.8
+    ("exceeds_control", {"values": [3.98, 4.4, 4.9, 5.23], "se": [0.1] * 4, "control_values": [11.8, 14.0, 15.4, 16.8],
+                         "control_se": [0.1] * 4}, {"direction": 1}, INCONCLUSIVE),
+    ("exceeds_control", {"values": _RISE, "se": _SE3, "control_values": [], "control_se": []}, {"direction": 1},
+     INCONCLUSIVE),  # no control measured
+    ("exceeds_control", {"value": 0.40, "lo": 0.36, "hi": 0.44, "control": 0.20, "control_se": 0.01, "n_points": 4,
+                         "n_capped": 0}, _Z, HOLDS),
+    ("exceeds_control", {"value": 0.10, "lo": 0.08, "hi": 0.12, "control": 0.20, "control_se": 0.01, "n_points": 4,
+                         "n_capped": 0}, _Z, NOT_REPRODUCED),
+    ("exceeds_control", {"value": 0.21, "lo": 0.15, "hi": 0.27, "control": 0.20, "control_se": 0.01, "n_points": 4,
+                         "n_capped": 0}, _Z, INCONCLUSIVE),  # the interval straddles the control
+    ("exceeds_control", {"value": 0.40, "lo": 0.36, "hi": 0.44, "control": 0.20, "n_points": 4, "n_capped": 4}, _Z,
+     INCONCLUSIVE),  # every run step-capped
+    ("power_law_decay", {"alpha": 0.1, "lo": 0.07, "hi": 0.13, "r2": 0.98, "n_points": 4, "n_capped": 4},
+     {"min_r2": 0.9, "min_points": 3}, INCONCLUSIVE),  # the suite's case: all 4 models step-capped
+]
+
+
+def test_exceeds_control_margin_is_the_distance_to_the_nearer_threshold():
+    """The rule's third item: |difference − threshold| / threshold, the threshold being z × combined SE."""
+    from ttlab.reproduce.verdicts import RULES
+
+    m = {"value": 0.40, "value_se": 0.03, "control": 0.20, "control_se": 0.04}  # combined SE 0.05, z 2 → 0.1
+    verdict, _, margin = RULES["exceeds_control"].judge(m, {"z": 2.0}, "x")
+    assert verdict == HOLDS and margin == pytest.approx((0.20 - 0.10) / 0.10)
+    verdict, _, margin = RULES["exceeds_control"].judge({**m, "value": 0.25}, {"z": 2.0}, "x")
+    assert verdict == INCONCLUSIVE and margin == pytest.approx(0.5)
+
 @pytest.mark.parametrize("rule, measured, thresholds, expected", CASES)
 def test_rule_gives_expected_verdict(rule, measured, thresholds, expected):
     verdict, reason, text = judge(rule, measured, thresholds, "x")

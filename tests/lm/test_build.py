@@ -93,6 +93,23 @@ def test_sql_from_debian_package(tmp_path):
     assert c[2].text == "SELECT 'caf\u00e9';"
 
 
+def test_python_stdlib_from_debian_package_skips_test_suites(tmp_path):
+    deb = make_deb(tmp_path / "libpython3.11-stdlib_1_amd64.deb", {
+        "./usr/lib/python3.11/json/decoder.py": b"import re\n",
+        "./usr/lib/python3.11/argparse.py": b"# argparse\n",
+        "./usr/lib/python3.11/test/test_json.py": b"import unittest\n",
+        "./usr/lib/python3.11/unittest/test/test_case.py": b"x = 1\n",
+        "./usr/lib/python3.11/idlelib/idle_test/test_x.py": b"y = 2\n",
+        "./usr/lib/python3.11/lib-dynload/_json.so": b"\x7fELF",
+        "./usr/lib/python3.11/json/empty.py": b"  \n",
+        "./usr/share/doc/libpython3.11-stdlib/copyright": b"PSF",
+    })
+    meta = build_corpus("python", tmp_path / "o", package_file=deb)
+    assert meta["kind"] == "code" and meta["n_docs"] == 2 and "PSF" in meta["licence"]
+    c = load_corpus(tmp_path / "o" / "python.jsonl")
+    assert c.ids == ["argparse.py", "json/decoder.py"] and c[1].text == "import re\n"
+
+
 def test_builder_errors(tmp_path):
     with pytest.raises(TTLabInputError, match="unknown corpus source 'nope'"):
         build_corpus("nope", tmp_path)
@@ -119,6 +136,7 @@ def test_cli_corpus_build_list_info(run_cli, tmp_path):
     assert info["n_docs"] == 12 and info["split"]["train_docs"] == 6 and info["split"]["test_docs"] == 3
     assert sum(info["chars"].values()) == sum(len(f"Address number {i}.") for i in range(12))
     res = run_cli("lm", "corpus", "list", "--json")
-    assert res.code == 0 and set(res.json()["buildable"]) == {"sotu", "moby-dick", "shakespeare", "sql"}
+    assert res.code == 0 and set(res.json()["buildable"]) == {"sotu", "moby-dick", "shakespeare", "sql", "python"}
+    assert set(res.json()["builtin"]) == {"sotu", "python"}
     res = run_cli("lm", "corpus", "build", "nope", "--out", tmp_path / "c")
     assert res.code == 2 and "unknown corpus source" in res.err

@@ -160,3 +160,24 @@ def test_builtin_sotu_is_intact_and_documented():
     sp = split_corpus(c, 0.1, 0.1, 0)
     assert (sp.n_docs("val"), sp.n_docs("test")) == (23, 23)
     assert np.mean([len(t) for t in c.texts()]) > 10_000
+
+
+def test_builtin_python_is_intact_code_and_documented():
+    """builtin:python is what its README says: the Python 3.11 standard library's modules (no test suites),
+    PSF-2.0, built from the Debian package recorded in its meta file, a few MB at most."""
+    path = builtin_path("python")
+    meta = json.loads(path.with_name("python.meta.json").read_text())
+    raw = lzma.decompress(path.read_bytes())
+    assert hashlib.sha256(raw).hexdigest() == meta["sha256_jsonl"]
+    assert path.stat().st_size <= 2_000_000 and meta["kind"] == "code" and "PSF-2.0" in meta["licence"]
+    assert meta["package"]["name"] == "libpython3.11-stdlib" and meta["package"]["client"] == "apt"
+    c = load_corpus("builtin:python")
+    assert len(c) == meta["n_docs"] == 238 and len(set(c.ids)) == 238
+    assert {"difflib.py", "json/decoder.py", "asyncio/events.py"} <= set(c.ids)
+    assert not any(i.startswith("test/") or "/test/" in i or "/tests/" in i or "idle_test" in i for i in c.ids)
+    assert all(i.endswith(".py") for i in c.ids)
+    texts = list(c.texts())
+    assert sum(len(t) for t in texts) == meta["n_chars"]
+    assert sum(t.count("def ") for t in texts) > 5_000 and sum(t.count("import ") for t in texts) > 1_000  # code
+    readme = path.with_name("README.md").read_text()
+    assert "builtin:python" in readme and "PSF" in readme and "ttlab lm corpus build python" in readme

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -179,3 +180,80 @@ def test_cli_embed_and_estimate(run_cli, run_dir, tmp_path):
         assert res.code == 2 and msg in res.err, (args, res.err)
     res = run_cli("id", "embed", "--model", tmp_path / "missing", "--out", tmp_path / "x.npy", "--corpus", corpus)
     assert res.code == 2 and "missing" in res.err
+
+
+def test_shuffled_token_control_permutes_each_window_and_keeps_positions(model):
+    """The shuffled-token control: the same windows and sampled positions, each window's tokens permuted by the
+    documented stream (default_rng([seed, i, SHUFFLE_STREAM])) before the forward pass; seeded, so repeatable."""
+    from ttlab.lm.embed import SHUFFLE_STREAM
+
+    ds = docs(n=8, lo=10, hi=60)
+    cfg = EmbedConfig(layers=(-1,), tokens_per_doc=6, context=32, seed=3, batch_docs=3)
+    plain = extract_embeddings(model, ds, cfg)
+    shuf = extract_embeddings(model, ds, replace(cfg, shuffle_tokens=True))
+    np.testing.assert_array_equal(shuf.positions, plain.positions)
+    np.testing.assert_array_equal(shuf.doc_index, plain.doc_index)
+    assert shuf.meta["config"]["shuffle_tokens"] and not plain.meta["config"]["shuffle_tokens"]
+    moved = 0
+    for i, toks in enumerate(ds):
+        [(start, length, pos, _)] = sample_windows(len(toks), cfg, 32, np.random.default_rng([3, i]))
+        window = toks[start : start + length]
+        perm = np.random.default_rng([3, i, SHUFFLE_STREAM]).permutation(window)
+        assert sorted(perm) == sorted(window)  # the same tokens, in another order
+        hs = model.hidden_states(torch.as_tensor(perm, dtype=torch.long)[None])
+        mask = shuf.doc_index == i
+        np.testing.assert_allclose(shuf.vectors[2][mask], hs[-1][0, pos].detach().numpy(), rtol=1e-5, atol=1e-5)
+        moved += not np.allclose(shuf.vectors[2][mask], plain.vectors[2][mask], atol=1e-4)
+    assert moved == len(ds)  # every document's vectors changed
+    again = extract_embeddings(model, ds, replace(cfg, shuffle_tokens=True))
+    np.testing.assert_array_equal(again.vectors[2], shuf.vectors[2])
+
+
+def test_untrained_control_is_the_runs_own_initial_weights(run_dir):
+    """load_model(which="init"): the run's architecture initialised from its training seed as the trainer does —
+    within the few optimizer steps of the trained weights, far from another seed's start; the caller's RNG kept."""
+    from ttlab.lm.model import GPT
+    from ttlab.lm.trainer import TrainConfig, load_model
+
+    trained, meta = load_model(run_dir)
+    state = torch.get_rng_state()
+    init, init_meta = load_model(run_dir, which="init")
+    assert torch.equal(state, torch.get_rng_state()) and init_meta["iter"] == 0 and not init.training
+    cfg = TrainConfig.from_dict(meta["train_config"])
+    steps = sum(cfg.lr_at(i) for i in range(meta["iter"]))  # Adam moves a weight by about lr per step
+    a, b = trained.state_dict(), init.state_dict()
+    moved = max(float((a[k] - b[k]).abs().max()) for k in a)
+    assert 0 < moved <= 2 * steps
+    torch.manual_seed(cfg.seed + 1)
+    other = GPT(trained.config).state_dict()
+    assert max(float((a[k] - other[k]).abs().max()) for k in a) > 10 * steps
+    with pytest.raises(TTLabInputError, match="needs the run folder"):
+        load_model(run_dir / "ckpt.pt", which="init")
+    with pytest.raises(TTLabInputError, match="which must be one of"):
+        load_model(run_dir, which="start")
+
+
+def test_measure_run_id_controls_use_the_same_windows(run_dir):
+    """measure_run_id's controls: the untrained weights and the shuffled tokens, on the same vectors' positions."""
+    from ttlab.lm.experiments import IDOptions, measure_run_id
+
+    opts = IDOptions(windows_per_doc=1, tokens_per_doc=16, batch_size=64, k=10)
+    real = measure_run_id(run_dir, opts)
+    init = measure_run_id(run_dir, opts, which="init")
+    shuf = measure_run_id(run_dir, opts, shuffle_tokens=True)
+    assert init["options"]["weights"] == "init" and shuf["options"]["shuffle_tokens"] and real["options"]["weights"] == "final"
+    rows = [x["rows"][0] for x in (real, init, shuf)]
+    assert len({r["n_vectors"] for r in rows}) == 1 and len({r["batch_size"] for r in rows}) == 1
+    assert len({round(r["intrinsic_dim"], 6) for r in rows}) == 3
+
+
+def test_cli_embed_untrained_control(run_cli, run_dir, tmp_path):
+    """`ttlab id embed --which init`: the run's untrained start embedded the same way; a bad --which is exit 2."""
+    res = run_cli("id", "embed", "--model", run_dir, "--out", tmp_path / "init.npy", "--which", "init", "--tokens-per-doc", "8")
+    assert res.code == 0, res.err
+    lib = embed_corpus(open_embedding_model(run_dir, which="init"), None, EmbedConfig(tokens_per_doc=8))
+    np.testing.assert_allclose(np.load(tmp_path / "init.npy"), lib.layer(-1), rtol=1e-6, atol=1e-6)
+    trained = embed_corpus(open_embedding_model(run_dir), None, EmbedConfig(tokens_per_doc=8))
+    assert not np.allclose(trained.layer(-1), lib.layer(-1), atol=1e-3)
+    res = run_cli("id", "embed", "--model", run_dir, "--out", tmp_path / "x.npy", "--which", "start")
+    assert res.code == 2 and "which must be one of" in res.err, res.err

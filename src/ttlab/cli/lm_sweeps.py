@@ -19,9 +19,9 @@ from ttlab.errors import TTLabInputError
 
 # shared options (None = take the preset's value)
 OutOpt = typer.Option(..., "--out", help="Sweep folder: results.json, the figure, runs/<name>/ and the task cache tasks/.")
-QuickOpt = typer.Option(False, "--quick", help="Minutes-scale preset: tiny model, 3 sizes, 1 seed, early stopping.")
+QuickOpt = typer.Option(False, "--quick", help="Minutes-scale preset: tiny model, early stopping (data sweep: 2×2×32, 5 sizes 5k–160k, 2 seeds, 1,200-step cap).")
 CorpusSweepOpt = typer.Option("builtin:sotu", "--corpus", help="Corpus spec: builtin:sotu | FILE.txt | FILE.jsonl[.xz] | DIR | hf:PATH.")
-SeedsOpt = typer.Option(None, "--seeds", help="Comma-separated training seeds (quick: 0; default: 0,1).")
+SeedsOpt = typer.Option(None, "--seeds", help="Comma-separated training seeds (data sweep: 0,1; model-sweep quick: 0; default: 0,1).")
 LrsOpt = typer.Option(None, "--lrs", help="Learning-rate grid; each size keeps the best by validation loss (default: the preset's).")
 ProtocolOpt = typer.Option(None, "--protocol", help="converged (two-pass, default) | early-stop (quick) | budget (fixed --max-iters).")
 LossOpt = typer.Option("mean_5_lowest_test", "--loss", help="Loss fitted: mean_5_lowest_test (paper) | test_loss | test_loss_best.")
@@ -89,7 +89,7 @@ def sweep_cmd(
     sizes: Optional[str] = typer.Option(None, "--sizes", help="data-sweep: training-token counts, comma-separated (default: --n-sizes geometric sizes from --min-tokens to the whole training split)."),
     n_sizes: Optional[int] = typer.Option(None, "--n-sizes", help="data-sweep: number of geometric sizes when --sizes is not given (default 5)."),
     min_tokens: Optional[int] = typer.Option(None, "--min-tokens", help="data-sweep: smallest size when --sizes is not given (default 10000)."),
-    model: Optional[str] = typer.Option(None, "--model", help="data-sweep: model preset (nano, micro, …) or LAYERSxHEADSxWIDTH (quick: nano; default: micro)."),
+    model: Optional[str] = typer.Option(None, "--model", help="data-sweep: model preset (nano, micro, …) or LAYERSxHEADSxWIDTH (quick: 2x2x32; default: micro)."),
     models: Optional[str] = typer.Option(None, "--models", help="model-sweep: ≥ 3 (4+ recommended) sizes: presets or LAYERSxHEADSxWIDTH, comma-separated."),
     max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="model-sweep: training tokens for every model (default: quick 1M, else the whole split)."),
     seeds: Optional[str] = SeedsOpt, lrs: Optional[str] = LrsOpt, protocol: Optional[str] = ProtocolOpt, loss: str = LossOpt,

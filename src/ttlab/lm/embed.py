@@ -18,6 +18,10 @@ Position groups (for the context-position ablation): with ``position_edges = (e0
 Sampling is reproducible: document ``i`` draws its window and positions from
 ``numpy.random.default_rng([seed, i])``, so results do not depend on the batch size.
 
+Shuffled-token control (``shuffle_tokens``): the same windows and positions, but the tokens of each window
+are permuted (seeded, see :data:`SHUFFLE_STREAM`) before the forward pass — the same token counts without
+their order, so an ID that does not move under shuffling is not a property of the text's sequential structure.
+
 Imports: numpy, torch, ttlab.errors, ttlab.provenance; lazily ttlab.lm (corpus, pretrained,
 trainer), ttlab.intrinsic_dim and ttlab.scaling.theory; never ttlab.cli.
 """
@@ -55,6 +59,9 @@ LAYER_CONVENTION = (
 )
 
 WINDOWS = ("random", "prefix")
+SHUFFLE_STREAM = 7
+"""Third seed word of the token-shuffling stream (:attr:`EmbedConfig.shuffle_tokens`): document ``i``'s windows
+are permuted by ``numpy.random.default_rng([seed, i, SHUFFLE_STREAM])``."""
 ProgressFn = Callable[[int, int | None], None]  # (documents done, total or None)
 
 
@@ -72,6 +79,7 @@ class EmbedConfig:
     batch_docs: int = 8  # windows per forward pass
     position_edges: tuple[int, ...] | None = None  # stratify positions by these window ranges
     split: str = "test"
+    shuffle_tokens: bool = False  # control: permute each window's tokens (seeded) before the forward pass
 
     def __post_init__(self) -> None:
         for name in ("tokens_per_doc", "context", "batch_docs", "windows_per_doc"):
@@ -359,7 +367,11 @@ def extract_embeddings(
         if not windows:
             n_skipped += 1
             continue
-        batch.extend((i, toks[start : start + length], pos, grp) for start, length, pos, grp in windows)
+        # shuffling has its own stream: the windows and positions stay those of the unshuffled text
+        shuffle = np.random.default_rng([cfg.seed, i, SHUFFLE_STREAM]) if cfg.shuffle_tokens else None
+        for start, length, pos, grp in windows:
+            w = toks[start : start + length]
+            batch.append((i, w if shuffle is None else shuffle.permutation(w), pos, grp))
         n_docs += 1
         n_windows += len(windows)
         if len(batch) >= cfg.batch_docs:

@@ -30,6 +30,10 @@ scored exactly once, from everything before it in its chunk. Per model:
   :func:`ttlab.lm.embed.extract_embeddings` samples them (for a BOS model and windows that are whole
   documents within the context, the vectors are exactly those of ``ttlab id embed --window prefix``).
 
+Controls (used by ``ttlab reproduce``): ``SuiteConfig(shuffle_tokens=True)`` permutes each window's tokens
+(stream ``default_rng([seed, doc_index, 1 + j, SHUFFLE_STREAM])`` for the document's j-th window; positions
+unchanged) before scoring and embedding; a ttlab spec with ``"which": "init"`` loads the run's untrained start.
+
 Each model is one :func:`ttlab.sweep.run_sweep` task (cached in ``DIR/tasks``: a finished model is
 not evaluated again; ``backend="ray"`` spreads a suite over a cluster, ``DIR`` on a shared file
 system). Models are loaded one at a time and freed; a batch holds at most ``batch_tokens`` input
@@ -119,6 +123,7 @@ class SuiteConfig:
     id_k: int = 20
     id_average: str = "mean"
     decode_errors: str = "strict"  # invalid UTF-8 in the corpus: strict (error) | replace (U+FFFD)
+    shuffle_tokens: bool = False  # control: each window's tokens permuted (seeded) before scoring and embedding
 
     def __post_init__(self) -> None:
         if self.decode_errors not in ("strict", "replace"):
@@ -341,12 +346,15 @@ def _hub_download(repo_id: str) -> Path:  # pragma: no cover - needs the network
 
 
 def open_suite_model(spec: dict[str, Any], *, device: str = "cpu", dtype: str = "float32") -> SuiteModel:
-    """Load one resolved model spec (:func:`resolve_model`) on ``device`` in ``dtype``."""
+    """Load one resolved model spec (:func:`resolve_model`) on ``device`` in ``dtype``; a ttlab run's spec may
+    carry ``"which": "init"`` to load the untrained weights the run started from (a control)."""
     _check_device(device)
     tdtype = _torch_dtype(dtype)
     kind, target = spec["kind"], spec["target"]
+    if spec.get("which", "final") != "final" and kind != "ttlab":
+        raise TTLabInputError(f"model {spec.get('label') or target}: which={spec['which']!r} needs a ttlab run folder.")
     if kind == "ttlab":
-        sm = _open_ttlab(Path(target), device, tdtype)
+        sm = _open_ttlab(Path(target), device, tdtype, spec.get("which", "final"))
     elif kind == "hub":  # pragma: no cover - needs the network
         sm = _open_pretrained(str(_hub_download(target)), kind, device, tdtype)
     elif kind in ("huggingface", "gguf", "registry"):
@@ -360,10 +368,10 @@ def open_suite_model(spec: dict[str, Any], *, device: str = "cpu", dtype: str = 
     return sm
 
 
-def _open_ttlab(path: Path, device: str, tdtype: Any) -> SuiteModel:
+def _open_ttlab(path: Path, device: str, tdtype: Any, which: str = "final") -> SuiteModel:
     from ttlab.lm.trainer import load_run
 
-    run = load_run(path, device=device)
+    run = load_run(path, device=device, which=which)
     if run.tokenizer is None:
         raise TTLabInputError(f"run folder {path} has no tokenizer.json; it cannot encode text.")
     if run.tokenizer.eot_id is None:
@@ -377,7 +385,7 @@ def _open_ttlab(path: Path, device: str, tdtype: Any) -> SuiteModel:
         encode=run.tokenizer.encode, start_token_id=int(run.tokenizer.eot_id), start_token="eos",
         max_context=c.block_size, vocab_size=c.vocab_size, n_layer=c.n_layer, width=c.n_embd, params=total,
         params_non_embedding=non_emb,
-        info={"path": str(path), "checkpoint": run.meta.get("path"), "iter": run.meta.get("iter"),
+        info={"path": str(path), "checkpoint": run.meta.get("path"), "iter": run.meta.get("iter"), "weights": which,
               "tokenizer": run.tokenizer.describe()})
 
 
@@ -476,7 +484,7 @@ def score_windows(sm: SuiteModel, windows: Sequence[TextWindow], cfg: SuiteConfi
     import torch
     import torch.nn.functional as F
 
-    from ttlab.lm.embed import EmbedConfig, _sample_positions
+    from ttlab.lm.embed import SHUFFLE_STREAM, EmbedConfig, _sample_positions
 
     C = min(cfg.context, sm.max_context)
     if C < 2:
@@ -494,7 +502,6 @@ def score_windows(sm: SuiteModel, windows: Sequence[TextWindow], cfg: SuiteConfi
         if max(toks) >= sm.vocab_size or min(toks) < 0:
             raise TTLabInputError(f"model {sm.name}: its tokenizer produced ids outside its embedding (0 … {sm.vocab_size - 1}).")
         n_tokens += len(toks)
-        chunks.extend(_chunks(w, toks, sm.start_token_id, C, P))
         # positions: for one prefix window per document the stream of ttlab.lm.embed (same positions as
         # `ttlab id embed --window prefix`); otherwise one stream per window, not the one that placed it
         j = ordinal.get(win.doc_index, 0)
@@ -502,6 +509,9 @@ def score_windows(sm: SuiteModel, windows: Sequence[TextWindow], cfg: SuiteConfi
         simple = cfg.window == "prefix" and cfg.windows_per_doc == 1
         rng = np.random.default_rng([cfg.seed, win.doc_index] if simple else [cfg.seed, win.doc_index, 1 + j])
         positions.append(_sample_positions(len(toks), ecfg, rng)[0])
+        if cfg.shuffle_tokens:  # the control: the window's tokens permuted by their own stream, positions unchanged
+            toks = [int(t) for t in np.random.default_rng([cfg.seed, win.doc_index, 1 + j, SHUFFLE_STREAM]).permutation(toks)]
+        chunks.extend(_chunks(w, toks, sm.start_token_id, C, P))
     budget = max(1, min(cfg.batch_tokens, MAX_LOGITS // max(1, sm.vocab_size)))
     device = next(sm.model.parameters()).device
     total = 0.0
@@ -764,6 +774,7 @@ def run_suite(
     execution: Execution | None = None,
     progress: ProgressFn | None = None,
     overwrite: bool = False,
+    figure: bool = True,
 ) -> dict[str, Any]:
     """Evaluate a suite of models on the same text windows; fit α̂_N (loss and bits per byte against
     non-embedding N); predict α_N = 2/d from the reference model's ID (default: the largest).
@@ -771,8 +782,8 @@ def run_suite(
     A folder that already holds a suite run of another configuration is refused before any work unless
     ``overwrite`` (:func:`check_suite_folder`); the same configuration resumes from the task cache.
 
-    Writes ``DIR/windows.json``, ``DIR/results.json`` and ``DIR/suite_scaling.png``; returns the
-    results dict. Models that fail are recorded with their error; the others are kept. ``execution``: where
+    Writes ``DIR/windows.json``, ``DIR/results.json`` and (unless ``figure=False``) ``DIR/suite_scaling.png``;
+    returns the results dict. Models that fail are recorded with their error; the others are kept. ``execution``: where
     the models are evaluated (:class:`ttlab.lm.experiments.Execution`; default: one local worker).
     """
     from ttlab.lm.experiments import Execution, fit_loss_scaling
@@ -875,7 +886,7 @@ def run_suite(
                         "workers": workers, "threads_per_task": threads_per_task}
     result["versions"] = versions(("transformers", "tokenizers"))
     result["wall_time_s"] = time.perf_counter() - t0
-    if ok:
+    if ok and figure:
         result["figure"] = "suite_scaling.png"
         plot_suite(result, out / "suite_scaling.png")
     atomic_write_json(out / "results.json", result)

@@ -956,24 +956,40 @@ def read_run_json(path: str | Path) -> dict[str, Any]:
     return obj
 
 
+WHICH = ("final", "best", "init")
+"""Which weights of a run folder :func:`load_model` opens: last checkpoint, best validation, or the untrained start."""
+
+
 def load_model(path: str | Path, device: str = "cpu", which: str = "final") -> tuple[GPT, dict[str, Any]]:
     """A trained :class:`GPT` (in eval mode) and its checkpoint metadata.
 
-    ``path`` is a run folder (``which`` = ``final`` → ckpt.pt, ``best`` → best.pt) or a .pt file.
+    ``path`` is a run folder (``which`` = ``final`` → ckpt.pt, ``best`` → best.pt, ``init`` → the untrained
+    weights the run started from: its architecture initialised from its training seed exactly as
+    :func:`train` does, a control for what training adds) or a .pt file.
     """
     p = Path(path)
     if p.is_dir():
-        if which not in ("final", "best"):
-            raise TTLabInputError(f"which must be 'final' or 'best', got {which!r}.")
-        p = p / ("ckpt.pt" if which == "final" else "best.pt")
+        if which not in WHICH:
+            raise TTLabInputError(f"which must be one of {', '.join(WHICH)}, got {which!r}.")
+        p = p / ("best.pt" if which == "best" else "ckpt.pt")
+    elif which == "init":
+        raise TTLabInputError(f"which='init' needs the run folder, not the file {p}.")
     if not p.is_file():
         raise TTLabInputError(f"checkpoint {p} not found.")
     state = load_checkpoint_state(p)
-    model = GPT(GPTConfig.from_dict(state["model_config"]))
-    model.load_state_dict(state["model"])
+    cfg = GPTConfig.from_dict(state["model_config"])
+    if which == "init":
+        with torch.random.fork_rng(devices=[]):  # the caller's random streams are left as they were
+            torch.manual_seed(int(state["train_config"]["seed"]))  # as _LoopState.fresh
+            model = GPT(cfg)
+    else:
+        model = GPT(cfg)
+        model.load_state_dict(state["model"])
     model.to(device).eval()
     meta = {k: v for k, v in state.items() if k not in ("model", "optimizer", "rng")}
     meta["path"] = str(p)
+    if which == "init":
+        meta.update(iter=0, which="init")
     return model, meta
 
 

@@ -39,9 +39,9 @@ automatically when it exists)::
                 Claims(r["claims"])]
 
     @register_part("my_part", paper="B", title="What it reproduces", render=_render_my_part,
-                   claims=_my_claims, estimate=(120, 3600))    # seconds: --quick, --full
+                   claims=_my_claims, estimate=(120, 3600), estimate_standard=480)  # seconds: --quick, --full, --standard
     def my_part(out: Path, ctx: PartContext) -> dict:
-        steps = ctx.pick(quick=1000, full=20000, tiny=10)       # size by mode (tiny = tests)
+        steps = ctx.pick(quick=1000, full=20000, tiny=10, standard=4000)  # size by mode (tiny = tests)
         d = out / "my_part"                                     # write files under DIR/<name>/
         ...                                                     # use ctx.seed, ctx.backend, ctx.ray_address
         ctx.step("training", i, total)                          # sub-step progress (never print)
@@ -184,8 +184,9 @@ def run_reproduction(
 ) -> dict:
     """Run every part (or ``parts``), reusing finished ones; write results.json, report.md and report.html.
 
-    ``mode`` (``quick`` | ``full`` | ``tiny``) overrides ``quick``. ``on_part(name, status)`` is called
-    with ``running``, ``reused``, ``ok``, ``failed`` or ``interrupted`` (then KeyboardInterrupt propagates); ``progress(name, description, completed, total)``
+    ``mode`` (``quick`` | ``standard`` | ``full`` | ``tiny``) overrides ``quick``. ``on_part(name, status)`` is called
+    with ``running``, ``reused``, ``ok``, ``failed`` or ``interrupted`` (then KeyboardInterrupt propagates);
+    ``progress(name, description, completed, total)``
     receives the parts' sub-steps. ``rerun=True`` ignores cached records of the selected parts.
     Parts not selected but finished earlier in ``out_dir`` (same mode and seed) are kept in the
     report. Returns the dict written to ``results.json``.

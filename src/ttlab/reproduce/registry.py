@@ -31,9 +31,11 @@ __all__ = [
     "register_part",
 ]
 
-MODES = ("quick", "full", "tiny")
-"""``quick`` (the ``make demo`` default), ``full`` (this machine's largest sensible run) and ``tiny``
-(test size: seconds per part, numbers not meaningful; used by the test suite only)."""
+MODES = ("quick", "standard", "full", "tiny")
+"""``quick`` (the ``make demo`` default, ≤ 12 min), ``standard`` (≤ 60 min on 2 cores: paper B judged at this
+machine's scale — converged data sweeps on two corpora, the synthetic width sweep, a ≥ 4-layer ID profile; parts
+without a standard size run their quick size), ``full`` (this machine's largest sensible run) and ``tiny`` (test
+size: seconds per part, numbers not meaningful; used by the test suite only)."""
 
 PAPERS = {
     "A": "Paper A — next-token prediction (Huang, Liang, Yang: Non-asymptotic Convergence of Training "
@@ -52,7 +54,7 @@ ProgressHook = Callable[[str, "float | None", "float | None"], None]
 class PartContext:
     """What a part needs to know about the run it belongs to.
 
-    ``mode``: ``quick`` | ``full`` | ``tiny`` (see :data:`MODES`); ``backend``/``ray_address``: where
+    ``mode``: ``quick`` | ``standard`` | ``full`` | ``tiny`` (see :data:`MODES`); ``backend``/``ray_address``: where
     sweep-style parts send their tasks (:mod:`ttlab.sweep`); ``seed``: the base seed every part
     derives its randomness from; ``workers``: parallel processes for sweep-style parts (default:
     the machine's cores); ``progress``: optional sub-step hook (use :meth:`step`, never print).
@@ -84,12 +86,20 @@ class PartContext:
         """``workers``, defaulting to the number of CPU cores."""
         return self.workers or max(1, os.cpu_count() or 1)
 
-    def pick(self, quick: Any, full: Any, tiny: Any = None) -> Any:
-        """The value for the current mode (``tiny`` falls back to ``quick`` when not given)."""
+    @property
+    def standard(self) -> bool:
+        """True in the one-hour ``standard`` mode."""
+        return self.mode == "standard"
+
+    def pick(self, quick: Any, full: Any, tiny: Any = None, standard: Any = None) -> Any:
+        """The value for the current mode (``tiny`` and ``standard`` fall back to ``quick`` when not given:
+        a part without a standard size runs its quick size, so the hour's budget holds)."""
         if self.mode == "full":
             return full
         if self.mode == "tiny" and tiny is not None:
             return tiny
+        if self.mode == "standard" and standard is not None:
+            return standard
         return quick
 
     def step(self, description: str, completed: float | None = None, total: float | None = None) -> None:
@@ -111,7 +121,8 @@ class Part:
     ``claims(result) -> list[claim record]`` judges the paper's claims from the numbers in the part's
     result (:func:`ttlab.reproduce.verdicts.make_claim`); it runs when the part ends and again every time
     the report is written, so cached results are judged by the current rules.
-    ``estimate`` is (quick seconds, full seconds) on 2 cores; ``estimate_fn(ctx, out_dir)``, when
+    ``estimate`` is (quick seconds, full seconds) on 2 cores, ``estimate_standard`` the standard mode's (None:
+    the quick estimate, as the part then runs its quick size); ``estimate_fn(ctx, out_dir)``, when
     given, replaces it with a live estimate (it must be cheap: a few seconds at most; ``out_dir`` may
     be None, else it can discount work already cached there). ``version``: bump it
     when the part's output changes so that cached results of older code are not reused.
@@ -127,6 +138,7 @@ class Part:
     estimate_fn: EstimateFn | None = None
     version: int = 1
     order: int = 0
+    estimate_standard: float | None = None
 
     def estimated_seconds(self, ctx: PartContext, out_dir: Path | None = None) -> float:
         """Estimated wall time of this part in ``ctx``'s mode (live estimate when the part has one)."""
@@ -135,6 +147,8 @@ class Part:
                 return float(self.estimate_fn(ctx, out_dir))
             except Exception:  # noqa: BLE001 - an estimate must never stop a run
                 pass
+        if ctx.mode == "standard" and self.estimate_standard is not None:
+            return float(self.estimate_standard)
         return float(self.estimate[1] if ctx.mode == "full" else self.estimate[0])
 
 
@@ -152,6 +166,7 @@ def register_part(
     estimate: tuple[float, float] = (60.0, 600.0),
     estimate_fn: EstimateFn | None = None,
     version: int = 1,
+    estimate_standard: float | None = None,
 ) -> Callable[[PartFn], PartFn]:
     """Decorator: register ``fn(out: Path, ctx: PartContext) -> dict`` as part ``name``.
 
@@ -167,7 +182,8 @@ def register_part(
     def deco(fn: PartFn) -> PartFn:
         order = PARTS[name].order if name in PARTS else len(PARTS)
         PARTS[name] = Part(name=name, fn=fn, paper=paper, title=title, render=render, claims=claims, estimate=estimate,
-                           estimate_fn=estimate_fn, version=version, order=order)
+                           estimate_fn=estimate_fn, version=version, order=order,
+                           estimate_standard=estimate_standard)
         return fn
 
     return deco

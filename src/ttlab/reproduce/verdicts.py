@@ -429,7 +429,8 @@ def _direction_rate(m: dict, th: dict, q: str) -> Judgement:
 def _describe_power(th: dict, q: str) -> str:
     return (f"holds if the 95 % interval of the fitted exponent of {q} excludes 0 (decay) and R² (log) ≥ "
             f"{_g(th['min_r2'])}; partly if it excludes 0 with a lower R²; not reproduced if it lies below 0 "
-            f"(the loss grows); inconclusive with fewer than {th['min_points']} points or an interval containing 0")
+            f"(the loss grows); inconclusive with fewer than {th['min_points']} points, an interval containing 0 or "
+            "any fitted run stopped by its step cap (the slope is then the budget's, not the law's)")
 
 
 @_rule("power_law_decay", (HOLDS, PARTLY, NOT_REPRODUCED, INCONCLUSIVE), _describe_power)
@@ -440,6 +441,8 @@ def _power_law_decay(m: dict, th: dict, q: str) -> Judgement:
         return bad
     if m["n_points"] < th["min_points"]:
         return INCONCLUSIVE, f"only {m['n_points']} points (need ≥ {th['min_points']})"
+    if _num(m.get("n_capped")) and m["n_capped"] > 0:
+        return INCONCLUSIVE, f"{int(m['n_capped'])} fitted run(s) hit the step cap: the slope is budget-limited"
     bad = _missing(m, "lo", "hi", "r2")
     if bad:
         return bad
@@ -799,6 +802,79 @@ def _oracle_core(m: dict, th: dict) -> tuple[str, str]:
     if abs(rel) <= th["partly_rel"]:
         return PARTLY, delta
     return NOT_REPRODUCED, delta
+
+
+def _describe_exceeds(th: dict, q: str) -> str:
+    z, tail = _g(th.get("z", 1.0)), "inconclusive too when inputs are missing or a fitted run hit its step cap"
+    if "direction" in th:  # a profile against the same profile of a trivial control
+        return (f"judged as the monotone rule first ({q} {'rises' if th['direction'] > 0 else 'falls'}); then it "
+                f"holds (or stays partly) only if its overall change, first to last value, exceeds the control's "
+                f"(untrained copies measured the same way) by more than {z} × their combined standard error, "
+                f"otherwise inconclusive: the control meets it; {tail}")
+    return (f"holds if {q} exceeds the control by more than {z} × their combined standard error (a 95 % interval "
+            f"gives the value's), not reproduced if it lies that far below, inconclusive in between; {tail}, or the "
+            f"fit has fewer than {th.get('min_points', 2)} points")
+
+
+def _se_of(m: dict, key: str) -> float | None:
+    """Standard error of ``m[key]``: ``m[key + '_se']``, else from a 95 % interval ``lo``/``hi`` (value only)."""
+    se = _num(m.get(f"{key}_se"))
+    if se is not None:
+        return se
+    lo, hi = _num(m.get("lo")), _num(m.get("hi"))
+    return (hi - lo) / (2 * 1.959964) if key == "value" and lo is not None and hi is not None else None
+
+
+@_rule("exceeds_control", (HOLDS, PARTLY, NOT_REPRODUCED, INCONCLUSIVE), _describe_exceeds)
+def _exceeds_control(m: dict, th: dict, q: str) -> tuple:
+    """A measurement judged against a trivial control measured in the same run.
+
+    Profile form: ``values``/``se`` (ordered, e.g. the ID by model size) and ``control_values``/``control_se``
+    (the same for untrained copies); ``direction`` ±1. Single-value form: ``value`` with ``value_se`` or
+    ``lo``/``hi``, against ``control`` (± ``control_se``; e.g. a prediction the paper says under-estimates the
+    value). Optional ``n_capped`` and ``n_points`` (threshold ``min_points``); threshold ``z`` (default 1)."""
+    z = float(th.get("z", 1.0))
+    if _num(m.get("n_capped")) and m["n_capped"] > 0:
+        return INCONCLUSIVE, f"{int(m['n_capped'])} fitted run(s) hit the step cap: the measurement is budget-limited"
+    if "n_points" in m and (_num(m["n_points"]) is None or m["n_points"] < th.get("min_points", 2)):
+        return INCONCLUSIVE, f"only {m['n_points']} fitted points (need ≥ {th.get('min_points', 2)})"
+    profile_margin = None
+    if "values" in m:
+        trend = _monotone(m, {"direction": th["direction"]}, q)  # (verdict, reason[, margin])
+        verdict, reason = trend[0], trend[1]
+        profile_margin = trend[2] if len(trend) > 2 else None
+        if verdict in (NOT_REPRODUCED, INCONCLUSIVE):
+            return verdict, reason, profile_margin
+        vals, se, _ = _profile(m, 2, "a change")
+        cvals, cse, bad = _profile({"values": m.get("control_values"), "se": m.get("control_se")}, 2, "a change")
+        if bad:
+            return INCONCLUSIVE, f"{reason}; but no usable control ({bad[1]})"
+        sgn = 1.0 if th["direction"] > 0 else -1.0
+        value, value_se = sgn * (vals[-1] - vals[0]), math.hypot(se[0], se[-1])  # type: ignore[index]
+        control, control_se = sgn * (cvals[-1] - cvals[0]), math.hypot(cse[0], cse[-1])  # type: ignore[index]
+        what = "change"
+    else:
+        bad = _missing(m, "value", "control")
+        if bad:
+            return bad
+        value, control = float(m["value"]), float(m["control"])
+        value_se, control_se = _se_of(m, "value"), _se_of(m, "control") or 0.0
+        if value_se is None:
+            return INCONCLUSIVE, "no standard error or interval for the value: cannot tell it from the control"
+        verdict, reason, what = HOLDS, f"{_g(value)} (SE {_g(value_se)})", "value"
+    diff, s = value - control, z * math.hypot(value_se, control_se)
+    versus = (f"{'it' if what == 'value' else 'the change'} {_g(value)} vs the control's {_g(control)} (SE "
+              f"{_g(control_se)}): difference {diff:+.3g}, {z:g} × combined SE {s:.2g}")
+    # margin: the difference's relative distance to the nearer threshold (±s for a value, +s for a profile,
+    # whose own margin counts too)
+    edge = abs(abs(diff) - s) if what == "value" else abs(diff - s)
+    margins = [x for x in (profile_margin, edge / s if s > 0 else None) if x is not None]
+    margin = min(margins) if margins else None
+    if diff > s:
+        return verdict, f"{reason}; {versus}: beyond the control", margin
+    if diff < -s and what == "value":
+        return NOT_REPRODUCED, f"{versus}: clearly below the control", margin
+    return INCONCLUSIVE, f"{reason}; {versus}: the control meets it, so it is no evidence", margin
 
 
 # ---------------------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ __all__ = [
     "exponent_summary",
     "geometric_sizes",
     "power_law_fits",
+    "step_capped",
 ]
 
 SMALL_FIT = 6
@@ -52,6 +53,13 @@ def geometric_sizes(lo: int, hi: int, n: int) -> list[int]:
     if n == 1:
         return [int(hi)]
     return sorted({int(round(x)) for x in np.geomspace(lo, hi, n)})
+
+
+def step_capped(run: dict[str, Any]) -> bool:
+    """True when a training run's record says it stopped at its step cap (``stop_reason == "max_iters"``; for
+    the LM converged protocol, its search pass's): it was not stopped by early stopping and is not converged."""
+    search = run.get("schedule_search") or {}
+    return (search.get("stop_reason") or run.get("stop_reason")) == "max_iters"
 
 
 def best_by(rows: Iterable[dict[str, Any]], key: Callable[[dict[str, Any]], Hashable],

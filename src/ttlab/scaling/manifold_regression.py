@@ -346,6 +346,16 @@ def quick_config(**overrides: Any) -> ManifoldSweepConfig:
     return replace(base, **overrides)
 
 
+def standard_config(**overrides: Any) -> ManifoldSweepConfig:
+    """The ``--standard`` preset (``ttlab reproduce --standard``), fixed before its runs: the quick grid on
+    d ∈ {1, 2} with 2 seeds, plus the model-size sweep that tests α_N = 2β/d — widths 4…64 at n = 2048, noisy
+    regime (σ as in the data sweep), β = 1, with the piecewise-constant approximation oracle (16…4,096 cells) and
+    the widest model also trained at 2n (the data-limit check)."""
+    base = quick_config(ds=(1, 2), seeds=2, model_widths=(4, 8, 16, 32, 64), model_regime="noisy",
+                        approx_cells=(16, 64, 256, 1024, 4096))
+    return replace(base, **overrides)
+
+
 # ---------------------------------------------------------------------------------------------
 # tasks (module-level functions of a JSON config: picklable, cacheable)
 

@@ -33,6 +33,7 @@ __all__ = [
     "id_from_alpha_d",
     "id_from_alpha_n",
     "id_from_alpha_n_sharma_kaplan",
+    "kaplan_data_need",
     "alpha_n_sharma_kaplan",
     "table1",
 ]
@@ -120,6 +121,19 @@ def alpha_n_sharma_kaplan(d: float) -> float:
     """Sharma & Kaplan's (2022) model-scaling prediction α_N ≈ 4 / d."""
     d = _check_d(d)
     return SHARMA_KAPLAN_NUMERATOR / d
+
+
+KAPLAN_DATA_COEF, KAPLAN_DATA_POWER = 5.0e3, 0.74
+"""Kaplan et al. (2020), Section 4.2: the overfitting penalty stays small while D ≳ 5×10³ · N^0.74 (tokens,
+non-embedding parameters)."""
+
+
+def kaplan_data_need(n_params: float) -> float:
+    """Training tokens Kaplan et al.'s criterion asks for a model of ``n_params`` non-embedding parameters to be
+    data-rich (not limited by overfitting): D = 5×10³ · N^0.74 (e.g. 2.5×10⁷ tokens at N = 10⁵)."""
+    if not (isinstance(n_params, (int, float)) and math.isfinite(n_params) and n_params > 0):
+        raise TTLabInputError(f"n_params must be a positive number of parameters, got {n_params!r}.")
+    return KAPLAN_DATA_COEF * float(n_params) ** KAPLAN_DATA_POWER
 
 
 def id_from_alpha_n_sharma_kaplan(alpha: float) -> float:

@@ -1,0 +1,176 @@
+"""`ttlab reproduce --standard`: its design pinned (sizes, seeds, layers, position groups), the mode's plumbing, the
+cap continuation of the data sweep and Kaplan's data-rich criterion for the text model sweep."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import pytest
+
+from ttlab.errors import TTLabInputError
+from ttlab.reproduce.registry import PARTS, MODES, PartContext
+
+
+def _decades(sizes) -> float:
+    return math.log10(max(sizes) / min(sizes))
+
+
+@pytest.mark.parametrize("preset", ["quick", "standard"])
+def test_data_sweep_design_is_pinned(preset):
+    """Both presets: ≥ 5 sizes over ≥ 1.5 decades, ≥ 2 seeds, runs stopped by early stopping or convergence (min_delta);
+    standard: the converged protocol on a ≥ 4-layer model, a capped run re-trained with the cap doubled (quick: listed
+    as capped, its claims inconclusive)."""
+    from ttlab.lm.experiments import DATA_SWEEP_PRESETS
+
+    p = DATA_SWEEP_PRESETS[preset]
+    assert len(set(p.sizes)) >= 5 and _decades(p.sizes) >= 1.5
+    assert len(p.seeds) >= 2 and p.patience is not None and p.min_delta > 0
+    assert p.cap_doublings == {"quick": 0, "standard": 2}[preset]
+    assert p.protocol in ("converged", "early-stop")
+    if preset == "standard":
+        assert p.protocol == "converged" and p.model[0] >= 4 and p.lrs is None  # one learning rate, stated
+        kw = __import__("ttlab.lm.experiments", fromlist=["sweep_kwargs"]).sweep_kwargs("data", "standard")
+        assert kw["model"].n_layer >= 4 and kw["cap_doublings"] == 2 and kw["train"].max_iters == 4000
+        assert kw["train"].min_delta == 0.005 and kw["seeds"] == [0, 1]
+
+
+def test_standard_corpora_and_position_groups_give_enough_batches():
+    """Standard: SOTU and the shipped code corpus; the profiles' position groups have equal length and each holds
+    ≥ 4 ID batches of the paper's 4,096 vectors on both corpora's test splits."""
+    from ttlab.lm.corpus import load_corpus, split_corpus
+    from ttlab.lm.experiments import DATA_SWEEP_PRESETS, STANDARD_CORPORA, IDOptions
+    from ttlab.reproduce.parts_lm import MIN_BATCHES, MIN_LAYERS, POSITION_GROUPS, PROFILE_WINDOWS, data_corpora, position_edges
+
+    assert STANDARD_CORPORA == ("builtin:sotu", "builtin:python")
+    assert data_corpora(PartContext(mode="standard")) == STANDARD_CORPORA
+    assert data_corpora(PartContext(mode="quick")) == ("builtin:sotu",)
+    block = DATA_SWEEP_PRESETS["standard"].block_size
+    edges = position_edges(block)
+    widths = {b - a for a, b in zip(edges, edges[1:])}
+    assert edges[0] == 0 and edges[-1] == block and len(edges) == POSITION_GROUPS + 1 and widths == {block // POSITION_GROUPS}
+    assert position_edges(10, 4) == [0, 2, 5, 7, 10]
+    with pytest.raises(ValueError, match="cannot hold"):
+        position_edges(3, 4)
+    opts = IDOptions()
+    for spec in STANDARD_CORPORA:
+        n_test = split_corpus(load_corpus(spec), 0.1, 0.1, 0).n_docs("test")
+        per_group = n_test * PROFILE_WINDOWS * min(opts.tokens_per_doc, block // POSITION_GROUPS)
+        assert per_group // opts.batch_size >= MIN_BATCHES, (spec, n_test, per_group)
+    assert DATA_SWEEP_PRESETS["standard"].model[0] >= MIN_LAYERS
+
+
+def test_standard_manifold_width_sweep_design():
+    """α_N is tested on the synthetic width sweep: d ∈ {1, 2}, β = 1, noisy regime, with the approximation oracle."""
+    from ttlab.scaling.manifold_regression import quick_config, standard_config
+
+    c = standard_config()
+    assert set(c.ds) == {1, 2} and c.betas == (1.0,) and c.model_regime == "noisy" and "noisy" in c.regimes
+    assert len(c.model_widths) >= 5 and _decades(c.model_widths) >= 1.2 and len(c.approx_cells) >= 5
+    assert c.seeds >= 2 and quick_config().model_widths == ()
+    from ttlab.reproduce.parts_scaling import _manifold_config
+
+    assert _manifold_config(PartContext(mode="standard")).model_widths == c.model_widths
+
+
+def test_mode_plumbing_pick_and_estimates():
+    assert MODES == ("quick", "standard", "full", "tiny")
+    ctx = PartContext(mode="standard")
+    assert ctx.standard and ctx.pick(quick=1, full=2) == 1 and ctx.pick(quick=1, full=2, standard=3) == 3
+    assert PartContext(mode="quick").pick(quick=1, full=2, standard=3) == 1
+    assert PartContext(mode="full").pick(quick=1, full=2, standard=3) == 2
+    assert PartContext(mode="tiny").pick(quick=1, full=2, tiny=4, standard=3) == 4
+    # a part with a standard estimate uses it; one without falls back to its quick estimate
+    abl, table1 = PARTS["lm_id_ablations"], PARTS["table1"]
+    assert abl.estimated_seconds(ctx) == abl.estimate_standard != abl.estimate[0]
+    assert table1.estimate_standard is None and table1.estimated_seconds(ctx) == table1.estimate[0]
+    from ttlab.reproduce.parts_lm import STANDARD_DATA_SECONDS
+
+    assert PARTS["lm_data_scaling"].estimated_seconds(ctx) == STANDARD_DATA_SECONDS
+    assert PARTS["lm_data_scaling"].estimated_seconds(PartContext(mode="quick")) < STANDARD_DATA_SECONDS
+
+
+def test_cli_standard_flag(tmp_path, run_cli):
+    r = run_cli("reproduce", "--standard", "--full", "--out", str(tmp_path / "o"))
+    assert r.code == 2 and "--standard and --full exclude each other" in r.err
+    r = run_cli("reproduce", "--standard", "--part", "table1", "--out", str(tmp_path / "o"))
+    assert r.code == 0 and "Estimating the cost of --standard" in r.err
+    assert "ttlab reproduce --standard" in r.err and "estimated cost" in r.err and "table1 ≈" in r.err
+    import json
+
+    assert json.loads((tmp_path / "o" / "results.json").read_text())["mode"] == "standard"
+    from ttlab.cli.reproduce import _selected_parts
+
+    assert _selected_parts(["table1"], False, False, "local", None, True) == ("standard", ["table1"])
+
+
+def test_kaplan_criterion_decides_whether_text_alpha_n_is_judged():
+    """Kaplan et al.'s D ≥ 5×10³·N^0.74: 2.5×10⁷ tokens at N = 10⁵; a text model sweep short of it makes the α_N
+    claims inconclusive with the numbers, a data-rich one is judged."""
+    from ttlab.reproduce.parts_lm import _model_scaling_claims, _suite_claims, kaplan_regime, kaplan_why
+    from ttlab.scaling.theory import kaplan_data_need
+
+    assert kaplan_data_need(1e5) == pytest.approx(5e3 * 10 ** 3.7) == pytest.approx(2.506e7, rel=1e-3)
+    assert kaplan_data_need(4e5) == pytest.approx(6.93e7, rel=1e-2)
+    with pytest.raises(TTLabInputError, match="positive number"):
+        kaplan_data_need(0)
+    runs = [{"selected": True, "params_non_embedding": n, "train_tokens": 1_000_000} for n in (25_000, 100_000)]
+    k = kaplan_regime(runs + [{"selected": False, "params_non_embedding": 10**9, "train_tokens": 1}])
+    assert k["n_params"] == 100_000 and not k["data_rich"] and k["tokens_needed"] == pytest.approx(2.506e7, rel=1e-3)
+    why = kaplan_why(k)
+    assert "2.51e+07" in why and "1e+06" in why and "25× short" in why and "manifold_regression.model_rate" in why
+    rich = kaplan_regime([{**runs[1], "train_tokens": 3 * 10**7}])
+    assert rich["data_rich"] and kaplan_why(rich) is None
+    ids = [{"name": f"m{i}", "intrinsic_dim": d, "intrinsic_dim_std": 0.2, "n_vectors": 16384, "batch_size": 4096,
+            "params_non_embedding": 1000 * (i + 1), "intrinsic_dim_harmonic": d, "alpha_n_pred": 2 / d}
+           for i, d in enumerate([4.0, 4.5, 5.0])]
+    r = {"kind": "model_sweep", "alpha_hat": 0.9, "alpha_hat_ci": [0.8, 1.0], "alpha_pred": 0.4, "intrinsic_dim": 5.0,
+         "r2_log": 0.99, "points": [{}] * 3, "id_by_model": ids, "runs": [{"selected": True, "stop_reason": "early_stop"}] * 3,
+         "id_untrained": ids, "kaplan": rich}
+    assert [c["verdict"] for c in _model_scaling_claims(r)[:2]] == ["holds", "holds"]
+    r["kaplan"] = k
+    short = _model_scaling_claims(r)[:2]
+    assert [c["verdict"] for c in short] == ["inconclusive", "inconclusive"] and all("Kaplan" in c["reason"] for c in short)
+    suite = {"fit_loss": {"alpha_hat": 0.9, "alpha_hat_ci": [0.8, 1.0], "r2_log": 0.99, "n_points": 3}, "alpha_pred": 0.4,
+             "intrinsic_dim": 5.0, "models": ids, "reference": "m2", "kaplan": k}
+    assert [c["verdict"] for c in _suite_claims(suite)[:2]] == ["inconclusive", "inconclusive"]
+    suite["kaplan"] = rich
+    assert _suite_claims(suite)[0]["verdict"] == "holds"
+
+
+def test_capped_runs_are_retrained_with_the_cap_doubled(tmp_path, monkeypatch):
+    """A run that stops at its step cap is re-trained with the cap doubled (up to cap_doublings times); a run that
+    stopped early is not; the replaced runs are kept, and a run still capped stays marked as capped."""
+    from ttlab.lm.experiments import Execution, IDOptions, SweepData, model_config, run_data_sweep
+    from ttlab.lm.trainer import TrainConfig
+    from ttlab.scaling.analysis import step_capped
+
+    monkeypatch.setenv("TTLAB_CACHE", str(tmp_path / "cache"))
+    kw = dict(data=SweepData(corpus="builtin:sotu", max_docs=24, vocab_size=300), model=model_config((1, 2, 16), 16),
+              sizes=[400, 1500, 5000], protocol="early-stop", execution=Execution(workers=1), bootstrap=0,
+              id_options=IDOptions(windows_per_doc=2, tokens_per_doc=8, batch_size=100, k=5))
+    train = TrainConfig(batch_size=4, max_iters=6, warmup_iters=1, eval_interval=3, eval_iters=2, patience=50,
+                        test_max_tokens=1000, lr=3e-3)
+    res = run_data_sweep(tmp_path / "a", train=train, cap_doublings=1, **kw)
+    assert len(res["superseded_runs"]) == 3 and all(step_capped(r) for r in res["superseded_runs"])
+    assert [r["name"] for r in res["runs"]] == [f"{r['name']}_cap12" for r in res["superseded_runs"]]
+    assert all(r["iters"] == 12 and r["continued_from"] and r["stop_reason"] == "max_iters" for r in res["runs"])
+    assert all(r["superseded_by"] == n["name"] for r, n in zip(res["superseded_runs"], res["runs"]))
+    assert res["config"]["cap_doublings"] == 1
+    # a run stopped by early stopping (here: min_delta so large that no evaluation counts as an improvement) is
+    # fitted as it is: nothing is re-trained
+    early = run_data_sweep(tmp_path / "b", train=replace(train, patience=1, min_delta=10.0), cap_doublings=2, **kw)
+    assert all(r["status"] == "ok" and r["stop_reason"] == "early_stop" for r in early["runs"]), early["runs"]
+    assert early["superseded_runs"] == [] and not any("_cap" in r["name"] for r in early["runs"])
+    with pytest.raises(TTLabInputError, match="cap_doublings must be an integer >= 0"):
+        run_data_sweep(tmp_path / "c", train=train, cap_doublings=-1, **kw)
+
+
+def test_step_capped_reads_the_search_pass_of_a_converged_run():
+    """The converged protocol's retrain always ends at its own max_iters; whether it converged is its search pass's."""
+    from ttlab.scaling.analysis import step_capped
+
+    assert step_capped({"stop_reason": "max_iters"}) and not step_capped({"stop_reason": "early_stop"})
+    assert not step_capped({"stop_reason": "max_iters", "schedule_search": {"stop_reason": "early_stop"}})
+    assert step_capped({"stop_reason": "max_iters", "schedule_search": {"stop_reason": "max_iters"}})
+    assert not step_capped({})
