@@ -69,6 +69,7 @@ def test_c1_of_theorem2_on_fixed_numbers():
     assert math.isnan(theory_attention_rate(0.1, 0.0, 6))
 
 
+@pytest.mark.trains
 @pytest.mark.parametrize("path", ["dense", "structured"])
 def test_c1_and_stage1_reference_rate_of_a_run(runs, path):
     ds, by_path = runs
@@ -83,6 +84,7 @@ def test_c1_and_stage1_reference_rate_of_a_run(runs, path):
     assert s["stage_1"]["theory_loss_rate"] == pytest.approx(ETA0 / (4 * wov), rel=1e-12)
 
 
+@pytest.mark.trains
 @pytest.mark.parametrize("path", ["dense", "structured"])
 def test_norm_bounds_of_both_training_paths(runs, path):
     # Proposition 1 / Theorem 1: tη/(2‖W*‖) ≤ ‖W(t)‖ ≤ tη, per stage with that stage's η and W*
@@ -131,6 +133,7 @@ def _qp_wkq_star(ds, triples: np.ndarray) -> np.ndarray:
     return np.asarray(W.value)
 
 
+@pytest.mark.trains
 def test_svop_cos_wkq_against_the_qp_solution():
     from ttlab.ntp.structure import analyze
     from ttlab.ntp.walkthrough import svop_walkthrough
