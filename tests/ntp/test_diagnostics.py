@@ -148,6 +148,8 @@ def test_norm_bounds_fraction_slack_and_first_failure():
     lo, up = 0.5 * t, 1.0 * t
     n = 0.75 * t
     n[0], n[1] = 99.0, -1.0  # steps 0 and 1 are not judged
+    n[2] = lo[2] * (1 - 1e-9)  # at the edge of the slack: still within
+    n[6] = up[6] * (1 + 1e-9)  # at the edge of the slack: still within
     n[3] = lo[3] * (1 - 0.5e-9)  # within the slack
     n[4] = up[4] * (1 + 0.5e-9)  # within the slack
     n[5] = lo[5] * (1 - 1e-6)  # below the lower bound
@@ -169,22 +171,23 @@ def _solution(W: np.ndarray) -> MaxMarginSolution:
 
 
 def _fake_result(schedule: str = "two-stage") -> TrainResult:
-    """A hand-built run: stage 1 with log L = 1 − 0.4 t, stage 2 with L − L∞ = e^(−0.1 t)."""
+    """A hand-built run: stage 1 with log L = 1 − 40 t (L = 0.0 in float64 from t = 19 on), stage 2 with
+    L − L∞ = e^(−0.1 t); ‖W*‖ below 1 so that a test of ‖W*‖ > 0 cannot pass as ‖W*‖ > 1."""
     eta0, eta, L_max, T = 0.3, 0.08, 5, 40
-    W_ov, W_kq = np.diag([3.0, 4.0]), np.array([[1.0, 2.0], [2.0, 0.0]])  # ‖W*_ov‖ = 5, ‖W*_kq‖ = 3
+    W_ov, W_kq = np.diag([0.3, 0.4]), np.array([[0.1, 0.2], [0.2, 0.0]])  # ‖W*_ov‖ = 0.5, ‖W*_kq‖ = 0.3
     t = np.arange(0, T + 1, dtype=float)
     m = {c: [] for c in METRIC_COLUMNS}
     stages = ("1", "2") if schedule == "two-stage" else ("joint",)
     for stage in stages:
-        st_eta, st_norm = (eta0, 5.0) if stage == "1" else (eta, 3.0)
-        log_loss = 1.0 - 0.4 * t if stage == "1" else np.log(0.7 + np.exp(-0.1 * t))
+        st_eta, st_norm = (eta0, 0.5) if stage == "1" else (eta, 0.3)
+        log_loss = 1.0 - 40 * t if stage == "1" else np.log(0.7 + np.exp(-0.1 * t))
         omc = 0.2 * np.log(t + 2) / (t + 2)
         cols = {
             "stage": [stage] * len(t), "step": t, "loss": np.exp(log_loss), "log_loss": log_loss,
-            "cosine": 1 - omc, "norm": 0.75 * st_eta * t,
+            "cosine": 1 - omc, "norm": st_eta * t,
             "norm_lower_bound": t * st_eta / (2 * st_norm), "norm_upper_bound": t * st_eta,
-            "min_optimal_attention": 1 - 0.5 * np.exp(-0.05 * t), "cosine_ov": np.full_like(t, 0.999),
-            "norm_ov": np.full_like(t, 7.5),
+            "min_optimal_attention": 1 - 0.5 * np.exp(-0.05 * t), "cosine_ov": 0.9 + 0.001 * t,
+            "norm_ov": 7.5 + t,
         }
         for c in METRIC_COLUMNS:
             m[c].extend(list(cols[c]))
@@ -200,27 +203,29 @@ def test_summarize_a_two_stage_run():
     s1, s2 = s["stage_1"], s["stage_2"]
     t = np.arange(0, 41, dtype=float)
     assert s1["steps"] == s2["steps"] == 40
-    assert s1["final_log_loss"] == pytest.approx(1 - 16.0)
-    assert s1["final_loss"] == pytest.approx(math.exp(-15.0))
+    assert s1["final_log_loss"] == pytest.approx(1 - 1600.0)
+    assert s1["final_loss"] == 0.0
     assert s1["final_cosine"] == pytest.approx(1 - 0.2 * math.log(42) / 42)
-    assert s1["final_norm"] == pytest.approx(0.75 * 0.3 * 40)
-    assert s1["loss_fit"]["rate"] == pytest.approx(0.4, rel=1e-10)  # from log L: stage 1's limit is 0
+    assert s1["final_norm"] == pytest.approx(0.3 * 40)
+    assert s1["loss_fit"]["rate"] == pytest.approx(40.0, rel=1e-10)  # from log L: stage 1's limit is 0
     assert s1["loss_fit"]["limit"] == 0.0
-    assert s1["theory_loss_rate"] == pytest.approx(0.3 / (4 * 5.0), rel=1e-12)
+    assert s1["theory_loss_rate"] == pytest.approx(0.3 / (4 * 0.5), rel=1e-12)
     assert s1["norm_bounds"] == {"fraction": 1.0, "n_steps": 39, "first_failure_step": None}
     assert s1["direction_fit"]["n_points"] == 31
+    assert s1["direction_fit"]["final_one_minus_cos"] == pytest.approx(0.2 * math.log(42) / 42, rel=1e-9)
     assert "final_min_optimal_attention" not in s1 and "theory_attention_rate_C1" not in s1
     # stage 2: the gap to L∞ = 0.7 decays at 0.1 per step; the attention gap at 0.05
     assert s2["loss_fit"]["rate"] == pytest.approx(0.1, rel=1e-6)
     assert s2["loss_fit"]["limit"] == 0.7 == s2["limit_loss"]
     assert s2["final_min_optimal_attention"] == pytest.approx(1 - 0.5 * math.exp(-2.0))
     assert s2["attention_gap_fit"]["rate"] == pytest.approx(0.05, rel=1e-9)
-    assert s2["theory_attention_rate_C1"] == pytest.approx(0.08 / (4 * 5 * 9.0), rel=1e-12)
-    assert s2["final_cosine_ov"] == 0.999 and s2["final_norm_ov"] == 7.5
-    assert s2["final_norm"] == pytest.approx(0.75 * 0.08 * 40)
+    assert s2["theory_attention_rate_C1"] == pytest.approx(0.08 / (4 * 5 * 0.09), rel=1e-12)
+    assert s2["final_cosine_ov"] == pytest.approx(0.94) and s2["final_norm_ov"] == 47.5
+    assert s2["final_norm"] == pytest.approx(0.08 * 40)
     assert "theory_loss_rate" not in s2
-    lo = t * 0.08 / 6.0
-    assert s2["norm_bounds"]["fraction"] == 1.0 and lo[-1] == pytest.approx(40 * 0.08 / 6)
+    # ‖W*_kq‖ = 0.3 < 1/2 puts the lower bound tη/(2‖W*‖) above tη: no step can meet both
+    assert s2["norm_bounds"] == {"fraction": 0.0, "n_steps": 39, "first_failure_step": 2}
+    assert s2["direction_fit"]["final_one_minus_cos"] == pytest.approx(0.2 * math.log(42) / 42, rel=1e-9)
 
 
 def test_summarize_a_joint_run_and_a_zero_norm_star():
@@ -228,7 +233,7 @@ def test_summarize_a_joint_run_and_a_zero_norm_star():
     s = summarize(res)
     assert set(s) == {"stage_joint"}
     assert s["stage_joint"]["final_min_optimal_attention"] == pytest.approx(1 - 0.5 * math.exp(-2.0))
-    assert s["stage_joint"]["theory_attention_rate_C1"] == pytest.approx(0.08 / (4 * 5 * 9.0), rel=1e-12)
+    assert s["stage_joint"]["theory_attention_rate_C1"] == pytest.approx(0.08 / (4 * 5 * 0.09), rel=1e-12)
     res = _fake_result()
     zero = _solution(np.zeros((2, 2)))
     res = TrainResult(config=res.config, W_ov=res.W_ov, W_kq=res.W_kq, wov_star=zero, wkq_star=zero,
@@ -240,10 +245,15 @@ def test_summarize_a_joint_run_and_a_zero_norm_star():
     res1 = TrainResult(config=res.config, W_ov=res.W_ov, W_kq=res.W_kq, wov_star=_solution(np.eye(2)),
                        wkq_star=_solution(np.eye(2)), metrics=m, limit_loss=0.7, max_len=5)
     assert set(summarize(res1)) == {"stage_1"}
+    m2 = {c: [v for v, st in zip(res.metrics[c], res.metrics["stage"]) if st == "2"] for c in METRIC_COLUMNS}
+    res2 = TrainResult(config=res.config, W_ov=res.W_ov, W_kq=res.W_kq, wov_star=_solution(np.eye(2)),
+                       wkq_star=_solution(np.eye(2)), metrics=m2, limit_loss=0.7, max_len=5)
+    assert set(summarize(res2)) == {"stage_2"}
 
 
 def test_theory_attention_rate_on_fixed_numbers():
     assert theory_attention_rate(0.2, 2.0, 5) == pytest.approx(0.2 / 80)
+    assert theory_attention_rate(0.2, 0.5, 5) == pytest.approx(0.2 / 5)
     assert math.isnan(theory_attention_rate(0.2, -1.0, 5))
 
 
@@ -266,11 +276,15 @@ def test_theory_attention_rate_on_fixed_numbers():
         (0.0, math.log(2.5) - 700 * math.log(10), 4, "2.500e-700"),
         (0.0, math.log(2.5) - 700 * math.log(10), 2, "2.5e-700"),
         (0.0, math.log(9.99996) - 500 * math.log(10), 4, "1.000e-499"),
+        (0.0, math.log(9.6) - 500 * math.log(10), 4, "9.600e-500"),
+        (0.0, math.log(9.996) - 500 * math.log(10), 4, "9.996e-500"),
         (0.0, float("-inf"), 4, "0"),
     ],
 )
 def test_format_loss(loss, log_loss, digits, text):
     assert format_loss(loss, log_loss, digits) == text
+    if digits == 4:  # the default
+        assert format_loss(loss, log_loss) == text
 
 
 # --------------------------------------------------------------------------------------------- local slopes

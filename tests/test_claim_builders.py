@@ -1,0 +1,171 @@
+"""The claim builders of ``ttlab reproduce`` on fixed result dicts: each number a rule consumes comes from
+the right field, computed here by hand (issue 21, item 5; the mutation-testing suite, docs/mutation.md)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from ttlab.reproduce import parts_lm, parts_ntp, parts_scaling
+from ttlab.reproduce.verdicts import HOLDS, INCONCLUSIVE, NOT_REPRODUCED, PARTLY
+from ttlab.scaling.theory import table1
+
+
+def _by_id(claims: list[dict]) -> dict[str, dict]:
+    return {c["id"]: c for c in claims}
+
+
+def _stage(**kw) -> dict:
+    base = {"steps": 900, "final_loss": 0.25, "final_cosine": 0.9995, "final_norm": 3.0, "final_min_optimal_attention": 0.8,
+            "norm_bounds": {"fraction": 1.0}, "loss_fit": {"rate": 0.004, "r2": 0.97}, "theory_loss_rate": 0.003,
+            "limit_loss": 0.12}
+    return {**base, **kw}
+
+
+def _figure2(**long_kw) -> dict:
+    long = {"stage2_steps": 10_000, "final_cosine": 0.995, "c1": 2e-4, "final_min_optimal_attention": 0.9,
+            "baseline_attention": 1 / 6, "attention_gap_rate": 5e-4,
+            "windows": {"paper": {"t0": 90, "t1": 900, "slope": -0.35, "theory_log2_t_over_t": -0.654},
+                        "last_decade": {"t0": 1000, "t1": 10_000, "slope": -0.9, "theory_log2_t_over_t": -0.756}}}
+    return {"stages": {"stage_1": _stage(final_cosine=1.0),
+                       "stage_2": _stage(final_cosine=0.92, norm_bounds={"fraction": 0.95},
+                                         loss_fit={"rate": 0.01, "r2": 0.99})},
+            "dataset": {"max_len": 6}, "long_run": {**long, **long_kw}}
+
+
+def test_figure2_claims_take_each_number_from_its_field():
+    c = _by_id(parts_ntp._figure2_claims(_figure2()))
+    assert list(c) == ["ntp_figure2.stage1_direction", "ntp_figure2.stage2_direction", "ntp_figure2.norm_bounds",
+                       "ntp_figure2.stage1_loss_rate", "ntp_figure2.stage2_linear", "ntp_figure2.attention"]
+    assert all(x["kind"] == "paper" for x in c.values())
+    s1 = c["ntp_figure2.stage1_direction"]
+    assert (s1["measured"], s1["thresholds"], s1["verdict"], s1["cite"]) == (
+        {"value": 1.0}, {"holds": 0.999, "partly": 0.99}, HOLDS, "Proposition 1")
+    assert s1["summary"] == "final cos(W_ov, W*_ov) = 1.000000 after 900 steps"
+    d = c["ntp_figure2.stage2_direction"]
+    assert d["measured"] == {"final_cosine": 0.995, "slope": -0.9, "theory_slope": -0.756, "slope_paper_window": -0.35,
+                             "theory_slope_paper_window": -0.654}
+    assert (d["rule_id"], d["thresholds"], d["verdict"], d["cite"]) == (
+        "direction_rate", {"min_cosine": 0.99, "slack": 0.1}, HOLDS, "Theorem 1")
+    assert d["summary"] == ("1 − cos log-log slope: t = 90…900: slope -0.35 (log²t/t -0.65, 1/t −1); t = 1000…10000: "
+                            "slope -0.90 (log²t/t -0.76, 1/t −1); final cos(W_kq, W*_kq) = 0.9950 after 10000 steps "
+                            "(the paper's 900 steps: 0.9200)")
+    nb = c["ntp_figure2.norm_bounds"]
+    assert nb["measured"] == {"value": 0.95, "stage1": 1.0, "stage2": 0.95}  # the worse stage
+    assert (nb["thresholds"], nb["verdict"]) == ({"holds": 1.0, "partly": 0.9}, PARTLY)
+    assert nb["summary"] == "hold at 100.0% (stage 1) and 95.0% (stage 2) of steps"
+    lr = c["ntp_figure2.stage1_loss_rate"]
+    assert lr["measured"] == {"rate": 0.004, "r2": 0.97, "reference_rate": 0.003}  # η0/(4‖W*_ov‖) from the summary
+    assert (lr["thresholds"], lr["verdict"]) == ({"min_r2": 0.9}, HOLDS)
+    assert lr["summary"] == ("fitted rate 0.004 per step (R² 0.97) vs the theorem's η0/(4‖W*_ov‖) = 0.003; "
+                             "final loss 0.25")
+    s2 = c["ntp_figure2.stage2_linear"]
+    assert s2["measured"] == {"rate": 0.01, "r2": 0.99, "reference_rate": 0.0}
+    assert (s2["thresholds"], s2["verdict"]) == ({"min_r2": 0.95}, HOLDS)
+    assert s2["summary"] == "log(L − L∞) falls at rate 0.01 per step, R² 0.99; final loss 0.25 (limit 0.12)"
+    a = c["ntp_figure2.attention"]
+    bound = 1 / (1 + 6 * math.exp(-2e-4 * 10_000))  # Theorem 2: 1/(1 + L_max exp(−C1 t))
+    assert a["measured"] == pytest.approx({"attention": 0.9, "bound": bound, "baseline": 1 / 6, "gap_rate": 5e-4,
+                                           "c1": 2e-4}, rel=1e-12)
+    assert a["verdict"] == HOLDS
+    assert a["summary"] == ("after 10000 stage-2 steps: minimum optimal attention 0.9 vs bound 0.5519 and uniform-"
+                            "attention baseline 0.1667; gap decays at 0.0005 per step vs C1 = 0.0002")
+
+
+def test_figure2_claims_without_the_long_run_or_with_a_missing_stage():
+    r = _figure2()
+    del r["long_run"]
+    c = _by_id(parts_ntp._figure2_claims(r))
+    for cid, cite in (("ntp_figure2.stage2_direction", "Theorem 1"), ("ntp_figure2.attention", "Theorem 2")):
+        assert c[cid]["verdict"] == INCONCLUSIVE and c[cid]["cite"] == cite and c[cid]["kind"] == "paper"
+        assert c[cid]["measured"] == {"why": "the long stage-2 continuation was not run"}
+    r = _figure2(c1=float("nan"))
+    assert _by_id(parts_ntp._figure2_claims(r))["ntp_figure2.attention"]["measured"]["bound"] is None
+    r = _figure2()
+    r["stages"]["stage_1"]["norm_bounds"] = {"fraction": float("nan")}
+    assert _by_id(parts_ntp._figure2_claims(r))["ntp_figure2.norm_bounds"]["measured"]["value"] is None
+    r = _figure2(windows={"paper": {"t0": 90, "t1": 900}, "last_decade": {"t0": 1000, "t1": 10_000}})
+    d = _by_id(parts_ntp._figure2_claims(r))["ntp_figure2.stage2_direction"]
+    assert d["summary"].startswith("1 − cos log-log slope: t = 90…900: 1 − cos at floating-point zero; t = 1000…10000: "
+                                   "1 − cos at floating-point zero;")
+    assert d["measured"]["slope"] is None and d["measured"]["theory_slope"] is None
+
+
+def _svop_result(**kw) -> dict:
+    return {
+        "orders": {"S": "S >_S P", "O": "O >_O S, O >_O V", "V": "V >_V S", "P": "O >_P P"},
+        "categories": {"S": {"optimal": ["S"], "non_optimal": ["P"], "non_comparable": ["O", "V"]},
+                       "O": {"optimal": ["O"], "non_optimal": ["S", "V"], "non_comparable": ["P"]},
+                       "V": {"optimal": ["V"], "non_optimal": ["S"], "non_comparable": ["O", "P"]},
+                       "P": {"optimal": ["O"], "non_optimal": ["P"], "non_comparable": ["S", "V"]}},
+        "wkq_star_columns": {"S": {"S": 0.5, "V": 0.0, "O": 0.0, "P": -0.5},
+                             "O": {"S": -0.3333, "V": -0.3333, "O": 0.6667, "P": 0.0},
+                             "V": {"S": -0.5, "V": 0.5, "O": 0.0, "P": 0.0},
+                             "P": {"S": 0.0, "V": 0.0, "O": 0.5, "P": -0.5}},
+        "unseen": {"SP": {"model": "V", "prob": 0.61, "expected": "V"}, "OSP": {"model": "P", "prob": 0.55, "expected": "P"}},
+        "cosine_ov": 1.0, "cosine_kq": 0.99952, **kw}
+
+
+def test_svop_claims():
+    c = _by_id(parts_ntp._svop_claims(_svop_result()))
+    assert list(c) == ["ntp_svop.orders", "ntp_svop.unseen", "ntp_svop.proposition2", "ntp_svop.convergence"]
+    o = c["ntp_svop.orders"]
+    assert (o["measured"], o["verdict"], o["kind"], o["cite"]) == ({"expected": 5, "shared": 5, "extra": 0}, HOLDS,
+                                                                    "check", "Example 1")
+    assert o["summary"] == "5/5 expected order pairs found, 0 extra"
+    u = c["ntp_svop.unseen"]
+    assert (u["measured"], u["thresholds"], u["verdict"], u["kind"]) == (
+        {"passed": 2, "total": 2}, {"holds": 1.0, "partly": 0.5}, HOLDS, "paper")
+    assert u["summary"] == "SP → V (p = 0.610, paper: V); OSP → P (p = 0.550, paper: P)"
+    p = c["ntp_svop.proposition2"]
+    # every column is complete bipartite here; the worst deviation from m/(k+m), −k/(k+m), 0 is |0.6667 − 2/3|
+    assert p["measured"]["n"] == 4
+    assert p["measured"]["value"] == pytest.approx(abs(0.6667 - 2 / 3), abs=1e-12)
+    assert (p["thresholds"], p["verdict"], p["kind"]) == ({"holds": 1e-3, "partly": 0.05}, HOLDS, "paper")
+    assert p["summary"] == "max |W*_kq − closed form| = 3.3e-05 over the 4 of 4 columns whose graph is complete bipartite"
+    v = c["ntp_svop.convergence"]
+    assert v["measured"] == {"value": 0.99952, "cosine_ov": 1.0, "cosine_kq": 0.99952}  # the lower of the two
+    assert (v["thresholds"], v["verdict"]) == ({"holds": 0.999, "partly": 0.95}, HOLDS)
+    assert v["summary"] == "cos(W_ov, W*_ov) = 1.000000, cos(W_kq, W*_kq) = 0.9995"
+
+
+def test_svop_claims_on_a_wrong_model():
+    r = _svop_result(cosine_kq=0.96, unseen={"SP": {"model": "O", "prob": 0.4, "expected": "V"},
+                                               "OSP": {"model": "P", "prob": 0.5, "expected": "P"}})
+    r["orders"] = {**r["orders"], "V": "V >_V S, S >_V P"}  # an extra pair makes V's graph not bipartite-complete
+    r["wkq_star_columns"]["S"]["P"] = -0.45  # 0.05 off the closed form
+    c = _by_id(parts_ntp._svop_claims(r))
+    assert c["ntp_svop.orders"]["measured"] == {"expected": 5, "shared": 5, "extra": 1}
+    assert c["ntp_svop.unseen"]["measured"] == {"passed": 1, "total": 2}
+    assert c["ntp_svop.unseen"]["verdict"] == PARTLY
+    p = c["ntp_svop.proposition2"]
+    assert p["measured"]["n"] == 3 and p["measured"]["value"] == pytest.approx(0.05, abs=1e-12)
+    assert p["verdict"] == PARTLY
+    assert c["ntp_svop.convergence"]["measured"]["value"] == 0.96
+    assert c["ntp_svop.convergence"]["verdict"] == PARTLY
+    r["cosine_kq"] = 0.5
+    assert _by_id(parts_ntp._svop_claims(r))["ntp_svop.convergence"]["verdict"] == NOT_REPRODUCED
+
+
+def test_table1_claims_compare_the_id_free_prediction_with_the_observed_alpha_d():
+    rows = [x.to_dict() for x in table1()]
+    c = _by_id(parts_scaling._table1_claims({"rows": rows}))
+    assert list(c) == ["table1.kaplan_2020", "table1.chinchilla_2022"]
+    k, ch = c["table1.kaplan_2020"], c["table1.chinchilla_2022"]
+    assert k["measured"] == pytest.approx({"fitted": 0.095, "predicted": 0.076 / 1.076}, rel=1e-14)
+    assert ch["measured"] == pytest.approx({"fitted": 0.28, "predicted": 0.34 / 1.34}, rel=1e-14)
+    assert (k["kind"], k["cite"], k["rule_id"]) == ("paper", "Table 1", "exponent_match")
+    assert k["thresholds"] == parts_scaling.EXPONENT_TOLERANCE
+    assert k["summary"] == ("predicted α_D 0.0706 vs observed 0.095 (Δ +0.0244); predicted α_N 0.1050 vs observed "
+                            "0.076 (Δ -0.0290)")
+    assert k["statement"] == ("Table 1, Kaplan 2020: the ID-free relation α_D = α_N/(1+α_N) predicts the observed α_D")
+
+
+def test_id_grows_claim_uses_the_standard_errors_of_the_batches():
+    rows = [{"intrinsic_dim": 4.0, "n_vectors": 1000, "batch_size": 250, "intrinsic_dim_std": 0.2},
+            {"intrinsic_dim": 5.0, "n_vectors": 1000, "batch_size": 250, "intrinsic_dim_std": 0.4}]
+    c = parts_lm._id_grows_claim("x.grows", "The ID grows", rows)
+    assert c["measured"]["values"] == [4.0, 5.0]
+    assert c["measured"]["se"] == pytest.approx([0.1, 0.2], rel=1e-12)  # SD / √(1000 // 250)
+    assert c["rule_id"] == "monotone" and c["verdict"] == HOLDS
