@@ -242,3 +242,83 @@ def test_reason_and_rule_text_word_for_word(rule, measured, thresholds, expected
     verdict, reason, text = judge(rule, measured, thresholds, "x")
     assert (verdict, reason) == REASONS[k]
     assert text == RULE_TEXTS[_key(rule, thresholds)]
+
+
+@pytest.fixture
+def scratch_rules():
+    """Rules registered by a test under scratch names, removed afterwards."""
+    from ttlab.reproduce.verdicts import RULES
+
+    before = set(RULES)
+    yield RULES
+    for name in set(RULES) - before:
+        del RULES[name]
+
+
+def test_threshold_rules_registered_afresh_judge_and_describe_as_the_built_in_ones(scratch_rules):
+    """``at_least``/``at_most`` are built at import; building them again under new names (the same code path)
+    must give the same verdicts, reasons and rule texts, word for word."""
+    from ttlab.reproduce.verdicts import Rule, _threshold_rule
+
+    _threshold_rule("scratch_at_least", +1)
+    _threshold_rule("scratch_at_most", -1)
+    checked = 0
+    for rule, measured, thresholds, _ in CASES:
+        if rule not in ("at_least", "at_most") or _key(rule, measured, thresholds) not in REASONS:
+            continue
+        verdict, reason, text = judge(f"scratch_{rule}", measured, thresholds, "x")
+        assert (verdict, reason) == REASONS[_key(rule, measured, thresholds)]
+        assert text == RULE_TEXTS[_key(rule, thresholds)]
+        checked += 1
+    assert checked >= 8
+    r = scratch_rules["scratch_at_least"]
+    assert isinstance(r, Rule) and r.name == "scratch_at_least"
+    assert r.outcomes == ("holds", "partly", "not reproduced", "inconclusive")
+    # the slack-free edges: a value equal to a threshold meets it
+    assert judge("scratch_at_least", {"value": 0.999}, {"holds": 0.999, "partly": 0.99})[0] == "holds"
+    assert judge("scratch_at_least", {"value": 0.99}, {"holds": 0.999, "partly": 0.99})[0] == "partly"
+    assert judge("scratch_at_most", {"value": 1e-3}, {"holds": 1e-3, "partly": 0.05})[0] == "holds"
+    assert judge("scratch_at_most", {"value": 0.05}, {"holds": 1e-3, "partly": 0.05})[0] == "partly"
+    # without a partly threshold: holds or not reproduced, and the reason names the holds threshold
+    assert judge("scratch_at_least", {"value": 0.5}, {"holds": 0.9})[:2] == ("not reproduced", "the measured value = 0.5 < 0.9")
+    assert judge("scratch_at_most", {"value": 2.0}, {"holds": 1.0}, "x")[:2] == ("not reproduced", "x = 2 > 1")
+    assert judge("scratch_at_most", {"value": 1.0}, {"holds": 1.0}, "x")[2] == (
+        "holds if x ≤ 1; inconclusive if the measurement is missing or covers no item")
+    # min_n: n below it is inconclusive, n equal to it is judged; min_n defaults to 1
+    assert judge("scratch_at_least", {"value": 1.0, "n": 10}, {"holds": 0.9, "min_n": 10})[0] == "holds"
+    assert judge("scratch_at_least", {"value": 1.0, "n": 9}, {"holds": 0.9, "min_n": 10})[:2] == (
+        "inconclusive", "only 9 item(s) to judge (need ≥ 10)")
+    assert judge("scratch_at_least", {"value": 1.0, "n": 1}, {"holds": 0.9})[0] == "holds"
+    assert judge("scratch_at_least", {"value": 1.0, "n": 0}, {"holds": 0.9})[:2] == (
+        "inconclusive", "only 0 item(s) to judge (need ≥ 1)")
+    assert judge("scratch_at_least", {"value": 1.0, "n": None}, {"holds": 0.9})[0] == "inconclusive"
+    assert judge("scratch_at_least", {"value": 1.0, "n": 2}, {"holds": 0.9, "min_n": 2}, "x")[2] == (
+        "holds if x ≥ 0.9; inconclusive if the measurement is missing or covers fewer than 2 items")
+
+
+def test_a_registered_rule_is_stored_with_its_parts(scratch_rules):
+    from ttlab.reproduce.verdicts import Rule, _rule
+
+    def describe(th, q):
+        return f"scratch rule on {q}"
+
+    def fn(m, th, q):
+        return ("holds", "ok")
+
+    assert _rule("scratch_rule", ["holds", "inconclusive"], describe)(fn) is fn
+    assert scratch_rules["scratch_rule"] == Rule(name="scratch_rule", outcomes=("holds", "inconclusive"), judge=fn,
+                                                 describe=describe)
+    assert judge("scratch_rule", {}, {}, "y") == ("holds", "ok", "scratch rule on y")
+
+
+def test_missing_claim_record_and_unknown_verdicts_in_counts():
+    from ttlab.reproduce.verdicts import count_by_kind, missing_claim
+
+    c = missing_claim("x.z", "Another claim", "the sweep was not run", kind="paper")
+    assert (c["statement"], c["cite"], c["summary"], c["verdict"]) == (
+        "Another claim", "", "not measured: the sweep was not run", "inconclusive")
+    assert c["measured"] == {"why": "the sweep was not run"} and c["reason"] == "the sweep was not run"
+    assert missing_claim("x.z", "A", "why", kind="paper", cite="Theorem 2")["cite"] == "Theorem 2"
+    # a verdict outside VERDICTS (a future or foreign record) is counted, not dropped
+    by = count_by_kind([{"kind": "paper", "verdict": "odd"}, {"kind": "paper", "verdict": "odd"}])
+    assert by["paper"]["odd"] == 2

@@ -307,3 +307,35 @@ def test_local_slopes_window_is_inclusive_and_starts_at_three():
     assert few == {"t0": 10.0, "t1": 11.0, "n_points": 2,
                    "note": "fewer than 3 steps with 1 − cos above floating-point zero"}
     assert local_loglog_slopes(t, y, 10, 12)["n_points"] == 3
+
+
+def test_three_points_are_enough_for_a_fit():
+    t = np.arange(1, 13, dtype=float)
+    y = 2.0 / t ** 1.5
+    three = local_loglog_slopes(t, y, 10, 12)
+    assert three["n_points"] == 3 and three["slope"] == pytest.approx(-1.5, abs=1e-12) and "note" not in three
+    # fit_loss_rate: the second half of t = 0…5 is t = 3, 4, 5
+    out = fit_loss_rate(np.arange(6, dtype=float), np.exp(-0.5 * np.arange(6.0)))
+    assert out["rate"] == pytest.approx(0.5, rel=1e-12) and "note" not in out
+    # fit_direction_rate: t = 10, 11, 12
+    d = fit_direction_rate(t, y)
+    assert d["n_points"] == 3 and d["loglog_slope"] == pytest.approx(-1.5, abs=1e-12)
+
+
+def test_missing_values_count_as_not_finite():
+    # metric columns are lists of Python floats; a missing entry (None) is dropped like NaN, never an error
+    t = list(range(1, 21))
+    y = [1.0 / s for s in t]
+    y[15] = None
+    assert fit_direction_rate(t, y, t_min=3)["n_points"] == 17
+    assert local_loglog_slopes(t, y, 10, 20)["n_points"] == 10
+    loss = [math.exp(-0.2 * s) for s in t]
+    loss[12] = None
+    out = fit_loss_rate(t, loss)
+    assert out["rate"] == pytest.approx(0.2, rel=1e-12)
+    log_loss = [-0.2 * s for s in t]
+    log_loss[12] = None
+    assert fit_loss_rate(t, loss, 0.0, log_loss)["rate"] == pytest.approx(0.2, rel=1e-12)
+    norm = [0.75 * s for s in t]
+    norm[4] = None
+    assert norm_bounds_hold(np.array(t), norm, [0.5 * s for s in t], list(map(float, t)))["fraction"] == pytest.approx(18 / 19)
