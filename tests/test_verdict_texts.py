@@ -322,3 +322,45 @@ def test_missing_claim_record_and_unknown_verdicts_in_counts():
     # a verdict outside VERDICTS (a future or foreign record) is counted, not dropped
     by = count_by_kind([{"kind": "paper", "verdict": "odd"}, {"kind": "paper", "verdict": "odd"}])
     assert by["paper"]["odd"] == 2
+
+
+@pytest.mark.parametrize("direction, way, verdict", [(1, "rises", "holds"), (0, "falls", "not reproduced"),
+                                                     (-1, "falls", "not reproduced")])
+def test_monotone_text_and_judgement_read_the_direction_alike(direction, way, verdict):
+    v, _, text = judge("monotone", {"values": [4.0, 4.5, 5.0], "se": [0.1] * 3}, {"direction": direction}, "x")
+    assert text.startswith(f"holds if x {way} from the first to the last value")
+    assert v == verdict
+
+
+def test_oracle_rule_text_with_large_tolerances_and_default_min_points():
+    th = {"oracle_tol": 0.05, "holds_rel": 0.9, "partly_rel": 0.95, "max_data_change": 0.7}
+    assert judge("oracle_validated_exponent", {}, th, "x")[2] == (
+        "inconclusive unless the oracle's slope lies within ±0.05 of the theory's exponent (x) — design not in the "
+        "asymptotic regime; then holds if |fitted − theory| ≤ 90 % of the theory, partly if ≤ 95 %, not reproduced "
+        "beyond; inconclusive if the fitted interval is wider than 2 × 95 % of the theory, the fit has fewer than 2 "
+        "points or a fitted run hit its step cap; inconclusive if the widest model is data-limited (its loss at 2n "
+        "differs from that at n by more than 70 %)")
+    assert judge("oracle_validated_exponent", {}, {**th, "bound": 1}, "x")[2] == (
+        "bound form (noiseless regime): inconclusive if the oracle's slope is below the theory's exponent (x) by more "
+        "than 0.05 (the design cannot show the bound); otherwise holds if the fitted exponent ≥ (1 − 90 %) × theory, "
+        "partly if ≥ (1 − 95 %) × theory, not reproduced below; inconclusive if its interval is wider than 2 × 95 % "
+        "of the theory, the fit has fewer than 2 points or a fitted run hit its step cap; inconclusive if the widest "
+        "model is data-limited (its loss at 2n differs from that at n by more than 70 %)")
+
+
+def test_claim_record_defaults_and_kind_error():
+    from ttlab.reproduce.verdicts import make_claim, rejudge
+
+    c = make_claim("x.y", "S", "at_least", {"value": 0.5}, {"holds": 0.9}, kind="check")
+    assert (c["cite"], c["summary"], c["quantity"]) == ("", "", "the measured value")
+    assert c["reason"] == "the measured value = 0.5 < 0.9"
+    assert set(c) == {"id", "statement", "kind", "cite", "rule_id", "quantity", "measured", "thresholds", "summary",
+                      "verdict", "reason", "rule"}
+    assert make_claim("x.y", "S", "unjudgeable", {"why": "w"}, None, kind="check")["thresholds"] == {}
+    with pytest.raises(ValueError) as info:
+        make_claim("x.w", "No kind", "at_least", {"value": 1.0}, {"holds": 0.5}, kind="claim")
+    assert str(info.value) == "claim x.w: kind must be one of paper, check, ablation, got 'claim'"
+    # an older record without a quantity is rejudged with the default wording
+    old = {k: v for k, v in c.items() if k != "quantity"}
+    assert rejudge({**old, "measured": {"value": 0.95}})["reason"] == "the measured value = 0.95 ≥ 0.9"
+    assert rejudge({**c, "quantity": "cos"})["reason"] == "cos = 0.5 < 0.9"

@@ -303,6 +303,8 @@ def test_local_slopes_window_is_inclusive_and_starts_at_three():
     y2 = y.copy()
     y2[[11, 12]] = [0.0, np.nan]  # t = 12, 13
     assert local_loglog_slopes(t, y2, 10, 20)["n_points"] == 9
+    y2[13] = 1e-13  # at the floor: dropped
+    assert local_loglog_slopes(t, y2, 10, 20)["n_points"] == 8
     few = local_loglog_slopes(t, y, 10, 11)
     assert few == {"t0": 10.0, "t1": 11.0, "n_points": 2,
                    "note": "fewer than 3 steps with 1 − cos above floating-point zero"}
