@@ -364,3 +364,52 @@ def test_claim_record_defaults_and_kind_error():
     old = {k: v for k, v in c.items() if k != "quantity"}
     assert rejudge({**old, "measured": {"value": 0.95}})["reason"] == "the measured value = 0.95 ≥ 0.9"
     assert rejudge({**c, "quantity": "cos"})["reason"] == "cos = 0.5 < 0.9"
+
+
+def test_edges_of_the_shared_checks():
+    th = {"holds_rel": 0.9, "partly_rel": 0.95}
+    # a boolean is not a number
+    assert judge("at_least", {"value": True}, {"holds": 0.5})[:2] == ("inconclusive", "missing or non-finite input: value")
+    # count text at other thresholds
+    assert judge("count", {"passed": 1, "total": 1}, {"holds": 0.5, "partly": 0.95}, "x")[2] == (
+        "holds if x in at least 50 % of the cases, partly if in at least 95 %; inconclusive if there is no case")
+    assert judge("exponent_match", {"fitted": 1.0, "predicted": 1.0}, th, "x")[2] == (
+        "holds if |fitted − predicted| ≤ 90 % of the prediction (x), partly if ≤ 95 %; inconclusive if the fitted "
+        "exponent's interval is wider than the partly band (2 × 95 % of the prediction)")
+    base = {"fitted": 1.0, "predicted": 1.0}
+    tight = {"holds_rel": 0.1, "partly_rel": 0.3}
+    # min_points defaults to 2: two points are judged; no step-capped run is no problem
+    assert judge("exponent_match", {**base, "n_points": 2, "n_capped": 0}, tight)[0] == "holds"
+    # an interval needs both ends, whichever is given
+    assert judge("exponent_match", {**base, "hi": 1.1}, tight)[:2] == (
+        "inconclusive", "no interval for the fitted exponent (missing or non-finite input: lo)")
+    assert judge("exponent_match", {**base, "lo": 0.9, "hi": None}, tight)[1] == (
+        "no interval for the fitted exponent (missing or non-finite input: hi)")
+    # an interval exactly as wide as the partly band is judged; a wider one is not
+    assert judge("exponent_match", {**base, "lo": 0.75, "hi": 1.25}, {"holds_rel": 0.1, "partly_rel": 0.25})[0] == "holds"
+    wide = judge("exponent_match", {**base, "lo": 0.5, "hi": 1.6}, {"holds_rel": 0.1, "partly_rel": 0.5})
+    assert wide[:2] == ("inconclusive", "the interval [0.5, 1.6] (width 1.1) is wider than the partly band ±50 % of 1: "
+                                        "cannot discriminate")
+    # between 2 and 3 partly bands: still too wide
+    assert judge("exponent_match", {**base, "lo": 0.5, "hi": 1.5}, {"holds_rel": 0.1, "partly_rel": 0.2})[0] == "inconclusive"
+    assert judge("exponent_match", {**base, "lo": 0.5, "hi": 1.5}, {"holds_rel": 0.1, "partly_rel": 0.91})[1].endswith(
+        "(0 %)")
+    # a peak without standard errors cannot be told from noise
+    assert judge("inner_peak", {"values": [1.0, 5.0, 1.0]}, {})[:2] == (
+        "inconclusive", "no standard errors for the values (e.g. a single ID batch): cannot tell a peak from noise")
+
+
+def test_judge_errors_and_default_quantity():
+    assert judge("at_least", {"value": 0.5}, {"holds": 0.9})[1] == "the measured value = 0.5 < 0.9"
+    with pytest.raises(KeyError) as info:
+        judge("no_such_rule", {}, {})
+    assert info.value.args[0].startswith("unknown verdict rule 'no_such_rule'; known: at_least, at_most, ")
+
+
+def test_a_rule_outside_its_declared_outcomes_is_refused(scratch_rules):
+    from ttlab.reproduce.verdicts import _rule
+
+    _rule("scratch_liar", ["holds"], lambda th, q: "")(lambda m, th, q: ("partly", "no"))
+    with pytest.raises(AssertionError) as info:
+        judge("scratch_liar", {}, {})
+    assert str(info.value) == "rule scratch_liar gave undeclared verdict 'partly'"

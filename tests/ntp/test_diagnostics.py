@@ -122,13 +122,27 @@ def test_loss_fit_floors_relative_to_the_limit():
     out = fit_loss_rate(t, limit + gap, limit)
     k = np.array([5, 6, 8, 9])  # t ≥ 9/2
     assert out["final_gap"] == pytest.approx(1e-6, rel=1e-6)
-    s, _ = _polyfit(t[k], np.log((limit + gap[k]) - limit))
-    assert out["rate"] == pytest.approx(-s, rel=1e-6)
+    lg = np.log((limit + gap[k]) - limit)
+    s, b = _polyfit(t[k], lg)
+    assert out["rate"] == pytest.approx(-s, rel=1e-9)
+    r2 = 1 - ((lg - b - s * t[k]) ** 2).sum() / ((lg - lg.mean()) ** 2).sum()
+    assert out["r2"] == pytest.approx(r2, rel=1e-9)  # 0.0170; with the 3e-13 point kept it would be 0.0105
     # with limit 0 the floor is 1e-13 itself
     g0 = np.array([1, 1, 1, 1, 1e-2, 1e-4, 1.5e-13, 0.9e-13, 2e-6, 1e-6])
     out0 = fit_loss_rate(t, g0, 0.0)
-    s0, _ = _polyfit(t[k], np.log(g0[k]))
+    lg0 = np.log(g0[k])
+    s0, b0 = _polyfit(t[k], lg0)
     assert out0["rate"] == pytest.approx(-s0, rel=1e-9)
+    assert out0["r2"] == pytest.approx(1 - ((lg0 - b0 - s0 * t[k]) ** 2).sum() / ((lg0 - lg0.mean()) ** 2).sum(), rel=1e-9)
+    # at the floor itself: dropped (gap > floor, strictly)
+    g1 = g0.copy()
+    g1[6] = 1e-13
+    out1 = fit_loss_rate(t, g1, 0.0)
+    k1 = np.array([5, 8, 9])
+    assert out1["rate"] == pytest.approx(-_polyfit(t[k1], np.log(g1[k1]))[0], rel=1e-9)
+    # a flat but noisy gap has ss_tot below 1: R² is still computed
+    flat = fit_loss_rate(t, 1.0 + 0.01 * np.sin(t))
+    assert 0 < flat["r2"] < 1
 
 
 def test_loss_fit_of_a_flat_curve_has_no_r2():
