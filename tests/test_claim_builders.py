@@ -169,3 +169,68 @@ def test_id_grows_claim_uses_the_standard_errors_of_the_batches():
     assert c["measured"]["values"] == [4.0, 5.0]
     assert c["measured"]["se"] == pytest.approx([0.1, 0.2], rel=1e-12)  # SD / √(1000 // 250)
     assert c["rule_id"] == "monotone" and c["verdict"] == HOLDS
+
+
+def test_ablation_claims_count_variants_against_fixed_cutoffs():
+    rows = [{"variant": "random init", "final_cosine_kq": 0.95, "final_min_optimal_attention": 0.7},
+            {"variant": "joint", "final_cosine_kq": 0.9, "final_min_optimal_attention": 0.5},
+            {"variant": "adam", "final_cosine_kq": 0.4, "final_min_optimal_attention": float("nan")}]
+    c = _by_id(parts_ntp._ablation_claims({"rows": rows}))
+    d, a = c["ntp_ablations.direction"], c["ntp_ablations.attention"]
+    assert d["measured"] == {"passed": 2, "total": 3, "cosines": [0.95, 0.9, 0.4]}  # cos ≥ 0.9 counts
+    assert (d["thresholds"], d["verdict"], d["kind"], d["cite"]) == ({"holds": 1.0, "partly": 0.5}, PARTLY, "ablation", "")
+    assert d["summary"] == "2/3 variants reach cos ≥ 0.9 (random init: 0.95; joint: 0.9; adam: 0.4)"
+    assert d["quantity"] == "final cos(W_kq, W*_kq) ≥ 0.9"
+    assert a["measured"]["passed"] == 1 and a["measured"]["total"] == 3  # attention > 0.5 strictly; NaN fails
+    assert (a["thresholds"], a["verdict"], a["kind"]) == ({"holds": 1.0, "partly": 0.5}, NOT_REPRODUCED, "ablation")
+    assert a["summary"] == ("1/3 variants put > 50 % attention on optimal tokens in every sentence (minimum 0.5)")
+    empty = _by_id(parts_ntp._ablation_claims({"rows": []}))
+    assert empty["ntp_ablations.attention"]["summary"].endswith("(minimum —)")
+
+
+def _by_case(opt: float, nc: float, n_opt: int = 40, n_nc: int = 12) -> dict:
+    return {"optimal": {"agreement": opt, "n": n_opt}, "non-comparable": {"agreement": nc, "n": n_nc}}
+
+
+def test_generalization_claims_judge_the_lower_agreement_with_enough_sentences():
+    r = {"n_sentences": 52, "max_margin_limit": {"by_case": _by_case(1.0, 1.0)},
+         "rows": [{"stage2_steps": 900, "cosine_kq": 0.9, "by_case": _by_case(0.97, 0.74)},
+                  {"stage2_steps": 3000, "cosine_kq": 0.95, "by_case": _by_case(0.99, 0.96)}]}
+    c = _by_id(parts_ntp._generalization_claims(r))
+    lim, tr = c["ntp_generalization.limit"], c["ntp_generalization.trained"]
+    assert lim["measured"] == {"value": 1.0, "optimal": 1.0, "non_comparable": 1.0, "n": 12}
+    assert (lim["thresholds"], lim["verdict"]) == ({"holds": 0.999, "partly": 0.9, "min_n": 10}, HOLDS)
+    assert lim["summary"] == "agreement 100.0% (holds an optimal token), 100.0% (non-comparable + non-optimal only) on 52 unseen sentences"
+    assert tr["measured"] == {"value": 0.96, "optimal": 0.99, "non_comparable": 0.96, "n": 12}  # the last row
+    assert (tr["thresholds"], tr["verdict"], tr["cite"]) == ({"holds": 0.95, "partly": 0.8, "min_n": 10}, HOLDS,
+                                                             "Theorem 3, Proposition 2")
+    assert tr["statement"] == "The trained model generalizes as Theorem 3 predicts (after 3000 stage-2 steps)"
+    assert tr["summary"].endswith("after 3000 stage-2 steps; cos(W_kq, W*_kq) = 0.9500")
+    few = parts_ntp._agreement_claim("x", "t", _by_case(1.0, 1.0, n_nc=9), {"holds": 0.9, "min_n": 10}, "")
+    assert few["verdict"] == INCONCLUSIVE and few["measured"]["n"] == 9
+    missing = parts_ntp._agreement_claim("x", "t", _by_case(float("nan"), 1.0), {"holds": 0.9}, "")
+    assert missing["measured"]["value"] is None and missing["verdict"] == INCONCLUSIVE
+
+
+def test_scale_claims():
+    assert parts_ntp._scale_claims({"skipped": "too big"}) == []
+    r = {"stages": {"stage_1": _stage(final_cosine=1.0), "stage_2": _stage(final_cosine=0.62, final_norm=2.5)},
+         "dataset": {"vocab_size": 50257}, "wkq_star_norm": 342.5,
+         "generalization": {"n_sentences": 30, "by_case": _by_case(0.9, 0.85)},
+         "max_margin_limit": {"by_case": _by_case(1.0, 1.0), "wkq_norm": 1000.0}}
+    c = _by_id(parts_ntp._scale_claims(r))
+    assert list(c) == ["ntp_scale.stage1_direction", "ntp_scale.stage2_direction", "ntp_scale.norm_bounds",
+                       "ntp_scale.stage1_loss_rate", "ntp_scale.stage2_linear", "ntp_scale.limit",
+                       "ntp_scale.generalization"]
+    s2 = c["ntp_scale.stage2_direction"]
+    assert (s2["measured"], s2["thresholds"], s2["verdict"]) == ({"value": 0.62}, {"holds": 0.9, "partly": 0.5}, PARTLY)
+    assert s2["statement"] == ("Stage 2: W_kq(t) moves toward the max-margin direction W*_kq at |V| = 50,257 (Theorem 1)")
+    assert s2["summary"] == "final cos(W_kq, W*_kq) = 0.6200 after 900 steps (from 0 at t = 0)"
+    g = c["ntp_scale.generalization"]
+    assert g["measured"] == {"value": 0.85, "optimal": 0.9, "non_comparable": 0.85, "n": 12}
+    assert (g["thresholds"], g["verdict"]) == ({"holds": 0.95, "partly": 0.8, "min_n": 10}, PARTLY)
+    assert g["summary"].endswith("on 30 unseen sentences after 900 steps, with ‖W_kq‖ = 2.5 (‖W*_kq‖ = 342.5) and "
+                                 "final minimum optimal attention 0.8")
+    assert c["ntp_scale.limit"]["summary"].endswith("on 30 unseen sentences with W_kq = W*_kq scaled to norm 1000")
+    del r["max_margin_limit"]
+    assert "ntp_scale.limit" not in _by_id(parts_ntp._scale_claims(r))
