@@ -234,3 +234,34 @@ def test_scale_claims():
     assert c["ntp_scale.limit"]["summary"].endswith("on 30 unseen sentences with W_kq = W*_kq scaled to norm 1000")
     del r["max_margin_limit"]
     assert "ntp_scale.limit" not in _by_id(parts_ntp._scale_claims(r))
+
+
+def _id_row(manifold: str, d: int, noise: float, mean: float, harmonic: float) -> dict:
+    return {"manifold": manifold, "d": d, "noise": noise,
+            "estimates": {parts_scaling.PAPER_EST: {"mean": mean}, parts_scaling.HARMONIC_EST: {"mean": harmonic}}}
+
+
+def test_id_accuracy_claims_on_fixed_estimates():
+    rows = [_id_row("sphere", 2, 0.0, 2.1, 2.02), _id_row("cube", 5, 0.0, 4.5, 4.9), _id_row("sphere", 10, 0.0, 8.0, 8.5),
+            _id_row("cube", 12, 0.0, 6.0, 7.0),  # d > 10: not judged
+            _id_row("sphere", 2, 0.1, 9.0, 9.0)]  # noisy: not judged
+    r = {"rows": rows, "n": 2000, "cross_check": {"mean": 5.35, "harmonic": 5.2, "ambient": 768, "n": 3600}}
+    c = _by_id(parts_scaling._id_claims(r))
+    p = c["id_accuracy.paper_estimator"]
+    rel = [0.1 / 2, 0.5 / 5, 2.0 / 10]
+    assert p["measured"] == pytest.approx({"mean": sum(rel) / 3, "worst": 0.2, "n": 3}, rel=1e-12)
+    assert (p["thresholds"], p["verdict"], p["kind"]) == (
+        {"holds_mean": 0.10, "holds_worst": 0.15, "partly_mean": 0.20}, PARTLY, "check")
+    assert p["summary"] == "mean relative error 11.7 %, worst 20.0 % (sphere d=10) over 3 manifolds, n = 2000"
+    x = c["id_accuracy.cross_check"]
+    assert x["measured"] == pytest.approx({"value": 0.2, "mean": 5.35, "harmonic": 5.2}, rel=1e-12)  # max(|5.35−5.3|, |5.2−5.0|)
+    assert (x["thresholds"], x["verdict"]) == ({"holds": 0.1, "partly": 0.3}, PARTLY)
+    assert x["summary"] == "mean 5.350, harmonic 5.200"
+    assert x["statement"].startswith("Cross-check: 5-dim linear subspace of R^768, n = 3600, K = 20")
+    h = c["id_accuracy.harmonic_less_biased"]
+    assert h["measured"] == {"passed": 2, "total": 2}  # d ≤ 5, noise-free: sphere 2 and cube 5
+    assert (h["thresholds"], h["verdict"]) == ({"holds": 0.75, "partly": 0.5}, HOLDS)
+    assert h["summary"] == "closer to d in 2/2 noise-free cases with d ≤ 5"
+    none = _by_id(parts_scaling._id_claims({**r, "rows": rows[3:]}))
+    assert none["id_accuracy.paper_estimator"]["summary"] == "no noise-free case with d ≤ 10"
+    assert none["id_accuracy.paper_estimator"]["verdict"] == INCONCLUSIVE
