@@ -390,6 +390,8 @@ def test_edges_of_the_shared_checks():
     wide = judge("exponent_match", {**base, "lo": 0.5, "hi": 1.6}, {"holds_rel": 0.1, "partly_rel": 0.5})
     assert wide[:2] == ("inconclusive", "the interval [0.5, 1.6] (width 1.1) is wider than the partly band ±50 % of 1: "
                                         "cannot discriminate")
+    assert judge("exponent_match", {**base, "lo": -0.5, "hi": 1.5}, {"holds_rel": 0.1, "partly_rel": 0.9})[1] == (
+        "the interval [-0.5, 1.5] (width 2) is wider than the partly band ±90 % of 1: cannot discriminate")
     # between 2 and 3 partly bands: still too wide
     assert judge("exponent_match", {**base, "lo": 0.5, "hi": 1.5}, {"holds_rel": 0.1, "partly_rel": 0.2})[0] == "inconclusive"
     assert judge("exponent_match", {**base, "lo": 0.5, "hi": 1.5}, {"holds_rel": 0.1, "partly_rel": 0.91})[1].endswith(

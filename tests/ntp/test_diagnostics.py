@@ -232,6 +232,7 @@ def test_summarize_a_two_stage_run():
     assert s2["loss_fit"]["rate"] == pytest.approx(0.1, rel=1e-6)
     assert s2["loss_fit"]["limit"] == 0.7 == s2["limit_loss"]
     assert s2["final_min_optimal_attention"] == pytest.approx(1 - 0.5 * math.exp(-2.0))
+    assert s2["final_loss"] == pytest.approx(0.7 + math.exp(-4.0), rel=1e-12)
     assert s2["attention_gap_fit"]["rate"] == pytest.approx(0.05, rel=1e-9)
     assert s2["theory_attention_rate_C1"] == pytest.approx(0.08 / (4 * 5 * 0.09), rel=1e-12)
     assert s2["final_cosine_ov"] == pytest.approx(0.94) and s2["final_norm_ov"] == 47.5
