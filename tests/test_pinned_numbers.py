@@ -172,6 +172,10 @@ def test_id_standard_error_is_batch_sd_over_root_batches():
     assert id_standard_error({"n_vectors": 500, "batch_size": 250, "intrinsic_dim_std": 2.0}) == pytest.approx(2 / math.sqrt(2))
     assert id_standard_error({"n_vectors": 500, "batch_size": 0, "intrinsic_dim_std": 2.0}) is None
     assert id_standard_error({"n_vectors": 500, "batch_size": 250}) is None
+    assert id_standard_error({"batch_size": 250, "intrinsic_dim_std": 2.0}) is None
+    assert id_standard_error({"n_vectors": 500, "batch_size": None, "intrinsic_dim_std": 2.0}) is None
+    # batches of one vector are batches too: SD over √4
+    assert id_standard_error({"n_vectors": 4, "batch_size": 1, "intrinsic_dim_std": 2.0}) == pytest.approx(1.0)
 
 
 @pytest.mark.parametrize("d,beta", [(1.0, 1.0), (3.89, 1.0), (8.0, 0.5), (17.3, 0.25), (40.0, 1.0)])
