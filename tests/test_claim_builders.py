@@ -163,12 +163,15 @@ def test_table1_claims_compare_the_id_free_prediction_with_the_observed_alpha_d(
 
 
 def test_id_grows_claim_uses_the_standard_errors_of_the_batches():
-    rows = [{"intrinsic_dim": 4.0, "n_vectors": 1000, "batch_size": 250, "intrinsic_dim_std": 0.2},
+    rows = [{"intrinsic_dim": 4.0123, "n_vectors": 1000, "batch_size": 250, "intrinsic_dim_std": 0.2},
             {"intrinsic_dim": 5.0, "n_vectors": 1000, "batch_size": 250, "intrinsic_dim_std": 0.4}]
     c = parts_lm._id_grows_claim("x.grows", "The ID grows", rows)
-    assert c["measured"]["values"] == [4.0, 5.0]
+    assert c["measured"]["values"] == [4.0123, 5.0]
     assert c["measured"]["se"] == pytest.approx([0.1, 0.2], rel=1e-12)  # SD / √(1000 // 250)
     assert c["rule_id"] == "monotone" and c["verdict"] == HOLDS
+    assert (c["id"], c["statement"], c["kind"], c["cite"]) == ("x.grows", "The ID grows", "paper", "Figure 4")
+    assert (c["thresholds"], c["quantity"]) == ({"direction": 1}, "the ID by increasing model size")
+    assert c["summary"] == "ID by increasing size: 4.01, 5"  # 3 significant digits
 
 
 def test_ablation_claims_count_variants_against_fixed_cutoffs():
