@@ -159,3 +159,34 @@ def test_table1_general_beta_scales_ids_only():
     assert math.isfinite(r1[0].to_dict()["id_from_alpha_d"])
     with pytest.raises(TTLabInputError, match="beta"):
         table1(beta=0)
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: alpha_d(-2), "intrinsic dimension d must be > 0, got -2.0"),
+        (lambda: alpha_d(8, beta=1.5), "Hölder exponent beta must satisfy 0 < beta <= 1 (the theory's assumption), got 1.5"),
+        (lambda: id_from_alpha_d(1.5),
+         "data-scaling exponent alpha_D must satisfy 0 < alpha_D < 1 (2β/(2β+d) < 1 for every d > 0), got 1.5"),
+        (lambda: id_from_alpha_n(-1), "model-scaling exponent alpha_N must be > 0, got -1.0"),
+        (lambda: alpha_n(float("nan")), "intrinsic dimension d must be finite, got nan"),
+        (lambda: alpha_n("x"), "intrinsic dimension d must be a number, got 'x'"),
+        (lambda: alpha_n(None), "intrinsic dimension d must be a number, got None"),
+        (lambda: alpha_n(False), "intrinsic dimension d must be a number, got the boolean False"),
+    ],
+)
+def test_error_messages_name_the_parameter_and_the_requirement(call, message):
+    with pytest.raises(TTLabInputError) as info:
+        call()
+    assert str(info.value) == message
+
+
+def test_defaults_and_row_fields():
+    # β defaults to 1 in every ID-implying function
+    assert id_from_alpha_d(0.2) == pytest.approx(8.0, rel=1e-14)
+    assert id_from_alpha_n(0.25) == pytest.approx(8.0, rel=1e-14)
+    assert alpha_d(8) == alpha_d(8, 1.0) and alpha_n(8) == alpha_n(8, 1.0)
+    rows = table1()
+    assert [r.law for r in rows] == [law.name for law in PUBLISHED_LAWS]
+    assert rows[0].law == "Kaplan et al. 2020 (GPT-2 family)"
+    assert rows[0].to_dict()["law"] == rows[0].law and rows[0].to_dict()["beta"] == 1.0
