@@ -50,8 +50,10 @@ def run_v500(ref_steps: int, warmup: int, threads: int) -> dict:
     c = CASES["v500"]
     ds = generate_dataset(c["vocab"], c["sentences"], 2, c["max_len"], seed=0)
     V = ds.vocab_size
+    step_threads: set[int] = set()  # intra-op threads seen by the training steps (the structured path uses one)
     t0 = time.perf_counter()
-    res = train(ds, TrainConfig(stage1_steps=c["steps"], stage2_steps=c["steps"], impl="structured"))
+    res = train(ds, TrainConfig(stage1_steps=c["steps"], stage2_steps=c["steps"], impl="structured"),
+                progress=lambda stage, t, total: step_threads.add(torch.get_num_threads()))
     full_s = time.perf_counter() - t0
     prob = StructuredProblem(ds)
     model = NTPTransformer(ds, dtype="float64", structure=prob.structure)

@@ -24,8 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Union
 
-from ttlab.reproduce.registry import PAPERS, PARTS, VERDICTS
-from ttlab.reproduce.verdicts import NEAR, PAPER_CLAIM, conditions_met, count_by_kind, headline
+from ttlab.reproduce.registry import PAPERS, PARTS
+from ttlab.reproduce.verdicts import NEAR, conditions_met, count_by_kind, headline
 
 __all__ = [
     "Block",
@@ -217,7 +217,6 @@ def _summary_rows(results: dict) -> list[list[str]]:
 def _header_blocks(results: dict) -> list[Block]:
     cfg = results.get("config", {})
     by_kind = count_by_kind(results.get("claims", []))
-    counts = by_kind[PAPER_CLAIM]
     parts = results["parts"]
     n_failed = sum(p["status"] != "ok" for p in parts.values())
     v = results.get("versions", {})
