@@ -448,6 +448,7 @@ BOUNDARIES = [
     ("at_most", {"value": 0.25, "controls": {"c": 0.375}}, {"holds": 0.5, "control_margin": 0.25}, INCONCLUSIVE),
     ("count", {"passed": 1, "total": 1}, {"holds": 1.0, "partly": 0.5}, HOLDS),
     ("count", {"passed": 2, "total": 4}, {"holds": 1.0, "partly": 0.5}, PARTLY),
+    ("count", {"passed": 1, "total": 1}, {"holds": 1.0, "partly": 0.5, "chance": 0.05}, INCONCLUSIVE),  # p = 0.05 exactly
     ("errors_at_most", {"mean": 0.125, "worst": 0.25, "n": 9}, {"holds_mean": 0.125, "holds_worst": 0.25, "partly_mean": 0.5},
      HOLDS),
     ("errors_at_most", {"mean": 0.5, "worst": 1.0, "n": 9}, {"holds_mean": 0.125, "holds_worst": 0.25, "partly_mean": 0.5},
@@ -466,6 +467,11 @@ BOUNDARIES = [
     ("direction_rate", {"final_cosine": 1 - 2**-39, "slope": None, "theory_slope": None}, {"min_cosine": 0.5, "slack": 0.25},
      INCONCLUSIVE),  # 1 − cos = 1.8e-12 > 1e-12: needs a slope
     ("direction_rate", {"final_cosine": 0.75, "slope": -0.5, "theory_slope": -0.75}, {"min_cosine": 0.75, "slack": 0.25}, HOLDS),
+    ("direction_rate", {"final_cosine": 0.5, "slope": -1.0, "theory_slope": -0.75}, {"min_cosine": 0.75, "slack": 0.25},
+     PARTLY),  # the slope is fast enough but the cosine is not close yet: both are needed
+    ("direction_rate", {"final_cosine": 1 - 2**-30}, {"min_cosine": 0.5, "slack": 0.25, "exact": 2**-30}, HOLDS),
+    ("direction_rate", {"final_cosine": 0.5, "slope": -0.1, "theory_slope": -0.75}, {"min_cosine": 0.75, "slack": 0.25},
+     NOT_REPRODUCED),  # "falls" needs a slope below −0.1
     ("direction_rate", {"final_cosine": 0.5, "slope": -0.125, "theory_slope": -0.75}, {"min_cosine": 0.75, "slack": 0.25},
      PARTLY),
     ("direction_rate", {"final_cosine": 0.5, "slope": -0.09375, "theory_slope": -0.75}, {"min_cosine": 0.75, "slack": 0.25},
@@ -498,10 +504,13 @@ BOUNDARIES = [
     ("monotone", {"values": [1.25, 1.0], "se": [0.0, 0.25]}, {"direction": 1}, INCONCLUSIVE),  # −change = SE
     ("monotone", {"values": [1.0, 3.0, 2.75, 4.0], "se": [0.0, 0.0, 0.25, 0.0]}, {"direction": 1}, HOLDS),  # a dip = its SE
     ("monotone", {"values": [4.0, 2.0, 1.0], "se": [0.1, 0.1, 0.1]}, {"direction": -1}, HOLDS),
+    ("monotone", {"values": [1.0, 3.0, 1.6], "se": [0.1, 5.0, 0.5]}, {"direction": 1}, HOLDS),  # the ends' SEs count
     ("monotone", {"values": [1.0, 2.0, 4.0], "se": [0.1, 0.1, 0.1]}, {"direction": -1}, NOT_REPRODUCED),
     ("inner_peak", {"values": [1.0, 1.25, 1.0], "se": [0.25, 0.0, 0.0]}, {}, PARTLY),  # ties the first end exactly
     ("inner_peak", {"values": [1.0, 3.0, 2.0, 1.0], "se": [0.2, 0.2, 0.2, 0.2]}, {}, HOLDS),  # the inner maximum counts
     ("inner_peak", {"values": [1.25, 1.0, 2.0], "se": [0.0, 0.0, 0.0]}, {}, NOT_REPRODUCED),
+    ("inner_peak", {"values": [1.25, 1.0, 1.0], "se": [0.25, 0.0, 0.0]}, {}, INCONCLUSIVE),  # an end above by its SE: a tie
+    ("inner_peak", {"values": [1.0, 3.0, 1.1, 1.0], "se": [0.2, 0.2, 0.2, 0.2]}, {}, HOLDS),  # the largest inner value
     ("inner_peak", {"values": [3.5, 6.0, 4.0]}, {}, INCONCLUSIVE),  # no standard errors
     ("attention_bound", {"attention": 0.5, "bound": 0.5, "baseline": 0.25, "gap_rate": 1.0, "c1": 1.0}, {"min_clearance": 0.25},
      HOLDS),  # attention = bound, clearance exact, rate = C1
@@ -518,6 +527,8 @@ BOUNDARIES = [
     ("oracle_validated_exponent", {"fitted": 0.5, "predicted": 0.5, "oracle": 0.75}, {**ORC, "oracle_tol": 0.25}, HOLDS),
     ("oracle_validated_exponent", {"fitted": 0.5, "predicted": 0.5, "oracle": 0.25}, {**ORC_BOUND, "oracle_tol": 0.25}, HOLDS),
     ("oracle_validated_exponent", {"fitted": 0.5, "predicted": 0.0, "oracle": 0.5}, ORC, INCONCLUSIVE),  # p = 0
+    ("oracle_validated_exponent", {"fitted": 0.5, "predicted": 0.0, "oracle": 0.0}, ORC, INCONCLUSIVE),  # … oracle on it
+    ("oracle_validated_exponent", {"fitted": 0.3, "predicted": 0.5, "oracle": 0.5}, ORC, NOT_REPRODUCED),  # 40 % below
     ("oracle_validated_exponent", {"fitted": 0.75, "predicted": 1.0, "oracle": 1.0}, {**ORC_BOUND, "holds_rel": 0.25}, HOLDS),
     ("oracle_validated_exponent", {"fitted": 0.5, "predicted": 1.0, "oracle": 1.0}, {**ORC_BOUND, "partly_rel": 0.5}, PARTLY),
     ("oracle_validated_exponent", {"fitted": 1.25, "predicted": 1.0, "oracle": 1.0}, {**ORC, "holds_rel": 0.25}, HOLDS),
@@ -586,6 +597,7 @@ def test_rule_texts_and_odd_inputs():
     assert "≤ 0.5" in judge("at_most", {"value": 0.3}, {"holds": 0.5})[1]
     assert judge("at_least", {}, {"holds": 0.5})[2].endswith("or covers no item")
     assert judge("at_least", {}, {"holds": 0.5, "min_n": 3})[2].endswith("or covers fewer than 3 items")
+    assert judge("at_least", {}, {"holds": 0.5, "min_n": 2})[2].endswith("or covers fewer than 2 items")
     empty = judge("at_least", {"value": 0.9, "controls": {}}, {"holds": 0.5, "control_margin": 0.1})
     assert empty[0] == INCONCLUSIVE and "(none given)" in empty[1]
     gone = judge("at_least", {"value": 0.9, "controls": {"u": None}}, {"holds": 0.5, "control_margin": 0.1})
