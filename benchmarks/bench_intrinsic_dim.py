@@ -46,7 +46,6 @@ def _peak_rss_mib() -> float:
 def _worker(kind: str, data: str, opts: dict) -> dict:
     """Run one timed job in this (fresh) process and return a JSON-able dict."""
     import torch
-
     from threadpoolctl import threadpool_limits
 
     threads = int(opts.get("threads") or os.cpu_count() or 1)

@@ -40,9 +40,8 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.nn as nn
-from torch.nn import functional as F
-
 from _timing import Timings, from_series, load_note
+from torch.nn import functional as F
 
 # ------------------------------------------------------------------------ nanoGPT reference (model.py)
 

@@ -185,7 +185,6 @@ def manifold(
 ) -> None:
     """Sample a manifold of known intrinsic dimension, isometrically rotated into R^D, to FILE.npy."""
     from ttlab.intrinsic_dim import sample_manifold, true_dimension
-
     from ttlab.outputs import check_out_file
 
     check_out_file(out, suffixes=(".npy",), overwrite=overwrite)

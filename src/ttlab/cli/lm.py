@@ -349,7 +349,7 @@ def export_hf_cmd(
     console.print(f"wrote {path}", highlight=False)
 
 
-# the scaling sweeps live in their own module; importing it registers `data-sweep`, `model-sweep`, `id-ablations`
-from ttlab.cli import lm_sweeps as _lm_sweeps  # noqa: E402,F401
-# `suite` (model scaling from an existing model suite) lives in its own module too
+# `suite` (model scaling from an existing model suite) and the scaling sweeps (`data-sweep`, `model-sweep`,
+# `id-ablations`) live in their own modules; importing them registers their commands
 from ttlab.cli import lm_suite as _lm_suite  # noqa: E402,F401
+from ttlab.cli import lm_sweeps as _lm_sweeps  # noqa: E402,F401

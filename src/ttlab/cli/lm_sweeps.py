@@ -16,7 +16,6 @@ from ttlab.cli._common import console, console_err, parse_list, print_causes, pr
 from ttlab.cli.lm import app
 from ttlab.errors import TTLabInputError
 
-
 # shared options (None = take the preset's value)
 OutOpt = typer.Option(..., "--out", help="Sweep folder: results.json, the figure, runs/<name>/ and the task cache tasks/.")
 QuickOpt = typer.Option(False, "--quick", help="Minutes-scale preset: tiny model, early stopping (data sweep: 2×2×32, 5 sizes 5k–160k, 2 seeds, 1,200-step cap).")

@@ -383,12 +383,12 @@ def generalize(
     memory_limit: float = MemoryOpt,
 ) -> None:
     """Train with Algorithm 1, then compare the model with Theorem 3 on unseen sentences."""
+    from ttlab.ntp.cost import require_steps, require_trainable, training_cost
+    from ttlab.ntp.experiment import dataset_info, require_learnable, require_valid, solution_info
     from ttlab.ntp.generalize import evaluate_generalization, unseen_sentences
     from ttlab.ntp.model import NTPTransformer
     from ttlab.ntp.structure import analyze
     from ttlab.ntp.train import logit_spread_bound, train
-    from ttlab.ntp.cost import require_steps, require_trainable, training_cost
-    from ttlab.ntp.experiment import dataset_info, require_learnable, require_valid, solution_info
     from ttlab.outputs import check_out_dir
     from ttlab.provenance import atomic_write_json, versions
 

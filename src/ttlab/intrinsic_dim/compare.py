@@ -27,8 +27,8 @@ from ttlab.intrinsic_dim.estimators import GRIDE, MLE, TwoNN, _IDEstimator, prep
 from ttlab.intrinsic_dim.fisher_s import FisherS
 from ttlab.intrinsic_dim.knn import BACKENDS, Neighbors, _kneighbors
 from ttlab.intrinsic_dim.knn_length import KNN
-from ttlab.intrinsic_dim.ph import PH
 from ttlab.intrinsic_dim.more_estimators import ESS, LPCA, MADA, MOM, TLE, CorrInt, DANCo, MiND_ML
+from ttlab.intrinsic_dim.ph import PH
 
 DANCO_MAX_DIM = 48
 """``compare`` calibrates DANCo on balls of dimension 1..min(n_features, 48) (scikit-dimension:

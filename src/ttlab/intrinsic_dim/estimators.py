@@ -49,6 +49,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from ttlab.errors import TTLabInputError
+from ttlab.intrinsic_dim._params import ParamsMixin
 from ttlab.intrinsic_dim._validate import (
     apply_metric,
     check_choice,
@@ -58,7 +59,6 @@ from ttlab.intrinsic_dim._validate import (
     drop_duplicates,
     to_metric_distances,
 )
-from ttlab.intrinsic_dim._params import ParamsMixin
 from ttlab.intrinsic_dim.knn import BACKENDS, Neighbors, _kneighbors
 
 AVERAGES = ("mean", "harmonic", "median")

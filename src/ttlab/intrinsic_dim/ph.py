@@ -24,7 +24,6 @@ from ttlab.intrinsic_dim._validate import check_choice, check_int
 from ttlab.intrinsic_dim.estimators import _IDEstimator
 from ttlab.intrinsic_dim.knn import Neighbors
 
-
 PH_MAX_POINTS = 8192
 """Largest batch PH accepts: its n x n float64 distance matrix is then 512 MiB."""
 

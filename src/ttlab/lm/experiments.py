@@ -41,8 +41,8 @@ from __future__ import annotations
 
 import itertools
 import math
-import warnings
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path

@@ -66,8 +66,8 @@ from typing import Any, Iterator, Sequence
 import torch
 
 from ttlab.errors import TTLabInputError
-from ttlab.provenance import read_json
 from ttlab.lm.hf import _raw_hidden_states, _transformers, final_norm_applied, hidden_states
+from ttlab.provenance import read_json
 
 #: Format of the folders written by the GGUF conversion (bump to invalidate old caches).
 CONVERT_FORMAT = 1

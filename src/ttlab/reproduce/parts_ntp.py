@@ -901,8 +901,8 @@ def ntp_scale(out: Path, ctx: PartContext) -> dict:
 
     from ttlab.ntp.diagnostics import fit_exp_vs_power, resolvable_until
     from ttlab.ntp.experiment import run_dynamics
-    from ttlab.ntp.generate import generate_dataset
     from ttlab.ntp.fastcheck import quick_check
+    from ttlab.ntp.generate import generate_dataset
     from ttlab.ntp.scale import ScaleGeneralization
     from ttlab.ntp.train import TrainConfig
 

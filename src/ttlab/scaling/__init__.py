@@ -18,6 +18,7 @@ ttlab.intrinsic_dim; the experiment modules add torch and ttlab.sweep; never ttl
 
 from typing import Any
 
+from ttlab.scaling.band import BAND_ESTIMATORS, PredictionBand, prediction_band
 from ttlab.scaling.fit import (
     DEFAULT_LBFGSB_OPTIONS,
     FORMS,
@@ -30,7 +31,6 @@ from ttlab.scaling.fit import (
     fit_power_law,
     fit_scaling_law,
 )
-from ttlab.scaling.band import BAND_ESTIMATORS, PredictionBand, prediction_band
 from ttlab.scaling.io import read_columns_csv
 from ttlab.scaling.theory import (
     PUBLISHED_LAWS,

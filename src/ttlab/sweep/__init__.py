@@ -29,8 +29,16 @@ from ttlab.sweep.keys import canonical_json, function_name, task_key, task_name
 from ttlab.sweep.local import LocalBackend
 from ttlab.sweep.ray import RayBackend
 from ttlab.sweep.records import SweepProgress, Task, TaskRecord, execute_task, load_record
-from ttlab.sweep.runner import (BACKENDS, Backend, available_backends, cached_keys, check_backend, resolve_backend,
-                                run_sweep, summarize)
+from ttlab.sweep.runner import (
+                                BACKENDS,
+                                Backend,
+                                available_backends,
+                                cached_keys,
+                                check_backend,
+                                resolve_backend,
+                                run_sweep,
+                                summarize,
+)
 
 __all__ = [
     "BACKENDS",
