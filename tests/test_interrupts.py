@@ -134,6 +134,9 @@ def test_a_real_sigint_in_ntp_figure2_is_recorded_as_interrupted(tmp_path):
     code = f"""
 import os, signal
 from ttlab.reproduce import run_reproduction
+# a process started in the background by a non-interactive shell inherits SIGINT ignored (CI does that):
+# restore Python's handler, so that the signal below is a Ctrl-C whatever started the test run
+signal.signal(signal.SIGINT, signal.default_int_handler)
 def progress(name, description, completed, total):
     if "stage 2" in description and (completed or 0) >= 10:
         os.kill(os.getpid(), signal.SIGINT)
