@@ -98,3 +98,80 @@ def test_manifold_trend_invariance_model_and_id_claims():
     one = _by_id(parts_scaling._manifold_claims(r))
     assert not any(k.startswith("manifold_regression.archs_agree") for k in one)
     assert one["manifold_regression.id_recovered"]["verdict"] == INCONCLUSIVE
+
+
+def _sweep(kind: str = "data_sweep", **kw) -> dict:
+    runs = [{"selected": True, "stop_reason": "early_stop"} for _ in range(4)] + [{"selected": False, "stop_reason": "max_iters"}]
+    return {"kind": kind, "alpha_hat": 0.3, "alpha_hat_ci": [0.27, 0.33], "alpha_pred": 2 / 8.5, "r2_log": 0.98,
+            "points": [1, 2, 3, 4], "runs": runs, "intrinsic_dim": 6.5, "alpha_pred_harmonic": 0.25,
+            "alpha_pred_band": {"lo": 0.2, "hi": 0.3}, "gemma": {"intrinsic_dim": 12.0, "alpha_pred": 0.14},
+            "id_shuffled": {"intrinsic_dim": 7.0}, **kw}
+
+
+def test_data_scaling_claims_take_each_number_from_the_sweep():
+    from ttlab.reproduce import parts_lm
+
+    c = _by_id(parts_lm._scaling_claims(_sweep()))
+    p = c["lm_data_scaling.power_law"]
+    # the unselected step-capped run is not counted; the fit has 4 points
+    assert p["measured"] == {"alpha": 0.3, "lo": 0.27, "hi": 0.33, "r2": 0.98, "n_points": 4, "n_capped": 0}
+    assert (p["rule_id"], p["thresholds"], p["verdict"]) == ("power_law_decay", {"min_r2": 0.9, "min_points": 3}, HOLDS)
+    assert p["summary"] == "α̂_D = 0.3 [0.27, 0.33], R² (log) = 0.98 over 4 data sizes"
+    i = c["lm_data_scaling.id_prediction"]
+    assert i["measured"] == {"fitted": 0.3, "lo": 0.27, "hi": 0.33, "predicted": 2 / 8.5, "n_points": 4, "n_capped": 0,
+                             "band_lo": 0.2, "band_hi": 0.3, "intrinsic_dim": 6.5, "intrinsic_dim_shuffled": 7.0,
+                             "predicted_gemma": 0.14}
+    assert (i["thresholds"], i["verdict"]) == ({**parts_lm.EXPONENT_TOLERANCE, "paper_abs": 0.02}, PARTLY)  # 27 % off
+    assert i["summary"].startswith("predicted 0.235 from ID 6.5 (harmonic rule: 0.25) vs fitted 0.3 [0.27, 0.33]: "
+                                   "Δ = +0.065; predictions: own model's final-layer ID → 0.235")
+    assert c["lm_data_scaling.id_prediction"]["cite"] == "Section 3: α_D = 2β/(2β+d)"
+    assert _by_id(parts_lm._scaling_claims(_sweep(alpha_hat=0.24, alpha_hat_ci=[0.22, 0.26])))[
+        "lm_data_scaling.id_prediction"]["verdict"] == HOLDS
+    assert _by_id(parts_lm._scaling_claims(_sweep(alpha_hat=0.1, alpha_hat_ci=[0.08, 0.12])))[
+        "lm_data_scaling.id_prediction"]["verdict"] == NOT_REPRODUCED
+    # a selected run stopped by its step cap makes both claims budget-limited
+    capped = _sweep()
+    capped["runs"][0] = {"selected": True, "stop_reason": "max_iters"}
+    cc = _by_id(parts_lm._scaling_claims(capped))
+    assert [cc[k]["measured"]["n_capped"] for k in cc] == [1, 1]
+    assert [cc[k]["verdict"] for k in cc] == [INCONCLUSIVE, INCONCLUSIVE]
+    assert cc["lm_data_scaling.power_law"]["summary"].endswith("; 1 of 4 selected runs hit the step cap")
+    # no ID measured: the prediction claim is reported as not measured
+    none = _by_id(parts_lm._scaling_claims(_sweep(alpha_pred=None)))["lm_data_scaling.id_prediction"]
+    assert (none["verdict"], none["measured"]) == (INCONCLUSIVE, {"why": "no ID-based prediction (the ID was not measured)"})
+
+
+def test_model_scaling_claims_judge_alpha_n_against_the_prediction_and_the_id_against_untrained_copies():
+    from ttlab.reproduce import parts_lm
+
+    ids = [{"intrinsic_dim": d, "n_vectors": 1000, "batch_size": 250, "intrinsic_dim_std": 0.2} for d in (4.0, 5.0)]
+    untrained = [{"intrinsic_dim": d, "n_vectors": 1000, "batch_size": 250, "intrinsic_dim_std": 0.2} for d in (9.0, 9.1)]
+    r = _sweep("model_sweep", alpha_hat=0.5, alpha_hat_ci=[0.45, 0.55], alpha_pred=2 / 5.0, intrinsic_dim=5.0,
+               id_by_model=ids, id_untrained=untrained, kaplan={"data_rich": True})
+    c = _by_id(parts_lm._model_scaling_claims(r))
+    assert list(c) == ["lm_model_scaling.power_law", "lm_model_scaling.id_prediction", "lm_model_scaling.id_grows"]
+    assert c["lm_model_scaling.power_law"]["summary"] == "α̂_N = 0.5 [0.45, 0.55], R² (log) = 0.98 over 4 model sizes"
+    a = c["lm_model_scaling.id_prediction"]
+    # the prediction's SE from the last model's ID SE (0.2/√4 = 0.1): 2·0.1/5² = 0.008
+    assert a["measured"] == pytest.approx({"value": 0.5, "lo": 0.45, "hi": 0.55, "control": 0.4, "control_se": 0.008,
+                                           "n_points": 4, "n_capped": 0, "intrinsic_dim": 5.0,
+                                           "intrinsic_dim_shuffled": 7.0}, rel=1e-12)
+    assert (a["rule_id"], a["thresholds"], a["verdict"]) == ("exceeds_control", {"z": 1.96, "min_points": 3}, HOLDS)
+    assert a["summary"] == ("predicted 0.400 (SE 0.008) from ID 5 (harmonic rule: 0.25) vs fitted 0.5 [0.45, 0.55]: "
+                            "Δ = +0.100")
+    g = c["lm_model_scaling.id_grows"]
+    assert (g["measured"]["values"], g["measured"]["control_values"], g["verdict"]) == ([4.0, 5.0], [9.0, 9.1], HOLDS)
+    # fitted below the prediction by more than the combined SE: not reproduced
+    low = _by_id(parts_lm._model_scaling_claims({**r, "alpha_hat": 0.3, "alpha_hat_ci": [0.28, 0.32]}))
+    assert low["lm_model_scaling.id_prediction"]["verdict"] == NOT_REPRODUCED
+    # not data-rich by Kaplan's criterion: both α_N claims are inconclusive, saying why, numbers kept
+    k = {"data_rich": False, "n_params": 1e6, "tokens_needed": 2.3e7, "tokens_available": 2.3e6}
+    poor = _by_id(parts_lm._model_scaling_claims({**r, "kaplan": k}))
+    for cid in ("lm_model_scaling.power_law", "lm_model_scaling.id_prediction"):
+        assert poor[cid]["verdict"] == INCONCLUSIVE and poor[cid]["rule_id"] == "unjudgeable"
+        assert poor[cid]["measured"]["why"].startswith("not in the data-rich regime by Kaplan's criterion")
+        assert "(10× short;" in poor[cid]["measured"]["why"]
+    assert poor["lm_model_scaling.id_prediction"]["measured"]["control"] == 0.4
+    # without the ID's batches the prediction has no SE: the rule cannot beat the control
+    one = _by_id(parts_lm._model_scaling_claims({**r, "id_by_model": [{"intrinsic_dim": 5.0}]}))
+    assert one["lm_model_scaling.id_prediction"]["measured"]["control_se"] is None
