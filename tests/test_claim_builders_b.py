@@ -175,3 +175,77 @@ def test_model_scaling_claims_judge_alpha_n_against_the_prediction_and_the_id_ag
     # without the ID's batches the prediction has no SE: the rule cannot beat the control
     one = _by_id(parts_lm._model_scaling_claims({**r, "id_by_model": [{"intrinsic_dim": 5.0}]}))
     assert one["lm_model_scaling.id_prediction"]["measured"]["control_se"] is None
+
+
+def _idr(d: float, n: int = 1000, bs: int = 250, sd: float = 0.2, **kw) -> dict:
+    return {"intrinsic_dim": d, "n_vectors": n, "batch_size": bs, "intrinsic_dim_std": sd, **kw}
+
+
+def test_ablation_claims_need_enough_layers_and_batches():
+    from ttlab.reproduce import parts_lm
+
+    layers = [_idr(d, layer=i) for i, d in enumerate([3.0, 8.0, 9.0, 7.0, 4.0])]  # 4 layers
+    pos = [_idr(d, positions=p) for d, p in ((9.0, [0, 64]), (7.5, [64, 128]), (6.0, [128, 256]))]
+    r = {"per_layer": {"rows": layers}, "per_position": {"rows": pos}}
+    c = _by_id(parts_lm._ablation_claims(r))
+    lp, ps = c["lm_id_ablations.layer_peak"], c["lm_id_ablations.position"]
+    assert lp["measured"]["values"] == [3.0, 8.0, 9.0, 7.0, 4.0]
+    assert lp["measured"]["se"] == pytest.approx([0.1] * 5, rel=1e-12)  # 0.2/√(1000 // 250)
+    assert (lp["rule_id"], lp["verdict"], lp["kind"], lp["cite"]) == ("inner_peak", HOLDS, "paper", "Figure 4")
+    assert lp["summary"] == "ID by layer: 3, 8, 9, 7, 4"
+    assert ps["measured"]["values"] == [9.0, 7.5, 6.0] and ps["measured"]["batches"] == [4, 4, 4]
+    assert (ps["rule_id"], ps["thresholds"], ps["verdict"]) == ("monotone", {"direction": -1}, HOLDS)
+    assert ps["summary"] == "ID by window range: 0–64: 9, 64–128: 7.5, 128–256: 6"
+    # fewer layers than MIN_LAYERS or fewer batches than MIN_BATCHES: inconclusive, saying what would decide it
+    few = _by_id(parts_lm._ablation_claims({"per_layer": {"rows": layers[:parts_lm.MIN_LAYERS]},
+                                            "per_position": {"rows": [_idr(9.0, bs=500, positions=[0, 64]),
+                                                                      _idr(6.0, positions=[64, 128])]}}))
+    n = parts_lm.MIN_LAYERS - 1
+    assert few["lm_id_ablations.layer_peak"]["measured"]["why"] == (
+        f"the model has {n} layer(s), so {n - 1} inner layer(s): an inner peak needs a model with ≥ "
+        f"{parts_lm.MIN_LAYERS} layers (e.g. the full preset's)")
+    fp = few["lm_id_ablations.position"]
+    assert fp["verdict"] == INCONCLUSIVE and fp["measured"]["batches"] == [2, 4]
+    assert fp["measured"]["why"].startswith("the position groups hold 2, 4 ID batch(es) of 500 vectors")
+    # enough of both: judged at exactly the minimum
+    ok = _by_id(parts_lm._ablation_claims({"per_layer": {"rows": layers[:parts_lm.MIN_LAYERS + 1]},
+                                           "per_position": {"rows": [_idr(9.0, n=250 * parts_lm.MIN_BATCHES,
+                                                                          positions=[0, 64]),
+                                                                     _idr(6.0, positions=[64, 128])]}}))
+    assert ok["lm_id_ablations.layer_peak"]["rule_id"] == "inner_peak"
+    assert ok["lm_id_ablations.position"]["rule_id"] == "monotone"
+
+
+def test_suite_claims_use_the_reference_model_and_matched_untrained_copies():
+    from ttlab.reproduce import parts_lm
+
+    models = [_idr(4.0, name="s"), _idr(5.0, name="m", n=2000, bs=500, sd=0.4), {"name": "x", "intrinsic_dim": None}]
+    untrained = [_idr(9.1, name="m"), _idr(9.0, name="s")]
+    r = {"fit_loss": {"alpha_hat": 0.5, "alpha_hat_ci": [0.45, 0.55], "n_points": 3, "r2_log": 0.97},
+         "fit_bpb": {"alpha_hat": 0.49}, "alpha_pred": 0.4, "intrinsic_dim": 5.0, "reference": "m",
+         "alpha_pred_harmonic": 0.42, "models": models, "models_untrained": untrained, "kaplan": {"data_rich": True}}
+    c = _by_id(parts_lm._suite_claims(r))
+    assert list(c) == ["lm_suite_scaling.power_law", "lm_suite_scaling.id_prediction", "lm_suite_scaling.id_grows"]
+    p = c["lm_suite_scaling.power_law"]
+    assert p["measured"] == {"alpha": 0.5, "lo": 0.45, "hi": 0.55, "r2": 0.97, "n_points": 3, "n_capped": 0}
+    assert (p["verdict"], p["summary"]) == (HOLDS, "α̂_N = 0.5 [0.45, 0.55], R² (log) = 0.97 over 3 models (bits per "
+                                                    "byte: 0.49)")
+    a = c["lm_suite_scaling.id_prediction"]
+    # the reference model "m": ID SE 0.4/√4 = 0.2, so the prediction's SE is 2·0.2/5² = 0.016
+    assert a["measured"]["control_se"] == pytest.approx(0.016, rel=1e-12)
+    assert (a["measured"]["control"], a["verdict"]) == (0.4, HOLDS)
+    assert a["summary"].endswith("vs fitted 0.5 [0.45, 0.55]: Δ = +0.100 (ID of m)")
+    g = c["lm_suite_scaling.id_grows"]
+    # the model without an ID is left out; the untrained copies are matched by name, not by order
+    assert (g["measured"]["values"], g["measured"]["control_values"], g["verdict"]) == ([4.0, 5.0], [9.0, 9.1], HOLDS)
+    # step-capped suite runs: inconclusive, and said
+    capped = _by_id(parts_lm._suite_claims({**r, "n_capped": 2}))
+    assert capped["lm_suite_scaling.power_law"]["verdict"] == INCONCLUSIVE
+    assert capped["lm_suite_scaling.power_law"]["summary"].endswith("; 2 of the suite's 3 training runs hit the step cap")
+    assert capped["lm_suite_scaling.id_prediction"]["measured"]["n_capped"] == 2
+    # no untrained copies measured: the ID-grows claim cannot hold
+    assert _by_id(parts_lm._suite_claims({**r, "models_untrained": None}))["lm_suite_scaling.id_grows"]["verdict"] == (
+        INCONCLUSIVE)
+    # no fit at all: inconclusive, not an error
+    empty = _by_id(parts_lm._suite_claims({"models": [], "kaplan": {"data_rich": True}}))
+    assert [x["verdict"] for x in empty.values()] == [INCONCLUSIVE] * 3
