@@ -97,6 +97,7 @@ def test_resolvable_until():
     assert resolvable_until(t, gap) == 5.0  # the last step at or above 1e-10, even after a dip
     assert resolvable_until(t, gap, floor=1e-8) == 2.0
     assert resolvable_until(t, np.zeros(5)) == 1.0  # none resolvable: the first step
+    assert resolvable_until(t, np.array([1e-3, 1e-10, 0.0, 0.0, 0.0])) == 2.0  # exactly at the floor counts
     assert RESOLVABLE_ATTENTION_GAP == 1e-10
 
 
