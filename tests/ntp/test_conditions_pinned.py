@@ -68,6 +68,9 @@ def test_theorem2_conditions_by_hand():
     assert theorem2_conditions(N, L, V, wo, wk, e0, e, T - 1, t)["met"] is False
     assert theorem2_conditions(N, L, V, wo, wk, e0, e, T, t - 1)["met"] is False
     assert theorem2_conditions(N, L, V, wo, 3.0, e0, 1.2, T, 10**30)["met"] is False  # η > ‖W*_kq‖/e
+    # the minima and η_max themselves are inside the conditions (≥, ≤)
+    assert theorem2_conditions(N, L, V, wo, wk, e0, e, c["T_min"], c["t_min"])["met"] is True
+    assert theorem2_conditions(N, L, V, wo, wk, e0, wk / math.e, c["T_min"], 10**30)["met"] is True
     half = theorem2_conditions(N, L, V, wo, wk, e0, e, T, t, c0=0.5)
     assert half["t_min"] == pytest.approx(_largest_root(0.5 * a2, 2), rel=1e-9) and half["statement"].count("c0 = 0.5")
     assert half["T_min"] == pytest.approx(_largest_root(0.5 * a1, 1), rel=1e-9)
@@ -118,3 +121,10 @@ def test_fit_exp_vs_power_window_and_numbers():
     assert fit_exp_vs_power(np.array([]), np.array([]), floor=0.0) == {
         "n_points": 0, "note": "the gap is at floating-point zero from the first step"}
     assert fit_exp_vs_power(t, g, floor=10.0)["n_points"] == 0
+    # a gap at the floor is not resolvable: the window ends before the exact zeros
+    z = fit_exp_vs_power(t, np.where(t <= 1000, g, 0.0), floor=0.0)
+    assert (z["t1"], z["n_points"]) == (1000.0, 901) and math.isfinite(z["rate"])
+    # t = 1 is the first usable step, and three points are enough to fit
+    three = fit_exp_vs_power(np.array([1.0, 2.0, 3.0]), np.array([1.0, 0.5, 0.25]), floor=0.0)
+    assert (three["t0"], three["t1"], three["n_points"]) == (0.3, 3.0, 3)
+    assert three["rate"] == pytest.approx(math.log(2), rel=1e-12) and three["r2_exp"] == pytest.approx(1.0)
