@@ -482,3 +482,35 @@ def test_a_rule_outside_its_declared_outcomes_is_refused(scratch_rules):
     with pytest.raises(AssertionError) as info:
         judge("scratch_liar", {}, {})
     assert str(info.value) == "rule scratch_liar gave undeclared verdict 'partly'"
+
+
+def test_control_chance_and_oracle_texts_at_their_edges():
+    th = {"holds": 0.9, "control_margin": 0.1}
+    head = "x = 0.95 ≥ 0.9, but the "
+    tail = " missing: cannot tell it from a trivial model"
+    for controls, who in (({}, "controls (none given) are"), ([0.1], "controls (none given) are"),
+                          ({"u": None}, "control u is"), ({"b": None, "a": None, "c": 0.1}, "controls a, b are")):
+        assert judge("at_least", {"value": 0.95, "controls": controls}, th, "x")[:2] == ("inconclusive", head + who + tail)
+    assert judge("count", {"passed": 1, "total": 1}, {"holds": 0.5, "partly": 0.3, "chance": 0.9}, "x")[2].endswith(
+        "does not reject chance (90 % of cases by luck) at 5 % (a holds/partly count must beat chance)")
+    for direction in (-1, 0):
+        assert judge("exceeds_control", {}, {"direction": direction}, "x")[2].startswith(
+            "judged as the monotone rule first (x falls); then it holds")
+    assert judge("exceeds_control", {}, {}, "x")[2].endswith("or the fit has fewer than 2 points")
+    assert judge("exp_vs_power", {}, {"min_decades": 1.0, "min_r2": 0.99}, "x")[2].endswith(
+        "inconclusive when neither shape wins clearly or with fewer than 10 points")
+    o = {"oracle_tol": 0.05, "holds_rel": 0.1, "partly_rel": 0.35, "min_points": 3}
+    assert judge("oracle_validated_exponent", {"fitted": 0.5, "oracle": 0.5}, o)[:2] == (
+        "inconclusive", "no oracle check of the design (missing or non-finite input: predicted)")
+    assert judge("oracle_validated_exponent", {"fitted": 0.5, "oracle": 0.0, "predicted": 0.0}, o)[:2] == (
+        "inconclusive", "the prediction is not positive: no relative tolerance")
+    m = {"fitted": 0.98, "lo": 0.9, "hi": 1.06, "n_points": 5, "n_capped": 0, "oracle": 1.0, "predicted": 1.0,
+         "data_ratio": 0.2}
+    assert judge("oracle_validated_exponent", m, {**o, "max_data_change": 0.7})[1] == (
+        "oracle 1 within 0.05 of 1, but the widest model is data-limited: its loss at 2n is 0.2 × that at n (more than "
+        "±70 %)")
+    # the control's SE is its own (0 when not given), never taken from the value's interval
+    assert judge("exceeds_control", {"value": 0.4, "lo": 0.36, "hi": 0.44, "control": 0.2, "n_points": 4,
+                                     "n_capped": 0}, {"z": 1.96, "min_points": 3})[:2] == (
+        "holds", "0.4 (SE 0.02041); it 0.4 vs the control's 0.2 (SE 0): difference +0.2, 1.96 × combined SE 0.04: "
+                 "beyond the control")
