@@ -249,3 +249,183 @@ def test_suite_claims_use_the_reference_model_and_matched_untrained_copies():
     # no fit at all: inconclusive, not an error
     empty = _by_id(parts_lm._suite_claims({"models": [], "kaplan": {"data_rich": True}}))
     assert [x["verdict"] for x in empty.values()] == [INCONCLUSIVE] * 3
+
+
+def test_ablation_claims_edges_of_the_batch_count_and_the_texts():
+    from ttlab.reproduce import parts_lm
+
+    one = [_idr(3.0), _idr(4.0)]  # embeddings + 1 layer: no inner layer
+    pos = [_idr(9.0, bs=0, positions=[0, 64]), {"intrinsic_dim": 8.0, "batch_size": 250, "positions": [64, 128]},
+           _idr(7.0, n=999, bs=1, positions=[128, 256])]
+    c = _by_id(parts_lm._ablation_claims({"per_layer": {"rows": one}, "per_position": {"rows": pos}}))
+    assert c["lm_id_ablations.layer_peak"]["measured"]["why"].startswith("the model has 1 layer(s), so 0 inner layer(s)")
+    p = c["lm_id_ablations.position"]
+    assert p["measured"]["batches"] == [0, 0, 999]  # a zero batch size or no vector count: no batch
+    assert p["measured"]["why"] == ("the position groups hold 0, 0, 999 ID batch(es) of 0 vectors: a trend needs ≥ 4 "
+                                    "batches per group (more test windows per group, e.g. the full preset) for a "
+                                    "standard error")
+    assert p["summary"] == "ID by window range: 0–64: 9, 64–128: 8, 128–256: 7"
+    empty = _by_id(parts_lm._ablation_claims({"per_layer": {"rows": one}, "per_position": {"rows": []}}))
+    assert empty["lm_id_ablations.position"]["measured"]["why"].startswith(
+        "the position groups hold no ID batch(es) of — vectors")
+    long = [_idr(3.14159, layer=i) for i in range(5)]
+    assert _by_id(parts_lm._ablation_claims({"per_layer": {"rows": long}, "per_position": {"rows": pos}}))[
+        "lm_id_ablations.layer_peak"]["summary"] == "ID by layer: 3.14, 3.14, 3.14, 3.14, 3.14"
+
+
+def test_data_claims_name_each_further_corpus():
+    from ttlab.reproduce import parts_lm
+
+    sub = _sweep(corpus_name="wiki", config={"data": {"corpus": "wikitext-2"}})
+    c = parts_lm._data_claims({**_sweep(), "more_corpora": [sub]})
+    assert [x["id"] for x in c] == ["lm_data_scaling.power_law", "lm_data_scaling.id_prediction",
+                                    "lm_data_scaling.wiki.power_law", "lm_data_scaling.wiki.id_prediction"]
+    assert c[2]["statement"] == "Test loss falls as a power law in D (log-log linear) — on wikitext-2"
+    assert c[3]["measured"] == c[1]["measured"] and c[3]["verdict"] == c[1]["verdict"]
+    assert [x["id"] for x in parts_lm._data_claims(_sweep())] == ["lm_data_scaling.power_law",
+                                                                  "lm_data_scaling.id_prediction"]
+
+
+def test_prediction_sources_word_for_word():
+    from ttlab.reproduce import parts_lm
+
+    assert parts_lm.prediction_sources(_sweep()) == (
+        "predictions: own model's final-layer ID → 0.235 (the verdict's: the paper's protocol, the model trained on "
+        "this data); Gemma 3 270M (ID 12): α_D 0.14; estimator band 0.2–0.3")
+    assert parts_lm.prediction_sources({"kind": "model_sweep", "alpha_pred": 0.4, "gemma": {"status": "not downloaded"}}) == (
+        "predictions: own model's final-layer ID → 0.4 (the verdict's: the paper's protocol, the model trained on "
+        "this data); Gemma 3 270M: not downloaded; estimator band —–—")
+    assert "Gemma 3 270M: not measured;" in parts_lm.prediction_sources({"kind": "data_sweep"})
+    i = _by_id(parts_lm._scaling_claims(_sweep()))["lm_data_scaling.id_prediction"]
+    assert i["summary"] == ("predicted 0.235 from ID 6.5 (harmonic rule: 0.25) vs fitted 0.3 [0.27, 0.33]: Δ = +0.065; "
+                            + parts_lm.prediction_sources(_sweep()))
+
+
+def _all_b_claims() -> list[dict]:
+    from ttlab.reproduce import parts_lm
+
+    ids = [_idr(4.0), _idr(5.0)]
+    model = _sweep("model_sweep", alpha_hat=0.5, alpha_hat_ci=[0.45, 0.55], alpha_pred=0.4, id_by_model=ids,
+                   id_untrained=ids, kaplan={"data_rich": True})
+    layers = [_idr(d, layer=i) for i, d in enumerate([3.0, 8.0, 9.0, 7.0, 4.0])]
+    pos = [_idr(9.0, positions=[0, 64]), _idr(6.0, positions=[64, 128])]
+    suite = {"fit_loss": {"alpha_hat": 0.5, "alpha_hat_ci": [0.45, 0.55], "n_points": 3, "r2_log": 0.97},
+             "alpha_pred": 0.4, "intrinsic_dim": 5.0, "reference": "m", "models": [_idr(5.0, name="m")],
+             "models_untrained": [_idr(9.0, name="m")], "kaplan": {"data_rich": True}}
+    return [*parts_scaling._manifold_claims(_manifold()), *parts_lm._scaling_claims(_sweep()),
+            *parts_lm._model_scaling_claims(model),
+            *parts_lm._ablation_claims({"per_layer": {"rows": layers}, "per_position": {"rows": pos}}),
+            *parts_lm._suite_claims(suite)]
+
+
+# Each claim's kind, citation, rule, statement and quantity word for word (the report prints them). Update with
+# care, reviewing each line.
+CLAIM_TEXTS_B = {
+    'manifold_regression.rate_attn_b1_noisy_d2_D8': ('paper', 'Theorem 1 (α_D), Theorem 2 (α_N)', 'oracle_validated_exponent',
+        'Theorem 1 (noisy labels): α̂_D ≈ 2β/(2β+d) for the attn network on the d = 2 sphere in R^8 (β = 1)',
+        '2β/(2β+d)'),
+    'manifold_regression.rate_attn_b1_noisy_d4_D8': ('paper', 'Theorem 1 (α_D), Theorem 2 (α_N)', 'oracle_validated_exponent',
+        'Theorem 1 (noisy labels): α̂_D ≈ 2β/(2β+d) for the attn network on the d = 4 sphere in R^8 (β = 1)',
+        '2β/(2β+d)'),
+    'manifold_regression.rate_attn_b1_noisy_d2_D16': ('paper', 'Theorem 1 (α_D), Theorem 2 (α_N)', 'oracle_validated_exponent',
+        'Theorem 1 (noisy labels): α̂_D ≈ 2β/(2β+d) for the attn network on the d = 2 sphere in R^16 (β = 1)',
+        '2β/(2β+d)'),
+    'manifold_regression.rate_mlp_b1_noisy_d2_D8': ('paper', 'Theorem 1 (α_D), Theorem 2 (α_N)', 'oracle_validated_exponent',
+        'Theorem 1 (noisy labels): α̂_D ≈ 2β/(2β+d) for the mlp network on the d = 2 sphere in R^8 (β = 1)',
+        '2β/(2β+d)'),
+    'manifold_regression.rate_mlp_b1_noisy_d4_D8': ('paper', 'Theorem 1 (α_D), Theorem 2 (α_N)', 'oracle_validated_exponent',
+        'Theorem 1 (noisy labels): α̂_D ≈ 2β/(2β+d) for the mlp network on the d = 4 sphere in R^8 (β = 1)',
+        '2β/(2β+d)'),
+    'manifold_regression.rate_attn_b1_noiseless_d2_D8': ('paper', 'Theorem 1 (α_D), Theorem 2 (α_N)', 'oracle_validated_exponent',
+        'Theorem 1 (noiseless labels): α̂_D ≥ 2β/(2β+d) for the attn network on the d = 2 sphere in R^8 (β = 1)',
+        '2β/(2β+d)'),
+    'manifold_regression.exponent_falls_attn_b1_noiseless_D8': ('paper', 'Theorem 1', 'monotone',
+        'The data-scaling exponent α̂_D falls as d grows (attn, β = 1, noiseless, D = 8)',
+        'α̂_D'),
+    'manifold_regression.error_rises_attn_b1_noiseless_D8': ('paper', 'Theorem 1', 'monotone',
+        'At fixed n (= 4000) the test error grows with the intrinsic dimension d (attn, β = 1, noiseless, D = 8)',
+        'the test MSE'),
+    'manifold_regression.ambient_invariance_attn_b1_noiseless_d2': ('paper', 'Theorem 1', 'intervals_agree',
+        'α̂_D does not depend on the ambient dimension D, only on d (attn, β = 1, noiseless, d = 2, D ∈ {8})',
+        'α̂_D across D'),
+    'manifold_regression.exponent_falls_attn_b1_noisy_D8': ('paper', 'Theorem 1', 'monotone',
+        'The data-scaling exponent α̂_D falls as d grows (attn, β = 1, noisy, D = 8)',
+        'α̂_D'),
+    'manifold_regression.error_rises_attn_b1_noisy_D8': ('paper', 'Theorem 1', 'monotone',
+        'At fixed n (= 4000) the test error grows with the intrinsic dimension d (attn, β = 1, noisy, D = 8)',
+        'the test MSE'),
+    'manifold_regression.exponent_falls_attn_b1_noisy_D16': ('paper', 'Theorem 1', 'monotone',
+        'The data-scaling exponent α̂_D falls as d grows (attn, β = 1, noisy, D = 16)',
+        'α̂_D'),
+    'manifold_regression.error_rises_attn_b1_noisy_D16': ('paper', 'Theorem 1', 'monotone',
+        'At fixed n (= 4000) the test error grows with the intrinsic dimension d (attn, β = 1, noisy, D = 16)',
+        'the test MSE'),
+    'manifold_regression.ambient_invariance_attn_b1_noisy_d2': ('paper', 'Theorem 1', 'intervals_agree',
+        'α̂_D does not depend on the ambient dimension D, only on d (attn, β = 1, noisy, d = 2, D ∈ {8, 16})',
+        'α̂_D across D'),
+    'manifold_regression.ambient_invariance_attn_b1_noisy_d4': ('paper', 'Theorem 1', 'intervals_agree',
+        'α̂_D does not depend on the ambient dimension D, only on d (attn, β = 1, noisy, d = 4, D ∈ {8})',
+        'α̂_D across D'),
+    'manifold_regression.exponent_falls_mlp_b1_noisy_D8': ('paper', 'Theorem 1', 'monotone',
+        'The data-scaling exponent α̂_D falls as d grows (mlp, β = 1, noisy, D = 8)',
+        'α̂_D'),
+    'manifold_regression.error_rises_mlp_b1_noisy_D8': ('paper', 'Theorem 1', 'monotone',
+        'At fixed n (= 4000) the test error grows with the intrinsic dimension d (mlp, β = 1, noisy, D = 8)',
+        'the test MSE'),
+    'manifold_regression.ambient_invariance_mlp_b1_noisy_d2': ('paper', 'Theorem 1', 'intervals_agree',
+        'α̂_D does not depend on the ambient dimension D, only on d (mlp, β = 1, noisy, d = 2, D ∈ {8})',
+        'α̂_D across D'),
+    'manifold_regression.ambient_invariance_mlp_b1_noisy_d4': ('paper', 'Theorem 1', 'intervals_agree',
+        'α̂_D does not depend on the ambient dimension D, only on d (mlp, β = 1, noisy, d = 4, D ∈ {8})',
+        'α̂_D across D'),
+    'manifold_regression.model_rate_attn_b1_d2': ('paper', 'Theorem 2', 'oracle_validated_exponent',
+        'Model scaling: test MSE ∝ N^(−2β/d) when approximation-limited (attn, d = 2, β = 1, D = 8, n = 1000, noisy labels)',
+        '2β/d'),
+    'manifold_regression.archs_agree_b1_noiseless_d2': ('ablation', '', 'intervals_agree',
+        'The exponent is a property of the data, not of the architecture: attn give the same α̂_D (β = 1, noiseless, d = 2, D = 8)',
+        'α̂_D across architectures'),
+    'manifold_regression.archs_agree_b1_noisy_d2': ('ablation', '', 'intervals_agree',
+        'The exponent is a property of the data, not of the architecture: attn, mlp give the same α̂_D (β = 1, noisy, d = 2, D = 8)',
+        'α̂_D across architectures'),
+    'manifold_regression.archs_agree_b1_noisy_d4': ('ablation', '', 'intervals_agree',
+        'The exponent is a property of the data, not of the architecture: attn, mlp give the same α̂_D (β = 1, noisy, d = 4, D = 8)',
+        'α̂_D across architectures'),
+    'manifold_regression.id_recovered': ('check', '', 'at_most',
+        "MLE (K = 20) recovers the regression inputs' intrinsic dimension, so α_D can be predicted from data",
+        'the worst relative error of the estimated ID'),
+    'lm_data_scaling.power_law': ('paper', 'Section 3, Figures 2–3', 'power_law_decay',
+        'Test loss falls as a power law in D (log-log linear)',
+        'test loss against D'),
+    'lm_data_scaling.id_prediction': ('paper', 'Section 3: α_D = 2β/(2β+d)', 'exponent_match',
+        'The exponent predicted from the ID, α_D = 2/(2+d), matches the fitted α̂_D (paper: within ±0.02)',
+        'α_D = 2/(2+d) from the ID'),
+    'lm_model_scaling.power_law': ('paper', 'Section 3, Figures 2–3', 'power_law_decay',
+        'Test loss falls as a power law in N (log-log linear)',
+        'test loss against N'),
+    'lm_model_scaling.id_prediction': ('paper', 'Section 3, Figure 3: α_N = 2β/d', 'exceeds_control',
+        'The exponent predicted from the ID, α_N = 2/d, under-estimates the fitted α̂_N (paper: "our predicted α_N under-estimates the empirical α̂_N")',
+        'the fitted α̂_N against the predicted α_N = 2/d'),
+    'lm_model_scaling.id_grows': ('paper', 'Figure 4', 'exceeds_control',
+        'The estimated ID grows with model size / width (Figure 4: 15.56 → 18.68 from width 768 to 1536)',
+        'the ID by increasing model size'),
+    'lm_id_ablations.layer_peak': ('paper', 'Figure 4', 'inner_peak',
+        "Across layers the ID rises, then falls back towards the final layer's value (Figure 4)",
+        "layer's ID"),
+    'lm_id_ablations.position': ('paper', 'Figure 4', 'monotone',
+        'Tokens late in the context have a lower ID than early tokens (Figure 4: 15.86 for short contexts → 12.9 near 1024)',
+        'the ID by window position'),
+    'lm_suite_scaling.power_law': ('paper', 'Figure 3', 'power_law_decay',
+        'Held-out loss of a model suite falls as a power law in N (Figure 3)',
+        'held-out loss against non-embedding N'),
+    'lm_suite_scaling.id_prediction': ('paper', 'Section 3, Figure 3: α_N = 2β/d', 'exceeds_control',
+        'The exponent predicted from the ID, α_N = 2/d, under-estimates the fitted α̂_N (paper: "our predicted α_N under-estimates the empirical α̂_N")',
+        'the fitted α̂_N against the predicted α_N = 2/d'),
+    'lm_suite_scaling.id_grows': ('paper', 'Figure 4', 'exceeds_control',
+        'The final-layer ID grows with model size across the suite (Figure 4: 15.56 at 410M → 20.02 at 12.8B on the Pile)',
+        'the ID by increasing model size'),
+}
+
+
+def test_b_claims_cite_state_and_name_their_quantity_word_for_word():
+    got = {c["id"]: (c["kind"], c["cite"], c["rule_id"], c["statement"], c["quantity"]) for c in _all_b_claims()}
+    assert got == CLAIM_TEXTS_B
