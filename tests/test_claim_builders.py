@@ -276,6 +276,9 @@ def test_ablation_claims_count_variants_against_fixed_cutoffs():
     assert d["summary"] == "2/3 variants reach cos ≥ 0.9 (random init: 0.95; joint: 0.9; adam: 0.4)"
     assert d["quantity"] == "final cos(W_kq, W*_kq) ≥ 0.9"
     assert a["measured"]["passed"] == 1 and a["measured"]["total"] == 3  # attention > 0.5 strictly; NaN fails
+    assert a["measured"]["attention"][:2] == [0.7, 0.5] and math.isnan(a["measured"]["attention"][2])
+    three = _by_id(parts_ntp._ablation_claims({"rows": [{**rows[0], "final_min_optimal_attention": 0.123456}]}))
+    assert three["ntp_ablations.attention"]["summary"].endswith("(minimum 0.123)")
     assert (a["thresholds"], a["verdict"], a["kind"]) == ({"holds": 1.0, "partly": 0.5}, NOT_REPRODUCED, "ablation")
     assert a["summary"] == ("1/3 variants put > 50 % attention on optimal tokens in every sentence (minimum 0.5)")
     empty = _by_id(parts_ntp._ablation_claims({"rows": []}))

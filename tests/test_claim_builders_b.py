@@ -238,6 +238,9 @@ def test_suite_claims_use_the_reference_model_and_matched_untrained_copies():
     g = c["lm_suite_scaling.id_grows"]
     # the model without an ID is left out; the untrained copies are matched by name, not by order
     assert (g["measured"]["values"], g["measured"]["control_values"], g["verdict"]) == ([4.0, 5.0], [9.0, 9.1], HOLDS)
+    # a model without an untrained copy gets an empty control row, not an error
+    part = _by_id(parts_lm._suite_claims({**r, "models_untrained": untrained[:1]}))["lm_suite_scaling.id_grows"]
+    assert part["measured"]["control_values"] == [None, 9.1] and part["verdict"] == INCONCLUSIVE
     # step-capped suite runs: inconclusive, and said
     capped = _by_id(parts_lm._suite_claims({**r, "n_capped": 2}))
     assert capped["lm_suite_scaling.power_law"]["verdict"] == INCONCLUSIVE
