@@ -432,3 +432,29 @@ CLAIM_TEXTS_B = {
 def test_b_claims_cite_state_and_name_their_quantity_word_for_word():
     got = {c["id"]: (c["kind"], c["cite"], c["rule_id"], c["statement"], c["quantity"]) for c in _all_b_claims()}
     assert got == CLAIM_TEXTS_B
+
+
+def test_suite_claims_outside_kaplans_regime_keep_their_numbers_and_say_why():
+    from ttlab.reproduce import parts_lm
+
+    k = {"data_rich": False, "n_params": 1e6, "tokens_needed": 2.3e7, "tokens_available": 2.3e6}
+    r = {"fit_loss": {"alpha_hat": 0.123456, "alpha_hat_ci": [0.111111, 0.133333], "r2_log": 0.987654},
+         "fit_bpb": {"alpha_hat": 0.456789}, "alpha_pred": 0.4, "intrinsic_dim": 5.0, "reference": "m",
+         "alpha_pred_harmonic": 0.42, "id_shuffled": {"intrinsic_dim": 7.5}, "models": [_idr(5.0, name="m")],
+         "kaplan": k}
+    c = _by_id(parts_lm._suite_claims(r))
+    why = parts_lm.kaplan_why(k)
+    assert why.startswith("not in the data-rich regime by Kaplan's criterion (D ≥ 5×10³·N^0.74): the largest model "
+                          "(N = 1,000,000 non-embedding parameters) needs 2.3e+07 training tokens and had 2.3e+06 (10× short;")
+    p, a = c["lm_suite_scaling.power_law"], c["lm_suite_scaling.id_prediction"]
+    assert p["measured"] == {"why": why, "alpha": 0.123456, "lo": 0.111111, "hi": 0.133333, "r2": 0.987654,
+                             "n_points": 0, "n_capped": 0}  # no point count stored: 0
+    assert (p["rule_id"], p["verdict"]) == ("unjudgeable", INCONCLUSIVE)
+    assert p["summary"] == "α̂_N = 0.123 [0.111, 0.133], R² (log) = 0.988 over 0 models (bits per byte: 0.457)"
+    assert a["measured"] == {"why": why, "value": 0.123456, "lo": 0.111111, "hi": 0.133333, "control": 0.4,
+                             "control_se": pytest.approx(0.008), "n_points": 0, "n_capped": 0, "intrinsic_dim": 5.0,
+                             "intrinsic_dim_shuffled": 7.5}
+    assert a["summary"] == ("predicted 0.400 (SE 0.008) from ID 5 (harmonic rule: 0.42) vs fitted 0.123 [0.111, 0.133]: "
+                            "Δ = -0.277 (ID of m)")
+    assert c["lm_suite_scaling.id_grows"]["summary"] == "ID by increasing size: 5; untrained copies: not measured"
+    assert parts_lm.kaplan_why({"data_rich": True}) is None and parts_lm.kaplan_why(None) is None
