@@ -509,3 +509,24 @@ def test_claims_cite_state_and_name_their_quantity_word_for_word():
               *parts_scaling._table1_claims({"rows": [x.to_dict() for x in table1()]})]
     got = {c["id"]: (c["kind"], c["cite"], c["rule_id"], c["statement"], c["quantity"]) for c in claims}
     assert got == CLAIM_TEXTS
+
+
+def test_id_claims_texts_and_the_d_limits():
+    rows = [_id_row("sphere", 10, 0.0, 11.0, 10.5), _id_row("cube", 11, 0.0, 1.0, 1.0),  # d = 11: not judged
+            _id_row("sphere", 5, 0.0, 5.5, 5.1), _id_row("cube", 6, 0.0, 9.0, 6.0)]  # d = 6: not "low d"
+    r = {"rows": rows, "n": 2000, "cross_check": {"mean": 5.35, "harmonic": 5.2, "ambient": 768, "n": 3600}}
+    c = _by_id(parts_scaling._id_claims(r))
+    p = c["id_accuracy.paper_estimator"]
+    assert p["measured"]["n"] == 3 and p["measured"]["worst"] == pytest.approx(0.5, rel=1e-12)  # cube d = 6
+    assert c["id_accuracy.harmonic_less_biased"]["measured"] == {"passed": 1, "total": 1}  # sphere d = 5 only
+    got = {k: (x["statement"], x["quantity"]) for k, x in c.items()}
+    assert got == {
+        "id_accuracy.paper_estimator": (
+            "Paper B's estimator (MLE, K = 20, arithmetic mean) recovers the intrinsic dimension (d ≤ 10, no noise)",
+            "relative error |d̂ − d|/d"),
+        "id_accuracy.cross_check": (
+            "Cross-check: 5-dim linear subspace of R^768, n = 3600, K = 20 gives ≈ 5.3 (mean) and ≈ 5.0 (harmonic)",
+            "the larger distance from 5.3 (mean) / 5.0 (harmonic)"),
+        "id_accuracy.harmonic_less_biased": (
+            "The harmonic (MacKay–Ghahramani) combination is less biased than the arithmetic mean at low d",
+            "the harmonic estimate is closer to d")}
