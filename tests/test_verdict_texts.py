@@ -514,3 +514,12 @@ def test_control_chance_and_oracle_texts_at_their_edges():
                                      "n_capped": 0}, {"z": 1.96, "min_points": 3})[:2] == (
         "holds", "0.4 (SE 0.02041); it 0.4 vs the control's 0.2 (SE 0): difference +0.2, 1.96 × combined SE 0.04: "
                  "beyond the control")
+
+
+def test_exp_vs_power_text_reads_min_points_and_assess_defaults_its_quantity():
+    from ttlab.reproduce.verdicts import assess
+
+    assert judge("exp_vs_power", {}, {"min_decades": 1.0, "min_r2": 0.99, "min_points": 12}, "x")[2].endswith(
+        "with fewer than 12 points")
+    a = assess("at_least", {"value": 0.5}, {"holds": 0.9})
+    assert a["reason"] == "the measured value = 0.5 < 0.9" and a["rule"].startswith("holds if the measured value ≥ 0.9")
