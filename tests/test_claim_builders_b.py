@@ -83,6 +83,17 @@ def test_manifold_trend_invariance_model_and_id_claims():
         {**parts_scaling.ORACLE_THRESHOLDS, "bound": 0, "max_data_change": parts_scaling.DATA_LIMIT}, HOLDS)
     assert m["summary"] == ("α̂_N = 0.98 [0.9, 1.06] vs 2β/d = 1.000; approximation oracle 1.02; widest model (width 64) "
                             "MSE 0.01 at n, 0.0097 at 2n")
+    assert c["manifold_regression.error_rises_attn_b1_noisy_D8"]["summary"] == "test MSE d=2: 0.01, d=4: 0.05"
+    # a width sweep over step-limited sizes is budget-limited; a failed fit says why
+    r = _manifold()
+    r["model_fits"][0]["includes_step_limited"] = True
+    r["fits"][0] = {**r["fits"][0], "alpha_hat": None, "alpha_hat_ci": None, "error": "too few sizes"}
+    cc = _by_id(parts_scaling._manifold_claims(r))
+    capped = cc["manifold_regression.model_rate_attn_b1_d2"]
+    assert (capped["measured"]["n_capped"], capped["verdict"]) == (1, INCONCLUSIVE)
+    failed = cc["manifold_regression.rate_attn_b1_noisy_d2_D8"]
+    assert failed["summary"] == "α̂_D = — [—, —] vs 2β/(2β+d) = 0.500 — too few sizes; k-NN oracle 0.53"
+    assert failed["verdict"] == INCONCLUSIVE
     ag = c["manifold_regression.archs_agree_b1_noisy_d2"]
     assert (ag["kind"], ag["measured"]["arch"], ag["measured"]["values"], ag["verdict"]) == (
         "ablation", ["attn", "mlp"], [0.52, 0.62], NOT_REPRODUCED)
