@@ -7,12 +7,9 @@ from __future__ import annotations
 
 import pytest
 
+from tests.test_claim_builders import _by_id
 from ttlab.reproduce import parts_scaling
 from ttlab.reproduce.verdicts import HOLDS, INCONCLUSIVE, NOT_REPRODUCED, PARTLY
-
-
-def _by_id(claims: list[dict]) -> dict[str, dict]:
-    return {c["id"]: c for c in claims}
 
 
 def _fit(arch: str, d: int, D: int, a: float, ci: list, pred: float, oracle: float, mse: float, regime: str = "noisy",
