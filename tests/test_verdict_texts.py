@@ -21,14 +21,22 @@ def _key(*parts) -> str:
 
 
 REASONS = {
-    '"at_least" {"value": 1.0} {"holds": 0.999, "partly": 0.99}':
+    '"at_least" {"value": 1.0} {"complement": 1, "holds": 0.999, "partly": 0.99}':
         ('holds', 'x = 1 ≥ 0.999'),
-    '"at_least" {"value": 0.995} {"holds": 0.999, "partly": 0.99}':
+    '"at_least" {"value": 0.995} {"complement": 1, "holds": 0.999, "partly": 0.99}':
         ('partly', 'x = 0.995 is below 0.999 but ≥ 0.99'),
-    '"at_least" {"value": 0.962} {"holds": 0.999, "partly": 0.99}':
+    '"at_least" {"value": 0.962} {"complement": 1, "holds": 0.999, "partly": 0.99}':
         ('not reproduced', 'x = 0.962 < 0.99'),
-    '"at_least" {"value": NaN} {"holds": 0.999, "partly": 0.99}':
+    '"at_least" {"value": NaN} {"complement": 1, "holds": 0.999, "partly": 0.99}':
         ('inconclusive', 'missing or non-finite input: value'),
+    '"at_least" {"controls": {"random": 0.5, "uniform": 0.4}, "value": 0.97} {"complement": 1, "control_margin": 0.1, "holds": 0.95, "partly": 0.8}':
+        ('holds', 'x = 0.97 ≥ 0.95; beats every control by ≥ 0.1 (lead +0.47 over random; uniform 0.4, random 0.5)'),
+    '"at_least" {"controls": {"random": 0.5, "uniform": 0.4}, "value": 0.85} {"complement": 1, "control_margin": 0.1, "holds": 0.95, "partly": 0.8}':
+        ('partly', 'x = 0.85 is below 0.95 but ≥ 0.8; beats every control by ≥ 0.1 (lead +0.35 over random; uniform 0.4, random 0.5)'),
+    '"at_least" {"controls": {"random": 0.96, "uniform": 0.4}, "value": 0.97} {"complement": 1, "control_margin": 0.1, "holds": 0.95, "partly": 0.8}':
+        ('inconclusive', 'x = 0.97 ≥ 0.95, but the control random reaches 0.96 (lead +0.01 < 0.1; controls: uniform 0.4, random 0.96): a trivial model nearly meets it too'),
+    '"at_least" {"controls": {"random": 0.5, "uniform": 0.4}, "value": 0.6} {"complement": 1, "control_margin": 0.1, "holds": 0.95, "partly": 0.8}':
+        ('not reproduced', 'x = 0.6 < 0.8'),
     '"at_least" {"n": 3, "value": 1.0} {"holds": 0.999, "min_n": 10}':
         ('inconclusive', 'only 3 item(s) to judge (need ≥ 10)'),
     '"at_most" {"n": 2, "value": 1e-06} {"holds": 0.001, "partly": 0.05}':
@@ -47,6 +55,12 @@ REASONS = {
         ('not reproduced', '1/5 cases (x), below 50 %'),
     '"count" {"passed": 0, "total": 0} {"holds": 1.0, "partly": 0.5}':
         ('inconclusive', 'no case to judge'),
+    '"count" {"passed": 19, "total": 20} {"chance": 0.5, "holds": 0.75, "partly": 0.55}':
+        ('holds', '19/20 cases (x); beats chance (50 % per case): one-sided binomial p = 2e-05'),
+    '"count" {"passed": 27, "total": 40} {"chance": 0.5, "holds": 0.75, "partly": 0.55}':
+        ('partly', 'only 27/40 cases (x); 75 % needed to hold; beats chance (50 % per case): one-sided binomial p = 0.0192'),
+    '"count" {"passed": 4, "total": 6} {"chance": 0.5, "holds": 0.75, "partly": 0.55}':
+        ('inconclusive', 'only 4/6 cases (x); 75 % needed to hold, but chance (50 % per case) gives ≥ 4/6 with p = 0.344 ≥ 0.05: not distinguishable from luck'),
     '"errors_at_most" {"mean": 0.05, "n": 9, "worst": 0.1} {"holds_mean": 0.1, "holds_worst": 0.15, "partly_mean": 0.2}':
         ('holds', 'mean 0.05 ≤ 0.1 and worst 0.1 ≤ 0.15'),
     '"errors_at_most" {"mean": 0.05, "n": 9, "worst": 0.3} {"holds_mean": 0.1, "holds_worst": 0.15, "partly_mean": 0.2}':
@@ -69,8 +83,22 @@ REASONS = {
         ('partly', 'rate 0.001 (reference 0.0025), R² 0.990 (need ≥ 0.9)'),
     '"exp_decay" {"r2": 0.5, "rate": 0.01, "reference_rate": 0.0025} {"min_r2": 0.9}':
         ('partly', 'rate 0.01 (reference 0.0025), R² 0.500 (need ≥ 0.9)'),
-    '"exp_decay" {"r2": 0.9, "rate": -0.01, "reference_rate": 0.0} {"min_r2": 0.9}':
+    '"exp_decay" {"r2": 0.5, "rate": -0.01, "reference_rate": 0.0} {"min_r2": 0.9}':
         ('not reproduced', 'x does not decay (fitted rate -0.01)'),
+    '"exp_vs_power" {"n_points": 9001, "r2_exp": 0.9997, "r2_power": 0.935, "rate": 0.001} {"min_decades": 1.0, "min_points": 10, "min_r2": 0.99}':
+        ('holds', 'the exponential wins clearly: R² exponential 0.99970 vs power law 0.93500 (D = +2.34 decades); rate 0.001 per step'),
+    '"exp_vs_power" {"n_points": 9001, "r2_exp": 0.95, "r2_power": 0.2, "rate": 0.001} {"min_decades": 1.0, "min_points": 10, "min_r2": 0.99}':
+        ('partly', 'the exponential wins (R² exponential 0.95000 vs power law 0.20000 (D = +1.20 decades)) but R²_exp < 0.99'),
+    '"exp_vs_power" {"n_points": 9001, "r2_exp": 0.8, "r2_power": 0.999, "rate": 0.001} {"min_decades": 1.0, "min_points": 10, "min_r2": 0.99}':
+        ('not reproduced', 'a power law fits clearly better: R² exponential 0.80000 vs power law 0.99900 (D = -2.30 decades)'),
+    '"exp_vs_power" {"n_points": 9001, "r2_exp": 0.9997, "r2_power": 0.935, "rate": -0.001} {"min_decades": 1.0, "min_points": 10, "min_r2": 0.99}':
+        ('not reproduced', 'x does not decay (fitted rate -0.001); R² exponential 0.99970 vs power law 0.93500 (D = +2.34 decades)'),
+    '"exp_vs_power" {"n_points": 451, "r2_exp": 0.99787, "r2_power": 0.99799, "rate": 0.001} {"min_decades": 1.0, "min_points": 10, "min_r2": 0.99}':
+        ('inconclusive', 'neither shape wins by 1 decade(s): R² exponential 0.99787 vs power law 0.99799 (D = -0.03 decades)'),
+    '"exp_vs_power" {"n_points": 4, "r2_exp": 0.9997, "r2_power": 0.935, "rate": 0.001} {"min_decades": 1.0, "min_points": 10, "min_r2": 0.99}':
+        ('inconclusive', 'only 4 points on the last decade (need ≥ 10)'),
+    '"exp_vs_power" {"n_points": 0, "r2_exp": NaN, "r2_power": NaN, "rate": NaN} {"min_decades": 1.0, "min_points": 10, "min_r2": 0.99}':
+        ('inconclusive', 'missing or non-finite input: rate, r2_exp, r2_power'),
     '"exp_decay" {"r2": NaN, "rate": NaN, "reference_rate": 0.0} {"min_r2": 0.9}':
         ('inconclusive', 'missing or non-finite input: rate, r2'),
     '"direction_rate" {"final_cosine": 1.0} {"min_cosine": 0.99, "slack": 0.1}':
@@ -87,7 +115,7 @@ REASONS = {
         ('holds', 'interval [0.07, 0.13] excludes 0, R² 0.980'),
     '"power_law_decay" {"alpha": 0.1, "hi": 0.13, "lo": 0.07, "n_points": 5, "r2": 0.6} {"min_points": 3, "min_r2": 0.9}':
         ('partly', 'interval [0.07, 0.13] excludes 0 but R² 0.600 < 0.9'),
-    '"power_law_decay" {"alpha": -0.1, "hi": -0.07, "lo": -0.13, "n_points": 5, "r2": 0.9} {"min_points": 3, "min_r2": 0.9}':
+    '"power_law_decay" {"alpha": -0.1, "hi": -0.07, "lo": -0.13, "n_points": 5, "r2": 0.98} {"min_points": 3, "min_r2": 0.9}':
         ('not reproduced', 'interval [-0.13, -0.07] lies below 0: the loss grows'),
     '"power_law_decay" {"alpha": 0.069, "hi": 0.418, "lo": -0.279, "n_points": 3, "r2": 0.865} {"min_points": 3, "min_r2": 0.9}':
         ('inconclusive', 'interval [-0.279, 0.418] contains 0: cannot tell decay from none'),
@@ -105,8 +133,8 @@ REASONS = {
         ('inconclusive', '2 fitted run(s) hit the step cap: the exponent is budget-limited'),
     '"exponent_match" {"fitted": 0.19, "n_points": 2, "predicted": 0.184} {"holds_rel": 0.1, "min_points": 3, "partly_rel": 0.35}':
         ('inconclusive', 'only 2 fitted points (need ≥ 3)'),
-    '"exponent_match" {"fitted": 0.0944, "predicted": 0.0706} {"holds_rel": 0.1, "min_points": 3, "partly_rel": 0.35}':
-        ('partly', 'fitted 0.0944 vs predicted 0.0706: Δ = +0.0238 (34 %)'),
+    '"exponent_match" {"fitted": 0.09, "predicted": 0.0706} {"holds_rel": 0.1, "min_points": 3, "partly_rel": 0.35}':
+        ('partly', 'fitted 0.09 vs predicted 0.0706: Δ = +0.0194 (27 %)'),
     '"exponent_match" {"fitted": NaN, "predicted": 0.2} {"holds_rel": 0.1, "min_points": 3, "partly_rel": 0.35}':
         ('inconclusive', 'missing or non-finite input: fitted'),
     '"monotone" {"se": [0.1, 0.1, 0.1], "values": [4.0, 4.5, 5.0]} {"direction": 1}':
@@ -133,22 +161,26 @@ REASONS = {
         ('inconclusive', 'inner maximum 5.05 at position 1 vs ends 5, 5: within the standard error of both ends'),
     '"inner_peak" {"se": [0.2, 0.2], "values": [3.5, 6.0]} {}':
         ('inconclusive', '2 value(s), some missing: need ≥ 3 finite values'),
-    '"attention_bound" {"attention": 0.73, "baseline": 0.167, "bound": 0.2, "c1": 2e-05, "gap_rate": 0.002} {}':
-        ('holds', 'attention 0.7300 ≥ bound 0.2000 > baseline 0.1670; gap rate 0.002 ≥ C1 2e-05'),
-    '"attention_bound" {"attention": 0.73, "baseline": 0.167, "bound": 0.2, "c1": 2e-05, "gap_rate": 1e-06} {}':
-        ('partly', 'attention 0.7300 ≥ bound 0.2000 > baseline 0.1670, but gap rate 1e-06 < C1 2e-05'),
-    '"attention_bound" {"attention": 0.15, "baseline": 0.167, "bound": 0.2, "c1": 2e-05, "gap_rate": 0.002} {}':
-        ('not reproduced', 'attention 0.1500 < bound 0.2000'),
-    '"attention_bound" {"attention": 0.73, "baseline": 0.167, "bound": 0.145, "c1": 2e-05, "gap_rate": 0.002} {}':
-        ('inconclusive', 'bound 0.1450 ≤ uniform-attention baseline 0.1670: meeting it says nothing (attention 0.7300)'),
-    '"intervals_agree" {"intervals": [[0.45, 0.55], [0.47, 0.57]], "values": [0.5, 0.52]} {"max_spread": 0.05}':
-        ('holds', 'spread 0.02, intervals overlap'),
-    '"intervals_agree" {"intervals": [[0.4, 0.6], [0.5, 0.7]], "values": [0.5, 0.6]} {"max_spread": 0.05}':
-        ('partly', 'spread 0.1, intervals overlap'),
+    '"attention_bound" {"attention": 0.73, "baseline": 0.167, "bound": 0.35, "c1": 2e-05, "gap_rate": 0.002} {"min_clearance": 0.1}':
+        ('holds', 'attention 0.7300 ≥ bound 0.3500, which clears the uniform baseline 0.1670 by 0.1830 ≥ 0.1; gap rate 0.002 ≥ C1 2e-05'),
+    '"attention_bound" {"attention": 0.73, "baseline": 0.167, "bound": 0.35, "c1": 2e-05, "gap_rate": 1e-06} {"min_clearance": 0.1}':
+        ('partly', 'attention 0.7300 ≥ bound 0.3500 (baseline 0.1670 + 0.1830), but gap rate 1e-06 < C1 2e-05'),
+    '"attention_bound" {"attention": 0.25, "baseline": 0.167, "bound": 0.35, "c1": 2e-05, "gap_rate": 0.002} {"min_clearance": 0.1}':
+        ('not reproduced', 'attention 0.2500 < bound 0.3500'),
+    '"attention_bound" {"attention": 0.73, "baseline": 0.167, "bound": 0.145, "c1": 2e-05, "gap_rate": 0.002} {"min_clearance": 0.1}':
+        ('inconclusive', 'bound 0.1450 clears the uniform-attention baseline 0.1670 by -0.0220 < 0.1: uniform attention (no training) nearly meets it, so meeting it says nothing (attention 0.7300)'),
+    '"attention_bound" {"attention": 0.73, "baseline": 0.167, "bound": 0.2, "c1": 2e-05, "gap_rate": 0.002} {"min_clearance": 0.1}':
+        ('inconclusive', 'bound 0.2000 clears the uniform-attention baseline 0.1670 by +0.0330 < 0.1: uniform attention (no training) nearly meets it, so meeting it says nothing (attention 0.7300)'),
+    '"intervals_agree" {"intervals": [[0.48, 0.52], [0.49, 0.53]], "values": [0.5, 0.51]} {"max_spread": 0.05}':
+        ('holds', 'spread 0.01, intervals overlap'),
+    '"intervals_agree" {"intervals": [[0.49, 0.51], [0.52, 0.54]], "values": [0.5, 0.53]} {"max_spread": 0.05}':
+        ('partly', 'spread 0.03, intervals do not overlap'),
     '"intervals_agree" {"intervals": [[0.48, 0.52], [0.68, 0.72]], "values": [0.5, 0.7]} {"max_spread": 0.05}':
         ('not reproduced', 'spread 0.2, intervals do not overlap'),
     '"intervals_agree" {"intervals": [[0.48, 0.52]], "values": [0.5]} {"max_spread": 0.05}':
         ('inconclusive', '1 usable interval(s): need ≥ 2'),
+    '"intervals_agree" {"intervals": [[0.35, 0.65], [0.45, 0.75]], "values": [0.5, 0.6]} {"max_spread": 0.05}':
+        ('inconclusive', 'spread 0.1, intervals overlap, but the widest interval (0.3) is wider than the tolerance 0.05: their overlap cannot show agreement within the tolerance'),
     '"unjudgeable" {"why": "the sweep was not run"} {}':
         ('inconclusive', 'the sweep was not run'),
     '"oracle_validated_exponent" {"fitted": 0.52, "hi": 0.57, "lo": 0.47, "n_capped": 0, "n_points": 5, "oracle": 0.53, "predicted": 0.5} {"bound": 0, "holds_rel": 0.1, "min_points": 3, "oracle_tol": 0.05, "partly_rel": 0.35}':
@@ -183,27 +215,53 @@ REASONS = {
         ('inconclusive', 'oracle 1.02 within 0.05 of 1, but the widest model is data-limited: its loss at 2n is 0.6 × that at n (more than ±15 %)'),
     '"oracle_validated_exponent" {"data_ratio": null, "fitted": 0.98, "hi": 1.06, "lo": 0.9, "n_capped": 0, "n_points": 5, "oracle": 1.02, "predicted": 1.0} {"bound": 0, "holds_rel": 0.1, "max_data_change": 0.15, "min_points": 3, "oracle_tol": 0.05, "partly_rel": 0.35}':
         ('inconclusive', 'oracle 1.02 within 0.05 of 1, but no data-limit check (loss of the widest model at n and 2n)'),
+    '"exceeds_control" {"control_se": [0.1, 0.1, 0.1], "control_values": [10.0, 10.1, 10.2], "se": [0.1, 0.1, 0.1], "values": [4.0, 4.6, 5.2]} {"direction": 1}':
+        ('holds', "4, 4.6, 5.2: overall change +1.2 (SE 0.14), no step clearly against; the change 1.2 vs the control's 0.2 (SE 0.1414): difference +1, 1 × combined SE 0.2: beyond the control"),
+    '"exceeds_control" {"control_se": [0.1, 0.1, 0.1], "control_values": [10.0, 10.0, 10.0], "se": [0.1, 0.1, 0.1], "values": [4.0, 5.6, 5.2]} {"direction": 1}':
+        ('partly', "4, 5.6, 5.2: overall change +1.2 (SE 0.14) but 1 step(s) go the other way; the change 1.2 vs the control's 0 (SE 0.1414): difference +1.2, 1 × combined SE 0.2: beyond the control"),
+    '"exceeds_control" {"control_se": [0.1, 0.1, 0.1], "control_values": [10.0, 10.1, 10.2], "se": [0.1, 0.1, 0.1], "values": [5.2, 4.6, 4.0]} {"direction": 1}':
+        ('not reproduced', '5.2, 4.6, 4: moves the other way overall (1.2 > SE 0.14)'),
+    '"exceeds_control" {"control_se": [0.1, 0.1, 0.1, 0.1], "control_values": [11.8, 14.0, 15.4, 16.8], "se": [0.1, 0.1, 0.1, 0.1], "values": [3.98, 4.4, 4.9, 5.23]} {"direction": 1}':
+        ('inconclusive', "3.98, 4.4, 4.9, 5.23: overall change +1.25 (SE 0.14), no step clearly against; the change 1.25 vs the control's 5 (SE 0.1414): difference -3.75, 1 × combined SE 0.2: the control meets it, so it is no evidence"),
+    '"exceeds_control" {"control_se": [], "control_values": [], "se": [0.1, 0.1, 0.1], "values": [4.0, 4.6, 5.2]} {"direction": 1}':
+        ('inconclusive', '4, 4.6, 5.2: overall change +1.2 (SE 0.14), no step clearly against; but no usable control (0 value(s), some missing: need ≥ 2 finite values)'),
+    '"exceeds_control" {"control": 0.2, "control_se": 0.01, "hi": 0.44, "lo": 0.36, "n_capped": 0, "n_points": 4, "value": 0.4} {"min_points": 3, "z": 1.96}':
+        ('holds', "0.4 (SE 0.02041); it 0.4 vs the control's 0.2 (SE 0.01): difference +0.2, 1.96 × combined SE 0.045: beyond the control"),
+    '"exceeds_control" {"control": 0.2, "control_se": 0.01, "hi": 0.12, "lo": 0.08, "n_capped": 0, "n_points": 4, "value": 0.1} {"min_points": 3, "z": 1.96}':
+        ('not reproduced', "it 0.1 vs the control's 0.2 (SE 0.01): difference -0.1, 1.96 × combined SE 0.028: clearly below the control"),
+    '"exceeds_control" {"control": 0.2, "control_se": 0.01, "hi": 0.27, "lo": 0.15, "n_capped": 0, "n_points": 4, "value": 0.21} {"min_points": 3, "z": 1.96}':
+        ('inconclusive', "0.21 (SE 0.03061); it 0.21 vs the control's 0.2 (SE 0.01): difference +0.01, 1.96 × combined SE 0.063: the control meets it, so it is no evidence"),
+    '"exceeds_control" {"control": 0.2, "hi": 0.44, "lo": 0.36, "n_capped": 4, "n_points": 4, "value": 0.4} {"min_points": 3, "z": 1.96}':
+        ('inconclusive', '4 fitted run(s) hit the step cap: the measurement is budget-limited'),
+    '"power_law_decay" {"alpha": 0.1, "hi": 0.13, "lo": 0.07, "n_capped": 4, "n_points": 4, "r2": 0.98} {"min_points": 3, "min_r2": 0.9}':
+        ('inconclusive', '4 fitted run(s) hit the step cap: the slope is budget-limited'),
 }
 
 RULE_TEXTS = {
-    '"at_least" {"holds": 0.999, "partly": 0.99}':
+    '"at_least" {"complement": 1, "holds": 0.999, "partly": 0.99}':
         'holds if x ≥ 0.999, partly if ≥ 0.99; inconclusive if the measurement is missing or covers no item',
+    '"at_least" {"complement": 1, "control_margin": 0.1, "holds": 0.95, "partly": 0.8}':
+        'holds if x ≥ 0.95, partly if ≥ 0.8; a holds/partly verdict is inconclusive unless x beats every control measured in the same run (uniform or random attention, an untrained model) by at least 0.1: a trivial model must fail the claim; inconclusive if the measurement is missing or covers no item',
     '"at_least" {"holds": 0.999, "min_n": 10}':
         'holds if x ≥ 0.999; inconclusive if the measurement is missing or covers fewer than 10 items',
     '"at_most" {"holds": 0.001, "partly": 0.05}':
         'holds if x ≤ 0.001, partly if ≤ 0.05; inconclusive if the measurement is missing or covers no item',
     '"count" {"holds": 1.0, "partly": 0.5}':
         'holds if x in at least 100 % of the cases, partly if in at least 50 %; inconclusive if there is no case',
+    '"count" {"chance": 0.5, "holds": 0.75, "partly": 0.55}':
+        'holds if x in at least 75 % of the cases, partly if in at least 55 %; inconclusive if there is no case, or if a one-sided binomial test does not reject chance (50 % of cases by luck) at 5 % (a holds/partly count must beat chance)',
     '"errors_at_most" {"holds_mean": 0.1, "holds_worst": 0.15, "partly_mean": 0.2}':
         'holds if the mean x ≤ 0.1 and the worst ≤ 0.15, partly if the mean ≤ 0.2; inconclusive without cases',
     '"set_match" {}':
         'holds if the x found equal the expected ones exactly, partly if at least half are found; inconclusive if none is expected',
     '"exp_decay" {"min_r2": 0.9}':
         'holds if x decays exponentially at a fitted rate ≥ the reference rate with R² ≥ 0.9, partly if it decays (rate > 0) but slower or less cleanly; not reproduced if it does not decay; inconclusive without a fit',
+    '"exp_vs_power" {"min_decades": 1.0, "min_points": 10, "min_r2": 0.99}':
+        'on the last decade of steps, log(x) is fitted linearly in t (exponential: linear convergence) and in log t (power law); with D = log10((1 − R²_power)/(1 − R²_exp)) (decades by which the exponential leaves less unexplained variance): holds if the gap decays, D ≥ 1 and R²_exp ≥ 0.99; partly if D ≥ 1 with a lower R²_exp; not reproduced if the gap does not decay or the power law wins by as much (D ≤ −1); inconclusive when neither shape wins clearly or with fewer than 10 points',
     '"direction_rate" {"min_cosine": 0.99, "slack": 0.1}':
         "holds if 1 − cos is at floating-point zero, or the final cosine ≥ 0.99 and the local log-log slope of 1 − cos over the last decade of steps is at most the theory's (x) + 0.1; partly if 1 − cos falls (slope < −0.1) but slower or not yet close; not reproduced if it does not fall; inconclusive without a slope",
     '"power_law_decay" {"min_points": 3, "min_r2": 0.9}':
-        'holds if the 95 % interval of the fitted exponent of x excludes 0 (decay) and R² (log) ≥ 0.9; partly if it excludes 0 with a lower R²; not reproduced if it lies below 0 (the loss grows); inconclusive with fewer than 3 points or an interval containing 0',
+        "holds if the 95 % interval of the fitted exponent of x excludes 0 (decay) and R² (log) ≥ 0.9; partly if it excludes 0 with a lower R²; not reproduced if it lies below 0 (the loss grows); inconclusive with fewer than 3 points, an interval containing 0 or any fitted run stopped by its step cap (the slope is then the budget's, not the law's)",
     '"exponent_match" {"holds_rel": 0.1, "min_points": 3, "partly_rel": 0.35}':
         "holds if |fitted − predicted| ≤ 10 % of the prediction (x), partly if ≤ 35 %; inconclusive if the fitted exponent's interval is wider than the partly band (2 × 35 % of the prediction), the fit has fewer than 3 points, or any fitted run hit its step cap",
     '"monotone" {"direction": 1}':
@@ -214,10 +272,10 @@ RULE_TEXTS = {
         'holds if x rises from the first to the last value by more than their combined standard error and no step goes clearly (beyond its standard error) the other way; partly if it does so overall but some step goes clearly the other way; not reproduced if it moves clearly the other way overall; inconclusive if the overall change is within the standard error (or there are fewer than 2 values or no standard errors)',
     '"inner_peak" {}':
         'holds if an inner x exceeds both the first and the last by more than their combined standard error; partly if it clearly exceeds one end and ties the other (within the standard error); not reproduced if an end clearly exceeds every inner value; inconclusive otherwise (ties at both ends, fewer than 3 values, no standard errors)',
-    '"attention_bound" {}':
-        "not reproduced if the final minimum attention on optimal tokens is below the theorem's bound 1/(1 + L_max·exp(−C1 t)); inconclusive if the bound is at or below the uniform-attention baseline of the same sentences (uniform attention, i.e. no training, already meets it); otherwise holds if the attention gap decays at a fitted rate ≥ C1, partly if not",
+    '"attention_bound" {"min_clearance": 0.1}':
+        "not reproduced if the final minimum attention on optimal tokens is below the theorem's bound 1/(1 + L_max·exp(−C1 t)); inconclusive if the bound does not clear the uniform-attention baseline of the same sentences (the control: W_kq = 0, no training) by at least 0.1 (a bound that uniform attention nearly meets says nothing); otherwise holds if the attention gap decays at a fitted rate ≥ C1, partly if not",
     '"intervals_agree" {"max_spread": 0.05}':
-        'holds if the 95 % intervals of x overlap and the point estimates lie within 0.05; partly if only one of the two holds; not reproduced if neither; inconclusive with fewer than 2 intervals',
+        'holds if the 95 % intervals of x overlap and the point estimates lie within 0.05; partly if only one of the two holds; not reproduced if neither; inconclusive with fewer than 2 intervals or when overlapping intervals include one wider than the tolerance 0.05 (overlap of wide intervals cannot show agreement within the tolerance)',
     '"unjudgeable" {}':
         'inconclusive: the numbers this claim needs are not available (the reason says why)',
     '"oracle_validated_exponent" {"bound": 0, "holds_rel": 0.1, "min_points": 3, "oracle_tol": 0.05, "partly_rel": 0.35}':
@@ -226,6 +284,10 @@ RULE_TEXTS = {
         "bound form (noiseless regime): inconclusive if the oracle's slope is below the theory's exponent (x) by more than 0.05 (the design cannot show the bound); otherwise holds if the fitted exponent ≥ (1 − 10 %) × theory, partly if ≥ (1 − 35 %) × theory, not reproduced below; inconclusive if its interval is wider than 2 × 35 % of the theory, the fit has fewer than 3 points or a fitted run hit its step cap",
     '"oracle_validated_exponent" {"bound": 0, "holds_rel": 0.1, "max_data_change": 0.15, "min_points": 3, "oracle_tol": 0.05, "partly_rel": 0.35}':
         "inconclusive unless the oracle's slope lies within ±0.05 of the theory's exponent (x) — design not in the asymptotic regime; then holds if |fitted − theory| ≤ 10 % of the theory, partly if ≤ 35 %, not reproduced beyond; inconclusive if the fitted interval is wider than 2 × 35 % of the theory, the fit has fewer than 3 points or a fitted run hit its step cap; inconclusive if the widest model is data-limited (its loss at 2n differs from that at n by more than 15 %)",
+    '"exceeds_control" {"direction": 1}':
+        "judged as the monotone rule first (x rises); then it holds (or stays partly) only if its overall change, first to last value, exceeds the control's (untrained copies measured the same way) by more than 1 × their combined standard error, otherwise inconclusive: the control meets it; inconclusive too when inputs are missing or a fitted run hit its step cap",
+    '"exceeds_control" {"min_points": 3, "z": 1.96}':
+        "holds if x exceeds the control by more than 1.96 × their combined standard error (a 95 % interval gives the value's), not reproduced if it lies that far below, inconclusive in between; inconclusive too when inputs are missing or a fitted run hit its step cap, or the fit has fewer than 3 points",
 }
 
 
@@ -270,7 +332,7 @@ def test_threshold_rules_registered_afresh_judge_and_describe_as_the_built_in_on
         assert (verdict, reason) == REASONS[_key(rule, measured, thresholds)]
         assert text == RULE_TEXTS[_key(rule, thresholds)]
         checked += 1
-    assert checked >= 8
+    assert checked >= 13
     r = scratch_rules["scratch_at_least"]
     assert isinstance(r, Rule) and r.name == "scratch_at_least"
     assert r.outcomes == ("holds", "partly", "not reproduced", "inconclusive")
@@ -355,8 +417,13 @@ def test_claim_record_defaults_and_kind_error():
     assert (c["cite"], c["summary"], c["quantity"]) == ("", "", "the measured value")
     assert c["reason"] == "the measured value = 0.5 < 0.9"
     assert set(c) == {"id", "statement", "kind", "cite", "rule_id", "quantity", "measured", "thresholds", "summary",
-                      "verdict", "reason", "rule"}
-    assert make_claim("x.y", "S", "unjudgeable", {"why": "w"}, None, kind="check")["thresholds"] == {}
+                      "verdict", "reason", "rule", "margin", "near_threshold"}
+    # margin: |0.5 − 0.9| / 0.9; near_threshold only below 10 % (0.95 is 5.6 % from 0.9)
+    assert c["margin"] == pytest.approx(0.4 / 0.9) and c["near_threshold"] is False
+    near = make_claim("x.y", "S", "at_least", {"value": 0.95}, {"holds": 0.9}, kind="check")
+    assert near["margin"] == pytest.approx(0.05 / 0.9) and near["near_threshold"] is True
+    u = make_claim("x.y", "S", "unjudgeable", {"why": "w"}, None, kind="check")
+    assert u["thresholds"] == {} and (u["margin"], u["near_threshold"]) == (None, False)
     with pytest.raises(ValueError) as info:
         make_claim("x.w", "No kind", "at_least", {"value": 1.0}, {"holds": 0.5}, kind="claim")
     assert str(info.value) == "claim x.w: kind must be one of paper, check, ablation, got 'claim'"
@@ -415,3 +482,44 @@ def test_a_rule_outside_its_declared_outcomes_is_refused(scratch_rules):
     with pytest.raises(AssertionError) as info:
         judge("scratch_liar", {}, {})
     assert str(info.value) == "rule scratch_liar gave undeclared verdict 'partly'"
+
+
+def test_control_chance_and_oracle_texts_at_their_edges():
+    th = {"holds": 0.9, "control_margin": 0.1}
+    head = "x = 0.95 ≥ 0.9, but the "
+    tail = " missing: cannot tell it from a trivial model"
+    for controls, who in (({}, "controls (none given) are"), ([0.1], "controls (none given) are"),
+                          ({"u": None}, "control u is"), ({"b": None, "a": None, "c": 0.1}, "controls a, b are")):
+        assert judge("at_least", {"value": 0.95, "controls": controls}, th, "x")[:2] == ("inconclusive", head + who + tail)
+    assert judge("count", {"passed": 1, "total": 1}, {"holds": 0.5, "partly": 0.3, "chance": 0.9}, "x")[2].endswith(
+        "does not reject chance (90 % of cases by luck) at 5 % (a holds/partly count must beat chance)")
+    for direction in (-1, 0):
+        assert judge("exceeds_control", {}, {"direction": direction}, "x")[2].startswith(
+            "judged as the monotone rule first (x falls); then it holds")
+    assert judge("exceeds_control", {}, {}, "x")[2].endswith("or the fit has fewer than 2 points")
+    assert judge("exp_vs_power", {}, {"min_decades": 1.0, "min_r2": 0.99}, "x")[2].endswith(
+        "inconclusive when neither shape wins clearly or with fewer than 10 points")
+    o = {"oracle_tol": 0.05, "holds_rel": 0.1, "partly_rel": 0.35, "min_points": 3}
+    assert judge("oracle_validated_exponent", {"fitted": 0.5, "oracle": 0.5}, o)[:2] == (
+        "inconclusive", "no oracle check of the design (missing or non-finite input: predicted)")
+    assert judge("oracle_validated_exponent", {"fitted": 0.5, "oracle": 0.0, "predicted": 0.0}, o)[:2] == (
+        "inconclusive", "the prediction is not positive: no relative tolerance")
+    m = {"fitted": 0.98, "lo": 0.9, "hi": 1.06, "n_points": 5, "n_capped": 0, "oracle": 1.0, "predicted": 1.0,
+         "data_ratio": 0.2}
+    assert judge("oracle_validated_exponent", m, {**o, "max_data_change": 0.7})[1] == (
+        "oracle 1 within 0.05 of 1, but the widest model is data-limited: its loss at 2n is 0.2 × that at n (more than "
+        "±70 %)")
+    # the control's SE is its own (0 when not given), never taken from the value's interval
+    assert judge("exceeds_control", {"value": 0.4, "lo": 0.36, "hi": 0.44, "control": 0.2, "n_points": 4,
+                                     "n_capped": 0}, {"z": 1.96, "min_points": 3})[:2] == (
+        "holds", "0.4 (SE 0.02041); it 0.4 vs the control's 0.2 (SE 0): difference +0.2, 1.96 × combined SE 0.04: "
+                 "beyond the control")
+
+
+def test_exp_vs_power_text_reads_min_points_and_assess_defaults_its_quantity():
+    from ttlab.reproduce.verdicts import assess
+
+    assert judge("exp_vs_power", {}, {"min_decades": 1.0, "min_r2": 0.99, "min_points": 12}, "x")[2].endswith(
+        "with fewer than 12 points")
+    a = assess("at_least", {"value": 0.5}, {"holds": 0.9})
+    assert a["reason"] == "the measured value = 0.5 < 0.9" and a["rule"].startswith("holds if the measured value ≥ 0.9")

@@ -67,6 +67,7 @@ def test_smallest_t_is_the_largest_root_found_by_bisection(coef, power):
     assert smallest_t(0.5, 2) == 2.0  # t ≥ 0.5·log²t for every t ≥ 2
 
 
+@pytest.mark.trains
 def test_theorem_conditions_on_a_tiny_run_match_the_statements():
     from ttlab.ntp.train import TrainConfig, train
 
@@ -100,6 +101,7 @@ def test_exp_vs_power_tells_an_exponential_from_a_power_law():
     assert "rate" not in fit_exp_vs_power(t[:3], exp_gap[:3], floor=0.0)
 
 
+@pytest.mark.trains
 def test_stage2_rates_are_judged_where_float64_resolves_the_step(figure2_tiny):
     t = np.arange(0, 1001, dtype=float)
     gap = np.exp(-0.03 * t)  # 1 − min attention: below 1e-10 from t = log(1e10)/0.03 ≈ 767.5
@@ -126,6 +128,7 @@ def figure2_tiny(tmp_path_factory):
     return {n: p["result"] for n, p in res["parts"].items()}
 
 
+@pytest.mark.trains
 def test_figure2_paper_claims_and_checks(figure2_tiny):
     r = figure2_tiny["ntp_figure2"]
     kinds = {c["id"]: c["kind"] for c in r["claims"]}
@@ -147,6 +150,7 @@ def test_figure2_paper_claims_and_checks(figure2_tiny):
     assert att["measured"]["baseline"] == pytest.approx(1 / r["dataset"]["max_len"])  # uniform attention on these data
 
 
+@pytest.mark.trains
 def test_random_start_run_tests_the_rate_not_the_zero_start():
     ds = generate_dataset(8, 20, 2, 4, seed=0)
     rs = _random_start_stage1(ds, 300, seed=0, progress=None)
@@ -165,6 +169,7 @@ def test_random_start_run_tests_the_rate_not_the_zero_start():
     assert np.all(1.0 - zero["cosine"][1:] < 1e-12)  # the control: from zero the rate is untestable
 
 
+@pytest.mark.trains
 def test_attention_claim_needs_the_clearance_over_uniform_attention(figure2_tiny):
     r = copy.deepcopy(figure2_tiny["ntp_figure2"])
     long, L = r["long_run"], r["dataset"]["max_len"]
@@ -181,6 +186,7 @@ def test_attention_claim_needs_the_clearance_over_uniform_attention(figure2_tiny
     assert _attention_claim(r)["verdict"] == "not reproduced"
 
 
+@pytest.mark.trains
 def test_linear_convergence_is_judged_against_a_power_law(figure2_tiny):
     r = copy.deepcopy(figure2_tiny["ntp_figure2"])
     lin = r["long_run"]["linear"]
@@ -217,6 +223,7 @@ def test_agreement_claim_holds_only_beyond_its_controls():
     assert CONTROL_MARGIN == 0.1
 
 
+@pytest.mark.trains
 def test_generalization_part_measures_its_controls(figure2_tiny):
     r = figure2_tiny["ntp_generalization"]
     ids = [c["id"] for c in r["claims"]]
@@ -240,6 +247,7 @@ def test_generalization_part_measures_its_controls(figure2_tiny):
     assert _generalization_claims(r2)[0]["verdict"] == "holds"
 
 
+@pytest.mark.trains
 def test_generalization_random_control_has_the_trained_norm(tmp_path):
     """The random-attention control is a seeded Gaussian W_kq rescaled to the checkpoint's norm."""
     from ttlab.ntp.generalize import evaluate_generalization, unseen_sentences
@@ -262,6 +270,7 @@ def test_generalization_random_control_has_the_trained_norm(tmp_path):
 # SVOP: Proposition 2 against the general QP
 
 
+@pytest.mark.trains
 def test_proposition2_is_checked_against_the_qp_not_the_closed_form(figure2_tiny):
     r = copy.deepcopy(figure2_tiny["ntp_svop"])
     assert r["wkq_star_qp_columns"].keys() == r["wkq_star_columns"].keys()
@@ -277,6 +286,7 @@ def test_proposition2_is_checked_against_the_qp_not_the_closed_form(figure2_tiny
     assert {c["id"]: c for c in _svop_claims(r)}["ntp_svop.proposition2"]["verdict"] == "inconclusive"
 
 
+@pytest.mark.trains
 def test_svop_unseen_claim_beats_uniform_attention(figure2_tiny):
     r = copy.deepcopy(figure2_tiny["ntp_svop"])
     assert all("uniform_attention" in d for d in r["unseen"].values())
@@ -289,6 +299,7 @@ def test_svop_unseen_claim_beats_uniform_attention(figure2_tiny):
     assert {c["id"]: c for c in _svop_claims(r)}["ntp_svop.unseen"]["verdict"] == "holds"
 
 
+@pytest.mark.trains
 def test_svop_claims_state_their_conditions(figure2_tiny):
     r = figure2_tiny["ntp_svop"]
     claims = {c["id"]: c for c in r["claims"]}

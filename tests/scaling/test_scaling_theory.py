@@ -190,3 +190,15 @@ def test_defaults_and_row_fields():
     assert [r.law for r in rows] == [law.name for law in PUBLISHED_LAWS]
     assert rows[0].law == "Kaplan et al. 2020 (GPT-2 family)"
     assert rows[0].to_dict()["law"] == rows[0].law and rows[0].to_dict()["beta"] == 1.0
+
+
+def test_kaplan_data_need_by_hand():
+    from ttlab.scaling.theory import kaplan_data_need
+
+    assert kaplan_data_need(1e5) == pytest.approx(5e3 * 10 ** (5 * 0.74), rel=1e-12)  # ≈ 2.5×10⁷ tokens
+    assert kaplan_data_need(1) == pytest.approx(5e3, rel=1e-15)
+    assert kaplan_data_need(2.0e6) == pytest.approx(5e3 * 2.0e6**0.74, rel=1e-12)
+    for bad in (0, -1.0, float("nan"), float("inf"), "1e5", None):
+        with pytest.raises(TTLabInputError) as info:
+            kaplan_data_need(bad)
+        assert str(info.value) == f"n_params must be a positive number of parameters, got {bad!r}."

@@ -1,0 +1,473 @@
+"""Paper B's claim builders (``_manifold_claims``; ``_scaling_claims``, ``_model_scaling_claims``,
+``_ablation_claims``, ``_suite_claims``) on fixed result dicts: each number a rule consumes comes from its
+field, each verdict is reachable, and controls and step caps are honoured (issue 21, item 5; the
+mutation-testing suite, docs/mutation.md)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.test_claim_builders import _by_id
+from ttlab.reproduce import parts_scaling
+from ttlab.reproduce.verdicts import HOLDS, INCONCLUSIVE, NOT_REPRODUCED, PARTLY
+
+
+def _fit(arch: str, d: int, D: int, a: float, ci: list, pred: float, oracle: float, mse: float, regime: str = "noisy",
+         capped: bool = False, **kw) -> dict:
+    return {"arch": arch, "beta": 1.0, "d": d, "ambient": D, "alpha_hat": a, "alpha_hat_ci": ci, "alpha_pred": pred,
+            "oracle_alpha": oracle, "sizes_fitted": [1, 2, 3, 4, 5], "mse_at_n_ref": mse, "regime": regime,
+            "includes_step_limited": capped, **kw}
+
+
+def _manifold() -> dict:
+    fits = [_fit("attn", 2, 8, 0.52, [0.47, 0.57], 0.5, 0.53, 0.01),
+            _fit("attn", 4, 8, 0.35, [0.32, 0.38], 2 / 6, 0.34, 0.05),
+            _fit("attn", 2, 16, 0.51, [0.49, 0.53], 0.5, 0.5, 0.012, capped=True),
+            _fit("mlp", 2, 8, 0.62, [0.6, 0.64], 0.5, 0.52, 0.02),
+            _fit("mlp", 4, 8, 0.2, [0.15, 0.25], 2 / 6, 0.33, 0.06),
+            _fit("attn", 2, 8, 0.95, [0.9, 1.0], 0.5, 1.0, 0.001, regime="noiseless", alpha_noiseless=1.0)]
+    model = {"arch": "attn", "beta": 1.0, "d": 2, "ambient": 8, "n": 1000, "regime": "noisy", "alpha_hat": 0.98,
+             "alpha_hat_ci": [0.9, 1.06], "alpha_pred": 1.0, "oracle_alpha": 1.02, "sizes_fitted": [1, 2, 3, 4, 5],
+             "data_check": {"ratio": 0.97, "width": 64, "mse_n": 0.01, "mse_2n": 0.0097}}
+    return {"fits": fits, "n_ref": 4000, "model_fits": [model],
+            "intrinsic_dim": [{"id_mean": 2.1, "d": 2, "ambient": 8}, {"id_mean": 3.6, "d": 4, "ambient": 16}]}
+
+
+def test_manifold_rate_claims_take_each_number_from_its_fit():
+    c = _by_id(parts_scaling._manifold_claims(_manifold()))
+    th = {**parts_scaling.ORACLE_THRESHOLDS, "bound": 0}
+    a = c["manifold_regression.rate_attn_b1_noisy_d2_D8"]
+    assert a["measured"] == {"fitted": 0.52, "lo": 0.47, "hi": 0.57, "predicted": 0.5, "oracle": 0.53, "n_points": 5,
+                             "n_capped": 0}
+    assert (a["rule_id"], a["thresholds"], a["verdict"], a["kind"]) == ("oracle_validated_exponent", th, HOLDS, "paper")
+    assert a["statement"] == ("Theorem 1 (noisy labels): α̂_D ≈ 2β/(2β+d) for the attn network on the d = 2 sphere in "
+                              "R^8 (β = 1)")
+    assert a["summary"] == "α̂_D = 0.52 [0.47, 0.57] vs 2β/(2β+d) = 0.500 (Δ +0.020); k-NN oracle 0.53"
+    # every verdict is reachable: 24 % off is partly, 40 % off not reproduced
+    assert c["manifold_regression.rate_mlp_b1_noisy_d2_D8"]["verdict"] == PARTLY
+    assert c["manifold_regression.rate_mlp_b1_noisy_d4_D8"]["verdict"] == NOT_REPRODUCED
+    # a fit over step-limited sizes is budget-limited: inconclusive, and the summary says so
+    cap = c["manifold_regression.rate_attn_b1_noisy_d2_D16"]
+    assert (cap["measured"]["n_capped"], cap["verdict"]) == (1, INCONCLUSIVE)
+    assert cap["summary"].endswith("k-NN oracle 0.5 (fit includes step-limited sizes)")
+    # the noiseless regime is the bound form (≥) with the 2β/d reference in the summary
+    b = c["manifold_regression.rate_attn_b1_noiseless_d2_D8"]
+    assert (b["thresholds"]["bound"], b["verdict"]) == (1, HOLDS)
+    assert b["statement"].startswith("Theorem 1 (noiseless labels): α̂_D ≥ 2β/(2β+d)")
+    assert b["summary"].endswith("; noiseless reference 2β/d = 1.000")
+
+
+def test_manifold_trend_invariance_model_and_id_claims():
+    c = _by_id(parts_scaling._manifold_claims(_manifold()))
+    f = c["manifold_regression.exponent_falls_attn_b1_noisy_D8"]
+    assert (f["measured"]["values"], f["measured"]["d"]) == ([0.52, 0.35], [2, 4])  # by increasing d
+    assert f["measured"]["se"] == pytest.approx([0.05 / 1.96, 0.03 / 1.96], rel=1e-12)  # half-width / 1.96
+    assert (f["thresholds"], f["verdict"], f["summary"]) == ({"direction": -1}, HOLDS, "d=2: 0.52, d=4: 0.35")
+    e = c["manifold_regression.error_rises_attn_b1_noisy_D8"]
+    assert (e["measured"], e["thresholds"], e["verdict"]) == (
+        {"values": [0.01, 0.05], "d": [2, 4]}, {"direction": 1, "need_se": False}, HOLDS)
+    assert e["statement"] == ("At fixed n (= 4000) the test error grows with the intrinsic dimension d (attn, β = 1, "
+                              "noisy, D = 8)")
+    assert c["manifold_regression.exponent_falls_attn_b1_noisy_D16"]["verdict"] == INCONCLUSIVE  # one d only
+    inv = c["manifold_regression.ambient_invariance_attn_b1_noisy_d2"]
+    assert inv["measured"] == {"values": [0.52, 0.51], "intervals": [[0.47, 0.57], [0.49, 0.53]], "ambient": [8, 16]}
+    assert inv["verdict"] == INCONCLUSIVE  # overlapping, but the D = 8 interval (0.1) is wider than the 0.05 tolerance
+    assert inv["summary"] == "D=8: 0.52 [0.47, 0.57], D=16: 0.51 [0.49, 0.53]"
+    m = c["manifold_regression.model_rate_attn_b1_d2"]
+    assert m["measured"] == {"fitted": 0.98, "lo": 0.9, "hi": 1.06, "predicted": 1.0, "oracle": 1.02, "n_points": 5,
+                             "n_capped": 0, "data_ratio": 0.97}
+    assert (m["thresholds"], m["verdict"]) == (
+        {**parts_scaling.ORACLE_THRESHOLDS, "bound": 0, "max_data_change": parts_scaling.DATA_LIMIT}, HOLDS)
+    assert m["summary"] == ("α̂_N = 0.98 [0.9, 1.06] vs 2β/d = 1.000; approximation oracle 1.02; widest model (width 64) "
+                            "MSE 0.01 at n, 0.0097 at 2n")
+    assert c["manifold_regression.error_rises_attn_b1_noisy_D8"]["summary"] == "test MSE d=2: 0.01, d=4: 0.05"
+    # a width sweep over step-limited sizes is budget-limited; a failed fit says why
+    r = _manifold()
+    r["model_fits"][0]["includes_step_limited"] = True
+    r["fits"][0] = {**r["fits"][0], "alpha_hat": None, "alpha_hat_ci": None, "error": "too few sizes"}
+    cc = _by_id(parts_scaling._manifold_claims(r))
+    capped = cc["manifold_regression.model_rate_attn_b1_d2"]
+    assert (capped["measured"]["n_capped"], capped["verdict"]) == (1, INCONCLUSIVE)
+    failed = cc["manifold_regression.rate_attn_b1_noisy_d2_D8"]
+    assert failed["summary"] == "α̂_D = — [—, —] vs 2β/(2β+d) = 0.500 — too few sizes; k-NN oracle 0.53"
+    assert failed["verdict"] == INCONCLUSIVE
+    ag = c["manifold_regression.archs_agree_b1_noisy_d2"]
+    assert (ag["kind"], ag["measured"]["arch"], ag["measured"]["values"], ag["verdict"]) == (
+        "ablation", ["attn", "mlp"], [0.52, 0.62], NOT_REPRODUCED)
+    assert ag["summary"] == "attn: 0.52 [0.47, 0.57], mlp: 0.62 [0.6, 0.64] (theory 0.500)"
+    i = c["manifold_regression.id_recovered"]
+    assert i["measured"] == pytest.approx({"value": 0.1, "n": 2}, rel=1e-12)  # worst of |2.1−2|/2, |3.6−4|/4
+    assert (i["kind"], i["verdict"], i["thresholds"]) == ("check", HOLDS, {"holds": 0.10, "partly": 0.20})
+    # a fit without a regime is the noisy one
+    r = _manifold()
+    r["fits"] = [{k: v for k, v in f.items() if k != "regime"} for f in r["fits"][:2]]
+    ids = [x["id"] for x in parts_scaling._manifold_claims(r)]
+    assert "manifold_regression.rate_attn_b1_noisy_d2_D8" in ids and "manifold_regression.exponent_falls_attn_b1_noisy_D8" in ids
+    assert i["summary"] == "estimated ID 2.10 (d=2, D=8), 3.60 (d=4, D=16); worst relative error 10.0 %"
+    # one architecture: no architecture ablation; no ID measured: inconclusive
+    r = _manifold()
+    r["fits"] = [x for x in r["fits"] if x["arch"] == "attn"]
+    r["intrinsic_dim"] = []
+    one = _by_id(parts_scaling._manifold_claims(r))
+    assert not any(k.startswith("manifold_regression.archs_agree") for k in one)
+    assert one["manifold_regression.id_recovered"]["verdict"] == INCONCLUSIVE
+
+
+def _sweep(kind: str = "data_sweep", **kw) -> dict:
+    runs = [{"selected": True, "stop_reason": "early_stop"} for _ in range(4)] + [{"selected": False, "stop_reason": "max_iters"}]
+    return {"kind": kind, "alpha_hat": 0.3, "alpha_hat_ci": [0.27, 0.33], "alpha_pred": 2 / 8.5, "r2_log": 0.98,
+            "points": [1, 2, 3, 4], "runs": runs, "intrinsic_dim": 6.5, "alpha_pred_harmonic": 0.25,
+            "alpha_pred_band": {"lo": 0.2, "hi": 0.3}, "gemma": {"intrinsic_dim": 12.0, "alpha_pred": 0.14},
+            "id_shuffled": {"intrinsic_dim": 7.0}, **kw}
+
+
+def test_data_scaling_claims_take_each_number_from_the_sweep():
+    from ttlab.reproduce import parts_lm
+
+    c = _by_id(parts_lm._scaling_claims(_sweep()))
+    p = c["lm_data_scaling.power_law"]
+    # the unselected step-capped run is not counted; the fit has 4 points
+    assert p["measured"] == {"alpha": 0.3, "lo": 0.27, "hi": 0.33, "r2": 0.98, "n_points": 4, "n_capped": 0}
+    assert (p["rule_id"], p["thresholds"], p["verdict"]) == ("power_law_decay", {"min_r2": 0.9, "min_points": 3}, HOLDS)
+    assert p["summary"] == "α̂_D = 0.3 [0.27, 0.33], R² (log) = 0.98 over 4 data sizes"
+    i = c["lm_data_scaling.id_prediction"]
+    assert i["measured"] == {"fitted": 0.3, "lo": 0.27, "hi": 0.33, "predicted": 2 / 8.5, "n_points": 4, "n_capped": 0,
+                             "band_lo": 0.2, "band_hi": 0.3, "intrinsic_dim": 6.5, "intrinsic_dim_shuffled": 7.0,
+                             "predicted_gemma": 0.14}
+    assert (i["thresholds"], i["verdict"]) == ({**parts_lm.EXPONENT_TOLERANCE, "paper_abs": 0.02}, PARTLY)  # 27 % off
+    assert i["summary"].startswith("predicted 0.235 from ID 6.5 (harmonic rule: 0.25) vs fitted 0.3 [0.27, 0.33]: "
+                                   "Δ = +0.065; predictions: own model's final-layer ID → 0.235")
+    assert c["lm_data_scaling.id_prediction"]["cite"] == "Section 3: α_D = 2β/(2β+d)"
+    assert _by_id(parts_lm._scaling_claims(_sweep(alpha_hat=0.24, alpha_hat_ci=[0.22, 0.26])))[
+        "lm_data_scaling.id_prediction"]["verdict"] == HOLDS
+    assert _by_id(parts_lm._scaling_claims(_sweep(alpha_hat=0.1, alpha_hat_ci=[0.08, 0.12])))[
+        "lm_data_scaling.id_prediction"]["verdict"] == NOT_REPRODUCED
+    # a selected run stopped by its step cap makes both claims budget-limited
+    capped = _sweep()
+    capped["runs"][0] = {"selected": True, "stop_reason": "max_iters"}
+    cc = _by_id(parts_lm._scaling_claims(capped))
+    assert [cc[k]["measured"]["n_capped"] for k in cc] == [1, 1]
+    assert [cc[k]["verdict"] for k in cc] == [INCONCLUSIVE, INCONCLUSIVE]
+    assert cc["lm_data_scaling.power_law"]["summary"].endswith("; 1 of 4 selected runs hit the step cap")
+    # no ID measured: the prediction claim is reported as not measured
+    none = _by_id(parts_lm._scaling_claims(_sweep(alpha_pred=None)))["lm_data_scaling.id_prediction"]
+    assert (none["verdict"], none["measured"]) == (INCONCLUSIVE, {"why": "no ID-based prediction (the ID was not measured)"})
+
+
+def test_model_scaling_claims_judge_alpha_n_against_the_prediction_and_the_id_against_untrained_copies():
+    from ttlab.reproduce import parts_lm
+
+    ids = [{"intrinsic_dim": d, "n_vectors": 1000, "batch_size": 250, "intrinsic_dim_std": 0.2} for d in (4.0, 5.0)]
+    untrained = [{"intrinsic_dim": d, "n_vectors": 1000, "batch_size": 250, "intrinsic_dim_std": 0.2} for d in (9.0, 9.1)]
+    r = _sweep("model_sweep", alpha_hat=0.5, alpha_hat_ci=[0.45, 0.55], alpha_pred=2 / 5.0, intrinsic_dim=5.0,
+               id_by_model=ids, id_untrained=untrained, kaplan={"data_rich": True})
+    c = _by_id(parts_lm._model_scaling_claims(r))
+    assert list(c) == ["lm_model_scaling.power_law", "lm_model_scaling.id_prediction", "lm_model_scaling.id_grows"]
+    assert c["lm_model_scaling.power_law"]["summary"] == "α̂_N = 0.5 [0.45, 0.55], R² (log) = 0.98 over 4 model sizes"
+    a = c["lm_model_scaling.id_prediction"]
+    # the prediction's SE from the last model's ID SE (0.2/√4 = 0.1): 2·0.1/5² = 0.008
+    assert a["measured"] == pytest.approx({"value": 0.5, "lo": 0.45, "hi": 0.55, "control": 0.4, "control_se": 0.008,
+                                           "n_points": 4, "n_capped": 0, "intrinsic_dim": 5.0,
+                                           "intrinsic_dim_shuffled": 7.0}, rel=1e-12)
+    assert (a["rule_id"], a["thresholds"], a["verdict"]) == ("exceeds_control", {"z": 1.96, "min_points": 3}, HOLDS)
+    assert a["summary"] == ("predicted 0.400 (SE 0.008) from ID 5 (harmonic rule: 0.25) vs fitted 0.5 [0.45, 0.55]: "
+                            "Δ = +0.100")
+    g = c["lm_model_scaling.id_grows"]
+    assert (g["measured"]["values"], g["measured"]["control_values"], g["verdict"]) == ([4.0, 5.0], [9.0, 9.1], HOLDS)
+    # fitted below the prediction by more than the combined SE: not reproduced
+    low = _by_id(parts_lm._model_scaling_claims({**r, "alpha_hat": 0.3, "alpha_hat_ci": [0.28, 0.32]}))
+    assert low["lm_model_scaling.id_prediction"]["verdict"] == NOT_REPRODUCED
+    # not data-rich by Kaplan's criterion: both α_N claims are inconclusive, saying why, numbers kept
+    k = {"data_rich": False, "n_params": 1e6, "tokens_needed": 2.3e7, "tokens_available": 2.3e6}
+    poor = _by_id(parts_lm._model_scaling_claims({**r, "kaplan": k}))
+    for cid in ("lm_model_scaling.power_law", "lm_model_scaling.id_prediction"):
+        assert poor[cid]["verdict"] == INCONCLUSIVE and poor[cid]["rule_id"] == "unjudgeable"
+        assert poor[cid]["measured"]["why"].startswith("not in the data-rich regime by Kaplan's criterion")
+        assert "(10× short;" in poor[cid]["measured"]["why"]
+    assert poor["lm_model_scaling.id_prediction"]["measured"]["control"] == 0.4
+    # without the ID's batches the prediction has no SE: the rule cannot beat the control
+    one = _by_id(parts_lm._model_scaling_claims({**r, "id_by_model": [{"intrinsic_dim": 5.0}]}))
+    assert one["lm_model_scaling.id_prediction"]["measured"]["control_se"] is None
+
+
+def _idr(d: float, n: int = 1000, bs: int = 250, sd: float = 0.2, **kw) -> dict:
+    return {"intrinsic_dim": d, "n_vectors": n, "batch_size": bs, "intrinsic_dim_std": sd, **kw}
+
+
+def test_ablation_claims_need_enough_layers_and_batches():
+    from ttlab.reproduce import parts_lm
+
+    layers = [_idr(d, layer=i) for i, d in enumerate([3.0, 8.0, 9.0, 7.0, 4.0])]  # 4 layers
+    pos = [_idr(d, positions=p) for d, p in ((9.0, [0, 64]), (7.5, [64, 128]), (6.0, [128, 256]))]
+    r = {"per_layer": {"rows": layers}, "per_position": {"rows": pos}}
+    c = _by_id(parts_lm._ablation_claims(r))
+    lp, ps = c["lm_id_ablations.layer_peak"], c["lm_id_ablations.position"]
+    assert lp["measured"]["values"] == [3.0, 8.0, 9.0, 7.0, 4.0]
+    assert lp["measured"]["se"] == pytest.approx([0.1] * 5, rel=1e-12)  # 0.2/√(1000 // 250)
+    assert (lp["rule_id"], lp["verdict"], lp["kind"], lp["cite"]) == ("inner_peak", HOLDS, "paper", "Figure 4")
+    assert lp["summary"] == "ID by layer: 3, 8, 9, 7, 4"
+    assert ps["measured"]["values"] == [9.0, 7.5, 6.0] and ps["measured"]["batches"] == [4, 4, 4]
+    assert (ps["rule_id"], ps["thresholds"], ps["verdict"]) == ("monotone", {"direction": -1}, HOLDS)
+    assert ps["summary"] == "ID by window range: 0–64: 9, 64–128: 7.5, 128–256: 6"
+    # fewer layers than MIN_LAYERS or fewer batches than MIN_BATCHES: inconclusive, saying what would decide it
+    few = _by_id(parts_lm._ablation_claims({"per_layer": {"rows": layers[:parts_lm.MIN_LAYERS]},
+                                            "per_position": {"rows": [_idr(9.0, bs=500, positions=[0, 64]),
+                                                                      _idr(6.0, positions=[64, 128])]}}))
+    n = parts_lm.MIN_LAYERS - 1
+    assert few["lm_id_ablations.layer_peak"]["measured"]["why"] == (
+        f"the model has {n} layer(s), so {n - 1} inner layer(s): an inner peak needs a model with ≥ "
+        f"{parts_lm.MIN_LAYERS} layers (e.g. the full preset's)")
+    fp = few["lm_id_ablations.position"]
+    assert fp["verdict"] == INCONCLUSIVE and fp["measured"]["batches"] == [2, 4]
+    assert fp["measured"]["why"].startswith("the position groups hold 2, 4 ID batch(es) of 500 vectors")
+    # enough of both: judged at exactly the minimum
+    ok = _by_id(parts_lm._ablation_claims({"per_layer": {"rows": layers[:parts_lm.MIN_LAYERS + 1]},
+                                           "per_position": {"rows": [_idr(9.0, n=250 * parts_lm.MIN_BATCHES,
+                                                                          positions=[0, 64]),
+                                                                     _idr(6.0, positions=[64, 128])]}}))
+    assert ok["lm_id_ablations.layer_peak"]["rule_id"] == "inner_peak"
+    assert ok["lm_id_ablations.position"]["rule_id"] == "monotone"
+
+
+def test_suite_claims_use_the_reference_model_and_matched_untrained_copies():
+    from ttlab.reproduce import parts_lm
+
+    models = [_idr(4.0, name="s"), _idr(5.0, name="m", n=2000, bs=500, sd=0.4), {"name": "x", "intrinsic_dim": None}]
+    untrained = [_idr(9.1, name="m"), _idr(9.0, name="s")]
+    r = {"fit_loss": {"alpha_hat": 0.5, "alpha_hat_ci": [0.45, 0.55], "n_points": 3, "r2_log": 0.97},
+         "fit_bpb": {"alpha_hat": 0.49}, "alpha_pred": 0.4, "intrinsic_dim": 5.0, "reference": "m",
+         "alpha_pred_harmonic": 0.42, "models": models, "models_untrained": untrained, "kaplan": {"data_rich": True}}
+    c = _by_id(parts_lm._suite_claims(r))
+    assert list(c) == ["lm_suite_scaling.power_law", "lm_suite_scaling.id_prediction", "lm_suite_scaling.id_grows"]
+    p = c["lm_suite_scaling.power_law"]
+    assert p["measured"] == {"alpha": 0.5, "lo": 0.45, "hi": 0.55, "r2": 0.97, "n_points": 3, "n_capped": 0}
+    assert (p["verdict"], p["summary"]) == (HOLDS, "α̂_N = 0.5 [0.45, 0.55], R² (log) = 0.97 over 3 models (bits per "
+                                                    "byte: 0.49)")
+    a = c["lm_suite_scaling.id_prediction"]
+    # the reference model "m": ID SE 0.4/√4 = 0.2, so the prediction's SE is 2·0.2/5² = 0.016
+    assert a["measured"]["control_se"] == pytest.approx(0.016, rel=1e-12)
+    assert (a["measured"]["control"], a["verdict"]) == (0.4, HOLDS)
+    assert a["summary"].endswith("vs fitted 0.5 [0.45, 0.55]: Δ = +0.100 (ID of m)")
+    g = c["lm_suite_scaling.id_grows"]
+    # the model without an ID is left out; the untrained copies are matched by name, not by order
+    assert (g["measured"]["values"], g["measured"]["control_values"], g["verdict"]) == ([4.0, 5.0], [9.0, 9.1], HOLDS)
+    # a model without an untrained copy gets an empty control row, not an error
+    part = _by_id(parts_lm._suite_claims({**r, "models_untrained": untrained[:1]}))["lm_suite_scaling.id_grows"]
+    assert part["measured"]["control_values"] == [None, 9.1] and part["verdict"] == INCONCLUSIVE
+    # step-capped suite runs: inconclusive, and said
+    capped = _by_id(parts_lm._suite_claims({**r, "n_capped": 2}))
+    assert capped["lm_suite_scaling.power_law"]["verdict"] == INCONCLUSIVE
+    assert capped["lm_suite_scaling.power_law"]["summary"].endswith("; 2 of the suite's 3 training runs hit the step cap")
+    assert capped["lm_suite_scaling.id_prediction"]["measured"]["n_capped"] == 2
+    # no untrained copies measured: the ID-grows claim cannot hold
+    assert _by_id(parts_lm._suite_claims({**r, "models_untrained": None}))["lm_suite_scaling.id_grows"]["verdict"] == (
+        INCONCLUSIVE)
+    # no fit at all: inconclusive, not an error
+    empty = _by_id(parts_lm._suite_claims({"models": [], "kaplan": {"data_rich": True}}))
+    assert [x["verdict"] for x in empty.values()] == [INCONCLUSIVE] * 3
+
+
+def test_ablation_claims_edges_of_the_batch_count_and_the_texts():
+    from ttlab.reproduce import parts_lm
+
+    one = [_idr(3.0), _idr(4.0)]  # embeddings + 1 layer: no inner layer
+    pos = [_idr(9.0, bs=0, positions=[0, 64]), {"intrinsic_dim": 8.0, "batch_size": 250, "positions": [64, 128]},
+           _idr(7.0, n=999, bs=1, positions=[128, 256])]
+    c = _by_id(parts_lm._ablation_claims({"per_layer": {"rows": one}, "per_position": {"rows": pos}}))
+    assert c["lm_id_ablations.layer_peak"]["measured"]["why"].startswith("the model has 1 layer(s), so 0 inner layer(s)")
+    p = c["lm_id_ablations.position"]
+    assert p["measured"]["batches"] == [0, 0, 999]  # a zero batch size or no vector count: no batch
+    assert p["measured"]["why"] == ("the position groups hold 0, 0, 999 ID batch(es) of 0 vectors: a trend needs ≥ 4 "
+                                    "batches per group (more test windows per group, e.g. the full preset) for a "
+                                    "standard error")
+    assert p["summary"] == "ID by window range: 0–64: 9, 64–128: 8, 128–256: 7"
+    empty = _by_id(parts_lm._ablation_claims({"per_layer": {"rows": one}, "per_position": {"rows": []}}))
+    assert empty["lm_id_ablations.position"]["measured"]["why"].startswith(
+        "the position groups hold no ID batch(es) of — vectors")
+    long = [_idr(3.14159, layer=i) for i in range(5)]
+    assert _by_id(parts_lm._ablation_claims({"per_layer": {"rows": long}, "per_position": {"rows": pos}}))[
+        "lm_id_ablations.layer_peak"]["summary"] == "ID by layer: 3.14, 3.14, 3.14, 3.14, 3.14"
+
+
+def test_data_claims_name_each_further_corpus():
+    from ttlab.reproduce import parts_lm
+
+    sub = _sweep(corpus_name="wiki", config={"data": {"corpus": "wikitext-2"}})
+    c = parts_lm._data_claims({**_sweep(), "more_corpora": [sub]})
+    assert [x["id"] for x in c] == ["lm_data_scaling.power_law", "lm_data_scaling.id_prediction",
+                                    "lm_data_scaling.wiki.power_law", "lm_data_scaling.wiki.id_prediction"]
+    assert c[2]["statement"] == "Test loss falls as a power law in D (log-log linear) — on wikitext-2"
+    assert c[3]["measured"] == c[1]["measured"] and c[3]["verdict"] == c[1]["verdict"]
+    assert [x["id"] for x in parts_lm._data_claims(_sweep())] == ["lm_data_scaling.power_law",
+                                                                  "lm_data_scaling.id_prediction"]
+
+
+def test_prediction_sources_word_for_word():
+    from ttlab.reproduce import parts_lm
+
+    assert parts_lm.prediction_sources(_sweep()) == (
+        "predictions: own model's final-layer ID → 0.235 (the verdict's: the paper's protocol, the model trained on "
+        "this data); Gemma 3 270M (ID 12): α_D 0.14; estimator band 0.2–0.3")
+    assert parts_lm.prediction_sources({"kind": "model_sweep", "alpha_pred": 0.4, "gemma": {"status": "not downloaded"}}) == (
+        "predictions: own model's final-layer ID → 0.4 (the verdict's: the paper's protocol, the model trained on "
+        "this data); Gemma 3 270M: not downloaded; estimator band —–—")
+    assert "Gemma 3 270M: not measured;" in parts_lm.prediction_sources({"kind": "data_sweep"})
+    i = _by_id(parts_lm._scaling_claims(_sweep()))["lm_data_scaling.id_prediction"]
+    assert i["summary"] == ("predicted 0.235 from ID 6.5 (harmonic rule: 0.25) vs fitted 0.3 [0.27, 0.33]: Δ = +0.065; "
+                            + parts_lm.prediction_sources(_sweep()))
+
+
+def _all_b_claims() -> list[dict]:
+    from ttlab.reproduce import parts_lm
+
+    ids = [_idr(4.0), _idr(5.0)]
+    model = _sweep("model_sweep", alpha_hat=0.5, alpha_hat_ci=[0.45, 0.55], alpha_pred=0.4, id_by_model=ids,
+                   id_untrained=ids, kaplan={"data_rich": True})
+    layers = [_idr(d, layer=i) for i, d in enumerate([3.0, 8.0, 9.0, 7.0, 4.0])]
+    pos = [_idr(9.0, positions=[0, 64]), _idr(6.0, positions=[64, 128])]
+    suite = {"fit_loss": {"alpha_hat": 0.5, "alpha_hat_ci": [0.45, 0.55], "n_points": 3, "r2_log": 0.97},
+             "alpha_pred": 0.4, "intrinsic_dim": 5.0, "reference": "m", "models": [_idr(5.0, name="m")],
+             "models_untrained": [_idr(9.0, name="m")], "kaplan": {"data_rich": True}}
+    return [*parts_scaling._manifold_claims(_manifold()), *parts_lm._scaling_claims(_sweep()),
+            *parts_lm._model_scaling_claims(model),
+            *parts_lm._ablation_claims({"per_layer": {"rows": layers}, "per_position": {"rows": pos}}),
+            *parts_lm._suite_claims(suite)]
+
+
+# Each claim's kind, citation, rule, statement and quantity word for word (the report prints them). Update with
+# care, reviewing each line.
+CLAIM_TEXTS_B = {
+    'manifold_regression.rate_attn_b1_noisy_d2_D8': ('paper', 'Theorem 1 (α_D), Theorem 2 (α_N)', 'oracle_validated_exponent',
+        'Theorem 1 (noisy labels): α̂_D ≈ 2β/(2β+d) for the attn network on the d = 2 sphere in R^8 (β = 1)',
+        '2β/(2β+d)'),
+    'manifold_regression.rate_attn_b1_noisy_d4_D8': ('paper', 'Theorem 1 (α_D), Theorem 2 (α_N)', 'oracle_validated_exponent',
+        'Theorem 1 (noisy labels): α̂_D ≈ 2β/(2β+d) for the attn network on the d = 4 sphere in R^8 (β = 1)',
+        '2β/(2β+d)'),
+    'manifold_regression.rate_attn_b1_noisy_d2_D16': ('paper', 'Theorem 1 (α_D), Theorem 2 (α_N)', 'oracle_validated_exponent',
+        'Theorem 1 (noisy labels): α̂_D ≈ 2β/(2β+d) for the attn network on the d = 2 sphere in R^16 (β = 1)',
+        '2β/(2β+d)'),
+    'manifold_regression.rate_mlp_b1_noisy_d2_D8': ('paper', 'Theorem 1 (α_D), Theorem 2 (α_N)', 'oracle_validated_exponent',
+        'Theorem 1 (noisy labels): α̂_D ≈ 2β/(2β+d) for the mlp network on the d = 2 sphere in R^8 (β = 1)',
+        '2β/(2β+d)'),
+    'manifold_regression.rate_mlp_b1_noisy_d4_D8': ('paper', 'Theorem 1 (α_D), Theorem 2 (α_N)', 'oracle_validated_exponent',
+        'Theorem 1 (noisy labels): α̂_D ≈ 2β/(2β+d) for the mlp network on the d = 4 sphere in R^8 (β = 1)',
+        '2β/(2β+d)'),
+    'manifold_regression.rate_attn_b1_noiseless_d2_D8': ('paper', 'Theorem 1 (α_D), Theorem 2 (α_N)', 'oracle_validated_exponent',
+        'Theorem 1 (noiseless labels): α̂_D ≥ 2β/(2β+d) for the attn network on the d = 2 sphere in R^8 (β = 1)',
+        '2β/(2β+d)'),
+    'manifold_regression.exponent_falls_attn_b1_noiseless_D8': ('paper', 'Theorem 1', 'monotone',
+        'The data-scaling exponent α̂_D falls as d grows (attn, β = 1, noiseless, D = 8)',
+        'α̂_D'),
+    'manifold_regression.error_rises_attn_b1_noiseless_D8': ('paper', 'Theorem 1', 'monotone',
+        'At fixed n (= 4000) the test error grows with the intrinsic dimension d (attn, β = 1, noiseless, D = 8)',
+        'the test MSE'),
+    'manifold_regression.ambient_invariance_attn_b1_noiseless_d2': ('paper', 'Theorem 1', 'intervals_agree',
+        'α̂_D does not depend on the ambient dimension D, only on d (attn, β = 1, noiseless, d = 2, D ∈ {8})',
+        'α̂_D across D'),
+    'manifold_regression.exponent_falls_attn_b1_noisy_D8': ('paper', 'Theorem 1', 'monotone',
+        'The data-scaling exponent α̂_D falls as d grows (attn, β = 1, noisy, D = 8)',
+        'α̂_D'),
+    'manifold_regression.error_rises_attn_b1_noisy_D8': ('paper', 'Theorem 1', 'monotone',
+        'At fixed n (= 4000) the test error grows with the intrinsic dimension d (attn, β = 1, noisy, D = 8)',
+        'the test MSE'),
+    'manifold_regression.exponent_falls_attn_b1_noisy_D16': ('paper', 'Theorem 1', 'monotone',
+        'The data-scaling exponent α̂_D falls as d grows (attn, β = 1, noisy, D = 16)',
+        'α̂_D'),
+    'manifold_regression.error_rises_attn_b1_noisy_D16': ('paper', 'Theorem 1', 'monotone',
+        'At fixed n (= 4000) the test error grows with the intrinsic dimension d (attn, β = 1, noisy, D = 16)',
+        'the test MSE'),
+    'manifold_regression.ambient_invariance_attn_b1_noisy_d2': ('paper', 'Theorem 1', 'intervals_agree',
+        'α̂_D does not depend on the ambient dimension D, only on d (attn, β = 1, noisy, d = 2, D ∈ {8, 16})',
+        'α̂_D across D'),
+    'manifold_regression.ambient_invariance_attn_b1_noisy_d4': ('paper', 'Theorem 1', 'intervals_agree',
+        'α̂_D does not depend on the ambient dimension D, only on d (attn, β = 1, noisy, d = 4, D ∈ {8})',
+        'α̂_D across D'),
+    'manifold_regression.exponent_falls_mlp_b1_noisy_D8': ('paper', 'Theorem 1', 'monotone',
+        'The data-scaling exponent α̂_D falls as d grows (mlp, β = 1, noisy, D = 8)',
+        'α̂_D'),
+    'manifold_regression.error_rises_mlp_b1_noisy_D8': ('paper', 'Theorem 1', 'monotone',
+        'At fixed n (= 4000) the test error grows with the intrinsic dimension d (mlp, β = 1, noisy, D = 8)',
+        'the test MSE'),
+    'manifold_regression.ambient_invariance_mlp_b1_noisy_d2': ('paper', 'Theorem 1', 'intervals_agree',
+        'α̂_D does not depend on the ambient dimension D, only on d (mlp, β = 1, noisy, d = 2, D ∈ {8})',
+        'α̂_D across D'),
+    'manifold_regression.ambient_invariance_mlp_b1_noisy_d4': ('paper', 'Theorem 1', 'intervals_agree',
+        'α̂_D does not depend on the ambient dimension D, only on d (mlp, β = 1, noisy, d = 4, D ∈ {8})',
+        'α̂_D across D'),
+    'manifold_regression.model_rate_attn_b1_d2': ('paper', 'Theorem 2', 'oracle_validated_exponent',
+        'Model scaling: test MSE ∝ N^(−2β/d) when approximation-limited (attn, d = 2, β = 1, D = 8, n = 1000, noisy labels)',
+        '2β/d'),
+    'manifold_regression.archs_agree_b1_noiseless_d2': ('ablation', '', 'intervals_agree',
+        'The exponent is a property of the data, not of the architecture: attn give the same α̂_D (β = 1, noiseless, d = 2, D = 8)',
+        'α̂_D across architectures'),
+    'manifold_regression.archs_agree_b1_noisy_d2': ('ablation', '', 'intervals_agree',
+        'The exponent is a property of the data, not of the architecture: attn, mlp give the same α̂_D (β = 1, noisy, d = 2, D = 8)',
+        'α̂_D across architectures'),
+    'manifold_regression.archs_agree_b1_noisy_d4': ('ablation', '', 'intervals_agree',
+        'The exponent is a property of the data, not of the architecture: attn, mlp give the same α̂_D (β = 1, noisy, d = 4, D = 8)',
+        'α̂_D across architectures'),
+    'manifold_regression.id_recovered': ('check', '', 'at_most',
+        "MLE (K = 20) recovers the regression inputs' intrinsic dimension, so α_D can be predicted from data",
+        'the worst relative error of the estimated ID'),
+    'lm_data_scaling.power_law': ('paper', 'Section 3, Figures 2–3', 'power_law_decay',
+        'Test loss falls as a power law in D (log-log linear)',
+        'test loss against D'),
+    'lm_data_scaling.id_prediction': ('paper', 'Section 3: α_D = 2β/(2β+d)', 'exponent_match',
+        'The exponent predicted from the ID, α_D = 2/(2+d), matches the fitted α̂_D (paper: within ±0.02)',
+        'α_D = 2/(2+d) from the ID'),
+    'lm_model_scaling.power_law': ('paper', 'Section 3, Figures 2–3', 'power_law_decay',
+        'Test loss falls as a power law in N (log-log linear)',
+        'test loss against N'),
+    'lm_model_scaling.id_prediction': ('paper', 'Section 3, Figure 3: α_N = 2β/d', 'exceeds_control',
+        'The exponent predicted from the ID, α_N = 2/d, under-estimates the fitted α̂_N (paper: "our predicted α_N under-estimates the empirical α̂_N")',
+        'the fitted α̂_N against the predicted α_N = 2/d'),
+    'lm_model_scaling.id_grows': ('paper', 'Figure 4', 'exceeds_control',
+        'The estimated ID grows with model size / width (Figure 4: 15.56 → 18.68 from width 768 to 1536)',
+        'the ID by increasing model size'),
+    'lm_id_ablations.layer_peak': ('paper', 'Figure 4', 'inner_peak',
+        "Across layers the ID rises, then falls back towards the final layer's value (Figure 4)",
+        "layer's ID"),
+    'lm_id_ablations.position': ('paper', 'Figure 4', 'monotone',
+        'Tokens late in the context have a lower ID than early tokens (Figure 4: 15.86 for short contexts → 12.9 near 1024)',
+        'the ID by window position'),
+    'lm_suite_scaling.power_law': ('paper', 'Figure 3', 'power_law_decay',
+        'Held-out loss of a model suite falls as a power law in N (Figure 3)',
+        'held-out loss against non-embedding N'),
+    'lm_suite_scaling.id_prediction': ('paper', 'Section 3, Figure 3: α_N = 2β/d', 'exceeds_control',
+        'The exponent predicted from the ID, α_N = 2/d, under-estimates the fitted α̂_N (paper: "our predicted α_N under-estimates the empirical α̂_N")',
+        'the fitted α̂_N against the predicted α_N = 2/d'),
+    'lm_suite_scaling.id_grows': ('paper', 'Figure 4', 'exceeds_control',
+        'The final-layer ID grows with model size across the suite (Figure 4: 15.56 at 410M → 20.02 at 12.8B on the Pile)',
+        'the ID by increasing model size'),
+}
+
+
+def test_b_claims_cite_state_and_name_their_quantity_word_for_word():
+    got = {c["id"]: (c["kind"], c["cite"], c["rule_id"], c["statement"], c["quantity"]) for c in _all_b_claims()}
+    assert got == CLAIM_TEXTS_B
+
+
+def test_suite_claims_outside_kaplans_regime_keep_their_numbers_and_say_why():
+    from ttlab.reproduce import parts_lm
+
+    k = {"data_rich": False, "n_params": 1e6, "tokens_needed": 2.3e7, "tokens_available": 2.3e6}
+    r = {"fit_loss": {"alpha_hat": 0.123456, "alpha_hat_ci": [0.111111, 0.133333], "r2_log": 0.987654},
+         "fit_bpb": {"alpha_hat": 0.456789}, "alpha_pred": 0.4, "intrinsic_dim": 5.0, "reference": "m",
+         "alpha_pred_harmonic": 0.42, "id_shuffled": {"intrinsic_dim": 7.5}, "models": [_idr(5.0, name="m")],
+         "kaplan": k}
+    c = _by_id(parts_lm._suite_claims(r))
+    why = parts_lm.kaplan_why(k)
+    assert why.startswith("not in the data-rich regime by Kaplan's criterion (D ≥ 5×10³·N^0.74): the largest model "
+                          "(N = 1,000,000 non-embedding parameters) needs 2.3e+07 training tokens and had 2.3e+06 (10× short;")
+    p, a = c["lm_suite_scaling.power_law"], c["lm_suite_scaling.id_prediction"]
+    assert p["measured"] == {"why": why, "alpha": 0.123456, "lo": 0.111111, "hi": 0.133333, "r2": 0.987654,
+                             "n_points": 0, "n_capped": 0}  # no point count stored: 0
+    assert (p["rule_id"], p["verdict"]) == ("unjudgeable", INCONCLUSIVE)
+    assert p["summary"] == "α̂_N = 0.123 [0.111, 0.133], R² (log) = 0.988 over 0 models (bits per byte: 0.457)"
+    assert a["measured"] == {"why": why, "value": 0.123456, "lo": 0.111111, "hi": 0.133333, "control": 0.4,
+                             "control_se": pytest.approx(0.008), "n_points": 0, "n_capped": 0, "intrinsic_dim": 5.0,
+                             "intrinsic_dim_shuffled": 7.5}
+    assert a["summary"] == ("predicted 0.400 (SE 0.008) from ID 5 (harmonic rule: 0.42) vs fitted 0.123 [0.111, 0.133]: "
+                            "Δ = -0.277 (ID of m)")
+    assert c["lm_suite_scaling.id_grows"]["summary"] == "ID by increasing size: 5; untrained copies: not measured"
+    assert parts_lm.kaplan_why({"data_rich": True}) is None and parts_lm.kaplan_why(None) is None
