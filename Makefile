@@ -37,6 +37,7 @@ demo: $(VENV)/.base
 	$(BIN)/ttlab reproduce --quick --out $(DEMO_OUT)
 
 test: $(VENV)/.dev
+	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile
 
 # full sizes take 20+ minutes; `make bench BENCH_ARGS=--quick` runs every benchmark at its small size

@@ -248,7 +248,8 @@ def test_lm_train_refuses_an_endless_run_before_training(run_cli, tmp_path):
 
 def test_lm_time_estimate_is_positive_and_grows_with_steps():
     from ttlab.lm.model import GPTConfig
-    from ttlab.lm.trainer import TrainConfig as LMConfig, estimate_seconds
+    from ttlab.lm.trainer import TrainConfig as LMConfig
+    from ttlab.lm.trainer import estimate_seconds
 
     m = GPTConfig.from_preset("nano", n_layer=1, n_head=2, n_embd=32, block_size=16, vocab_size=300)
     a = estimate_seconds(m, LMConfig(max_iters=100, batch_size=4, threads=1), budget_s=0.05)

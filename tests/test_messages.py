@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from ttlab.errors import TTLabInputError
-
 from tests.test_reproduce import registry  # noqa: F401  (fixture)
+from ttlab.errors import TTLabInputError
 
 
 # ---------------------------------------------------------------------------------- ntp generate

@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from ttlab.errors import TTLabInputError
-from ttlab.reproduce.registry import PARTS, MODES, PartContext
+from ttlab.reproduce.registry import MODES, PARTS, PartContext
 
 
 def _decades(sizes) -> float:
@@ -40,7 +40,14 @@ def test_standard_corpora_and_position_groups_give_enough_batches():
     ≥ 4 ID batches of the paper's 4,096 vectors on both corpora's test splits."""
     from ttlab.lm.corpus import load_corpus, split_corpus
     from ttlab.lm.experiments import DATA_SWEEP_PRESETS, STANDARD_CORPORA, IDOptions
-    from ttlab.reproduce.parts_lm import MIN_BATCHES, MIN_LAYERS, POSITION_GROUPS, PROFILE_WINDOWS, data_corpora, position_edges
+    from ttlab.reproduce.parts_lm import (
+        MIN_BATCHES,
+        MIN_LAYERS,
+        POSITION_GROUPS,
+        PROFILE_WINDOWS,
+        data_corpora,
+        position_edges,
+    )
 
     assert STANDARD_CORPORA == ("builtin:sotu", "builtin:python")
     assert data_corpora(PartContext(mode="standard")) == STANDARD_CORPORA

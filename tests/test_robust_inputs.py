@@ -130,7 +130,7 @@ def test_mle_small_k_warns_and_k20_does_not():
         d2 = MLE(k=2).fit(X).dimension_
     msgs = [str(w.message) for w in rec]
     assert any("K = 2 neighbours is unreliable" in m for m in msgs)
-    assert d2 > 2 and any(f"exceeds K = 2" in m for m in msgs)
+    assert d2 > 2 and any("exceeds K = 2" in m for m in msgs)
     with warnings.catch_warnings():
         warnings.simplefilter("error", SmallKWarning)
         d20 = MLE(k=20).fit(X).dimension_

@@ -12,8 +12,17 @@ import numpy as np
 import pytest
 
 from ttlab.errors import TTLabInputError
-from ttlab.sweep import (LocalBackend, available_backends, check_backend, execute_task, load_record, run_sweep,
-                         summarize, task_key, task_name)
+from ttlab.sweep import (
+    LocalBackend,
+    available_backends,
+    check_backend,
+    execute_task,
+    load_record,
+    run_sweep,
+    summarize,
+    task_key,
+    task_name,
+)
 
 # ------------------------------------------------------------------------------ task functions
 # (module level, so that spawned worker processes can import them)

@@ -583,11 +583,9 @@ def test_margin_when_each_comparison_is_the_nearest(rule, measured, thresholds, 
 
 
 def test_rule_texts_and_odd_inputs():
-    from ttlab.reproduce.verdicts import assess
-
     from dataclasses import FrozenInstanceError
 
-    from ttlab.reproduce.verdicts import _num, binomial_tail, count_by_kind
+    from ttlab.reproduce.verdicts import _num, assess, binomial_tail, count_by_kind
 
     with pytest.raises(FrozenInstanceError):
         RULES["at_least"].name = "x"  # type: ignore[misc]
@@ -632,3 +630,13 @@ def test_rule_texts_and_odd_inputs():
     assert judge("oracle_validated_exponent", {"fitted": 0.5, "predicted": 0.5, "oracle": 0.5}, ORC)[0] == HOLDS
     assert assess("oracle_validated_exponent", {"fitted": 0.5, "predicted": 0.0, "oracle": 0.5}, ORC)["margin"] is None
     assert count_by_kind([{"kind": "paper", "verdict": "odd"}])["paper"]["odd"] == 1  # reported, not lost
+
+
+def test_trend_and_overlap_rules_are_inconclusive_on_step_capped_values():
+    rising = {"values": [1.0, 2.0, 3.0], "se": [0.1, 0.1, 0.1]}
+    assert judge("monotone", rising, {"direction": 1})[0] == HOLDS
+    v, reason, _ = judge("monotone", {**rising, "n_capped": 2}, {"direction": 1})
+    assert v == INCONCLUSIVE and "2 of the compared values" in reason and "step-capped" in reason
+    agree = {"values": [0.50, 0.51], "intervals": [[0.49, 0.51], [0.50, 0.52]]}
+    assert judge("intervals_agree", agree, {"max_spread": 0.05})[0] == HOLDS
+    assert judge("intervals_agree", {**agree, "n_capped": 1}, {"max_spread": 0.05})[0] == INCONCLUSIVE

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from ttlab.errors import TTLabInputError
-from ttlab.intrinsic_dim import GRIDE, MLE, MANIFOLDS, TwoNN, kneighbors, sample_manifold, true_dimension
+from ttlab.intrinsic_dim import GRIDE, MANIFOLDS, MLE, TwoNN, kneighbors, sample_manifold, true_dimension
 from ttlab.intrinsic_dim.manifolds import random_isometry
 
 

@@ -16,7 +16,6 @@ scikit-dimension's data generators (not estimators).
 from __future__ import annotations
 
 import ast
-import importlib.util
 import re
 import types
 from pathlib import Path

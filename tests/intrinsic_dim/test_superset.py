@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from ttlab.errors import TTLabInputError
-from ttlab.intrinsic_dim import DANCo, MLE, MiND_ML
+from ttlab.intrinsic_dim import MLE, DANCo, MiND_ML
 from ttlab.intrinsic_dim.single_set import danco_statistics, ess_single_neighbourhood
 
 skdim = pytest.importorskip("skdim")

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from ttlab.errors import TTLabInputError
-from ttlab.lm.model import GPTConfig
 from ttlab.lm.experiments import IDOptions, SweepData, id_ablations, run_data_sweep, run_model_sweep
-from ttlab.scaling.analysis import geometric_sizes
+from ttlab.lm.model import GPTConfig
 from ttlab.lm.trainer import TrainConfig
+from ttlab.scaling.analysis import geometric_sizes
 
 from .conftest import make_texts
 

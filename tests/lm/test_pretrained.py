@@ -23,8 +23,9 @@ WIDTH, LAYERS, VOCAB = 32, 2, 300
 @pytest.fixture(scope="module")
 def tokenizer_dir(tmp_path_factory):
     """A tiny byte-level BPE tokenizer (ttlab's own trainer) saved as a transformers tokenizer."""
-    from .conftest import make_texts
     from ttlab.lm.tokenizer import train_bpe
+
+    from .conftest import make_texts
 
     tok = train_bpe(make_texts(20), vocab_size=VOCAB)
     hf = tok.to_hf()

@@ -16,8 +16,8 @@ from ttlab.errors import TTLabInputError  # noqa: E402
 from ttlab.lm.suite import (  # noqa: E402
     SuiteConfig,
     TextWindow,
-    _split_texts,
     _chunks,
+    _split_texts,
     non_embedding_params,
     open_suite_model,
     resolve_model,

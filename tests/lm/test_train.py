@@ -13,7 +13,16 @@ import torch
 
 from ttlab.errors import TTLabInputError
 from ttlab.lm.data import write_token_dataset
-from ttlab.lm.trainer import METRICS_COLUMNS, TrainConfig, load_model, load_run, mean_lowest, params_digest, train, train_converged
+from ttlab.lm.trainer import (
+    METRICS_COLUMNS,
+    TrainConfig,
+    load_model,
+    load_run,
+    mean_lowest,
+    params_digest,
+    train,
+    train_converged,
+)
 
 from .conftest import pattern_docs
 

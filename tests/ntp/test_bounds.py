@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import torch
 
+from tests.ntp.test_model import literal_loss
 from ttlab.errors import TTLabInputError
 from ttlab.ntp import experiment
 from ttlab.ntp.cost import MAX_STEPS, require_readable, require_trainable, training_cost
@@ -19,7 +20,6 @@ from ttlab.ntp.dataset import NTPDataset, TokenSeq
 from ttlab.ntp.model import NTPTransformer
 from ttlab.ntp.structure import analyze
 from ttlab.ntp.train import TrainConfig, train
-from tests.ntp.test_model import literal_loss
 
 
 def cycle_text(n_tokens: int) -> str:

@@ -13,7 +13,6 @@ from ttlab.errors import TTLabInputError
 from ttlab.ntp.diagnostics import format_loss
 from ttlab.ntp.examples import svop
 from ttlab.ntp.generate import generate_dataset
-from ttlab.ntp.structure import analyze
 from ttlab.ntp.model import (
     AUTO_FLOAT32_MAX_SPREAD,
     CEBlock,
@@ -22,6 +21,7 @@ from ttlab.ntp.model import (
     cross_entropy_terms,
     softmax_cross_entropy,
 )
+from ttlab.ntp.structure import analyze
 from ttlab.ntp.train import TrainConfig, logit_spread_bound, train
 
 

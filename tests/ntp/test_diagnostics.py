@@ -215,7 +215,6 @@ def test_summarize_a_two_stage_run():
     s = summarize(res)
     assert set(s) == {"stage_1", "stage_2"}
     s1, s2 = s["stage_1"], s["stage_2"]
-    t = np.arange(0, 41, dtype=float)
     assert s1["steps"] == s2["steps"] == 40
     assert s1["final_log_loss"] == pytest.approx(1 - 1600.0)
     assert s1["final_loss"] == 0.0

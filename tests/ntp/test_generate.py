@@ -7,8 +7,14 @@ import pytest
 
 from ttlab.errors import TTLabInputError
 from ttlab.ntp.dataset import NTPDataset
-from ttlab.ntp.generate import DENSE_TABLE_BYTES, RandomSpec, generate_dataset, generate_text, resolve_method
-from ttlab.ntp.generate import token_names
+from ttlab.ntp.generate import (
+    DENSE_TABLE_BYTES,
+    RandomSpec,
+    generate_dataset,
+    generate_text,
+    resolve_method,
+    token_names,
+)
 from ttlab.ntp.structure import analyze
 
 

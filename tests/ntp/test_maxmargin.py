@@ -21,7 +21,6 @@ from ttlab.ntp.maxmargin import (
 )
 
 
-
 def _cvxpy():
     """cvxpy, imported only by the tests that compare with it (the others run without it)."""
     return pytest.importorskip("cvxpy")

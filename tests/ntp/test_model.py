@@ -168,9 +168,7 @@ def test_equicorrelated_embeddings_have_the_requested_gram():
 
 
 def test_auto_dtype_is_float64_for_small_and_float32_for_large_problems():
-    from ttlab.ntp.model import AUTO_FLOAT32_WORK, resolve_dtype
-
-    from ttlab.ntp.model import AUTO_FLOAT32_MAX_SPREAD
+    from ttlab.ntp.model import AUTO_FLOAT32_MAX_SPREAD, AUTO_FLOAT32_WORK, resolve_dtype
 
     assert NTPTransformer(generate_dataset(6, 20, seed=0)).dtype == torch.float64
     assert resolve_dtype("auto", work=AUTO_FLOAT32_WORK, max_logit_spread=10.0) == torch.float32

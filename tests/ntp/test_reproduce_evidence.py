@@ -36,7 +36,6 @@ from ttlab.reproduce.parts_ntp import (
     _svop_claims,
 )
 
-
 # ---------------------------------------------------------------------------------------------
 # the numbers
 
@@ -253,7 +252,7 @@ def test_generalization_random_control_has_the_trained_norm(tmp_path):
     from ttlab.ntp.generalize import evaluate_generalization, unseen_sentences
     from ttlab.ntp.model import NTPTransformer
     from ttlab.ntp.train import TrainConfig, train
-    from ttlab.reproduce.registry import PartContext, PARTS
+    from ttlab.reproduce.registry import PARTS, PartContext
 
     ctx = PartContext(mode="tiny")
     ds = generate_dataset(20, 100, 2, 6, seed=0)

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 from ttlab.errors import TTLabInputError
-
 from ttlab.ntp.generalize import (
     LIMIT_SCORE_GAP,
     evaluate_generalization,

@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 import torch
 
+import ttlab.ntp.structured as structured
 from ttlab.errors import TTLabInputError
 from ttlab.ntp.dataset import NTPDataset
 from ttlab.ntp.examples import svop
 from ttlab.ntp.generate import generate_dataset
 from ttlab.ntp.maxmargin import max_margin_kq
-from ttlab.ntp.model import make_embeddings
+from ttlab.ntp.model import make_embeddings, softmax_cross_entropy
 from ttlab.ntp.structure import analyze
-import ttlab.ntp.structured as structured
 from ttlab.ntp.structured import (
     EXACT_WIDTH,
     StructuredProblem,
@@ -24,7 +24,6 @@ from ttlab.ntp.structured import (
     sparse_max_margin_kq,
     train_structured,
 )
-from ttlab.ntp.model import softmax_cross_entropy
 from ttlab.ntp.train import METRIC_COLUMNS, TrainConfig, train
 
 

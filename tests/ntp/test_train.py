@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 import torch
 
-
 from ttlab.errors import TTLabInputError
 from ttlab.ntp.diagnostics import fit_direction_rate, fit_loss_rate, norm_bounds_hold, summarize
 from ttlab.ntp.examples import svop

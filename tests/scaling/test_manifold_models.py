@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from ttlab.errors import TTLabInputError
-from ttlab.scaling.manifold_regression import TrainSettings, _lr_at, quick_config, plan_tasks, train_run
+from ttlab.scaling.manifold_regression import TrainSettings, _lr_at, plan_tasks, quick_config, train_run
 from ttlab.scaling.regressors import (
     RegressorConfig,
     SelfAttention,

@@ -10,6 +10,8 @@ import pytest
 import torch
 
 from ttlab.errors import TTLabInputError
+from ttlab.scaling.analysis import geometric_sizes
+from ttlab.scaling.figures import plot_manifold_scaling
 from ttlab.scaling.manifold_regression import (
     ManifoldSweepConfig,
     aggregate,
@@ -18,8 +20,6 @@ from ttlab.scaling.manifold_regression import (
     plan_tasks,
     quick_config,
 )
-from ttlab.scaling.analysis import geometric_sizes
-from ttlab.scaling.figures import plot_manifold_scaling
 from ttlab.scaling.theory import alpha_d
 
 

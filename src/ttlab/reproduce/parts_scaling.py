@@ -296,6 +296,11 @@ def _regime_text(regime: str) -> str:
     return "noisy labels" if regime == "noisy" else "noiseless labels"
 
 
+def _n_capped(fits: list[dict]) -> int:
+    """How many of ``fits`` include step-capped runs (their α̂ is budget-limited)."""
+    return sum(bool(f.get("includes_step_limited")) for f in fits)
+
+
 def _manifold_claims(r: dict) -> list[dict]:
     out = []
     fits = r["fits"]
@@ -317,7 +322,7 @@ def _manifold_claims(r: dict) -> list[dict]:
             cid, stmt, "oracle_validated_exponent",
             {"fitted": a, "lo": lo, "hi": hi, "predicted": pred, "oracle": o,
              "n_points": len(f.get("sizes_fitted") or []), "n_capped": int(bool(f.get("includes_step_limited")))},
-            {**ORACLE_THRESHOLDS, "bound": int(bound)}, quantity="2β/(2β+d)", summary=summary, kind="paper", cite="Theorem 1 (α_D), Theorem 2 (α_N)"))
+            {**ORACLE_THRESHOLDS, "bound": int(bound)}, quantity="2β/(2β+d)", summary=summary, kind="paper", cite="Theorem 1"))
     combos = sorted({(f["arch"], f["beta"], f.get("regime", "noisy")) for f in fits}, key=str)
     for arch, beta, regime in combos:
         mine = [f for f in fits if (f["arch"], f["beta"], f.get("regime", "noisy")) == (arch, beta, regime)]
@@ -330,7 +335,7 @@ def _manifold_claims(r: dict) -> list[dict]:
                 f"manifold_regression.exponent_falls_{key}_D{D}",
                 f"The data-scaling exponent α̂_D falls as d grows ({tag}, D = {D})",
                 "monotone", {"values": [f.get("alpha_hat") for f in sel], "se": [_ci_se(f.get("alpha_hat_ci")) for f in sel],
-                             "d": [f["d"] for f in sel]},
+                             "d": [f["d"] for f in sel], "n_capped": _n_capped(sel)},
                 {"direction": -1}, quantity="α̂_D", summary=listing, kind="paper", cite="Theorem 1"))
             listing = ", ".join(f"d={f['d']}: {fmt(f.get('mse_at_n_ref'), 3)}" for f in sel)
             out.append(make_claim(
@@ -345,7 +350,8 @@ def _manifold_claims(r: dict) -> list[dict]:
                 f"α̂_D does not depend on the ambient dimension D, only on d ({tag}, d = {d}, "
                 f"D ∈ {{{', '.join(str(f['ambient']) for f in sel)}}})",
                 "intervals_agree", {"values": [f.get("alpha_hat") for f in sel],
-                                    "intervals": [f.get("alpha_hat_ci") for f in sel], "ambient": [f["ambient"] for f in sel]},
+                                    "intervals": [f.get("alpha_hat_ci") for f in sel], "ambient": [f["ambient"] for f in sel],
+                                    "n_capped": _n_capped(sel)},
                 {"max_spread": 0.05}, quantity="α̂_D across D",
                 summary=", ".join(f"D={f['ambient']}: {fmt(f.get('alpha_hat'), 3)} [{fmt((f.get('alpha_hat_ci') or [None])[0], 3)}, "
                                   f"{fmt((f.get('alpha_hat_ci') or [None, None])[1], 3)}]" for f in sel), kind="paper", cite="Theorem 1"))
@@ -374,7 +380,7 @@ def _manifold_claims(r: dict) -> list[dict]:
                 f"The exponent is a property of the data, not of the architecture: {', '.join(f['arch'] for f in sel)} "
                 f"give the same α̂_D (β = {beta:g}, {regime}, d = {d}, D = {D0})",
                 "intervals_agree", {"values": [f.get("alpha_hat") for f in sel], "intervals": [f.get("alpha_hat_ci") for f in sel],
-                                    "arch": [f["arch"] for f in sel]},
+                                    "arch": [f["arch"] for f in sel], "n_capped": _n_capped(sel)},
                 {"max_spread": 0.05}, quantity="α̂_D across architectures",
                 summary=", ".join(f"{f['arch']}: {fmt(f.get('alpha_hat'), 3)} [{fmt((f.get('alpha_hat_ci') or [None])[0], 3)}, "
                                   f"{fmt((f.get('alpha_hat_ci') or [None, None])[1], 3)}]" for f in sel)

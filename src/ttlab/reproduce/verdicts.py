@@ -568,10 +568,20 @@ def _describe_monotone(th: dict, q: str) -> str:
             "overall change is within the standard error (or there are fewer than 2 values or no standard errors)")
 
 
+def _capped(m: dict) -> Judgement | None:
+    """Inconclusive when ``measured['n_capped']`` > 0: values fitted on step-capped runs are budget-limited."""
+    n = _num(m.get("n_capped"))
+    if n is not None and n > 0:
+        return INCONCLUSIVE, f"{int(n)} of the compared values come from fits that include step-capped runs: budget-limited"
+    return None
+
+
 @_rule("monotone", (HOLDS, PARTLY, NOT_REPRODUCED, INCONCLUSIVE), _describe_monotone)
 def _monotone(m: dict, th: dict, q: str) -> Judgement:
-    """``values`` (ordered) with standard errors ``se`` move in ``direction`` (+1 up, −1 down)."""
+    """``values`` (ordered) with standard errors ``se`` move in ``direction`` (+1 up, −1 down); inconclusive
+    when ``n_capped`` of them come from step-capped fits."""
     vals, se, bad = _profile(m, 2, "a change", th.get("need_se", True))
+    bad = bad or _capped(m)
     if bad:
         return bad
     se = se or [0.0] * len(vals)
@@ -668,11 +678,15 @@ def _describe_agree(th: dict, q: str) -> str:
 
 @_rule("intervals_agree", (HOLDS, PARTLY, NOT_REPRODUCED, INCONCLUSIVE), _describe_agree)
 def _intervals_agree(m: dict, th: dict, q: str) -> Judgement:
-    """Estimates ``values`` with intervals ``intervals`` ([lo, hi] each) agree across settings."""
+    """Estimates ``values`` with intervals ``intervals`` ([lo, hi] each) agree across settings; inconclusive
+    when ``n_capped`` of them come from step-capped fits."""
     vals = [_num(v) for v in m.get("values") or []]
     ivs = [iv for iv in (m.get("intervals") or []) if iv and _num(iv[0]) is not None and _num(iv[1]) is not None]
     if len(ivs) < 2 or len(vals) != len(ivs) or any(v is None for v in vals):
         return INCONCLUSIVE, f"{len(ivs)} usable interval(s): need ≥ 2"
+    capped = _capped(m)
+    if capped:
+        return capped
     overlap = max(iv[0] for iv in ivs) <= min(iv[1] for iv in ivs)
     spread = max(vals) - min(vals)  # type: ignore[type-var,operator]
     tol = float(th["max_spread"])
