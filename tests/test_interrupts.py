@@ -78,6 +78,22 @@ def test_ntp_generalize_interrupted_writes_nothing(run_cli, tmp_path, monkeypatc
     assert not (tmp_path / "g" / "generalization.json").exists()
 
 
+def test_ntp_generalize_interrupted_while_evaluating_exits_130(run_cli, tmp_path, monkeypatch):
+    import ttlab.ntp.generalize as generalize_mod
+    from tests.ntp.test_bounds import cycle_text
+
+    def interrupt(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(generalize_mod, "evaluate_generalization", interrupt)  # Ctrl-C after training
+    data = tmp_path / "d.txt"
+    data.write_text(cycle_text(40))
+    r = run_cli("ntp", "generalize", "--data", data, "--out", tmp_path / "g", "--stage1-steps", "20",
+                "--stage2-steps", "20")
+    assert r.code == 130 and "interrupted — nothing was written" in " ".join(r.err.split())
+    assert not (tmp_path / "g" / "generalization.json").exists()
+
+
 @pytest.mark.parametrize("command", ["suite", "manifold", "data-sweep", "model-sweep"])
 def test_long_commands_exit_130_with_the_resume_line(run_cli, tmp_path, monkeypatch, command):
     def interrupt(*args, **kwargs):

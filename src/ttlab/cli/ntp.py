@@ -404,11 +404,11 @@ def generalize(
     require_learnable(structure, cfg)
     require_trainable(training_cost(ds, None, stage1_steps + stage2_steps + 2), ds.source, memory_limit)
     model = NTPTransformer(ds, structure=structure, max_logit_spread=logit_spread_bound(cfg, ds.vocab_size))
-    with exit_on_interrupt("nothing was written; re-run the same command to start again"), \
-            _progress(not json_out) as progress:
-        result = train(ds, cfg, progress=progress, model=model)
-    sents = unseen_sentences(structure, n_samples=samples, seed=seed)
-    report = evaluate_generalization(model, result.W_ov, result.W_kq, sents)
+    with exit_on_interrupt("nothing was written; re-run the same command to start again"):
+        with _progress(not json_out) as progress:
+            result = train(ds, cfg, progress=progress, model=model)
+        sents = unseen_sentences(structure, n_samples=samples, seed=seed)  # Ctrl-C here too: exit 130, not click's 1
+        report = evaluate_generalization(model, result.W_ov, result.W_kq, sents)
     report = {"dataset": dataset_info(ds), "config": {"stage1_steps": stage1_steps, "stage2_steps": stage2_steps,
               "seed": seed, "samples": samples}, "versions": versions(), "wkq_star": solution_info(result.wkq_star),
               **report}
