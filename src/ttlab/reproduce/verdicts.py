@@ -138,6 +138,13 @@ def _missing(measured: dict, *names: str) -> Judgement | None:
     return None
 
 
+def _n_capped(measured: dict) -> int:
+    """``measured['n_capped']`` — how many of the judged runs or fits stopped at their step cap — as an int
+    (0 when absent or not a positive finite number)."""
+    n = _num(measured.get("n_capped"))
+    return math.ceil(n) if n is not None and n > 0 else 0  # any positive count decides, as before
+
+
 def _g(x: float) -> str:
     return f"{x:.4g}"
 
@@ -441,8 +448,8 @@ def _power_law_decay(m: dict, th: dict, q: str) -> Judgement:
         return bad
     if m["n_points"] < th["min_points"]:
         return INCONCLUSIVE, f"only {m['n_points']} points (need ≥ {th['min_points']})"
-    if _num(m.get("n_capped")) and m["n_capped"] > 0:
-        return INCONCLUSIVE, f"{int(m['n_capped'])} fitted run(s) hit the step cap: the slope is budget-limited"
+    if _n_capped(m):
+        return INCONCLUSIVE, f"{_n_capped(m)} fitted run(s) hit the step cap: the slope is budget-limited"
     bad = _missing(m, "lo", "hi", "r2")
     if bad:
         return bad
@@ -467,8 +474,8 @@ def _fit_problem(m: dict, th: dict, p: float) -> str | None:
     partly band (2 × ``partly_rel`` × |p|)."""
     if "n_points" in m and (_num(m["n_points"]) is None or m["n_points"] < th.get("min_points", 2)):
         return f"only {m['n_points']} fitted points (need ≥ {th.get('min_points', 2)})"
-    if _num(m.get("n_capped")) and m["n_capped"] > 0:
-        return f"{int(m['n_capped'])} fitted run(s) hit the step cap: the exponent is budget-limited"
+    if _n_capped(m):
+        return f"{_n_capped(m)} fitted run(s) hit the step cap: the exponent is budget-limited"
     if "lo" in m or "hi" in m:
         bad = _missing(m, "lo", "hi")
         if bad:
@@ -570,9 +577,9 @@ def _describe_monotone(th: dict, q: str) -> str:
 
 def _capped(m: dict) -> Judgement | None:
     """Inconclusive when ``measured['n_capped']`` > 0: values fitted on step-capped runs are budget-limited."""
-    n = _num(m.get("n_capped"))
-    if n is not None and n > 0:
-        return INCONCLUSIVE, f"{int(n)} of the compared values come from fits that include step-capped runs: budget-limited"
+    n = _n_capped(m)
+    if n:
+        return INCONCLUSIVE, f"{n} of the compared values come from fits that include step-capped runs: budget-limited"
     return None
 
 
@@ -848,8 +855,8 @@ def _exceeds_control(m: dict, th: dict, q: str) -> tuple:
     ``lo``/``hi``, against ``control`` (± ``control_se``; e.g. a prediction the paper says under-estimates the
     value). Optional ``n_capped`` and ``n_points`` (threshold ``min_points``); threshold ``z`` (default 1)."""
     z = float(th.get("z", 1.0))
-    if _num(m.get("n_capped")) and m["n_capped"] > 0:
-        return INCONCLUSIVE, f"{int(m['n_capped'])} fitted run(s) hit the step cap: the measurement is budget-limited"
+    if _n_capped(m):
+        return INCONCLUSIVE, f"{_n_capped(m)} fitted run(s) hit the step cap: the measurement is budget-limited"
     if "n_points" in m and (_num(m["n_points"]) is None or m["n_points"] < th.get("min_points", 2)):
         return INCONCLUSIVE, f"only {m['n_points']} fitted points (need ≥ {th.get('min_points', 2)})"
     profile_margin = None
