@@ -236,6 +236,42 @@ def test_ablation_claims_need_enough_layers_and_batches():
     assert ok["lm_id_ablations.position"]["rule_id"] == "monotone"
 
 
+def test_gemma_layer_profile_is_judged_only_when_measured():
+    from ttlab.reproduce import parts_lm
+
+    layers = [_idr(d, layer=i) for i, d in enumerate([3.0, 8.0, 9.0, 7.0, 4.0])]
+    pos = [_idr(d, positions=p) for d, p in ((9.0, [0, 64]), (7.5, [64, 128]))]
+    base = {"per_layer": {"rows": layers}, "per_position": {"rows": pos}}
+    gemma = [_idr(d, layer=i) for i, d in enumerate([5.0, 12.0, 14.0, 11.0, 10.0, 9.0])]
+    c = _by_id(parts_lm._ablation_claims({**base, "gemma_layers": {"status": "measured", "rows": gemma}}))
+    g = c["lm_id_ablations.gemma_layer_peak"]
+    assert (g["rule_id"], g["verdict"], g["kind"], g["cite"]) == ("inner_peak", HOLDS, "paper", "Figure 4")
+    assert g["measured"]["values"] == [5.0, 12.0, 14.0, 11.0, 10.0, 9.0]
+    assert g["summary"] == "Gemma 3 270M, ID by layer: 5, 12, 14, 11, 10, 9"
+    # a final layer above the inner peak: not reproduced
+    flat = [_idr(d, layer=i) for i, d in enumerate([5.0, 8.0, 9.0, 8.0, 12.0])]
+    assert _by_id(parts_lm._ablation_claims({**base, "gemma_layers": {"status": "measured", "rows": flat}}))[
+        "lm_id_ablations.gemma_layer_peak"]["verdict"] == NOT_REPRODUCED
+    # too few layers: inconclusive with the reason
+    few = _by_id(parts_lm._ablation_claims({**base, "gemma_layers": {"status": "measured", "rows": gemma[:3]}}))
+    assert few["lm_id_ablations.gemma_layer_peak"]["measured"]["why"] == (
+        f"Gemma's profile has 2 layer(s): an inner peak needs ≥ {parts_lm.MIN_LAYERS}")
+    # not measured (quick mode, not installed, older results): no claim, and the report says why
+    for extra in ({}, {"gemma_layers": {"status": "not installed (pip install 'x')"}}):
+        assert "lm_id_ablations.gemma_layer_peak" not in _by_id(parts_lm._ablation_claims({**base, **extra}))
+    h = [{**x, "intrinsic_dim_harmonic": 1.0} for x in layers]
+    r = {"per_layer": {"rows": h}, "per_position": {"rows": [{**x, "intrinsic_dim_harmonic": 1.0} for x in pos]},
+         "run": "r", "context": 64, "figure": "f.png", "claims": [],
+         "gemma_layers": {"status": "not installed (pip install 'x')"}}
+    texts = [getattr(b, "text", "") for b in parts_lm._render_ablations(r)]
+    assert "Gemma 3 270M's layer profile: not installed (pip install 'x')." in texts
+    r["gemma_layers"] = {"status": "measured", "rows": [{**x, "intrinsic_dim_harmonic": 1.0} for x in gemma],
+                         "context": 128}
+    tables = [b for b in parts_lm._render_ablations(r) if getattr(b, "header", None) == ["Gemma layer", "ID (mean)",
+                                                                                            "ID (harmonic)", "vectors"]]
+    assert len(tables) == 1 and [row[1] for row in tables[0].rows] == [5.0, 12.0, 14.0, 11.0, 10.0, 9.0]
+
+
 def test_suite_claims_use_the_reference_model_and_matched_untrained_copies():
     from ttlab.reproduce import parts_lm
 

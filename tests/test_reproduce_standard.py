@@ -80,7 +80,7 @@ def test_standard_manifold_width_sweep_design():
     assert _manifold_config(PartContext(mode="standard")).model_widths == c.model_widths
 
 
-def test_mode_plumbing_pick_and_estimates():
+def test_mode_plumbing_pick_and_estimates(monkeypatch):
     assert MODES == ("quick", "standard", "full", "tiny")
     ctx = PartContext(mode="standard")
     assert ctx.standard and ctx.pick(quick=1, full=2) == 1 and ctx.pick(quick=1, full=2, standard=3) == 3
@@ -89,7 +89,13 @@ def test_mode_plumbing_pick_and_estimates():
     assert PartContext(mode="tiny").pick(quick=1, full=2, tiny=4, standard=3) == 4
     # a part with a standard estimate uses it; one without falls back to its quick estimate
     abl, table1 = PARTS["lm_id_ablations"], PARTS["table1"]
+    from ttlab.reproduce import parts_lm
+
+    monkeypatch.setattr(parts_lm, "gemma_unavailable", lambda ctx: "not installed")
     assert abl.estimated_seconds(ctx) == abl.estimate_standard != abl.estimate[0]
+    # Gemma's layer profile adds its cost in standard and full mode, when it is measured
+    monkeypatch.setattr(parts_lm, "gemma_unavailable", lambda ctx: None)
+    assert abl.estimated_seconds(ctx) == abl.estimate_standard + parts_lm.GEMMA_PROFILE_SECONDS
     assert table1.estimate_standard is None and table1.estimated_seconds(ctx) == table1.estimate[0]
     from ttlab.reproduce.parts_lm import STANDARD_DATA_SECONDS
 
@@ -181,3 +187,51 @@ def test_step_capped_reads_the_search_pass_of_a_converged_run():
     assert not step_capped({"stop_reason": "max_iters", "schedule_search": {"stop_reason": "early_stop"}})
     assert step_capped({"stop_reason": "max_iters", "schedule_search": {"stop_reason": "max_iters"}})
     assert not step_capped({})
+
+
+def test_source_commit_and_load_are_recorded(tmp_path):
+    """The report states the commit a run came from and the load it ran under (issue: committed standard results)."""
+    import subprocess
+
+    from ttlab.provenance import load_average, source_commit
+    from ttlab.reproduce.report import run_conditions
+
+    outside = source_commit(tmp_path)
+    assert outside["commit"] is None and "is not in a git checkout" in outside["why"]
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(git[:3] + ["init", "-q"], check=True)
+    (repo / "f.txt").write_text("a")
+    subprocess.run(git + ["add", "f.txt"], check=True)
+    subprocess.run(git + ["commit", "-q", "-m", "x"], check=True)
+    sha = subprocess.run(git[:3] + ["rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    assert source_commit(repo) == {"commit": sha, "dirty": False}
+    (repo / "f.txt").write_text("b")
+    assert source_commit(repo) == {"commit": sha, "dirty": True}
+    (repo / "new.txt").write_text("untracked files do not count")
+    subprocess.run(git + ["checkout", "-q", "f.txt"], check=True)
+    assert source_commit(repo)["dirty"] is False
+    la = load_average()
+    assert la is None or (len(la) == 3 and all(x >= 0 for x in la))
+    res = {"wall_time_s": 3001.4, "run": {"source": {"commit": "0123456789abcdef", "dirty": True}, "cpus": 2,
+                                          "load_avg_start": [0.5, 0.4, 0.3],
+                                          "load_avg_at_part_ends": {"a": [1.9, 1, 1], "b": [2.25, 1, 1], "c": None},
+                                          "load_avg_end": [2.0, 1.5, 1.0]}}
+    assert run_conditions(res) == ("Run from commit `0123456789ab` with uncommitted changes on 2 CPU(s); this invocation "
+                                   "took 3001 s wall; load average (1 min): 0.50 at the start, 1.90–2.25 at the ends "
+                                   "of the 2 part(s) run, 2.00 at the end.")
+    res["run"] = {"source": {"commit": None, "why": "no git"}, "cpus": None, "load_avg_start": None,
+                  "load_avg_at_part_ends": {}, "load_avg_end": None}
+    assert run_conditions(res) == ("Run from no commit recorded (no git) on ? CPU(s); this invocation took 3001 s "
+                                   "wall; load average (1 min): not available.")
+
+
+def test_results_record_the_run_conditions(tmp_path):
+    from ttlab.reproduce import run_reproduction
+
+    res = run_reproduction(tmp_path / "o", mode="standard", parts=["table1"])
+    run = res["run"]
+    assert set(run) == {"source", "cpus", "load_avg_start", "load_avg_at_part_ends", "load_avg_end"}
+    assert list(run["load_avg_at_part_ends"]) == ["table1"] and "commit" in run["source"]
+    assert "Run from " in (tmp_path / "o" / "report.md").read_text()

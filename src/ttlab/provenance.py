@@ -49,6 +49,32 @@ def versions(extra: tuple[str, ...] = ()) -> dict[str, str]:
     return out
 
 
+def source_commit(where: str | os.PathLike | None = None) -> dict[str, Any]:
+    """The git commit of the source tree ``where`` (default: this package's folder, i.e. the clone of an editable
+    install) and whether tracked files differ from it: ``{"commit": sha, "dirty": bool}``, or ``{"commit": None,
+    "why": ...}`` outside a git checkout or without git."""
+    import subprocess
+
+    root = Path(where) if where is not None else Path(__file__).resolve().parent
+    try:
+        head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=20)
+        if head.returncode != 0:
+            return {"commit": None, "why": f"{root} is not in a git checkout"}
+        status = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                                capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return {"commit": None, "why": f"git could not be run ({type(exc).__name__}: {exc})"}
+    return {"commit": head.stdout.strip(), "dirty": bool(status.stdout.strip())}
+
+
+def load_average() -> list[float] | None:
+    """The 1-, 5- and 15-minute load averages of this machine (None where the OS has none)."""
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except (OSError, AttributeError):
+        return None
+
+
 def default_file_mode() -> int:
     """The mode a plain ``open(path, "w")`` would give a new file (0o666 minus the umask).
 

@@ -245,6 +245,12 @@ def test_measure_run_id_controls_use_the_same_windows(run_dir):
     rows = [x["rows"][0] for x in (real, init, shuf)]
     assert len({r["n_vectors"] for r in rows}) == 1 and len({r["batch_size"] for r in rows}) == 1
     assert len({round(r["intrinsic_dim"], 6) for r in rows}) == 3
+    # layers="all": every layer 0 … n_layer, the last one the same vectors as the default (final) layer
+    every = measure_run_id(run_dir, opts, layers="all")
+    assert [r["layer"] for r in every["rows"]] == list(range(every["n_layer"] + 1))
+    assert every["rows"][-1]["intrinsic_dim"] == pytest.approx(real["rows"][0]["intrinsic_dim"], rel=1e-9)
+    with pytest.raises(TTLabInputError, match="layers must be a sequence of layer indices or 'all', got 'every'"):
+        measure_run_id(run_dir, opts, layers="every")
 
 
 def test_cli_embed_untrained_control(run_cli, run_dir, tmp_path):

@@ -43,7 +43,8 @@ def _selected_parts(part: list[str] | None, quick: bool, full: bool, backend: st
 
 
 def _print_parts(out: Path) -> None:
-    """``--list``: every part with its estimated cost and the state of its record in ``out``."""
+    """``--list``: every part with its estimated cost (the static figures; a run prints its live estimate first)
+    and the state of its record in ``out``."""
     from rich.table import Table
 
     from ttlab.reproduce import PARTS, load_part_record, part_names, part_record_problem

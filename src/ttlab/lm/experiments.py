@@ -430,11 +430,12 @@ def fit_loss_scaling(x: np.ndarray, y: np.ndarray, bootstrap: int) -> dict[str, 
 
 
 # ---------------------------------------------------------------------------------------------- ID
-def measure_run_id(run_dir: str | Path, opts: IDOptions = IDOptions(), *, layers: Sequence[int] | None = None,
+def measure_run_id(run_dir: str | Path, opts: IDOptions = IDOptions(), *, layers: Sequence[int] | str | None = None,
                    position_edges: Sequence[int] | None = None, corpus: str | None = None,
                    band: bool = False, which: str = "final", shuffle_tokens: bool = False) -> dict[str, Any]:
     """Embed a run's split (its own token dataset unless ``corpus``) and estimate the ID of ``opts.layer``
-    (or every layer in ``layers``; or every position group) with the mean and the harmonic rule.
+    (or every layer in ``layers``, ``"all"`` for 0 … n_layer; or every position group) with the mean and the
+    harmonic rule.
 
     Controls, on the same windows, positions, K and batches: ``which="init"`` embeds with the untrained
     weights the run started from (:func:`ttlab.lm.trainer.load_model`); ``shuffle_tokens=True`` permutes each
@@ -447,7 +448,9 @@ def measure_run_id(run_dir: str | Path, opts: IDOptions = IDOptions(), *, layers
 
     model = open_embedding_model(run_dir, which=which)
     context = opts.context or model.max_context
-    layer_list = tuple(layers) if layers is not None else (opts.layer,)
+    if isinstance(layers, str) and layers != "all":
+        raise TTLabInputError(f"layers must be a sequence of layer indices or 'all', got {layers!r}.")
+    layer_list = None if layers == "all" else tuple(layers) if layers is not None else (opts.layer,)
     cfg = EmbedConfig(layers=layer_list, tokens_per_doc=opts.tokens_per_doc, context=context, window=opts.window,
                       windows_per_doc=opts.windows_per_doc, max_docs=opts.max_docs, seed=opts.seed, split=opts.split,
                       batch_docs=32, position_edges=tuple(position_edges) if position_edges is not None else None,

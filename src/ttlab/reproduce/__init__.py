@@ -67,13 +67,14 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import os
 import time
 import traceback
 from collections.abc import Callable
 from pathlib import Path
 
 from ttlab.errors import TTLabInputError
-from ttlab.provenance import atomic_write_json, atomic_write_text, read_json, versions
+from ttlab.provenance import atomic_write_json, atomic_write_text, load_average, read_json, source_commit, versions
 from ttlab.reproduce.registry import (
     MODES,
     PAPERS,
@@ -210,6 +211,8 @@ def run_reproduction(
                    "parts_selected": names, "out": str(out)},
         "versions": stamp,
         "started_at": _now(),
+        "run": {"source": source_commit(), "cpus": os.cpu_count(), "load_avg_start": load_average(),
+                "load_avg_at_part_ends": {}},
         "parts": {},
     }
     base_ctx = PartContext(mode=mode, backend=backend, ray_address=ray_address, seed=seed, workers=workers)
@@ -269,6 +272,7 @@ def _record_part(results: dict, out: Path, t_start: float, path: Path, rec: dict
     """Store a part's record (atomically), tell ``on_part`` and rewrite the reports."""
     atomic_write_json(path, rec)
     results["parts"][rec["part"]] = {**rec, "reused": False}
+    results["run"]["load_avg_at_part_ends"][rec["part"]] = load_average()
     if on_part:
         on_part(rec["part"], rec["status"])
     _write_all(results, out, t_start)
@@ -327,6 +331,7 @@ def _write_all(results: dict, out: Path, t_start: float) -> None:
     results["not_run"] = [n for n in part_names() if n not in parts]
     results["generated_at"] = _now()
     results["wall_time_s"] = time.perf_counter() - t_start
+    results["run"]["load_avg_end"] = load_average()
     results["files"] = write_reports(results, out)
     atomic_write_json(out / "results.json", results)
 

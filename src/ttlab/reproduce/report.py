@@ -214,6 +214,22 @@ def _summary_rows(results: dict) -> list[list[str]]:
     return rows
 
 
+def run_conditions(results: dict) -> str:
+    """One sentence: the commit the run came from, this invocation's wall time and the machine's load during it."""
+    run = results["run"]
+    src = run.get("source") or {}
+    code = (f"commit `{src['commit'][:12]}`" + (" with uncommitted changes" if src.get("dirty") else "")
+            if src.get("commit") else f"no commit recorded ({src.get('why', 'unknown')})")
+    ends = [x[0] for x in (run.get("load_avg_at_part_ends") or {}).values() if x]
+    load = ", ".join(s for s in (
+        f"{run['load_avg_start'][0]:.2f} at the start" if run.get("load_avg_start") else "",
+        f"{min(ends):.2f}–{max(ends):.2f} at the ends of the {len(ends)} part(s) run" if ends else "",
+        f"{run['load_avg_end'][0]:.2f} at the end" if run.get("load_avg_end") else "") if s)
+    wall = results.get("wall_time_s")
+    return (f"Run from {code} on {run.get('cpus') or '?'} CPU(s); this invocation took "
+            f"{'—' if wall is None else f'{wall:.0f} s'} wall; load average (1 min): {load or 'not available'}.")
+
+
 def _header_blocks(results: dict) -> list[Block]:
     cfg = results.get("config", {})
     by_kind = count_by_kind(results.get("claims", []))
@@ -228,6 +244,10 @@ def _header_blocks(results: dict) -> list[Block]:
             f"{len(parts)} part(s), {n_failed} failed. Sum of part wall times "
             f"{sum(p.get('wall_time_s') or 0.0 for p in parts.values()):.0f} s."
         ),
+    ]
+    if results.get("run"):
+        blocks.append(Paragraph(run_conditions(results)))
+    blocks += [
         Paragraph(headline(by_kind)),
         Paragraph(_flags_sentence(results.get("claims", []))),
         Paragraph(
