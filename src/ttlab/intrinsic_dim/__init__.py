@@ -23,7 +23,16 @@ ttlab.lm or ttlab.cli.
 """
 
 from ttlab.intrinsic_dim._validate import DuplicatePointsWarning, check_points
-from ttlab.intrinsic_dim.api import PAPER_BATCH_SIZE, PAPER_K, IDResult, estimate_id, make_estimator, paper_protocol
+from ttlab.intrinsic_dim.api import (
+    PAPER,
+    PAPER_BATCH_SIZE,
+    PAPER_K,
+    IDProtocol,
+    IDResult,
+    estimate_id,
+    make_estimator,
+    paper_protocol,
+)
 from ttlab.intrinsic_dim.compare import COMPARE_METHODS, CompareResult, CompareRow, compare
 from ttlab.intrinsic_dim.estimators import (
     GRIDE,
@@ -65,6 +74,8 @@ __all__ = [
     "compare",
     "Neighbors",
     "MANIFOLDS",
+    "PAPER",
+    "IDProtocol",
     "PAPER_BATCH_SIZE",
     "PAPER_K",
     "DuplicatePointsWarning",

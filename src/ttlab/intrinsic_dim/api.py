@@ -16,8 +16,25 @@ from ttlab.intrinsic_dim._validate import check_choice
 from ttlab.intrinsic_dim.estimators import GRIDE, METHODS, MLE, TwoNN
 from ttlab.provenance import versions
 
-PAPER_BATCH_SIZE = 4096  # Havrilla & Liao, Section 3 (their released code used 3,600)
-PAPER_K = 20
+
+@dataclass(frozen=True)
+class IDProtocol:
+    """How paper B measures the intrinsic dimension of a point cloud: seeded random batches of ``batch_size``
+    points (a last partial batch handled by ``remainder``), the MLE with ``k`` neighbours in each, pointwise
+    estimates combined by ``average``, batch values averaged. :data:`PAPER` is the paper's choice; every default
+    of K and batch size in ttlab reads it from here."""
+
+    k: int = 20
+    batch_size: int = 4096  # Havrilla & Liao, Section 3 (their released code used 3,600)
+    average: str = "mean"  # the authors' arithmetic mean; "harmonic" is MacKay–Ghahramani
+    seed: int = 0
+    remainder: str = "drop"  # every batch the same size, so the batch values are exchangeable
+
+
+PAPER = IDProtocol()
+"""Paper B's ID protocol (Havrilla & Liao, Section 3): MLE, K = 20, batches of 4,096, arithmetic mean."""
+PAPER_BATCH_SIZE = PAPER.batch_size
+PAPER_K = PAPER.k
 
 
 @dataclass

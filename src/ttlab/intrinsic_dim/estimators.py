@@ -446,7 +446,7 @@ class MLE(_IDEstimator):
         return int(self.k) if self.neighborhood_based else int(self.global_k)
 
     def _from_distances(self, dist: np.ndarray) -> tuple[float, np.ndarray | None, dict[str, Any]]:
-        from ttlab.intrinsic_dim import mle_variants as mv
+        import ttlab.intrinsic_dim.mle_variants as mv
 
         if not self.neighborhood_based:
             radii = mv.global_radii(dist, int(self.k))

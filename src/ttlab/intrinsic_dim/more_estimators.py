@@ -144,7 +144,7 @@ def lpca_from_spectrum(ev: np.ndarray, ver: str = "FO", *, alpha_fo: float = 0.0
         if ver == "participation_ratio":
             return float(np.sum(ev) ** 2 / np.sum(ev**2))
         if ver in ("Kaiser", "broken_stick"):
-            from ttlab.intrinsic_dim import pca_rank
+            import ttlab.intrinsic_dim.pca_rank as pca_rank
 
             return pca_rank.kaiser(ev) if ver == "Kaiser" else pca_rank.broken_stick(ev)
         # Fan et al.
@@ -219,7 +219,7 @@ class LPCA(_IDEstimator):
         self.random_state = random_state
 
     def _check_params(self) -> None:
-        from ttlab.intrinsic_dim import pca_rank
+        import ttlab.intrinsic_dim.pca_rank as pca_rank
 
         check_choice(self.ver, "lPCA version", LPCA_VERSIONS)
         if self.ver in pca_rank.RANK_VERSIONS:
@@ -259,7 +259,7 @@ class LPCA(_IDEstimator):
 
     def _global(self, X: np.ndarray) -> tuple[float, np.ndarray | None, dict[str, Any]]:
         """One PCA of all the points (and the signal-rank rules)."""
-        from ttlab.intrinsic_dim import pca_rank
+        import ttlab.intrinsic_dim.pca_rank as pca_rank
 
         X64 = X.astype(np.float64, copy=False)
         if self.ver in pca_rank.RANK_VERSIONS or not self.center:  # SVD spectrum, as scikit-dimension's
