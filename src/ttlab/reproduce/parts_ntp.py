@@ -70,7 +70,11 @@ def _train_progress(ctx: PartContext, prefix: str = ""):
 #: Theorem 2's attention bound must clear the uniform-attention baseline by this much to say anything.
 ATTENTION_CLEARANCE = 0.1
 #: the longest stage-2 continuation per mode (the step count itself comes from C1, see _continuation_steps)
-LONG_STAGE2_CAP = {"quick": 200_000, "full": 400_000, "tiny": 200}
+def long_stage2_cap(ctx: PartContext) -> int:
+    """The step cap of the continued stage-2 run (standard mode runs the quick size)."""
+    return ctx.pick(quick=200_000, full=400_000, tiny=200)
+
+
 #: linear convergence holds only when the exponential leaves at least this many decades less unexplained
 #: variance (1 − R²) than a power law on the same steps
 LINEAR_MIN_DECADES = 1.0
@@ -337,7 +341,7 @@ def ntp_figure2(out: Path, ctx: PartContext) -> dict:
     r = {k: v for k, v in summary.items() if not k.startswith("_")} | {"figure": "ntp_figure2/dynamics.png"}
     res = summary["_result"]
     rule = _continuation_steps(r["stages"]["stage_2"]["theory_attention_rate_C1"], res.max_len,
-                               float(res.rows("2")["min_optimal_attention"][0]), LONG_STAGE2_CAP[ctx.mode])
+                               float(res.rows("2")["min_optimal_attention"][0]), long_stage2_cap(ctx))
     r["long_run"] = _long_stage2(_dataset(ctx), steps, rule["steps"], ctx.seed, _train_progress(ctx, "continued: "))
     r["long_run"]["steps_rule"] = rule
     r["random_start"] = _random_start_stage1(_dataset(ctx), ctx.pick(quick=10_000, full=10_000, tiny=60), ctx.seed,
