@@ -187,6 +187,29 @@ def test_registry_order_and_context(registry, fakes):
         run_reproduction("unused", parts=["nope"])
 
 
+def test_check_run_is_the_one_validation_of_a_run():
+    """run_reproduction and the CLI share check_run: it names the parameter at fault; the CLI shows it as a flag."""
+    from ttlab.cli import with_flags
+    from ttlab.errors import TTLabInputError
+    from ttlab.reproduce import check_run, part_names
+
+    assert check_run() == part_names()
+    assert check_run("standard", ["table1", "id_accuracy", "table1"]) == ["table1", "id_accuracy"]
+    cases = [(dict(mode="huge"), "unknown reproduction mode 'huge'", ("mode",)),
+             (dict(parts=["nope"]), "unknown part(s) nope", ("parts",)),
+             (dict(ray_address="auto"), "ray_address is given but backend is 'local'", ("ray_address", "backend"))]
+    for kw, text, params in cases:
+        with pytest.raises(TTLabInputError) as info:
+            check_run(**kw)
+        assert text in str(info.value) and info.value.params == params
+    with pytest.raises(TTLabInputError, match="backend"):
+        check_run(backend="nope")
+    with pytest.raises(TTLabInputError, match="out_dir .* exists and is not a directory") as info:
+        run_reproduction(__file__, parts=["table1"])
+    assert with_flags(info.value).endswith("(command-line option: --out)")
+    assert with_flags(TTLabInputError("plain")) == "plain"
+
+
 def test_resume_and_failure_isolation(tmp_path, fakes):
     steps = []
     res = run_reproduction(tmp_path, mode="tiny", progress=lambda *a: steps.append(a))
@@ -338,7 +361,8 @@ def test_cli_input_errors_and_list(tmp_path, run_cli):
     r = run_cli("reproduce", "--out", tmp_path, "--backend", "nope")
     assert r.code == 2 and "backend" in r.err
     r = run_cli("reproduce", "--out", tmp_path, "--ray-address", "127.0.0.1:6379")
-    assert r.code == 2 and "--backend ray" in r.err
+    assert r.code == 2 and "a Ray address needs backend 'ray'" in r.err, r.err
+    assert "(command-line options: --ray-address, --backend)" in " ".join(r.err.split())
     r = run_cli("reproduce", "--list", "--out", tmp_path)
     assert r.code == 0
     for name in ("ntp_figure2", "ntp_ablations", "ntp_generalization", "ntp_svop", "id_accuracy", "table1",

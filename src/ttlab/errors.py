@@ -8,4 +8,11 @@ Imports: nothing; every ttlab module may import it.
 
 
 class TTLabInputError(ValueError):
-    """Bad input: says what was wrong, where, and how to fix it."""
+    """Bad input: says what was wrong, where, and how to fix it.
+
+    ``params`` names the parameters at fault, as the library calls them (``ray_address``); the CLI shows them as
+    its flags (``--ray-address``), so library messages never need to name a flag."""
+
+    def __init__(self, message: str = "", *, params: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.params = tuple(params)

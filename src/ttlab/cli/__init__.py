@@ -49,7 +49,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         app(args=argv, prog_name="ttlab")
     except TTLabInputError as exc:
-        console_err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        console_err.print(f"[bold red]error:[/] {escape(with_flags(exc))}", highlight=False, soft_wrap=True)
         sys.exit(2)
     except OSError as exc:
         # The output checks run before any work; this catches what only shows when writing
@@ -60,6 +60,18 @@ def main(argv: list[str] | None = None) -> None:
         console_err.print(f"[bold red]error:[/] {escape(where + (exc.strerror or str(exc)))}", highlight=False,
                           soft_wrap=True)
         sys.exit(2)
+
+
+FLAGS = {"out_dir": "--out"}
+"""Library parameter names whose command-line flag is not ``--`` + the name with dashes."""
+
+
+def with_flags(exc: TTLabInputError) -> str:
+    """The error's message, followed by the command-line flags of the parameters it names (``exc.params``)."""
+    flags = [FLAGS.get(p, "--" + p.replace("_", "-")) for p in getattr(exc, "params", ())]
+    if not flags:
+        return str(exc)
+    return f"{exc} (command-line option{'s' if len(flags) > 1 else ''}: {', '.join(flags)})"
 
 
 _FILE_ERRNOS = {errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT, errno.EISDIR, errno.ENOTDIR,

@@ -25,21 +25,16 @@ def _dur(seconds: float) -> str:
 
 def _selected_parts(part: list[str] | None, quick: bool, full: bool, backend: str,
                     ray_address: str | None, standard: bool = False) -> tuple[str, list[str]]:
-    """The mode and the part names to run; clear errors for contradictory or unknown options."""
+    """The mode (from the three exclusive flags) and the part names to run, checked by the library."""
     from ttlab.errors import TTLabInputError
-    from ttlab.reproduce import PARTS, part_names
+    from ttlab.reproduce import check_run
 
     given = [flag for flag, on in (("--quick", quick), ("--standard", standard), ("--full", full)) if on]
     if len(given) > 1:
         raise TTLabInputError(f"{' and '.join(given)} exclude each other; give one of --quick, --standard, --full "
                               "(the default is --quick).")
-    names = list(dict.fromkeys(part)) if part else part_names()
-    unknown = [p for p in names if p not in PARTS]
-    if unknown:
-        raise TTLabInputError(f"unknown part(s) {', '.join(unknown)}; available: {', '.join(part_names())}")
-    if ray_address is not None and backend != "ray":
-        raise TTLabInputError("--ray-address needs --backend ray")
-    return ("full" if full else "standard" if standard else "quick"), names
+    mode = "full" if full else "standard" if standard else "quick"
+    return mode, check_run(mode, part or None, backend, ray_address)
 
 
 def _print_parts(out: Path) -> None:
@@ -183,13 +178,11 @@ def reproduce(
     """
     from ttlab.outputs import check_out_dir
     from ttlab.reproduce import PartContext
-    from ttlab.sweep import check_backend
 
     mode, names = _selected_parts(part, quick, full, backend, ray_address, standard)
     if list_parts:
         _print_parts(out)
         return
-    check_backend(backend)
     check_out_dir(out, files=("results.json", "report.md", "report.html"))
     ctx = PartContext(mode=mode, backend=backend, ray_address=ray_address, seed=seed)
     _announce(out, names, ctx, mode, rerun)

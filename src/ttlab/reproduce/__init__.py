@@ -97,6 +97,7 @@ __all__ = [
     "Part",
     "PartContext",
     "make_claim",
+    "check_run",
     "estimate_cost",
     "load_part_record",
     "part_record_problem",
@@ -153,7 +154,26 @@ def _reusable(rec: dict | None, part: Part, ctx: PartContext) -> bool:
 def _check_names(names: list[str]) -> None:
     unknown = [n for n in names if n not in PARTS]
     if unknown:
-        raise TTLabInputError(f"unknown part(s) {', '.join(unknown)}; available: {', '.join(part_names())}")
+        raise TTLabInputError(f"unknown part(s) {', '.join(unknown)}; available: {', '.join(part_names())}",
+                              params=("parts",))
+
+
+def check_run(mode: str = "quick", parts: list[str] | None = None, backend: str = "local",
+              ray_address: str | None = None) -> list[str]:
+    """The names of the parts a run would run (every part when ``parts`` is None, duplicates dropped), after checking
+    the run's options: an unknown mode, part or backend, or a Ray address without the Ray backend is a
+    :class:`TTLabInputError` naming the parameter. :func:`run_reproduction` and the CLI both call this."""
+    from ttlab.sweep import check_backend
+
+    if mode not in MODES:
+        raise TTLabInputError(f"unknown reproduction mode {mode!r}; choose one of {', '.join(MODES)}", params=("mode",))
+    names = part_names() if parts is None else list(dict.fromkeys(parts))
+    _check_names(names)
+    check_backend(backend)
+    if ray_address is not None and backend != "ray":
+        raise TTLabInputError(f"ray_address is given but backend is {backend!r}: a Ray address needs backend 'ray'",
+                              params=("ray_address", "backend"))
+    return names
 
 
 def estimate_cost(out_dir: str | Path | None, ctx: PartContext, parts: list[str] | None = None) -> dict:
@@ -171,11 +191,10 @@ def estimate_cost(out_dir: str | Path | None, ctx: PartContext, parts: list[str]
 
 def run_reproduction(
     out_dir: str | Path,
-    quick: bool = True,
+    mode: str = "quick",
     parts: list[str] | None = None,
     on_part: Callable[[str, str], None] | None = None,
     *,
-    mode: str | None = None,
     backend: str = "local",
     ray_address: str | None = None,
     seed: int = 0,
@@ -183,24 +202,18 @@ def run_reproduction(
     progress: Callable[[str, str, float | None, float | None], None] | None = None,
     rerun: bool = False,
 ) -> dict:
-    """Run every part (or ``parts``), reusing finished ones; write results.json, report.md and report.html.
+    """Run every part (or ``parts``) in ``mode`` (``quick`` | ``standard`` | ``full`` | ``tiny``), reusing finished
+    ones; write results.json, report.md and report.html.
 
-    ``mode`` (``quick`` | ``standard`` | ``full`` | ``tiny``) overrides ``quick``. ``on_part(name, status)`` is called
-    with ``running``, ``reused``, ``ok``, ``failed`` or ``interrupted`` (then KeyboardInterrupt propagates);
-    ``progress(name, description, completed, total)``
-    receives the parts' sub-steps. ``rerun=True`` ignores cached records of the selected parts.
-    Parts not selected but finished earlier in ``out_dir`` (same mode and seed) are kept in the
-    report. Returns the dict written to ``results.json``.
+    ``on_part(name, status)`` is called with ``running``, ``reused``, ``ok``, ``failed`` or ``interrupted`` (then
+    KeyboardInterrupt propagates); ``progress(name, description, completed, total)`` receives the parts' sub-steps.
+    ``rerun=True`` ignores cached records of the selected parts. Parts not selected but finished earlier in
+    ``out_dir`` (same mode and seed) are kept in the report. Returns the dict written to ``results.json``.
     """
-    from ttlab.sweep import check_backend
-
-    mode = mode or ("quick" if quick else "full")
-    names = part_names() if parts is None else list(dict.fromkeys(parts))
-    _check_names(names)
-    check_backend(backend)
+    names = check_run(mode, parts, backend, ray_address)
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
-        raise TTLabInputError(f"--out {out} exists and is not a directory")
+        raise TTLabInputError(f"out_dir {out} exists and is not a directory", params=("out_dir",))
     out.mkdir(parents=True, exist_ok=True)
     t_start = time.perf_counter()
     stamp = versions(extra=("scikit-learn", "rich", "typer"))
@@ -218,17 +231,12 @@ def run_reproduction(
     base_ctx = PartContext(mode=mode, backend=backend, ray_address=ray_address, seed=seed, workers=workers)
     # earlier finished parts that were not selected stay in the report
     for name in part_names():
-        if name in names:
-            continue
-        rec = load_part_record(out, name)
-        if _reusable(rec, PARTS[name], base_ctx):
+        rec = None if name in names else load_part_record(out, name)
+        if rec is not None and _reusable(rec, PARTS[name], base_ctx):
             results["parts"][name] = {**rec, "reused": True}
-
     for name in names:
-        part = PARTS[name]
-        path = out / "parts" / f"{name}.json"
         cached = load_part_record(out, name)
-        if not rerun and _reusable(cached, part, base_ctx):
+        if not rerun and _reusable(cached, PARTS[name], base_ctx):
             results["parts"][name] = {**cached, "reused": True}
             if on_part:
                 on_part(name, "reused")
@@ -236,35 +244,47 @@ def run_reproduction(
             continue
         if on_part:
             on_part(name, "running")
-
-        def hook(description: str, completed: float | None, total: float | None, _name: str = name) -> None:
-            if progress is not None:
-                progress(_name, description, completed, total)
-
         ctx = PartContext(mode=mode, backend=backend, ray_address=ray_address, seed=seed, workers=workers,
-                          progress=hook)
-        rec: dict = {"part": name, "paper": part.paper, "title": part.title, "version": part.version, "mode": mode,
-                     "seed": seed, "backend": backend, "started_at": _now()}
-        t0 = time.perf_counter()
-        try:
-            data = part.fn(out, ctx)
-            if part.claims is not None:
-                data["claims"] = part.claims(data)
-            check_claims(data)
-            data = json.loads(_to_json(data))  # what the cache will hold (numpy → plain numbers)
-            rec.update(status="ok", result=data)
-        except Exception as exc:  # a failing part is reported, the others still run
-            rec.update(status="failed", error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc())
-        except KeyboardInterrupt:  # never a result: recorded as interrupted (not reused), then the run stops
-            rec.update(status=INTERRUPTED, error="interrupted (Ctrl-C) before the part finished; re-run the same "
-                       "command to run it again", wall_time_s=time.perf_counter() - t0, finished_at=_now(),
-                       versions=stamp)
-            _record_part(results, out, t_start, path, rec, on_part)
-            raise
-        rec.update(wall_time_s=time.perf_counter() - t0, finished_at=_now(), versions=stamp)
-        _record_part(results, out, t_start, path, rec, on_part)
+                          progress=_part_progress(progress, name))
+        rec = _run_part(PARTS[name], out, ctx, stamp)
+        _record_part(results, out, t_start, out / "parts" / f"{name}.json", rec, on_part)
+        if rec["status"] == INTERRUPTED:
+            raise KeyboardInterrupt
     _write_all(results, out, t_start)
     return results
+
+
+def _part_progress(progress: Callable[[str, str, float | None, float | None], None] | None,
+                   name: str) -> Callable[[str, float | None, float | None], None]:
+    """A part's sub-step hook: ``progress`` with the part's name in front (a no-op without ``progress``)."""
+
+    def hook(description: str, completed: float | None, total: float | None) -> None:
+        if progress is not None:
+            progress(name, description, completed, total)
+
+    return hook
+
+
+def _run_part(part: Part, out: Path, ctx: PartContext, stamp: dict) -> dict:
+    """Run one part and return its record: ``ok`` with the result and its judged claims, ``failed`` with the error
+    and traceback, or ``interrupted`` (Ctrl-C: never a result)."""
+    rec: dict = {"part": part.name, "paper": part.paper, "title": part.title, "version": part.version, "mode": ctx.mode,
+                 "seed": ctx.seed, "backend": ctx.backend, "started_at": _now()}
+    t0 = time.perf_counter()
+    try:
+        data = part.fn(out, ctx)
+        if part.claims is not None:
+            data["claims"] = part.claims(data)
+        check_claims(data)
+        data = json.loads(_to_json(data))  # what the cache will hold (numpy → plain numbers)
+        rec.update(status="ok", result=data)
+    except Exception as exc:  # a failing part is reported, the others still run
+        rec.update(status="failed", error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc())
+    except KeyboardInterrupt:  # recorded as interrupted (not reused); the caller stops the run
+        rec.update(status=INTERRUPTED, error="interrupted (Ctrl-C) before the part finished; re-run the same "
+                   "command to run it again")
+    rec.update(wall_time_s=time.perf_counter() - t0, finished_at=_now(), versions=stamp)
+    return rec
 
 
 def _record_part(results: dict, out: Path, t_start: float, path: Path, rec: dict,
