@@ -320,7 +320,8 @@ def scratch_rules():
 def test_threshold_rules_registered_afresh_judge_and_describe_as_the_built_in_ones(scratch_rules):
     """``at_least``/``at_most`` are built at import; building them again under new names (the same code path)
     must give the same verdicts, reasons and rule texts, word for word."""
-    from ttlab.reproduce.verdicts import Rule, _threshold_rule
+    from ttlab.reproduce.rules_thresholds import _threshold_rule
+    from ttlab.reproduce.verdicts import Rule
 
     _threshold_rule("scratch_at_least", +1)
     _threshold_rule("scratch_at_most", -1)
@@ -359,7 +360,8 @@ def test_threshold_rules_registered_afresh_judge_and_describe_as_the_built_in_on
 
 
 def test_a_registered_rule_is_stored_with_its_parts(scratch_rules):
-    from ttlab.reproduce.verdicts import Rule, _rule
+    from ttlab.reproduce.verdict_base import register_rule as _rule
+    from ttlab.reproduce.verdicts import Rule
 
     def describe(th, q):
         return f"scratch rule on {q}"
@@ -476,7 +478,7 @@ def test_judge_errors_and_default_quantity():
 
 
 def test_a_rule_outside_its_declared_outcomes_is_refused(scratch_rules):
-    from ttlab.reproduce.verdicts import _rule
+    from ttlab.reproduce.verdict_base import register_rule as _rule
 
     _rule("scratch_liar", ["holds"], lambda th, q: "")(lambda m, th, q: ("partly", "no"))
     with pytest.raises(AssertionError) as info:

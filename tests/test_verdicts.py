@@ -585,7 +585,8 @@ def test_margin_when_each_comparison_is_the_nearest(rule, measured, thresholds, 
 def test_rule_texts_and_odd_inputs():
     from dataclasses import FrozenInstanceError
 
-    from ttlab.reproduce.verdicts import _num, assess, binomial_tail, count_by_kind
+    from ttlab.reproduce.verdict_base import finite_number as _num
+    from ttlab.reproduce.verdicts import assess, binomial_tail, count_by_kind
 
     with pytest.raises(FrozenInstanceError):
         RULES["at_least"].name = "x"  # type: ignore[misc]
