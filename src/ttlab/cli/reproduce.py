@@ -7,7 +7,7 @@ ttlab.sweep and ttlab.errors.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
@@ -156,20 +156,21 @@ def _report_files_and_failures(results: dict) -> None:
 
 
 def reproduce(
-    quick: bool = typer.Option(False, "--quick", help="Quick mode (the default; ≤ 15 min on 2 cores)."),
-    standard: bool = typer.Option(False, "--standard",
-                                  help="Standard mode: paper B judged at this machine's scale (≤ 60 min on 2 cores; "
-                                       "prints its estimated cost per part first)."),
-    full: bool = typer.Option(False, "--full", help="Full mode (prints its estimated cost first)."),
-    out: Path = typer.Option(Path("runs/reproduce"), "--out",
-                             help="Output directory: report.html, report.md, results.json, parts/, figures."),
-    backend: str = typer.Option("local", "--backend", help="Sweep backend for sweep-style parts: local | ray."),
-    ray_address: Optional[str] = typer.Option(None, "--ray-address",
-                                              help="Address of a running Ray cluster (with --backend ray)."),
-    part: list[str] = typer.Option(None, "--part", help="Run only these parts (repeatable); see --list."),
-    list_parts: bool = typer.Option(False, "--list", help="List the parts with their estimated cost and stop."),
-    seed: int = typer.Option(0, "--seed", help="Base seed of every part."),
-    rerun: bool = typer.Option(False, "--rerun", help="Re-run the selected parts even if finished results exist."),
+    quick: Annotated[bool, typer.Option("--quick", help="Quick mode (the default; ≤ 15 min on 2 cores).")] = False,
+    standard: Annotated[bool, typer.Option(
+        "--standard", help="Standard mode: paper B judged at this machine's scale (≤ 60 min on 2 cores; prints its "
+                           "estimated cost per part first).")] = False,
+    full: Annotated[bool, typer.Option("--full", help="Full mode (prints its estimated cost first).")] = False,
+    out: Annotated[Path, typer.Option(
+        "--out", help="Output directory: report.html, report.md, results.json, parts/, figures.")] = Path("runs/reproduce"),
+    backend: Annotated[str, typer.Option("--backend", help="Sweep backend for sweep-style parts: local | ray.")] = "local",
+    ray_address: Annotated[Optional[str], typer.Option(
+        "--ray-address", help="Address of a running Ray cluster (with --backend ray).")] = None,
+    part: Annotated[Optional[list[str]], typer.Option(
+        "--part", help="Run only these parts (repeatable); see --list.")] = None,
+    list_parts: Annotated[bool, typer.Option("--list", help="List the parts with their estimated cost and stop.")] = False,
+    seed: Annotated[int, typer.Option("--seed", help="Base seed of every part.")] = 0,
+    rerun: Annotated[bool, typer.Option("--rerun", help="Re-run the selected parts even if finished results exist.")] = False,
 ) -> None:
     """Reproduce both papers' experiments at this machine's scale and write DIR/report.html, report.md, results.json.
 
