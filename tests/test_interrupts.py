@@ -181,3 +181,48 @@ def test_ntp_run_interrupted_before_training_exits_130(run_cli, tmp_path, monkey
     r = run_cli("ntp", "run", "--data", data, "--out", tmp_path / "o", "--quiet")
     assert r.code == 130 and "interrupted — outside the training steps" in " ".join(r.err.split())
     assert not (tmp_path / "o" / "summary.json").exists()
+
+
+def sleeping_task(cfg: dict) -> dict:
+    """A sweep task that writes its process id and sleeps (for the SIGTERM test; run in spawned workers)."""
+    import time
+    from pathlib import Path
+
+    Path(cfg["pid_dir"], f"{cfg['i']}.pid").write_text(str(os.getpid()))
+    time.sleep(120)
+    return {"i": cfg["i"]}
+
+
+def test_sigterm_stops_the_command_and_its_pool_workers(tmp_path):
+    """SIGTERM (a scheduler's time limit) to a sweep's parent: exit 143 with the resume line, and the pool's workers
+    (which get no signal of their own) are stopped too, not left running."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    pid_dir = tmp_path / "pids"
+    pid_dir.mkdir()
+    code = f"""
+from tests.test_interrupts import sleeping_task
+from ttlab.cli._common import exit_on_interrupt
+from ttlab.sweep import run_sweep
+with exit_on_interrupt():
+    run_sweep(sleeping_task, [{{"i": i, "pid_dir": {str(pid_dir)!r}}} for i in range(2)], {str(tmp_path / "c")!r},
+              workers=2)
+"""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    proc = subprocess.Popen([sys.executable, "-c", code], env=env, stderr=subprocess.PIPE, text=True,
+                            cwd=Path(__file__).resolve().parents[1])
+    deadline = time.monotonic() + 120
+    while len(list(pid_dir.glob("*.pid"))) < 2 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    workers = [int(p.read_text()) for p in pid_dir.glob("*.pid")]
+    assert len(workers) == 2, proc.stderr.read() if proc.poll() is not None else "workers did not start"
+    proc.send_signal(signal.SIGTERM)
+    err = proc.communicate(timeout=60)[1]
+    assert proc.returncode == 143, err
+    assert "terminated — re-run the same command to resume" in " ".join(err.split())
+    for pid in workers:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)

@@ -16,3 +16,9 @@ class TTLabInputError(ValueError):
     def __init__(self, message: str = "", *, params: tuple[str, ...] = ()) -> None:
         super().__init__(message)
         self.params = tuple(params)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM received (a scheduler's time limit, ``kill``): raised like Ctrl-C so that a run stops the same way —
+    finished work kept, the interrupted task recorded as unfinished — and its worker processes are stopped too
+    (a process pool's workers get no signal of their own). See :func:`ttlab.cli._common.exit_on_interrupt`."""

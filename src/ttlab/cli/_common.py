@@ -14,7 +14,7 @@ from typing import Any
 
 from rich.console import Console
 
-from ttlab.errors import TTLabInputError
+from ttlab.errors import Terminated, TTLabInputError
 from ttlab.provenance import to_json
 
 console = Console(stderr=False)
@@ -45,17 +45,37 @@ INTERRUPT_EXIT = 130
 RESUME = "re-run the same command to resume (finished work is reused)"
 
 
+TERMINATE_EXIT = 143
+"""Exit code of a command stopped by SIGTERM (128 + 15)."""
+
+
+def _raise_terminated(signum: int, frame: Any) -> None:
+    raise Terminated(f"signal {signum}")
+
+
 @contextmanager
 def exit_on_interrupt(how: str = RESUME) -> Iterator[None]:
-    """Ctrl-C (KeyboardInterrupt) inside the block: print ``interrupted — {how}`` on stderr and exit 130.
+    """Ctrl-C (KeyboardInterrupt) inside the block: print ``interrupted — {how}`` on stderr and exit 130; SIGTERM
+    (:class:`ttlab.errors.Terminated`, raised by a handler installed for the block): ``terminated — {how}``, exit 143.
 
     The one place long commands turn an interrupt into a message: the library below has already
     recorded the interrupted work as unfinished (never as a result), so ``how`` says what a re-run does."""
+    import signal
+    import threading
+
+    main = threading.current_thread() is threading.main_thread()
+    old = signal.signal(signal.SIGTERM, _raise_terminated) if main else None
     try:
         yield
+    except Terminated:
+        console_err.print(f"[yellow]terminated[/] — {how}", highlight=False, soft_wrap=True)
+        raise SystemExit(TERMINATE_EXIT) from None
     except KeyboardInterrupt:
         console_err.print(f"[yellow]interrupted[/] — {how}", highlight=False, soft_wrap=True)
         raise SystemExit(INTERRUPT_EXIT) from None
+    finally:
+        if main:
+            signal.signal(signal.SIGTERM, old)
 
 
 HEARTBEAT_SECONDS = 30.0

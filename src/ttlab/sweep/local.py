@@ -5,7 +5,7 @@ while each runs, when given). ``workers > 1`` uses a :class:`concurrent.futures.
 with the ``spawn`` start method (safe with torch and threads); each worker is limited to
 ``threads_per_task`` torch/OpenMP/BLAS threads before a task's module is imported there.
 
-Imports: the standard library and :mod:`ttlab.sweep`'s own modules only.
+Imports: the standard library, ttlab.errors and :mod:`ttlab.sweep`'s own modules only.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import ClassVar
 
+from ttlab.errors import Terminated
 from ttlab.sweep.records import OnDone, Task, TaskRecord, execute_task, failed_record, limit_threads
 
 __all__ = ["LocalBackend"]
@@ -82,8 +83,11 @@ def _run_pool(tasks: list[Task], workers: int, threads: int | None, on_done: OnD
             for fut in finished:
                 reported.add(fut)
                 on_done(record_of(fut))
-    except BaseException:
-        # Interrupted: drop queued tasks, let running ones end, and keep whatever finished meanwhile.
+    except BaseException as exc:
+        # Interrupted: drop queued tasks, let running ones end, and keep whatever finished meanwhile. Ctrl-C reaches
+        # the workers too (one process group); SIGTERM reaches only this process, so it is passed on to them.
+        if isinstance(exc, Terminated):
+            _terminate_workers(pool)
         pool.shutdown(wait=True, cancel_futures=True)
         for fut in futures:
             if fut not in reported and fut.done() and not fut.cancelled():
@@ -96,3 +100,10 @@ def _run_pool(tasks: list[Task], workers: int, threads: int | None, on_done: OnD
         raise
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _terminate_workers(pool: ProcessPoolExecutor) -> None:
+    """Send SIGTERM to the pool's live worker processes (a training run checkpoints and stops; others end)."""
+    for proc in list((getattr(pool, "_processes", None) or {}).values()):
+        if proc.is_alive():
+            proc.terminate()
