@@ -190,9 +190,9 @@ REASONS = {
     '"oracle_validated_exponent" {"fitted": 0.8, "hi": 0.85, "lo": 0.75, "n_capped": 0, "n_points": 5, "oracle": 0.5, "predicted": 0.5} {"bound": 0, "holds_rel": 0.1, "min_points": 3, "oracle_tol": 0.05, "partly_rel": 0.35}':
         ('not reproduced', 'fitted 0.8 vs 0.5: Δ = +0.3 (+60 %); oracle 0.5 within 0.05 of 0.5'),
     '"oracle_validated_exponent" {"fitted": 0.636, "hi": 0.67, "lo": 0.6, "n_capped": 0, "n_points": 5, "oracle": 0.64, "predicted": 0.5} {"bound": 0, "holds_rel": 0.1, "min_points": 3, "oracle_tol": 0.05, "partly_rel": 0.35}':
-        ('inconclusive', "design not in the asymptotic regime: the oracle's slope 0.64 is steeper than the theory's 0.5 by 0.14 > 0.05"),
+        ('inconclusive', "design not in the asymptotic regime: the oracle's slope 0.64 is steeper than the theory's 0.5 by 0.14 > 0.05; what would decide it: sizes (or a target function) over which the oracle's slope comes within the tolerance of the theory's"),
     '"oracle_validated_exponent" {"fitted": 0.5, "hi": 0.55, "lo": 0.45, "n_capped": 0, "n_points": 5, "oracle": 0.4, "predicted": 0.5} {"bound": 0, "holds_rel": 0.1, "min_points": 3, "oracle_tol": 0.05, "partly_rel": 0.35}':
-        ('inconclusive', "design not in the asymptotic regime: the oracle's slope 0.4 is shallower than the theory's 0.5 by 0.1 > 0.05"),
+        ('inconclusive', "design not in the asymptotic regime: the oracle's slope 0.4 is shallower than the theory's 0.5 by 0.1 > 0.05; what would decide it: sizes (or a target function) over which the oracle's slope comes within the tolerance of the theory's"),
     '"oracle_validated_exponent" {"fitted": 0.5, "hi": 0.9, "lo": 0.1, "n_capped": 0, "n_points": 5, "oracle": 0.5, "predicted": 0.5} {"bound": 0, "holds_rel": 0.1, "min_points": 3, "oracle_tol": 0.05, "partly_rel": 0.35}':
         ('inconclusive', 'oracle 0.5 within 0.05 of 0.5, but the interval [0.1, 0.9] (width 0.8) is wider than the partly band ±35 % of 0.5: cannot discriminate'),
     '"oracle_validated_exponent" {"fitted": 0.5, "hi": 0.55, "lo": 0.45, "n_capped": 1, "n_points": 5, "oracle": 0.5, "predicted": 0.5} {"bound": 0, "holds_rel": 0.1, "min_points": 3, "oracle_tol": 0.05, "partly_rel": 0.35}':
@@ -208,7 +208,7 @@ REASONS = {
     '"oracle_validated_exponent" {"fitted": 0.2, "hi": 0.25, "lo": 0.15, "n_capped": 0, "n_points": 5, "oracle": 0.9, "predicted": 0.5} {"bound": 1, "holds_rel": 0.1, "min_points": 3, "oracle_tol": 0.05, "partly_rel": 0.35}':
         ('not reproduced', 'fitted 0.2 vs 0.5: Δ = -0.3 (-60 %); oracle 0.9 ≥ 0.5 − 0.05 (below the bound)'),
     '"oracle_validated_exponent" {"fitted": 0.6, "hi": 0.65, "lo": 0.55, "n_capped": 0, "n_points": 5, "oracle": 0.4, "predicted": 0.5} {"bound": 1, "holds_rel": 0.1, "min_points": 3, "oracle_tol": 0.05, "partly_rel": 0.35}':
-        ('inconclusive', "design not in the asymptotic regime: the oracle's slope 0.4 is shallower than the bound 0.5 by 0.1 > 0.05"),
+        ('inconclusive', "design not in the asymptotic regime: the oracle's slope 0.4 is shallower than the bound 0.5 by 0.1 > 0.05; what would decide it: sizes (or a target function) over which the oracle's slope comes within the tolerance of the theory's"),
     '"oracle_validated_exponent" {"data_ratio": 0.97, "fitted": 0.98, "hi": 1.06, "lo": 0.9, "n_capped": 0, "n_points": 5, "oracle": 1.02, "predicted": 1.0} {"bound": 0, "holds_rel": 0.1, "max_data_change": 0.15, "min_points": 3, "oracle_tol": 0.05, "partly_rel": 0.35}':
         ('holds', 'fitted 0.98 vs 1: Δ = -0.02 (-2 %); oracle 1.02 within 0.05 of 1; widest model not data-limited (loss at 2n / n = 0.97)'),
     '"oracle_validated_exponent" {"data_ratio": 0.6, "fitted": 0.98, "hi": 1.06, "lo": 0.9, "n_capped": 0, "n_points": 5, "oracle": 1.02, "predicted": 1.0} {"bound": 0, "holds_rel": 0.1, "max_data_change": 0.15, "min_points": 3, "oracle_tol": 0.05, "partly_rel": 0.35}':

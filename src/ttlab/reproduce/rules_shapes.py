@@ -209,6 +209,11 @@ def _unjudgeable(m: dict, th: dict, q: str) -> Judgement:
 # exponents judged only where an oracle shows the design can show them
 
 
+ORACLE_DECIDER = ("; what would decide it: sizes (or a target function) over which the oracle's slope comes within the "
+                  "tolerance of the theory's")
+"""Appended to an inconclusive oracle verdict: the design, not the network, is what has to change."""
+
+
 def _describe_oracle(th: dict, q: str) -> str:
     tol = short_number(th["oracle_tol"])
     if th.get("bound"):
@@ -276,11 +281,11 @@ def _oracle_core(m: dict, th: dict) -> tuple[str, str]:
     miss = o - p
     if bound and miss < -tol:
         return INCONCLUSIVE, (f"design not in the asymptotic regime: the oracle's slope {short_number(o)} is shallower than the "
-                              f"bound {short_number(p)} by {-miss:.3g} > {short_number(tol)}")
+                              f"bound {short_number(p)} by {-miss:.3g} > {short_number(tol)}" + ORACLE_DECIDER)
     if not bound and abs(miss) > tol:
         way = "steeper" if miss > 0 else "shallower"
         return INCONCLUSIVE, (f"design not in the asymptotic regime: the oracle's slope {short_number(o)} is {way} than the "
-                              f"theory's {short_number(p)} by {abs(miss):.3g} > {short_number(tol)}")
+                              f"theory's {short_number(p)} by {abs(miss):.3g} > {short_number(tol)}" + ORACLE_DECIDER)
     design = f"oracle {short_number(o)} within {short_number(tol)} of {short_number(p)}" if not bound else f"oracle {short_number(o)} ≥ {short_number(p)} − {short_number(tol)}"
     if "max_data_change" in th:  # a model-size sweep: the widest model must not be data-limited
         ratio = finite_number(m.get("data_ratio"))
