@@ -83,7 +83,7 @@ import torch
 
 from ttlab.errors import TTLabInputError
 from ttlab.ntp.dataset import NTPDataset
-from ttlab.ntp.maxmargin import _RESCALE_TOL, MaxMarginSolution, _unique_triples, kq_onehot_entries
+from ttlab.ntp.maxmargin import RESCALE_TOL, MaxMarginSolution, kq_onehot_entries, unique_triples
 from ttlab.ntp.model import CEBlock, ce_combine
 from ttlab.ntp.structure import DatasetStructure, analyze
 
@@ -211,7 +211,7 @@ def _certify(rows, cols, vals, margins_fn, n_cons: int, V: int, method: str) -> 
         return SparseMaxMargin(V, rows, cols, vals, float(np.linalg.norm(vals)), math.inf, 0.0, 0, method)
     marg = margins_fn(vals)
     mmin = float(marg.min())
-    if 1.0 - _RESCALE_TOL <= mmin < 1.0:
+    if 1.0 - RESCALE_TOL <= mmin < 1.0:
         vals = vals / mmin
         mmin = float(margins_fn(vals).min())
     return SparseMaxMargin(V, rows, cols, vals, float(np.linalg.norm(vals)), mmin, max(0.0, 1.0 - mmin), n_cons, method)
@@ -252,7 +252,7 @@ def sparse_max_margin_kq(
     violation) is computed from the returned values on every constraint.
     """
     V = vocab_size
-    T = _unique_triples(np.asarray(triples, dtype=np.int64).reshape(-1, 3), V)
+    T = unique_triples(np.asarray(triples, dtype=np.int64).reshape(-1, 3), V)
     m = T.shape[0]
     if m == 0:
         e = np.zeros(0, dtype=np.int64)
