@@ -42,7 +42,7 @@ from ttlab.ntp.maxmargin.kq import (
     unique_triples,
 )
 from ttlab.ntp.maxmargin.ov import max_margin_ov
-from ttlab.ntp.maxmargin.qp import RESCALE_TOL, MaxMarginSolution, solve_ldp
+from ttlab.ntp.maxmargin.qp import RESCALE_TOL, MaxMarginSolution, certificate_text, solution_info, solve_ldp
 
 __all__ = [
     "MaxMarginSolution",
@@ -56,4 +56,6 @@ __all__ = [
     "PARALLEL_MIN_TRIPLES",
     "CHUNKS_PER_WORKER",
     "RESCALE_TOL",
+    "solution_info",
+    "certificate_text",
 ]

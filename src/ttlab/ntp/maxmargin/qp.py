@@ -59,6 +59,23 @@ class MaxMarginSolution:
     method: str  # "closed-form" | "ldp-nnls" | "active-set" | "clarabel" | "mixed"
 
 
+def solution_info(sol: MaxMarginSolution) -> dict:
+    """JSON summary of a max-margin solution (without the matrix)."""
+    return {
+        "norm": sol.norm,
+        "min_margin": sol.min_margin,
+        "max_violation": sol.max_violation,
+        "n_constraints": sol.n_constraints,
+        "method": sol.method,
+    }
+
+
+def certificate_text(name: str, info: dict) -> str:
+    """The feasibility certificate of a max-margin solution (a :func:`solution_info` dict) in one line."""
+    return (f"{name} certificate: min margin {info['min_margin']:.12g}, max violation {info['max_violation']:.3g} "
+            f"over {info['n_constraints']:,} constraints ({info['method']}; feasible when the violation is 0)")
+
+
 class LDPInfeasible(Exception):
     """An LDP has no feasible point (raised by :func:`ldp`; the solvers turn it into a :class:`TTLabInputError`)."""
 
