@@ -17,6 +17,7 @@ columns in parallel). Every public name is re-exported here. No other ttlab modu
 the structured path build on it). Nothing here prints; the parallel one-hot W*_kq reports progress
 through a callback.
 
+Performance
     One-hot W*_kq costs one small NNLS per non-closed-form query column (|V| = 500 with ~40k
     constraints: ≈ 0.4 s of CPU).  The active-set method handles W*_ov at |V| = d = 500 in a few
     seconds.  The Gram-matrix NNLS-LDP costs O(working set³); it is meant for moderate problems
@@ -25,7 +26,6 @@ through a callback.
     #25389, PR #26180): its KKT conditions are checked and, if needed, the point is refined by a plain
     Lawson–Hanson loop.  BLAS is limited to one thread (with threadpoolctl, when installed) during the
     many small dense operations, which multi-threaded OpenBLAS slows down badly on a busy machine.
-
 
 Imports: ttlab.ntp.maxmargin (qp, ov, kq).
 """

@@ -16,21 +16,7 @@ from typing import Callable
 import numpy as np
 
 from ttlab.errors import TTLabInputError
-from ttlab.ntp.maxmargin.qp import (
-    CLARABEL_MAX_NNZ,
-    LDPInfeasible,
-    MaxMarginSolution,
-    blas_single_thread,
-    check_embeddings,
-    check_method,
-    clarabel_solve,
-    finish_solution,
-    index_array,
-    is_orthonormal,
-    ldp,
-    method_label,
-    solve_triples,
-)
+from ttlab.ntp.maxmargin import qp
 
 
 # ============================================================================================== W*_kq
@@ -42,7 +28,7 @@ def kq_column_closed_form(pairs: np.ndarray, vocab_size: int) -> np.ndarray | No
     returns ``None``.  Duplicate pairs are ignored; no pairs give the zero column.
     """
     V = _check_vocab_size(vocab_size)
-    P = index_array(pairs, "pairs")
+    P = qp.index_array(pairs, "pairs")
     if P.size == 0:
         return np.zeros(V)
     if P.ndim != 2 or P.shape[1] != 2:
@@ -88,7 +74,7 @@ def _check_range(arr: np.ndarray, V: int, name: str) -> None:
 
 def max_margin_kq(
     triples: np.ndarray, vocab_size: int, embeddings: np.ndarray | None = None, method: str = "auto"
-) -> MaxMarginSolution:
+) -> qp.MaxMarginSolution:
     """W*_kq = argmin ||W||_F s.t. (E[:, o] − E[:, u])ᵀ W E[:, q] ≥ 1 for every triple (q, o, u).
 
     ``triples`` (m × 3) lists (query, optimal, non-optimal) token indices (duplicates are removed;
@@ -96,9 +82,9 @@ def max_margin_kq(
     ``"auto"`` (Proposition 2 where the query's graph is complete bipartite, else NNLS-LDP),
     ``"ldp"`` (always NNLS-LDP) or ``"clarabel"`` (reference).  Returns a d × d matrix.
     """
-    check_method(method)
+    qp.check_method(method)
     V = _check_vocab_size(vocab_size)
-    T = index_array(triples, "triples")
+    T = qp.index_array(triples, "triples")
     if T.size == 0:
         T = T.reshape(0, 3)
     if T.ndim != 2 or T.shape[1] != 3:
@@ -113,7 +99,7 @@ def max_margin_kq(
             f"infeasible constraint (query {q}, optimal {o}, non-optimal {o}): a token cannot be both the "
             "optimal and the non-optimal side of one constraint"
         )
-    E = check_embeddings(embeddings, V)
+    E = qp.check_embeddings(embeddings, V)
     T = unique_triples(T, V)  # sorted by query, then optimal, then non-optimal
     m = T.shape[0]
     d = V if E is None else E.shape[0]
@@ -129,15 +115,15 @@ def max_margin_kq(
             return M[pos[:, 1], pos[:, 0]] - M[pos[:, 2], pos[:, 0]]
 
     if m == 0:
-        return finish_solution(np.zeros((d, d)), margins, 0, "closed-form" if method == "auto" else method_label(method))
+        return qp.zero_solution((d, d), margins, method)
     if method == "clarabel":
-        return finish_solution(_kq_clarabel(T, V, E), margins, m, "clarabel")
-    if E is None or (method == "auto" and is_orthonormal(E)):
+        return qp.finish_solution(_kq_clarabel(T, V, E), margins, m, "clarabel")
+    if E is None or (method == "auto" and qp.is_orthonormal(E)):
         W1, tag = _kq_onehot(T, V, method)
         W = W1 if E is None else E @ W1 @ E.T  # orthonormal E: isometric image of the one-hot solution
-        return finish_solution(W, margins, m, tag)
-    with blas_single_thread(m > 16):
-        return finish_solution(_kq_general(T, E), margins, m, "ldp-nnls")
+        return qp.finish_solution(W, margins, m, tag)
+    with qp.blas_single_thread(m > 16):
+        return qp.finish_solution(_kq_general(T, E), margins, m, "ldp-nnls")
 
 
 def unique_triples(T: np.ndarray, V: int) -> np.ndarray:
@@ -233,7 +219,7 @@ def kq_onehot_entries(
 def _kq_onehot_chunk(T: np.ndarray, V: int, method: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, int, int]:
     """The columns of the queries in ``T`` (sorted, de-duplicated, whole queries): (token, query, value)
     arrays and the numbers of closed-form and NNLS-LDP columns. Top level so worker processes can run it."""
-    with blas_single_thread(True):
+    with qp.blas_single_thread(True):
         return _kq_onehot_columns(T, V, method)
 
 
@@ -282,8 +268,8 @@ def _kq_onehot_columns(T: np.ndarray, V: int, method: str) -> tuple[np.ndarray, 
         G[r, loc_o[lo:hi]] = 1.0
         G[r, loc_u[lo:hi]] = -1.0
         try:
-            x, _ = ldp(G, np.ones(mq))
-        except LDPInfeasible:
+            x, _ = qp.ldp(G, np.ones(mq))
+        except qp.LDPInfeasible:
             raise TTLabInputError(_cycle_message(int(q), T[lo:hi, 1:])) from None
         out_t.append(tokens)
         out_q.append(np.full(tokens.size, q))
@@ -341,8 +327,8 @@ def _kq_general(T: np.ndarray, E: np.ndarray) -> np.ndarray:
     K = Eu.T @ Eu
     tri = pos[:, [0, 1, 2]]  # (s = query, a = optimal, b = non-optimal)
     try:
-        C = solve_triples(tri, K, K, used.size, used.size)
-    except LDPInfeasible:
+        C = qp.solve_triples(tri, K, K, used.size, used.size)
+    except qp.LDPInfeasible:
         raise TTLabInputError(
             "infeasible W*_kq: no matrix satisfies all constraints with these embeddings "
             "(or only with norm > 1e6); check for cyclic orders or linearly dependent embeddings"
@@ -360,12 +346,12 @@ def _kq_clarabel(T: np.ndarray, V: int, E: np.ndarray | None) -> np.ndarray:
         cols = np.stack([o * V + q, u * V + q], axis=1).ravel()
         vals = np.tile([1.0, -1.0], m)
         G = sp.csc_matrix((vals, (rows, cols)), shape=(m, V * V))
-        return clarabel_solve(G, V * V).reshape(V, V)
+        return qp.clarabel_solve(G, V * V).reshape(V, V)
     d = E.shape[0]
-    if m * d * d > CLARABEL_MAX_NNZ:
+    if m * d * d > qp.CLARABEL_MAX_NNZ:
         raise TTLabInputError(f"W*_kq with {m} constraints and d = {d} is too large for method='clarabel'; use 'auto'")
     A = E[:, o] - E[:, u]  # d × m
     B = E[:, q]
     dense = (A.T[:, :, None] * B.T[:, None, :]).reshape(m, d * d)  # row c = vec(a_c b_cᵀ)
     G = sp.csc_matrix(dense)
-    return clarabel_solve(G, d * d).reshape(d, d)
+    return qp.clarabel_solve(G, d * d).reshape(d, d)

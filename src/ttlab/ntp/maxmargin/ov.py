@@ -9,6 +9,7 @@ Exact method for W*_ov with full-column-rank embeddings ("active-set")
     active-set iteration on this exact reduction stops when the KKT conditions hold (λ ≥ 0 on the
     active set, all margins ≥ 1); if it does not settle it falls back to the NNLS-LDP path.
     Classes that are nobody's collocation are interchangeable, so the unique optimum gives them
+    equal rows; they are merged into one row of weight |N| (an exact reformulation).
 
 Imports: numpy, ttlab.errors, ttlab.ntp.maxmargin.qp (the QP kernel).
 """
@@ -18,27 +19,13 @@ from __future__ import annotations
 import numpy as np
 
 from ttlab.errors import TTLabInputError
-from ttlab.ntp.maxmargin.qp import (
-    CLARABEL_MAX_NNZ,
-    LDPInfeasible,
-    MaxMarginSolution,
-    blas_single_thread,
-    check_embeddings,
-    check_method,
-    clarabel_solve,
-    finish_solution,
-    index_array,
-    is_orthonormal,
-    ldp,
-    method_label,
-    solve_triples,
-)
+from ttlab.ntp.maxmargin import qp
 
 
 # ============================================================================================== W*_ov
 def max_margin_ov(
     next_token: np.ndarray, embeddings: np.ndarray | None = None, method: str = "auto"
-) -> MaxMarginSolution:
+) -> qp.MaxMarginSolution:
     """W*_ov = argmin ||W||_F s.t. (e_{n(x)} − e_i)ᵀ W E[:, x] ≥ 1 for all x with a collocation, i ≠ n(x).
 
     ``next_token[x]`` is the index of n(x), or −1 when x has no collocation; ``embeddings`` is
@@ -46,8 +33,8 @@ def max_margin_ov(
     embeddings, else the exact active-set or NNLS-LDP solver), ``"ldp"`` (always NNLS-LDP) or
     ``"clarabel"`` (reference interior-point solver).  Returns a |V| × d matrix.
     """
-    check_method(method)
-    nt = index_array(next_token, "next_token")
+    qp.check_method(method)
+    nt = qp.index_array(next_token, "next_token")
     if nt.ndim != 1:
         raise TTLabInputError(f"next_token must be a 1-D array of length |V| (got shape {nt.shape})")
     V = nt.shape[0]
@@ -59,7 +46,7 @@ def max_margin_ov(
             f"next_token[{bad[0]}] = {nt[bad[0]]} is out of range: use a token index in [0, {V - 1}] "
             "or −1 for no collocation"
         )
-    E = check_embeddings(embeddings, V)
+    E = qp.check_embeddings(embeddings, V)
     toks = np.flatnonzero(nt >= 0)
     lab = nt[toks]
     n_cons = toks.size * (V - 1)
@@ -80,25 +67,25 @@ def max_margin_ov(
         return diff.ravel()
 
     if n_cons == 0:
-        return finish_solution(np.zeros((V, d)), margins, 0, "closed-form" if method == "auto" else method_label(method))
+        return qp.zero_solution((V, d), margins, method)
 
     if method == "clarabel":
-        return finish_solution(_ov_clarabel(nt, toks, E), margins, n_cons, "clarabel")
+        return qp.finish_solution(_ov_clarabel(nt, toks, E), margins, n_cons, "clarabel")
 
-    if E is None or (method == "auto" and is_orthonormal(E)):
+    if E is None or (method == "auto" and qp.is_orthonormal(E)):
         if method == "auto":
             C = np.zeros((V, V))
             C[:, toks] = -1.0 / V
             C[lab, toks] += 1.0
             tag = "closed-form"
         else:
-            with blas_single_thread(V > 64):
+            with qp.blas_single_thread(V > 64):
                 C = _ov_onehot_ldp(V, toks, lab)
             tag = "ldp-nnls"
         W = C if E is None else C @ E.T  # orthonormal E: W = W₁ Eᵀ is the isometric image
-        return finish_solution(W, margins, n_cons, tag)
+        return qp.finish_solution(W, margins, n_cons, tag)
 
-    with blas_single_thread(V > 8):
+    with qp.blas_single_thread(V > 8):
         W = None
         tag = "ldp-nnls"
         if method == "auto":
@@ -107,7 +94,7 @@ def max_margin_ov(
         if W is None:
             W = _ov_general_ldp(E, toks, lab, V)
             tag = "ldp-nnls"
-        return finish_solution(W, margins, n_cons, tag)
+        return qp.finish_solution(W, margins, n_cons, tag)
 
 
 def _ov_onehot_ldp(V: int, toks: np.ndarray, lab: np.ndarray) -> np.ndarray:
@@ -116,7 +103,7 @@ def _ov_onehot_ldp(V: int, toks: np.ndarray, lab: np.ndarray) -> np.ndarray:
     G = np.zeros((V - 1, V))
     G[:, 0] = 1.0
     G[np.arange(V - 1), np.arange(1, V)] = -1.0
-    w, _ = ldp(G, np.ones(V - 1))
+    w, _ = qp.ldp(G, np.ones(V - 1))
     C = np.zeros((V, V))
     for x, n in zip(toks, lab):
         others = np.concatenate([np.arange(n), np.arange(n + 1, V)])
@@ -261,8 +248,8 @@ def _ov_general_ldp(E: np.ndarray, toks: np.ndarray, lab: np.ndarray, V: int) ->
     Kp = np.diag(kp)
     Kq = Et.T @ Et
     try:
-        C = solve_triples(tri, Kp, Kq, n_rows, n)
-    except LDPInfeasible:
+        C = qp.solve_triples(tri, Kp, Kq, n_rows, n)
+    except qp.LDPInfeasible:
         raise TTLabInputError(
             "infeasible W*_ov: no matrix makes every token's next token win by a margin with these "
             "embeddings (or only with norm > 1e6); e.g. two tokens with equal (or positively "
@@ -287,11 +274,11 @@ def _ov_clarabel(nt: np.ndarray, toks: np.ndarray, E: np.ndarray | None) -> np.n
         cols = np.stack([ns * V + xs, ii * V + xs], axis=1).ravel()
         vals = np.tile([1.0, -1.0], m)
     else:
-        if 2 * m * d > CLARABEL_MAX_NNZ:
+        if 2 * m * d > qp.CLARABEL_MAX_NNZ:
             raise TTLabInputError(f"W*_ov with {m} constraints is too large for method='clarabel'; use 'auto'")
         rows = np.repeat(np.arange(m), 2 * d)
         k = np.arange(d)
         cols = np.concatenate([ns[:, None] * d + k, ii[:, None] * d + k], axis=1).ravel()
         vals = np.concatenate([E[:, xs].T, -E[:, xs].T], axis=1).ravel()
     G = sp.csc_matrix((vals, (rows, cols)), shape=(m, V * d))
-    return clarabel_solve(G, V * d).reshape(V, d)
+    return qp.clarabel_solve(G, V * d).reshape(V, d)

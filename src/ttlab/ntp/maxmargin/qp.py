@@ -294,6 +294,12 @@ def finish_solution(
     return MaxMarginSolution(W, float(np.linalg.norm(W)), mmin, max(0.0, 1.0 - mmin), int(n_constraints), method)
 
 
+def zero_solution(shape: tuple[int, int], margins_fn: Callable[[np.ndarray], np.ndarray], method: str) -> MaxMarginSolution:
+    """The solution of a problem without constraints: W = 0 of ``shape``, tagged "closed-form" when ``method`` is
+    "auto", else as asked."""
+    return finish_solution(np.zeros(shape), margins_fn, 0, "closed-form" if method == "auto" else method_label(method))
+
+
 # ====================================================================================== validation
 def check_method(method: str) -> None:
     """Refuse a ``method`` other than "auto", "ldp" and "clarabel"."""
