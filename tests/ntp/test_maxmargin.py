@@ -417,7 +417,7 @@ def test_malformed_inputs_raise(call, match):
 @__import__("functools").lru_cache(maxsize=1)
 def _scale_triples():
     from ttlab.ntp.generate import generate_dataset
-    from ttlab.ntp.maxmargin import _unique_triples
+    from ttlab.ntp.maxmargin import unique_triples as _unique_triples
     from ttlab.ntp.structure import analyze
 
     st = analyze(generate_dataset(200, 2000, 2, 12, seed=3, method="large"))

@@ -21,6 +21,7 @@ from ttlab.ntp.diagnostics import (
     theorem2_conditions,
     theory_attention_rate,
 )
+from ttlab.ntp.experiment import random_start_stage1 as _random_start_stage1
 from ttlab.ntp.generate import generate_dataset
 from ttlab.reproduce import run_reproduction
 from ttlab.reproduce.parts_ntp import (
@@ -32,7 +33,6 @@ from ttlab.reproduce.parts_ntp import (
     _figure2_claims,
     _generalization_claims,
     _prop2_columns,
-    _random_start_stage1,
     _svop_claims,
 )
 

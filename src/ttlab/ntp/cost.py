@@ -1,25 +1,28 @@
-"""What reading, checking and training on a dataset will cost, stated before the work, and the limits.
+"""What the work of paper A will cost, stated before it is done: memory and time estimates, and their refusals.
 
 A sequence line of L tokens implies L − 1 sentences with ~L²/2 token slots. Reading and checking keep
-one view per sentence (O(L), :mod:`ttlab.ntp.dataset`); training stores each sentence as its distinct
-tokens with counts, (L − 1) × U_max slots where U_max ≤ min(L, |V|) is the most distinct tokens in one
-sentence (:mod:`ttlab.ntp.model`), and one step does ~slots × |V| multiply-adds. The constants below
-were measured on the product (CPython 3.11, torch CPU) and are rounded up:
+one view per sentence (O(L), :mod:`ttlab.ntp.reading` states that budget, a reading limit at the bottom of
+the package: the dataset parser enforces it); training stores each sentence as its distinct tokens with
+counts, (L − 1) × U_max slots where U_max ≤ min(L, |V|) is the most distinct tokens in one sentence
+(:mod:`ttlab.ntp.model`), and one step does ~slots × |V| multiply-adds. The constants below were measured
+on the product (CPython 3.11, torch CPU) and are rounded up:
 
-* reading and checking: ≤ :data:`CHECK_BYTES_PER_TOKEN` bytes per token of the file (2.3 kB measured
-  with one violation per sentence, 0.6 kB for a valid line); a valid file needs ≤
-  :data:`VALID_CHECK_BYTES_PER_TOKEN` (0.6 kB for one long line, 0.33 kB measured for 200,000 short
-  sentences at |V| = 50,257), so a text over the worst-case budget is first checked by the vectorized
-  checker (:mod:`ttlab.ntp.fastcheck`, ~0.14 kB per token) and read when it is valid and fits the valid budget;
 * training: :data:`MODEL_BYTES_PER_SLOT` bytes per slot (101 measured, float64, one-hot embeddings),
   plus 8 bytes × d per slot × 3 with general embeddings of dimension d, plus
-  :data:`METRIC_BYTES_PER_STEP` per recorded step.
+  :data:`METRIC_BYTES_PER_STEP` per recorded step (:func:`training_cost`, :func:`batch_cost` for a batch
+  counted elsewhere, e.g. by :meth:`ttlab.ntp.fastcheck.QuickCheck.training_cost`);
+* generating a random dataset: :func:`generation_bytes`;
+* the vectorized check of `ntp check`: :data:`FAST_CHECK_BYTES_PER_SLOT` (:func:`quick_check_slots`);
+* time: training steps timed and extrapolated (:func:`estimate_seconds`), plus :data:`WRITE_SECONDS` for
+  the outputs of `ntp run`.
 
-Above ``memory_limit_gib`` (default :data:`DEFAULT_MEMORY_LIMIT_GIB`) the work is refused with the
-line responsible and how to proceed, instead of being OOM-killed; step counts above :data:`MAX_STEPS`
-are refused outright.
+Above ``memory_limit_gib`` (default :data:`~ttlab.ntp.limits.DEFAULT_MEMORY_LIMIT_GIB`) the work is refused
+with the line responsible and how to proceed, instead of being OOM-killed; step counts above
+:data:`~ttlab.ntp.limits.MAX_STEPS` are refused outright, and runs estimated above ``--max-hours``
+(:func:`require_hours`). The limits and the reading budget are re-exported here.
 
-Imports: ttlab.errors, ttlab.ntp (dataset, structure); never ttlab.cli.
+Imports: ttlab.errors, ttlab.provenance, ttlab.ntp (config, dataset, limits, reading); model, structured and
+train inside :func:`estimate_seconds` only (it times their steps). Never ttlab.cli.
 """
 
 from __future__ import annotations
@@ -27,66 +30,44 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ttlab.errors import TTLabInputError
-from ttlab.ntp.dataset import NTPDataset
-from ttlab.ntp.structure import _groups
+from ttlab.ntp.config import RandomSpec, TrainConfig
+from ttlab.ntp.dataset import NTPDataset, batch_width
+from ttlab.ntp.limits import (  # noqa: F401  (DEFAULT_MEMORY_LIMIT_GIB and MAX_STEPS re-exported: defined here before)
+    DEFAULT_MEMORY_LIMIT_GIB,
+    GIB,
+    MAX_STEPS,
+    check_limit,
+    gib_text,
+)
+from ttlab.ntp.reading import (  # noqa: F401  (re-exported: the reading budget was defined here before)
+    CHECK_BYTES_PER_TOKEN,
+    MAX_SLOTS,
+    VALID_CHECK_BYTES_PER_TOKEN,
+    require_readable,
+)
+from ttlab.provenance import median_call_seconds
 
-#: the budget of paper A at GPT-2 vocabulary size (|V| = 50,257, 200,000 sentences: ≤ 4 GiB peak)
-DEFAULT_MEMORY_LIMIT_GIB = 4.0
-CHECK_BYTES_PER_TOKEN = 3000
-VALID_CHECK_BYTES_PER_TOKEN = 600
+if TYPE_CHECKING:
+    from ttlab.ntp.model import NTPTransformer
+    from ttlab.ntp.structured import StructuredProblem
+
 MODEL_BYTES_PER_SLOT = 128
 METRIC_BYTES_PER_STEP = 600
 #: memory of `ntp generate` (see :func:`generation_bytes`)
 GENERATE_BYTES_PER_TOKEN = 32
 GENERATE_BYTES_PER_TYPE = 256
-#: steps per stage above which a run is refused whatever the budget (1e8 rows of metrics alone ≈ 60 GB)
-MAX_STEPS = 100_000_000
-_GIB = 2**30
+#: memory of the vectorized checker of `ntp check` per sentence slot (measured ≈ 110 B at |V| = 50,257; rounded up)
+FAST_CHECK_BYTES_PER_SLOT = 200
+#: writing metrics.csv, summary.json and dynamics.png (measured 1.8–4.9 s, matplotlib's import included)
+WRITE_SECONDS = 4.0
 
 
-def _gib(n_bytes: float) -> str:
-    g = n_bytes / _GIB
-    return f"{g:.2f} GiB" if g < 10 else f"{g:,.0f} GiB"
-
-
-def check_limit(memory_limit_gib: float) -> float:
-    """Validate a memory limit in GiB."""
-    if not (isinstance(memory_limit_gib, (int, float)) and math.isfinite(memory_limit_gib) and memory_limit_gib > 0):
-        raise TTLabInputError(f"--memory-limit must be a positive number of GiB (got {memory_limit_gib})")
-    return float(memory_limit_gib)
-
-
-def require_readable(text: str, source: str, memory_limit_gib: float = DEFAULT_MEMORY_LIMIT_GIB) -> int:
-    """Refuse a dataset text whose reading and checking would exceed the limit; returns its token count.
-
-    Counts tokens line by line (no sentence is built), so the refusal itself is cheap. A text over the
-    worst-case budget (violations recorded for every sentence) but within the valid-file budget is checked
-    first with the vectorized checker, and accepted when it is valid.
-    """
-    limit = check_limit(memory_limit_gib) * _GIB
-    total, longest, longest_line = 0, 0, 0
-    for lineno, raw in enumerate(text.splitlines(), start=1):
-        n = len(raw.split("#", 1)[0].split())
-        total += n
-        if n > longest:
-            longest, longest_line = n, lineno
-    need = total * CHECK_BYTES_PER_TOKEN
-    if need > limit and total * VALID_CHECK_BYTES_PER_TOKEN <= limit and _valid_by_quick_check(text, source):
-        return total
-    if need > limit:
-        raise TTLabInputError(
-            f"{source}: {total:,} tokens would take up to ~{_gib(need)} to read and check "
-            f"(~{CHECK_BYTES_PER_TOKEN:,} bytes per token; limit {_gib(limit)}); the longest line is line "
-            f"{longest_line} with {longest:,} tokens ({max(longest - 1, 0):,} sentences). Split the file, or "
-            f"raise the limit with --memory-limit {math.ceil(need / _GIB)} if the machine has that much memory."
-        )
-    return total
-
-
-def generation_bytes(spec, method: str, build_dataset: bool = False) -> int:
-    """Peak memory of writing the random dataset ``spec`` (a :class:`ttlab.ntp.generate.RandomSpec`) with
+# ---------------------------------------------------------------------------------------------- memory
+def generation_bytes(spec: RandomSpec, method: str, build_dataset: bool = False) -> int:
+    """Peak memory of writing the random dataset ``spec`` (a :class:`ttlab.ntp.config.RandomSpec`) with
     generator ``method`` ("dense" or "large", resolved), and of reading it into a dataset when
     ``build_dataset`` (as `ntp run` without --data does); computed from the spec, nothing generated.
 
@@ -103,11 +84,11 @@ def generation_bytes(spec, method: str, build_dataset: bool = False) -> int:
     return int(need)
 
 
-def require_generable(spec, method: str, memory_limit_gib: float = DEFAULT_MEMORY_LIMIT_GIB,
+def require_generable(spec: RandomSpec, method: str, memory_limit_gib: float = DEFAULT_MEMORY_LIMIT_GIB,
                       build_dataset: bool = False) -> None:
     """Refuse a random dataset whose generation (:func:`generation_bytes`) would exceed the limit,
     before anything is drawn, naming the option that dominates and how to proceed."""
-    limit = check_limit(memory_limit_gib) * _GIB
+    limit = check_limit(memory_limit_gib) * GIB
     need = generation_bytes(spec, method, build_dataset)
     if need <= limit:
         return
@@ -117,40 +98,16 @@ def require_generable(spec, method: str, memory_limit_gib: float = DEFAULT_MEMOR
     worst = max(parts, key=parts.get)
     raise TTLabInputError(
         f"a random dataset with --vocab {V:,}, --sentences {n:,} and lengths {spec.min_len:,}…{spec.max_len:,} "
-        f"would take ~{_gib(need)} to generate{' and read' if build_dataset else ''} (limit {_gib(limit)}; "
+        f"would take ~{gib_text(need)} to generate{' and read' if build_dataset else ''} (limit {gib_text(limit)}; "
         f"{worst} dominate{'s' if worst == '--vocab' else ''}). Lower {worst}, or raise the limit with "
-        f"--memory-limit {math.ceil(need / _GIB)} if the machine has that much memory."
+        f"--memory-limit {math.ceil(need / GIB)} if the machine has that much memory."
     )
 
 
-def _valid_by_quick_check(text: str, source: str) -> bool:
-    """True when the vectorized checker applies to ``text`` and finds Assumptions 1 and 3 hold."""
-    from ttlab.ntp.fastcheck import quick_check
-
-    qc = quick_check(text, source)
-    return qc is not None and qc.valid
-
-
-def batch_width(dataset: NTPDataset) -> tuple[int, int]:
-    """U_max (most distinct tokens in one sentence) and the index of a sentence that has that many.
-
-    One pass over each line's tokens (O(total tokens)), so the cost of a model can be stated before it
-    is built.
-    """
-    best, arg = 0, 0
-    sentences = dataset.sentences
-    for base, members in _groups(sentences):
-        members = sorted(members, key=lambda i: len(sentences[i].tokens))
-        seen: set[str] = set()
-        pos = 0
-        for i in members:
-            ell = len(sentences[i].tokens)
-            while pos < ell:
-                seen.add(base[pos])
-                pos += 1
-            if len(seen) > best:
-                best, arg = len(seen), i
-    return best, arg
+def quick_check_slots(memory_limit_gib: float) -> int:
+    """The most sentence slots the vectorized check of `ntp check` may expand within the limit (at most
+    :data:`~ttlab.ntp.reading.MAX_SLOTS`)."""
+    return min(MAX_SLOTS, int(check_limit(memory_limit_gib) * GIB / FAST_CHECK_BYTES_PER_SLOT))
 
 
 @dataclass(frozen=True)
@@ -180,16 +137,17 @@ class TrainingCost:
     def batch(self) -> str:
         """The batch size and its memory, e.g. '19,999 sentences × 4 distinct tokens = 79,996 slots (~0.01 GiB)'."""
         return (f"{self.n_sentences:,} sentences × {self.width:,} distinct tokens = {self.slots:,} slots "
-                f"(~{_gib(self.model_bytes)})")
+                f"(~{gib_text(self.model_bytes)})")
 
     def describe(self) -> str:
         """One sentence stating the cost."""
         return (
-            f"{self.batch()}, {self.steps:,} recorded steps (~{_gib(self.metric_bytes)} of metrics), "
+            f"{self.batch()}, {self.steps:,} recorded steps (~{gib_text(self.metric_bytes)} of metrics), "
             f"~{self.products_per_step:,} token × vocabulary products per step"
         )
 
     def as_dict(self) -> dict:
+        """The JSON record (`ntp check`'s training_cost, `ntp run`'s summary cost)."""
         return {
             "n_sentences": self.n_sentences,
             "width": self.width,
@@ -199,29 +157,37 @@ class TrainingCost:
         }
 
 
-def training_cost(dataset: NTPDataset, dim: int | None = None, steps: int = 0) -> TrainingCost:
-    """Estimate the memory of training on ``dataset`` (O(total tokens) to compute, nothing allocated)."""
-    width, widest = batch_width(dataset)
-    V = dataset.vocab_size
-    d = V if dim is None else dim
-    slots = len(dataset.sentences) * width
+def batch_cost(n_sentences: int, width: int, vocab_size: int, dim: int | None = None, steps: int = 0, line: int = 0,
+               line_sentences: int = 0, line_tokens: int = 0) -> TrainingCost:
+    """The memory of training on ``n_sentences`` sentences of at most ``width`` distinct tokens (one-hot
+    embeddings when ``dim`` is None), ``steps`` recorded steps; the widest sentence's ``line`` (0 = built in
+    code), the sentences that line contributes and its tokens name the line responsible."""
+    d = vocab_size if dim is None else dim
+    slots = n_sentences * width
     per_slot = MODEL_BYTES_PER_SLOT + (0 if dim is None else 3 * 8 * d)
-    s = dataset.sentences[widest]
-    line = s.lines[0] if s.lines else 0
-    per_line = Counter(x for t in dataset.sentences for x in set(t.lines))
     return TrainingCost(
-        n_sentences=len(dataset.sentences),
+        n_sentences=n_sentences,
         width=width,
-        vocab_size=V,
+        vocab_size=vocab_size,
         dim=d,
         steps=steps,
         model_bytes=slots * per_slot,
         metric_bytes=steps * METRIC_BYTES_PER_STEP,
         products_per_step=slots * d,
         line=line,
-        line_sentences=per_line.get(line, 0),
-        line_tokens=len(s.tokens),
+        line_sentences=line_sentences,
+        line_tokens=line_tokens,
     )
+
+
+def training_cost(dataset: NTPDataset, dim: int | None = None, steps: int = 0) -> TrainingCost:
+    """Estimate the memory of training on ``dataset`` (O(total tokens) to compute, nothing allocated)."""
+    width, widest = batch_width(dataset)
+    s = dataset.sentences[widest]
+    line = s.lines[0] if s.lines else 0
+    per_line = Counter(x for t in dataset.sentences for x in set(t.lines))
+    return batch_cost(len(dataset.sentences), width, dataset.vocab_size, dim, steps, line, per_line.get(line, 0),
+                      len(s.tokens))
 
 
 def require_steps(stage1_steps: int, stage2_steps: int) -> None:
@@ -230,14 +196,14 @@ def require_steps(stage1_steps: int, stage2_steps: int) -> None:
         if v > MAX_STEPS:
             raise TTLabInputError(
                 f"{name} {v:,} is beyond the {MAX_STEPS:,}-step limit: every step is recorded in metrics.csv "
-                f"(~{METRIC_BYTES_PER_STEP} bytes per step in memory, ~{_gib(v * METRIC_BYTES_PER_STEP)} here) and "
+                f"(~{METRIC_BYTES_PER_STEP} bytes per step in memory, ~{gib_text(v * METRIC_BYTES_PER_STEP)} here) and "
                 f"the rates are fitted from a few thousand steps; use at most {MAX_STEPS:,}"
             )
 
 
 def require_trainable(cost: TrainingCost, source: str, memory_limit_gib: float = DEFAULT_MEMORY_LIMIT_GIB) -> None:
     """Refuse training whose estimated memory exceeds the limit, naming the line responsible."""
-    limit = check_limit(memory_limit_gib) * _GIB
+    limit = check_limit(memory_limit_gib) * GIB
     if cost.total_bytes <= limit:
         return
     where = (
@@ -252,7 +218,102 @@ def require_trainable(cost: TrainingCost, source: str, memory_limit_gib: float =
     else:
         fix = "train fewer steps"
     raise TTLabInputError(
-        f"{source}: training would need ~{_gib(cost.total_bytes)} (limit {_gib(limit)}): {cost.describe()}. "
+        f"{source}: training would need ~{gib_text(cost.total_bytes)} (limit {gib_text(limit)}): {cost.describe()}. "
         f"The batch is set by {where}. To proceed, {fix}, or raise the limit with "
-        f"--memory-limit {math.ceil(cost.total_bytes / _GIB)} if the machine has that much memory."
+        f"--memory-limit {math.ceil(cost.total_bytes / GIB)} if the machine has that much memory."
     )
+
+
+# ---------------------------------------------------------------------------------------------- time
+def estimate_seconds(model: NTPTransformer | StructuredProblem, config: TrainConfig, budget_s: float = 0.5) -> float:
+    """Wall time of ``config``'s steps, extrapolated from timed steps (after one warm-up step).
+
+    A timed step is what training does per step: the loss and gradient, a normalized update and the
+    recorded cosine and norms; each kind is repeated up to 20 times or ``budget_s`` seconds. ``model`` is
+    the dense model, or the :class:`StructuredProblem` of a structured run (then its steps are timed).
+    """
+    import torch
+
+    from ttlab.ntp.structured import StructuredProblem
+    from ttlab.ntp.train import cosine, threads_for
+
+    if isinstance(model, StructuredProblem):
+        return _estimate_structured(model, config, budget_s)
+    W_ov, W_kq = model.zeros()
+
+    def stage1() -> None:
+        g = model.collocation_loss_and_grad(W_ov).grad_ov
+        cosine(W_ov - g / max(float(g.norm()), 1e-300), g)
+
+    def stage2() -> None:
+        lg = model.loss_and_grad(W_ov, W_kq, wrt=("kq",))
+        cosine(W_kq - lg.grad_kq / max(float(lg.grad_kq.norm()), 1e-300), lg.grad_kq)
+        model.min_optimal_attention(lg.attention)
+
+    def joint() -> None:
+        lg = model.loss_and_grad(W_ov, W_kq)
+        cosine(W_kq - lg.grad_kq / max(float(lg.grad_kq.norm()), 1e-300), lg.grad_kq)
+        cosine(W_ov - lg.grad_ov / max(float(lg.grad_ov.norm()), 1e-300), lg.grad_ov)
+        model.min_optimal_attention(lg.attention)
+
+    with threads_for(model), torch.no_grad():
+        if config.schedule == "two-stage":
+            t1 = median_call_seconds(stage1, budget_s) if config.stage1_steps else 0.0
+            t2 = median_call_seconds(stage2, budget_s) if config.stage2_steps else 0.0
+            return t1 * (config.stage1_steps + 1) + t2 * (config.stage2_steps + 1)
+        return median_call_seconds(joint, budget_s) * (config.stage1_steps + config.stage2_steps + 1)
+
+
+def _estimate_structured(prob: StructuredProblem, config: TrainConfig, budget_s: float) -> float:
+    """:func:`estimate_seconds` for the structured path (its steps from W = 0, same timing rule)."""
+    import torch
+
+    from ttlab.ntp.structured import SparseKQ, StructuredOV, ngd_unit, one_thread
+
+    m = len(prob.colloc_tokens)
+    z = torch.zeros(m, dtype=torch.float64)
+    ov = StructuredOV(prob.vocab_size, prob.colloc_tokens, prob.colloc_next, z, z)
+    a_tok = prob.position_gain(ov)
+    kq = SparseKQ(prob.vocab_size, prob.pair_token, prob.pair_query, torch.zeros(len(prob.pair_keys), dtype=torch.float64))
+
+    mult1 = torch.tensor([1.0, float(prob.vocab_size - 1)], dtype=torch.float64)
+
+    def stage1() -> None:  # as a training step: loss and gradient, the cosine's norms, the NGD update
+        if m:
+            ce, _ = prob.stage1_loss_grad(ov)
+            ov.norm()
+            unit, un = ngd_unit(ce.grad, mult1) if prob.vocab_size > 1 else (ce.grad, 1.0)
+            ov.label_val - unit[:, 0] / max(un, 1e-300)
+
+    def stage2() -> None:
+        _, grad, phi = prob.stage2_loss_grad(a_tok, kq)
+        float(kq.values @ kq.values)
+        unit, un = ngd_unit(grad)
+        kq.values - unit / max(un, 1e-300)
+        prob.min_optimal_attention(phi)
+
+    with one_thread():
+        t1 = median_call_seconds(stage1, budget_s) if config.stage1_steps else 0.0
+        t2 = median_call_seconds(stage2, budget_s) if config.stage2_steps else 0.0
+    return t1 * (config.stage1_steps + 1) + t2 * (config.stage2_steps + 1)
+
+
+def duration_text(seconds: float) -> str:
+    """A duration for messages: seconds, minutes, hours or days."""
+    if seconds < 120:
+        return f"{seconds:.1f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.1f} min"
+    if seconds < 3 * 86400:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:,.0f} days"
+
+
+def require_hours(seconds: float, max_hours: float, source: str, config: TrainConfig, cost: TrainingCost) -> None:
+    """Refuse a run whose timed steps (``seconds``) plus the writing exceed ``max_hours``."""
+    if seconds + WRITE_SECONDS > max_hours * 3600:
+        raise TTLabInputError(
+            f"{source}: {config.stage1_steps:,} + {config.stage2_steps:,} steps would take ~{duration_text(seconds)} "
+            f"(extrapolated from timed steps; {cost.describe()}), above --max-hours {max_hours:g}; train fewer "
+            f"steps, or raise --max-hours to {math.ceil((seconds + WRITE_SECONDS) / 3600)} to run it anyway"
+        )

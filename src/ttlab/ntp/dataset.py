@@ -1,7 +1,5 @@
 """Next-token-prediction datasets: the text format, distinct sentences and their weights π(n).
 
-May import: numpy, :mod:`ttlab.errors` and (lazily, for the memory limits) :mod:`ttlab.ntp.cost`.
-
 The text format has two kinds of line (tokens are whitespace-separated, ``#`` starts a comment):
 
 * a *sequence line* ``S V O P`` contributes every proper prefix as a training sentence labelled with
@@ -12,7 +10,10 @@ Repeated sentences are merged; their multiplicity becomes the frequency weight �
 
 A sequence line of L tokens implies L − 1 sentences holding ~L²/2 token slots. They are not copied:
 each sentence's tokens are a :class:`TokenSeq`, a view of the first k tokens of the line, and repeated
-sentences are found with a prefix tree, so reading a line costs O(L) memory and time.
+sentences are found with a prefix tree, so reading a line costs O(L) memory and time. A text whose reading
+would exceed the memory limit is refused first (:func:`ttlab.ntp.reading.require_readable`).
+
+Imports: numpy, ttlab.errors, ttlab.ntp (limits, reading).
 """
 
 from __future__ import annotations
@@ -25,8 +26,9 @@ from pathlib import Path
 import numpy as np
 
 from ttlab.errors import TTLabInputError
+from ttlab.ntp.limits import DEFAULT_MEMORY_LIMIT_GIB, check_limit
+from ttlab.ntp.reading import ARROW, require_readable
 
-ARROW = "=>"
 #: sentences longer than this are shown abbreviated in messages (first and last tokens)
 SHOW_TOKENS = 12
 
@@ -217,10 +219,8 @@ class NTPDataset:
         """Parse the two-kind line format (see the module docstring); a leading byte-order mark is dropped.
 
         Text whose reading and checking would need more than ``memory_limit_gib`` (default
-        :data:`ttlab.ntp.cost.DEFAULT_MEMORY_LIMIT_GIB`) is refused before any sentence is built.
+        :data:`ttlab.ntp.limits.DEFAULT_MEMORY_LIMIT_GIB`) is refused before any sentence is built.
         """
-        from ttlab.ntp.cost import DEFAULT_MEMORY_LIMIT_GIB, require_readable
-
         text = text.removeprefix("\ufeff")
         require_readable(text, source, DEFAULT_MEMORY_LIMIT_GIB if memory_limit_gib is None else memory_limit_gib)
         b = _Builder(source)
@@ -311,8 +311,6 @@ def read_dataset_text(path: str | Path, memory_limit_gib: float | None = None) -
         raise TTLabInputError(f"dataset file {str(path)!r} does not exist")
     if path.is_dir():
         raise TTLabInputError(f"{str(path)!r} is a directory; pass a dataset text file")
-    from ttlab.ntp.cost import DEFAULT_MEMORY_LIMIT_GIB, check_limit
-
     limit = check_limit(DEFAULT_MEMORY_LIMIT_GIB if memory_limit_gib is None else memory_limit_gib)
     size = path.stat().st_size
     if size > limit * 2**30:
@@ -330,3 +328,45 @@ def read_dataset_text(path: str | Path, memory_limit_gib: float | None = None) -
             "save the file as UTF-8"
         ) from None
     return text
+
+
+def dataset_info(dataset: NTPDataset) -> dict:
+    """JSON summary of a dataset: source, |V|, distinct sentences, occurrences and L_max."""
+    return {
+        "source": dataset.source,
+        "vocab_size": dataset.vocab_size,
+        "n_distinct_sentences": len(dataset.sentences),
+        "n_occurrences": int(sum(s.count for s in dataset.sentences)),
+        "max_len": dataset.max_len,
+    }
+
+
+def line_groups(sentences: list[Sentence]) -> list[tuple[tuple[str, ...], list[int]]]:
+    """Sentence indices grouped by the token tuple they are prefixes of (views of one line share it)."""
+    by_base: dict[int, tuple[tuple[str, ...], list[int]]] = {}
+    for i, s in enumerate(sentences):
+        base = s.tokens.base if isinstance(s.tokens, TokenSeq) else tuple(s.tokens)
+        by_base.setdefault(id(base), (base, []))[1].append(i)
+    return list(by_base.values())
+
+
+def batch_width(dataset: NTPDataset) -> tuple[int, int]:
+    """U_max (most distinct tokens in one sentence) and the index of a sentence that has that many.
+
+    One pass over each line's tokens (O(total tokens)), so the cost of a model can be stated before it
+    is built.
+    """
+    best, arg = 0, 0
+    sentences = dataset.sentences
+    for base, members in line_groups(sentences):
+        members = sorted(members, key=lambda i: len(sentences[i].tokens))
+        seen: set[str] = set()
+        pos = 0
+        for i in members:
+            ell = len(sentences[i].tokens)
+            while pos < ell:
+                seen.add(base[pos])
+                pos += 1
+            if len(seen) > best:
+                best, arg = len(seen), i
+    return best, arg

@@ -31,6 +31,8 @@ import numpy as np
 from ttlab.ntp.train import TrainResult
 
 _TINY = 1e-13
+#: differences of two numbers exact to rounding (1 − attention, L − L∞ relative to L∞) are resolvable above this
+TINY_GAP = 1e-13
 
 
 def fit_direction_rate(t: np.ndarray, one_minus_cos: np.ndarray, t_min: int = 10) -> dict:

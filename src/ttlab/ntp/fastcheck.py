@@ -1,7 +1,7 @@
 """Vectorized check of Assumptions 1 and 3 for large dataset files (what `ttlab ntp check` runs first).
 
-May import: numpy, :mod:`ttlab.errors`, :mod:`ttlab.ntp.dataset` (the format's arrow) and
-:mod:`ttlab.ntp.cost` (the training-cost record). Nothing here prints.
+Nothing here prints. The array passes are :func:`ttlab.ntp.reading.scan_text` (the reading limit uses them
+too); :class:`QuickCheck` is what they found, with the views `ttlab ntp check` reports.
 
 :func:`ttlab.ntp.structure.analyze` walks sentences in Python and keeps every order edge with its
 source lines, which is what its violation messages need, but at |V| = 50,257 with 200,000 sentences it
@@ -21,41 +21,35 @@ The verdict equals ``analyze(...).valid`` (tested on valid and invalid files). W
 assumption, the caller re-runs :func:`~ttlab.ntp.structure.analyze` for the messages, line numbers
 and the full list. Sequence lines expand into their prefixes (L(L−1)/2 slots per line); above
 :data:`MAX_SLOTS` expanded slots :func:`quick_check` returns None and the incremental checker is used.
+
+:func:`check_dataset_file` is `ttlab ntp check`: this check first on a large text, else the full one.
+
+Imports: numpy, ttlab.ntp (cost: the training-cost record; dataset; limits; reading: the scan; structure).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
-from ttlab.ntp.dataset import ARROW
+from ttlab.ntp.cost import TrainingCost, batch_cost, quick_check_slots, training_cost
+from ttlab.ntp.dataset import NTPDataset, read_dataset_text
+from ttlab.ntp.limits import DEFAULT_MEMORY_LIMIT_GIB, FAST_CHECK_CHARS
+from ttlab.ntp.reading import MAX_SLOTS, TextScan, scan_text
+from ttlab.ntp.structure import DatasetStructure, analyze
 
-__all__ = ["MAX_SLOTS", "QuickCheck", "quick_check"]
-
-#: the vectorized check stores every sentence's tokens: above this many slots it declines
-MAX_SLOTS = 50_000_000
+__all__ = ["MAX_SLOTS", "FullCheck", "QuickCheck", "check_dataset_file", "quick_check"]
 
 
 @dataclass
-class QuickCheck:
-    """What the vectorized check found (enough for `ntp check`'s report of a valid file)."""
+class QuickCheck(TextScan):
+    """What the vectorized check found (the fields of :class:`ttlab.ntp.reading.TextScan` and the text's
+    ``source``), with the views `ntp check` reports for a valid file."""
 
-    source: str
-    valid: bool
-    vocab: list[str]
-    collocation: np.ndarray  # n(x) per token id, −1 without collocation
-    n_sentences: int  # distinct (tokens, label) sentences
-    n_occurrences: int  # sentences with repeats
-    width: int  # most distinct tokens in one sentence
-    widest_line: int
-    widest_tokens: int
-    widest_line_sentences: int
-    # per (query, token) with a role: query id, token id, above?, below?
-    role_query: np.ndarray = field(repr=False)
-    role_token: np.ndarray = field(repr=False)
-    role_above: np.ndarray = field(repr=False)
-    role_below: np.ndarray = field(repr=False)
+    source: str = "<text>"
 
     @property
     def vocab_size(self) -> int:
@@ -98,129 +92,56 @@ class QuickCheck:
             out[self.vocab[int(q[starts[i]])]] = entry
         return out
 
-    def training_cost(self):
+    def collocation_pairs(self) -> list[tuple[str, str]]:
+        """(x, n(x)) for every token with a collocation, in vocabulary order."""
+        return [(self.vocab[x], self.vocab[y]) for x, y in enumerate(self.collocation.tolist()) if y >= 0]
+
+    def report(self) -> dict:
+        """The JSON of `ntp check --json` for a valid file (:meth:`DatasetStructure.report`'s keys, the
+        non-comparable tokens counted) with the training cost."""
+        return {"valid": self.valid, "source": self.source, "n_sentences": self.n_sentences,
+                "n_occurrences": self.n_occurrences, "vocab": self.vocab, "collocation": dict(self.collocation_pairs()),
+                "orders": self.orders(), "violations": [], "degenerate": self.degenerate(),
+                "training_cost": self.training_cost().as_dict()}
+
+    def training_cost(self) -> TrainingCost:
         """:func:`ttlab.ntp.cost.training_cost` of the dataset (dim None, 0 steps), from the arrays."""
-        from ttlab.ntp.cost import MODEL_BYTES_PER_SLOT, TrainingCost
-
-        slots = self.n_sentences * self.width
-        return TrainingCost(n_sentences=self.n_sentences, width=self.width, vocab_size=self.vocab_size,
-                            dim=self.vocab_size, steps=0, model_bytes=slots * MODEL_BYTES_PER_SLOT, metric_bytes=0,
-                            products_per_step=slots * self.vocab_size, line=self.widest_line,
-                            line_sentences=self.widest_line_sentences, line_tokens=self.widest_tokens)
-
-
-def _parse(text: str, max_slots: int = MAX_SLOTS) -> tuple | None:
-    """Lines → token ids, sentence boundaries, labels and line numbers; None on anything the strict
-    parser (:meth:`NTPDataset.from_text`) must report, or when the expansion exceeds ``max_slots``.
-
-    One pass over the lines collects their words; ids come from one dict over the distinct words (in
-    order of first appearance); the sentences (a sequence line's prefixes) are index arithmetic."""
-    words_all: list[str] = []
-    line_no: list[int] = []
-    line_start: list[int] = []
-    line_len: list[int] = []  # explicit line: tokens before the arrow; sequence line: −(number of words)
-    slots = 0
-    for lineno, raw in enumerate(text.removeprefix("\ufeff").splitlines(), start=1):
-        words = (raw.split("#", 1)[0] if "#" in raw else raw).split()
-        if not words:
-            continue
-        line_no.append(lineno)
-        line_start.append(len(words_all))
-        if ARROW in raw:
-            if len(words) < 3 or words[-2] != ARROW or words.count(ARROW) != 1:
-                return None
-            words_all += words[:-2]
-            words_all.append(words[-1])
-            line_len.append(len(words) - 2)
-            slots += len(words) - 2
-        else:
-            if len(words) < 2:
-                return None
-            words_all += words
-            line_len.append(-len(words))
-            slots += len(words) * (len(words) - 1) // 2
-        if slots > max_slots:
-            return None
-    if not line_no:
-        return None
-    index = {w: i for i, w in enumerate(dict.fromkeys(words_all))}
-    ids = np.fromiter(map(index.__getitem__, words_all), dtype=np.int64, count=len(words_all))
-    del words_all
-    start, n = np.asarray(line_start, dtype=np.int64), np.asarray(line_len, dtype=np.int64)
-    lines = np.asarray(line_no, dtype=np.int64)
-    seq = n < 0
-    # explicit lines: one sentence each; sequence lines of L words: prefixes k = 1 … L − 1
-    per_line = np.where(seq, -n - 1, 1)
-    s_line = np.repeat(np.arange(n.size), per_line)
-    k = np.arange(s_line.size) - np.repeat(np.cumsum(per_line) - per_line, per_line) + 1  # prefix length
-    lengths = np.where(seq[s_line], k, n[s_line])
-    s_start = start[s_line]
-    labels = ids[s_start + lengths]
-    offsets = np.r_[0, np.cumsum(lengths)]
-    flat = ids[np.repeat(s_start - offsets[:-1], lengths) + np.arange(offsets[-1])]
-    return list(index), flat, lengths, labels, lines[s_line]
+        return batch_cost(self.n_sentences, self.width, self.vocab_size, line=self.widest_line,
+                          line_sentences=self.widest_line_sentences, line_tokens=self.widest_tokens)
 
 
 def quick_check(text: str, source: str = "<text>", max_slots: int = MAX_SLOTS) -> QuickCheck | None:
-    """Check the assumptions of a dataset text with array operations; None when the fast path does not
-    apply (a format error, for the strict parser to report, or more than ``max_slots`` sentence slots)."""
-    parsed = _parse(text, max_slots)
-    if parsed is None:
-        return None
-    vocab, flat, lengths, labels, lines = parsed
-    V, S = len(vocab), lengths.size
-    sent = np.repeat(np.arange(S), lengths)  # sentence of every slot
-    # distinct sentences: hash every sentence's (tokens, label); equal hashes are confirmed exactly
-    offsets = np.r_[0, np.cumsum(lengths)]
-    raw = flat.astype(np.int32 if V < 2**31 else np.int64)
-    width_b = raw.itemsize
-    buf = raw.tobytes()
-    n_distinct = len({(buf[width_b * o:width_b * e], y) for o, e, y in zip(offsets[:-1].tolist(), offsets[1:].tolist(),
-                                                                              labels.tolist())})
-    del buf, raw
-    # collocation from one-token sentences
-    one = lengths == 1
-    x1, y1 = flat[offsets[:-1][one]], labels[one]
-    pairs = np.unique(x1 * V + y1)
-    px = pairs // V
-    colloc = np.full(V, -1, dtype=np.int64)
-    colloc[px] = pairs % V
-    valid = np.unique(px).size == px.size  # no token with two labels
-    multi = lengths >= 2
-    m_slot = multi[sent]
-    s_tok, s_sent = flat[m_slot], sent[m_slot]
-    n_tok = colloc[s_tok]
-    valid &= bool((n_tok >= 0).all())  # every token of a sentence has a collocation
-    is_opt = n_tok == labels[s_sent]
-    n_opt = np.bincount(s_sent, weights=is_opt, minlength=S)
-    valid &= bool((n_opt[multi] > 0).all())  # realizable
-    # per (sentence, token): count; non-optimal counts against the sentence's optimal occurrences
-    st_key, st_count = np.unique(s_sent * V + s_tok, return_counts=True)
-    st_sent, st_tok = st_key // V, st_key % V
-    st_opt = colloc[st_tok] == labels[st_sent]
-    worst_non = np.zeros(S)
-    np.maximum.at(worst_non, st_sent[~st_opt], st_count[~st_opt])
-    valid &= bool((worst_non <= n_opt).all())  # Assumption 3
-    has_non = np.bincount(st_sent[~st_opt], minlength=S) > 0
-    # width: distinct tokens per sentence
-    distinct = np.bincount(st_sent, minlength=S)
-    distinct[~multi] = 1
-    widest = int(np.argmax(distinct)) if S else 0
-    # roles under each query (the query is a sentence's last token)
-    query = flat[offsets[1:] - 1]
-    q_of = query[st_sent]
-    above = st_opt & has_non[st_sent]
-    below = ~st_opt
-    role = above | below
-    qt, inv = np.unique(q_of[role] * V + st_tok[role], return_inverse=True)
-    a = np.zeros(qt.size, dtype=bool)
-    b = np.zeros(qt.size, dtype=bool)
-    np.logical_or.at(a, inv, above[role])
-    np.logical_or.at(b, inv, below[role])
-    valid &= not bool((a & b).any())  # no confused token (so every order is acyclic)
-    wl = int(lines[widest]) if S else 0
-    return QuickCheck(
-        source=source, valid=bool(valid), vocab=vocab, collocation=colloc, n_sentences=n_distinct,
-        n_occurrences=int(S), width=int(distinct.max()) if S else 0, widest_line=wl,
-        widest_tokens=int(lengths[widest]) if S else 0, widest_line_sentences=int((lines == wl).sum()) if S else 0,
-        role_query=qt // V, role_token=qt % V, role_above=a, role_below=b)
+    """Check the assumptions of a dataset text with array operations (:func:`ttlab.ntp.reading.scan_text`);
+    None when the fast path does not apply (a format error, for the strict parser to report, or more than
+    ``max_slots`` sentence slots)."""
+    scan = scan_text(text, max_slots)
+    return None if scan is None else QuickCheck(source=source, **vars(scan))
+
+
+class FullCheck(NamedTuple):
+    """What the sentence-by-sentence checker found: the structure, its report (with ``training_cost``) and
+    the cost of training on the dataset."""
+
+    structure: DatasetStructure
+    report: dict
+    cost: TrainingCost
+
+
+def check_dataset_file(path: str | Path, memory_limit_gib: float = DEFAULT_MEMORY_LIMIT_GIB,
+                       fast_check_chars: int = FAST_CHECK_CHARS) -> QuickCheck | FullCheck:
+    """`ntp check`: Assumptions 1 and 3 of the dataset file ``path`` and what training on it would cost.
+
+    A text longer than ``fast_check_chars`` is first checked by the array scan (within the memory limit);
+    when that finds it valid its :class:`QuickCheck` is the answer. Otherwise the dataset is read and
+    analyzed sentence by sentence, which lists every violation with its lines (:class:`FullCheck`).
+    """
+    text = read_dataset_text(path, memory_limit_gib)
+    if len(text) > fast_check_chars:
+        qc = quick_check(text, str(path), max_slots=quick_check_slots(memory_limit_gib))
+        if qc is not None and qc.valid:
+            return qc
+    structure = analyze(NTPDataset.from_text(text, source=str(path), memory_limit_gib=memory_limit_gib))
+    report = structure.report()
+    cost = training_cost(structure.dataset)
+    report["training_cost"] = cost.as_dict()
+    return FullCheck(structure, report, cost)

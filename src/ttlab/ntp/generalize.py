@@ -10,20 +10,34 @@ For an unseen sentence with query q the theory therefore predicts:
 * otherwise (only non-optimal tokens, conflicting continuations, confused or unknown tokens) → no
   prediction.
 
-Imports: numpy, torch, ttlab.errors, ttlab.ntp (model, structure); never ttlab.cli.
+:func:`generalization_run` is `ttlab ntp generalize`: Algorithm 1 on a dataset, then the model against
+the theory on unseen sentences, written to generalization.json; :func:`generalization_study` is the same
+comparison at several training lengths and in the max-margin limit, beside controls (`ttlab reproduce`).
+
+Imports: numpy, torch, ttlab.errors, ttlab.provenance, ttlab.ntp (config, cost, dataset, generate, limits,
+maxmargin, model, structure, train); never ttlab.cli.
 """
 
 from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import torch
 
+import ttlab.ntp.train as training  # looked up when called: tests stand in for train()
 from ttlab.errors import TTLabInputError
+from ttlab.ntp.config import UNSEEN_SAMPLES, DatasetSource, ProgressFn, TrainConfig, TrainResult
+from ttlab.ntp.cost import require_steps, require_trainable, training_cost
+from ttlab.ntp.dataset import NTPDataset, dataset_info
+from ttlab.ntp.generate import load_dataset
+from ttlab.ntp.limits import DEFAULT_MEMORY_LIMIT_GIB
+from ttlab.ntp.maxmargin import solution_info
 from ttlab.ntp.model import NTPTransformer
-from ttlab.ntp.structure import DatasetStructure
+from ttlab.ntp.structure import DatasetStructure, analyze, require_learnable, require_valid
+from ttlab.provenance import atomic_write_json, versions
 
 CASES = ("optimal", "non-comparable", "none")
 #: unseen sentences are at most this long (a dataset with one long sequence line has L_max in the thousands)
@@ -88,7 +102,7 @@ def theory_prediction(structure: DatasetStructure, tokens: tuple[str, ...]) -> T
 def unseen_sentences(
     structure: DatasetStructure,
     max_len: int | None = None,
-    n_samples: int = 2000,
+    n_samples: int = UNSEEN_SAMPLES,
     seed: int = 0,
     enumerate_limit: int = 20000,
 ) -> list[tuple[str, ...]]:
@@ -186,3 +200,117 @@ def evaluate_generalization(
                 }
             )
     return agreement_summary(cases)
+
+
+def generalization_run(
+    source: DatasetSource,
+    stage1_steps: int = TrainConfig.stage1_steps,
+    stage2_steps: int = TrainConfig.stage2_steps,
+    samples: int = UNSEEN_SAMPLES,
+    out_dir: str | Path | None = None,
+    memory_limit_gib: float = DEFAULT_MEMORY_LIMIT_GIB,
+    progress: ProgressFn | None = None,
+) -> dict:
+    """Train with Algorithm 1 (the paper's settings, seed ``source.seed``), then compare the model with
+    Theorem 3 on unseen sentences (``samples`` of them when there are too many to enumerate).
+
+    Refused before training: too many steps, a dataset that breaks the assumptions or has nothing to
+    generalize (no stage-2 constraint), or memory above ``memory_limit_gib``. Returns the report (dataset,
+    config, versions, W*_kq's certificate, per-case agreement and every case) and writes it to
+    ``out_dir/generalization.json`` when ``out_dir`` is given; a KeyboardInterrupt writes nothing.
+    """
+    require_steps(stage1_steps, stage2_steps)
+    ds = load_dataset(source, memory_limit_gib)
+    seed = source.seed
+    structure = analyze(ds)
+    require_valid(structure)
+    cfg = TrainConfig(stage1_steps=stage1_steps, stage2_steps=stage2_steps, seed=seed)
+    if "stage2" in structure.degenerate():
+        raise TTLabInputError(f"{ds.source}: nothing to generalize: {structure.degenerate()['stage2']}")
+    require_learnable(structure, cfg)
+    require_trainable(training_cost(ds, None, stage1_steps + stage2_steps + 2), ds.source, memory_limit_gib)
+    model = NTPTransformer(ds, structure=structure, max_logit_spread=training.logit_spread_bound(cfg, ds.vocab_size))
+    result = training.train(ds, cfg, progress=progress, model=model)
+    sents = unseen_sentences(structure, n_samples=samples, seed=seed)
+    report = evaluate_generalization(model, result.W_ov, result.W_kq, sents)
+    report = {"dataset": dataset_info(ds), "config": {"stage1_steps": stage1_steps, "stage2_steps": stage2_steps,
+              "seed": seed, "samples": samples}, "versions": versions(), "wkq_star": solution_info(result.wkq_star),
+              **report}
+    if out_dir is not None:
+        atomic_write_json(Path(out_dir) / "generalization.json", report)
+    return report
+
+
+def train_with_checkpoints(ds: NTPDataset, model: NTPTransformer, steps: list[int], seed: int,
+                           progress: ProgressFn | None = None) -> tuple[TrainResult, dict[int, torch.Tensor], str]:
+    """Train once to ``max(steps)`` stage-2 steps and return W_kq at every step count in ``steps``.
+
+    Stage-2 NGD has no schedule, so W_kq(t) of a long run equals the final W_kq of a run of t steps.
+    The snapshots are taken where training evaluates the stage-2 loss (once per step, at W_kq(t));
+    if that does not hold in this version of the trainer (checked against the final W_kq), it falls
+    back to one training run per step count.
+    """
+    last = max(steps)
+    wanted = set(steps)
+    snaps: dict[int, torch.Tensor] = {}
+    calls = {"n": 0}
+    original = model.loss_and_grad
+
+    def spy(W_ov, W_kq, *args, **kwargs):
+        if calls["n"] in wanted:
+            snaps[calls["n"]] = W_kq.detach().clone()
+        calls["n"] += 1
+        return original(W_ov, W_kq, *args, **kwargs)
+
+    model.loss_and_grad = spy
+    try:
+        # the dense path: the snapshots come from spying on the dense model's loss_and_grad
+        res = training.train(ds, TrainConfig(stage2_steps=last, seed=seed, impl="dense"), model=model, progress=progress)
+    finally:
+        del model.loss_and_grad
+    if calls["n"] == last + 1 and last in snaps and torch.equal(snaps[last], res.W_kq):
+        return res, {t: snaps[t] for t in steps}, "one run, intermediate checkpoints"
+    out = {}
+    for t in steps:  # fallback: the trainer changed; retrain per step count
+        r = training.train(ds, TrainConfig(stage2_steps=t, seed=seed, impl="dense"), model=model, progress=progress)
+        out[t] = r.W_kq
+    return res, out, "one run per step count"
+
+
+def generalization_study(ds: NTPDataset, steps: list[int], n_samples: int, seed: int,
+                         progress: ProgressFn | None = None) -> dict:
+    """Theorem 3 on unseen sentences (``n_samples`` of them, half of each predicted case) for the model trained
+    on ``ds`` to each stage-2 step count in ``steps`` (one run, :func:`train_with_checkpoints`), and in the
+    max-margin limit itself (W*_kq scaled to :func:`max_margin_limit_norm`), each beside uniform attention
+    and a random W_kq of the same norm (seeded): the record of `ttlab reproduce`'s ntp_generalization."""
+    model = NTPTransformer(ds)
+    sents = unseen_sentences(model.structure, n_samples=n_samples, seed=seed)
+    res, snaps, how = train_with_checkpoints(ds, model, steps, seed, progress=progress)
+
+    def by_case(W_kq: torch.Tensor) -> dict:
+        return evaluate_generalization(model, res.W_ov, W_kq, sents)["by_case"]
+
+    uniform = by_case(torch.zeros_like(res.W_kq))  # W_kq = 0: every token attended equally
+
+    def controls(norm: float) -> dict:
+        """Uniform attention and a random W_kq of the given norm (fixed seed), on the same sentences."""
+        g = torch.Generator().manual_seed(seed)
+        R = torch.randn(res.W_kq.shape, generator=g, dtype=res.W_kq.dtype)
+        return {"uniform attention": uniform, "random attention": by_case(R * (norm / float(R.norm())))}
+
+    rows = []
+    for t in steps:
+        rep = evaluate_generalization(model, res.W_ov, snaps[t], sents)
+        rows.append({"stage2_steps": t, "cosine_kq": training.cosine(snaps[t], res.wkq_star.W), "agreement": rep["agreement"],
+                     "by_case": rep["by_case"], "controls": controls(float(snaps[t].norm()))})
+    limit_norm = max_margin_limit_norm(res.wkq_star.W, res.wkq_star.norm, float(res.W_kq.norm()))
+    limit_W = torch.as_tensor(res.wkq_star.W) * (limit_norm / res.wkq_star.norm)
+    limit = evaluate_generalization(model, res.W_ov, limit_W, sents)
+    cfg = res.config
+    r = {"n_sentences": len(sents), "rows": rows, "training": how,
+         "max_margin_limit": {"agreement": limit["agreement"], "by_case": limit["by_case"], "wkq_norm": limit_norm,
+                              "controls": controls(limit_norm)},
+         "run": {"dataset": dataset_info(ds), "wov_star_norm": res.wov_star.norm, "wkq_star_norm": res.wkq_star.norm,
+                 "config": {"eta0": cfg.eta0, "eta": cfg.eta, "stage1_steps": cfg.stage1_steps}},
+         "examples": limit["cases"][:3] + [c for c in limit["cases"] if c["case"] == "non-comparable"][:3]}
+    return r

@@ -1,7 +1,8 @@
 """Seeded random generators of realizable datasets (Assumptions 1 and 3 hold by construction).
 
-May import: numpy, :mod:`ttlab.errors`, :mod:`ttlab.ntp.dataset`, :mod:`ttlab.ntp.fastcheck` and
-:mod:`ttlab.ntp.structure` (the dense generator checks its output). Nothing here prints or touches files.
+Nothing here prints; :func:`write_dataset` writes a generated file (`ntp generate`) and
+:func:`load_dataset` reads a dataset file or generates the random one (`ntp run`, `ntp generalize`),
+both after the memory they need was estimated (:mod:`ttlab.ntp.cost`).
 
 Construction, for a vocabulary of V tokens (both generators):
 
@@ -27,22 +28,29 @@ Two implementations of this construction, with different random streams:
   O(tokens). It is realizable by the argument above (tested on random seeds; run ``ttlab ntp check``).
 
 ``method="auto"`` picks ``"large"`` when the dense role table would exceed :data:`DENSE_TABLE_BYTES`.
+
+Imports: numpy, ttlab.errors, ttlab.provenance, ttlab.ntp (config, cost, dataset, limits; fastcheck and
+structure inside :func:`generate_dataset`: the dense generator checks its output).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
 from ttlab.errors import TTLabInputError
+from ttlab.ntp.config import GENERATORS, DatasetSource, RandomSpec
+from ttlab.ntp.cost import require_generable
 from ttlab.ntp.dataset import ARROW, NTPDataset
+from ttlab.ntp.limits import DEFAULT_MEMORY_LIMIT_GIB
+from ttlab.provenance import atomic_write_text
 
 __all__ = ["DENSE_MAX_BYTES", "DENSE_TABLE_BYTES", "METHODS", "RandomSpec", "generate_dataset", "generate_text",
-           "resolve_method", "token_names"]
+           "load_dataset", "resolve_method", "token_names", "write_dataset"]
 
-METHODS = ("auto", "dense", "large")
+METHODS = GENERATORS  # "auto", "dense", "large"
 #: ``method="auto"`` uses the dense generator while its |V| × |V| int8 role table stays below this
 #: (64 MiB: |V| ≤ 8,192); above it, the bounded-memory one
 DENSE_TABLE_BYTES = 64 * 2**20
@@ -54,45 +62,6 @@ def token_names(vocab_size: int) -> list[str]:
     """Names ``t00 … t19`` (zero-padded so they sort in index order)."""
     width = len(str(vocab_size - 1))
     return [f"t{i:0{width}d}" for i in range(vocab_size)]
-
-
-@dataclass(frozen=True)
-class RandomSpec:
-    """Parameters of a random realizable dataset (see the module docstring)."""
-
-    vocab_size: int = 20
-    n_sentences: int = 100
-    min_len: int = 2
-    max_len: int = 6
-    seed: int = 0
-    optimal_fraction: float = 0.25
-    non_optimal_fraction: float = 0.5
-
-    def __post_init__(self) -> None:
-        """Raise :class:`TTLabInputError` naming the CLI option of the first bad parameter (an invalid spec
-        cannot be made)."""
-        if self.vocab_size < 2:
-            raise TTLabInputError(f"--vocab must be at least 2 (got {self.vocab_size})")
-        if self.n_sentences < 0:
-            raise TTLabInputError(f"--sentences must be ≥ 0 (got {self.n_sentences})")
-        if self.min_len < 2:
-            raise TTLabInputError(
-                f"--min-len must be at least 2 (got {self.min_len}); one-token sentences are the collocation "
-                "lines, which the generator always writes"
-            )
-        if self.max_len < self.min_len:
-            raise TTLabInputError(f"--max-len ({self.max_len}) must be ≥ --min-len ({self.min_len})")
-        f1, f2 = self.optimal_fraction, self.non_optimal_fraction
-        if not (0 < f1 <= 1 and 0 <= f2 and f1 + f2 <= 1):
-            raise TTLabInputError(
-                f"the optimal and non-optimal fractions must satisfy 0 < optimal ≤ 1, non-optimal ≥ 0 and "
-                f"optimal + non-optimal ≤ 1 (got {f1} and {f2})"
-            )
-
-    def header(self) -> str:
-        """The comment line that opens the generated text."""
-        return (f"# random realizable dataset: vocab={self.vocab_size} sentences={self.n_sentences} "
-                f"len={self.min_len}..{self.max_len} seed={self.seed}")
 
 
 def resolve_method(method: str, vocab_size: int) -> str:
@@ -291,3 +260,21 @@ def generate_dataset(
     pairs = [((names[x],), names[nxt[x]]) for x in range(vocab_size)]
     pairs += [(tuple(names[t] for t in body), names[y]) for body, y in sents]
     return NTPDataset.from_pairs(pairs, source=f"random-large(vocab={vocab_size}, sentences={n_sentences}, seed={seed})")
+
+
+def write_dataset(path: str | Path, spec: RandomSpec, method: str = GENERATORS[0],
+                  memory_limit_gib: float = DEFAULT_MEMORY_LIMIT_GIB) -> None:
+    """Write the random dataset ``spec`` to ``path`` (atomically) with generator ``method``, refused before
+    anything is drawn when it would exceed the memory limit or give stage 2 nothing to learn."""
+    require_generable(spec, resolve_method(method, spec.vocab_size), memory_limit_gib)
+    atomic_write_text(path, generate_text(spec, method, require_stage2=True))
+
+
+def load_dataset(source: DatasetSource, memory_limit_gib: float = DEFAULT_MEMORY_LIMIT_GIB) -> NTPDataset:
+    """The file's dataset, or the random one (generator picked as `ntp generate --generator auto` does)."""
+    if source.data is not None:
+        return NTPDataset.from_file(source.data, memory_limit_gib=memory_limit_gib)
+    spec = RandomSpec(source.vocab_size, source.n_sentences, source.min_len, source.max_len, source.seed)
+    require_generable(spec, resolve_method("auto", source.vocab_size), memory_limit_gib, build_dataset=True)
+    return generate_dataset(source.vocab_size, source.n_sentences, source.min_len, source.max_len, source.seed,
+                            method="auto")

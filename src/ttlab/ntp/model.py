@@ -20,7 +20,7 @@ normalized direction stay exact at any margin, also past exp's range. That cross
 (:class:`CEBlock`, :func:`ce_combine`) is the one implementation, also used by the structured path
 (:mod:`ttlab.ntp.structured`, rows with multiplicities, in several blocks).
 
-Imports: numpy, torch, ttlab.errors and ttlab.ntp.{cost, dataset, structure}; never the trainers, the
+Imports: numpy, torch, ttlab.errors and ttlab.ntp.{config, dataset, structure}; never the trainers, the
 structured path, the CLI or plotting.
 """
 
@@ -36,9 +36,9 @@ import numpy as np
 import torch
 
 from ttlab.errors import TTLabInputError
-from ttlab.ntp.cost import batch_width
-from ttlab.ntp.dataset import NTPDataset, TokenSeq
-from ttlab.ntp.structure import DatasetStructure, _groups, analyze
+from ttlab.ntp.config import check_dtype
+from ttlab.ntp.dataset import NTPDataset, Sentence, TokenSeq, batch_width, line_groups
+from ttlab.ntp.structure import DatasetStructure, analyze
 
 _DTYPES = {"float64": torch.float64, "float32": torch.float32}
 #: with dtype="auto", problems with at least this many (padded tokens × |V|) may use float32
@@ -64,8 +64,7 @@ def resolve_dtype(dtype: str | torch.dtype, work: int = 0, max_logit_spread: flo
     if dtype == "auto":
         small_margins = max_logit_spread is not None and max_logit_spread <= AUTO_FLOAT32_MAX_SPREAD
         return torch.float32 if work >= AUTO_FLOAT32_WORK and small_margins else torch.float64
-    if dtype not in _DTYPES:
-        raise TTLabInputError(f"dtype must be one of auto, {', '.join(_DTYPES)} (got {dtype!r})")
+    check_dtype(dtype)  # the one message for an unknown dtype
     return _DTYPES[dtype]
 
 
@@ -312,13 +311,11 @@ def _fill_counts(u: np.ndarray, ells: np.ndarray, rows: np.ndarray, out: np.ndar
 
 def bag_sentences(sentences: Sequence[Sequence[str]], encode) -> Bags:
     """Padded distinct-token bags of ``sentences``; prefixes of one line share their work (O(L·U))."""
-    from ttlab.ntp.dataset import Sentence
-
     wrapped = [Sentence(s if isinstance(s, TokenSeq) else TokenSeq(tuple(s)), "", 1, ()) for s in sentences]
     n = len(wrapped)
     groups = []
     width = 1
-    for base, members in _groups(wrapped):
+    for base, members in line_groups(wrapped):
         ells = np.array([len(wrapped[i].tokens) for i in members], dtype=np.int64)
         if (ells == 0).any():
             raise TTLabInputError(f"sentence #{members[int(np.argmin(ells))] + 1} is empty")

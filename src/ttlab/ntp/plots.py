@@ -1,6 +1,7 @@
-"""The paper's Figure 2: six panels of training dynamics, with the theorem's norm bounds drawn.
+"""The paper's Figure 2: six panels of training dynamics, with the theorem's norm bounds drawn; and the
+ablations' comparison of the training variants (`ttlab reproduce`).
 
-Imports: matplotlib, numpy, ttlab.ntp.train; never ttlab.cli.
+Imports: matplotlib, numpy, ttlab.provenance, ttlab.ntp.config; never ttlab.cli.
 """
 
 from __future__ import annotations
@@ -8,10 +9,15 @@ from __future__ import annotations
 import matplotlib
 
 matplotlib.use("Agg")
+from pathlib import Path  # noqa: E402
+
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
+from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
+from matplotlib.figure import Figure as MplFigure  # noqa: E402
 
-from ttlab.ntp.train import TrainResult  # noqa: E402
+from ttlab.ntp.config import TrainResult  # noqa: E402
+from ttlab.provenance import atomic_savefig  # noqa: E402
 
 
 def dynamics_figure(result: TrainResult, title: str | None = None) -> plt.Figure:
@@ -51,3 +57,25 @@ def dynamics_figure(result: TrainResult, title: str | None = None) -> plt.Figure
         ax_norm.legend(fontsize=8)
     fig.suptitle(title or f"Training dynamics ({cfg.schedule}, {cfg.optimizer}, init={cfg.init})")
     return fig
+
+
+def ablation_figure(runs: list[tuple[str, TrainResult]], path: str | Path) -> None:
+    """Loss, cos(W_kq, W*_kq) and minimum optimal attention of every variant against W_kq's steps, saved to
+    ``path`` (atomically)."""
+    fig = MplFigure(figsize=(13, 3.8), layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = [fig.add_subplot(1, 3, i + 1) for i in range(3)]
+    for i, (name, res) in enumerate(runs):
+        stage = "2" if res.config.schedule == "two-stage" else "joint"
+        rows = res.rows(stage)
+        t = rows["step"]
+        axes[0].semilogy(t, [max(v, 1e-300) for v in rows["loss"]], color=f"C{i}", label=name)
+        axes[1].plot(t, rows["cosine"], color=f"C{i}", label=name)
+        axes[2].plot(t, rows["min_optimal_attention"], color=f"C{i}", label=name)
+    axes[0].set(title="loss L(θ)", xlabel="W_kq step t", ylabel="loss")
+    axes[1].set(title="cos(W_kq(t), W*_kq)", xlabel="W_kq step t", ylabel="cosine")
+    axes[2].set(title="minimum attention on optimal tokens", xlabel="W_kq step t", ylabel="attention")
+    axes[1].set_ylim(-0.05, 1.02)
+    axes[2].set_ylim(0, 1.02)
+    axes[2].legend(fontsize=7, loc="lower right")
+    atomic_savefig(fig, path, dpi=100)

@@ -1,8 +1,6 @@
 """Theorem 3 (generalization) at large vocabularies, from the structured parameters (no |V| × |V| array).
 
-May import: numpy, :mod:`ttlab.errors`, :mod:`ttlab.ntp.dataset`, :mod:`ttlab.ntp.structure`,
-:mod:`ttlab.ntp.fastcheck` (orders from the vectorized check), :mod:`ttlab.ntp.generalize` (its cases and
-rules) and :mod:`ttlab.ntp.structured` (the structured state). Nothing here prints.
+Nothing here prints.
 
 :func:`ttlab.ntp.generalize.evaluate_generalization` needs the dense W_ov and W_kq and
 :func:`ttlab.ntp.generalize.unseen_sentences` lists every query's categories over the whole vocabulary
@@ -17,21 +15,28 @@ rules) and :mod:`ttlab.ntp.structured` (the structured state). Nothing here prin
   absent class when no present class beats the constant.
 
 The theory's rule is :func:`ttlab.ntp.generalize.theory_prediction` itself, asked about categories that
-answer membership from those sets.
+answer membership from those sets. The max-margin limit and the controls on W*_kq's support
+(:func:`max_margin_limit_state`, :func:`scale_controls`) are those of the dense comparison.
+
+Imports: numpy, torch, ttlab.errors, ttlab.ntp (dataset, fastcheck: orders from the vectorized check;
+generalize: its cases and rules; structure; structured: the structured state).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
+import torch
 
 from ttlab.errors import TTLabInputError
 from ttlab.ntp.dataset import NTPDataset
 from ttlab.ntp.fastcheck import QuickCheck
-from ttlab.ntp.generalize import TheoryPrediction, agreement_summary, theory_prediction
+from ttlab.ntp.generalize import TheoryPrediction, agreement_summary, max_margin_limit_norm, theory_prediction
 from ttlab.ntp.structure import DatasetStructure, TokenCategories
-from ttlab.ntp.structured import StructuredState
+from ttlab.ntp.structured import SparseKQ, StructuredState
 
-__all__ = ["ScaleGeneralization", "structured_predict"]
+__all__ = ["ScaleGeneralization", "max_margin_limit_state", "scale_controls", "structured_predict", "with_kq_values"]
 
 
 class _Where:
@@ -206,3 +211,30 @@ def structured_predict(state: StructuredState, sentences: list[list[int]]) -> li
                 best_c, best_b = c, b
         out.append(int(best_c))
     return out
+
+
+def with_kq_values(state: StructuredState, values: np.ndarray | torch.Tensor) -> StructuredState:
+    """``state`` with W_kq's values on W*_kq's sparsity pattern replaced by ``values``."""
+    star = state.wkq_star
+    kq = SparseKQ(star.vocab_size, token=torch.as_tensor(star.rows), query=torch.as_tensor(star.cols),
+                  values=torch.as_tensor(values, dtype=torch.float64))
+    return replace(state, W_kq=kq)
+
+
+def max_margin_limit_state(state: StructuredState) -> tuple[StructuredState, float]:
+    """``state`` with W_kq replaced by W*_kq scaled to :func:`~ttlab.ntp.generalize.max_margin_limit_norm`
+    (and that norm): the max-margin limit Theorem 3 speaks about, built as
+    :func:`~ttlab.ntp.generalize.generalization_study` builds it densely."""
+    star = state.wkq_star
+    norm = max_margin_limit_norm(star.values, star.norm, state.W_kq.norm())
+    return with_kq_values(state, torch.as_tensor(star.values, dtype=torch.float64) * (norm / star.norm)), norm
+
+
+def scale_controls(gen: ScaleGeneralization, state: StructuredState, sents: list[tuple[str, ...]], norm: float,
+                   seed: int) -> dict:
+    """Theorem 3's controls on the structured path: uniform attention (W_kq = 0) and random values of norm
+    ``norm`` (fixed seed) on W*_kq's sparsity pattern, each as ``by_case`` agreements on ``sents``."""
+    n = len(state.wkq_star.values)
+    R = torch.randn(n, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    return {"uniform attention": gen.evaluate(with_kq_values(state, torch.zeros(n, dtype=torch.float64)), sents)["by_case"],
+            "random attention": gen.evaluate(with_kq_values(state, R * (norm / float(R.norm()))), sents)["by_case"]}

@@ -13,7 +13,9 @@ order is acyclic and no token is confused (and so every sentence is realizable: 
 n(x) = y). Assumption 3: in every sentence the number of optimal-token occurrences is at least the number
 of occurrences of each non-optimal token.
 
-Imports: numpy, scipy, ttlab.ntp.dataset; never ttlab.cli.
+The checks a run makes of its dataset before training: :func:`require_valid`, :func:`require_learnable`.
+
+Imports: numpy, scipy, ttlab.errors, ttlab.ntp (config, dataset); never ttlab.cli.
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from ttlab.ntp.dataset import NTPDataset, Sentence, TokenSeq
+from ttlab.errors import TTLabInputError
+from ttlab.ntp.config import TrainConfig
+from ttlab.ntp.dataset import NTPDataset, Sentence, line_groups
 
 #: at most this many tokens are listed in the ``tokens`` field of an unrealizable-sentence violation
 MAX_LISTED = 50
@@ -101,13 +105,48 @@ def _fmt_lines(lines: list[int]) -> str:
     return f" (line{'s' if len(shown) > 1 else ''} {txt})"
 
 
-def _groups(sentences: list[Sentence]) -> list[tuple[tuple[str, ...], list[int]]]:
-    """Sentence indices grouped by the token tuple they are prefixes of (views of one line share it)."""
-    by_base: dict[int, tuple[tuple[str, ...], list[int]]] = {}
-    for i, s in enumerate(sentences):
-        base = s.tokens.base if isinstance(s.tokens, TokenSeq) else tuple(s.tokens)
-        by_base.setdefault(id(base), (base, []))[1].append(i)
-    return list(by_base.values())
+def _unrealizable(s: Sentence, known: list[str], first: dict[str, int], colloc: dict[str, str]) -> Violation:
+    """The violation of sentence ``s``, none of whose tokens (``first``, their collocations among ``known``)
+    has the collocation of its label."""
+    shown = known[:8]
+    nexts = ", ".join(f"n({t})={colloc[t]}" for t in shown) + (" …" if len(known) > 8 else "")
+    distinct = list(itertools.islice(first, MAX_LISTED))  # walked to ell: all are in s
+    return Violation(
+        "unrealizable_sentence",
+        s.query,
+        distinct,
+        list(s.lines),
+        f"sentence '{s.short()}'{_fmt_lines(list(s.lines))} is unrealizable: no token in it has "
+        f"collocation {s.label!r} ({nexts or 'no token has a collocation'})",
+    )
+
+
+def _missing_collocation(tok: str, lines: list[int]) -> Violation:
+    """The violation of a token that appears in sentences on ``lines`` but has no collocation."""
+    return Violation(
+        "missing_collocation",
+        None,
+        [tok],
+        lines,
+        f"token {tok!r} appears in sentences{_fmt_lines(lines)} but has no collocation; add a "
+        f"line '{tok} => NEXT' giving the token that follows {tok!r} on its own",
+    )
+
+
+def _add_missing_lines(missing: dict[str, set[int]], first: dict[str, int], colloc: dict[str, str],
+                       members: list[int], sentences: list[Sentence]) -> None:
+    """Add to ``missing`` the lines of the sentences of one line group (``members``, shortest first) that hold
+    each token without collocation: walk the group from the longest sentence down; a token first seen at
+    position p (``first``) is in the sentences longer than p."""
+    absent = sorted((p, t) for t, p in first.items() if t not in colloc)
+    lines_so_far: set[int] = set()
+    for i in reversed(members):
+        ell = len(sentences[i].tokens)
+        while absent and absent[-1][0] >= ell:
+            missing[absent.pop()[1]].update(lines_so_far)
+        lines_so_far.update(sentences[i].lines)
+    for _, t in absent:
+        missing[t].update(lines_so_far)
 
 
 class _Top2:
@@ -175,7 +214,7 @@ class DatasetStructure:
         found: list[tuple[int, Violation]] = []
         # (query, label) → (line group, number of tokens with a collocation, lines) whose edges are in
         done: dict[tuple[str, str], tuple[int, int, tuple[int, ...]]] = {}
-        for base, members in _groups(sentences):
+        for base, members in line_groups(sentences):
             members.sort(key=lambda i: len(sentences[i].tokens))
             first: dict[str, int] = {}  # token → first position in base
             counts: Counter = Counter()
@@ -207,17 +246,7 @@ class DatasetStructure:
                     continue
                 optimal = by_next.get(s.label, [])
                 if not optimal:
-                    shown = known[:8]
-                    nexts = ", ".join(f"n({t})={colloc[t]}" for t in shown) + (" …" if len(known) > 8 else "")
-                    distinct = list(itertools.islice(first, MAX_LISTED))  # walked to ell: all are in s
-                    found.append((i, Violation(
-                        "unrealizable_sentence",
-                        s.query,
-                        distinct,
-                        list(s.lines),
-                        f"sentence '{s.short()}'{_fmt_lines(list(s.lines))} is unrealizable: no token in it has "
-                        f"collocation {s.label!r} ({nexts or 'no token has a collocation'})",
-                    )))
+                    found.append((i, _unrealizable(s, known, first, colloc)))
                     continue
                 version = (id(base), len(known), s.lines)
                 if done.get((s.query, s.label)) != version:
@@ -240,30 +269,10 @@ class DatasetStructure:
                                 f"non-optimal token {lo!r} occurs {counts[lo]} times but optimal tokens only "
                                 f"{n_opt} time(s)",
                             )))
-            # lines of the sentences holding each token without collocation: walk the group from the
-            # longest sentence down; a token first seen at position p is in the sentences longer than p
-            absent = sorted((p, t) for t, p in first.items() if t not in colloc)
-            lines_so_far: set[int] = set()
-            for i in reversed(members):
-                ell = len(sentences[i].tokens)
-                while absent and absent[-1][0] >= ell:
-                    missing[absent.pop()[1]].update(lines_so_far)
-                lines_so_far.update(sentences[i].lines)
-            for _, t in absent:
-                missing[t].update(lines_so_far)
+            _add_missing_lines(missing, first, colloc, members, sentences)
         index = self.dataset.index
         for tok in sorted(missing, key=index.__getitem__):
-            lines = sorted(missing[tok])
-            self.violations.append(
-                Violation(
-                    "missing_collocation",
-                    None,
-                    [tok],
-                    lines,
-                    f"token {tok!r} appears in sentences{_fmt_lines(lines)} but has no collocation; add a "
-                    f"line '{tok} => NEXT' giving the token that follows {tok!r} on its own",
-                )
-            )
+            self.violations.append(_missing_collocation(tok, sorted(missing[tok])))
         found.sort(key=lambda iv: iv[0])
         self.violations.extend(v for _, v in found)
 
@@ -407,6 +416,38 @@ class DatasetStructure:
             "violations": [v.as_dict() for v in self.violations],
             "degenerate": self.degenerate(),
         }
+
+
+def require_valid(structure: DatasetStructure, max_shown: int = 5) -> None:
+    """Raise a clear error listing the violations when the dataset breaks the assumptions."""
+    if structure.valid:
+        return
+    lines = [f"  - {v.message}" for v in structure.violations[:max_shown]]
+    more = len(structure.violations) - max_shown
+    if more > 0:
+        lines.append(f"  … and {more} more")
+    raise TTLabInputError(
+        f"{structure.dataset.source} breaks the paper's assumptions ({len(structure.violations)} violation(s)):\n"
+        + "\n".join(lines)
+        + "\nRun `ttlab ntp check` on it for the full list; training needs a realizable dataset."
+    )
+
+
+def require_learnable(structure: DatasetStructure, config: TrainConfig) -> None:
+    """Refuse a run in which a stage has nothing to learn (see :meth:`DatasetStructure.degenerate`).
+
+    A one-token vocabulary is always refused. Without W*_kq constraints stage 2 is refused unless
+    ``stage2_steps`` is 0 with the two-stage schedule, which trains stage 1 only (no stage-2 rows).
+    """
+    bad = structure.degenerate()
+    src = structure.dataset.source
+    if "stage1" in bad:
+        raise TTLabInputError(f"{src}: nothing to train: {bad['stage1']}; add sentences over at least two tokens")
+    if "stage2" in bad and (config.schedule != "two-stage" or config.stage2_steps > 0):
+        raise TTLabInputError(
+            f"{src}: stage 2 has nothing to learn: {bad['stage2']}. Add sentences such as 'a b => n(a)' where "
+            "b has a different next token, or train stage 1 only with --schedule two-stage --stage2-steps 0"
+        )
 
 
 def analyze(dataset: NTPDataset) -> DatasetStructure:

@@ -65,8 +65,8 @@ gradient direction alone; kept dense for now), the joint schedule (W_ov then see
 gradient is not of the two-valued column form) or general embeddings — the dense path is used
 (``impl="auto"`` picks it; ``impl="structured"`` refuses with the reason).
 
-Imports: numpy, torch, ttlab.errors and ttlab.ntp.{dataset, structure, maxmargin, model}; ttlab.ntp.train
-only inside functions (it imports this module). Never the CLI or plotting.
+Imports: numpy, torch, ttlab.errors and ttlab.ntp.{config, dataset, limits, maxmargin, model, structure}; never the
+trainer (ttlab.ntp.train dispatches here), the CLI or plotting.
 """
 
 from __future__ import annotations
@@ -76,24 +76,20 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Callable, NamedTuple
+from typing import Callable, NamedTuple
 
 import numpy as np
 import torch
 
 from ttlab.errors import TTLabInputError
+from ttlab.ntp.config import METRIC_COLUMNS, TrainConfig, TrainResult
 from ttlab.ntp.dataset import NTPDataset
-from ttlab.ntp.maxmargin import _RESCALE_TOL, MaxMarginSolution, _unique_triples, kq_onehot_entries
+from ttlab.ntp.limits import MATERIALIZE_LIMIT
+from ttlab.ntp.maxmargin import RESCALE_TOL, MaxMarginSolution, kq_onehot_entries, unique_triples
 from ttlab.ntp.model import CEBlock, ce_combine
 from ttlab.ntp.structure import DatasetStructure, analyze
 
-if TYPE_CHECKING:
-    from ttlab.ntp.train import TrainConfig, TrainResult
-
 _F64 = torch.finfo(torch.float64)
-#: the structured result also carries dense W_ov, W_kq and W* matrices when |V| is at most this (for the
-#: consumers that need matrices: generalization, plots of other tools); above it they are left out
-MATERIALIZE_LIMIT = 2048
 
 
 def structured_ineligibility(config: TrainConfig, embeddings: np.ndarray | None) -> str | None:
@@ -211,7 +207,7 @@ def _certify(rows, cols, vals, margins_fn, n_cons: int, V: int, method: str) -> 
         return SparseMaxMargin(V, rows, cols, vals, float(np.linalg.norm(vals)), math.inf, 0.0, 0, method)
     marg = margins_fn(vals)
     mmin = float(marg.min())
-    if 1.0 - _RESCALE_TOL <= mmin < 1.0:
+    if 1.0 - RESCALE_TOL <= mmin < 1.0:
         vals = vals / mmin
         mmin = float(margins_fn(vals).min())
     return SparseMaxMargin(V, rows, cols, vals, float(np.linalg.norm(vals)), mmin, max(0.0, 1.0 - mmin), n_cons, method)
@@ -252,7 +248,7 @@ def sparse_max_margin_kq(
     violation) is computed from the returned values on every constraint.
     """
     V = vocab_size
-    T = _unique_triples(np.asarray(triples, dtype=np.int64).reshape(-1, 3), V)
+    T = unique_triples(np.asarray(triples, dtype=np.int64).reshape(-1, 3), V)
     m = T.shape[0]
     if m == 0:
         e = np.zeros(0, dtype=np.int64)
@@ -311,6 +307,57 @@ class _Bucket:
     def constant(self) -> bool:
         """One distinct token per sentence: its attention is 1 whatever W_kq is."""
         return self.pair.shape[1] == 1
+
+
+class _PaddedEntries(NamedTuple):
+    """Per distinct-token entry (and one padding entry at the end): its pair, count, class slot, optimality."""
+
+    pair: np.ndarray
+    count: np.ndarray
+    slot: np.ndarray
+    optimal: np.ndarray
+
+
+class _SentenceRows(NamedTuple):
+    """Per sentence: its distinct classes k, whether the label is among them and its slot, π(n), multi-token."""
+
+    k: np.ndarray
+    label_in: np.ndarray
+    label_slot: np.ndarray
+    weights: np.ndarray
+    multi: np.ndarray
+
+
+def _make_bucket(W: int, rows: np.ndarray, j: np.ndarray, ent: np.ndarray, V: int, sent: _SentenceRows,
+                 entries: _PaddedEntries) -> _Bucket:
+    """The batch of sentences ``rows`` padded to ``W`` distinct tokens (``ent``: their entries, padding E)."""
+    cnt = torch.as_tensor(entries.count[ent].astype(np.float64))
+    slot = entries.slot[ent]
+    kr, li = sent.k[rows], sent.label_in[rows]
+    present = np.zeros((len(rows), W + 2), dtype=bool)
+    present[:, :W] = j < kr[:, None]
+    n_bg = V - kr - (~li).astype(np.int64)  # classes neither in a slot nor the label
+    present[:, W] = n_bg > 0
+    present[:, W + 1] = ~li
+    label_col = np.where(li, sent.label_slot[rows], W + 1)
+    other = np.zeros((len(rows), W + 2))
+    other[:, :W] = j < kr[:, None]
+    other[:, W] = n_bg
+    other[np.arange(len(rows)), label_col] = 0.0
+    return _Bucket(
+        rows=rows,
+        entry=torch.as_tensor(ent),
+        pair=torch.as_tensor(entries.pair[ent]),
+        count=cnt,
+        log_count=torch.log(cnt),
+        slot=torch.as_tensor(np.where(slot >= 0, slot, W)),
+        base=torch.zeros(present.shape, dtype=torch.float64).masked_fill_(torch.as_tensor(~present), -math.inf),
+        other=torch.as_tensor(other),
+        label_col=torch.as_tensor(label_col),
+        weights=torch.as_tensor(sent.weights[rows]),
+        optimal=torch.as_tensor(entries.optimal[ent].astype(np.float64)),
+        multi=torch.as_tensor(sent.multi[rows]),
+    )
 
 
 class Stage2Loss(NamedTuple):
@@ -413,36 +460,9 @@ class StructuredProblem:
         self.pair_token = torch.as_tensor(uniq % V)
         self.pair_query = torch.as_tensor(uniq // V)
         ext = lambda a, pad: np.concatenate([a, np.array([pad], dtype=a.dtype)])  # noqa: E731
-        pair_x, count_x, slot_x, opt_x = ext(e_pair, 0), ext(ecount, 0), ext(e_slot, -1), ext(e_opt, False)
-        self.buckets: list[_Bucket] = []
-        for W, rows, j, ent in layout:
-            cnt = torch.as_tensor(count_x[ent].astype(np.float64))
-            slot = slot_x[ent]
-            kr, li = k[rows], lab_in[rows]
-            present = np.zeros((len(rows), W + 2), dtype=bool)
-            present[:, :W] = j < kr[:, None]
-            n_bg = V - kr - (~li).astype(np.int64)  # classes neither in a slot nor the label
-            present[:, W] = n_bg > 0
-            present[:, W + 1] = ~li
-            label_col = np.where(li, lab_slot[rows], W + 1)
-            other = np.zeros((len(rows), W + 2))
-            other[:, :W] = j < kr[:, None]
-            other[:, W] = n_bg
-            other[np.arange(len(rows)), label_col] = 0.0
-            self.buckets.append(_Bucket(
-                rows=rows,
-                entry=torch.as_tensor(ent),
-                pair=torch.as_tensor(pair_x[ent]),
-                count=cnt,
-                log_count=torch.log(cnt),
-                slot=torch.as_tensor(np.where(slot >= 0, slot, W)),
-                base=torch.zeros(present.shape, dtype=torch.float64).masked_fill_(torch.as_tensor(~present), -math.inf),
-                other=torch.as_tensor(other),
-                label_col=torch.as_tensor(label_col),
-                weights=torch.as_tensor(weights[rows]),
-                optimal=torch.as_tensor(opt_x[ent].astype(np.float64)),
-                multi=torch.as_tensor(multi[rows]),
-            ))
+        entries = _PaddedEntries(ext(e_pair, 0), ext(ecount, 0), ext(e_slot, -1), ext(e_opt, False))
+        rows_of = _SentenceRows(k, lab_in, lab_slot, weights, multi)
+        self.buckets: list[_Bucket] = [_make_bucket(W, rows, j, ent, V, rows_of, entries) for W, rows, j, ent in layout]
         self.work = sum(b.other.numel() for b in self.buckets)
 
     def max_margin(self, progress: Callable[[str, int, int], None] | None = None) -> tuple[SparseMaxMargin,
@@ -522,7 +542,7 @@ class StructuredProblem:
 
 
 # ================================================================================ training
-def _ngd_unit(grad: torch.Tensor, extra_sq: torch.Tensor | None = None) -> tuple[torch.Tensor, float]:
+def ngd_unit(grad: torch.Tensor, extra_sq: torch.Tensor | None = None) -> tuple[torch.Tensor, float]:
     """grad / max|grad| and the Frobenius norm of that unit (``extra_sq``: per-entry multiplicities)."""
     amax = float(grad.abs().max()) if grad.numel() else 0.0
     if amax == 0.0:
@@ -577,8 +597,6 @@ def one_thread() -> Iterator[None]:
 
 
 def _train(prob: StructuredProblem, config: TrainConfig, progress, t0: float, keep_interrupted: bool = False) -> TrainResult:
-    from ttlab.ntp.train import METRIC_COLUMNS, TrainResult
-
     V = prob.vocab_size
     cfg = replace(config.resolved(V), dtype="float64", impl="structured")
     if len(prob.colloc_tokens) == 0:
@@ -590,14 +608,7 @@ def _train(prob: StructuredProblem, config: TrainConfig, progress, t0: float, ke
     # ⟨W_ov, W*_ov⟩ coefficients per column and ‖W*_ov‖
     sov_lab = torch.as_tensor(star_ov.values[:m_col])
     sov_oth = torch.as_tensor(star_ov.values[m_col:])
-    # W*_kq on the pairs (its support lies in the co-occurring pairs; anything outside only adds to its norm)
-    skeys = star_kq.cols * V + star_kq.rows
-    by_key = np.argsort(prob.pair_keys)
-    sorted_keys = prob.pair_keys[by_key]
-    pos = np.searchsorted(sorted_keys, skeys)
-    hit = (pos < len(sorted_keys)) & (sorted_keys[np.minimum(pos, len(sorted_keys) - 1)] == skeys)
-    star_on_pairs = torch.zeros(len(prob.pair_keys), dtype=torch.float64)
-    star_on_pairs[torch.as_tensor(by_key[pos[hit]])] = torch.as_tensor(star_kq.values[hit])
+    star_on_pairs = _kq_star_on_pairs(prob, star_kq)
 
     metrics: dict[str, list] = {c: [] for c in METRIC_COLUMNS}
     nan = float("nan")
@@ -624,16 +635,7 @@ def _train(prob: StructuredProblem, config: TrainConfig, progress, t0: float, ke
             c, nrm = cos_ov()
             record("1", t, ce, c, nrm, star_ov.norm, cfg.eta0, nan, (c, nrm))
             if t < cfg.stage1_steps:
-                g = ce.grad if V > 1 else torch.cat([ce.grad, torch.zeros_like(ce.grad)], 1)
-                if cfg.optimizer == "ngd":
-                    unit, un = _ngd_unit(g, mult1)
-                    if un > 0:
-                        ov.label_val = ov.label_val - cfg.eta0 * unit[:, 0] / un
-                        ov.other_val = ov.other_val - cfg.eta0 * unit[:, 1] / un
-                else:
-                    scale = math.exp(ce.log_scale) if ce.log_scale else 1.0
-                    ov.label_val = ov.label_val - cfg.eta0 * (g[:, 0] * scale)
-                    ov.other_val = ov.other_val - cfg.eta0 * (g[:, 1] * scale)
+                _step_ov(ov, ce, cfg, mult1)
             if progress:
                 progress("stage 1", t, cfg.stage1_steps)
         frozen_ov = cos_ov()
@@ -646,13 +648,7 @@ def _train(prob: StructuredProblem, config: TrainConfig, progress, t0: float, ke
             c = nan if nrm == 0.0 or star_kq.norm == 0.0 else float(kq.values @ star_on_pairs) / (nrm * star_kq.norm)
             record("2", t, ce, c, nrm, star_kq.norm, cfg.eta, prob.min_optimal_attention(phi), frozen_ov)
             if t < cfg.stage2_steps:
-                if cfg.optimizer == "ngd":
-                    unit, un = _ngd_unit(grad)
-                    if un > 0:
-                        kq.values = kq.values - cfg.eta * unit / un
-                else:
-                    scale = math.exp(ce.log_scale) if ce.log_scale else 1.0
-                    kq.values = kq.values - cfg.eta * (grad * scale)
+                _step_kq(kq, ce, grad, cfg)
             if progress:
                 progress("stage 2", t, cfg.stage2_steps)
     except KeyboardInterrupt:  # keep the steps recorded so far, as the dense trainer does
@@ -678,6 +674,44 @@ def _train(prob: StructuredProblem, config: TrainConfig, progress, t0: float, ke
         interrupted=interrupted,
         structured=StructuredState(ov, kq, star_ov, star_kq),
     )
+
+
+def _kq_star_on_pairs(prob: StructuredProblem, star_kq: SparseMaxMargin) -> torch.Tensor:
+    """W*_kq's values on the co-occurring pairs (its support lies in them; anything outside only adds to its norm)."""
+    V = prob.vocab_size
+    skeys = star_kq.cols * V + star_kq.rows
+    by_key = np.argsort(prob.pair_keys)
+    sorted_keys = prob.pair_keys[by_key]
+    pos = np.searchsorted(sorted_keys, skeys)
+    hit = (pos < len(sorted_keys)) & (sorted_keys[np.minimum(pos, len(sorted_keys) - 1)] == skeys)
+    star_on_pairs = torch.zeros(len(prob.pair_keys), dtype=torch.float64)
+    star_on_pairs[torch.as_tensor(by_key[pos[hit]])] = torch.as_tensor(star_kq.values[hit])
+    return star_on_pairs
+
+
+def _step_ov(ov: StructuredOV, ce: CompressedCE, cfg: TrainConfig, mult1: torch.Tensor) -> None:
+    """One stage-1 NGD or GD update of ``ov`` from its compressed loss ``ce`` (``mult1``: the entries' multiplicities)."""
+    g = ce.grad if ov.vocab_size > 1 else torch.cat([ce.grad, torch.zeros_like(ce.grad)], 1)
+    if cfg.optimizer == "ngd":
+        unit, un = ngd_unit(g, mult1)
+        if un > 0:
+            ov.label_val = ov.label_val - cfg.eta0 * unit[:, 0] / un
+            ov.other_val = ov.other_val - cfg.eta0 * unit[:, 1] / un
+    else:
+        scale = math.exp(ce.log_scale) if ce.log_scale else 1.0
+        ov.label_val = ov.label_val - cfg.eta0 * (g[:, 0] * scale)
+        ov.other_val = ov.other_val - cfg.eta0 * (g[:, 1] * scale)
+
+
+def _step_kq(kq: SparseKQ, ce: Stage2Loss, grad: torch.Tensor, cfg: TrainConfig) -> None:
+    """One stage-2 NGD or GD update of ``kq`` from the W_kq gradient on the pairs (scaled by ``ce.log_scale``)."""
+    if cfg.optimizer == "ngd":
+        unit, un = ngd_unit(grad)
+        if un > 0:
+            kq.values = kq.values - cfg.eta * unit / un
+    else:
+        scale = math.exp(ce.log_scale) if ce.log_scale else 1.0
+        kq.values = kq.values - cfg.eta * (grad * scale)
 
 
 def _ov_solution(star: SparseMaxMargin, m: int, dense: bool) -> MaxMarginSolution:

@@ -10,7 +10,7 @@ Every step records the loss (exact to rounding at any margin, and its natural lo
 stays finite when the loss itself is below float64's range), the cosine to the max-margin direction, the Frobenius norm, the theorem's
 norm bounds t·η/(2‖W*‖) ≤ ‖W(t)‖ ≤ t·η, and the minimum attention on optimal tokens.
 
-Imports: numpy, torch, ttlab.errors, ttlab.ntp (dataset, maxmargin, model, structured); never
+Imports: numpy, torch, ttlab.errors, ttlab.ntp (config, dataset, maxmargin, model, structured); never
 ttlab.cli.
 """
 
@@ -18,135 +18,31 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 import numpy as np
 import torch
 
 from ttlab.errors import TTLabInputError
+from ttlab.ntp.config import (  # noqa: F401  (re-exported: TrainConfig and its constants were defined here)
+    FIGURE2_NORM_RATIOS,
+    IMPLS,
+    INITS,
+    METRIC_COLUMNS,
+    OPTIMIZERS,
+    SCHEDULES,
+    ProgressFn,
+    TrainConfig,
+    TrainResult,
+)
 from ttlab.ntp.dataset import NTPDataset
 from ttlab.ntp.maxmargin import MaxMarginSolution, max_margin_kq, max_margin_ov
-from ttlab.ntp.model import AUTO_FLOAT32_MAX_SPREAD, LossGrad, NTPTransformer, resolve_dtype, softmax_cross_entropy
+from ttlab.ntp.model import AUTO_FLOAT32_MAX_SPREAD, LossGrad, NTPTransformer, softmax_cross_entropy
+from ttlab.ntp.structured import structured_ineligibility, train_structured
 
-SCHEDULES = ("two-stage", "joint")
-IMPLS = ("auto", "structured", "dense")
-OPTIMIZERS = ("ngd", "gd", "adam")
-INITS = ("zero", "random")
-METRIC_COLUMNS = (
-    "stage",
-    "step",
-    "loss",
-    "cosine",
-    "norm",
-    "norm_lower_bound",
-    "norm_upper_bound",
-    "min_optimal_attention",
-    "cosine_ov",
-    "norm_ov",
-    "log_loss",
-)
-
-ProgressFn = Callable[[str, int, int], None]
-#: Figure 2's ratios of the final norm bound tη to ‖W*‖ (stage 1, stage 2) in the paper's Section 7
-#: setting: |V| = d = 20, `ttlab ntp run`'s default random dataset (100 sentences, lengths 2–6, seed 0),
-#: 900 steps per stage, η0 = 0.2/√d, η = 0.05/√d, ‖W*_ov‖ = 4.3589, ‖W*_kq‖ = 4.8846 (recomputed in
-#: tests/ntp/test_train.py). :meth:`TrainConfig.figure2_scaled` keeps them at any size.
-FIGURE2_NORM_RATIOS = (9.2338, 2.0600)
 SMALL_PROBLEM = 2_000_000  # padded tokens × |V| below which one thread is fastest
-
-
-@dataclass
-class TrainConfig:
-    """Hyper-parameters of one training run; ``eta0``/``eta`` default to 0.2/√d and 0.05/√d.
-
-    Validated on construction (and by :func:`dataclasses.replace`): an out-of-range setting raises
-    :class:`TTLabInputError`, so a ``TrainConfig`` that exists is valid."""
-
-    stage1_steps: int = 900
-    stage2_steps: int = 900
-    eta0: float | None = None
-    eta: float | None = None
-    init: str = "zero"
-    init_scale: float = 0.01
-    schedule: str = "two-stage"
-    optimizer: str = "ngd"
-    seed: int = 0
-    dtype: str = "auto"
-    impl: str = "auto"  # structured (exact, O(tokens + |V|) memory; see ttlab.ntp.structured), dense, or auto
-
-    def __post_init__(self) -> None:
-        if self.impl not in IMPLS:
-            raise TTLabInputError(f"--impl must be one of {', '.join(IMPLS)} (got {self.impl!r})")
-        resolve_dtype(self.dtype)  # a clear error for an unknown dtype whichever path runs
-        for name in ("stage1_steps", "stage2_steps"):
-            if getattr(self, name) < 0:
-                raise TTLabInputError(f"{name.replace('_', '-')} must be ≥ 0 (got {getattr(self, name)})")
-        for name in ("eta0", "eta"):
-            v = getattr(self, name)
-            if v is not None and not (v > 0 and math.isfinite(v)):
-                raise TTLabInputError(f"--{name} must be a positive number (got {v})")
-        if self.schedule not in SCHEDULES:
-            raise TTLabInputError(f"--schedule must be one of {', '.join(SCHEDULES)} (got {self.schedule!r})")
-        if self.optimizer not in OPTIMIZERS:
-            raise TTLabInputError(f"--optimizer must be one of {', '.join(OPTIMIZERS)} (got {self.optimizer!r})")
-        if self.init not in INITS:
-            raise TTLabInputError(f"--init must be one of {', '.join(INITS)} (got {self.init!r})")
-        if not self.init_scale > 0:
-            raise TTLabInputError(f"--init-scale must be > 0 (got {self.init_scale})")
-
-    def figure2_scaled(self, wov_star_norm: float, wkq_star_norm: float) -> "TrainConfig":
-        """A copy whose unset step sizes keep Figure 2's ratios of the final norm bound tη to ‖W*‖
-        (:data:`FIGURE2_NORM_RATIOS`): η0 = r1·‖W*_ov‖/T1, η = r2·‖W*_kq‖/T2. Given step sizes are kept."""
-        r1, r2 = FIGURE2_NORM_RATIOS
-
-        def rule(given: float | None, ratio: float, star: float, steps: int) -> float | None:
-            return given if given is not None or star <= 0 or steps == 0 else ratio * star / steps
-
-        return replace(self, eta0=rule(self.eta0, r1, wov_star_norm, self.stage1_steps),
-                       eta=rule(self.eta, r2, wkq_star_norm, self.stage2_steps))
-
-    def norm_ratios(self, dim: int, wov_star_norm: float, wkq_star_norm: float) -> tuple[float, float]:
-        """(T1·η0/‖W*_ov‖, T2·η/‖W*_kq‖) with the step sizes resolved for ``dim`` (nan for a zero ‖W*‖).
-
-        Below 1 a stage cannot reach its max-margin solution's margins: NGD moves ‖W‖ by at most η a
-        step, and W* is the smallest W with every margin ≥ 1, so the loss stays near log|V|.
-        """
-        c = self.resolved(dim)
-        return (c.stage1_steps * c.eta0 / wov_star_norm if wov_star_norm > 0 else math.nan,
-                c.stage2_steps * c.eta / wkq_star_norm if wkq_star_norm > 0 else math.nan)
-
-    def resolved(self, dim: int) -> "TrainConfig":
-        """A copy with the default step sizes filled in for embedding dimension ``dim``."""
-        return replace(
-            self,
-            eta0=0.2 / math.sqrt(dim) if self.eta0 is None else self.eta0,
-            eta=0.05 / math.sqrt(dim) if self.eta is None else self.eta,
-        )
-
-
-@dataclass
-class TrainResult:
-    """Trained parameters, per-step metrics and the max-margin solutions they are compared with."""
-
-    config: TrainConfig
-    W_ov: torch.Tensor
-    W_kq: torch.Tensor
-    wov_star: MaxMarginSolution
-    wkq_star: MaxMarginSolution
-    metrics: dict[str, list] = field(default_factory=dict)
-    wall_time_s: float = 0.0
-    limit_loss: float = float("nan")  # stage-2 loss with all attention on optimal tokens
-    max_len: int = 1  # L_max of the training sentences
-    interrupted: str | None = None  # "stage 1, step 41" when a KeyboardInterrupt stopped training
-    structured: object | None = None  # ttlab.ntp.structured.StructuredState of a structured run
-
-    def rows(self, stage: str | None = None) -> dict[str, np.ndarray]:
-        """Metric columns as arrays, optionally for one stage only."""
-        st = np.array(self.metrics["stage"])
-        keep = np.ones(len(st), bool) if stage is None else st == stage
-        return {k: np.asarray(v)[keep] for k, v in self.metrics.items()}
 
 
 def cosine(a: torch.Tensor, b: np.ndarray | torch.Tensor) -> float:
@@ -218,7 +114,7 @@ def logit_spread_bound(config: TrainConfig, vocab_size: int, embeddings: np.ndar
 
 
 @contextmanager
-def _threads_for(model: NTPTransformer) -> Iterator[None]:
+def threads_for(model: NTPTransformer) -> Iterator[None]:
     """Use one intra-op thread for small problems, where thread hand-offs cost more than the work."""
     work = int(model.tokens.numel()) * model.vocab_size
     before = torch.get_num_threads()
@@ -248,8 +144,6 @@ def train(
     """
     cfg = config or TrainConfig()
     if use_structured(cfg, embeddings if model is None else _embeddings_of(model), model):
-        from ttlab.ntp.structured import train_structured
-
         return train_structured(dataset, cfg, progress, structure=None if model is None else model.structure,
                                 keep_interrupted=keep_interrupted)
     t0 = time.perf_counter()
@@ -261,7 +155,7 @@ def train(
             f"this run's logits can spread up to {spread:.3g} (> {AUTO_FLOAT32_MAX_SPREAD:.1f}), where float32 loses "
             "gradient terms; build the model with dtype='float64' or max_logit_spread=logit_spread_bound(config, …)"
         )
-    with _threads_for(model):
+    with threads_for(model):
         cfg = replace(cfg.resolved(model.dim), dtype=model.dtype_name, impl="dense")
         state: dict = {}
         try:
@@ -290,8 +184,6 @@ def train(
 def use_structured(cfg: TrainConfig, embeddings: np.ndarray | None, model: NTPTransformer | None = None) -> bool:
     """Whether ``cfg`` runs on the structured path. impl="auto": whenever it applies (one-hot, zero init,
     two-stage, NGD/GD, not float32); "structured": there, else a clear error; "dense": never."""
-    from ttlab.ntp.structured import structured_ineligibility
-
     if cfg.impl == "dense":
         return False
     why = structured_ineligibility(cfg, embeddings)

@@ -1,14 +1,14 @@
 """The paper's Examples 1–2 computed end to end (used by `ttlab ntp example svop` and the report).
 
-Imports: torch, ttlab.ntp (examples, experiment, maxmargin, model, structure, train); never ttlab.cli.
+Imports: torch, ttlab.ntp (dataset, examples, maxmargin, model, structure, train); never ttlab.cli.
 """
 
 from __future__ import annotations
 
 import torch
 
+from ttlab.ntp.dataset import dataset_info
 from ttlab.ntp.examples import SVOP_UNSEEN, svop
-from ttlab.ntp.experiment import dataset_info
 from ttlab.ntp.model import NTPTransformer
 from ttlab.ntp.structure import analyze
 from ttlab.ntp.train import TrainConfig, cosine, train

@@ -1,7 +1,7 @@
 """Paper A parts of ``ttlab reproduce``: Figure 2, the ablations, generalization (Theorem 3), SVOP, GPT-2 scale.
 
-May import: :mod:`ttlab.reproduce.registry`, ``.report`` and ``.verdicts``, and (inside the part functions,
-so that importing the registry stays cheap) the :mod:`ttlab.ntp` modules and matplotlib.
+The parts run the library's computations (:mod:`ttlab.ntp`: the runs, their extra runs, the checkpoints and
+controls, the figures) and judge, render and cite what they return.
 
 Claims are judged by the rules of :mod:`ttlab.reproduce.verdicts` from the numbers each part stores;
 the rule, its thresholds and the reason of each verdict are printed in the report. A paper claim holds
@@ -33,6 +33,10 @@ paper's unspecified constant c0 = 1). In brief:
   rates with Figure 2's rules, and Theorem 3 on unseen sentences with ``ntp_generalization``'s rules and
   controls (uniform and random values on W*_kq's support), in the max-margin limit (W*_kq scaled up)
   and for the trained model.
+
+Imports: ttlab.reproduce (registry, report, verdicts); inside the part functions, so that importing the
+registry stays cheap, ttlab.ntp (diagnostics, experiment, fastcheck, generalize, generate, plots, scale,
+train, walkthrough).
 """
 
 from __future__ import annotations
@@ -228,43 +232,6 @@ def _continuation_steps(c1: float, max_len: int, baseline: float, cap: int) -> d
     return {"t_star": t_star, "clearance": target, "cap": cap, "steps": int(min(cap, max(10_000, want)))}
 
 
-#: differences of two numbers exact to rounding (1 − attention, L − L∞ relative to L∞) are resolvable above this
-_TINY_GAP = 1e-13
-
-
-def _long_stage2(ds, steps: int, long_steps: int, seed: int, progress) -> dict:
-    """Stage 2 continued to ``long_steps``: the attention at the end against the uniform baseline (W_kq(0) = 0
-    attends uniformly); local slopes of 1 − cos over the paper's window and over the last decade of the steps
-    float64 resolves (:func:`~ttlab.ntp.diagnostics.resolvable_until`), where the loss gap's exponential is
-    also fitted against a power law and the attention gap's rate is measured."""
-    import time
-
-    from ttlab.ntp.diagnostics import fit_exp_vs_power, local_loglog_slopes, resolvable_until, theory_attention_rate
-    from ttlab.ntp.train import TrainConfig, train
-
-    t0 = time.perf_counter()  # dense: 1.9× faster than the structured path here (43,900 steps: 111 s vs 207 s, load ~11)
-    res = train(ds, TrainConfig(stage1_steps=steps, stage2_steps=long_steps, seed=seed, impl="dense"), progress=progress)
-    wall = time.perf_counter() - t0
-    rows = res.rows("2")
-    t, omc, att = rows["step"], 1.0 - rows["cosine"], rows["min_optimal_attention"]
-    lim = res.limit_loss
-    t_res = resolvable_until(t, 1.0 - att)
-    return {
-        "wall_time_s": wall,
-        "resolvable_until": t_res,
-        "resolvable_cosine": float(rows["cosine"][t == t_res][0]),
-        "linear": fit_exp_vs_power(t, rows["loss"] - lim, _TINY_GAP * abs(lim), t_max=t_res),
-        "stage2_steps": int(t[-1]),
-        "final_cosine": float(rows["cosine"][-1]),
-        "windows": {"paper": local_loglog_slopes(t, omc, steps / 10, steps),
-                    "last_decade": local_loglog_slopes(t, omc, t_res / 10, t_res)},
-        "final_min_optimal_attention": float(att[-1]),
-        "baseline_attention": float(att[0]),
-        "attention_gap_rate": fit_exp_vs_power(t, 1.0 - att, _TINY_GAP, t_max=t_res).get("rate"),
-        "c1": theory_attention_rate(res.config.eta, res.wkq_star.norm, res.max_len),
-    }
-
-
 def _setting_note(cfg: dict, ds: dict) -> str:
     """Whether this run is the paper's Section 7 setting, decided from its configuration."""
     d = ds["vocab_size"]
@@ -332,7 +299,7 @@ def _render_figure2(r: dict) -> list:
                render=_render_figure2, claims=_figure2_claims, estimate=(60, 60), version=4)
 def ntp_figure2(out: Path, ctx: PartContext) -> dict:
     """The paper's Figure 2 (|V| = 20, 900 + 900 NGD steps) with the theorems' rates and bounds."""
-    from ttlab.ntp.experiment import run_dynamics
+    from ttlab.ntp.experiment import long_stage2, random_start_stage1, run_dynamics
     from ttlab.ntp.train import TrainConfig
 
     steps = ctx.pick(quick=900, full=900, tiny=60)
@@ -342,32 +309,11 @@ def ntp_figure2(out: Path, ctx: PartContext) -> dict:
     res = summary["_result"]
     rule = _continuation_steps(r["stages"]["stage_2"]["theory_attention_rate_C1"], res.max_len,
                                float(res.rows("2")["min_optimal_attention"][0]), long_stage2_cap(ctx))
-    r["long_run"] = _long_stage2(_dataset(ctx), steps, rule["steps"], ctx.seed, _train_progress(ctx, "continued: "))
+    r["long_run"] = long_stage2(_dataset(ctx), steps, rule["steps"], ctx.seed, _train_progress(ctx, "continued: "))
     r["long_run"]["steps_rule"] = rule
-    r["random_start"] = _random_start_stage1(_dataset(ctx), ctx.pick(quick=10_000, full=10_000, tiny=60), ctx.seed,
+    r["random_start"] = random_start_stage1(_dataset(ctx), ctx.pick(quick=10_000, full=10_000, tiny=60), ctx.seed,
                                              _train_progress(ctx, "random start: "))
     return r
-
-
-#: std of the Gaussian W_ov(0) of the random-start run (‖W_ov(0)‖ ≈ 0.01·|V| = 0.2 at |V| = 20, about
-#: four stage-1 steps of η0 = 0.2/√20)
-RANDOM_START_SCALE = 0.01
-
-
-def _random_start_stage1(ds, steps: int, seed: int, progress) -> dict:
-    """Stage 1 alone from a small random W_ov(0) (seeded): the local log-log slope of 1 − cos(W_ov, W*_ov)
-    over the last decade against log t/t's on the same steps (Proposition 1's rate, which a zero start
-    meets exactly)."""
-    from ttlab.ntp.diagnostics import local_loglog_slopes
-    from ttlab.ntp.train import TrainConfig, train
-
-    cfg = TrainConfig(stage1_steps=steps, stage2_steps=0, init="random", init_scale=RANDOM_START_SCALE, seed=seed,
-                      impl="dense")
-    res = train(ds, cfg, progress=progress)
-    rows = res.rows("1")
-    t, cos = rows["step"], rows["cosine"]
-    return {"steps": int(t[-1]), "init_scale": RANDOM_START_SCALE, "initial_cosine": float(cos[0]),
-            "final_cosine": float(cos[-1]), "last_decade": local_loglog_slopes(t, 1.0 - cos, steps / 10, steps)}
 
 
 def _conditions(r: dict, stage2_steps: int) -> dict:
@@ -384,32 +330,6 @@ def _conditions(r: dict, stage2_steps: int) -> dict:
 
 # ---------------------------------------------------------------------------------------------
 # ablations
-
-
-def _ablation_figure(runs: list[tuple[str, object]], path: Path) -> None:
-    """Loss, cos(W_kq, W*_kq) and minimum optimal attention of every variant against W_kq's steps."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure as MplFigure
-
-    from ttlab.provenance import atomic_savefig
-
-    fig = MplFigure(figsize=(13, 3.8), layout="constrained")
-    FigureCanvasAgg(fig)
-    axes = [fig.add_subplot(1, 3, i + 1) for i in range(3)]
-    for i, (name, res) in enumerate(runs):
-        stage = "2" if res.config.schedule == "two-stage" else "joint"
-        rows = res.rows(stage)
-        t = rows["step"]
-        axes[0].semilogy(t, [max(v, 1e-300) for v in rows["loss"]], color=f"C{i}", label=name)
-        axes[1].plot(t, rows["cosine"], color=f"C{i}", label=name)
-        axes[2].plot(t, rows["min_optimal_attention"], color=f"C{i}", label=name)
-    axes[0].set(title="loss L(θ)", xlabel="W_kq step t", ylabel="loss")
-    axes[1].set(title="cos(W_kq(t), W*_kq)", xlabel="W_kq step t", ylabel="cosine")
-    axes[2].set(title="minimum attention on optimal tokens", xlabel="W_kq step t", ylabel="attention")
-    axes[1].set_ylim(-0.05, 1.02)
-    axes[2].set_ylim(0, 1.02)
-    axes[2].legend(fontsize=7, loc="lower right")
-    atomic_savefig(fig, path, dpi=100)
 
 
 def _ablation_claims(r: dict) -> list[dict]:
@@ -458,6 +378,7 @@ def _render_ablations(r: dict) -> list:
 def ntp_ablations(out: Path, ctx: PartContext) -> dict:
     """Algorithm 1 against random init, joint training, plain GD and Adam on the Figure 2 data."""
     from ttlab.ntp.experiment import run_dynamics
+    from ttlab.ntp.plots import ablation_figure
     from ttlab.ntp.train import TrainConfig
 
     ds = _dataset(ctx)
@@ -486,51 +407,12 @@ def ntp_ablations(out: Path, ctx: PartContext) -> dict:
             "final_min_optimal_attention": last["final_min_optimal_attention"],
             "figure": f"{sub}/dynamics.png",
         })
-    _ablation_figure(runs, out / "ntp_ablations" / "comparison.png")
+    ablation_figure(runs, out / "ntp_ablations" / "comparison.png")
     return {"rows": rows, "figure": "ntp_ablations/comparison.png"}
 
 
 # ---------------------------------------------------------------------------------------------
 # generalization
-
-
-def _train_with_checkpoints(ds, model, steps: list[int], seed: int, progress=None):
-    """Train once to ``max(steps)`` stage-2 steps and return W_kq at every step count in ``steps``.
-
-    Stage-2 NGD has no schedule, so W_kq(t) of a long run equals the final W_kq of a run of t steps.
-    The snapshots are taken where training evaluates the stage-2 loss (once per step, at W_kq(t));
-    if that does not hold in this version of the trainer (checked against the final W_kq), it falls
-    back to one training run per step count.
-    """
-    import torch
-
-    from ttlab.ntp.train import TrainConfig, train
-
-    last = max(steps)
-    wanted = set(steps)
-    snaps: dict[int, torch.Tensor] = {}
-    calls = {"n": 0}
-    original = model.loss_and_grad
-
-    def spy(W_ov, W_kq, *args, **kwargs):
-        if calls["n"] in wanted:
-            snaps[calls["n"]] = W_kq.detach().clone()
-        calls["n"] += 1
-        return original(W_ov, W_kq, *args, **kwargs)
-
-    model.loss_and_grad = spy
-    try:
-        # the dense path: the snapshots come from spying on the dense model's loss_and_grad
-        res = train(ds, TrainConfig(stage2_steps=last, seed=seed, impl="dense"), model=model, progress=progress)
-    finally:
-        del model.loss_and_grad
-    if calls["n"] == last + 1 and last in snaps and torch.equal(snaps[last], res.W_kq):
-        return res, {t: snaps[t] for t in steps}, "one run, intermediate checkpoints"
-    out = {}
-    for t in steps:  # fallback: the trainer changed; retrain per step count
-        r = train(ds, TrainConfig(stage2_steps=t, seed=seed, impl="dense"), model=model, progress=progress)
-        out[t] = r.W_kq
-    return res, out, "one run per step count"
 
 
 #: a Theorem 3 agreement holds only when it beats uniform and random attention by this much (absolute)
@@ -618,45 +500,10 @@ def _render_generalization(r: dict) -> list:
 def ntp_generalization(out: Path, ctx: PartContext) -> dict:
     """Theorem 3 on unseen sentences: after 900 stage-2 steps, after longer training, and in the max-margin
     limit itself (W*_kq scaled to :func:`~ttlab.ntp.generalize.max_margin_limit_norm`)."""
-    import torch
+    from ttlab.ntp.generalize import generalization_study
 
-    from ttlab.ntp.experiment import dataset_info
-    from ttlab.ntp.generalize import evaluate_generalization, max_margin_limit_norm, unseen_sentences
-    from ttlab.ntp.model import NTPTransformer
-    from ttlab.ntp.train import cosine
-
-    ds = _dataset(ctx)
-    model = NTPTransformer(ds)
-    sents = unseen_sentences(model.structure, n_samples=ctx.pick(1000, 1000, tiny=100), seed=ctx.seed)
-    steps = ctx.pick(quick=[900, 3000], full=[900, 3000, 10000], tiny=[30, 60])
-    res, snaps, how = _train_with_checkpoints(ds, model, steps, ctx.seed, progress=_train_progress(ctx))
-    def by_case(W_kq) -> dict:
-        return evaluate_generalization(model, res.W_ov, W_kq, sents)["by_case"]
-
-    uniform = by_case(torch.zeros_like(res.W_kq))  # W_kq = 0: every token attended equally
-
-    def controls(norm: float) -> dict:
-        """Uniform attention and a random W_kq of the given norm (fixed seed), on the same sentences."""
-        g = torch.Generator().manual_seed(ctx.seed)
-        R = torch.randn(res.W_kq.shape, generator=g, dtype=res.W_kq.dtype)
-        return {"uniform attention": uniform, "random attention": by_case(R * (norm / float(R.norm())))}
-
-    rows = []
-    for t in steps:
-        rep = evaluate_generalization(model, res.W_ov, snaps[t], sents)
-        rows.append({"stage2_steps": t, "cosine_kq": cosine(snaps[t], res.wkq_star.W), "agreement": rep["agreement"],
-                     "by_case": rep["by_case"], "controls": controls(float(snaps[t].norm()))})
-    limit_norm = max_margin_limit_norm(res.wkq_star.W, res.wkq_star.norm, float(res.W_kq.norm()))
-    limit_W = torch.as_tensor(res.wkq_star.W) * (limit_norm / res.wkq_star.norm)
-    limit = evaluate_generalization(model, res.W_ov, limit_W, sents)
-    cfg = res.config
-    r = {"n_sentences": len(sents), "rows": rows, "training": how,
-         "max_margin_limit": {"agreement": limit["agreement"], "by_case": limit["by_case"], "wkq_norm": limit_norm,
-                              "controls": controls(limit_norm)},
-         "run": {"dataset": dataset_info(ds), "wov_star_norm": res.wov_star.norm, "wkq_star_norm": res.wkq_star.norm,
-                 "config": {"eta0": cfg.eta0, "eta": cfg.eta, "stage1_steps": cfg.stage1_steps}},
-         "examples": limit["cases"][:3] + [c for c in limit["cases"] if c["case"] == "non-comparable"][:3]}
-    return r
+    return generalization_study(_dataset(ctx), ctx.pick(quick=[900, 3000], full=[900, 3000, 10000], tiny=[30, 60]),
+                                ctx.pick(1000, 1000, tiny=100), ctx.seed, _train_progress(ctx))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -858,43 +705,6 @@ def _render_scale(r: dict) -> list:
     ]
 
 
-def _with_kq(state, values):
-    """``state`` with W_kq's values on W*_kq's sparsity pattern replaced by ``values``."""
-    import dataclasses
-
-    import torch
-
-    from ttlab.ntp.structured import SparseKQ
-
-    star = state.wkq_star
-    kq = SparseKQ(star.vocab_size, token=torch.as_tensor(star.rows), query=torch.as_tensor(star.cols),
-                  values=torch.as_tensor(values, dtype=torch.float64))
-    return dataclasses.replace(state, W_kq=kq)
-
-
-def _max_margin_limit_state(state):
-    """``state`` with W_kq replaced by W*_kq scaled to :func:`~ttlab.ntp.generalize.max_margin_limit_norm`:
-    the max-margin limit Theorem 3 speaks about, built as :func:`ntp_generalization` builds it densely."""
-    import torch
-
-    from ttlab.ntp.generalize import max_margin_limit_norm
-
-    star = state.wkq_star
-    norm = max_margin_limit_norm(star.values, star.norm, state.W_kq.norm())
-    return _with_kq(state, torch.as_tensor(star.values, dtype=torch.float64) * (norm / star.norm)), norm
-
-
-def _scale_controls(gen, state, sents, norm: float, seed: int) -> dict:
-    """Theorem 3's controls on the structured path: uniform attention (W_kq = 0) and random values of norm
-    ``norm`` (fixed seed) on W*_kq's sparsity pattern, each as ``by_case`` agreements on ``sents``."""
-    import torch
-
-    n = len(state.wkq_star.values)
-    R = torch.randn(n, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
-    return {"uniform attention": gen.evaluate(_with_kq(state, torch.zeros(n, dtype=torch.float64)), sents)["by_case"],
-            "random attention": gen.evaluate(_with_kq(state, R * (norm / float(R.norm()))), sents)["by_case"]}
-
-
 @register_part("ntp_scale", paper="A", title="Paper A at GPT-2 vocabulary size (|V| = 50,257)",
                render=_render_scale, claims=_scale_claims, estimate=(0, 900), version=3)
 def ntp_scale(out: Path, ctx: PartContext) -> dict:
@@ -903,11 +713,11 @@ def ntp_scale(out: Path, ctx: PartContext) -> dict:
     import resource
     import time
 
-    from ttlab.ntp.diagnostics import fit_exp_vs_power, resolvable_until
+    from ttlab.ntp.diagnostics import TINY_GAP, fit_exp_vs_power, resolvable_until
     from ttlab.ntp.experiment import run_dynamics
     from ttlab.ntp.fastcheck import quick_check
     from ttlab.ntp.generate import generate_dataset
-    from ttlab.ntp.scale import ScaleGeneralization
+    from ttlab.ntp.scale import ScaleGeneralization, max_margin_limit_state, scale_controls
     from ttlab.ntp.train import TrainConfig
 
     if ctx.mode not in SCALE_CONFIGS:  # quick and standard: not run
@@ -937,15 +747,15 @@ def ntp_scale(out: Path, ctx: PartContext) -> dict:
     gen = ScaleGeneralization.from_quick_check(quick_check(ds.to_text(), ds.source), ds)  # no second analyze
     sents = gen.sample(c["samples"], seed=ctx.seed)
     rep = gen.evaluate(res.structured, sents)
-    limit_state, limit_norm = _max_margin_limit_state(res.structured)
+    limit_state, limit_norm = max_margin_limit_state(res.structured)
     limit = gen.evaluate(limit_state, sents)
-    trained_controls = _scale_controls(gen, res.structured, sents, float(res.structured.W_kq.norm()), ctx.seed)
-    limit_controls = _scale_controls(gen, res.structured, sents, limit_norm, ctx.seed)
+    trained_controls = scale_controls(gen, res.structured, sents, float(res.structured.W_kq.norm()), ctx.seed)
+    limit_controls = scale_controls(gen, res.structured, sents, limit_norm, ctx.seed)
     phases["generalization"] = time.perf_counter() - t0
     r = {k: v for k, v in summary.items() if not k.startswith("_")}
     rows2 = res.rows("2")
     r.update({
-        "linear": fit_exp_vs_power(rows2["step"], rows2["loss"] - res.limit_loss, _TINY_GAP * abs(res.limit_loss),
+        "linear": fit_exp_vs_power(rows2["step"], rows2["loss"] - res.limit_loss, TINY_GAP * abs(res.limit_loss),
                                    t_max=resolvable_until(rows2["step"], 1.0 - rows2["min_optimal_attention"])),
         "figure": "ntp_scale/dynamics.png",
         "tokens": int(sum(len(s.tokens) * s.count for s in ds.sentences)),
