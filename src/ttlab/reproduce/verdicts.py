@@ -59,7 +59,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ttlab.reproduce import rules_shapes, rules_thresholds  # noqa: F401 - registers the rules
+import ttlab.reproduce.rules_shapes  # noqa: F401 - registers the rules (rules_thresholds: by the import below)
 from ttlab.reproduce.rules_thresholds import binomial_tail
 from ttlab.reproduce.verdict_base import (
     ABLATION,

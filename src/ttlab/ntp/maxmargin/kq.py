@@ -15,8 +15,8 @@ from typing import Callable
 
 import numpy as np
 
+import ttlab.ntp.maxmargin.qp as qp
 from ttlab.errors import TTLabInputError
-from ttlab.ntp.maxmargin import qp
 
 
 # ============================================================================================== W*_kq

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
+import ttlab.ntp.maxmargin.qp as qp
 from ttlab.errors import TTLabInputError
-from ttlab.ntp.maxmargin import qp
 
 
 # ============================================================================================== W*_ov
