@@ -160,7 +160,7 @@ def test_config_validation():
         replace(ManifoldSweepConfig(), model_widths=(8, 16))
     with pytest.raises(TTLabInputError, match="learning rates must be positive"):
         replace(ManifoldSweepConfig(), lrs=(0.0,))
-    with pytest.raises(TTLabInputError, match="bootstrap_offset must be a non-negative integer"):
+    with pytest.raises(TTLabInputError, match="bootstrap_offset must be an integer >= 0"):
         replace(ManifoldSweepConfig(), bootstrap_offset=-1)
     with pytest.raises(TTLabInputError, match="unknown regime 'loud'"):
         replace(ManifoldSweepConfig(), regimes=("loud",))
@@ -224,7 +224,7 @@ def test_cli_estimate_only(run_cli, tmp_path):
         (["--backend", "slurm"], "unknown sweep backend 'slurm'"),
         (["--n-min", "500", "--n-max", "100"], "n_max (100) must be >= n_min (500)"),
         (["--d", "8", "--ambient", "4"], "too small"),
-        (["--beta", "1.5"], "beta must be in"),
+        (["--beta", "1.5"], "beta must be a number in"),
         (["--regime", "loud"], "unknown regime 'loud'"),
         (["--arch", "softmax,cnn"], "unknown arch 'cnn'"),
         (["--lr", "-1"], "learning rates must be positive"),

@@ -1,6 +1,6 @@
 """One-call estimation with a self-describing result (config, versions), and the paper's protocol.
 
-Imports: numpy, ttlab.intrinsic_dim (_validate, estimators), ttlab.provenance; never ttlab.cli.
+Imports: numpy, ttlab.intrinsic_dim.estimators, ttlab.provenance, ttlab.validation; never ttlab.cli.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from ttlab.intrinsic_dim._validate import check_choice
 from ttlab.intrinsic_dim.estimators import GRIDE, METHODS, MLE, TwoNN
 from ttlab.provenance import versions
+from ttlab.validation import check_choice
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,8 @@ largest k any selected estimator needs, and each kNN-based estimator reads its f
 estimator's own time (the shared search is timed separately) and the exponents the estimate
 predicts, α_D = 2β/(2β + d̂) and α_N = 2β/d̂ (Havrilla & Liao, Theorems 1–2).
 
-Imports: numpy, ttlab.errors, ttlab.intrinsic_dim (api, estimators, more_estimators, fisher_s, knn_length, ph, knn,
-_validate); lazily ttlab.provenance and ttlab.scaling.theory; never ttlab.cli.
+Imports: numpy, ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (api, estimators, more_estimators, fisher_s,
+knn_length, ph, knn, _validate); lazily ttlab.provenance and ttlab.scaling.theory; never ttlab.cli.
 """
 
 from __future__ import annotations
@@ -22,20 +22,21 @@ from typing import Any, Callable
 import numpy as np
 
 from ttlab.errors import TTLabInputError
-from ttlab.intrinsic_dim._validate import check_choice, check_int, check_metric
-from ttlab.intrinsic_dim.estimators import GRIDE, MLE, TwoNN, _IDEstimator, prepare_points
+from ttlab.intrinsic_dim._validate import check_metric
+from ttlab.intrinsic_dim.estimators import GRIDE, MLE, IDEstimator, TwoNN, prepare_points
 from ttlab.intrinsic_dim.fisher_s import FisherS
-from ttlab.intrinsic_dim.knn import BACKENDS, Neighbors, _kneighbors
+from ttlab.intrinsic_dim.knn import BACKENDS, Neighbors, kneighbors_prepared
 from ttlab.intrinsic_dim.knn_length import KNN
 from ttlab.intrinsic_dim.more_estimators import ESS, LPCA, MADA, MOM, TLE, CorrInt, DANCo, MiND_ML
 from ttlab.intrinsic_dim.ph import PH
+from ttlab.validation import check_choice, check_int
 
 DANCO_MAX_DIM = 48
 """``compare`` calibrates DANCo on balls of dimension 1..min(n_features, 48) (scikit-dimension:
 1..n_features, which costs one neighbour search per dimension — 768 for a GPT-2-size model)."""
 
 # name -> (description, factory(n_features) -> estimator options)
-_Spec = tuple[str, Callable[[int], tuple[type[_IDEstimator], dict[str, Any]]]]
+_Spec = tuple[str, Callable[[int], tuple[type[IDEstimator], dict[str, Any]]]]
 COMPARE_METHODS: dict[str, _Spec] = {
     "mle": ("MLE, K = 20, arithmetic mean (the paper's)", lambda D: (MLE, {"k": 20, "average": "mean"})),
     "mle_harmonic": ("MLE, K = 20, harmonic mean (MacKay–Ghahramani)", lambda D: (MLE, {"k": 20, "average": "harmonic"})),
@@ -145,7 +146,7 @@ def tie_fraction(nbs: list[Neighbors], k: int) -> float:
     return float(np.mean(np.concatenate(tied)))
 
 
-def support_notes(est: _IDEstimator, d: float, n_batch: int, n_features: int, ties: float) -> list[str]:
+def support_notes(est: IDEstimator, d: float, n_batch: int, n_features: int, ties: float) -> list[str]:
     """Why the data cannot support the estimate ``d`` of ``est`` (fitted on batches of ``n_batch``
     distinct points): above n − 1, above K for a local estimator, tied distances, one feature."""
     notes = []
@@ -215,7 +216,7 @@ def compare(
         )
     D = prep.X.shape[1]
     common = dict(metric=metric, batch_size=batch_size, seed=seed, remainder=remainder, backend=backend, device=device)
-    ests: dict[str, _IDEstimator] = {}
+    ests: dict[str, IDEstimator] = {}
     batches: dict[str, list[np.ndarray]] = {}
     notes: dict[str, list[str]] = {m: [] for m in names}
     for m in names:
@@ -235,7 +236,7 @@ def compare(
     t0 = time.perf_counter()
     knn_backend = "none"
     if shared is not None and knn_k > 0:
-        nbs = [_kneighbors(prep.X[b], knn_k, backend=backend, device=device) for b in shared]
+        nbs = [kneighbors_prepared(prep.X[b], knn_k, backend=backend, device=device) for b in shared]
         knn_backend = nbs[0].backend
     knn_seconds = time.perf_counter() - t0
     rows = []

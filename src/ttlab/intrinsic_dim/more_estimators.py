@@ -18,7 +18,7 @@ Estimators: :class:`LPCA` (``lPCA``; global PCA by default, ``pointwise=True`` f
 neighbourhood), :class:`TLE`, :class:`CorrInt`, :class:`DANCo`, :class:`ESS`, :class:`MOM`,
 :class:`MiND_ML` and :class:`MADA`.
 
-Imports: numpy, ttlab.errors, ttlab.intrinsic_dim (estimators, knn, _validate); lazily scipy and
+Imports: numpy, ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (estimators, knn); lazily scipy and
 torch; never ttlab.cli.
 """
 
@@ -31,14 +31,15 @@ import sys
 import threading
 import warnings
 from functools import lru_cache
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 
 from ttlab.errors import TTLabInputError
-from ttlab.intrinsic_dim._validate import check_choice, check_int
-from ttlab.intrinsic_dim.estimators import AVERAGES, DegeneratePointsWarning, _IDEstimator
-from ttlab.intrinsic_dim.knn import Neighbors, _kneighbors
+from ttlab.intrinsic_dim.estimators import AVERAGES, DegeneratePointsWarning, IDEstimator
+from ttlab.intrinsic_dim.knn import Neighbors, kneighbors_prepared
+from ttlab.validation import Interval, Options, check_int, validate_params
 
 _CHUNK = 256  # points per vectorised neighbourhood block (at least)
 _CHUNK_ELEMS = 2**22  # ... and up to this many neighbour coordinates per block (32 MiB in float64)
@@ -81,14 +82,13 @@ def _combine_pw(pw: np.ndarray, average: str, what: str) -> float:
     return float(1.0 / np.mean(1.0 / finite))
 
 
-def _check_float(value: Any, name: str, lo: float, hi: float = math.inf, lo_open: bool = True) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
-        raise TTLabInputError(f"{name} must be a number, got {value!r}.")
-    v = float(value)
-    ok = (v > lo if lo_open else v >= lo) and v < hi and math.isfinite(v)
-    if not ok:
-        raise TTLabInputError(f"{name} must be in {'(' if lo_open else '['}{lo}, {hi}), got {value!r}.")
-    return v
+_POSITIVE = [Interval(Real, 0, None, closed="neither")]
+_FRACTION = [Interval(Real, 0, 1, closed="neither")]
+NEIGHBOURHOOD_CONSTRAINTS: dict[str, Any] = {
+    "k": [Interval(Integral, 2, None, closed="left")],
+    "average": [Options(AVERAGES)],
+}
+"""Constraints of the estimators that combine pointwise estimates over ``k``-neighbourhoods."""
 
 
 # ---------------------------------------------------------------------------------------------- lPCA
@@ -155,7 +155,7 @@ def lpca_from_spectrum(ev: np.ndarray, ver: str = "FO", *, alpha_fo: float = 0.0
         return float(1 + np.min(cand))
 
 
-class LPCA(_IDEstimator):
+class LPCA(IDEstimator):
     """PCA-based intrinsic dimension (scikit-dimension's ``lPCA``), versions FO (Fukunaga–Olsen:
     eigenvalues above ``alpha_fo`` × the largest), Fan, maxgap, ratio and participation_ratio.
 
@@ -172,6 +172,26 @@ class LPCA(_IDEstimator):
     """
 
     name = "lpca"
+    _parameter_constraints: dict[str, Any] = {
+        **IDEstimator._parameter_constraints,
+        "ver": [Options(LPCA_VERSIONS)],
+        "alpha_fo": _FRACTION,
+        "alpha_ratio": _FRACTION,
+        "p_fan": _FRACTION,
+        "beta_fan": _FRACTION,
+        "alpha_fan": _POSITIVE,
+        "pointwise": "no_validation",
+        "k": "no_validation",  # >= 2 when pointwise (_check_params)
+        "average": "no_validation",  # checked when pointwise
+        "center": "no_validation",
+        # the signal-rank versions' options: checked for those versions (pca_rank.check_rank_options)
+        "noise_var": "no_validation",
+        "alpha_kn": "no_validation",
+        "n_permutations": "no_validation",
+        "quantile": "no_validation",
+        "null": "no_validation",
+        "random_state": "no_validation",
+    }
 
     def __init__(
         self,
@@ -221,21 +241,14 @@ class LPCA(_IDEstimator):
     def _check_params(self) -> None:
         import ttlab.intrinsic_dim.pca_rank as pca_rank
 
-        check_choice(self.ver, "lPCA version", LPCA_VERSIONS)
         if self.ver in pca_rank.RANK_VERSIONS:
             if self.pointwise:
                 raise TTLabInputError(f"lPCA ver={self.ver!r} estimates a global signal rank; use pointwise=False.")
             pca_rank.check_rank_options(self.ver, self.noise_var, self.alpha_kn, self.null, self.quantile,
                                         self.n_permutations)
             check_int(self.random_state, "random_state", 0)
-        _check_float(self.alpha_fo, "alpha_fo", 0, 1)
-        _check_float(self.alpha_ratio, "alpha_ratio", 0, 1)
-        _check_float(self.p_fan, "p_fan", 0, 1)
-        _check_float(self.beta_fan, "beta_fan", 0, 1)
-        _check_float(self.alpha_fan, "alpha_fan", 0)
         if self.pointwise:
-            check_int(self.k, "k", 2)
-            check_choice(self.average, "average", AVERAGES)
+            validate_params(self.get_params(deep=False), NEIGHBOURHOOD_CONSTRAINTS)
 
     def _n_neighbors(self) -> int:
         return int(self.k) if self.pointwise else 0
@@ -283,14 +296,11 @@ lPCA = LPCA  # scikit-dimension's spelling
 
 
 # ----------------------------------------------------------------------------- kNN-distance estimators
-class _LocalKNN(_IDEstimator):
+class _LocalKNN(IDEstimator):
     """Pointwise estimators on the k nearest neighbours, combined by ``average``."""
 
     label = "local"
-
-    def _check_params(self) -> None:
-        check_int(self.k, "k", 2)
-        check_choice(self.average, "average", AVERAGES)
+    _parameter_constraints: dict[str, Any] = {**IDEstimator._parameter_constraints, **NEIGHBOURHOOD_CONSTRAINTS}
 
     def _n_neighbors(self) -> int:
         return int(self.k)
@@ -357,6 +367,7 @@ class TLE(_LocalKNN):
 
     name = "tle"
     label = "TLE"
+    _parameter_constraints: dict[str, Any] = {**_LocalKNN._parameter_constraints, "epsilon": _POSITIVE}
 
     def __init__(self, k: int = 20, epsilon: float = 1e-4, average: str = "mean", *, metric: str = "euclidean",
                  batch_size: int | None = None, seed: int = 0, remainder: str = "drop", backend: str = "auto",
@@ -365,10 +376,6 @@ class TLE(_LocalKNN):
         self.k = k
         self.average = average
         self.epsilon = epsilon
-
-    def _check_params(self) -> None:
-        super()._check_params()
-        _check_float(self.epsilon, "epsilon", 0)
 
     def _pointwise(self, X: np.ndarray, nb: Neighbors) -> np.ndarray:
         n, K = nb.indices.shape
@@ -491,7 +498,7 @@ def mind_mlk(rhos: np.ndarray, D: int, k: int, dinit: float) -> float:
     return float(res["x"][0])
 
 
-class MiND_ML(_IDEstimator):
+class MiND_ML(IDEstimator):
     """MiND_MLk / MiND_MLi (Rozza et al. 2012), scikit-dimension's ``MiND_ML``: likelihood of
     ``r_1 / r_{k+1}`` with ``k = 20``, maximised over d in [0, ``D``]. scikit-dimension's default
     ``D = 10`` caps the estimate at 10 (kept here for equality; raise ``D`` for data of higher ID —
@@ -499,6 +506,12 @@ class MiND_ML(_IDEstimator):
 
     name = "mind_ml"
     distance_only = True
+    _parameter_constraints: dict[str, Any] = {
+        **IDEstimator._parameter_constraints,
+        "k": [Interval(Integral, 1, None, closed="left")],
+        "D": [Interval(Integral, 1, None, closed="left")],
+        "ver": [Options(("MLk", "MLi"))],
+    }
 
     def __init__(self, k: int = 20, D: int = 10, ver: str = "MLk", *, metric: str = "euclidean",
                  batch_size: int | None = None, seed: int = 0, remainder: str = "drop", backend: str = "auto",
@@ -507,11 +520,6 @@ class MiND_ML(_IDEstimator):
         self.k = k
         self.D = D
         self.ver = ver
-
-    def _check_params(self) -> None:
-        check_int(self.k, "k", 1)
-        check_int(self.D, "D", 1)
-        check_choice(self.ver, "MiND_ML version", ("MLk", "MLi"))
 
     def _n_neighbors(self) -> int:
         return int(self.k) + 1
@@ -582,10 +590,10 @@ def _exact_knn_low_dim(X: np.ndarray, k: int, backend: str, block_size: int, dev
 
         dist, idx = cKDTree(X).query(X, k=k + 1, workers=-1)
         return Neighbors(dist[:, 1:], idx[:, 1:].astype(np.int64), "kdtree")
-    return _kneighbors(X, k, backend=backend, block_size=block_size, device=device)
+    return kneighbors_prepared(X, k, backend=backend, block_size=block_size, device=device)
 
 
-class DANCo(_IDEstimator):
+class DANCo(IDEstimator):
     """DANCo (Ceruti et al. 2012), scikit-dimension's ``DANCo``: compares the MiND_MLk estimate and
     the von Mises statistics of neighbour angles (``k = 10``) with those of uniform balls of
     dimension 1..``D`` (``D`` defaults to the number of features), minimising a KL divergence;
@@ -604,6 +612,15 @@ class DANCo(_IDEstimator):
     """
 
     name = "danco"
+    _parameter_constraints: dict[str, Any] = {
+        **IDEstimator._parameter_constraints,
+        "k": [Interval(Integral, 2, None, closed="left")],
+        "D": [Interval(Integral, 1, None, closed="left"), None],
+        "random_state": [Interval(Integral, 0, None, closed="left")],
+        "ver": [Options(("DANCo", "MIND_MLk", "MIND_MLi"))],
+        "fractal": "no_validation",
+        "calibration_data": "no_validation",  # its structure: _check_params
+    }
 
     def __init__(self, k: int = 10, D: int | None = None, fractal: bool = True, random_state: int = 0,
                  ver: str = "DANCo", calibration_data: dict | None = None, *,
@@ -618,11 +635,6 @@ class DANCo(_IDEstimator):
         self.calibration_data = calibration_data
 
     def _check_params(self) -> None:
-        check_int(self.k, "k", 2)
-        if self.D is not None:
-            check_int(self.D, "D", 1)
-        check_int(self.random_state, "random_state", 0)
-        check_choice(self.ver, "DANCo version", ("DANCo", "MIND_MLk", "MIND_MLi"))
         cal = self.calibration_data
         if cal is not None and (not isinstance(cal, dict) or cal.get("k") != self.k):
             raise TTLabInputError(
@@ -774,6 +786,12 @@ class ESS(_LocalKNN):
 
     name = "ess"
     label = "ESS"
+    _parameter_constraints: dict[str, Any] = {
+        **_LocalKNN._parameter_constraints,
+        "ver": [Options(("a", "b"))],
+        "d": [Interval(Integral, 1, None, closed="left")],
+        "random_state": [Interval(Integral, 0, None, closed="left")],
+    }
 
     def __init__(self, k: int = 100, ver: str = "a", d: int = 1, random_state: int = 0, average: str = "mean", *,
                  metric: str = "euclidean", batch_size: int | None = None, seed: int = 0, remainder: str = "drop",
@@ -786,12 +804,8 @@ class ESS(_LocalKNN):
         self.random_state = random_state
 
     def _check_params(self) -> None:
-        super()._check_params()
-        check_choice(self.ver, "ESS version", ("a", "b"))
-        check_int(self.d, "d", 1)
         if self.ver == "b" and self.d != 1:
             raise TTLabInputError("ESS ver='b' supports d = 1 only.")
-        check_int(self.random_state, "random_state", 0)
         if math.comb(int(self.k), int(self.d) + 1) < 1:
             raise TTLabInputError(f"ESS needs k >= d + 1 = {int(self.d) + 1}.")
 
@@ -899,7 +913,7 @@ def count_pairs_below(X: np.ndarray, radii: np.ndarray, block: int = 2048) -> np
     return counts
 
 
-class CorrInt(_IDEstimator):
+class CorrInt(IDEstimator):
     """Correlation dimension (Grassberger–Procaccia), scikit-dimension's ``CorrInt``: with ``r1``,
     ``r2`` the medians of the ``k1``-th and ``k2``-th neighbour distances (defaults 10 and 20),
     ``d = log(C(r2)/C(r1)) / log(r2/r1)`` where ``C(r)`` is the fraction of pairs closer than ``r``.
@@ -908,6 +922,11 @@ class CorrInt(_IDEstimator):
     exactly ``r`` (odd number of points: ``r`` is a data distance) differently."""
 
     name = "corrint"
+    _parameter_constraints: dict[str, Any] = {
+        **IDEstimator._parameter_constraints,
+        "k1": [Interval(Integral, 1, None, closed="left")],
+        "k2": [Interval(Integral, 2, None, closed="left")],
+    }
 
     def __init__(self, k1: int = 10, k2: int = 20, *, metric: str = "euclidean", batch_size: int | None = None,
                  seed: int = 0, remainder: str = "drop", backend: str = "auto", block_size: int = 2048,
@@ -917,8 +936,6 @@ class CorrInt(_IDEstimator):
         self.k2 = k2
 
     def _check_params(self) -> None:
-        check_int(self.k1, "k1", 1)
-        check_int(self.k2, "k2", 2)
         if self.k1 >= self.k2:
             raise TTLabInputError(f"CorrInt needs k1 < k2; got k1={self.k1}, k2={self.k2}.")
 
@@ -935,7 +952,7 @@ class CorrInt(_IDEstimator):
         return float(np.diff(np.log(Cr))[0] / np.log(r2 / r1)), None, {"radii_": np.array([r1, r2])}
 
 
-MORE_METHODS: dict[str, type[_IDEstimator]] = {
+MORE_METHODS: dict[str, type[IDEstimator]] = {
     "lpca": LPCA,
     "tle": TLE,
     "corrint": CorrInt,

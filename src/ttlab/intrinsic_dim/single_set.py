@@ -9,7 +9,7 @@
 
 Both reuse the estimators' code in :mod:`ttlab.intrinsic_dim.more_estimators`; nothing is re-derived.
 
-Imports: numpy, ttlab.intrinsic_dim (_validate, more_estimators).
+Imports: numpy, ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (_validate, more_estimators).
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 
 from ttlab.errors import TTLabInputError
-from ttlab.intrinsic_dim._validate import check_choice, check_int, check_points
+from ttlab.intrinsic_dim._validate import check_points
+from ttlab.validation import check_choice, check_int
 
 
 def ess_single_neighbourhood(X: Any, ver: str = "a", d: int = 1, random_state: int = 0) -> tuple[float, float]:

@@ -23,7 +23,7 @@ fitted exponent (α̂_D, α̂_N, the oracles') is written with the keys of
 :class:`ttlab.scaling.analysis.FittedExponent` (bootstrap interval). The figure is
 :func:`ttlab.scaling.figures.plot_manifold_scaling`. Configs validate when made (``__post_init__``).
 
-May import: numpy, torch (inside the tasks), :mod:`ttlab.errors`, :mod:`ttlab.provenance`, :mod:`ttlab.sweep`,
+May import: numpy, torch (inside the tasks), :mod:`ttlab.errors`, :mod:`ttlab.validation`, :mod:`ttlab.provenance`, :mod:`ttlab.sweep`,
 :mod:`ttlab.intrinsic_dim` and the other :mod:`ttlab.scaling` modules. Not :mod:`ttlab.lm` or the CLI.
 """
 
@@ -52,6 +52,7 @@ from ttlab.scaling.targets import (
     make_problem,
     make_splits,
 )
+from ttlab.validation import check_float, check_int
 
 __all__ = [
     "ORACLE_KS",
@@ -111,18 +112,16 @@ class TrainSettings:
     def __post_init__(self) -> None:
         """Raise :class:`TTLabInputError` for out-of-range settings (an invalid instance cannot be made)."""
         for name in ("batch_size", "min_steps", "max_steps", "eval_points", "n_val_min", "n_val_max"):
-            _pos_int(getattr(self, name), name)
+            check_int(getattr(self, name), name, 1)
         if self.min_steps > self.max_steps:
             raise TTLabInputError(f"min_steps ({self.min_steps}) must be <= max_steps ({self.max_steps})")
         if self.n_val_min > self.n_val_max:
             raise TTLabInputError(f"n_val_min ({self.n_val_min}) must be <= n_val_max ({self.n_val_max})")
-        for name, lo, hi in (("epochs", 0, math.inf), ("warmup_frac", -1e-12, 0.5), ("patience_frac", 0, 1),
-                             ("limit_frac", 0, 1), ("n_val_frac", 0, 10), ("grad_clip", 0, math.inf)):
-            v = getattr(self, name)
-            if not (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and lo < v <= hi):
-                raise TTLabInputError(f"{name} must be a number in ({max(lo, 0):g}, {hi:g}], got {v!r}")
-        if not (isinstance(self.weight_decay, (int, float)) and 0 <= self.weight_decay < math.inf):
-            raise TTLabInputError(f"weight_decay must be >= 0, got {self.weight_decay!r}")
+        for name, lo, hi, lo_open in (("epochs", 0, None, True), ("warmup_frac", 0, 0.5, False),
+                                      ("patience_frac", 0, 1, True), ("limit_frac", 0, 1, True),
+                                      ("n_val_frac", 0, 10, True), ("grad_clip", 0, None, True)):
+            check_float(getattr(self, name), name, lo, hi, lo_open=lo_open)
+        check_float(self.weight_decay, "weight_decay", 0)
 
     def steps(self, n: int) -> int:
         """Planned optimisation steps (schedule length) for ``n`` training points."""
@@ -226,7 +225,7 @@ class ManifoldSweepConfig:
                 raise TTLabInputError(f"{name} has duplicates: {list(vals)!r}")
         for name in ("n_min", "n_max", "points", "seeds", "oracle_seeds", "n_test", "width", "depth", "n_head",
                      "tokens", "n_features", "id_points"):
-            _pos_int(getattr(self, name), name)
+            check_int(getattr(self, name), name, 1)
         if self.n_min < 2:
             raise TTLabInputError(f"n_min must be >= 2, got {self.n_min}")
         if self.n_max < self.n_min:
@@ -269,13 +268,11 @@ class ManifoldSweepConfig:
                 isinstance(v, bool) or not isinstance(v, int) or v < 2 for v in self.approx_cells)):
             raise TTLabInputError(f"approx_cells must list at least 3 integers >= 2, got {list(self.approx_cells)!r}")
         if self.model_n is not None:
-            _pos_int(self.model_n, "model_n")
+            check_int(self.model_n, "model_n", 1)
         if self.id_k < 2 or self.id_k >= self.id_points:
             raise TTLabInputError(f"id_k must be in [2, id_points), got {self.id_k}")
         for name in ("bootstrap", "bootstrap_offset"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-                raise TTLabInputError(f"{name} must be a non-negative integer, got {v!r}")
+            check_int(getattr(self, name), name, 0)
         if not isinstance(self.train, TrainSettings):
             raise TTLabInputError(f"train must be a TrainSettings, got {type(self.train).__name__}")
         for beta in self.betas:
@@ -320,12 +317,6 @@ class ManifoldSweepConfig:
         out = asdict(self)
         out["sizes"] = self.sizes()
         return out
-
-
-def _pos_int(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise TTLabInputError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
 
 
 def _check_problem_args(cfg: ManifoldSweepConfig, d: int, D: int, beta: float, noise: float) -> None:
@@ -517,7 +508,7 @@ def approximation_error(problem: ManifoldProblem, cells: int, n_test: int, seed:
     """
     import torch
 
-    _pos_int(cells, "cells")
+    check_int(cells, "cells", 1)
     centres = make_splits(problem, cells, 1, n_test, seed)
     c = torch.from_numpy(centres.x_train)
     fc = torch.from_numpy(centres.f_train)
