@@ -1,6 +1,7 @@
 """`ttlab id …` — intrinsic dimension of data (paper B).
 
-Imports: typer, numpy, ttlab.cli._common, ttlab.cli.lm (the shared --decode-errors option), ttlab.errors; inside the commands rich,
+Imports: typer, numpy, ttlab.cli._common, ttlab.cli.lm (the shared --decode-errors option), ttlab.errors,
+ttlab.intrinsic_dim.protocol (the paper's K and batch size); inside the commands rich,
 ttlab.intrinsic_dim, ttlab.lm (embed), ttlab.outputs and ttlab.provenance.
 """
 
@@ -17,6 +18,7 @@ import typer
 from ttlab.cli._common import console, console_err, parse_list, print_json
 from ttlab.cli.lm import DecodeOpt
 from ttlab.errors import TTLabInputError
+from ttlab.intrinsic_dim.protocol import PAPER
 
 app = typer.Typer(
     help="Intrinsic dimension (ID) of point clouds: MLE, TwoNN, GRIDE, the paper's batched protocol; "
@@ -66,12 +68,12 @@ def _atomic_save_npy(path: Path, arr: np.ndarray) -> None:
 def estimate(
     file: Path = typer.Argument(..., help="Points, one per row: .npy, .npz, .pt/.pth, .csv or .tsv."),
     method: str = typer.Option("mle", "--method", help="mle | twonn | gride."),
-    k: int = typer.Option(20, "--k", help="Neighbours: K for MLE; n2 for GRIDE (n1 = k // 2); unused by TwoNN."),
+    k: int = typer.Option(PAPER.k, "--k", help="Neighbours: K for MLE; n2 for GRIDE (n1 = k // 2); unused by TwoNN."),
     average: str = typer.Option("mean", "--average", help="MLE: mean (paper's code) | harmonic (MacKay–Ghahramani) | median."),
     unbiased: bool = typer.Option(False, "--unbiased", help="MLE: use K-2 instead of K-1."),
     metric: str = MetricOpt,
     batch_size: Optional[int] = typer.Option(None, "--batch-size", help="Paper's protocol: shuffled batches of N points, averaged."),
-    paper: bool = typer.Option(False, "--paper", help="Paper's protocol: --batch-size 4096 unless given."),
+    paper: bool = typer.Option(False, "--paper", help=f"Paper's protocol: --batch-size {PAPER.batch_size} unless given."),
     remainder: str = typer.Option("drop", "--remainder", help="Last partial batch: drop | merge | keep."),
     seed: int = SeedOpt,
     key: Optional[str] = KeyOpt,
@@ -81,13 +83,13 @@ def estimate(
     as_json: bool = JsonOpt,
 ) -> None:
     """Estimate the intrinsic dimension of the points in FILE."""
-    from ttlab.intrinsic_dim import PAPER_BATCH_SIZE, estimate_id, load_points
+    from ttlab.intrinsic_dim import estimate_id, load_points
     from ttlab.outputs import check_out_file
 
     if out is not None:
         check_out_file(out, inputs=(file,))
     if paper and batch_size is None:
-        batch_size = PAPER_BATCH_SIZE
+        batch_size = PAPER.batch_size
     X = load_points(file, key=key)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -117,11 +119,11 @@ def compare_cmd(
     file: Path = typer.Argument(..., help="Points, one per row: .npy, .npz, .pt/.pth, .csv or .tsv."),
     methods: str = typer.Option(
         "all", "--methods",
-        help="'all' or comma-separated: mle (K=20, mean: the paper's), mle_harmonic, mle_median, twonn, gride, tle, "
+        help=f"'all' or comma-separated: mle (K={PAPER.k}, mean: the paper's), mle_harmonic, mle_median, twonn, gride, tle, "
              "mom, mada, mind_ml, corrint, danco, ess, lpca, lpca_pr. Settings are scikit-dimension's defaults (gride: "
              "n1 = 1; `id estimate` uses n1 = 10) except mind_ml (D = n_features, not 10) and danco (D = min(n_features, 48), seed 0).",
     ),
-    paper: bool = typer.Option(False, "--paper", help="Paper's protocol for every estimator: seeded batches of 4096 (or --batch-size), averaged; spread over batches."),
+    paper: bool = typer.Option(False, "--paper", help=f"Paper's protocol for every estimator: seeded batches of {PAPER.batch_size} (or --batch-size), averaged; spread over batches."),
     batch_size: Optional[int] = typer.Option(None, "--batch-size", help="Batch size of the protocol (implies batches)."),
     beta: float = typer.Option(1.0, "--beta", help="Hölder exponent β for the predicted α_D = 2β/(2β+d), α_N = 2β/d."),
     metric: str = MetricOpt,
@@ -218,9 +220,9 @@ def embed(
     batch_docs: int = typer.Option(8, "--batch-docs", help="Documents per forward pass."),
     which: str = typer.Option("final", "--which", help="ttlab runs: final (ckpt.pt), best (best.pt) or init (the untrained start, from the run's seed: a control)."),
     estimate_id: bool = typer.Option(False, "--estimate/--no-estimate", help="Also estimate each layer's ID with the paper's protocol and print α_D, α_N predictions."),
-    k: int = typer.Option(20, "--k", help="--estimate: MLE neighbours K."),
+    k: int = typer.Option(PAPER.k, "--k", help="--estimate: MLE neighbours K."),
     average: str = typer.Option("mean", "--average", help="--estimate: mean | harmonic | median."),
-    batch_size: int = typer.Option(4096, "--batch-size", help="--estimate: protocol batch size."),
+    batch_size: int = typer.Option(PAPER.batch_size, "--batch-size", help="--estimate: protocol batch size."),
     as_json: bool = typer.Option(False, "--json", help="Print the metadata (and estimates) as JSON."),
 ) -> None:
     """Sample token embeddings of a corpus from a causal LM (the paper's text-ID protocol)."""

@@ -1,7 +1,7 @@
 """`ttlab scaling …` — scaling exponents from the intrinsic dimension, and scaling-law fits (paper B).
 
-May import: typer, rich, :mod:`ttlab.cli._common` (option-text parsing), :mod:`ttlab.outputs`,
-:mod:`ttlab.provenance`, :mod:`ttlab.sweep` and :mod:`ttlab.scaling`.
+May import: typer, rich, :mod:`ttlab.cli._common` (option-text parsing), :mod:`ttlab.errors`, :mod:`ttlab.outputs`,
+:mod:`ttlab.provenance`, :mod:`ttlab.sweep`, :mod:`ttlab.scaling` and :mod:`ttlab.intrinsic_dim` (the paper's K).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from rich.table import Table
 
 from ttlab.cli._common import console, console_err, exit_on_interrupt, parse_list, print_causes, print_json
 from ttlab.errors import TTLabInputError
+from ttlab.intrinsic_dim import PAPER
 from ttlab.outputs import check_out_dir, check_out_file
 from ttlab.provenance import atomic_savefig, atomic_write_json, versions
 from ttlab.scaling import fit as _fit
@@ -56,7 +57,7 @@ def predict(
     from_compare: Annotated[
         Optional[Path], typer.Option("--from-compare", help="The JSON of `ttlab id compare --out/--json`: a band from its estimates.")
     ] = None,
-    central: Annotated[str, typer.Option("--central", help="Estimator of the central prediction (the paper's: mle = MLE K=20, mean).")] = "mle_mean",
+    central: Annotated[str, typer.Option("--central", help=f"Estimator of the central prediction (the paper's: mle = MLE K={PAPER.k}, mean).")] = "mle_mean",
     beta: BetaOpt = 1.0,
     json_out: JsonOpt = False,
 ) -> None:

@@ -7,7 +7,7 @@ largest k any selected estimator needs, and each kNN-based estimator reads its f
 estimator's own time (the shared search is timed separately) and the exponents the estimate
 predicts, α_D = 2β/(2β + d̂) and α_N = 2β/d̂ (Havrilla & Liao, Theorems 1–2).
 
-Imports: numpy, ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (api, estimators, more_estimators, fisher_s,
+Imports: numpy, ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (protocol, estimators, more_estimators, fisher_s,
 knn_length, ph, knn, _validate); lazily ttlab.provenance and ttlab.scaling.theory; never ttlab.cli.
 """
 
@@ -29,6 +29,7 @@ from ttlab.intrinsic_dim.knn import BACKENDS, Neighbors, kneighbors_prepared
 from ttlab.intrinsic_dim.knn_length import KNN
 from ttlab.intrinsic_dim.more_estimators import ESS, LPCA, MADA, MOM, TLE, CorrInt, DANCo, MiND_ML
 from ttlab.intrinsic_dim.ph import PH
+from ttlab.intrinsic_dim.protocol import PAPER
 from ttlab.validation import check_choice, check_int
 
 DANCO_MAX_DIM = 48
@@ -38,9 +39,11 @@ DANCO_MAX_DIM = 48
 # name -> (description, factory(n_features) -> estimator options)
 _Spec = tuple[str, Callable[[int], tuple[type[IDEstimator], dict[str, Any]]]]
 COMPARE_METHODS: dict[str, _Spec] = {
-    "mle": ("MLE, K = 20, arithmetic mean (the paper's)", lambda D: (MLE, {"k": 20, "average": "mean"})),
-    "mle_harmonic": ("MLE, K = 20, harmonic mean (MacKay–Ghahramani)", lambda D: (MLE, {"k": 20, "average": "harmonic"})),
-    "mle_median": ("MLE, K = 20, median", lambda D: (MLE, {"k": 20, "average": "median"})),
+    "mle": (f"MLE, K = {PAPER.k}, arithmetic mean (the paper's)",
+            lambda D: (MLE, {"k": PAPER.k, "average": PAPER.average})),
+    "mle_harmonic": (f"MLE, K = {PAPER.k}, harmonic mean (MacKay–Ghahramani)",
+                     lambda D: (MLE, {"k": PAPER.k, "average": "harmonic"})),
+    "mle_median": (f"MLE, K = {PAPER.k}, median", lambda D: (MLE, {"k": PAPER.k, "average": "median"})),
     "twonn": ("TwoNN, 10 % discarded, linear fit", lambda D: (TwoNN, {})),
     "gride": ("GRIDE, n1 = 1, n2 = 2 (scikit-dimension's default; ttlab's GRIDE class defaults to n1 = 10)",
               lambda D: (GRIDE, {"n1": 1})),
@@ -184,23 +187,22 @@ def compare(
     """Run several ID estimators on ``X`` with one shared neighbour search.
 
     ``paper=True`` uses the paper's protocol for every estimator (shuffled, seeded batches of
-    ``batch_size``, default 4,096; estimates averaged; spread = std over batches).
+    ``batch_size``, default ``PAPER.batch_size`` = 4,096; estimates averaged; spread = std over batches).
     ``skip_infeasible`` (default: True for ``methods='all'``, else False): an estimator needing
     more points than a batch has is reported with ``dimension=None`` and a note instead of raising.
     """
-    from ttlab.intrinsic_dim.api import PAPER_BATCH_SIZE
     from ttlab.provenance import versions
-    from ttlab.scaling.theory import _check_beta
+    from ttlab.scaling.theory import check_beta
 
     t_start = time.perf_counter()
     all_requested = methods is None or methods == "all"
     names = parse_methods(methods)
-    beta = _check_beta(beta)
+    beta = check_beta(beta)
     check_metric(metric)
     check_choice(backend, "backend", BACKENDS)
     check_int(seed, "seed", 0)
     if paper and batch_size is None:
-        batch_size = PAPER_BATCH_SIZE
+        batch_size = PAPER.batch_size
     if batch_size is not None:
         check_int(batch_size, "batch_size", 2)
     skip = all_requested if skip_infeasible is None else bool(skip_infeasible)

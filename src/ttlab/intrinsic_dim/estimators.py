@@ -38,7 +38,7 @@ Parameters are declared in each class's ``_parameter_constraints`` (scikit-learn
 parameters stay in ``_check_params``.
 
 Imports: numpy, scipy, torch (lazily), ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (_params, _validate, knn,
-mle_variants); never ttlab.cli.
+mle_variants, protocol); never ttlab.cli.
 """
 
 from __future__ import annotations
@@ -65,6 +65,7 @@ from ttlab.intrinsic_dim._validate import (
 )
 from ttlab.intrinsic_dim.knn import BACKENDS, Neighbors, kneighbors_prepared
 from ttlab.intrinsic_dim.mle_variants import DNOISE
+from ttlab.intrinsic_dim.protocol import PAPER
 from ttlab.validation import Interval, Options, check_choice, check_int, validate_params
 
 AVERAGES = ("mean", "harmonic", "median")
@@ -420,7 +421,7 @@ class MLE(IDEstimator):
 
     def __init__(
         self,
-        k: int = 20,
+        k: int = PAPER.k,
         average: str = "mean",
         unbiased: bool = False,
         dnoise: str | None = None,
@@ -504,7 +505,7 @@ def small_k_warnings(k: int, dimension: float, average: str = "mean", unbiased: 
             bias = ""
         out.append(
             f"MLE with K = {k} neighbours is unreliable: a pointwise estimate has relative spread {spread}{bias} "
-            f"(locally uniform data); use K ≥ {MLE_MIN_K} (the paper uses 20)."
+            f"(locally uniform data); use K ≥ {MLE_MIN_K} (the paper uses {PAPER.k})."
         )
     if math.isfinite(dimension) and dimension > k:
         out.append(

@@ -41,11 +41,11 @@ HARMONIC_EST = "MLE K=20, harmonic"
 
 
 def _estimators() -> dict:
-    from ttlab.intrinsic_dim import GRIDE, MLE, TwoNN
+    from ttlab.intrinsic_dim import GRIDE, MLE, PAPER, TwoNN
 
     return {
-        PAPER_EST: lambda: MLE(k=20),
-        HARMONIC_EST: lambda: MLE(k=20, average="harmonic"),
+        PAPER_EST: lambda: MLE(k=PAPER.k, average=PAPER.average),
+        HARMONIC_EST: lambda: MLE(k=PAPER.k, average="harmonic"),
         "TwoNN (10% discarded)": lambda: TwoNN(),
         "GRIDE n1=10, n2=20": lambda: GRIDE(n1=10),
     }
@@ -148,7 +148,7 @@ def id_accuracy(out: Path, ctx: PartContext) -> dict:
     """MLE (mean and harmonic), TwoNN and GRIDE on synthetic manifolds; table, figure and claims."""
     import numpy as np
 
-    from ttlab.intrinsic_dim import MLE, sample_manifold, true_dimension
+    from ttlab.intrinsic_dim import MLE, PAPER, sample_manifold, true_dimension
 
     cases = ctx.pick(quick=ID_CASES, full=ID_CASES, tiny=ID_CASES[:2] + [("cube", 3)])
     n = ctx.pick(quick=2000, full=4000, tiny=400)
@@ -175,10 +175,10 @@ def id_accuracy(out: Path, ctx: PartContext) -> dict:
                         "rel_error": float(np.mean([abs(x - true) / true for x in v]))} for k, v in vals.items()}})
         cn, camb = ctx.pick(quick=3600, full=3600, tiny=1000), 768
         X = sample_manifold("linear", 5, camb, cn, seed=ctx.seed)
-        mean = MLE(k=20).fit(X).dimension_
-        harm = MLE(k=20, average="harmonic").fit(X).dimension_
+        mean = MLE(k=PAPER.k, average=PAPER.average).fit(X).dimension_
+        harm = MLE(k=PAPER.k, average="harmonic").fit(X).dimension_
         ctx.step("ID estimators on manifolds", total, total)
-    cross = {"manifold": "linear", "d": 5, "ambient": camb, "n": cn, "k": 20, "mean": float(mean),
+    cross = {"manifold": "linear", "d": 5, "ambient": camb, "n": cn, "k": PAPER.k, "mean": float(mean),
              "harmonic": float(harm)}
     fig = "id_accuracy/estimated_vs_true.png"
     _id_figure(rows, list(est), noises, out / fig)

@@ -42,6 +42,7 @@ from typing import Any, Callable
 import numpy as np
 
 from ttlab.errors import TTLabInputError
+from ttlab.intrinsic_dim import PAPER
 from ttlab.scaling.analysis import FittedExponent, best_by, geometric_sizes, power_law_fits
 from ttlab.scaling.regressors import ARCHS, RegressorConfig
 from ttlab.scaling.targets import (
@@ -208,8 +209,8 @@ class ManifoldSweepConfig:
     model_n: int | None = None
     model_regime: str = "noiseless"
     approx_cells: tuple[int, ...] = (16, 64, 256, 1024, 4096, 16384)
-    id_points: int = 4096
-    id_k: int = 20
+    id_points: int = PAPER.batch_size  # one batch of the paper's protocol
+    id_k: int = PAPER.k
     knn: bool = True
     bootstrap: int = 1000
     bootstrap_offset: int = 200
