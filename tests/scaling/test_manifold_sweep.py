@@ -256,3 +256,14 @@ def test_knn_oracle_does_not_depend_on_the_ambient_dimension():
     a = knn_run({**base, "ambient": 16})
     b = knn_run({**base, "ambient": 128})
     assert a["k"] == b["k"] and a["test_mse"] == pytest.approx(b["test_mse"], rel=1e-4)
+
+
+def test_task_functions_keep_their_cache_keys():
+    """Cached runs are keyed by the task's name: the split of manifold_regression kept the tasks where they were."""
+    from ttlab.scaling.manifold_regression import approx_run, knn_run, train_run
+    from ttlab.sweep import task_key
+    from ttlab.sweep.keys import key_name
+
+    for fn in (train_run, knn_run, approx_run):
+        assert key_name(fn) == f"ttlab.scaling.manifold_regression:{fn.__name__}"
+    assert task_key(train_run, {"a": 1}) == "d6cf17cc5d503cd46439"  # the value before the split

@@ -23,7 +23,7 @@ import numpy as np
 
 from ttlab.errors import TTLabInputError
 from ttlab.intrinsic_dim._validate import check_metric
-from ttlab.intrinsic_dim.estimators import GRIDE, MLE, IDEstimator, TwoNN, prepare_points
+from ttlab.intrinsic_dim.estimators import GRIDE, MLE, IDEstimator, PreparedPoints, TwoNN, prepare_points
 from ttlab.intrinsic_dim.fisher_s import FisherS
 from ttlab.intrinsic_dim.knn import BACKENDS, Neighbors, kneighbors_prepared
 from ttlab.intrinsic_dim.knn_length import KNN
@@ -170,6 +170,62 @@ def support_notes(est: IDEstimator, d: float, n_batch: int, n_features: int, tie
     return notes
 
 
+def _prepare_estimators(
+    names: list[str], D: int, common: dict[str, Any], prep: PreparedPoints, skip: bool
+) -> tuple[dict[str, IDEstimator], dict[str, list[np.ndarray]], dict[str, list[str]]]:
+    """Each estimator of ``names`` (options for ``D`` features), checked and with its batches; with ``skip``,
+    one that cannot run on these points gets a note instead of raising. Returns (estimators, batches, notes)."""
+    ests: dict[str, IDEstimator] = {}
+    batches: dict[str, list[np.ndarray]] = {}
+    notes: dict[str, list[str]] = {m: [] for m in names}
+    for m in names:
+        cls, opts = COMPARE_METHODS[m][1](D)
+        est = cls(**opts, **common)
+        try:
+            est._validate_common()
+            batches[m] = est._batches(prep)
+            ests[m] = est
+        except TTLabInputError as exc:
+            if not skip:
+                raise TTLabInputError(f"{m}: {exc}") from None
+            notes[m].append(f"skipped: {exc}")
+    return ests, batches, notes
+
+
+def _compare_row(
+    m: str, est: IDEstimator, prep: PreparedPoints, batches: list[np.ndarray], nbs: list[Neighbors] | None,
+    notes: list[str], beta: float, skip: bool,
+) -> CompareRow:
+    """Fit one estimator on the prepared points (reusing the shared neighbours) and report it as a row."""
+    desc = COMPARE_METHODS[m][0]
+    D = prep.X.shape[1]
+    t0 = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            est._fit_prepared(prep, batches, nbs if est._n_neighbors() > 0 else None)
+        except TTLabInputError as exc:  # undefined on these data (e.g. every neighbour distance tied)
+            if not skip:
+                raise TTLabInputError(f"{m}: {exc}") from None
+            return CompareRow(m, desc, None, 0.0, None, time.perf_counter() - t0, None, None,
+                              int(est._n_neighbors()), {}, [*notes, f"no estimate: {exc}"])
+    secs = time.perf_counter() - t0
+    notes.extend(dict.fromkeys(str(w.message) for w in caught))
+    d = float(est.dimension_)
+    cap = getattr(est, "D", None)
+    if isinstance(est, (MiND_ML, DANCo)) and cap is not None and math.isfinite(d) and d >= int(cap) - 0.5:
+        notes.append(f"estimate at its upper bound D = {int(cap)}: the ID may be larger")
+    ties = tie_fraction(nbs, est._n_neighbors()) if nbs is not None else 0.0
+    notes.extend(support_notes(est, d, min(len(b) for b in batches), D, ties))
+    ad, an = _predict(d, beta)
+    params = {k: v for k, v in est.get_params().items() if k not in ("backend", "block_size", "device")}
+    return CompareRow(
+        m, desc, d if math.isfinite(d) else None, float(est.dimension_std_),
+        None if est.batch_dimensions_ is None else [float(v) for v in est.batch_dimensions_],
+        secs, ad, an, int(est._n_neighbors()), params, notes,
+    )
+
+
 def compare(
     X: Any,
     methods: str | list[str] | tuple[str, ...] | None = "all",
@@ -218,20 +274,7 @@ def compare(
         )
     D = prep.X.shape[1]
     common = dict(metric=metric, batch_size=batch_size, seed=seed, remainder=remainder, backend=backend, device=device)
-    ests: dict[str, IDEstimator] = {}
-    batches: dict[str, list[np.ndarray]] = {}
-    notes: dict[str, list[str]] = {m: [] for m in names}
-    for m in names:
-        cls, opts = COMPARE_METHODS[m][1](D)
-        est = cls(**opts, **common)
-        try:
-            est._validate_common()
-            batches[m] = est._batches(prep)
-            ests[m] = est
-        except TTLabInputError as exc:
-            if not skip:
-                raise TTLabInputError(f"{m}: {exc}") from None
-            notes[m].append(f"skipped: {exc}")
+    ests, batches, notes = _prepare_estimators(names, D, common, prep, skip)
     shared = next(iter(batches.values()), None)
     knn_k = max([e._n_neighbors() for e in ests.values()], default=0)
     nbs: list[Neighbors] | None = None
@@ -241,39 +284,9 @@ def compare(
         nbs = [kneighbors_prepared(prep.X[b], knn_k, backend=backend, device=device) for b in shared]
         knn_backend = nbs[0].backend
     knn_seconds = time.perf_counter() - t0
-    rows = []
-    for m in names:
-        desc = COMPARE_METHODS[m][0]
-        if m not in ests:
-            rows.append(CompareRow(m, desc, None, 0.0, None, 0.0, None, None, 0, {}, notes[m]))
-            continue
-        est = ests[m]
-        t0 = time.perf_counter()
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            try:
-                est._fit_prepared(prep, batches[m], nbs if est._n_neighbors() > 0 else None)
-            except TTLabInputError as exc:  # undefined on these data (e.g. every neighbour distance tied)
-                if not skip:
-                    raise TTLabInputError(f"{m}: {exc}") from None
-                rows.append(CompareRow(m, desc, None, 0.0, None, time.perf_counter() - t0, None, None,
-                                       int(est._n_neighbors()), {}, [*notes[m], f"no estimate: {exc}"]))
-                continue
-        secs = time.perf_counter() - t0
-        notes[m].extend(dict.fromkeys(str(w.message) for w in caught))
-        d = float(est.dimension_)
-        cap = getattr(est, "D", None)
-        if isinstance(est, (MiND_ML, DANCo)) and cap is not None and math.isfinite(d) and d >= int(cap) - 0.5:
-            notes[m].append(f"estimate at its upper bound D = {int(cap)}: the ID may be larger")
-        ties = tie_fraction(nbs, est._n_neighbors()) if nbs is not None else 0.0
-        notes[m].extend(support_notes(est, d, min(len(b) for b in batches[m]), D, ties))
-        ad, an = _predict(d, beta)
-        params = {k: v for k, v in est.get_params().items() if k not in ("backend", "block_size", "device")}
-        rows.append(CompareRow(
-            m, desc, d if math.isfinite(d) else None, float(est.dimension_std_),
-            None if est.batch_dimensions_ is None else [float(v) for v in est.batch_dimensions_],
-            secs, ad, an, int(est._n_neighbors()), params, notes[m],
-        ))
+    rows = [_compare_row(m, ests[m], prep, batches[m], nbs, notes[m], beta, skip) if m in ests
+            else CompareRow(m, COMPARE_METHODS[m][0], None, 0.0, None, 0.0, None, None, 0, {}, notes[m])
+            for m in names]
     if all(r.dimension is None for r in rows):
         why = "; ".join(f"{r.method}: {' '.join(r.notes) or 'undefined'}" for r in rows)
         raise TTLabInputError(f"no estimator produced a number on these {prep.n} distinct points — {why}")
