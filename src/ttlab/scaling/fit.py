@@ -26,7 +26,8 @@ the few points a scaling sweep has); the Chinchilla form's default resamples dat
 the bootstrap whose spread matches Besiroglu et al.'s published standard errors (a residual
 bootstrap is about 2x narrower there). See :data:`DEFAULT_BOOTSTRAP_METHOD`.
 
-Imports: numpy, scipy, ttlab.errors; nothing else of ttlab.
+Imports: numpy, ttlab.errors, ttlab.scaling (fit_models, fit_optimize, fit_checks: the pieces this module was split
+into; their public names are re-exported here); nothing else of ttlab.
 """
 
 from __future__ import annotations
@@ -90,6 +91,8 @@ __all__ = [
     "huber_logpdf",
     "OBJECTIVES",
     "DEFAULT_BOOTSTRAP_METHOD",
+    "DEFAULT_BOOTSTRAP",
+    "DEFAULT_CI_LEVEL",
     # re-exported from fit_models, fit_optimize and fit_checks (the modules this one was split into)
     "BOOTSTRAP_METHODS",
     "COLLINEAR_R",
@@ -110,6 +113,10 @@ published standard errors (their residual-style intervals are about 2x narrower)
 "residual" in issue 24 (intervals of the Chinchilla form are wider than before by default)."""
 #: residual-bootstrap resamples are drawn this many values (replicates × points) at a time
 BOOTSTRAP_CHUNK = 2**20
+DEFAULT_BOOTSTRAP: dict[str, int] = {"power": 1000, "offset": 1000, "chinchilla": 200}
+"""Bootstrap replicates of each form's fit when none are given."""
+DEFAULT_CI_LEVEL = 0.95
+"""Confidence level of the intervals when none is given."""
 
 
 @dataclass
@@ -315,9 +322,9 @@ def fit_power_law(
     x: ArrayLike,
     y: ArrayLike,
     *,
-    bootstrap: int = 1000,
+    bootstrap: int = DEFAULT_BOOTSTRAP["power"],
     seed: int = 0,
-    ci_level: float = 0.95,
+    ci_level: float = DEFAULT_CI_LEVEL,
     bootstrap_method: str | None = "residual",
 ) -> FitResult:
     """Fit L = A·x^(−α) by least squares on (log x, log L); bootstrap CIs for A and α."""
@@ -331,9 +338,9 @@ def fit_offset_power_law(
     x: ArrayLike,
     y: ArrayLike,
     *,
-    bootstrap: int = 1000,
+    bootstrap: int = DEFAULT_BOOTSTRAP["offset"],
     seed: int = 0,
-    ci_level: float = 0.95,
+    ci_level: float = DEFAULT_CI_LEVEL,
     bootstrap_method: str | None = "residual",
     n_starts: int = 4,
 ) -> FitResult:
@@ -349,9 +356,9 @@ def fit_chinchilla(
     n_tokens: ArrayLike,
     loss: ArrayLike,
     *,
-    bootstrap: int = 200,
+    bootstrap: int = DEFAULT_BOOTSTRAP["chinchilla"],
     seed: int = 0,
-    ci_level: float = 0.95,
+    ci_level: float = DEFAULT_CI_LEVEL,
     bootstrap_method: str | None = None,
     delta: float = HUBER_DELTA,
     reduction: Literal["sum", "mean"] = "sum",

@@ -3,27 +3,35 @@ grid and problem (:class:`ManifoldSweepConfig`), the optimisation of one run (:c
 (:func:`quick_config`, :func:`standard_config`) and the oracle's design check (:func:`design_check`).
 Configs validate when made (``__post_init__``). Re-exported by :mod:`ttlab.scaling.manifold_regression`.
 
-Imports: numpy, ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (PAPER), ttlab.scaling (analysis, regressors,
-targets).
+Imports: numpy, ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (PAPER), ttlab.scaling (analysis, targets;
+regressors, hence torch, only when a config is made: the CLI reads the defaults without torch).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any, Callable
 
 import numpy as np
 
 from ttlab.errors import TTLabInputError
 from ttlab.intrinsic_dim import PAPER
 from ttlab.scaling.analysis import geometric_sizes
-from ttlab.scaling.regressors import ARCHS, RegressorConfig
 from ttlab.scaling.targets import PROFILES, REGRESSION_MANIFOLDS, SPECTRA, make_problem
 from ttlab.validation import check_float, check_int
 
-__all__ = ["ORACLE_KS", "ORACLE_TOL", "REGIMES", "ManifoldSweepConfig", "TrainSettings", "design_check",
-           "quick_config", "standard_config"]
+if TYPE_CHECKING:
+    from ttlab.scaling.regressors import RegressorConfig
+
+__all__ = ["DEFAULT_MAX_HOURS", "DEFAULT_WORKERS", "LIST_OPTIONS", "ORACLE_KS", "ORACLE_TOL", "REGIMES",
+           "ManifoldSweepConfig", "TrainSettings", "config_from_options", "design_check", "quick_config",
+           "standard_config"]
+
+DEFAULT_WORKERS = 2
+"""Worker processes of ``ttlab scaling manifold`` unless ``--workers`` is given."""
+DEFAULT_MAX_HOURS = 24.0
+"""``ttlab scaling manifold`` refuses a sweep whose estimated remaining wall time is above this (``--max-hours``)."""
 
 
 @dataclass(frozen=True)
@@ -184,6 +192,8 @@ class ManifoldSweepConfig:
             )
         if not self.archs or len(set(self.archs)) != len(self.archs):
             raise TTLabInputError(f"archs must be a non-empty list without duplicates, got {list(self.archs)!r}")
+        from ttlab.scaling.regressors import ARCHS  # torch: only when a config is made
+
         for a in self.archs:
             if a not in ARCHS:
                 raise TTLabInputError(f"unknown arch {a!r}; choose one of {', '.join(ARCHS)}")
@@ -255,6 +265,8 @@ class ManifoldSweepConfig:
         w = self.width if width is None else width
         chunk = -(-ambient // min(self.tokens, ambient))
         n_head = self.n_head if w % self.n_head == 0 else 1
+        from ttlab.scaling.regressors import RegressorConfig
+
         return RegressorConfig(arch=arch or self.archs[0], ambient=ambient, n_embd=w, n_layer=self.depth,
                                n_head=n_head, chunk=chunk)
 
@@ -292,3 +304,40 @@ def standard_config(**overrides: Any) -> ManifoldSweepConfig:
                         approx_cells=(16, 64, 256, 1024, 4096))
     return replace(base, **overrides)
 
+
+LIST_OPTIONS: dict[str, tuple[str, type]] = {
+    "ds": ("--d", int), "ambients": ("--ambient", int), "lrs": ("--lr", float), "betas": ("--beta", float),
+    "archs": ("--arch", str), "regimes": ("--regime", str), "model_widths": ("--model-widths", int),
+}
+"""The config's list fields that ``ttlab scaling manifold`` takes as comma lists: (option, item type)."""
+
+
+def config_from_options(
+    quick: bool,
+    texts: dict[str, str | None],
+    scalars: dict[str, Any],
+    *,
+    parse: Callable[[str | None, str, type], Any],
+    max_steps: int | None = None,
+    epochs: float | None = None,
+) -> ManifoldSweepConfig:
+    """The sweep config of ``ttlab scaling manifold``: the preset (``quick``: :func:`quick_config`, else the full
+    default) with the options given — ``scalars`` (None: the preset's), the comma lists ``texts`` of
+    :data:`LIST_OPTIONS` read with ``parse(text, option, item_type)`` (``--model-widths none`` is an empty list),
+    and the step limit and epochs of the training schedule."""
+    base = quick_config() if quick else ManifoldSweepConfig()
+    train = base.train
+    if max_steps is not None:
+        train = replace(train, max_steps=max_steps, min_steps=min(train.min_steps, max_steps))
+    if epochs is not None:
+        train = replace(train, epochs=epochs)
+    over: dict[str, Any] = {"train": train, **{k: v for k, v in scalars.items() if v is not None}}
+    for key, text in texts.items():
+        option, item = LIST_OPTIONS[key]
+        if key == "model_widths" and text is not None and text.strip().lower() == "none":
+            over[key] = ()
+        elif (values := parse(text, option, item)) is not None:
+            over[key] = values
+    if "n_min" in over and "n_max" not in over and over["n_min"] > base.n_max:
+        raise TTLabInputError(f"--n-min {over['n_min']} is above the default --n-max {base.n_max}; give --n-max too")
+    return replace(base, **over)

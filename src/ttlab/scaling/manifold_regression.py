@@ -26,7 +26,7 @@ the power-law fits come from :mod:`ttlab.scaling.analysis`; every fitted exponen
 written with the keys of :class:`ttlab.scaling.analysis.FittedExponent` (bootstrap interval). The figure is
 :func:`ttlab.scaling.figures.plot_manifold_scaling`. Configs validate when made (``__post_init__``).
 
-May import: numpy, torch (inside the tasks), :mod:`ttlab.errors`, :mod:`ttlab.validation`, :mod:`ttlab.provenance`,
+May import: numpy, torch (inside the tasks), :mod:`ttlab.errors`, :mod:`ttlab.validation`, :mod:`ttlab.outputs`, :mod:`ttlab.provenance`,
 :mod:`ttlab.sweep`, :mod:`ttlab.intrinsic_dim` and the other :mod:`ttlab.scaling` modules. Not :mod:`ttlab.lm` or
 the CLI.
 """
@@ -47,11 +47,14 @@ import numpy as np
 from ttlab.errors import TTLabInputError
 from ttlab.scaling.manifold_analysis import aggregate, estimate_ids
 from ttlab.scaling.manifold_config import (
+    DEFAULT_MAX_HOURS,
+    DEFAULT_WORKERS,
     ORACLE_KS,
     ORACLE_TOL,
     REGIMES,
     ManifoldSweepConfig,
     TrainSettings,
+    config_from_options,
     design_check,
     quick_config,
     standard_config,
@@ -69,13 +72,18 @@ __all__ = [
     "aggregate",
     "approx_run",
     "approximation_error",
+    "check_max_hours",
+    "config_from_options",
     "design_check",
     "estimate_cost",
     "estimate_ids",
+    "execution_threads",
     "knn_run",
     "lr_at",
     "plan_tasks",
+    "minutes_text",
     "quick_config",
+    "run_manifold_experiment",
     "run_manifold_sweep",
     "standard_config",
     "train_run",
@@ -499,3 +507,79 @@ def run_manifold_sweep(
         atomic_write_json(out / "results.json", payload)
     return payload
 
+
+# ---------------------------------------------------------------------------------------------
+# ``ttlab scaling manifold``: options checked, cost estimated and announced, sweep run
+
+
+def minutes_text(seconds: float) -> str:
+    """A duration as the cost messages show it: ``"12.5 min"`` from 90 s up, else ``"45 s"``."""
+    return f"{seconds / 60:.1f} min" if seconds >= 90 else f"{seconds:.0f} s"
+
+
+def execution_threads(backend: str, ray_address: str | None, workers: int, threads: int | None) -> int:
+    """Check the execution options (named as the CLI's); torch threads per task (default: cores // workers)."""
+    from ttlab.sweep import check_backend
+
+    check_backend(backend)
+    if ray_address is not None and backend != "ray":
+        raise TTLabInputError(f"--ray-address needs --backend ray (got --backend {backend})")
+    if workers < 1:
+        raise TTLabInputError(f"--workers must be >= 1, got {workers}")
+    if threads is not None and threads < 1:
+        raise TTLabInputError(f"--threads must be >= 1, got {threads}")
+    return threads if threads is not None else (max(1, (os.cpu_count() or 1) // workers) if workers > 1 else 1)
+
+
+def check_max_hours(seconds: float, max_hours: float) -> None:
+    """Refuse a sweep whose estimated remaining wall time exceeds ``max_hours`` (before any run starts)."""
+    if not (math.isfinite(max_hours) and max_hours > 0):
+        raise TTLabInputError(f"--max-hours must be a positive number (got {max_hours})")
+    if seconds > max_hours * 3600:
+        raise TTLabInputError(
+            f"the sweep would take ≈ {minutes_text(seconds)} of wall time (estimated above), over --max-hours "
+            f"{max_hours:g}; shrink it (--quick, fewer --d/--ambient/--seeds, a smaller --n-max or --max-steps), add "
+            f"--workers, or raise --max-hours to {math.ceil(seconds / 3600):,} to run it anyway")
+
+
+def run_manifold_experiment(
+    cfg: ManifoldSweepConfig,
+    out: Path,
+    *,
+    quick: bool = False,
+    backend: str = "local",
+    workers: int = DEFAULT_WORKERS,
+    threads: int | None = None,
+    ray_address: str | None = None,
+    max_hours: float = DEFAULT_MAX_HOURS,
+    estimate_only: bool = False,
+    on_estimate: Callable[[dict[str, Any], dict[str, Any] | None, int], None] | None = None,
+    on_start: Callable[[dict[str, Any], int], None] | None = None,
+    progress: Callable[[Any], None] | None = None,
+) -> dict[str, Any]:
+    """``ttlab scaling manifold``: check ``out`` and the execution options, estimate the cost (and, with ``quick``,
+    the full default sweep's) and hand it to ``on_estimate(cost, full_cost, threads_per_task)``; with
+    ``estimate_only`` return ``{cost, full_sweep_cost, config}``. Otherwise refuse a sweep above ``max_hours``,
+    call ``on_start(cost, threads_per_task)``, run :func:`run_manifold_sweep` and rewrite its ``results.json``
+    with the estimates (``cost_estimate``, ``full_sweep_cost_estimate``); return that payload."""
+    from ttlab.outputs import check_out_dir
+    from ttlab.provenance import atomic_write_json
+
+    check_out_dir(out)
+    tpt = execution_threads(backend, ray_address, workers, threads)
+    cost = estimate_cost(cfg, workers=workers, threads_per_task=tpt, cache_dir=out / "cache")
+    full_cost = estimate_cost(ManifoldSweepConfig(), workers=workers, threads_per_task=tpt) if quick else None
+    if on_estimate is not None:
+        on_estimate(cost, full_cost, tpt)
+    if estimate_only:
+        return {"cost": cost, "full_sweep_cost": full_cost, "config": cfg.to_dict()}
+    check_max_hours(cost["remaining_wall_seconds"], max_hours)
+    if on_start is not None:
+        on_start(cost, tpt)
+    payload = run_manifold_sweep(cfg, out, backend=backend, workers=workers, threads_per_task=tpt,
+                                 progress=progress, ray_address=ray_address)
+    payload["cost_estimate"] = cost
+    if full_cost is not None:
+        payload["full_sweep_cost_estimate"] = full_cost
+    atomic_write_json(out / "results.json", payload)
+    return payload
