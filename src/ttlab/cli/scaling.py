@@ -147,8 +147,7 @@ def fit(
     n_starts: Annotated[OptInt, Option(
         "--n-starts", help="Optimiser starts kept from the grid (offset/chinchilla; default 4).")] = None,
     plot: Annotated[OptPath, Option("--plot", help="Write a log-log plot (png/pdf/svg).")] = None,
-    intrinsic_dim: Annotated[OptFloat, Option(
-        "--id", help="Also compare with the exponent predicted from this ID.")] = None,
+    intrinsic_dim: Annotated[OptFloat, Option("--id", help="Also compare with the exponent predicted from this ID.")] = None,
     beta: BetaOpt = 1.0,
     kind: Annotated[str, Option("--kind", help="data (x = data size, α_D) | model (x = parameters, α_N).")] = "data",
     out: Annotated[OptPath, Option("--out", help="Also write the result JSON to this file.")] = None,
@@ -232,35 +231,27 @@ def manifold(
     threads: Annotated[OptInt, Option("--threads", help="Torch threads per task (default: cores // workers).")] = None,
     quick: Annotated[bool, Option(
         "--quick", help="Small preset: softmax, β 1, noisy; d 2,4; D 16,128; 5 sizes 128..2048; 1 seed.")] = False,
-    beta: Annotated[OptStr, Option(
-        "--beta", help="Hölder exponent(s) β of the target, 0 < β ≤ 1 [1,0.5; quick: 1].")] = None,
-    profile: Annotated[str, Option(
-        "--profile", help="Ridge profile: sin | cusp (β-Hölder cusps).")] = ManifoldSweepConfig.profile,
-    manifold_name: Annotated[str, Option(
-        "--manifold", help="sphere | cube | nonlinear.")] = ManifoldSweepConfig.manifold,
-    noise: Annotated[OptFloat, Option(
-        "--noise", help="Label-noise σ of the noisy regime (target variance 1) [1].")] = None,
+    beta: Annotated[OptStr, Option("--beta", help="Hölder exponent(s) β of the target, 0 < β ≤ 1 [1,0.5; quick: 1].")] = None,
+    profile: Annotated[str, Option("--profile", help="Ridge profile: sin | cusp (β-Hölder cusps).")] = ManifoldSweepConfig.profile,
+    manifold_name: Annotated[str, Option("--manifold", help="sphere | cube | nonlinear.")] = ManifoldSweepConfig.manifold,
+    noise: Annotated[OptFloat, Option("--noise", help="Label-noise σ of the noisy regime (target variance 1) [1].")] = None,
     spectrum: Annotated[OptStr, Option(
         "--spectrum", help="Target spectrum: weighted (log-spaced frequencies, amplitudes ∝ r^−β) | sampled (density ∝ "
         "r^−(1+2β), equal amplitudes) [weighted].")] = None,
     features: Annotated[OptInt, Option("--features", help="Ridge features K of the target [1024].")] = None,
     min_freq: Annotated[OptFloat, Option("--min-freq", help="Smallest target frequency r_0 [max(1, d/2)].")] = None,
     max_freq: Annotated[OptFloat, Option("--max-freq", help="Largest target frequency R [1024].")] = None,
-    lr: Annotated[OptStr, Option(
-        "--lr", help="AdamW learning rate(s) [0.002]; several: chosen per size on validation.")] = None,
+    lr: Annotated[OptStr, Option("--lr", help="AdamW learning rate(s) [0.002]; several: chosen per size on validation.")] = None,
     width: Annotated[OptInt, Option("--width", help="Model width: n_embd / MLP hidden width [64; quick: 32].")] = None,
     depth: Annotated[OptInt, Option("--depth", help="Transformer blocks / MLP hidden layers [2].")] = None,
-    tokens: Annotated[OptInt, Option(
-        "--tokens", help="Transformer tokens: x cut into this many chunks [8; quick: 4].")] = None,
+    tokens: Annotated[OptInt, Option("--tokens", help="Transformer tokens: x cut into this many chunks [8; quick: 4].")] = None,
     max_steps: Annotated[OptInt, Option("--max-steps", help="Step limit per run [4000; quick: 1000].")] = None,
-    epochs: Annotated[OptFloat, Option(
-        "--epochs", help="Epochs per run below the step limit [100; quick: 30].")] = None,
+    epochs: Annotated[OptFloat, Option("--epochs", help="Epochs per run below the step limit [100; quick: 30].")] = None,
     model_widths: Annotated[OptStr, Option(
         "--model-widths", help="Widths of a model-size sweep at n = --model-n (gives α̂_N) [8,16,32,64,128; quick: "
         "none]; 'none' to skip.")] = None,
     model_n: Annotated[OptInt, Option("--model-n", help="Training-set size of the model-size sweep [--n-max].")] = None,
-    n_test: Annotated[OptInt, Option(
-        "--n-test", help="Test points (clean targets) per seed [4096; quick: 2048].")] = None,
+    n_test: Annotated[OptInt, Option("--n-test", help="Test points (clean targets) per seed [4096; quick: 2048].")] = None,
     no_knn: Annotated[bool, Option("--no-knn", help="Skip the k-NN reference.")] = False,
     estimate_only: Annotated[bool, Option("--estimate-only", help="Print the cost estimate and stop.")] = False,
     max_hours: Annotated[float, Option(
@@ -278,22 +269,12 @@ def manifold(
                "min_freq": min_freq, "max_freq": max_freq, "spectrum": spectrum, "oracle_seeds": oracle_seeds,
                "profile": profile, "manifold": manifold_name, "knn": not no_knn}
     cfg = config_from_options(quick, texts, scalars, parse=parse_list, max_steps=max_steps, epochs=epochs)
-
-    def announce_cost(cost: dict[str, Any], full_cost: dict[str, Any] | None, tpt: int) -> None:
-        _print_manifold_cost(cfg, out, cost, full_cost, workers, tpt)
-
-    def announce_start(cost: dict[str, Any], tpt: int) -> None:
-        if backend == "ray" and cost["n_cached"] < cost["n_train_runs"] + cost["n_knn_runs"]:
-            import os
-
-            where = ray_address or os.environ.get("RAY_ADDRESS") or f"a local Ray with {workers * tpt} CPU(s)"
-            console_err.print(f"running on Ray: {where} (a new local Ray takes several seconds to start)", highlight=False)
-
     with exit_on_interrupt():
         payload = mr.run_manifold_experiment(
             cfg, out, quick=quick, backend=backend, workers=workers, threads=threads, ray_address=ray_address,
-            max_hours=max_hours, estimate_only=estimate_only, on_estimate=announce_cost, on_start=announce_start,
-            progress=_print_manifold_progress)
+            max_hours=max_hours, estimate_only=estimate_only, progress=_print_manifold_progress,
+            on_estimate=lambda cost, full_cost, tpt: _print_manifold_cost(cfg, out, cost, full_cost, workers, tpt),
+            on_start=lambda cost, tpt: _print_ray_note(cost, backend, ray_address, workers * tpt))
     if json_out:
         print_json(payload)
     elif not estimate_only:
@@ -303,6 +284,15 @@ def manifold(
                           "(re-run the same command to retry them)", highlight=False)
         print_causes((f["key"], f["error"]) for f in payload["sweep"].get("failures", []))
         raise typer.Exit(1)
+
+
+def _print_ray_note(cost: dict[str, Any], backend: str, ray_address: str | None, cpus: int) -> None:
+    """Where a Ray sweep runs (when it has runs to do)."""
+    if backend == "ray" and cost["n_cached"] < cost["n_train_runs"] + cost["n_knn_runs"]:
+        import os
+
+        where = ray_address or os.environ.get("RAY_ADDRESS") or f"a local Ray with {cpus} CPU(s)"
+        console_err.print(f"running on Ray: {where} (a new local Ray takes several seconds to start)", highlight=False)
 
 
 def _print_manifold_cost(cfg: Any, out: Path, cost: dict, full_cost: dict | None, workers: int, tpt: int) -> None:

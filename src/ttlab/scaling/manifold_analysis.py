@@ -80,7 +80,7 @@ def _curve_fit(rows: list[dict[str, Any]], size_key: str, bootstrap: int, bootst
         mses = [r["test_mse"] for r in rs]
         points.append({
             size_key: s, "n_params": rs[0]["n_params"], "test_mse": mses,
-            "test_msegeomean": geomean(mses), "seeds": [r["seed"] for r in rs],
+            "test_mse_geomean": geomean(mses), "seeds": [r["seed"] for r in rs],
             "step_limited": any(r["step_limited"] for r in rs), "best_step": [r["best_step"] for r in rs],
             "steps_planned": rs[0]["steps_planned"], "lr": [r["lr"] for r in rs],
         })
@@ -124,7 +124,7 @@ def _oracle_fit(cfg: ManifoldSweepConfig, rows: list[dict[str, Any]], base: dict
     for n in sizes:
         rs = [r for r in rows if r["n"] == n]
         pts.append({"n": n, "test_mse": [r["test_mse"] for r in rs], "k": [r["k"] for r in rs],
-                    "seeds": [r["seed"] for r in rs], "test_msegeomean": geomean([r["test_mse"] for r in rs])})
+                    "seeds": [r["seed"] for r in rs], "test_mse_geomean": geomean([r["test_mse"] for r in rs])})
     return {**base, **exponent, "r2_log": (power.get("goodness_of_fit") or {}).get("r2_log"),
             "n_seeds": len({r["seed"] for r in rows}), "points": pts}
 
@@ -145,7 +145,7 @@ def _knn_fits(cfg: ManifoldSweepConfig, knn_runs: list[dict[str, Any]], n_ref: i
                     if any(r["ambient"] == D for r in krows):
                         krows = [r for r in krows if r["ambient"] == D]
                     kf = _oracle_fit(cfg, krows, {**common, "oracle": "k-NN, k chosen on validation"})
-                    kf["mse_at_n_ref"] = next((p["test_msegeomean"] for p in kf.get("points", [])
+                    kf["mse_at_n_ref"] = next((p["test_mse_geomean"] for p in kf.get("points", [])
                                                if p["n"] == n_ref), None)
                     out.append(kf)
     return out
@@ -176,7 +176,7 @@ def _data_fits(cfg: ManifoldSweepConfig, data_runs: list[dict[str, Any]], ids: l
         at_ref = [pt for pt in cf["points"] if pt["n"] == n_ref]
         fits.append({
             **base, **cf["exponent"], **cf["offset"], "alpha_hat_all_sizes": cf["alpha_hat_all_sizes"],
-            "n_ref": n_ref, "mse_at_n_ref": at_ref[0]["test_msegeomean"] if at_ref else None,
+            "n_ref": n_ref, "mse_at_n_ref": at_ref[0]["test_mse_geomean"] if at_ref else None,
             "sizes_fitted": cf["sizes_fitted"], "includes_step_limited": cf["includes_step_limited"],
             "points": cf["points"], "fit_details": cf["fits"],
         })
