@@ -58,11 +58,11 @@ def test_bad_arrays(bad, match):
 
 def test_bad_parameters(X):
     for est, match in [
-        (MLE(k=1), "k must be >= 2"),
+        (MLE(k=1), "k must be an integer >= 2"),
         (MLE(k=2.5), "k must be an integer"),
         (MLE(average="geometric"), "unknown average"),
         (MLE(metric="manhattan"), "unknown metric"),
-        (MLE(batch_size=0), "batch_size must be >= 2"),
+        (MLE(batch_size=0), "batch_size must be an integer >= 2"),
         (MLE(remainder="pad"), "unknown remainder"),
         (TwoNN(discard_fraction=1.0), "discard_fraction"),
         (TwoNN(discard_fraction=0.0), "needs discard_fraction > 0"),

@@ -153,7 +153,7 @@ def test_bad_input_named():
         MOM().fit(X)
     with pytest.raises(TTLabInputError, match="k1 < k2"):
         CorrInt(k1=20, k2=10).fit(X)
-    with pytest.raises(TTLabInputError, match="lPCA version"):
+    with pytest.raises(TTLabInputError, match="unknown ver 'nope'"):
         LPCA(ver="nope").fit(X)
     Xn = X.copy()
     Xn[3, 1] = np.nan

@@ -14,13 +14,13 @@ from ttlab.errors import TTLabInputError
 from ttlab.scaling.fit import (
     DEFAULT_BOOTSTRAP_METHOD,
     OBJECTIVES,
-    _profile_scale,
     chinchilla_huber_nll,
     fit_chinchilla,
     fit_power_law,
     huber_log_normaliser,
     huber_logpdf,
 )
+from ttlab.scaling.fit_models import profile_scale
 
 CHIN = {"E": 1.69, "A": 406.4, "alpha": 0.34, "B": 410.7, "beta": 0.28}
 
@@ -86,14 +86,14 @@ def test_profile_scale_is_the_stationary_point():
     rng = np.random.default_rng(3)
     r = rng.standard_t(2.0, size=(3, 40)) * 0.01
     for delta in (1e-3, 1.345):
-        sig = _profile_scale(r, delta)
+        sig = profile_scale(r, delta)
         u = np.abs(r) / sig[:, None]
         np.testing.assert_allclose(np.minimum(u * u, delta * u).mean(axis=1), 1.0, rtol=1e-9)
         for row, s in zip(r, sig):
             nll = [-huber_logpdf(row, delta, s * f).sum() for f in (0.99, 1.0, 1.01)]
             assert nll[1] < nll[0] and nll[1] < nll[2]
     # δ → 0 makes the density Laplace-like: σ → δ·mean|r|
-    np.testing.assert_allclose(_profile_scale(r, 1e-3), 1e-3 * np.abs(r).mean(axis=1), rtol=1e-5)
+    np.testing.assert_allclose(profile_scale(r, 1e-3), 1e-3 * np.abs(r).mean(axis=1), rtol=1e-5)
 
 
 # ------------------------------------------------------------------------------------------
@@ -120,7 +120,7 @@ def test_both_objectives_recover_known_parameters(clean_fits):
     n, d, _ = grid(8)
     noisy = clean_fits["data"]
     resid = np.log(lik.predict(n, d)) - np.log(noisy)
-    assert lik.optimizer["scale"] == pytest.approx(float(_profile_scale(resid, 1e-3)[0]), rel=1e-4)
+    assert lik.optimizer["scale"] == pytest.approx(float(profile_scale(resid, 1e-3)[0]), rel=1e-4)
     assert "scale" not in clean_fits["huber"].optimizer
 
 

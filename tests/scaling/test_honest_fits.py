@@ -11,7 +11,7 @@ import pytest
 from ttlab.errors import TTLabInputError
 from ttlab.scaling import fit_chinchilla, fit_offset_power_law, fit_power_law
 from ttlab.scaling.band import ids_from_compare_json, parse_ids, prediction_band
-from ttlab.scaling.fit import _design_notes
+from ttlab.scaling.fit import design_notes
 
 
 def test_two_distinct_sizes_are_not_identifiable():
@@ -44,9 +44,9 @@ def test_near_constant_loss_is_not_identifiable(fitter):
 def test_negative_r2_is_not_identifiable():
     lx = np.log(np.geomspace(1, 100, 5))
     ly = np.log(np.array([2.0, 2.5, 1.8, 2.6, 2.1]))
-    assert any("R²(log) = -0.5" in w for w in _design_notes(lx, ly, None, -0.5, ("x", "y", "x2")))
-    assert _design_notes(lx, ly, None, 0.3, ("x", "y", "x2")) == []
-    assert any("R²(log) = nan" in w for w in _design_notes(lx, ly, None, float("nan"), ("x", "y", "x2")))
+    assert any("R²(log) = -0.5" in w for w in design_notes(lx, ly, None, -0.5, ("x", "y", "x2")))
+    assert design_notes(lx, ly, None, 0.3, ("x", "y", "x2")) == []
+    assert any("R²(log) = nan" in w for w in design_notes(lx, ly, None, float("nan"), ("x", "y", "x2")))
 
 
 def test_cli_fit_prints_not_identifiable(run_cli, tmp_path):

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from ttlab.errors import TTLabInputError
-from ttlab.scaling.manifold_regression import TrainSettings, _lr_at, plan_tasks, quick_config, train_run
+from ttlab.scaling.manifold_regression import TrainSettings, lr_at, plan_tasks, quick_config, train_run
 from ttlab.scaling.regressors import (
     RegressorConfig,
     SelfAttention,
@@ -104,11 +104,11 @@ def test_bad_architectures_are_rejected(kwargs, match):
 
 
 def test_schedule_warms_up_then_decays_to_zero():
-    lrs = [_lr_at(i, 1.0, 10, 100) for i in range(100)]
+    lrs = [lr_at(i, 1.0, 10, 100) for i in range(100)]
     assert lrs[0] == pytest.approx(0.1) and lrs[9] == pytest.approx(1.0)
     assert all(a >= b for a, b in zip(lrs[9:], lrs[10:]))  # monotone cosine decay
-    assert _lr_at(100, 1.0, 10, 100) == pytest.approx(0.0, abs=1e-12)
-    assert _lr_at(55, 1.0, 10, 100) == pytest.approx(0.5)
+    assert lr_at(100, 1.0, 10, 100) == pytest.approx(0.0, abs=1e-12)
+    assert lr_at(55, 1.0, 10, 100) == pytest.approx(0.5)
     ts = TrainSettings(batch_size=64, epochs=10, min_steps=50, max_steps=400)
     assert [ts.steps(n) for n in (32, 640, 10_000)] == [50, 100, 400]
     assert [ts.n_val(n) for n in (100, 4000, 100_000)] == [2048, 2048, 2048]  # the default: the same at every n

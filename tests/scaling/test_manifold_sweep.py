@@ -160,7 +160,7 @@ def test_config_validation():
         replace(ManifoldSweepConfig(), model_widths=(8, 16))
     with pytest.raises(TTLabInputError, match="learning rates must be positive"):
         replace(ManifoldSweepConfig(), lrs=(0.0,))
-    with pytest.raises(TTLabInputError, match="bootstrap_offset must be a non-negative integer"):
+    with pytest.raises(TTLabInputError, match="bootstrap_offset must be an integer >= 0"):
         replace(ManifoldSweepConfig(), bootstrap_offset=-1)
     with pytest.raises(TTLabInputError, match="unknown regime 'loud'"):
         replace(ManifoldSweepConfig(), regimes=("loud",))
@@ -224,7 +224,7 @@ def test_cli_estimate_only(run_cli, tmp_path):
         (["--backend", "slurm"], "unknown sweep backend 'slurm'"),
         (["--n-min", "500", "--n-max", "100"], "n_max (100) must be >= n_min (500)"),
         (["--d", "8", "--ambient", "4"], "too small"),
-        (["--beta", "1.5"], "beta must be in"),
+        (["--beta", "1.5"], "beta must be a number in"),
         (["--regime", "loud"], "unknown regime 'loud'"),
         (["--arch", "softmax,cnn"], "unknown arch 'cnn'"),
         (["--lr", "-1"], "learning rates must be positive"),
@@ -256,3 +256,14 @@ def test_knn_oracle_does_not_depend_on_the_ambient_dimension():
     a = knn_run({**base, "ambient": 16})
     b = knn_run({**base, "ambient": 128})
     assert a["k"] == b["k"] and a["test_mse"] == pytest.approx(b["test_mse"], rel=1e-4)
+
+
+def test_task_functions_keep_their_cache_keys():
+    """Cached runs are keyed by the task's name: the split of manifold_regression kept the tasks where they were."""
+    from ttlab.scaling.manifold_regression import approx_run, knn_run, train_run
+    from ttlab.sweep import task_key
+    from ttlab.sweep.keys import key_name
+
+    for fn in (train_run, knn_run, approx_run):
+        assert key_name(fn) == f"ttlab.scaling.manifold_regression:{fn.__name__}"
+    assert task_key(train_run, {"a": 1}) == "d6cf17cc5d503cd46439"  # the value before the split

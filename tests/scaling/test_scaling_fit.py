@@ -17,7 +17,7 @@ from ttlab.scaling import (
     fit_power_law,
     fit_scaling_law,
 )
-from ttlab.scaling.fit import _log_model
+from ttlab.scaling.fit import log_model
 
 # Chinchilla's published fit (Hoffmann et al. 2022, approach 3).
 CHIN = {"E": 1.69, "A": 406.4, "alpha": 0.34, "B": 410.7, "beta": 0.28}
@@ -139,12 +139,12 @@ def test_log_model_jacobians_match_finite_differences():
         ("offset", np.array([0.5, 3.0, 0.25])),
         ("chinchilla", np.array([0.5, 6.0, 0.34, 6.0, 0.28])),
     ):
-        _, jac = _log_model(form, theta, lx, lx2)
+        _, jac = log_model(form, theta, lx, lx2)
         eps = 1e-6
         for j in range(theta.size):
             step = np.zeros_like(theta)
             step[j] = eps
-            fd = (_log_model(form, theta + step, lx, lx2)[0] - _log_model(form, theta - step, lx, lx2)[0]) / (2 * eps)
+            fd = (log_model(form, theta + step, lx, lx2)[0] - log_model(form, theta - step, lx, lx2)[0]) / (2 * eps)
             np.testing.assert_allclose(jac[:, j], fd, rtol=1e-6, atol=1e-8)
     n, d, loss = chinchilla_data(0, k=4, sigma=0.05)
     args = (np.log(n), np.log(d), np.log(loss), 1e-3, "sum")
@@ -178,7 +178,7 @@ def test_chinchilla_summed_huber_recovers_exponents(chin64):
     assert r.r2_log > 0.99 and r.rmse_log < 0.015
     assert r.optimizer["reduction"] == "sum" and r.optimizer["delta"] == 1e-3
     assert r.config["lbfgsb_options"] == DEFAULT_LBFGSB_OPTIONS
-    np.testing.assert_allclose(r.predict(n, d), np.exp(_log_model("chinchilla", r.theta, np.log(n), np.log(d))[0]))
+    np.testing.assert_allclose(r.predict(n, d), np.exp(log_model("chinchilla", r.theta, np.log(n), np.log(d))[0]))
 
 
 def test_chinchilla_mean_huber_stops_early_summed_does_not(chin64):

@@ -1,7 +1,11 @@
 """`ttlab scaling …` — scaling exponents from the intrinsic dimension, and scaling-law fits (paper B).
 
-May import: typer, rich, :mod:`ttlab.cli._common` (option-text parsing), :mod:`ttlab.outputs`,
-:mod:`ttlab.provenance`, :mod:`ttlab.sweep` and :mod:`ttlab.scaling`.
+Each command parses its options, calls one function of :mod:`ttlab.scaling` (:mod:`~ttlab.scaling.predictions`,
+:func:`~ttlab.scaling.fit_csv.fit_csv`, :func:`~ttlab.scaling.manifold_regression.run_manifold_experiment`) and
+prints what it returns.
+
+May import: typer, rich, :mod:`ttlab.cli._common` (option-text parsing), :mod:`ttlab.scaling` and
+:mod:`ttlab.intrinsic_dim` (the paper's K); :mod:`ttlab.scaling.manifold_regression` (torch) inside its command.
 """
 
 from __future__ import annotations
@@ -11,14 +15,14 @@ from typing import Annotated, Any, Optional
 
 import typer
 from rich.table import Table
+from typer import Argument, Option
 
 from ttlab.cli._common import console, console_err, exit_on_interrupt, parse_list, print_causes, print_json
-from ttlab.errors import TTLabInputError
-from ttlab.outputs import check_out_dir, check_out_file
-from ttlab.provenance import atomic_savefig, atomic_write_json, versions
-from ttlab.scaling import fit as _fit
-from ttlab.scaling import theory
-from ttlab.scaling.io import read_columns_csv
+from ttlab.intrinsic_dim import PAPER
+from ttlab.scaling.fit import DEFAULT_BOOTSTRAP, DEFAULT_CI_LEVEL
+from ttlab.scaling.fit_csv import fit_csv
+from ttlab.scaling.manifold_config import DEFAULT_MAX_HOURS, DEFAULT_WORKERS, ManifoldSweepConfig, config_from_options
+from ttlab.scaling.predictions import TABLE1_ROWS, convert_exponents, predict_exponents, table1_payload
 
 app = typer.Typer(
     help="Scaling laws from the intrinsic dimension of data (paper B): predicted exponents, "
@@ -26,10 +30,9 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object on stdout.")]
-BetaOpt = Annotated[float, typer.Option("--beta", help="Hölder exponent β of the target, 0 < β ≤ 1.")]
-
-_DEFAULT_BOOTSTRAP = {"power": 1000, "offset": 1000, "chinchilla": 200}
+JsonOpt = Annotated[bool, Option("--json", help="Print one JSON object on stdout.")]
+BetaOpt = Annotated[float, Option("--beta", help="Hölder exponent β of the target, 0 < β ≤ 1.")]
+OptInt, OptFloat, OptStr, OptPath = Optional[int], Optional[float], Optional[str], Optional[Path]
 
 
 def _fmt(v: Any) -> str:
@@ -47,16 +50,15 @@ def _kv_table(title: str, rows: dict[str, Any]) -> Table:
 
 @app.command()
 def predict(
-    intrinsic_dim: Annotated[Optional[float], typer.Option("--id", help="Intrinsic dimension d of the data (> 0).")] = None,
-    ids: Annotated[
-        Optional[str],
-        typer.Option("--ids", help="Several estimates, e.g. mle=15.6,twonn=14.2,tle=16.1: a band of predictions "
-                                   "(central from --central, range over the documented estimator set)."),
-    ] = None,
-    from_compare: Annotated[
-        Optional[Path], typer.Option("--from-compare", help="The JSON of `ttlab id compare --out/--json`: a band from its estimates.")
-    ] = None,
-    central: Annotated[str, typer.Option("--central", help="Estimator of the central prediction (the paper's: mle = MLE K=20, mean).")] = "mle_mean",
+    intrinsic_dim: Annotated[OptFloat, Option("--id", help="Intrinsic dimension d of the data (> 0).")] = None,
+    ids: Annotated[OptStr, Option(
+        "--ids", help="Several estimates, e.g. mle=15.6,twonn=14.2,tle=16.1: a band of predictions (central from "
+        "--central, range over the documented estimator set).")] = None,
+    from_compare: Annotated[OptPath, Option(
+        "--from-compare", help="The JSON of `ttlab id compare --out/--json`: a band from its estimates.")] = None,
+    central: Annotated[str, Option(
+        "--central", help=f"Estimator of the central prediction (the paper's: mle = MLE K={PAPER.k}, "
+        "mean).")] = "mle_mean",
     beta: BetaOpt = 1.0,
     json_out: JsonOpt = False,
 ) -> None:
@@ -64,75 +66,38 @@ def predict(
     --from-compare, a band: the central estimator's prediction and the min–max over the estimators
     mle, mle_harmonic, mle_median, twonn, gride, tle, mom, mada, mind_ml, corrint, danco, ess
     (PCA dimensions measure the linear span and are left out)."""
-    from ttlab.scaling.band import ids_from_compare_json, parse_ids, prediction_band
-
-    given = sum(x is not None for x in (intrinsic_dim, ids, from_compare))
-    if given != 1:
-        raise TTLabInputError("give exactly one of --id, --ids or --from-compare")
-    if intrinsic_dim is not None:
-        out = {
-            "id": intrinsic_dim,
-            "beta": beta,
-            "alpha_d": theory.alpha_d(intrinsic_dim, beta),
-            "alpha_n": theory.alpha_n(intrinsic_dim, beta),
-            "alpha_n_sharma_kaplan": theory.alpha_n_sharma_kaplan(intrinsic_dim),
-        }
-        if json_out:
-            print_json(out)
-        else:
-            console.print(_kv_table(f"Predicted scaling exponents for d = {intrinsic_dim:g}, β = {beta:g}", out))
-        return
-    source = "--ids"
-    if ids is not None:
-        estimates = parse_ids(ids)
-    else:
-        estimates, _ = ids_from_compare_json(from_compare)  # type: ignore[arg-type]
-        source = str(from_compare)
-    band = prediction_band(estimates, beta=beta, central=central)
-    payload = {"source": source, **band.to_dict()}
+    out = predict_exponents(intrinsic_dim, ids, from_compare, beta=beta, central=central)
     if json_out:
-        print_json(payload)
-        return
-    t = Table(title=f"Predicted exponents, β = {beta:g}: central from {band.central_estimator}, band over "
-                    f"{len(band.estimator_set)} estimator(s)")
+        print_json(out)
+    elif "source" not in out:
+        console.print(_kv_table(f"Predicted scaling exponents for d = {intrinsic_dim:g}, β = {beta:g}", out))
+    else:
+        _print_band(out, beta)
+
+
+def _print_band(band: dict[str, Any], beta: float) -> None:
+    t = Table(title=f"Predicted exponents, β = {beta:g}: central from {band['central_estimator']}, band over "
+                    f"{len(band['estimator_set'])} estimator(s)")
     for col in ("", "d", "α_D", "α_N"):
         t.add_column(col, justify="left" if not col else "right")
-    t.add_row(f"central ({band.central_estimator})", f"{band.central['id']:.3f}", f"{band.central['alpha_d']:.4f}",
-              f"{band.central['alpha_n']:.4f}")
-    t.add_row("band low (largest d)", f"{band.lo['id']:.3f}", f"{band.lo['alpha_d']:.4f}", f"{band.lo['alpha_n']:.4f}")
-    t.add_row("band high (smallest d)", f"{band.hi['id']:.3f}", f"{band.hi['alpha_d']:.4f}", f"{band.hi['alpha_n']:.4f}")
-    for name, v in band.estimators.items():
-        t.add_row(f"  {name}", f"{v['id']:.3f}", f"{v['alpha_d']:.4f}", f"{v['alpha_n']:.4f}")
+    rows = [(f"central ({band['central_estimator']})", band["central"]), ("band low (largest d)", band["lo"]),
+            ("band high (smallest d)", band["hi"]), *((f"  {name}", v) for name, v in band["estimators"].items())]
+    for label, v in rows:
+        t.add_row(label, f"{v['id']:.3f}", f"{v['alpha_d']:.4f}", f"{v['alpha_n']:.4f}")
     console.print(t)
-    if band.not_in_band:
-        console.print(f"not in the band (not manifold-dimension estimators of the set): {', '.join(band.not_in_band)}")
+    if band["not_in_band"]:
+        console.print(f"not in the band (not manifold-dimension estimators of the set): {', '.join(band['not_in_band'])}")
 
 
 @app.command()
 def convert(
-    alpha_n: Annotated[Optional[float], typer.Option("--alpha-n", help="Model-scaling exponent α_N (> 0).")] = None,
-    alpha_d: Annotated[Optional[float], typer.Option("--alpha-d", help="Data-scaling exponent α_D (0 < α_D < 1).")] = None,
+    alpha_n: Annotated[OptFloat, Option("--alpha-n", help="Model-scaling exponent α_N (> 0).")] = None,
+    alpha_d: Annotated[OptFloat, Option("--alpha-d", help="Data-scaling exponent α_D (0 < α_D < 1).")] = None,
     beta: BetaOpt = 1.0,
     json_out: JsonOpt = False,
 ) -> None:
     """ID-free conversion between α_N and α_D (α_D = α_N/(1+α_N)), plus the implied ID at β."""
-    if (alpha_n is None) == (alpha_d is None):
-        raise TTLabInputError("give exactly one of --alpha-n or --alpha-d")
-    if alpha_n is not None:
-        out = {
-            "given": "alpha_n",
-            "alpha_n": alpha_n,
-            "alpha_d": theory.alpha_d_from_alpha_n(alpha_n),
-            "implied_id": theory.id_from_alpha_n(alpha_n, beta),
-        }
-    else:
-        out = {
-            "given": "alpha_d",
-            "alpha_d": alpha_d,
-            "alpha_n": theory.alpha_n_from_alpha_d(alpha_d),
-            "implied_id": theory.id_from_alpha_d(alpha_d, beta),
-        }
-    out["beta"] = beta
+    out = convert_exponents(alpha_n, alpha_d, beta)
     if json_out:
         print_json(out)
     else:
@@ -145,186 +110,59 @@ def table1(
     json_out: JsonOpt = False,
 ) -> None:
     """Recompute the paper's Table 1: ID-free predictions for Kaplan et al. 2020 and Chinchilla."""
-    rows = [r.to_dict() for r in theory.table1(beta=beta)]
+    payload = table1_payload(beta)
     if json_out:
-        print_json(
-            {
-                "rows": rows,
-                "beta": beta,
-                "formulas": {
-                    "alpha_d_predicted_from_alpha_n": "alpha_n / (1 + alpha_n)",
-                    "alpha_n_predicted_from_alpha_d": "alpha_d / (1 - alpha_d)",
-                    "id_from_alpha_n": "2 beta / alpha_n",
-                    "id_from_alpha_d": "2 beta (1 - alpha_d) / alpha_d",
-                    "id_from_alpha_n_sharma_kaplan": "4 / alpha_n",
-                    "alpha_n_sharma_kaplan_from_id_of_alpha_d": "4 / id_from_alpha_d",
-                },
-            }
-        )
+        print_json(payload)
         return
+    rows = payload["rows"]
     t = Table(title=f"Table 1 recomputed: ID-free scaling exponents (β = {beta:g})")
     t.add_column("quantity")
     for r in rows:
         t.add_column(r["short_name"], justify="right")
-    labels = (
-        ("alpha_n_observed", "α_N observed", ".4f"),
-        ("alpha_n_predicted_from_alpha_d", "α_N predicted = α_D/(1−α_D)", ".4f"),
-        ("alpha_d_observed", "α_D observed", ".4f"),
-        ("alpha_d_predicted_from_alpha_n", "α_D predicted = α_N/(1+α_N)", ".4f"),
-        ("id_from_alpha_n", "d implied by α_N (2β/α_N)", ".2f"),
-        ("id_from_alpha_d", "d implied by α_D (2β(1−α_D)/α_D)", ".2f"),
-        ("id_from_alpha_n_sharma_kaplan", "d implied by α_N, Sharma–Kaplan (4/α_N)", ".2f"),
-        ("alpha_n_sharma_kaplan_from_id_of_alpha_d", "α_N Sharma–Kaplan at d(α_D) (4/d)", ".4f"),
-    )
-    for key, label, fmt in labels:
+    for key, label, fmt in TABLE1_ROWS:
         t.add_row(label, *(format(r[key], fmt) for r in rows))
     console.print(t)
 
 
 @app.command()
 def fit(
-    csv_file: Annotated[Path, typer.Argument(help="CSV file with a header row.", metavar="FILE.csv")],
-    x: Annotated[str, typer.Option("--x", help="Column of the size variable (N for chinchilla).")],
-    y: Annotated[str, typer.Option("--y", help="Column of the loss.")],
-    x2: Annotated[Optional[str], typer.Option("--x2", help="Column of D (chinchilla form only).")] = None,
-    form: Annotated[str, typer.Option("--form", help="power | offset | chinchilla.")] = "power",
-    bootstrap: Annotated[
-        Optional[int],
-        typer.Option("--bootstrap", help="Bootstrap replicates (default 1000; 200 for chinchilla; 0 = none)."),
-    ] = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = 0,
-    ci_level: Annotated[float, typer.Option("--ci-level", help="Confidence level of the intervals.")] = 0.95,
-    bootstrap_method: Annotated[
-        Optional[str],
-        typer.Option("--bootstrap-method", help="residual (fixed design) | pairs (resample rows). Default: residual "
-                     "for power/offset; pairs for chinchilla (its spread matches Besiroglu et al. 2024's published "
-                     "standard errors; residual is about 2x narrower there)."),
-    ] = None,
-    objective: Annotated[
-        Optional[str],
-        typer.Option("--objective", help="chinchilla only: huber (default; summed Huber loss of log residuals, "
-                     "δ = 1e-3, Hoffmann et al. 2022) | huber-likelihood (Huber negative log-likelihood with a "
-                     "fitted scale σ, δ on r/σ; Besiroglu et al. 2024's replication)."),
-    ] = None,
-    n_starts: Annotated[
-        Optional[int],
-        typer.Option("--n-starts", help="Optimiser starts kept from the grid (offset/chinchilla; default 4)."),
-    ] = None,
-    plot: Annotated[Optional[Path], typer.Option("--plot", help="Write a log-log plot (png/pdf/svg).")] = None,
-    intrinsic_dim: Annotated[
-        Optional[float], typer.Option("--id", help="Also compare with the exponent predicted from this ID.")
-    ] = None,
+    csv_file: Annotated[Path, Argument(metavar="FILE.csv", help="CSV file with a header row.")],
+    x: Annotated[str, Option("--x", help="Column of the size variable (N for chinchilla).")],
+    y: Annotated[str, Option("--y", help="Column of the loss.")],
+    x2: Annotated[OptStr, Option("--x2", help="Column of D (chinchilla form only).")] = None,
+    form: Annotated[str, Option("--form", help="power | offset | chinchilla.")] = "power",
+    bootstrap: Annotated[OptInt, Option(
+        "--bootstrap", help=f"Bootstrap replicates (default {DEFAULT_BOOTSTRAP['power']}; "
+        f"{DEFAULT_BOOTSTRAP['chinchilla']} for chinchilla; 0 = none).")] = None,
+    seed: Annotated[int, Option("--seed", help="Seed of the bootstrap.")] = 0,
+    ci_level: Annotated[float, Option("--ci-level", help="Confidence level of the intervals.")] = DEFAULT_CI_LEVEL,
+    bootstrap_method: Annotated[OptStr, Option(
+        "--bootstrap-method", help="residual (fixed design) | pairs (resample rows). Default: residual for "
+        "power/offset; pairs for chinchilla (its spread matches Besiroglu et al. 2024's published standard errors; "
+        "residual is about 2x narrower there).")] = None,
+    objective: Annotated[OptStr, Option(
+        "--objective", help="chinchilla only: huber (default; summed Huber loss of log residuals, δ = 1e-3, Hoffmann "
+        "et al. 2022) | huber-likelihood (Huber negative log-likelihood with a fitted scale σ, δ on r/σ; Besiroglu et "
+        "al. 2024's replication).")] = None,
+    n_starts: Annotated[OptInt, Option(
+        "--n-starts", help="Optimiser starts kept from the grid (offset/chinchilla; default 4).")] = None,
+    plot: Annotated[OptPath, Option("--plot", help="Write a log-log plot (png/pdf/svg).")] = None,
+    intrinsic_dim: Annotated[OptFloat, Option("--id", help="Also compare with the exponent predicted from this ID.")] = None,
     beta: BetaOpt = 1.0,
-    kind: Annotated[str, typer.Option("--kind", help="data (x = data size, α_D) | model (x = parameters, α_N).")] = "data",
-    out: Annotated[Optional[Path], typer.Option("--out", help="Also write the result JSON to this file.")] = None,
+    kind: Annotated[str, Option("--kind", help="data (x = data size, α_D) | model (x = parameters, α_N).")] = "data",
+    out: Annotated[OptPath, Option("--out", help="Also write the result JSON to this file.")] = None,
     json_out: JsonOpt = False,
 ) -> None:
     """Fit a scaling law to CSV columns, with bootstrap intervals and goodness of fit."""
-    if form not in _fit.FORMS:
-        raise TTLabInputError(f"unknown --form {form!r}; choose one of {', '.join(_fit.FORMS)}")
-    if form == "chinchilla" and x2 is None:
-        raise TTLabInputError("--form chinchilla needs --x2 COL (data size D) besides --x (N) and --y (loss)")
-    if form != "chinchilla" and x2 is not None:
-        raise TTLabInputError(f"--x2 is only used by --form chinchilla, not by --form {form}")
-    if kind not in ("data", "model"):
-        raise TTLabInputError(f"--kind must be 'data' or 'model', got {kind!r}")
-    if intrinsic_dim is not None and form == "chinchilla":
-        raise TTLabInputError("--id (a predicted exponent) is supported for the power and offset forms only")
-    if objective is not None and objective not in _fit.OBJECTIVES:
-        raise TTLabInputError(f"unknown --objective {objective!r}; choose one of {', '.join(_fit.OBJECTIVES)}")
-    if objective is not None and form != "chinchilla":
-        raise TTLabInputError(f"--objective is only used by --form chinchilla, not by --form {form}")
-    if n_starts is not None and form == "power":
-        raise TTLabInputError("--n-starts is only used by the offset and chinchilla forms (power is closed-form)")
-    if plot is not None:
-        _check_plot_suffix(plot)
-        check_out_file(plot, option="--plot", inputs=(csv_file,))
-    if out is not None:
-        check_out_file(out, inputs=(csv_file,))
-    n_boot = _DEFAULT_BOOTSTRAP[form] if bootstrap is None else bootstrap
-
-    cols = [x, y] + ([x2] if x2 is not None else [])
-    if len(set(cols)) != len(cols):
-        raise TTLabInputError(f"--x, --y and --x2 must name different columns, got {cols}")
-    data = read_columns_csv(csv_file, cols)
-    n_min = _fit.MIN_POINTS[form]
-    if data[x].size < n_min:
-        raise TTLabInputError(
-            f"{csv_file}: the {form} form needs at least {n_min} data rows, the file has {data[x].size}"
-        )
-    extra: dict[str, Any] = {} if n_starts is None else {"n_starts": n_starts}
-    if objective is not None:
-        extra["objective"] = objective
-    result = _fit.fit_scaling_law(
-        form, data[x], data[y], data[x2] if x2 is not None else None,
-        bootstrap=n_boot, seed=seed, ci_level=ci_level, bootstrap_method=bootstrap_method, **extra,
-    )
-    payload = result.to_dict()
-    if intrinsic_dim is not None:
-        from ttlab.scaling.plot import predicted_exponent
-
-        a_pred = predicted_exponent(intrinsic_dim, beta, kind)  # type: ignore[arg-type]
-        payload["prediction"] = {
-            "id": intrinsic_dim,
-            "beta": beta,
-            "kind": kind,
-            "alpha_predicted": a_pred,
-            "alpha_fitted": result.params["alpha"],
-            "fitted_minus_predicted": result.params["alpha"] - a_pred,
-            "predicted_in_ci": (
-                result.ci["alpha"][0] <= a_pred <= result.ci["alpha"][1] if "alpha" in result.ci else None
-            ),
-        }
-    payload["config"] = {
-        "command": "ttlab scaling fit",
-        "csv": str(csv_file),
-        "x": x,
-        "y": y,
-        "x2": x2,
-        "form": form,
-        "bootstrap": n_boot,
-        "bootstrap_method": result.config["bootstrap_method"],
-        "objective": result.config.get("objective"),
-        "seed": seed,
-        "ci_level": ci_level,
-        "n_starts": result.config.get("n_starts"),
-        "id": intrinsic_dim,
-        "beta": beta,
-        "kind": kind,
-        "plot": str(plot) if plot is not None else None,
-    }
-    payload["versions"] = versions()
-    if plot is not None:
-        from ttlab.scaling.plot import plot_fit
-
-        fig = plot_fit(
-            result, data[x], data[y], x2=data[x2] if x2 is not None else None,
-            intrinsic_dim=intrinsic_dim, beta=beta, kind=kind,  # type: ignore[arg-type]
-            xlabel=x, ylabel=y, title=f"{csv_file.name}: {form} fit",
-        )
-        atomic_savefig(fig, plot, dpi=120)
-        payload["plot"] = str(plot)
-    if out is not None:
-        atomic_write_json(out, payload)
-    for note in result.warnings:
+    payload = fit_csv(csv_file, x, y, x2, form=form, bootstrap=bootstrap, seed=seed, ci_level=ci_level,
+                      bootstrap_method=bootstrap_method, objective=objective, n_starts=n_starts, plot=plot,
+                      intrinsic_dim=intrinsic_dim, beta=beta, kind=kind, out=out)
+    for note in payload["warnings"]:
         console_err.print(f"[yellow]warning:[/] {note}", highlight=False, soft_wrap=True)
     if json_out:
         print_json(payload)
         return
     _print_fit(payload)
-
-
-def _check_plot_suffix(path: Path) -> None:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    supported = FigureCanvasAgg(Figure()).get_supported_filetypes()
-    suffix = path.suffix.lstrip(".").lower()
-    if suffix not in supported:
-        raise TTLabInputError(
-            f"--plot {path}: unsupported image format {suffix or '(none)'!r}; use one of "
-            f"{', '.join(sorted(supported))}"
-        )
 
 
 def _print_fit(p: dict[str, Any]) -> None:
@@ -364,85 +202,61 @@ def _print_fit(p: dict[str, Any]) -> None:
 # ttlab scaling manifold — Theorem 1 tested directly (regression on low-dimensional manifolds)
 
 
-def _minutes(seconds: float) -> str:
-    return f"{seconds / 60:.1f} min" if seconds >= 90 else f"{seconds:.0f} s"
-
-
 @app.command()
 def manifold(
-    out: Annotated[Path, typer.Option("--out", help="Output directory (results.json, manifold_scaling.png, cache/).")],
-    d: Annotated[Optional[str], typer.Option("--d", help="Intrinsic dimensions d [1,2,4; quick: 2,4].")] = None,
-    ambient: Annotated[Optional[str], typer.Option("--ambient", help="Ambient dimensions D [16,128,768; quick: 16,128].")] = None,
-    n_min: Annotated[Optional[int], typer.Option("--n-min", help="Smallest training-set size [64; quick: 128].")] = None,
-    n_max: Annotated[Optional[int], typer.Option("--n-max", help="Largest training-set size [8192; quick: 2048].")] = None,
-    points: Annotated[Optional[int], typer.Option("--points", help="Sizes on the geometric grid [8; quick: 5].")] = None,
-    arch: Annotated[
-        Optional[str],
-        typer.Option("--arch", help="Comma-separated: softmax | relu (paper's theory transformer) | mlp "
-                     "[softmax,relu,mlp; quick: softmax]."),
-    ] = None,
-    regime: Annotated[
-        Optional[str],
-        typer.Option("--regime", help="Comma-separated: noisy (label noise --noise; claim α̂_D ≈ 2β/(2β+d)) | noiseless "
-                     "(σ = 0; claim α̂_D ≥ 2β/(2β+d)) [noisy,noiseless; quick: noisy]."),
-    ] = None,
-    seeds: Annotated[Optional[int], typer.Option("--seeds", help="Seeds (data, init, batch order) per size [2; quick: 1].")] = None,
-    oracle_seeds: Annotated[
-        Optional[int], typer.Option("--oracle-seeds", help="Seeds of the k-NN oracle (the first --seeds are the networks' "
-                                    "splits) [6; quick: 4].")
-    ] = None,
-    backend: Annotated[
-        str, typer.Option("--backend", help="Sweep backend: local (process pool) | ray (needs pip install 'ttlab[ray]').")
-    ] = "local",
-    ray_address: Annotated[
-        Optional[str],
-        typer.Option("--ray-address", help="With --backend ray: 'auto' or host:port of a running cluster (`ray start "
-                     "--head`); default: $RAY_ADDRESS, else a local Ray with workers × threads CPUs."),
-    ] = None,
-    workers: Annotated[
-        int, typer.Option("--workers", help="Parallel worker processes (1 = in-process; ray: tasks at once on a local Ray).")
-    ] = 2,
-    threads: Annotated[
-        Optional[int], typer.Option("--threads", help="Torch threads per task (default: cores // workers).")
-    ] = None,
-    quick: Annotated[
-        bool, typer.Option("--quick", help="Small preset: softmax, β 1, noisy; d 2,4; D 16,128; 5 sizes 128..2048; 1 seed.")
-    ] = False,
-    beta: Annotated[
-        Optional[str], typer.Option("--beta", help="Hölder exponent(s) β of the target, 0 < β ≤ 1 [1,0.5; quick: 1].")
-    ] = None,
-    profile: Annotated[str, typer.Option("--profile", help="Ridge profile: sin | cusp (β-Hölder cusps).")] = "sin",
-    manifold_name: Annotated[str, typer.Option("--manifold", help="sphere | cube | nonlinear.")] = "sphere",
-    noise: Annotated[
-        Optional[float], typer.Option("--noise", help="Label-noise σ of the noisy regime (target variance 1) [1].")
-    ] = None,
-    spectrum: Annotated[
-        Optional[str], typer.Option("--spectrum", help="Target spectrum: weighted (log-spaced frequencies, amplitudes "
-                                    "∝ r^−β) | sampled (density ∝ r^−(1+2β), equal amplitudes) [weighted].")
-    ] = None,
-    features: Annotated[Optional[int], typer.Option("--features", help="Ridge features K of the target [1024].")] = None,
-    min_freq: Annotated[Optional[float], typer.Option("--min-freq", help="Smallest target frequency r_0 [max(1, d/2)].")] = None,
-    max_freq: Annotated[Optional[float], typer.Option("--max-freq", help="Largest target frequency R [1024].")] = None,
-    lr: Annotated[
-        Optional[str], typer.Option("--lr", help="AdamW learning rate(s) [0.002]; several: chosen per size on validation.")
-    ] = None,
-    width: Annotated[Optional[int], typer.Option("--width", help="Model width: n_embd / MLP hidden width [64; quick: 32].")] = None,
-    depth: Annotated[Optional[int], typer.Option("--depth", help="Transformer blocks / MLP hidden layers [2].")] = None,
-    tokens: Annotated[Optional[int], typer.Option("--tokens", help="Transformer tokens: x cut into this many chunks [8; quick: 4].")] = None,
-    max_steps: Annotated[Optional[int], typer.Option("--max-steps", help="Step limit per run [4000; quick: 1000].")] = None,
-    epochs: Annotated[Optional[float], typer.Option("--epochs", help="Epochs per run below the step limit [100; quick: 30].")] = None,
-    model_widths: Annotated[
-        Optional[str], typer.Option("--model-widths", help="Widths of a model-size sweep at n = --model-n (gives α̂_N) "
-                                    "[8,16,32,64,128; quick: none]; 'none' to skip.")
-    ] = None,
-    model_n: Annotated[
-        Optional[int], typer.Option("--model-n", help="Training-set size of the model-size sweep [--n-max].")
-    ] = None,
-    n_test: Annotated[Optional[int], typer.Option("--n-test", help="Test points (clean targets) per seed [4096; quick: 2048].")] = None,
-    no_knn: Annotated[bool, typer.Option("--no-knn", help="Skip the k-NN reference.")] = False,
-    estimate_only: Annotated[bool, typer.Option("--estimate-only", help="Print the cost estimate and stop.")] = False,
-    max_hours: Annotated[float, typer.Option("--max-hours", help="Refuse sweeps whose estimated remaining wall time "
-                                             "exceeds this many hours.")] = 24.0,
+    out: Annotated[Path, Option("--out", help="Output directory (results.json, manifold_scaling.png, cache/).")],
+    d: Annotated[OptStr, Option("--d", help="Intrinsic dimensions d [1,2,4; quick: 2,4].")] = None,
+    ambient: Annotated[OptStr, Option("--ambient", help="Ambient dimensions D [16,128,768; quick: 16,128].")] = None,
+    n_min: Annotated[OptInt, Option("--n-min", help="Smallest training-set size [64; quick: 128].")] = None,
+    n_max: Annotated[OptInt, Option("--n-max", help="Largest training-set size [8192; quick: 2048].")] = None,
+    points: Annotated[OptInt, Option("--points", help="Sizes on the geometric grid [8; quick: 5].")] = None,
+    arch: Annotated[OptStr, Option(
+        "--arch", help="Comma-separated: softmax | relu (paper's theory transformer) | mlp [softmax,relu,mlp; quick: "
+        "softmax].")] = None,
+    regime: Annotated[OptStr, Option(
+        "--regime", help="Comma-separated: noisy (label noise --noise; claim α̂_D ≈ 2β/(2β+d)) | noiseless (σ = 0; "
+        "claim α̂_D ≥ 2β/(2β+d)) [noisy,noiseless; quick: noisy].")] = None,
+    seeds: Annotated[OptInt, Option("--seeds", help="Seeds (data, init, batch order) per size [2; quick: 1].")] = None,
+    oracle_seeds: Annotated[OptInt, Option(
+        "--oracle-seeds", help="Seeds of the k-NN oracle (the first --seeds are the networks' splits) [6; "
+        "quick: 4].")] = None,
+    backend: Annotated[str, Option(
+        "--backend", help="Sweep backend: local (process pool) | ray (needs pip install 'ttlab[ray]').")] = "local",
+    ray_address: Annotated[OptStr, Option(
+        "--ray-address", help="With --backend ray: 'auto' or host:port of a running cluster (`ray start --head`); "
+        "default: $RAY_ADDRESS, else a local Ray with workers × threads CPUs.")] = None,
+    workers: Annotated[int, Option(
+        "--workers", help="Parallel worker processes (1 = in-process; ray: tasks at once on a "
+        "local Ray).")] = DEFAULT_WORKERS,
+    threads: Annotated[OptInt, Option("--threads", help="Torch threads per task (default: cores // workers).")] = None,
+    quick: Annotated[bool, Option(
+        "--quick", help="Small preset: softmax, β 1, noisy; d 2,4; D 16,128; 5 sizes 128..2048; 1 seed.")] = False,
+    beta: Annotated[OptStr, Option("--beta", help="Hölder exponent(s) β of the target, 0 < β ≤ 1 [1,0.5; quick: 1].")] = None,
+    profile: Annotated[str, Option("--profile", help="Ridge profile: sin | cusp (β-Hölder cusps).")] = ManifoldSweepConfig.profile,
+    manifold_name: Annotated[str, Option("--manifold", help="sphere | cube | nonlinear.")] = ManifoldSweepConfig.manifold,
+    noise: Annotated[OptFloat, Option("--noise", help="Label-noise σ of the noisy regime (target variance 1) [1].")] = None,
+    spectrum: Annotated[OptStr, Option(
+        "--spectrum", help="Target spectrum: weighted (log-spaced frequencies, amplitudes ∝ r^−β) | sampled (density ∝ "
+        "r^−(1+2β), equal amplitudes) [weighted].")] = None,
+    features: Annotated[OptInt, Option("--features", help="Ridge features K of the target [1024].")] = None,
+    min_freq: Annotated[OptFloat, Option("--min-freq", help="Smallest target frequency r_0 [max(1, d/2)].")] = None,
+    max_freq: Annotated[OptFloat, Option("--max-freq", help="Largest target frequency R [1024].")] = None,
+    lr: Annotated[OptStr, Option("--lr", help="AdamW learning rate(s) [0.002]; several: chosen per size on validation.")] = None,
+    width: Annotated[OptInt, Option("--width", help="Model width: n_embd / MLP hidden width [64; quick: 32].")] = None,
+    depth: Annotated[OptInt, Option("--depth", help="Transformer blocks / MLP hidden layers [2].")] = None,
+    tokens: Annotated[OptInt, Option("--tokens", help="Transformer tokens: x cut into this many chunks [8; quick: 4].")] = None,
+    max_steps: Annotated[OptInt, Option("--max-steps", help="Step limit per run [4000; quick: 1000].")] = None,
+    epochs: Annotated[OptFloat, Option("--epochs", help="Epochs per run below the step limit [100; quick: 30].")] = None,
+    model_widths: Annotated[OptStr, Option(
+        "--model-widths", help="Widths of a model-size sweep at n = --model-n (gives α̂_N) [8,16,32,64,128; quick: "
+        "none]; 'none' to skip.")] = None,
+    model_n: Annotated[OptInt, Option("--model-n", help="Training-set size of the model-size sweep [--n-max].")] = None,
+    n_test: Annotated[OptInt, Option("--n-test", help="Test points (clean targets) per seed [4096; quick: 2048].")] = None,
+    no_knn: Annotated[bool, Option("--no-knn", help="Skip the k-NN reference.")] = False,
+    estimate_only: Annotated[bool, Option("--estimate-only", help="Print the cost estimate and stop.")] = False,
+    max_hours: Annotated[float, Option(
+        "--max-hours", help="Refuse sweeps whose estimated remaining wall time exceeds this "
+        "many hours.")] = DEFAULT_MAX_HOURS,
     json_out: JsonOpt = False,
 ) -> None:
     """Regression on d-dimensional manifolds in R^D: does test MSE fall as n^(−2β/(2β+d))?"""
@@ -454,123 +268,53 @@ def manifold(
                "tokens": tokens, "n_features": features, "n_test": n_test, "model_n": model_n, "noise": noise,
                "min_freq": min_freq, "max_freq": max_freq, "spectrum": spectrum, "oracle_seeds": oracle_seeds,
                "profile": profile, "manifold": manifold_name, "knn": not no_knn}
-    cfg = _manifold_config(quick, texts, scalars, max_steps=max_steps, epochs=epochs)
-    check_out_dir(out)
-    tpt = _threads_per_task(backend, ray_address, workers, threads)
-    cost, full_cost = _print_manifold_cost(cfg, out, quick, workers, tpt)
-    if estimate_only:
-        if json_out:
-            print_json({"cost": cost, "full_sweep_cost": full_cost, "config": cfg.to_dict()})
-        return
-    _require_hours(cost["remaining_wall_seconds"], max_hours)
-    if backend == "ray" and cost["n_cached"] < cost["n_train_runs"] + cost["n_knn_runs"]:
-        import os
-
-        where = ray_address or os.environ.get("RAY_ADDRESS") or f"a local Ray with {workers * tpt} CPU(s)"
-        console_err.print(f"running on Ray: {where} (a new local Ray takes several seconds to start)", highlight=False)
+    cfg = config_from_options(quick, texts, scalars, parse=parse_list, max_steps=max_steps, epochs=epochs)
     with exit_on_interrupt():
-        payload = mr.run_manifold_sweep(cfg, out, backend=backend, workers=workers, threads_per_task=tpt,
-                                        progress=_print_manifold_progress, ray_address=ray_address)
-    payload["cost_estimate"] = cost
-    if full_cost is not None:
-        payload["full_sweep_cost_estimate"] = full_cost
-    atomic_write_json(out / "results.json", payload)
-    failed = payload["sweep"]["n_failed"]
+        payload = mr.run_manifold_experiment(
+            cfg, out, quick=quick, backend=backend, workers=workers, threads=threads, ray_address=ray_address,
+            max_hours=max_hours, estimate_only=estimate_only, progress=_print_manifold_progress,
+            on_estimate=lambda cost, full_cost, tpt: _print_manifold_cost(cfg, out, cost, full_cost, workers, tpt),
+            on_start=lambda cost, tpt: _print_ray_note(cost, backend, ray_address, workers * tpt))
     if json_out:
         print_json(payload)
-    else:
+    elif not estimate_only:
         _print_manifold(payload)
-    if failed:
+    if not estimate_only and (failed := payload["sweep"]["n_failed"]):
         console_err.print(f"[bold red]{failed} task(s) failed[/]; see 'sweep.failures' in {out / 'results.json'} "
                           "(re-run the same command to retry them)", highlight=False)
         print_causes((f["key"], f["error"]) for f in payload["sweep"].get("failures", []))
         raise typer.Exit(1)
 
 
-_MANIFOLD_LISTS = {"ds": ("--d", int), "ambients": ("--ambient", int), "lrs": ("--lr", float),
-                   "betas": ("--beta", float), "archs": ("--arch", str), "regimes": ("--regime", str),
-                   "model_widths": ("--model-widths", int)}
+def _print_ray_note(cost: dict[str, Any], backend: str, ray_address: str | None, cpus: int) -> None:
+    """Where a Ray sweep runs (when it has runs to do)."""
+    if backend == "ray" and cost["n_cached"] < cost["n_train_runs"] + cost["n_knn_runs"]:
+        import os
+
+        where = ray_address or os.environ.get("RAY_ADDRESS") or f"a local Ray with {cpus} CPU(s)"
+        console_err.print(f"running on Ray: {where} (a new local Ray takes several seconds to start)", highlight=False)
 
 
-def _manifold_config(quick: bool, texts: dict[str, str | None], scalars: dict[str, Any], *, max_steps: int | None,
-                     epochs: float | None) -> Any:
-    """The sweep config: the preset (``--quick`` or the full default) with the options given (comma lists in
-    ``texts``, parsed here; ``--model-widths none`` is an empty list)."""
-    from dataclasses import replace
+def _print_manifold_cost(cfg: Any, out: Path, cost: dict, full_cost: dict | None, workers: int, tpt: int) -> None:
+    """Print the sweep's estimated cost (and, with --quick, the full default sweep's)."""
+    from ttlab.scaling.manifold_regression import minutes_text
 
-    from ttlab.scaling import manifold_regression as mr
-
-    base = mr.quick_config() if quick else mr.ManifoldSweepConfig()
-    train = base.train
-    if max_steps is not None:
-        train = replace(train, max_steps=max_steps, min_steps=min(train.min_steps, max_steps))
-    if epochs is not None:
-        train = replace(train, epochs=epochs)
-    over: dict[str, Any] = {"train": train, **{k: v for k, v in scalars.items() if v is not None}}
-    for key, text in texts.items():
-        option, item = _MANIFOLD_LISTS[key]
-        if key == "model_widths" and text is not None and text.strip().lower() == "none":
-            over[key] = ()
-        elif (values := parse_list(text, option, item)) is not None:
-            over[key] = values
-    if "n_min" in over and "n_max" not in over and over["n_min"] > base.n_max:
-        raise TTLabInputError(f"--n-min {over['n_min']} is above the default --n-max {base.n_max}; give --n-max too")
-    return replace(base, **over)
-
-
-def _threads_per_task(backend: str, ray_address: str | None, workers: int, threads: int | None) -> int:
-    """Check the execution options; torch threads per task (default: cores // workers)."""
-    import os
-
-    from ttlab.sweep import check_backend
-
-    check_backend(backend)
-    if ray_address is not None and backend != "ray":
-        raise TTLabInputError(f"--ray-address needs --backend ray (got --backend {backend})")
-    if workers < 1:
-        raise TTLabInputError(f"--workers must be >= 1, got {workers}")
-    if threads is not None and threads < 1:
-        raise TTLabInputError(f"--threads must be >= 1, got {threads}")
-    return threads if threads is not None else (max(1, (os.cpu_count() or 1) // workers) if workers > 1 else 1)
-
-
-def _require_hours(seconds: float, max_hours: float) -> None:
-    """Refuse a sweep whose estimated remaining wall time exceeds ``max_hours`` (before any run starts)."""
-    import math
-
-    if not (math.isfinite(max_hours) and max_hours > 0):
-        raise TTLabInputError(f"--max-hours must be a positive number (got {max_hours})")
-    if seconds > max_hours * 3600:
-        raise TTLabInputError(
-            f"the sweep would take ≈ {_minutes(seconds)} of wall time (estimated above), over --max-hours {max_hours:g}; "
-            f"shrink it (--quick, fewer --d/--ambient/--seeds, a smaller --n-max or --max-steps), add --workers, or "
-            f"raise --max-hours to {math.ceil(seconds / 3600):,} to run it anyway")
-
-
-def _print_manifold_cost(cfg: Any, out: Path, quick: bool, workers: int, tpt: int) -> tuple[dict, dict | None]:
-    """Estimate and print the sweep's cost (and, with --quick, the full default sweep's)."""
-    from ttlab.scaling import manifold_regression as mr
-
-    cost = mr.estimate_cost(cfg, workers=workers, threads_per_task=tpt, cache_dir=out / "cache")
     msg = (f"[bold]manifold sweep[/]: {cost['n_train_runs']} training runs ({','.join(cfg.archs)}, "
            f"β={list(cfg.betas)}, {','.join(cfg.regimes)}, d={list(cfg.ds)}, D={list(cfg.ambients)}, n={cfg.sizes()}, "
-           f"{cfg.seeds} seed(s), lr={list(cfg.lrs)}) + {cost['n_knn_runs']} k-NN oracle runs; estimated cost ≈ {_minutes(cost['task_seconds'])} of task time, "
-           f"≈ {_minutes(cost['wall_seconds'])} wall on {workers} worker(s) × {tpt} thread(s) "
+           f"{cfg.seeds} seed(s), lr={list(cfg.lrs)}) + {cost['n_knn_runs']} k-NN oracle runs; estimated cost ≈ {minutes_text(cost['task_seconds'])} of task time, "
+           f"≈ {minutes_text(cost['wall_seconds'])} wall on {workers} worker(s) × {tpt} thread(s) "
            "(full schedules at the step times measured now; early stopping shortens, a busy machine lengthens)")
     if cost["n_cached"]:
         msg += (f"; {cost['n_cached']} run(s) already in {out / 'cache'}, remaining ≈ "
-                f"{_minutes(cost['remaining_wall_seconds'])} wall")
+                f"{minutes_text(cost['remaining_wall_seconds'])} wall")
     console_err.print(msg, highlight=False)
-    full_cost = None
-    if quick:
-        full = mr.ManifoldSweepConfig()
-        full_cost = mr.estimate_cost(full, workers=workers, threads_per_task=tpt)
+    if full_cost is not None:
+        full = ManifoldSweepConfig()
         console_err.print(
             f"full default sweep ({','.join(full.archs)}, β={list(full.betas)}, {','.join(full.regimes)}, "
             f"d={list(full.ds)}, D={list(full.ambients)}, {full.points} sizes {full.n_min}..{full.n_max}, {full.seeds} "
             f"seeds, model widths {list(full.model_widths)}): {full_cost['n_train_runs']} runs, estimated ≈ "
-            f"{_minutes(full_cost['wall_seconds'])} wall on {workers} worker(s)", highlight=False)
-    return cost, full_cost
+            f"{minutes_text(full_cost['wall_seconds'])} wall on {workers} worker(s)", highlight=False)
 
 
 def _print_manifold_progress(p: Any) -> None:
@@ -589,7 +333,7 @@ def _print_manifold_progress(p: Any) -> None:
 def _print_manifold(p: dict[str, Any]) -> None:
     from rich import box
 
-    from ttlab.scaling.manifold_regression import ORACLE_TOL, design_check
+    from ttlab.scaling.manifold_config import ORACLE_TOL, design_check
 
     def num(v: Any, fmt: str = ".3f") -> str:
         return "—" if v is None else format(v, fmt)
@@ -604,14 +348,12 @@ def _print_manifold(p: dict[str, Any]) -> None:
         for col in ["d", "D", "α̂", "CI", "oracle", "design", "theory"] + (["2β/d"] if noiseless else []) + ["MSE"]:
             t.add_column(col, justify="right", no_wrap=True)
         for f in fits:
-            ci = f.get("alpha_hat_ci") or [None, None]
-            ok, _ = design_check(f)
-            cells = [str(f["d"]), str(f["ambient"]), num(f["alpha_hat"], ".2f") + ("*" if f.get("includes_step_limited")
-                                                                                   else ""),
-                     f"{num(ci[0], '.2f')}-{num(ci[1], '.2f')}", num(f.get("oracle_alpha"), ".2f"),
-                     "—" if ok is None else ("pass" if ok else "FAIL"), num(f["alpha_pred"], ".2f")]
-            cells += [num(f.get("alpha_noiseless"), ".2f")] if noiseless else []
-            t.add_row(*cells, num(f.get("mse_at_n_ref"), ".3g"))
+            ci, (ok, _) = f.get("alpha_hat_ci") or [None, None], design_check(f)
+            star = "*" if f.get("includes_step_limited") else ""
+            t.add_row(str(f["d"]), str(f["ambient"]), num(f["alpha_hat"], ".2f") + star,
+                      f"{num(ci[0], '.2f')}-{num(ci[1], '.2f')}", num(f.get("oracle_alpha"), ".2f"),
+                      "—" if ok is None else ("pass" if ok else "FAIL"), num(f["alpha_pred"], ".2f"),
+                      *([num(f.get("alpha_noiseless"), ".2f")] if noiseless else []), num(f.get("mse_at_n_ref"), ".3g"))
         console.print(t)
     console.print(f"α̂: fitted slope of test MSE vs n (CI 95%); oracle: k-NN slope on the same splits; design: oracle "
                   f"within ±{ORACLE_TOL:g} of 2β/(2β+d) (noisy) or ≥ 2β/(2β+d) − {ORACLE_TOL:g} (noiseless); theory: "

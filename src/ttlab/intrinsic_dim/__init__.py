@@ -5,7 +5,8 @@ Estimators (scikit-learn style: parameters in ``__init__``, ``fit(X)`` sets ``di
 median of pointwise estimates; optional K − 2 variant), :class:`TwoNN` (Facco et al. 2017) and
 :class:`GRIDE` (Denti et al. 2022, multiscale); and, equal to scikit-dimension's for the same
 settings, :class:`LPCA` (``lPCA``), :class:`TLE`, :class:`CorrInt`, :class:`DANCo`, :class:`ESS`,
-:class:`MOM`, :class:`MiND_ML` and :class:`MADA` (:mod:`ttlab.intrinsic_dim.more_estimators`), and
+:class:`MOM`, :class:`MiND_ML` and :class:`MADA` (:mod:`ttlab.intrinsic_dim.more_estimators`, with lPCA in
+:mod:`~ttlab.intrinsic_dim.lpca` and MiND_ML/DANCo in :mod:`~ttlab.intrinsic_dim.mind`), and
 :class:`FisherS` (:mod:`ttlab.intrinsic_dim.fisher_s`), :class:`KNN` (:mod:`ttlab.intrinsic_dim.knn_length`) and
 :class:`PH` (:mod:`ttlab.intrinsic_dim.ph`). Each supports ``metric='euclidean'|'chord'|'cosine'`` (``cosine`` = 1 − cos as in scipy, for the estimators that read distances only) and
 ``batch_size`` (the paper's protocol: shuffled, seeded batches, estimates averaged).

@@ -1,4 +1,9 @@
-"""Input checks shared by the estimators: shape, dtype, finiteness, duplicates, metric."""
+"""Input checks shared by the estimators: shape, dtype, finiteness, duplicates, metric.
+
+Checks of scalar parameters (``check_int``, ``check_choice``) are :mod:`ttlab.validation`'s.
+
+Imports: numpy, ttlab.errors, ttlab.validation.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ttlab.errors import TTLabInputError
+from ttlab.validation import check_choice
 
 METRICS = ("euclidean", "chord", "cosine")
 """``euclidean``: the rows as given (paper B's text). ``chord``: Euclidean distance between the rows
@@ -112,9 +118,7 @@ def check_points(X: Any, *, name: str = "X") -> np.ndarray:
 
 def check_metric(metric: str) -> str:
     """Validate a metric name."""
-    if metric not in METRICS:
-        raise TTLabInputError(f"unknown metric {metric!r}; choose one of {', '.join(METRICS)}.")
-    return metric
+    return check_choice(metric, "metric", METRICS)
 
 
 def apply_metric(X: np.ndarray, metric: str) -> np.ndarray:
@@ -207,18 +211,3 @@ def drop_duplicates(X: np.ndarray, metric: str = "euclidean") -> tuple[np.ndarra
         return X[keep], keep, n_dup
     return X, keep, 0
 
-
-def check_int(value: Any, name: str, minimum: int) -> int:
-    """An integer parameter >= ``minimum`` (bools rejected)."""
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TTLabInputError(f"{name} must be an integer, got {value!r}.")
-    if value < minimum:
-        raise TTLabInputError(f"{name} must be >= {minimum}, got {value}.")
-    return int(value)
-
-
-def check_choice(value: str, name: str, choices: tuple[str, ...]) -> str:
-    """A string parameter among ``choices``."""
-    if value not in choices:
-        raise TTLabInputError(f"unknown {name} {value!r}; choose one of {', '.join(choices)}.")
-    return value

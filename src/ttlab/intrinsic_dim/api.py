@@ -1,6 +1,9 @@
 """One-call estimation with a self-describing result (config, versions), and the paper's protocol.
 
-Imports: numpy, ttlab.intrinsic_dim (_validate, estimators), ttlab.provenance; never ttlab.cli.
+:class:`IDProtocol` and :data:`PAPER` (paper B's K, batch size, average, seed, remainder) live in
+:mod:`ttlab.intrinsic_dim.protocol` and are re-exported here.
+
+Imports: numpy, ttlab.intrinsic_dim (estimators, protocol), ttlab.provenance, ttlab.validation; never ttlab.cli.
 """
 
 from __future__ import annotations
@@ -12,29 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from ttlab.intrinsic_dim._validate import check_choice
 from ttlab.intrinsic_dim.estimators import GRIDE, METHODS, MLE, TwoNN
+from ttlab.intrinsic_dim.protocol import PAPER, PAPER_BATCH_SIZE, PAPER_K, IDProtocol
 from ttlab.provenance import versions
-
-
-@dataclass(frozen=True)
-class IDProtocol:
-    """How paper B measures the intrinsic dimension of a point cloud: seeded random batches of ``batch_size``
-    points (a last partial batch handled by ``remainder``), the MLE with ``k`` neighbours in each, pointwise
-    estimates combined by ``average``, batch values averaged. :data:`PAPER` is the paper's choice; every default
-    of K and batch size in ttlab reads it from here."""
-
-    k: int = 20
-    batch_size: int = 4096  # Havrilla & Liao, Section 3 (their released code used 3,600)
-    average: str = "mean"  # the authors' arithmetic mean; "harmonic" is MacKay–Ghahramani
-    seed: int = 0
-    remainder: str = "drop"  # every batch the same size, so the batch values are exchangeable
-
-
-PAPER = IDProtocol()
-"""Paper B's ID protocol (Havrilla & Liao, Section 3): MLE, K = 20, batches of 4,096, arithmetic mean."""
-PAPER_BATCH_SIZE = PAPER.batch_size
-PAPER_K = PAPER.k
+from ttlab.validation import check_choice
 
 
 @dataclass
@@ -154,3 +138,7 @@ def paper_protocol(
     return estimate_id(
         X, "mle", k=k, average=average, unbiased=unbiased, batch_size=batch_size, seed=seed, **options
     )
+
+
+__all__ = ["PAPER", "PAPER_BATCH_SIZE", "PAPER_K", "IDProtocol", "IDResult", "estimate_id", "make_estimator",
+           "paper_protocol"]

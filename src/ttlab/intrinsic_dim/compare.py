@@ -7,8 +7,8 @@ largest k any selected estimator needs, and each kNN-based estimator reads its f
 estimator's own time (the shared search is timed separately) and the exponents the estimate
 predicts, α_D = 2β/(2β + d̂) and α_N = 2β/d̂ (Havrilla & Liao, Theorems 1–2).
 
-Imports: numpy, ttlab.errors, ttlab.intrinsic_dim (api, estimators, more_estimators, fisher_s, knn_length, ph, knn,
-_validate); lazily ttlab.provenance and ttlab.scaling.theory; never ttlab.cli.
+Imports: numpy, ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (protocol, estimators, more_estimators, fisher_s,
+knn_length, ph, knn, _validate); lazily ttlab.provenance and ttlab.scaling.theory; never ttlab.cli.
 """
 
 from __future__ import annotations
@@ -22,24 +22,28 @@ from typing import Any, Callable
 import numpy as np
 
 from ttlab.errors import TTLabInputError
-from ttlab.intrinsic_dim._validate import check_choice, check_int, check_metric
-from ttlab.intrinsic_dim.estimators import GRIDE, MLE, TwoNN, _IDEstimator, prepare_points
+from ttlab.intrinsic_dim._validate import check_metric
+from ttlab.intrinsic_dim.estimators import GRIDE, MLE, IDEstimator, PreparedPoints, TwoNN, prepare_points
 from ttlab.intrinsic_dim.fisher_s import FisherS
-from ttlab.intrinsic_dim.knn import BACKENDS, Neighbors, _kneighbors
+from ttlab.intrinsic_dim.knn import BACKENDS, Neighbors, kneighbors_prepared
 from ttlab.intrinsic_dim.knn_length import KNN
 from ttlab.intrinsic_dim.more_estimators import ESS, LPCA, MADA, MOM, TLE, CorrInt, DANCo, MiND_ML
 from ttlab.intrinsic_dim.ph import PH
+from ttlab.intrinsic_dim.protocol import PAPER
+from ttlab.validation import check_choice, check_int
 
 DANCO_MAX_DIM = 48
 """``compare`` calibrates DANCo on balls of dimension 1..min(n_features, 48) (scikit-dimension:
 1..n_features, which costs one neighbour search per dimension — 768 for a GPT-2-size model)."""
 
 # name -> (description, factory(n_features) -> estimator options)
-_Spec = tuple[str, Callable[[int], tuple[type[_IDEstimator], dict[str, Any]]]]
+_Spec = tuple[str, Callable[[int], tuple[type[IDEstimator], dict[str, Any]]]]
 COMPARE_METHODS: dict[str, _Spec] = {
-    "mle": ("MLE, K = 20, arithmetic mean (the paper's)", lambda D: (MLE, {"k": 20, "average": "mean"})),
-    "mle_harmonic": ("MLE, K = 20, harmonic mean (MacKay–Ghahramani)", lambda D: (MLE, {"k": 20, "average": "harmonic"})),
-    "mle_median": ("MLE, K = 20, median", lambda D: (MLE, {"k": 20, "average": "median"})),
+    "mle": (f"MLE, K = {PAPER.k}, arithmetic mean (the paper's)",
+            lambda D: (MLE, {"k": PAPER.k, "average": PAPER.average})),
+    "mle_harmonic": (f"MLE, K = {PAPER.k}, harmonic mean (MacKay–Ghahramani)",
+                     lambda D: (MLE, {"k": PAPER.k, "average": "harmonic"})),
+    "mle_median": (f"MLE, K = {PAPER.k}, median", lambda D: (MLE, {"k": PAPER.k, "average": "median"})),
     "twonn": ("TwoNN, 10 % discarded, linear fit", lambda D: (TwoNN, {})),
     "gride": ("GRIDE, n1 = 1, n2 = 2 (scikit-dimension's default; ttlab's GRIDE class defaults to n1 = 10)",
               lambda D: (GRIDE, {"n1": 1})),
@@ -145,7 +149,7 @@ def tie_fraction(nbs: list[Neighbors], k: int) -> float:
     return float(np.mean(np.concatenate(tied)))
 
 
-def support_notes(est: _IDEstimator, d: float, n_batch: int, n_features: int, ties: float) -> list[str]:
+def support_notes(est: IDEstimator, d: float, n_batch: int, n_features: int, ties: float) -> list[str]:
     """Why the data cannot support the estimate ``d`` of ``est`` (fitted on batches of ``n_batch``
     distinct points): above n − 1, above K for a local estimator, tied distances, one feature."""
     notes = []
@@ -166,6 +170,62 @@ def support_notes(est: _IDEstimator, d: float, n_batch: int, n_features: int, ti
     return notes
 
 
+def _prepare_estimators(
+    names: list[str], D: int, common: dict[str, Any], prep: PreparedPoints, skip: bool
+) -> tuple[dict[str, IDEstimator], dict[str, list[np.ndarray]], dict[str, list[str]]]:
+    """Each estimator of ``names`` (options for ``D`` features), checked and with its batches; with ``skip``,
+    one that cannot run on these points gets a note instead of raising. Returns (estimators, batches, notes)."""
+    ests: dict[str, IDEstimator] = {}
+    batches: dict[str, list[np.ndarray]] = {}
+    notes: dict[str, list[str]] = {m: [] for m in names}
+    for m in names:
+        cls, opts = COMPARE_METHODS[m][1](D)
+        est = cls(**opts, **common)
+        try:
+            est._validate_common()
+            batches[m] = est._batches(prep)
+            ests[m] = est
+        except TTLabInputError as exc:
+            if not skip:
+                raise TTLabInputError(f"{m}: {exc}") from None
+            notes[m].append(f"skipped: {exc}")
+    return ests, batches, notes
+
+
+def _compare_row(
+    m: str, est: IDEstimator, prep: PreparedPoints, batches: list[np.ndarray], nbs: list[Neighbors] | None,
+    notes: list[str], beta: float, skip: bool,
+) -> CompareRow:
+    """Fit one estimator on the prepared points (reusing the shared neighbours) and report it as a row."""
+    desc = COMPARE_METHODS[m][0]
+    D = prep.X.shape[1]
+    t0 = time.perf_counter()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            est._fit_prepared(prep, batches, nbs if est._n_neighbors() > 0 else None)
+        except TTLabInputError as exc:  # undefined on these data (e.g. every neighbour distance tied)
+            if not skip:
+                raise TTLabInputError(f"{m}: {exc}") from None
+            return CompareRow(m, desc, None, 0.0, None, time.perf_counter() - t0, None, None,
+                              int(est._n_neighbors()), {}, [*notes, f"no estimate: {exc}"])
+    secs = time.perf_counter() - t0
+    notes.extend(dict.fromkeys(str(w.message) for w in caught))
+    d = float(est.dimension_)
+    cap = getattr(est, "D", None)
+    if isinstance(est, (MiND_ML, DANCo)) and cap is not None and math.isfinite(d) and d >= int(cap) - 0.5:
+        notes.append(f"estimate at its upper bound D = {int(cap)}: the ID may be larger")
+    ties = tie_fraction(nbs, est._n_neighbors()) if nbs is not None else 0.0
+    notes.extend(support_notes(est, d, min(len(b) for b in batches), D, ties))
+    ad, an = _predict(d, beta)
+    params = {k: v for k, v in est.get_params().items() if k not in ("backend", "block_size", "device")}
+    return CompareRow(
+        m, desc, d if math.isfinite(d) else None, float(est.dimension_std_),
+        None if est.batch_dimensions_ is None else [float(v) for v in est.batch_dimensions_],
+        secs, ad, an, int(est._n_neighbors()), params, notes,
+    )
+
+
 def compare(
     X: Any,
     methods: str | list[str] | tuple[str, ...] | None = "all",
@@ -183,23 +243,22 @@ def compare(
     """Run several ID estimators on ``X`` with one shared neighbour search.
 
     ``paper=True`` uses the paper's protocol for every estimator (shuffled, seeded batches of
-    ``batch_size``, default 4,096; estimates averaged; spread = std over batches).
+    ``batch_size``, default ``PAPER.batch_size`` = 4,096; estimates averaged; spread = std over batches).
     ``skip_infeasible`` (default: True for ``methods='all'``, else False): an estimator needing
     more points than a batch has is reported with ``dimension=None`` and a note instead of raising.
     """
-    from ttlab.intrinsic_dim.api import PAPER_BATCH_SIZE
     from ttlab.provenance import versions
-    from ttlab.scaling.theory import _check_beta
+    from ttlab.scaling.theory import check_beta
 
     t_start = time.perf_counter()
     all_requested = methods is None or methods == "all"
     names = parse_methods(methods)
-    beta = _check_beta(beta)
+    beta = check_beta(beta)
     check_metric(metric)
     check_choice(backend, "backend", BACKENDS)
     check_int(seed, "seed", 0)
     if paper and batch_size is None:
-        batch_size = PAPER_BATCH_SIZE
+        batch_size = PAPER.batch_size
     if batch_size is not None:
         check_int(batch_size, "batch_size", 2)
     skip = all_requested if skip_infeasible is None else bool(skip_infeasible)
@@ -215,62 +274,19 @@ def compare(
         )
     D = prep.X.shape[1]
     common = dict(metric=metric, batch_size=batch_size, seed=seed, remainder=remainder, backend=backend, device=device)
-    ests: dict[str, _IDEstimator] = {}
-    batches: dict[str, list[np.ndarray]] = {}
-    notes: dict[str, list[str]] = {m: [] for m in names}
-    for m in names:
-        cls, opts = COMPARE_METHODS[m][1](D)
-        est = cls(**opts, **common)
-        try:
-            est._validate_common()
-            batches[m] = est._batches(prep)
-            ests[m] = est
-        except TTLabInputError as exc:
-            if not skip:
-                raise TTLabInputError(f"{m}: {exc}") from None
-            notes[m].append(f"skipped: {exc}")
+    ests, batches, notes = _prepare_estimators(names, D, common, prep, skip)
     shared = next(iter(batches.values()), None)
     knn_k = max([e._n_neighbors() for e in ests.values()], default=0)
     nbs: list[Neighbors] | None = None
     t0 = time.perf_counter()
     knn_backend = "none"
     if shared is not None and knn_k > 0:
-        nbs = [_kneighbors(prep.X[b], knn_k, backend=backend, device=device) for b in shared]
+        nbs = [kneighbors_prepared(prep.X[b], knn_k, backend=backend, device=device) for b in shared]
         knn_backend = nbs[0].backend
     knn_seconds = time.perf_counter() - t0
-    rows = []
-    for m in names:
-        desc = COMPARE_METHODS[m][0]
-        if m not in ests:
-            rows.append(CompareRow(m, desc, None, 0.0, None, 0.0, None, None, 0, {}, notes[m]))
-            continue
-        est = ests[m]
-        t0 = time.perf_counter()
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            try:
-                est._fit_prepared(prep, batches[m], nbs if est._n_neighbors() > 0 else None)
-            except TTLabInputError as exc:  # undefined on these data (e.g. every neighbour distance tied)
-                if not skip:
-                    raise TTLabInputError(f"{m}: {exc}") from None
-                rows.append(CompareRow(m, desc, None, 0.0, None, time.perf_counter() - t0, None, None,
-                                       int(est._n_neighbors()), {}, [*notes[m], f"no estimate: {exc}"]))
-                continue
-        secs = time.perf_counter() - t0
-        notes[m].extend(dict.fromkeys(str(w.message) for w in caught))
-        d = float(est.dimension_)
-        cap = getattr(est, "D", None)
-        if isinstance(est, (MiND_ML, DANCo)) and cap is not None and math.isfinite(d) and d >= int(cap) - 0.5:
-            notes[m].append(f"estimate at its upper bound D = {int(cap)}: the ID may be larger")
-        ties = tie_fraction(nbs, est._n_neighbors()) if nbs is not None else 0.0
-        notes[m].extend(support_notes(est, d, min(len(b) for b in batches[m]), D, ties))
-        ad, an = _predict(d, beta)
-        params = {k: v for k, v in est.get_params().items() if k not in ("backend", "block_size", "device")}
-        rows.append(CompareRow(
-            m, desc, d if math.isfinite(d) else None, float(est.dimension_std_),
-            None if est.batch_dimensions_ is None else [float(v) for v in est.batch_dimensions_],
-            secs, ad, an, int(est._n_neighbors()), params, notes[m],
-        ))
+    rows = [_compare_row(m, ests[m], prep, batches[m], nbs, notes[m], beta, skip) if m in ests
+            else CompareRow(m, COMPARE_METHODS[m][0], None, 0.0, None, 0.0, None, None, 0, {}, notes[m])
+            for m in names]
     if all(r.dimension is None for r in rows):
         why = "; ".join(f"{r.method}: {' '.join(r.notes) or 'undefined'}" for r in rows)
         raise TTLabInputError(f"no estimator produced a number on these {prep.n} distinct points — {why}")

@@ -33,8 +33,12 @@ Conventions (identical to scikit-dimension 0.5, checked to 1e-6 in the tests):
 - GRIDE (Denti et al. 2022): likelihood of ``mu = r_{n2} / r_{n1}``, with DADApy's conventions
   (``N - 1`` in place of ``N``; ratios above ``q50 + 20 (q95 - q50)`` dropped).
 
-Imports: numpy, scipy, torch (lazily), ttlab.errors, ttlab.intrinsic_dim (_validate, knn); never
-ttlab.cli.
+Parameters are declared in each class's ``_parameter_constraints`` (scikit-learn's convention,
+:func:`ttlab.validation.validate_params`) and checked when ``fit`` starts; checks that depend on other
+parameters stay in ``_check_params``.
+
+Imports: numpy, scipy, torch (lazily), ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (_params, _validate, knn,
+mle_variants, protocol); never ttlab.cli.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ import math
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
@@ -51,15 +56,17 @@ from scipy.optimize import brentq
 from ttlab.errors import TTLabInputError
 from ttlab.intrinsic_dim._params import ParamsMixin
 from ttlab.intrinsic_dim._validate import (
+    METRICS,
     apply_metric,
-    check_choice,
-    check_int,
     check_metric,
     check_points,
     drop_duplicates,
     to_metric_distances,
 )
-from ttlab.intrinsic_dim.knn import BACKENDS, Neighbors, _kneighbors
+from ttlab.intrinsic_dim.knn import BACKENDS, Neighbors, kneighbors_prepared
+from ttlab.intrinsic_dim.mle_variants import DNOISE
+from ttlab.intrinsic_dim.protocol import PAPER
+from ttlab.validation import Interval, Options, check_choice, check_int, validate_params
 
 AVERAGES = ("mean", "harmonic", "median")
 REMAINDERS = ("drop", "merge", "keep")
@@ -152,14 +159,25 @@ def truncate_neighbors(nb: Neighbors, k: int) -> Neighbors:
     return Neighbors(nb.distances[:, :k], nb.indices[:, :k], nb.backend, nb.exact, nb.n_fallback)
 
 
-class _IDEstimator(ParamsMixin):
-    """Shared fit logic: validation, metric, duplicates, batching, neighbour search; the scikit-learn
-    parameter contract (``get_params``, ``set_params``, ``__repr__``) comes from :class:`ParamsMixin`."""
+class IDEstimator(ParamsMixin):
+    """Base class of the ID estimators. Shared fit logic: validation, metric, duplicates, batching, neighbour
+    search; the scikit-learn parameter contract (``get_params``, ``set_params``, ``__repr__``) comes from
+    :class:`ParamsMixin`, the declared parameter checks from ``_parameter_constraints``."""
 
     name = "base"
     distance_only = False
     """True when the estimate reads the neighbour distances alone (no coordinates), so it is defined
     for ``metric='cosine'`` (1 − cos, not a Euclidean distance)."""
+    _parameter_constraints: dict[str, Any] = {
+        "metric": [Options(METRICS)],
+        "remainder": [Options(REMAINDERS)],
+        "backend": [Options(BACKENDS)],
+        "seed": [Interval(Integral, 0, None, closed="left")],
+        "batch_size": [Interval(Integral, 2, None, closed="left"), None],
+        "block_size": "no_validation",  # checked by the neighbour search
+        "device": "no_validation",  # checked by the neighbour search
+    }
+    """The options every estimator shares; each subclass adds its own (scikit-learn's ``_parameter_constraints``)."""
 
     def __init__(
         self,
@@ -197,22 +215,17 @@ class _IDEstimator(ParamsMixin):
         raise NotImplementedError
 
     def _check_params(self) -> None:
-        pass
+        """Checks that :attr:`_parameter_constraints` cannot declare (one parameter's range set by another)."""
 
     # -- shared -------------------------------------------------------------------------------
     def _validate_common(self) -> None:
-        check_metric(self.metric)
+        validate_params(self.get_params(deep=False), self._parameter_constraints)
         if self.metric == "cosine" and not self.distance_only:
             raise TTLabInputError(
                 f"{type(self).__name__} uses the points' coordinates, and metric 'cosine' (1 − cos) is not a "
                 "Euclidean distance; use metric='chord' (sqrt(2 (1 − cos)), the Euclidean distance between the "
                 "unit-scaled rows). 'cosine' works with MLE, TwoNN, GRIDE, MOM, MADA and MiND_ML."
             )
-        check_choice(self.remainder, "remainder", REMAINDERS)
-        check_choice(self.backend, "backend", BACKENDS)
-        check_int(self.seed, "seed", 0)
-        if self.batch_size is not None:
-            check_int(self.batch_size, "batch_size", 2)
         self._check_params()
 
     def _from_neighbors(self, X: np.ndarray, nb: Neighbors | None) -> tuple[float, np.ndarray | None, dict[str, Any]]:
@@ -249,14 +262,14 @@ class _IDEstimator(ParamsMixin):
             )
         return batches
 
-    def fit(self, X: Any, y: Any = None) -> "_IDEstimator":
+    def fit(self, X: Any, y: Any = None) -> "IDEstimator":
         """Estimate the intrinsic dimension of the rows of ``X`` (n_points, n_features)."""
         prep = self._prepare(X)
         return self._fit_prepared(prep, self._batches(prep))
 
     def _fit_prepared(
         self, prep: PreparedPoints, batches: list[np.ndarray], neighbors: list[Neighbors] | None = None
-    ) -> "_IDEstimator":
+    ) -> "IDEstimator":
         """Fit on prepared points; ``neighbors`` (one per batch, with at least ``_n_neighbors()``
         columns) reuses a neighbour search shared with other estimators."""
         self._validate_common()
@@ -307,7 +320,7 @@ class _IDEstimator(ParamsMixin):
             elif neighbors is not None:
                 nb = truncate_neighbors(neighbors[i], k)
             else:
-                nb = _kneighbors(Xb, k, backend=self.backend, block_size=self.block_size, device=self.device)
+                nb = kneighbors_prepared(Xb, k, backend=self.backend, block_size=self.block_size, device=self.device)
             if nb is not None and self.metric == "cosine":
                 nb = Neighbors(to_metric_distances(nb.distances, "cosine"), nb.indices, nb.backend, nb.exact,
                                nb.n_fallback)
@@ -382,7 +395,7 @@ def _combine(pw: np.ndarray, average: str) -> float:
     return float(np.median(finite))
 
 
-class MLE(_IDEstimator):
+class MLE(IDEstimator):
     """Levina–Bickel maximum-likelihood estimator with K neighbours.
 
     ``average``: 'mean' (arithmetic mean of pointwise estimates; the paper's code), 'harmonic'
@@ -395,10 +408,20 @@ class MLE(_IDEstimator):
 
     name = "mle"
     distance_only = True
+    _parameter_constraints: dict[str, Any] = {
+        **IDEstimator._parameter_constraints,
+        "k": [Interval(Integral, 2, None, closed="left")],  # >= 3 with unbiased=True (_check_params)
+        "average": [Options(AVERAGES)],
+        "unbiased": "no_validation",
+        "dnoise": [None, Options(DNOISE)],
+        "sigma": "no_validation",  # > 0 when dnoise is given (_check_params)
+        "neighborhood_based": "no_validation",
+        "global_k": "no_validation",  # >= 1 when neighborhood_based=False (_check_params)
+    }
 
     def __init__(
         self,
-        k: int = 20,
+        k: int = PAPER.k,
         average: str = "mean",
         unbiased: bool = False,
         dnoise: str | None = None,
@@ -424,12 +447,9 @@ class MLE(_IDEstimator):
         self.global_k = global_k
 
     def _check_params(self) -> None:
-        from ttlab.intrinsic_dim.mle_variants import DNOISE
-
-        check_int(self.k, "k", 3 if self.unbiased else 2)
-        check_choice(self.average, "average", AVERAGES)
+        if self.unbiased:
+            check_int(self.k, "k", 3)
         if self.dnoise is not None:
-            check_choice(self.dnoise, "dnoise", DNOISE)
             if isinstance(self.sigma, bool) or not isinstance(self.sigma, (int, float)) or not self.sigma > 0:
                 raise TTLabInputError(f"dnoise={self.dnoise!r} needs a noise scale sigma > 0; got sigma={self.sigma!r}.")
         if not self.neighborhood_based:
@@ -485,7 +505,7 @@ def small_k_warnings(k: int, dimension: float, average: str = "mean", unbiased: 
             bias = ""
         out.append(
             f"MLE with K = {k} neighbours is unreliable: a pointwise estimate has relative spread {spread}{bias} "
-            f"(locally uniform data); use K ≥ {MLE_MIN_K} (the paper uses 20)."
+            f"(locally uniform data); use K ≥ {MLE_MIN_K} (the paper uses {PAPER.k})."
         )
     if math.isfinite(dimension) and dimension > k:
         out.append(
@@ -512,7 +532,7 @@ TWONN_MIN_POINTS = 10
 the discarded fraction, ~8) that line is meaningless (3 points gave 12.6 on planar data)."""
 
 
-class TwoNN(_IDEstimator):
+class TwoNN(IDEstimator):
     """TwoNN (Facco et al. 2017) from the ratio of second to first neighbour distances.
 
     ``discard_fraction`` (default 0.1, the paper's) of the largest ratios is discarded.
@@ -523,6 +543,11 @@ class TwoNN(_IDEstimator):
 
     name = "twonn"
     distance_only = True
+    _parameter_constraints: dict[str, Any] = {
+        **IDEstimator._parameter_constraints,
+        "discard_fraction": [Interval(Real, 0, 1, closed="left")],
+        "method": [Options(("linear", "mle"))],
+    }
 
     def __init__(
         self,
@@ -542,9 +567,6 @@ class TwoNN(_IDEstimator):
         self.method = method
 
     def _check_params(self) -> None:
-        check_choice(self.method, "method", ("linear", "mle"))
-        if not (isinstance(self.discard_fraction, (int, float)) and 0 <= self.discard_fraction < 1):
-            raise TTLabInputError(f"discard_fraction must be in [0, 1), got {self.discard_fraction!r}.")
         if self.method == "linear" and self.discard_fraction == 0:
             raise TTLabInputError(
                 "TwoNN method='linear' needs discard_fraction > 0: the largest ratio has empirical CDF 1, "
@@ -577,7 +599,7 @@ class TwoNN(_IDEstimator):
         return float(d), pw, {}
 
 
-class GRIDE(_IDEstimator):
+class GRIDE(IDEstimator):
     """GRIDE (Denti et al. 2022): likelihood of the ratio ``r_{n2} / r_{n1}``.
 
     Larger ``n1`` looks at a larger scale, which makes the estimate robust to small noise.
@@ -589,6 +611,13 @@ class GRIDE(_IDEstimator):
 
     name = "gride"
     distance_only = True
+    _parameter_constraints: dict[str, Any] = {
+        **IDEstimator._parameter_constraints,
+        "n1": [Interval(Integral, 1, None, closed="left")],
+        "n2": [Interval(Integral, 2, None, closed="left"), None],
+        "multiscale": "no_validation",
+        "range_max": "no_validation",  # >= 2 when multiscale=True (_check_params)
+    }
 
     def __init__(
         self,
@@ -615,9 +644,6 @@ class GRIDE(_IDEstimator):
         return 2 * int(self.n1) if self.n2 is None else int(self.n2)
 
     def _check_params(self) -> None:
-        check_int(self.n1, "n1", 1)
-        if self.n2 is not None:
-            check_int(self.n2, "n2", 2)
         if not self._n2() > self.n1:
             raise TTLabInputError(f"GRIDE needs n2 > n1; got n1={self.n1}, n2={self._n2()}.")
         if self.multiscale:

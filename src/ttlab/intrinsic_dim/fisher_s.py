@@ -12,7 +12,7 @@ Equal to scikit-dimension / the original MATLAB code (tested on its reference da
 After whitening, the projected points are the rows of the left singular vectors ``U[:, kept]``
 normalised to unit length, so no covariance matrix is formed.
 
-Imports: numpy, scipy (lazily), ttlab.errors, ttlab.intrinsic_dim (estimators, _validate).
+Imports: numpy, scipy (lazily), ttlab.errors, ttlab.intrinsic_dim (estimators, knn).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from ttlab.errors import TTLabInputError
-from ttlab.intrinsic_dim.estimators import _IDEstimator
+from ttlab.intrinsic_dim.estimators import IDEstimator
 from ttlab.intrinsic_dim.knn import Neighbors
 
 DEFAULT_ALPHAS = np.arange(0.6, 1, 0.02)
@@ -77,7 +77,7 @@ def sphere_dimension(py: np.ndarray, alphas: np.ndarray) -> tuple[np.ndarray, fl
     return n, float(np.max(n[ok[k]])) if len(k) else math.nan
 
 
-class FisherS(_IDEstimator):
+class FisherS(IDEstimator):
     """Fisher separability estimate (scikit-dimension's ``FisherS``; see :mod:`ttlab.intrinsic_dim.fisher_s`).
 
     ``alphas``: margins in (0, 1), increasing (default 0.60..0.98 by 0.02); ``limit_maxdim`` caps the
@@ -85,6 +85,14 @@ class FisherS(_IDEstimator):
     (inseparable fraction per margin and point), ``separable_fraction_`` and ``alphas_``."""
 
     name = "fishers"
+    _parameter_constraints: dict[str, Any] = {
+        **IDEstimator._parameter_constraints,
+        # conditional_number may be inf (keep every principal component), which an Interval refuses: _check_params
+        "conditional_number": "no_validation",
+        "project_on_sphere": "no_validation",
+        "alphas": "no_validation",  # margins in (0, 1): _check_params
+        "limit_maxdim": "no_validation",
+    }
 
     def __init__(self, conditional_number: float = 10, project_on_sphere: bool = True, alphas: Any = None,
                  limit_maxdim: bool = False, *, metric: str = "euclidean", batch_size: int | None = None,

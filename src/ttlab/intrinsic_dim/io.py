@@ -1,11 +1,13 @@
-"""Reading point clouds from files: .npy, .npz, .pt/.pth, .csv, .tsv (rows = points).
+"""Reading point clouds from files: .npy, .npz, .pt/.pth, .csv, .tsv (rows = points); writing them (.npy), and a
+sampled manifold of known dimension to a file (:func:`write_manifold`, ``ttlab id manifold``).
 
-Imports: numpy, torch (lazily, for .pt files), ttlab.errors, ttlab.intrinsic_dim._validate; never
-ttlab.cli.
+Imports: numpy, torch (lazily, for .pt files), ttlab.errors, ttlab.intrinsic_dim (_validate, manifolds), and
+lazily ttlab.outputs and ttlab.provenance (writing); never ttlab.cli.
 """
 
 from __future__ import annotations
 
+import io
 import os
 from pathlib import Path
 from typing import Any
@@ -14,6 +16,7 @@ import numpy as np
 
 from ttlab.errors import TTLabInputError
 from ttlab.intrinsic_dim._validate import check_points
+from ttlab.intrinsic_dim.manifolds import sample_manifold, true_dimension
 
 SUFFIXES = (".npy", ".npz", ".pt", ".pth", ".csv", ".tsv")
 
@@ -126,3 +129,26 @@ def load_points(path: str | os.PathLike, key: str | None = None) -> np.ndarray:
     else:
         arr = _read_text(path, "," if suffix == ".csv" else "\t")
     return check_points(arr, name=str(path))
+
+
+def save_points(path: str | os.PathLike, X: np.ndarray) -> None:
+    """Write the array ``X`` to ``path`` in NumPy's .npy format, atomically."""
+    from ttlab.provenance import atomic_write_bytes
+
+    buf = io.BytesIO()
+    np.save(buf, X)
+    atomic_write_bytes(Path(path), buf.getvalue())
+
+
+def write_manifold(out: Path, name: str, d: int, ambient: int, n: int, *, noise: float = 0.0, seed: int = 0,
+                   overwrite: bool = False) -> dict[str, Any]:
+    """:func:`ttlab.intrinsic_dim.sample_manifold` written to the .npy file ``out`` (checked first; an existing
+    file only with ``overwrite``); returns what was written (``out``, ``manifold``, ``d``, ``ambient``, ``n``,
+    ``noise``, ``seed``, ``shape``)."""
+    from ttlab.outputs import check_out_file
+
+    check_out_file(out, suffixes=(".npy",), overwrite=overwrite)
+    X = sample_manifold(name, d, ambient, n, noise=noise, seed=seed)
+    save_points(out, X)
+    return {"out": str(out), "manifold": name, "d": true_dimension(name, d), "ambient": ambient,
+            "n": n, "noise": noise, "seed": seed, "shape": list(X.shape)}

@@ -31,7 +31,7 @@ same float64 routine as the blocked path, so both return identical neighbours an
 ``backend="faiss-hnsw"`` is approximate (HNSW graph): faster on huge data, but neighbours can be
 missed, so its result is flagged ``exact=False``. faiss is optional.
 
-Imports: numpy, ttlab.errors, ttlab.intrinsic_dim._validate; lazily scipy, torch and faiss
+Imports: numpy, ttlab.errors, ttlab.validation, ttlab.intrinsic_dim._validate; lazily scipy, torch and faiss
 (optional); never ttlab.cli.
 """
 
@@ -44,7 +44,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ttlab.errors import TTLabInputError
-from ttlab.intrinsic_dim._validate import check_choice, check_int, check_points
+from ttlab.intrinsic_dim._validate import check_points
+from ttlab.validation import check_choice, check_int
 
 BACKENDS = ("auto", "torch", "tree", "faiss", "faiss-hnsw")
 TREE_MAX_DIM = 8
@@ -105,11 +106,11 @@ def kneighbors(
     ``device=None``, when one is present). ``block_size`` bounds memory: a few
     ``block_size**2`` float32 buffers. Distances are Euclidean; map points first for other metrics.
     """
-    return _kneighbors(check_points(X), k, backend=backend, block_size=block_size, device=device,
+    return kneighbors_prepared(check_points(X), k, backend=backend, block_size=block_size, device=device,
                        margin=margin, hnsw_m=hnsw_m, ef_search=ef_search)
 
 
-def _kneighbors(
+def kneighbors_prepared(
     X: np.ndarray, k: int, *, backend: str = "auto", block_size: int = 2048, device: str | None = None,
     margin: int = 4, hnsw_m: int = 32, ef_search: int = 128,
 ) -> Neighbors:

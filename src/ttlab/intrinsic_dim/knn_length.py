@@ -7,19 +7,20 @@ set, ``L ≈ c p^{(m − γ)/m}``; the estimate is the ``m`` in 1..n_features wh
 leaves the smallest residual (``residual_``). Only the sampled points' distances are computed (scikit-
 dimension forms the full n × n distance matrix).
 
-Imports: numpy, scipy (lazily), ttlab.errors, ttlab.intrinsic_dim (estimators, _validate).
+Imports: numpy, scipy (lazily), ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (estimators, knn).
 """
 
 from __future__ import annotations
 
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 
 from ttlab.errors import TTLabInputError
-from ttlab.intrinsic_dim._validate import check_int
-from ttlab.intrinsic_dim.estimators import _IDEstimator
+from ttlab.intrinsic_dim.estimators import IDEstimator
 from ttlab.intrinsic_dim.knn import Neighbors
+from ttlab.validation import Interval
 
 
 def graph_lengths(X: np.ndarray, k: int, ps: np.ndarray, M: int, gamma: float, rs: np.random.RandomState) -> np.ndarray:
@@ -48,7 +49,7 @@ def length_dimension(L: np.ndarray, ps: np.ndarray, gamma: float, max_dim: int) 
     return m, float(eps[m - 1])
 
 
-class KNN(_IDEstimator):
+class KNN(IDEstimator):
     """kNN graph-length estimator (scikit-dimension's ``KNN``; :mod:`ttlab.intrinsic_dim.knn_length`).
 
     ``k`` (default 2) neighbours per point, sample sizes ``ps`` (default ``k+1..k+4``, each in ``(k, n]``),
@@ -56,6 +57,14 @@ class KNN(_IDEstimator):
     scikit-dimension: unseeded). An integer estimate in 1..n_features."""
 
     name = "knn"
+    _parameter_constraints: dict[str, Any] = {
+        **IDEstimator._parameter_constraints,
+        "k": [Interval(Integral, 1, None, closed="left"), None],
+        "M": [Interval(Integral, 1, None, closed="left")],
+        "random_state": [Interval(Integral, 0, None, closed="left")],
+        "gamma": [Interval(Real, 0, None, closed="neither")],
+        "ps": "no_validation",  # sample sizes above k: _check_params
+    }
 
     def __init__(self, k: int | None = None, ps: Any = None, M: int = 1, gamma: float = 2, random_state: int = 0, *,
                  metric: str = "euclidean", batch_size: int | None = None, seed: int = 0, remainder: str = "drop",
@@ -74,12 +83,6 @@ class KNN(_IDEstimator):
         return np.arange(self._k() + 1, self._k() + 5) if self.ps is None else np.ravel(np.asarray(self.ps))
 
     def _check_params(self) -> None:
-        if self.k is not None:
-            check_int(self.k, "k", 1)
-        check_int(self.M, "M", 1)
-        check_int(self.random_state, "random_state", 0)
-        if isinstance(self.gamma, bool) or not isinstance(self.gamma, (int, float)) or not self.gamma > 0:
-            raise TTLabInputError(f"gamma must be a number > 0; got {self.gamma!r}.")
         ps = self._ps()
         if ps.size < 2 or ps.dtype.kind not in "iu" or ps.min() <= self._k():
             raise TTLabInputError(f"ps must be at least two integer sample sizes > k = {self._k()}; got {self.ps!r}.")

@@ -15,7 +15,7 @@ nonlinear      2d   graph of a smooth coupled map over [0,1]^d:
                     (t, sin(pi (t_j + t_{j+1})) cos(pi t_{j+2}))_j, indices mod d
 =============  ===  ==============================================================================
 
-Imports: numpy, ttlab.errors, ttlab.intrinsic_dim._validate; never ttlab.cli.
+Imports: numpy, ttlab.errors, ttlab.validation; never ttlab.cli.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import Callable
 import numpy as np
 
 from ttlab.errors import TTLabInputError
-from ttlab.intrinsic_dim._validate import check_int
+from ttlab.validation import check_int
 
 
 def _sphere(rng: np.random.Generator, n: int, d: int) -> np.ndarray:

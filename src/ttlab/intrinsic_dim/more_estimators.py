@@ -14,12 +14,12 @@ number with no options. Where ttlab differs it says so in the class docstring; i
   random draws are scikit-dimension's (NumPy ``RandomState``), so the results agree.
 - duplicates are dropped (scikit-dimension degenerates on them: zero distances).
 
-Estimators: :class:`LPCA` (``lPCA``; global PCA by default, ``pointwise=True`` fits every kNN
-neighbourhood), :class:`TLE`, :class:`CorrInt`, :class:`DANCo`, :class:`ESS`, :class:`MOM`,
-:class:`MiND_ML` and :class:`MADA`.
+Estimators here: :class:`TLE`, :class:`MOM`, :class:`MADA`, :class:`ESS` and :class:`CorrInt`; re-exported
+from their own modules: :class:`LPCA` (``lPCA``; :mod:`ttlab.intrinsic_dim.lpca`), :class:`MiND_ML` and
+:class:`DANCo` (:mod:`ttlab.intrinsic_dim.mind`). Shared machinery: :mod:`ttlab.intrinsic_dim.neighbourhoods`.
 
-Imports: numpy, ttlab.errors, ttlab.intrinsic_dim (estimators, knn, _validate); lazily scipy and
-torch; never ttlab.cli.
+Imports: numpy, ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (estimators, knn, lpca, mind, neighbourhoods);
+lazily scipy and torch; never ttlab.cli.
 """
 
 from __future__ import annotations
@@ -27,270 +27,43 @@ from __future__ import annotations
 import bisect
 import itertools
 import math
-import sys
-import threading
 import warnings
 from functools import lru_cache
+from numbers import Integral
 from typing import Any
 
 import numpy as np
 
 from ttlab.errors import TTLabInputError
-from ttlab.intrinsic_dim._validate import check_choice, check_int
-from ttlab.intrinsic_dim.estimators import AVERAGES, DegeneratePointsWarning, _IDEstimator
-from ttlab.intrinsic_dim.knn import Neighbors, _kneighbors
+from ttlab.intrinsic_dim.estimators import DegeneratePointsWarning, IDEstimator
+from ttlab.intrinsic_dim.knn import Neighbors
+from ttlab.intrinsic_dim.lpca import LPCA, LPCA_VERSIONS, lPCA, lpca_from_spectrum, pca_spectrum
+from ttlab.intrinsic_dim.mind import DANCo, MiND_ML, danco_stats, exact_knn_low_dim, hyperball, mind_mli, mind_mlk
+from ttlab.intrinsic_dim.neighbourhoods import (
+    NEIGHBOURHOOD_CONSTRAINTS,
+    POSITIVE,
+    batched_gram,
+    chunk_size,
+    combine_pointwise,
+)
+from ttlab.validation import Interval, Options
 
-_CHUNK = 256  # points per vectorised neighbourhood block (at least)
-_CHUNK_ELEMS = 2**22  # ... and up to this many neighbour coordinates per block (32 MiB in float64)
+__all__ = [
+    "CorrInt", "DANCo", "ESS", "LPCA", "LPCA_VERSIONS", "MADA", "MOM", "MORE_METHODS", "MiND_ML", "TLE",
+    "count_pairs_below", "danco_stats", "ess_dimension", "ess_value", "exact_knn_low_dim", "hyperball", "lPCA",
+    "lpca_from_spectrum", "mind_mli", "mind_mlk", "pca_spectrum", "sample_combinations", "tle_pointwise",
+]
+
 #: ESS's blocks stay below this many bytes (unbounded, k = 100 pairs in 2-D took 4.1 GB on a 9.6 MB input)
 _ESS_BLOCK_BYTES = 2**27
 
 
-def _chunk(k: int, D: int) -> int:
-    """Points per block: few large batched products (each call has a fixed cost) in bounded memory."""
-    return max(_CHUNK, _CHUNK_ELEMS // max(1, k * D))
-
-
-def _bgram(A: np.ndarray, transpose_first: bool = False) -> np.ndarray:
-    """Batched Gram matrices ``A @ A^T`` (or ``A^T @ A``) in float64 via torch (numpy's stacked
-    matmul is tens of times slower)."""
-    import torch
-
-    t = torch.from_numpy(np.ascontiguousarray(A, dtype=np.float64))
-    if transpose_first:
-        return torch.bmm(t.transpose(1, 2), t).numpy()
-    return torch.bmm(t, t.transpose(1, 2)).numpy()
-
-
-def _combine_pw(pw: np.ndarray, average: str, what: str) -> float:
-    """Mean / median / harmonic mean of the finite pointwise values (warns about the others)."""
-    finite = pw[np.isfinite(pw)]
-    if len(finite) < len(pw):
-        warnings.warn(
-            f"{what}: {len(pw) - len(finite)} point(s) have an undefined pointwise estimate; "
-            "they are left out of the average.",
-            DegeneratePointsWarning,
-            stacklevel=5,
-        )
-    if not len(finite):
-        raise TTLabInputError(f"{what}: every pointwise estimate is undefined (degenerate neighbourhoods).")
-    if average == "mean":
-        return float(np.mean(finite))
-    if average == "median":
-        return float(np.median(finite))
-    return float(1.0 / np.mean(1.0 / finite))
-
-
-def _check_float(value: Any, name: str, lo: float, hi: float = math.inf, lo_open: bool = True) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
-        raise TTLabInputError(f"{name} must be a number, got {value!r}.")
-    v = float(value)
-    ok = (v > lo if lo_open else v >= lo) and v < hi and math.isfinite(v)
-    if not ok:
-        raise TTLabInputError(f"{name} must be in {'(' if lo_open else '['}{lo}, {hi}), got {value!r}.")
-    return v
-
-
-# ---------------------------------------------------------------------------------------------- lPCA
-LPCA_VERSIONS = ("FO", "Fan", "maxgap", "ratio", "participation_ratio", "Kaiser", "broken_stick", "MP", "GD", "KN",
-                 "Minka", "parallel", "denoised", "scRMT")
-"""scikit-dimension 0.5's lPCA versions (the last nine in :mod:`ttlab.intrinsic_dim.pca_rank`)."""
-
-
-def pca_spectrum(X: np.ndarray) -> np.ndarray:
-    """Eigenvalues of the sample covariance (``n - 1`` denominator), descending, ``min(n, D)`` of them
-    (scikit-learn's ``PCA().explained_variance_``)."""
-    n, D = X.shape
-    C = X - X.mean(axis=0)
-    if n >= D:
-        ev = np.linalg.eigvalsh(C.T @ C)
-    else:
-        ev = np.linalg.eigvalsh(C @ C.T)
-    ev = np.clip(ev[::-1][: min(n, D)], 0.0, None)
-    return ev / (n - 1)
-
-
-def _local_spectra(X: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    """PCA spectra of every kNN neighbourhood ``X[idx[i]]`` (the point itself excluded, as
-    scikit-dimension's ``fit_pw``), shape (n, min(k, D))."""
-    n, k = idx.shape
-    D = X.shape[1]
-    out = np.empty((n, min(k, D)))
-    step = _chunk(k, D)
-    for a in range(0, n, step):
-        nbh = X[idx[a : a + step]].astype(np.float64)
-        C = nbh - nbh.mean(axis=1, keepdims=True)
-        G = _bgram(C, transpose_first=k >= D)
-        ev = np.linalg.eigvalsh(G)[:, ::-1][:, : min(k, D)]
-        out[a : a + step] = np.clip(ev, 0.0, None) / (k - 1)
-    return out
-
-
-def lpca_from_spectrum(ev: np.ndarray, ver: str = "FO", *, alpha_fo: float = 0.05, alpha_fan: float = 10,
-                       beta_fan: float = 0.8, p_fan: float = 0.95, alpha_ratio: float = 0.05) -> float:
-    """scikit-dimension's lPCA rules applied to a descending eigenvalue spectrum ``ev``."""
-    ev = np.asarray(ev, dtype=np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        if ver == "FO":
-            return float(np.sum(ev > alpha_fo * ev[0]))
-        if ver == "maxgap":
-            gaps = ev[:-1] / ev[1:]
-            if np.all(np.isnan(gaps)):
-                return math.nan
-            return float(np.nanargmax(gaps) + 1)
-        if ver == "ratio":
-            cs = np.cumsum(ev)
-            return float(np.sum(cs / np.max(cs) < alpha_ratio) + 1)
-        if ver == "participation_ratio":
-            return float(np.sum(ev) ** 2 / np.sum(ev**2))
-        if ver in ("Kaiser", "broken_stick"):
-            import ttlab.intrinsic_dim.pca_rank as pca_rank
-
-            return pca_rank.kaiser(ev) if ver == "Kaiser" else pca_rank.broken_stick(ev)
-        # Fan et al.
-        r = np.flatnonzero(np.cumsum(ev) / np.sum(ev) > p_fan)[0]
-        e = ev - np.mean(ev[r:])
-        gaps = e[:-1] / e[1:]
-        cand = np.concatenate((np.flatnonzero(gaps > alpha_fan), np.flatnonzero(np.cumsum(e) / np.sum(e) > beta_fan)))
-        return float(1 + np.min(cand))
-
-
-class LPCA(_IDEstimator):
-    """PCA-based intrinsic dimension (scikit-dimension's ``lPCA``), versions FO (Fukunaga–Olsen:
-    eigenvalues above ``alpha_fo`` × the largest), Fan, maxgap, ratio and participation_ratio.
-
-    ``pointwise=False`` (scikit-dimension's ``fit``): one PCA of all points (per batch). This
-    measures the dimension of the *linear span*, not of a curved manifold.
-    ``pointwise=True`` (its ``fit_pw(n_neighbors=k)``): PCA of each point's ``k`` nearest
-    neighbours (the point excluded, default 100), combined by ``average`` (scikit-dimension
-    leaves the combination to the caller; ttlab uses the mean by default).
-    Eigenvalues are those of the sample covariance (``n − 1``), like ``PCA().explained_variance_``;
-    values below zero from rounding are set to zero. ``center=False``: eigenvalues of ``XᵀX``.
-    Kaiser and broken_stick are spectrum rules too; MP, GD, KN, Minka, parallel, denoised and scRMT
-    estimate the rank of a linear signal in iid noise (global only; options ``noise_var``, ``alpha_kn``,
-    ``n_permutations``, ``quantile``, ``null``, ``random_state``: :mod:`ttlab.intrinsic_dim.pca_rank`).
-    """
-
-    name = "lpca"
-
-    def __init__(
-        self,
-        ver: str = "FO",
-        alpha_fo: float = 0.05,
-        alpha_fan: float = 10,
-        beta_fan: float = 0.8,
-        p_fan: float = 0.95,
-        alpha_ratio: float = 0.05,
-        pointwise: bool = False,
-        k: int = 100,
-        average: str = "mean",
-        center: bool = True,
-        noise_var: Any = None,
-        alpha_kn: float = 0.05,
-        n_permutations: int = 100,
-        quantile: float = 0.95,
-        null: str = "permute",
-        random_state: int = 0,
-        *,
-        metric: str = "euclidean",
-        batch_size: int | None = None,
-        seed: int = 0,
-        remainder: str = "drop",
-        backend: str = "auto",
-        block_size: int = 2048,
-        device: str | None = None,
-    ) -> None:
-        self._set_common(metric, batch_size, seed, remainder, backend, block_size, device)
-        self.ver = ver
-        self.alpha_fo = alpha_fo
-        self.alpha_fan = alpha_fan
-        self.beta_fan = beta_fan
-        self.p_fan = p_fan
-        self.alpha_ratio = alpha_ratio
-        self.pointwise = pointwise
-        self.k = k
-        self.average = average
-        self.center = center
-        self.noise_var = noise_var
-        self.alpha_kn = alpha_kn
-        self.n_permutations = n_permutations
-        self.quantile = quantile
-        self.null = null
-        self.random_state = random_state
-
-    def _check_params(self) -> None:
-        import ttlab.intrinsic_dim.pca_rank as pca_rank
-
-        check_choice(self.ver, "lPCA version", LPCA_VERSIONS)
-        if self.ver in pca_rank.RANK_VERSIONS:
-            if self.pointwise:
-                raise TTLabInputError(f"lPCA ver={self.ver!r} estimates a global signal rank; use pointwise=False.")
-            pca_rank.check_rank_options(self.ver, self.noise_var, self.alpha_kn, self.null, self.quantile,
-                                        self.n_permutations)
-            check_int(self.random_state, "random_state", 0)
-        _check_float(self.alpha_fo, "alpha_fo", 0, 1)
-        _check_float(self.alpha_ratio, "alpha_ratio", 0, 1)
-        _check_float(self.p_fan, "p_fan", 0, 1)
-        _check_float(self.beta_fan, "beta_fan", 0, 1)
-        _check_float(self.alpha_fan, "alpha_fan", 0)
-        if self.pointwise:
-            check_int(self.k, "k", 2)
-            check_choice(self.average, "average", AVERAGES)
-
-    def _n_neighbors(self) -> int:
-        return int(self.k) if self.pointwise else 0
-
-    def _min_points(self) -> int:
-        return int(self.k) + 1 if self.pointwise else 2
-
-    def _rule(self, ev: np.ndarray) -> float:
-        return lpca_from_spectrum(ev, self.ver, alpha_fo=self.alpha_fo, alpha_fan=self.alpha_fan, beta_fan=self.beta_fan,
-                                  p_fan=self.p_fan, alpha_ratio=self.alpha_ratio)
-
-    def _from_neighbors(self, X: np.ndarray, nb: Neighbors | None) -> tuple[float, np.ndarray | None, dict[str, Any]]:
-        if not self.pointwise:
-            if X.size > _SMALL_BLAS:
-                return self._global(X)
-            with _blas_controller().limit(limits=1, user_api="blas"):
-                return self._global(X)
-        spectra = _local_spectra(X, nb.indices)  # type: ignore[union-attr]
-        pw = np.array([self._rule(ev) for ev in spectra])
-        return _combine_pw(pw, self.average, f"lPCA ({self.ver}, pointwise)"), pw, {}
-
-    def _global(self, X: np.ndarray) -> tuple[float, np.ndarray | None, dict[str, Any]]:
-        """One PCA of all the points (and the signal-rank rules)."""
-        import ttlab.intrinsic_dim.pca_rank as pca_rank
-
-        X64 = X.astype(np.float64, copy=False)
-        if self.ver in pca_rank.RANK_VERSIONS or not self.center:  # SVD spectrum, as scikit-dimension's
-            C = X64 - X64.mean(axis=0) if self.center else X64
-            ev = np.linalg.svd(C, compute_uv=False) ** 2 / (len(X64) - 1 if self.center else 1)
-        else:
-            ev = pca_spectrum(X64)
-        if self.ver not in pca_rank.RANK_VERSIONS:
-            return self._rule(ev), None, {"explained_variance_": ev}
-        rank, extra = pca_rank.signal_rank(
-            X64, ev, self.ver, center=bool(self.center), noise_var=self.noise_var, alpha_kn=self.alpha_kn,
-            n_permutations=int(self.n_permutations), quantile=self.quantile, null=self.null,
-            random_state=self.random_state)
-        return float(rank), None, {"explained_variance_": ev, **extra}
-
-    def _needs(self) -> str:
-        return f"lPCA ({'pointwise, ' + str(self.k) + ' neighbours' if self.pointwise else 'global'}) needs"
-
-
-lPCA = LPCA  # scikit-dimension's spelling
-
-
 # ----------------------------------------------------------------------------- kNN-distance estimators
-class _LocalKNN(_IDEstimator):
+class _LocalKNN(IDEstimator):
     """Pointwise estimators on the k nearest neighbours, combined by ``average``."""
 
     label = "local"
-
-    def _check_params(self) -> None:
-        check_int(self.k, "k", 2)
-        check_choice(self.average, "average", AVERAGES)
+    _parameter_constraints: dict[str, Any] = {**IDEstimator._parameter_constraints, **NEIGHBOURHOOD_CONSTRAINTS}
 
     def _n_neighbors(self) -> int:
         return int(self.k)
@@ -300,7 +73,7 @@ class _LocalKNN(_IDEstimator):
 
     def _from_neighbors(self, X: np.ndarray, nb: Neighbors | None) -> tuple[float, np.ndarray | None, dict[str, Any]]:
         pw = self._pointwise(X, nb)  # type: ignore[arg-type]
-        return _combine_pw(pw, self.average, self.label), pw, {}
+        return combine_pointwise(pw, self.average, self.label), pw, {}
 
 
 class MOM(_LocalKNN):
@@ -357,6 +130,7 @@ class TLE(_LocalKNN):
 
     name = "tle"
     label = "TLE"
+    _parameter_constraints: dict[str, Any] = {**_LocalKNN._parameter_constraints, "epsilon": POSITIVE}
 
     def __init__(self, k: int = 20, epsilon: float = 1e-4, average: str = "mean", *, metric: str = "euclidean",
                  batch_size: int | None = None, seed: int = 0, remainder: str = "drop", backend: str = "auto",
@@ -366,15 +140,11 @@ class TLE(_LocalKNN):
         self.average = average
         self.epsilon = epsilon
 
-    def _check_params(self) -> None:
-        super()._check_params()
-        _check_float(self.epsilon, "epsilon", 0)
-
     def _pointwise(self, X: np.ndarray, nb: Neighbors) -> np.ndarray:
         n, K = nb.indices.shape
         out = np.empty(n)
-        for a in range(0, n, _chunk(K, X.shape[1])):
-            idx = nb.indices[a : a + _chunk(K, X.shape[1])]
+        for a in range(0, n, chunk_size(K, X.shape[1])):
+            idx = nb.indices[a : a + chunk_size(K, X.shape[1])]
             Y = X[idx].astype(np.float64) - X[a : a + len(idx), None, :].astype(np.float64)
             out[a : a + len(idx)] = tle_pointwise(Y, nb.distances[a : a + len(idx)], float(self.epsilon))
         eps = float(self.epsilon)
@@ -394,7 +164,7 @@ def tle_pointwise(Y: np.ndarray, dists: np.ndarray, epsilon: float) -> np.ndarra
     """TLE estimates for ``m`` points from their neighbours ``Y`` (m, K, D; relative to the point)
     and sorted distances ``dists`` (m, K)."""
     m, K, _ = Y.shape
-    G = _bgram(Y)
+    G = batched_gram(Y)
     sq = np.einsum("mii->mi", G)
     V2 = np.clip(sq[:, :, None] + sq[:, None, :] - 2 * G, 0.0, None)
     eye = np.eye(K, dtype=bool)
@@ -437,281 +207,6 @@ def tle_pointwise(Y: np.ndarray, dists: np.ndarray, epsilon: float) -> np.ndarra
         s2 = np.where(Deps, 0.0, logs).sum(axis=1)
         ID = -2 * (K**2 - nTSeps - nDeps - nV0) / (s1t + s1s + 2 * s2)
     return np.where(s1t + s1s > -epsilon, 0.0, ID)
-
-
-# ------------------------------------------------------------------------------- MiND_ML and DANCo
-def _mind_lld(d: float, rhos: np.ndarray, N: int, k: int) -> float:
-    if d == 0:
-        return -1e30
-    return float(N * np.log(k * d) + (d - 1) * np.sum(np.log(rhos)) + (k - 1) * np.sum(np.log(1 - rhos**d)))
-
-
-def _mind_nlld(d: np.ndarray, rhos: np.ndarray, N: int, k: int) -> float:
-    return -_mind_lld(float(np.asarray(d).ravel()[0]), rhos, N, k)
-
-
-def _mind_nlld_gr(d: np.ndarray, rhos: np.ndarray, N: int, k: int) -> np.ndarray:
-    dv = float(np.asarray(d).ravel()[0])
-    if dv == 0:
-        return np.array([-1e30])
-    rd = rhos**dv
-    lr = np.log(rhos)
-    return np.array([-(N / dv + np.sum(lr - (k - 1) * rd * lr / (1 - rd)))])
-
-
-def mind_mli(rhos: np.ndarray, D: int, k: int) -> int:
-    """MiND_MLi: the integer d in 1..D maximising the likelihood of ``rhos = r_1 / r_{k+1}``."""
-    N = len(rhos)
-    d = np.arange(1, D + 1, dtype=np.float64)
-    lld = N * np.log(k * d) + (d - 1) * np.sum(np.log(rhos)) + (k - 1) * np.log1p(-(rhos[:, None] ** d)).sum(axis=0)
-    return int(np.argmax(lld) + 1)
-
-
-_SMALL_BLAS = 2**20
-"""Below this many entries, global PCA runs its BLAS on one thread (small SVDs and many tiny calls are
-10–100x slower with two OpenBLAS threads on a busy machine; measured on lPCA 'KN', 300 x 64)."""
-
-
-@lru_cache(maxsize=1)
-def _blas_controller() -> Any:
-    """threadpoolctl's controller, built once (building it scans the loaded libraries: ~10 ms)."""
-    from threadpoolctl import ThreadpoolController
-
-    return ThreadpoolController()
-
-
-def mind_mlk(rhos: np.ndarray, D: int, k: int, dinit: float) -> float:
-    """MiND_MLk: the likelihood maximised over real d in [0, D] (L-BFGS-B from ``dinit``). BLAS is held to
-    one thread: L-BFGS-B's tiny BLAS calls were 45x slower with two OpenBLAS threads on a busy machine."""
-    from scipy.optimize import minimize
-
-    with _blas_controller().limit(limits=1, user_api="blas"):
-        res = minimize(fun=_mind_nlld, x0=np.array([dinit]), jac=_mind_nlld_gr, args=(rhos, len(rhos), k),
-                       method="L-BFGS-B", bounds=[(0, D)])
-    return float(res["x"][0])
-
-
-class MiND_ML(_IDEstimator):
-    """MiND_MLk / MiND_MLi (Rozza et al. 2012), scikit-dimension's ``MiND_ML``: likelihood of
-    ``r_1 / r_{k+1}`` with ``k = 20``, maximised over d in [0, ``D``]. scikit-dimension's default
-    ``D = 10`` caps the estimate at 10 (kept here for equality; raise ``D`` for data of higher ID —
-    ``ttlab id compare`` uses ``D`` = the number of features)."""
-
-    name = "mind_ml"
-    distance_only = True
-
-    def __init__(self, k: int = 20, D: int = 10, ver: str = "MLk", *, metric: str = "euclidean",
-                 batch_size: int | None = None, seed: int = 0, remainder: str = "drop", backend: str = "auto",
-                 block_size: int = 2048, device: str | None = None) -> None:
-        self._set_common(metric, batch_size, seed, remainder, backend, block_size, device)
-        self.k = k
-        self.D = D
-        self.ver = ver
-
-    def _check_params(self) -> None:
-        check_int(self.k, "k", 1)
-        check_int(self.D, "D", 1)
-        check_choice(self.ver, "MiND_ML version", ("MLk", "MLi"))
-
-    def _n_neighbors(self) -> int:
-        return int(self.k) + 1
-
-    def _from_neighbors(self, X: np.ndarray, nb: Neighbors | None) -> tuple[float, np.ndarray | None, dict[str, Any]]:
-        d = nb.distances  # type: ignore[union-attr]
-        rhos = d[:, 0] / d[:, -1]
-        k, D = int(self.k), int(self.D)
-        dmli = mind_mli(rhos, D, k)
-        if self.ver == "MLi":
-            return float(dmli), None, {}
-        return mind_mlk(rhos, D, k, dmli), None, {}
-
-
-def _ainv(eta: np.ndarray) -> np.ndarray:
-    """Approximate inverse of A(tau) = I1(tau) / I0(tau) (Best & Fisher), elementwise."""
-    with np.errstate(divide="ignore", invalid="ignore"):  # eta = 1 (d = 1): tau = inf, unused
-        return np.where(eta < 0.53, 2 * eta + eta**3 + 5 * (eta**5) / 6,
-                        np.where(eta < 0.85, -0.4 + 1.39 * eta + 0.43 / (1 - eta),
-                                 1 / ((eta**3) - 4 * (eta**2) + 3 * eta)))
-
-
-def _angle_stats(X: np.ndarray, idx: np.ndarray) -> tuple[float, float]:
-    """Mean von Mises location and concentration of the angles between each point's k neighbours."""
-    n, k = idx.shape
-    iu, ju = np.triu_indices(k, 1)
-    nus, taus = np.empty(n), np.empty(n)
-    step = _chunk(k, X.shape[1])
-    for a in range(0, n, step):
-        Y = X[idx[a : a + step]].astype(np.float64) - X[a : a + step, None, :].astype(np.float64)
-        G = _bgram(Y)
-        ln = np.sqrt(np.einsum("mij,mij->mi", Y, Y))
-        cos = G[:, iu, ju] / (ln[:, iu] * ln[:, ju])
-        th = np.arccos(np.clip(cos, -1.0, 1.0))
-        s, c = np.sin(th), np.cos(th)
-        nus[a : a + step] = np.arctan(s.sum(1) / c.sum(1))
-        eta = np.sqrt(c.mean(1) ** 2 + s.mean(1) ** 2)
-        taus[a : a + step] = _ainv(eta)
-    return float(np.mean(nus)), float(np.mean(taus))
-
-
-def _danco_stats(X: np.ndarray, nb: Neighbors, D: int, k: int) -> dict[str, float]:
-    """DANCo's statistics of one data set: MiND_MLk estimate and the angle concentration."""
-    d = nb.distances
-    rhos = d[:, 0] / d[:, k]
-    dmli = mind_mli(rhos, D, k)
-    dhat = mind_mlk(rhos, D, k, dmli)
-    mu_nu, mu_tau = _angle_stats(X, nb.indices[:, :k])
-    if X.shape[1] == 1:
-        mu_tau = 1.0
-    return {"dhat": dhat, "mu_nu": mu_nu, "mu_tau": mu_tau}
-
-
-def hyperball(n: int, d: int, rs: np.random.RandomState) -> np.ndarray:
-    """Uniform sample of the unit d-ball (scikit-dimension's ``datasets.hyperBall`` draws)."""
-    from scipy.special import gammainc
-
-    x = rs.normal(size=(n, d))
-    ssq = np.sum(x**2, axis=1)
-    fr = gammainc(d / 2, ssq / 2) ** (1 / d) / np.sqrt(ssq)
-    return x * fr[:, None]
-
-
-def _exact_knn_low_dim(X: np.ndarray, k: int, backend: str, block_size: int, device: str | None) -> Neighbors:
-    """Exact kNN: a k-d tree (float64 distances) in low dimensions, the blocked search otherwise."""
-    if X.shape[1] <= 16:
-        from scipy.spatial import cKDTree
-
-        dist, idx = cKDTree(X).query(X, k=k + 1, workers=-1)
-        return Neighbors(dist[:, 1:], idx[:, 1:].astype(np.int64), "kdtree")
-    return _kneighbors(X, k, backend=backend, block_size=block_size, device=device)
-
-
-class DANCo(_IDEstimator):
-    """DANCo (Ceruti et al. 2012), scikit-dimension's ``DANCo``: compares the MiND_MLk estimate and
-    the von Mises statistics of neighbour angles (``k = 10``) with those of uniform balls of
-    dimension 1..``D`` (``D`` defaults to the number of features), minimising a KL divergence;
-    ``fractal=True`` refines the minimiser on a cubic interpolation.
-
-    The calibration balls are drawn with NumPy's ``RandomState(random_state)`` exactly as
-    scikit-dimension does, so with the same integer ``random_state`` the numbers agree. ttlab's
-    default is ``random_state=0`` (scikit-dimension: unseeded). The calibration for a given batch
-    size is computed once per fit and reused for every batch (``calibration_`` stores it).
-    Cost grows with ``D`` (one kNN search per calibration dimension).
-
-    scikit-dimension's options: ``calibration_data`` (its dict ``{k, N, maxdim, calibration_data: [{dhat,
-    mu_nu, mu_tau}, ...]}``, e.g. R's) replaces the drawn calibration of dimensions 1..maxdim (the rest
-    is drawn); ``ver='MIND_MLk'`` / ``'MIND_MLi'`` return the MiND estimate with DANCo's ``k`` and ``D``
-    (no calibration).
-    """
-
-    name = "danco"
-
-    def __init__(self, k: int = 10, D: int | None = None, fractal: bool = True, random_state: int = 0,
-                 ver: str = "DANCo", calibration_data: dict | None = None, *,
-                 metric: str = "euclidean", batch_size: int | None = None, seed: int = 0, remainder: str = "drop",
-                 backend: str = "auto", block_size: int = 2048, device: str | None = None) -> None:
-        self._set_common(metric, batch_size, seed, remainder, backend, block_size, device)
-        self.k = k
-        self.D = D
-        self.fractal = fractal
-        self.random_state = random_state
-        self.ver = ver
-        self.calibration_data = calibration_data
-
-    def _check_params(self) -> None:
-        check_int(self.k, "k", 2)
-        if self.D is not None:
-            check_int(self.D, "D", 1)
-        check_int(self.random_state, "random_state", 0)
-        check_choice(self.ver, "DANCo version", ("DANCo", "MIND_MLk", "MIND_MLi"))
-        cal = self.calibration_data
-        if cal is not None and (not isinstance(cal, dict) or cal.get("k") != self.k):
-            raise TTLabInputError(
-                f"calibration_data must be a dict with k = {self.k} (DANCo's k), N, maxdim and calibration_data; "
-                f"got {type(cal).__name__} with k = {cal.get('k') if isinstance(cal, dict) else None}."
-            )
-
-    def _n_neighbors(self) -> int:
-        return int(self.k) + 1
-
-    def _min_points(self) -> int:
-        return int(self.k) + 2
-
-    def __getstate__(self) -> dict[str, Any]:
-        """Pickle without the calibration lock (a lock cannot be pickled; a new one is made on demand)."""
-        return {k: v for k, v in self.__dict__.items() if k != "_cal_lock"}
-
-    def _calibration(self, N: int, D: int) -> list[dict[str, float]]:
-        key = (N, D, int(self.k), int(self.random_state), id(self.calibration_data))
-        with self.__dict__.setdefault("_cal_lock", threading.Lock()):  # batches run in threads: calibrate once
-            return self._calibration_locked(key)
-
-    def _calibration_locked(self, key: tuple[int, ...]) -> list[dict[str, float]]:
-        N, D = key[0], key[1]
-        cache = getattr(self, "_cal_cache", {})
-        if key not in cache:
-            rs = np.random.RandomState(int(self.random_state))
-            cal = list(_given_calibration(self.calibration_data, N))[:D]
-            for d in range(len(cal) + 1, D + 1):
-                ball = hyperball(N, d, rs)
-                nb = _exact_knn_low_dim(ball, int(self.k) + 1, self.backend, self.block_size, self.device)
-                cal.append(_danco_stats(ball, nb, 2 * d + 5, int(self.k)))
-            cache = {key: cal}  # one batch size at a time
-            self._cal_cache = cache
-        return cache[key]
-
-    def _kl(self, nocal: dict[str, float], cal: dict[str, float]) -> float:
-        from scipy.special import digamma, i0, i1
-
-        k = int(self.k)
-        H_k = np.sum(1 / np.arange(1, k + 1))
-        quo = cal["dhat"] / nocal["dhat"]
-        a = (np.power(-1, np.arange(k + 1)) * np.array([math.comb(k, i) for i in range(k + 1)])
-             * digamma(1 + np.arange(k + 1) / quo))
-        kld = H_k * quo - np.log(quo) - (k - 1) * np.sum(a)
-        big = sys.float_info.max
-        t1, t2 = nocal["mu_tau"], cal["mu_tau"]
-        klnt = (np.log(min(big, i0(t2)) / min(big, i0(t1)))
-                + min(big, i1(t1)) / min(big, i0(t1)) * (t1 - t2 * np.cos(nocal["mu_nu"] - cal["mu_nu"])))
-        return float(kld + klnt)
-
-    def _from_neighbors(self, X: np.ndarray, nb: Neighbors | None) -> tuple[float, np.ndarray | None, dict[str, Any]]:
-        from scipy.interpolate import interp1d
-        from scipy.optimize import minimize
-
-        D = X.shape[1] if self.D is None else int(self.D)
-        k = int(self.k)
-        if self.ver != "DANCo":  # MiND_MLi / MiND_MLk with DANCo's k and D
-            rhos = nb.distances[:, 0] / nb.distances[:, k]  # type: ignore[union-attr]
-            dmli = mind_mli(rhos, D, k)
-            return (float(dmli) if self.ver == "MIND_MLi" else mind_mlk(rhos, D, k, dmli)), None, {}
-        nocal = _danco_stats(X, nb, D, k)  # type: ignore[arg-type]
-        if any(np.isnan(v) for v in nocal.values()):
-            return math.nan, None, {}
-        cal = self._calibration(len(X), D)
-        kl = np.array([self._kl(nocal, c) for c in cal])
-        de = int(np.argmin(kl)) + 1
-        extra = {"kl_divergence_": float(kl[de - 1])}
-        if not self.fractal:
-            return float(de), None, extra
-        nf = min(X.shape[1], D)  # scikit-dimension uses the number of features (and fails when D < 4)
-        if nf < 2:
-            return float(de), None, extra
-        kind = "cubic" if nf > 3 else "quadratic" if nf == 3 else "linear"
-        f = interp1d(np.arange(1, D + 1), kl, kind=kind, bounds_error=False, fill_value=(1, D + 1))
-        x = minimize(f, de, bounds=[(1, D + 1)], tol=1e-3)["x"]
-        return float(x[0]), None, extra
-
-
-def _given_calibration(cal: dict | None, N: int) -> list[dict[str, float]]:
-    """The statistics of a scikit-dimension-style calibration dict, checked against the batch size ``N``."""
-    if cal is None:
-        return []
-    if cal.get("N") != N:
-        raise TTLabInputError(
-            f"calibration_data was computed for N = {cal.get('N')} points; this fit has {N} (per batch). "
-            "Calibrate for this size, or leave calibration_data=None."
-        )
-    return [{key: float(c[key]) for key in ("dhat", "mu_nu", "mu_tau")} for c in cal["calibration_data"]]
 
 
 # --------------------------------------------------------------------------------------------- ESS
@@ -774,6 +269,12 @@ class ESS(_LocalKNN):
 
     name = "ess"
     label = "ESS"
+    _parameter_constraints: dict[str, Any] = {
+        **_LocalKNN._parameter_constraints,
+        "ver": [Options(("a", "b"))],
+        "d": [Interval(Integral, 1, None, closed="left")],
+        "random_state": [Interval(Integral, 0, None, closed="left")],
+    }
 
     def __init__(self, k: int = 100, ver: str = "a", d: int = 1, random_state: int = 0, average: str = "mean", *,
                  metric: str = "euclidean", batch_size: int | None = None, seed: int = 0, remainder: str = "drop",
@@ -786,12 +287,8 @@ class ESS(_LocalKNN):
         self.random_state = random_state
 
     def _check_params(self) -> None:
-        super()._check_params()
-        check_choice(self.ver, "ESS version", ("a", "b"))
-        check_int(self.d, "d", 1)
         if self.ver == "b" and self.d != 1:
             raise TTLabInputError("ESS ver='b' supports d = 1 only.")
-        check_int(self.random_state, "random_state", 0)
         if math.comb(int(self.k), int(self.d) + 1) < 1:
             raise TTLabInputError(f"ESS needs k >= d + 1 = {int(self.d) + 1}.")
 
@@ -812,11 +309,11 @@ class ESS(_LocalKNN):
         essval = np.empty(n)
         # points per block: the neighbourhoods, their Gram matrices and, for pairs, ~6 arrays over the pairs
         per_point = 8 * (2 * K * X.shape[1] + K * K + 6 * (ncomb if all_groups is not None and p == 2 else 0))
-        step = max(1, min(_chunk(K, X.shape[1]), _ESS_BLOCK_BYTES // per_point))
+        step = max(1, min(chunk_size(K, X.shape[1]), _ESS_BLOCK_BYTES // per_point))
         for a in range(0, n, step):
             nbh = X[nb.indices[a : a + step]].astype(np.float64)
             V = nbh - nbh.mean(axis=1, keepdims=True)
-            G = _bgram(V)
+            G = batched_gram(V)
             ln = np.sqrt(np.einsum("mij,mij->mi", V, V))
             if all_groups is not None and p == 2:  # every pair: vectorised over the chunk
                 i, j = all_groups[:, 0], all_groups[:, 1]
@@ -829,12 +326,12 @@ class ESS(_LocalKNN):
                     essval[a : a + len(V)] = np.sqrt(np.abs(vol)).sum(axis=1) / weight
                 continue
             for j in range(len(V)):
-                groups = all_groups if all_groups is not None else _sample_combinations(K, p, ncomb, rng)
-                essval[a + j] = _ess_value(G[j], ln[j], groups, self.ver)
+                groups = all_groups if all_groups is not None else sample_combinations(K, p, ncomb, rng)
+                essval[a + j] = ess_value(G[j], ln[j], groups, self.ver)
         return np.array([ess_dimension(float(e), self.ver, int(self.d)) for e in essval])
 
 
-def _sample_combinations(K: int, p: int, ncomb: int, rng: np.random.Generator) -> np.ndarray:
+def sample_combinations(K: int, p: int, ncomb: int, rng: np.random.Generator) -> np.ndarray:
     """5,000 of the ``C(K, p)`` combinations, chosen as scikit-dimension's ``efficient_indnComb``."""
     targets = np.sort(rng.choice(ncomb, min(ncomb, 5000), replace=False))
     out, t = [], 0
@@ -847,7 +344,9 @@ def _sample_combinations(K: int, p: int, ncomb: int, rng: np.random.Generator) -
     return np.array(out)
 
 
-def _ess_value(G: np.ndarray, ln: np.ndarray, groups: np.ndarray, ver: str) -> float:
+def ess_value(G: np.ndarray, ln: np.ndarray, groups: np.ndarray, ver: str) -> float:
+    """ESS value of one neighbourhood from its Gram matrix ``G``, vector lengths ``ln`` and the simplices
+    ``groups`` (rows of vertex indices): volumes over products of edge lengths (ver 'a') or |cosines| (ver 'b')."""
     weight = np.prod(ln[groups], axis=1)
     if groups.shape[1] == 2:
         i, j = groups[:, 0], groups[:, 1]
@@ -899,7 +398,7 @@ def count_pairs_below(X: np.ndarray, radii: np.ndarray, block: int = 2048) -> np
     return counts
 
 
-class CorrInt(_IDEstimator):
+class CorrInt(IDEstimator):
     """Correlation dimension (Grassberger–Procaccia), scikit-dimension's ``CorrInt``: with ``r1``,
     ``r2`` the medians of the ``k1``-th and ``k2``-th neighbour distances (defaults 10 and 20),
     ``d = log(C(r2)/C(r1)) / log(r2/r1)`` where ``C(r)`` is the fraction of pairs closer than ``r``.
@@ -908,6 +407,11 @@ class CorrInt(_IDEstimator):
     exactly ``r`` (odd number of points: ``r`` is a data distance) differently."""
 
     name = "corrint"
+    _parameter_constraints: dict[str, Any] = {
+        **IDEstimator._parameter_constraints,
+        "k1": [Interval(Integral, 1, None, closed="left")],
+        "k2": [Interval(Integral, 2, None, closed="left")],
+    }
 
     def __init__(self, k1: int = 10, k2: int = 20, *, metric: str = "euclidean", batch_size: int | None = None,
                  seed: int = 0, remainder: str = "drop", backend: str = "auto", block_size: int = 2048,
@@ -917,8 +421,6 @@ class CorrInt(_IDEstimator):
         self.k2 = k2
 
     def _check_params(self) -> None:
-        check_int(self.k1, "k1", 1)
-        check_int(self.k2, "k2", 2)
         if self.k1 >= self.k2:
             raise TTLabInputError(f"CorrInt needs k1 < k2; got k1={self.k1}, k2={self.k2}.")
 
@@ -935,7 +437,7 @@ class CorrInt(_IDEstimator):
         return float(np.diff(np.log(Cr))[0] / np.log(r2 / r1)), None, {"radii_": np.array([r1, r2])}
 
 
-MORE_METHODS: dict[str, type[_IDEstimator]] = {
+MORE_METHODS: dict[str, type[IDEstimator]] = {
     "lpca": LPCA,
     "tle": TLE,
     "corrint": CorrInt,
@@ -945,3 +447,4 @@ MORE_METHODS: dict[str, type[_IDEstimator]] = {
     "mind_ml": MiND_ML,
     "mada": MADA,
 }
+

@@ -19,7 +19,7 @@ scran and the randomly package), so the same data give the same rank:
 
 These estimate the rank of a *linear* signal, not a manifold dimension.
 
-Imports: numpy, scipy (lazily), ttlab.errors.
+Imports: numpy, scipy (lazily), ttlab.errors, ttlab.validation.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from ttlab.errors import TTLabInputError
+from ttlab.validation import check_choice, check_float, check_int
 
 SPECTRUM_VERSIONS = ("Kaiser", "broken_stick")
 RANK_VERSIONS = ("MP", "GD", "KN", "Minka", "parallel", "denoised", "scRMT")
@@ -58,12 +59,9 @@ def check_rank_options(ver: str, noise_var: Any, alpha_kn: float, null: str, qua
     if ver == "KN" and alpha_kn not in TW1_UPPER:
         raise TTLabInputError(f"alpha_kn must be one of {sorted(TW1_UPPER)}; got {alpha_kn!r}.")
     if ver == "parallel":
-        if null not in ("permute", "signflip"):
-            raise TTLabInputError(f"null must be 'permute' or 'signflip'; got {null!r}.")
-        if not (isinstance(quantile, (int, float)) and 0 < quantile <= 1):
-            raise TTLabInputError(f"quantile must be in (0, 1]; got {quantile!r}.")
-        if isinstance(n_permutations, bool) or not isinstance(n_permutations, (int, np.integer)) or n_permutations < 1:
-            raise TTLabInputError(f"n_permutations must be an integer >= 1; got {n_permutations!r}.")
+        check_choice(null, "null", ("permute", "signflip"))
+        check_float(quantile, "quantile", 0, 1, lo_open=True)
+        check_int(n_permutations, "n_permutations", 1)
 
 
 def signal_rank(X: np.ndarray, spectrum: np.ndarray, ver: str, *, center: bool = True, noise_var: Any = None,

@@ -9,20 +9,20 @@ the estimate is ``alpha / (1 − slope)`` with the slope of the least-squares li
 edge lengths, so ``E`` does not depend on the algorithm: here Prim's, vectorised over the subsample's
 distance matrix (scikit-dimension builds a sparse graph of all pairs for each subsample).
 
-Imports: numpy, scipy (lazily), ttlab.errors, ttlab.intrinsic_dim (estimators, _validate).
+Imports: numpy, scipy (lazily), ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (estimators, knn).
 """
 
 from __future__ import annotations
 
-import math
+from numbers import Integral, Real
 from typing import Any
 
 import numpy as np
 
 from ttlab.errors import TTLabInputError
-from ttlab.intrinsic_dim._validate import check_choice, check_int
-from ttlab.intrinsic_dim.estimators import _IDEstimator
+from ttlab.intrinsic_dim.estimators import IDEstimator
 from ttlab.intrinsic_dim.knn import Neighbors
+from ttlab.validation import Interval, Options, check_int
 
 PH_MAX_POINTS = 8192
 """Largest batch PH accepts: its n x n float64 distance matrix is then 512 MiB."""
@@ -59,7 +59,7 @@ def subsample_sizes(n: int, n_range_min: float, n_range_max: float, range_type: 
     return np.repeat(np.ceil(np.linspace(lo, hi, nsteps)).astype(int), subsamples)
 
 
-class PH(_IDEstimator):
+class PH(IDEstimator):
     """PH0 (minimum-spanning-tree) dimension, scikit-dimension's ``PH`` (:mod:`ttlab.intrinsic_dim.ph`).
 
     ``alpha`` (> 0, one value), ``n_range_min``/``n_range_max`` (fractions of the points, or counts
@@ -67,6 +67,16 @@ class PH(_IDEstimator):
     default 0; scikit-dimension: unseeded). Memory: the n × n distance matrix, as scikit-dimension."""
 
     name = "ph"
+    _parameter_constraints: dict[str, Any] = {
+        **IDEstimator._parameter_constraints,
+        "alpha": [Interval(Real, 0, None, closed="neither")],
+        "range_type": [Options(("fraction", "num"))],
+        "nsteps": [Interval(Integral, 2, None, closed="left")],
+        "subsamples": [Interval(Integral, 1, None, closed="left")],
+        "random_state": [Interval(Integral, 0, None, closed="left")],
+        "n_range_min": "no_validation",  # a fraction or a count by range_type: subsample_sizes
+        "n_range_max": "no_validation",
+    }
 
     def __init__(self, alpha: float = 1.0, n_range_min: float = 0.5, n_range_max: float = 1.0,
                  range_type: str = "fraction", nsteps: int = 100, subsamples: int = 10, random_state: int = 0, *,
@@ -80,15 +90,6 @@ class PH(_IDEstimator):
         self.nsteps = nsteps
         self.subsamples = subsamples
         self.random_state = random_state
-
-    def _check_params(self) -> None:
-        a = self.alpha
-        if isinstance(a, bool) or not isinstance(a, (int, float)) or not a > 0 or not math.isfinite(a):
-            raise TTLabInputError(f"alpha must be one number > 0; got {a!r}.")
-        check_choice(self.range_type, "range_type", ("fraction", "num"))
-        check_int(self.nsteps, "nsteps", 2)
-        check_int(self.subsamples, "subsamples", 1)
-        check_int(self.random_state, "random_state", 0)
 
     def _n_neighbors(self) -> int:
         return 0

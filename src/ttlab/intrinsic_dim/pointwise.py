@@ -5,7 +5,7 @@
 - :func:`smooth_pointwise`: each point's estimate averaged with those of its ``k`` neighbours
   (scikit-dimension's ``dimension_pw_smooth_``), for any pointwise estimates.
 
-Imports: numpy, ttlab.errors, ttlab.intrinsic_dim (estimators, knn, _validate).
+Imports: numpy, ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (estimators, knn, _validate).
 """
 
 from __future__ import annotations
@@ -17,9 +17,10 @@ from typing import Any
 import numpy as np
 
 from ttlab.errors import TTLabInputError
-from ttlab.intrinsic_dim._validate import check_int, check_points
-from ttlab.intrinsic_dim.estimators import _IDEstimator
-from ttlab.intrinsic_dim.knn import _kneighbors
+from ttlab.intrinsic_dim._validate import check_points
+from ttlab.intrinsic_dim.estimators import IDEstimator
+from ttlab.intrinsic_dim.knn import kneighbors_prepared
+from ttlab.validation import check_int
 
 
 @dataclass
@@ -37,7 +38,7 @@ def smooth_pointwise(pw: np.ndarray, indices: np.ndarray) -> np.ndarray:
     return (pw + pw[indices].sum(axis=1)) / (indices.shape[1] + 1)
 
 
-def fit_pw(estimator: _IDEstimator, X: Any, k: int = 100) -> Pointwise:
+def fit_pw(estimator: IDEstimator, X: Any, k: int = 100) -> Pointwise:
     """Fit a copy of ``estimator`` (same parameters) on each point's ``k`` nearest neighbours.
 
     Exact duplicate rows are not dropped here (the neighbourhoods are of the rows as given); an
@@ -47,7 +48,7 @@ def fit_pw(estimator: _IDEstimator, X: Any, k: int = 100) -> Pointwise:
     if len(X) <= k:
         raise TTLabInputError(f"fit_pw with k = {k} neighbours needs at least {k + 1} points; got {len(X)}.")
     params = estimator.get_params()
-    nb = _kneighbors(X, k, backend=params.get("backend", "auto"), device=params.get("device"))
+    nb = kneighbors_prepared(X, k, backend=params.get("backend", "auto"), device=params.get("device"))
     out = np.empty(len(X))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # one warning per neighbourhood would drown the output

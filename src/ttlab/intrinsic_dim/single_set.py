@@ -7,9 +7,10 @@
   mean von Mises location ``mu_nu`` and concentration ``mu_tau`` of neighbour angles), the
   numbers DANCo compares with its calibration (scikit-dimension's ``_dancoDimEstNoCalibration``).
 
-Both reuse the estimators' code in :mod:`ttlab.intrinsic_dim.more_estimators`; nothing is re-derived.
+Both reuse the estimators' code in :mod:`ttlab.intrinsic_dim.more_estimators` and :mod:`ttlab.intrinsic_dim.mind`;
+nothing is re-derived.
 
-Imports: numpy, ttlab.intrinsic_dim (_validate, more_estimators).
+Imports: numpy, ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (_validate, more_estimators, mind).
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from typing import Any
 import numpy as np
 
 from ttlab.errors import TTLabInputError
-from ttlab.intrinsic_dim._validate import check_choice, check_int, check_points
+from ttlab.intrinsic_dim._validate import check_points
+from ttlab.validation import check_choice, check_int
 
 
 def ess_single_neighbourhood(X: Any, ver: str = "a", d: int = 1, random_state: int = 0) -> tuple[float, float]:
@@ -29,7 +31,7 @@ def ess_single_neighbourhood(X: Any, ver: str = "a", d: int = 1, random_state: i
 
     ``C(n, d + 1) <= 5000`` simplices: all; more: 5,000 drawn with ``numpy.random.default_rng(random_state)``
     in scikit-dimension's order (as :class:`~ttlab.intrinsic_dim.ESS` does per neighbourhood)."""
-    from ttlab.intrinsic_dim.more_estimators import _ess_value, _sample_combinations, ess_dimension
+    from ttlab.intrinsic_dim.more_estimators import ess_dimension, ess_value, sample_combinations
 
     X = check_points(X).astype(np.float64)
     check_choice(ver, "ESS version", ("a", "b"))
@@ -48,20 +50,20 @@ def ess_single_neighbourhood(X: Any, ver: str = "a", d: int = 1, random_state: i
         ln = np.sqrt(np.einsum("ij,ij->i", V, V))
         ncomb = math.comb(n, p)
         groups = (np.array(list(itertools.combinations(range(n), p))) if ncomb <= 5000
-                  else _sample_combinations(n, p, ncomb, np.random.default_rng(random_state)))
-        essval = _ess_value(G, ln, groups, ver)
+                  else sample_combinations(n, p, ncomb, np.random.default_rng(random_state)))
+        essval = ess_value(G, ln, groups, ver)
     return ess_dimension(essval, ver, d), float(essval)
 
 
 def danco_statistics(X: Any, k: int = 10, D: int | None = None) -> dict[str, float]:
     """DANCo's statistics of the rows of ``X`` with ``k`` neighbours, MiND_MLk maximised over [0, ``D``]
     (default: the number of features): ``{'dhat', 'mu_nu', 'mu_tau'}``."""
-    from ttlab.intrinsic_dim.more_estimators import _danco_stats, _exact_knn_low_dim
+    from ttlab.intrinsic_dim.mind import danco_stats, exact_knn_low_dim
 
     X = check_points(X)
     k = check_int(k, "k", 2)
     D = X.shape[1] if D is None else check_int(D, "D", 1)
     if len(X) < k + 2:
         raise TTLabInputError(f"DANCo statistics with k = {k} need at least {k + 2} points; got {len(X)}.")
-    nb = _exact_knn_low_dim(X, k + 1, "auto", 2048, None)
-    return _danco_stats(X, nb, D, k)
+    nb = exact_knn_low_dim(X, k + 1, "auto", 2048, None)
+    return danco_stats(X, nb, D, k)

@@ -41,11 +41,11 @@ HARMONIC_EST = "MLE K=20, harmonic"
 
 
 def _estimators() -> dict:
-    from ttlab.intrinsic_dim import GRIDE, MLE, TwoNN
+    from ttlab.intrinsic_dim import GRIDE, MLE, PAPER, TwoNN
 
     return {
-        PAPER_EST: lambda: MLE(k=20),
-        HARMONIC_EST: lambda: MLE(k=20, average="harmonic"),
+        PAPER_EST: lambda: MLE(k=PAPER.k, average=PAPER.average),
+        HARMONIC_EST: lambda: MLE(k=PAPER.k, average="harmonic"),
         "TwoNN (10% discarded)": lambda: TwoNN(),
         "GRIDE n1=10, n2=20": lambda: GRIDE(n1=10),
     }
@@ -148,7 +148,7 @@ def id_accuracy(out: Path, ctx: PartContext) -> dict:
     """MLE (mean and harmonic), TwoNN and GRIDE on synthetic manifolds; table, figure and claims."""
     import numpy as np
 
-    from ttlab.intrinsic_dim import MLE, sample_manifold, true_dimension
+    from ttlab.intrinsic_dim import MLE, PAPER, sample_manifold, true_dimension
 
     cases = ctx.pick(quick=ID_CASES, full=ID_CASES, tiny=ID_CASES[:2] + [("cube", 3)])
     n = ctx.pick(quick=2000, full=4000, tiny=400)
@@ -175,10 +175,10 @@ def id_accuracy(out: Path, ctx: PartContext) -> dict:
                         "rel_error": float(np.mean([abs(x - true) / true for x in v]))} for k, v in vals.items()}})
         cn, camb = ctx.pick(quick=3600, full=3600, tiny=1000), 768
         X = sample_manifold("linear", 5, camb, cn, seed=ctx.seed)
-        mean = MLE(k=20).fit(X).dimension_
-        harm = MLE(k=20, average="harmonic").fit(X).dimension_
+        mean = MLE(k=PAPER.k, average=PAPER.average).fit(X).dimension_
+        harm = MLE(k=PAPER.k, average="harmonic").fit(X).dimension_
         ctx.step("ID estimators on manifolds", total, total)
-    cross = {"manifold": "linear", "d": 5, "ambient": camb, "n": cn, "k": 20, "mean": float(mean),
+    cross = {"manifold": "linear", "d": 5, "ambient": camb, "n": cn, "k": PAPER.k, "mean": float(mean),
              "harmonic": float(harm)}
     fig = "id_accuracy/estimated_vs_true.png"
     _id_figure(rows, list(est), noises, out / fig)
@@ -301,9 +301,9 @@ def _n_capped(fits: list[dict]) -> int:
     return sum(bool(f.get("includes_step_limited")) for f in fits)
 
 
-def _manifold_claims(r: dict) -> list[dict]:
+def _rate_claims(fits: list[dict]) -> list[dict]:
+    """Theorem 1 per (arch, β, regime, d, D): α̂_D against 2β/(2β+d), judged where the oracle validates the design."""
     out = []
-    fits = r["fits"]
     for f in fits:
         a, pred, regime = f.get("alpha_hat"), f["alpha_pred"], f.get("regime", "noisy")
         bound = regime == "noiseless"
@@ -323,6 +323,12 @@ def _manifold_claims(r: dict) -> list[dict]:
             {"fitted": a, "lo": lo, "hi": hi, "predicted": pred, "oracle": o,
              "n_points": len(f.get("sizes_fitted") or []), "n_capped": int(bool(f.get("includes_step_limited")))},
             {**ORACLE_THRESHOLDS, "bound": int(bound)}, quantity="2β/(2β+d)", summary=summary, kind="paper", cite="Theorem 1"))
+    return out
+
+
+def _shape_claims(r: dict, fits: list[dict]) -> list[dict]:
+    """Per (arch, β, regime): α̂_D falls and the error at n_ref rises with d (each D); α̂_D agrees across D (each d)."""
+    out = []
     combos = sorted({(f["arch"], f["beta"], f.get("regime", "noisy")) for f in fits}, key=str)
     for arch, beta, regime in combos:
         mine = [f for f in fits if (f["arch"], f["beta"], f.get("regime", "noisy")) == (arch, beta, regime)]
@@ -355,6 +361,12 @@ def _manifold_claims(r: dict) -> list[dict]:
                 {"max_spread": 0.05}, quantity="α̂_D across D",
                 summary=", ".join(f"D={f['ambient']}: {fmt(f.get('alpha_hat'), 3)} [{fmt((f.get('alpha_hat_ci') or [None])[0], 3)}, "
                                   f"{fmt((f.get('alpha_hat_ci') or [None, None])[1], 3)}]" for f in sel), kind="paper", cite="Theorem 1"))
+    return out
+
+
+def _model_claims(r: dict) -> list[dict]:
+    """Theorem 2 per (arch, β, d): α̂_N against 2β/d next to the approximation oracle and the data-limit check."""
+    out = []
     for m in r.get("model_fits") or []:
         lo, hi = (m.get("alpha_hat_ci") or [None, None])[:2]
         dc = m.get("data_check") or {}
@@ -370,6 +382,12 @@ def _manifold_claims(r: dict) -> list[dict]:
             summary=(f"α̂_N = {fmt(m.get('alpha_hat'), 3)} [{fmt(lo, 3)}, {fmt(hi, 3)}] vs 2β/d = {m['alpha_pred']:.3f}; "
                      f"approximation oracle {fmt(m.get('oracle_alpha'), 3)}; widest model (width {dc.get('width')}) "
                      f"MSE {fmt(dc.get('mse_n'), 3)} at n, {fmt(dc.get('mse_2n'), 3)} at 2n"), kind="paper", cite="Theorem 2"))
+    return out
+
+
+def _arch_claims(fits: list[dict]) -> list[dict]:
+    """The architectures give the same α̂_D (when several were trained), at the smallest D."""
+    out = []
     archs = list(dict.fromkeys(f["arch"] for f in fits))
     if len(archs) > 1:  # the paper's architecture (ReLU attention, Definition 1) next to the others, at the smallest D
         D0 = min(f["ambient"] for f in fits)
@@ -385,16 +403,26 @@ def _manifold_claims(r: dict) -> list[dict]:
                 summary=", ".join(f"{f['arch']}: {fmt(f.get('alpha_hat'), 3)} [{fmt((f.get('alpha_hat_ci') or [None])[0], 3)}, "
                                   f"{fmt((f.get('alpha_hat_ci') or [None, None])[1], 3)}]" for f in sel)
                         + f" (theory {sel[0]['alpha_pred']:.3f})" if sel else "no fit", kind="ablation"))
+    return out
+
+
+def _id_claim(r: dict) -> dict:
+    """The MLE recovers the regression inputs' intrinsic dimension."""
     ids = r.get("intrinsic_dim") or []
     rel = [abs(x["id_mean"] - x["d"]) / x["d"] for x in ids]
-    out.append(make_claim(
+    return make_claim(
         "manifold_regression.id_recovered",
         "MLE (K = 20) recovers the regression inputs' intrinsic dimension, so α_D can be predicted from data",
         "at_most", {"value": max(rel) if rel else None, "n": len(rel)}, {"holds": 0.10, "partly": 0.20},
         quantity="the worst relative error of the estimated ID",
         summary="estimated ID " + ", ".join(f"{x['id_mean']:.2f} (d={x['d']}, D={x['ambient']})" for x in ids)
-                + (f"; worst relative error {100 * max(rel):.1f} %" if rel else "none measured"), kind="check"))
-    return out
+                + (f"; worst relative error {100 * max(rel):.1f} %" if rel else "none measured"), kind="check")
+
+
+def _manifold_claims(r: dict) -> list[dict]:
+    """Every claim of the manifold-regression part, from its stored results ``r``."""
+    fits = r["fits"]
+    return [*_rate_claims(fits), *_shape_claims(r, fits), *_model_claims(r), *_arch_claims(fits), _id_claim(r)]
 
 
 def _design_text(f: dict) -> str:

@@ -4,7 +4,8 @@
   conversions and the recomputed Table 1.
 * :mod:`ttlab.scaling.band` — predictions as bands over ID estimators (:func:`prediction_band`).
 * :mod:`ttlab.scaling.fit` — pure, offset and Chinchilla scaling-law fits with bootstrap
-  intervals and goodness of fit.
+  intervals and goodness of fit (the forms and Huber objectives in :mod:`~ttlab.scaling.fit_models`, the
+  optimisers in :mod:`~ttlab.scaling.fit_optimize`, checks and intervals in :mod:`~ttlab.scaling.fit_checks`).
 * :mod:`ttlab.scaling.io` — reading measurements from CSV.
 * :mod:`ttlab.scaling.plot` — log-log plot of data, fit and prediction (imports matplotlib lazily).
 * :mod:`ttlab.scaling.analysis` — what both scaling experiments share: size grids, learning-rate

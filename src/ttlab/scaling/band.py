@@ -21,7 +21,7 @@ from typing import Any, Iterable, Mapping
 
 from ttlab.errors import TTLabInputError
 from ttlab.provenance import read_json
-from ttlab.scaling.theory import _check_beta, _check_d, alpha_d, alpha_n
+from ttlab.scaling.theory import alpha_d, alpha_n, check_beta, check_d
 
 BAND_ESTIMATORS: tuple[str, ...] = (
     "mle", "mle_harmonic", "mle_median", "twonn", "gride", "tle", "mom", "mada", "mind_ml", "corrint", "danco", "ess",
@@ -79,7 +79,7 @@ def prediction_band(
     (default :data:`BAND_ESTIMATORS`) among the given ``ids`` (``{name: d̂}``, e.g. from
     ``ttlab id compare``). ``lo`` holds the smallest exponents (from the largest ID), ``hi`` the
     largest. Names given but outside the set are listed in ``not_in_band``; missing ones are skipped."""
-    beta = _check_beta(beta)
+    beta = check_beta(beta)
     if not isinstance(ids, Mapping) or not ids:
         raise TTLabInputError("ids must be a non-empty mapping {estimator: intrinsic dimension}.")
     clean: dict[str, float] = {}
@@ -90,7 +90,7 @@ def prediction_band(
         if isinstance(v, float) and math.isnan(v):
             continue
         try:
-            clean[name] = _check_d(v)
+            clean[name] = check_d(v)
         except TTLabInputError as exc:
             raise TTLabInputError(
                 f"estimator {name!r}: {str(exc).rstrip('.')}. Leave {name!r} out (or re-run it on data where it is defined) "

@@ -40,6 +40,21 @@ def read_columns_csv(
         raise TTLabInputError(f"not a file: {path}")
     if not columns:
         raise TTLabInputError("no columns requested")
+    header, rows = _read_rows(path, columns)
+    missing = [c for c in columns if c not in header]
+    if missing:
+        raise TTLabInputError(
+            f"{path}: column(s) {', '.join(repr(c) for c in missing)} not found; "
+            f"available columns: {', '.join(repr(c) for c in header)}"
+        )
+    if not rows:
+        raise TTLabInputError(f"{path} has a header but no data rows")
+    return {col: _column(path, rows, header.index(col), col, positive) for col in columns}
+
+
+def _read_rows(path: Path, columns: list[str] | tuple[str, ...]) -> tuple[list[str], list[tuple[int, list[str]]]]:
+    """The header (the columns' 0-based indices when the first row is data) and the non-blank data rows with
+    their line numbers."""
     try:
         with path.open(newline="", encoding="utf-8-sig") as fh:
             reader = csv.reader(fh)
@@ -71,44 +86,36 @@ def read_columns_csv(
             )
         rows.insert(0, (first_line, [c for c in header]))
         header = indices
-    missing = [c for c in columns if c not in header]
-    if missing:
-        raise TTLabInputError(
-            f"{path}: column(s) {', '.join(repr(c) for c in missing)} not found; "
-            f"available columns: {', '.join(repr(c) for c in header)}"
-        )
-    if not rows:
-        raise TTLabInputError(f"{path} has a header but no data rows")
+    return header, rows
 
-    out: dict[str, np.ndarray] = {}
-    for col in columns:
-        j = header.index(col)
-        values, non_numeric, non_positive = [], [], []
-        for line, row in rows:
-            cell = row[j].strip() if j < len(row) else ""
-            try:
-                v = float(cell)
-            except ValueError:
-                non_numeric.append(f"line {line} ({cell!r})" if cell else f"line {line} (empty)")
-                continue
-            if not math.isfinite(v):
-                non_numeric.append(f"line {line} ({cell!r})")
-                continue
-            if positive and v <= 0:
-                non_positive.append(f"line {line} ({cell})")
-            values.append(v)
-        if non_numeric:
-            raise TTLabInputError(
-                f"{path}: column {col!r} has non-numeric or non-finite values at "
-                f"{_shorten(non_numeric)}"
-            )
-        if non_positive:
-            raise TTLabInputError(
-                f"{path}: column {col!r} must be > 0 for a log-log fit; non-positive values at "
-                f"{_shorten(non_positive)}"
-            )
-        out[col] = np.asarray(values, dtype=float)
-    return out
+
+def _column(path: Path, rows: list[tuple[int, list[str]]], j: int, col: str, positive: bool) -> np.ndarray:
+    """Column ``j`` (named ``col``) of ``rows`` as floats; errors list the bad cells' line numbers."""
+    values, non_numeric, non_positive = [], [], []
+    for line, row in rows:
+        cell = row[j].strip() if j < len(row) else ""
+        try:
+            v = float(cell)
+        except ValueError:
+            non_numeric.append(f"line {line} ({cell!r})" if cell else f"line {line} (empty)")
+            continue
+        if not math.isfinite(v):
+            non_numeric.append(f"line {line} ({cell!r})")
+            continue
+        if positive and v <= 0:
+            non_positive.append(f"line {line} ({cell})")
+        values.append(v)
+    if non_numeric:
+        raise TTLabInputError(
+            f"{path}: column {col!r} has non-numeric or non-finite values at "
+            f"{_shorten(non_numeric)}"
+        )
+    if non_positive:
+        raise TTLabInputError(
+            f"{path}: column {col!r} must be > 0 for a log-log fit; non-positive values at "
+            f"{_shorten(non_positive)}"
+        )
+    return np.asarray(values, dtype=float)
 
 
 def _shorten(items: list[str], limit: int = 10) -> str:

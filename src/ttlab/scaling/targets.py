@@ -25,7 +25,7 @@ and d only (not on D); the samples depend on ``seed`` and d only, so the same in
 appear at every D, and the first n training points are the same for every training-set size
 (nested training sets, common test set).
 
-Imports: numpy, ttlab.errors, ttlab.intrinsic_dim (manifolds); torch lazily; never ttlab.cli.
+Imports: numpy, ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (manifolds); torch lazily; never ttlab.cli.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ import numpy as np
 
 from ttlab.errors import TTLabInputError
 from ttlab.intrinsic_dim import MANIFOLDS, random_isometry
+from ttlab.validation import check_choice, check_float, check_int
 
 __all__ = [
     "PROFILES",
@@ -59,24 +60,6 @@ REGRESSION_MANIFOLDS = ("sphere", "cube", "nonlinear")
 _REFERENCE_POINTS = 10_000  # points used to centre and normalise the target
 _STREAMS = {"target": 1, "isometry": 2, "reference": 3, "train": 11, "val": 12, "test": 13,
             "train_noise": 21, "val_noise": 22}
-
-
-def _check_int(value: Any, name: str, minimum: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise TTLabInputError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
-
-
-def _check_float(value: Any, name: str, lo: float, hi: float = math.inf, lo_open: bool = True) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise TTLabInputError(f"{name} must be a number, got {value!r}") from None
-    ok = math.isfinite(v) and (v > lo if lo_open else v >= lo) and v <= hi
-    if not ok:
-        rng = f"{'(' if lo_open else '['}{lo:g}, {hi:g}]"
-        raise TTLabInputError(f"{name} must be in {rng}, got {value!r}")
-    return v
 
 
 def sample_frequencies(rng: np.random.Generator, k: int, beta: float, max_freq: float,
@@ -214,22 +197,19 @@ def make_problem(
     :func:`weighted_frequencies`) or ``"sampled"`` (frequencies drawn with density ∝ r^−(1+2β), equal
     amplitudes: :func:`sample_frequencies`; its tail above ≈ r_0·K^(1/2β) holds no feature).
     """
-    if spectrum not in SPECTRA:
-        raise TTLabInputError(f"unknown target spectrum {spectrum!r}; choose one of {', '.join(SPECTRA)}")
-    if manifold not in REGRESSION_MANIFOLDS:
-        raise TTLabInputError(f"unknown manifold {manifold!r}; choose one of {', '.join(REGRESSION_MANIFOLDS)}")
-    if profile not in PROFILES:
-        raise TTLabInputError(f"unknown target profile {profile!r}; choose one of {', '.join(PROFILES)}")
-    d = _check_int(d, "intrinsic dimension d", 1)
-    ambient = _check_int(ambient, "ambient dimension D", 1)
-    beta = _check_float(beta, "Hölder exponent beta", 0.0, 1.0)
-    n_features = _check_int(n_features, "number of target features", 1)
-    min_freq = _check_float(min_freq, "minimum target frequency", 0.0)
-    max_freq = _check_float(max_freq, "maximum target frequency", 0.0)
+    check_choice(spectrum, "target spectrum", SPECTRA)
+    check_choice(manifold, "manifold", REGRESSION_MANIFOLDS)
+    check_choice(profile, "target profile", PROFILES)
+    d = check_int(d, "intrinsic dimension d", 1)
+    ambient = check_int(ambient, "ambient dimension D", 1)
+    beta = check_float(beta, "Hölder exponent beta", 0.0, 1.0, lo_open=True)
+    n_features = check_int(n_features, "number of target features", 1)
+    min_freq = check_float(min_freq, "minimum target frequency", 0.0, lo_open=True)
+    max_freq = check_float(max_freq, "maximum target frequency", 0.0, lo_open=True)
     if max_freq < min_freq:
         raise TTLabInputError(f"maximum target frequency ({max_freq:g}) must be >= the minimum ({min_freq:g})")
-    noise = _check_float(noise, "label noise sigma", 0.0, lo_open=False)
-    problem_seed = _check_int(problem_seed, "problem seed", 0)
+    noise = check_float(noise, "label noise sigma", 0.0)
+    problem_seed = check_int(problem_seed, "problem seed", 0)
     m = MANIFOLDS[manifold][1](d)
     if ambient < m:
         raise TTLabInputError(
@@ -273,10 +253,10 @@ class RegressionData:
 
 def make_splits(problem: ManifoldProblem, n_train: int, n_val: int, n_test: int, seed: int) -> RegressionData:
     """Seeded splits; the first ``k`` rows of each split do not depend on its size (nested sets)."""
-    n_train = _check_int(n_train, "n_train", 1)
-    n_val = _check_int(n_val, "n_val", 1)
-    n_test = _check_int(n_test, "n_test", 1)
-    seed = _check_int(seed, "seed", 0)
+    n_train = check_int(n_train, "n_train", 1)
+    n_val = check_int(n_val, "n_val", 1)
+    n_test = check_int(n_test, "n_test", 1)
+    seed = check_int(seed, "seed", 0)
     mid = REGRESSION_MANIFOLDS.index(problem.manifold)
 
     def split(stream: str, n: int, noise_stream: str | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

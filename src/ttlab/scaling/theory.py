@@ -35,6 +35,8 @@ __all__ = [
     "id_from_alpha_n_sharma_kaplan",
     "kaplan_data_need",
     "alpha_n_sharma_kaplan",
+    "check_beta",
+    "check_d",
     "table1",
 ]
 
@@ -63,11 +65,13 @@ def _checked(value: Any, name: str, ok: Callable[[float], bool], requirement: st
     return v
 
 
-def _check_d(d: Any) -> float:
+def check_d(d: Any) -> float:
+    """An intrinsic dimension ``d > 0`` as a float, or a :class:`TTLabInputError`."""
     return _checked(d, "intrinsic dimension d", lambda v: v > 0, "be > 0")
 
 
-def _check_beta(beta: Any) -> float:
+def check_beta(beta: Any) -> float:
+    """A Hölder exponent ``0 < beta <= 1`` as a float, or a :class:`TTLabInputError`."""
     return _checked(beta, "Hölder exponent beta", lambda v: 0 < v <= 1,
                     "satisfy 0 < beta <= 1 (the theory's assumption)")
 
@@ -83,25 +87,25 @@ def _check_alpha_d(a: Any) -> float:
 
 def alpha_d(d: float, beta: float = 1.0) -> float:
     """Predicted data-scaling exponent α_D = 2β / (2β + d) (Theorem 1)."""
-    d, beta = _check_d(d), _check_beta(beta)
+    d, beta = check_d(d), check_beta(beta)
     return 2.0 * beta / (2.0 * beta + d)
 
 
 def alpha_n(d: float, beta: float = 1.0) -> float:
     """Predicted model-scaling exponent α_N = 2β / d (Theorem 2)."""
-    d, beta = _check_d(d), _check_beta(beta)
+    d, beta = check_d(d), check_beta(beta)
     return 2.0 * beta / d
 
 
 def id_from_alpha_d(alpha: float, beta: float = 1.0) -> float:
     """Intrinsic dimension implied by a data exponent: d = 2β (1 − α_D) / α_D (inverse of :func:`alpha_d`)."""
-    alpha, beta = _check_alpha_d(alpha), _check_beta(beta)
+    alpha, beta = _check_alpha_d(alpha), check_beta(beta)
     return 2.0 * beta * (1.0 - alpha) / alpha
 
 
 def id_from_alpha_n(alpha: float, beta: float = 1.0) -> float:
     """Intrinsic dimension implied by a model exponent: d = 2β / α_N (inverse of :func:`alpha_n`)."""
-    alpha, beta = _check_alpha_n(alpha), _check_beta(beta)
+    alpha, beta = _check_alpha_n(alpha), check_beta(beta)
     return 2.0 * beta / alpha
 
 
@@ -119,7 +123,7 @@ def alpha_n_from_alpha_d(alpha: float) -> float:
 
 def alpha_n_sharma_kaplan(d: float) -> float:
     """Sharma & Kaplan's (2022) model-scaling prediction α_N ≈ 4 / d."""
-    d = _check_d(d)
+    d = check_d(d)
     return SHARMA_KAPLAN_NUMERATOR / d
 
 
@@ -203,7 +207,7 @@ def table1(laws: tuple[PublishedLaw, ...] = PUBLISHED_LAWS, beta: float = 1.0) -
     Hölder exponent ``beta`` (d = 2β/α_N and d = 2β(1−α_D)/α_D), and, for comparison, Sharma &
     Kaplan's (2022) implied ID d = 4/α_N and their α_N = 4/d at the ID implied by α_D.
     """
-    beta = _check_beta(beta)
+    beta = check_beta(beta)
     rows = []
     for law in laws:
         d_from_d = id_from_alpha_d(law.alpha_d, beta)

@@ -20,7 +20,7 @@ Modules: :mod:`~ttlab.sweep.keys` (task names and keys), :mod:`~ttlab.sweep.reco
 task, its record, the cache file), :mod:`~ttlab.sweep.runner` (:func:`run_sweep`, caching and
 resume), :mod:`~ttlab.sweep.local` and :mod:`~ttlab.sweep.ray` (the backends).
 
-Imports: from ttlab only :mod:`ttlab.errors` and :mod:`ttlab.provenance`; ``import ttlab.sweep``
+Imports: from ttlab only :mod:`ttlab.errors`, :mod:`ttlab.provenance` and :mod:`ttlab.validation`; ``import ttlab.sweep``
 never imports ray or torch (ray is imported when a sweep runs on it, torch when a task limits or
 uses its threads).
 """

@@ -3,10 +3,11 @@
 A task's key is the first :data:`KEY_LENGTH` hex digits of the sha256 of the canonical JSON of
 ``{"fn": <task name>, "config": <config>}``. The task name is ``module:qualname``, or the name given
 with :func:`task_name`. Keys name the cache files (``<key>.json``), so this scheme must never change:
-users' caches of finished work depend on it (``tests/test_sweep.py`` pins values). Also here:
-:func:`check_int`, the integer-option check that :func:`ttlab.sweep.run_sweep` and the backends share.
+users' caches of finished work depend on it (``tests/test_sweep.py`` pins values). :func:`check_int`, the
+integer-option check of :func:`ttlab.sweep.run_sweep` and the backends, is :func:`ttlab.validation.check_int`
+(re-exported here).
 
-Imports: the standard library and :mod:`ttlab.errors` only.
+Imports: the standard library, :mod:`ttlab.errors` and :mod:`ttlab.validation` only.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ttlab.errors import TTLabInputError
+from ttlab.validation import check_int
 
 __all__ = ["KEY_LENGTH", "canonical_json", "check_int", "function_name", "key_name", "task_key", "task_name"]
 
@@ -80,9 +82,3 @@ def task_key(fn: Callable[..., Any] | str, config: dict[str, Any]) -> str:
     text = canonical_json({"fn": name, "config": config})
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:KEY_LENGTH]
 
-
-def check_int(value: Any, name: str, minimum: int) -> int:
-    """``value`` if it is an integer (not a bool) ``>= minimum``; else a :class:`TTLabInputError`."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise TTLabInputError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return value

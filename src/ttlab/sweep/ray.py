@@ -21,7 +21,8 @@ worker or node died; a task's own exception is *not* retried, it becomes a faile
 The workers get the same thread limit as ``local`` (``OMP_NUM_THREADS`` etc. and
 ``torch.set_num_threads``). Ctrl-C cancels the outstanding Ray tasks and keeps the finished ones.
 
-Imports: the standard library, :mod:`ttlab.errors` and :mod:`ttlab.sweep`'s own modules; ``ray`` only
+Imports: the standard library, :mod:`ttlab.errors`, :mod:`ttlab.validation` and :mod:`ttlab.sweep`'s own modules;
+``ray`` only
 inside the functions that run a sweep on it.
 """
 
@@ -29,7 +30,6 @@ from __future__ import annotations
 
 import importlib.util
 import logging
-import math
 import os
 import shutil
 import sys
@@ -39,8 +39,9 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ttlab.errors import TTLabInputError
-from ttlab.sweep.keys import check_int, function_name
+from ttlab.sweep.keys import function_name
 from ttlab.sweep.records import OnDone, Task, TaskRecord, execute_task, failed_record, limit_threads
+from ttlab.validation import check_float, check_int
 
 __all__ = ["RAY_INSTALL_HINT", "RayBackend"]
 
@@ -217,8 +218,7 @@ class RayBackend:
         address, gpus = self.address, self.gpus_per_task
         if address is not None and (not isinstance(address, str) or not address.strip()):
             raise TTLabInputError(f"ray_address must be None, 'auto' or 'host:port', got {address!r}")
-        if isinstance(gpus, bool) or not isinstance(gpus, (int, float)) or not math.isfinite(gpus) or gpus < 0:
-            raise TTLabInputError(f"gpus_per_task must be a number >= 0, got {gpus!r}")
+        check_float(gpus, "gpus_per_task", 0)
         if gpus > 1 and gpus != int(gpus):
             raise TTLabInputError(f"gpus_per_task above 1 must be a whole number (Ray's rule), got {gpus!r}")
         check_int(self.max_retries, "max_retries", 0)

@@ -8,8 +8,8 @@ recorded as failed and the other tasks go on; failed tasks are retried on the ne
 (:class:`Backend`: :class:`~ttlab.sweep.local.LocalBackend`, :class:`~ttlab.sweep.ray.RayBackend`)
 only runs the pending tasks and hands each record back.
 
-Imports: the standard library, :mod:`ttlab.errors`, :mod:`ttlab.provenance` and :mod:`ttlab.sweep`'s
-own modules only (never ray or torch).
+Imports: the standard library, :mod:`ttlab.errors`, :mod:`ttlab.provenance`, :mod:`ttlab.validation` and
+:mod:`ttlab.sweep`'s own modules only (never ray or torch).
 """
 
 from __future__ import annotations
@@ -24,10 +24,11 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from ttlab.errors import TTLabInputError
 from ttlab.provenance import atomic_write_json, versions
-from ttlab.sweep.keys import canonical_json, check_int, key_name, task_key
+from ttlab.sweep.keys import canonical_json, key_name, task_key
 from ttlab.sweep.local import LocalBackend
 from ttlab.sweep.ray import RayBackend
 from ttlab.sweep.records import OnDone, SweepProgress, Task, TaskRecord, load_record
+from ttlab.validation import check_int
 
 __all__ = ["BACKENDS", "Backend", "available_backends", "cached_keys", "check_backend", "resolve_backend",
            "run_sweep", "summarize"]

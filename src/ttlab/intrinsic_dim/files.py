@@ -1,0 +1,69 @@
+"""``ttlab id estimate`` and ``ttlab id compare`` as library calls on a file of points: the output path checked
+before any work, the points loaded, the estimate made with its warnings recorded, the JSON result written
+(:func:`estimate_file`, :func:`compare_file`).
+
+Imports: ttlab.outputs, ttlab.provenance, ttlab.intrinsic_dim (api, compare, io, protocol); never ttlab.cli.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from typing import Any, Callable
+
+from ttlab.intrinsic_dim.api import IDResult, estimate_id
+from ttlab.intrinsic_dim.compare import CompareResult, compare
+from ttlab.intrinsic_dim.io import load_points
+from ttlab.intrinsic_dim.protocol import PAPER
+from ttlab.outputs import check_out_file
+from ttlab.provenance import atomic_write_json
+
+__all__ = ["compare_file", "estimate_file"]
+
+
+def _run_on_file(file: str | os.PathLike, key: str | None, out: str | os.PathLike | None, overwrite: bool | None,
+                 run: Callable[[Any], Any]) -> tuple[Any, dict[str, Any], list[str]]:
+    """``run`` on the points of ``file``; returns (result, JSON payload with the file's name, warning messages)."""
+    if out is not None:  # before any work: a wrong --out must not cost the whole estimate
+        check_out_file(out, inputs=(file,), overwrite=overwrite)
+    X = load_points(file, key=key)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        res = run(X)
+    payload = {"file": str(file), **res.to_dict()}
+    if out is not None:
+        atomic_write_json(out, payload)
+    return res, payload, list(dict.fromkeys(str(w.message) for w in caught))
+
+
+def estimate_file(
+    file: str | os.PathLike,
+    method: str = "mle",
+    *,
+    key: str | None = None,
+    paper: bool = False,
+    batch_size: int | None = None,
+    out: str | os.PathLike | None = None,
+    **options: Any,
+) -> tuple[IDResult, dict[str, Any], list[str]]:
+    """:func:`ttlab.intrinsic_dim.estimate_id` on the points of ``file`` (array ``key`` of an .npz or saved dict);
+    ``paper=True`` batches them by ``PAPER.batch_size`` unless ``batch_size`` is given. Writes the JSON payload to
+    ``out`` when given. Returns (result, payload, the distinct warning messages)."""
+    if paper and batch_size is None:
+        batch_size = PAPER.batch_size
+    return _run_on_file(file, key, out, None,
+                        lambda X: estimate_id(X, method, batch_size=batch_size, **options))
+
+
+def compare_file(
+    file: str | os.PathLike,
+    methods: str | list[str] | tuple[str, ...] | None = "all",
+    *,
+    key: str | None = None,
+    out: str | os.PathLike | None = None,
+    overwrite: bool | None = None,
+    **options: Any,
+) -> tuple[CompareResult, dict[str, Any], list[str]]:
+    """:func:`ttlab.intrinsic_dim.compare` on the points of ``file``; writes the JSON payload to ``out`` when given
+    (an existing file only with ``overwrite``). Returns (result, payload, the distinct warning messages)."""
+    return _run_on_file(file, key, out, overwrite, lambda X: compare(X, methods, **options))

@@ -1,0 +1,296 @@
+"""Checks and diagnostics of a scaling-law fit: validation of the data and options, goodness of fit, the notes
+that mark a fit not identifiable, the bootstrap percentile and analytic intervals, and the fit's config record.
+
+Re-exported by :mod:`ttlab.scaling.fit` (the tolerances, ``MAX_BOOTSTRAP``, :func:`log_correlation`).
+
+Imports: numpy, scipy.stats, ttlab.errors, ttlab.scaling (fit_models, fit_optimize).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy import stats
+
+from ttlab.errors import TTLabInputError
+from ttlab.scaling.fit_models import MIN_POINTS, OBJECTIVES, PARAM_NAMES, natural_params
+from ttlab.scaling.fit_optimize import DEFAULT_LBFGSB_OPTIONS, EXPONENT_BOUNDS, LBFGSB_KEYS
+
+__all__ = [
+    "BOOTSTRAP_METHODS", "COLLINEAR_R", "CONSTANT_Y_TOL", "MAX_BOOTSTRAP", "MIN_DISTINCT_SIZES", "NEAR_CONSTANT_Y_TOL",
+    "analytic_ci", "bound_notes", "check_optimizer_options", "check_options", "design_notes", "diagnostics",
+    "fit_config", "goodness", "log_correlation", "percentile_ci", "prepare_data",
+]
+
+CONSTANT_Y_TOL = 1e-9
+"""A loss column whose log varies by at most this (relative spread of L) is constant: an error."""
+NEAR_CONSTANT_Y_TOL = 1e-6
+"""A loss whose log varies by less than this (relative spread of L below 1e-6, about 16 float32 ulps, the
+precision losses are recorded with) cannot identify an exponent: the fit is marked not identifiable."""
+MIN_DISTINCT_SIZES = 3
+"""Fewer distinct sizes than this cannot identify an exponent: a power law through 2 sizes is a line
+through 2 points, its exponent fixed by them and untested (its interval only reflects scatter)."""
+COLLINEAR_R = 0.99
+"""Chinchilla form: |corr(log N, log D)| at or above this is an error (α and β not identifiable)."""
+_AT_BOUND = 1e-6  # an exponent this close to a bound makes its term merge with another one
+BOOTSTRAP_METHODS = ("residual", "pairs")
+#: bootstrap replicates above which a fit is refused (the replicates are kept for the percentiles)
+MAX_BOOTSTRAP = 1_000_000
+
+
+def _as_positive_1d(values: ArrayLike, name: str) -> np.ndarray:
+    try:
+        arr = np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        raise TTLabInputError(f"{name} must be numeric") from None
+    if arr.ndim != 1:
+        raise TTLabInputError(f"{name} must be one-dimensional, got shape {arr.shape}")
+    bad = np.flatnonzero(~np.isfinite(arr))
+    if bad.size:
+        raise TTLabInputError(f"{name} has non-finite values at indices {bad[:10].tolist()}")
+    bad = np.flatnonzero(arr <= 0)
+    if bad.size:
+        raise TTLabInputError(
+            f"{name} must be > 0 (a log-log fit needs positive values); "
+            f"non-positive at indices {bad[:10].tolist()}"
+        )
+    return arr
+
+
+def check_options(bootstrap: int, ci_level: float, seed: int, method: str) -> None:
+    """Raise :class:`TTLabInputError` for a bad bootstrap count, confidence level, seed or bootstrap method."""
+    if isinstance(bootstrap, bool) or not isinstance(bootstrap, (int, np.integer)) or bootstrap < 0:
+        raise TTLabInputError(f"bootstrap must be a non-negative integer, got {bootstrap!r}")
+    if bootstrap > MAX_BOOTSTRAP:
+        raise TTLabInputError(
+            f"--bootstrap {bootstrap:,} is above the {MAX_BOOTSTRAP:,}-replicate limit: the replicates alone would "
+            f"hold ~{bootstrap * 3 * 8 / 2**30:,.1f} GiB and a percentile interval's Monte-Carlo error is already "
+            f"~1 % of its width at 10,000; use at most {MAX_BOOTSTRAP:,}"
+        )
+    if not isinstance(ci_level, (int, float)) or not 0 < ci_level < 1:
+        raise TTLabInputError(f"ci_level must be in (0, 1), got {ci_level!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TTLabInputError(f"seed must be an integer, got {seed!r}")
+    if method not in BOOTSTRAP_METHODS:
+        raise TTLabInputError(f"bootstrap_method must be one of {BOOTSTRAP_METHODS}, got {method!r}")
+
+
+def prepare_data(form: str, x: ArrayLike, y: ArrayLike, x2: ArrayLike | None, names: tuple[str, str, str]):
+    """Validate the columns of a ``form`` fit (``names``: how to call x, y and x2 in messages); returns
+    (log x, log y, log x2 or None, number of points)."""
+    xa = _as_positive_1d(x, names[0])
+    ya = _as_positive_1d(y, names[1])
+    arrays = [xa, ya]
+    if form == "chinchilla":
+        arrays.append(_as_positive_1d(x2, names[2]))
+    if len({a.size for a in arrays}) != 1:
+        sizes = ", ".join(f"{n}: {a.size}" for n, a in zip(names, arrays))
+        raise TTLabInputError(f"inputs must have the same length ({sizes})")
+    n = xa.size
+    if n < MIN_POINTS[form]:
+        raise TTLabInputError(
+            f"the {form} form has {len(PARAM_NAMES[form])} parameters and needs at least "
+            f"{MIN_POINTS[form]} points, got {n}"
+        )
+    if np.unique(xa).size < 2:
+        raise TTLabInputError(f"{names[0]} needs at least 2 distinct values to fit an exponent")
+    if form == "offset" and np.unique(xa).size < 3:
+        raise TTLabInputError(f"the offset form needs at least 3 distinct {names[0]} values")
+    if form == "chinchilla" and np.unique(arrays[2]).size < 2:
+        raise TTLabInputError(f"{names[2]} needs at least 2 distinct values to fit its exponent")
+    lx, ly = np.log(xa), np.log(ya)
+    spread = float(np.ptp(ly))
+    if spread <= CONSTANT_Y_TOL:
+        raise TTLabInputError(
+            f"{names[1]} is constant ({'all values' if spread == 0 else 'relative spread'} "
+            f"{ya[0]:.6g}{'' if spread == 0 else f' ± {spread:.1e}'}): a scaling law has nothing to fit and its "
+            "exponent is not identifiable"
+        )
+    lx2 = np.log(arrays[2]) if form == "chinchilla" else None
+    if lx2 is not None:
+        r = log_correlation(lx, lx2)
+        if abs(r) >= COLLINEAR_R:
+            raise TTLabInputError(
+                f"log {names[0]} and log {names[2]} are collinear (correlation {r:.4f}, |r| ≥ {COLLINEAR_R}): "
+                f"along such data A/{names[0]}^α and B/{names[2]}^β cannot be told apart, so α and β are not "
+                f"identifiable. Vary {names[0]} and {names[2]} independently (several {names[2]} per "
+                f"{names[0]}), or fit the power/offset form against one of them"
+            )
+    return lx, ly, lx2, n
+
+
+def log_correlation(lx: np.ndarray, lx2: np.ndarray) -> float:
+    """Pearson correlation of two log-size columns (0 when either is constant)."""
+    a, b = lx - lx.mean(), lx2 - lx2.mean()
+    den = math.sqrt(float(a @ a) * float(b @ b))
+    return float(a @ b) / den if den > 0 else 0.0
+
+
+def check_optimizer_options(
+    form: str, delta: float, reduction: str, lbfgsb_options: dict[str, Any] | None, n_starts: int,
+    objective: str = "huber",
+) -> dict[str, Any]:
+    """Validate the optimiser's options; return the L-BFGS-B options to use."""
+    if objective not in OBJECTIVES:
+        raise TTLabInputError(f"objective must be one of {', '.join(OBJECTIVES)}, got {objective!r}")
+    if objective != "huber" and form != "chinchilla":
+        raise TTLabInputError(f"objective {objective!r} is only used by the chinchilla form, not by {form!r}")
+    if form == "chinchilla":
+        if not (isinstance(delta, (int, float)) and delta > 0 and math.isfinite(delta)):
+            raise TTLabInputError(f"Huber delta must be a positive number, got {delta!r}")
+        if reduction not in ("sum", "mean"):
+            raise TTLabInputError(f"reduction must be 'sum' or 'mean', got {reduction!r}")
+    if lbfgsb_options is not None:
+        if not isinstance(lbfgsb_options, dict):
+            raise TTLabInputError(f"lbfgsb_options must be a dict, got {type(lbfgsb_options).__name__}")
+        unknown = set(lbfgsb_options) - LBFGSB_KEYS
+        if unknown:
+            raise TTLabInputError(
+                f"unknown L-BFGS-B option(s) {sorted(unknown)}; allowed: {sorted(LBFGSB_KEYS)}"
+            )
+    if isinstance(n_starts, bool) or not isinstance(n_starts, (int, np.integer)) or n_starts < 1:
+        raise TTLabInputError(f"n_starts must be a positive integer, got {n_starts!r}")
+    return dict(DEFAULT_LBFGSB_OPTIONS if lbfgsb_options is None else lbfgsb_options)
+
+
+def goodness(ly: np.ndarray, pred: np.ndarray) -> tuple[float, float, float]:
+    """(R² of log L, RMSE of log L, RMSE of L) of the fitted log predictions ``pred``."""
+    resid = ly - pred
+    ss_tot = float(np.sum((ly - ly.mean()) ** 2))
+    r2_log = 1.0 - float(np.sum(resid**2)) / ss_tot if ss_tot > 0 else float("nan")
+    rmse_log = float(np.sqrt(np.mean(resid**2)))
+    rmse = float(np.sqrt(np.mean((np.exp(ly) - np.exp(pred)) ** 2)))
+    return r2_log, rmse_log, rmse
+
+
+def bound_notes(form: str, params: dict[str, float]) -> list[str]:
+    """One note per exponent fitted at its bound (the form's terms are then not identifiable)."""
+    notes = []
+    for name, lo_b, hi_b in EXPONENT_BOUNDS.get(form, ()):
+        v = params[name]
+        if v <= lo_b + _AT_BOUND or v >= hi_b - _AT_BOUND:
+            notes.append(
+                f"{name} = {v:.3g} is at its bound [{lo_b:g}, {hi_b:g}]: the fitted curve does not pin down the "
+                f"{'offset form' if form == 'offset' else 'Chinchilla form'}'s terms separately (not identifiable)"
+            )
+    return notes
+
+
+def design_notes(
+    lx: np.ndarray, ly: np.ndarray, lx2: np.ndarray | None, r2_log: float, names: tuple[str, str, str]
+) -> list[str]:
+    """Why the design cannot identify the exponent(s): fewer than :data:`MIN_DISTINCT_SIZES` distinct
+    sizes, a near-constant loss (:data:`NEAR_CONSTANT_Y_TOL`), or R²(log) < 0 (worse than a constant)."""
+    notes = []
+    for name, col in ((names[0], lx), (names[2], lx2)):
+        if col is not None and np.unique(col).size < MIN_DISTINCT_SIZES:
+            notes.append(
+                f"only {np.unique(col).size} distinct {name} value(s): an exponent through fewer than "
+                f"{MIN_DISTINCT_SIZES} sizes is fixed by them, not tested, and its interval reflects only the "
+                f"scatter at each size (not identifiable); add a third {name}"
+            )
+    spread = float(np.ptp(ly))
+    if spread < NEAR_CONSTANT_Y_TOL:
+        notes.append(
+            f"{names[1]} is nearly constant (relative spread {spread:.1e} < {NEAR_CONSTANT_Y_TOL:g}, rounding level): "
+            "the exponent is not identifiable"
+        )
+    if not (r2_log >= 0):
+        notes.append(
+            f"R²(log) = {r2_log:.3g}: the fitted law describes log {names[1]} worse than a constant, so its "
+            "exponent is not identifiable"
+        )
+    return notes
+
+
+def percentile_ci(
+    form: str, samples: np.ndarray, params: dict[str, float], ci_level: float
+) -> tuple[dict[str, tuple[float, float]], list[str], int, list[str]]:
+    """Bootstrap percentile intervals (widened to contain the estimate where they miss it).
+
+    Returns (intervals, names of widened intervals, number of finite replicates used, notes)."""
+    ci: dict[str, tuple[float, float]] = {}
+    widened: list[str] = []
+    notes: list[str] = []
+    n_used = 0
+    if samples.shape[0]:
+        finite = np.all(np.isfinite(samples), axis=1)
+        n_used = int(finite.sum())
+    if n_used:
+        nat_s = natural_params(form, samples[finite])
+        q = [(1 - ci_level) / 2 * 100, (1 + ci_level) / 2 * 100]
+        for j, k in enumerate(PARAM_NAMES[form]):
+            lo, hi = (float(v) for v in np.percentile(nat_s[:, j], q))
+            if not lo <= params[k] <= hi:  # a percentile interval can miss a skewed or bounded estimate
+                widened.append(k)
+                lo, hi = min(lo, params[k]), max(hi, params[k])
+            ci[k] = (lo, hi)
+    elif samples.shape[0]:
+        notes.append(f"all {samples.shape[0]} bootstrap refits failed: no intervals")
+    if widened:
+        notes.append(
+            f"the bootstrap percentile interval of {', '.join(widened)} did not contain the point estimate "
+            "(skewed or bounded bootstrap distribution); it was widened to include it — treat it with caution"
+        )
+    return ci, widened, n_used, notes
+
+
+def analytic_ci(
+    form: str, lx: np.ndarray, resid: np.ndarray, theta: np.ndarray, ci_level: float
+) -> tuple[dict[str, tuple[float, float]], dict[str, float]]:
+    """Student-t intervals and standard errors of the OLS power law (empty for the other forms)."""
+    n = lx.size
+    if form != "power" or n <= 2:
+        return {}, {}
+    X = np.column_stack([np.ones_like(lx), -lx])
+    s2 = float(np.sum(resid**2)) / (n - 2)
+    cov = s2 * np.linalg.inv(X.T @ X)
+    se = np.sqrt(np.diag(cov))
+    tq = float(stats.t.ppf((1 + ci_level) / 2, df=n - 2))
+    stderr = {"log_A": float(se[0]), "alpha": float(se[1])}
+    ci_analytic = {
+        "A": (float(np.exp(theta[0] - tq * se[0])), float(np.exp(theta[0] + tq * se[0]))),
+        "alpha": (float(theta[1] - tq * se[1]), float(theta[1] + tq * se[1])),
+    }
+    return ci_analytic, stderr
+
+
+def diagnostics(lx: np.ndarray, ly: np.ndarray, lx2: np.ndarray | None, ci_widened: list[str]) -> dict[str, Any]:
+    """Design diagnostics: distinct sizes, range of log L, collinearity of the two sizes."""
+    diagnostics: dict[str, Any] = {"distinct_x": int(np.unique(lx).size), "log_y_range": float(np.ptp(ly))}
+    if lx2 is not None:
+        diagnostics["distinct_x2"] = int(np.unique(lx2).size)
+        diagnostics["corr_log_x_log_x2"] = log_correlation(lx, lx2)
+    if ci_widened:
+        diagnostics["ci_widened_to_estimate"] = ci_widened
+    return diagnostics
+
+
+def fit_config(
+    form: str, bootstrap: int, bootstrap_method: str, seed: int, ci_level: float,
+    delta: float, reduction: str, n_starts: int, options: dict[str, Any], objective: str = "huber",
+) -> dict[str, Any]:
+    """The options a fit was run with (those the form uses)."""
+    config: dict[str, Any] = {
+        "form": form,
+        "bootstrap": int(bootstrap),
+        "bootstrap_method": bootstrap_method,
+        "seed": int(seed),
+        "ci_level": float(ci_level),
+    }
+    if form == "offset":
+        config["n_starts"] = int(n_starts)
+    if form == "chinchilla":
+        config.update(
+            {
+                "objective": objective,
+                "huber_delta": float(delta),
+                "reduction": reduction,
+                "n_starts": int(n_starts),
+                "lbfgsb_options": options,
+            }
+        )
+    return config

@@ -1,0 +1,140 @@
+"""``ttlab scaling fit`` as one library call: a scaling law fitted to columns of a CSV file, compared with the
+exponent an intrinsic dimension predicts, plotted and written (:func:`fit_csv`).
+
+Its errors name the command's options (``--form``, ``--x2``, ``--plot`` …), which are its keyword arguments.
+
+Imports: ttlab.errors, ttlab.outputs, ttlab.provenance, ttlab.scaling (fit, io; plot lazily, which imports
+matplotlib); never ttlab.cli.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ttlab.errors import TTLabInputError
+from ttlab.outputs import check_out_file
+from ttlab.provenance import atomic_savefig, atomic_write_json, versions
+from ttlab.scaling.fit import DEFAULT_BOOTSTRAP, DEFAULT_CI_LEVEL, FORMS, MIN_POINTS, OBJECTIVES, fit_scaling_law
+from ttlab.scaling.io import read_columns_csv
+
+__all__ = ["KINDS", "fit_csv"]
+
+KINDS = ("data", "model")
+"""What the size column is: ``data`` (x = data size, exponent α_D) or ``model`` (x = parameters, α_N)."""
+
+
+def _check_options(form: str, x2: str | None, kind: str, intrinsic_dim: float | None, objective: str | None,
+                   n_starts: int | None) -> None:
+    """Raise :class:`TTLabInputError` for options that do not go together."""
+    if form not in FORMS:
+        raise TTLabInputError(f"unknown --form {form!r}; choose one of {', '.join(FORMS)}")
+    if form == "chinchilla" and x2 is None:
+        raise TTLabInputError("--form chinchilla needs --x2 COL (data size D) besides --x (N) and --y (loss)")
+    if form != "chinchilla" and x2 is not None:
+        raise TTLabInputError(f"--x2 is only used by --form chinchilla, not by --form {form}")
+    if kind not in KINDS:
+        raise TTLabInputError(f"--kind must be 'data' or 'model', got {kind!r}")
+    if intrinsic_dim is not None and form == "chinchilla":
+        raise TTLabInputError("--id (a predicted exponent) is supported for the power and offset forms only")
+    if objective is not None and objective not in OBJECTIVES:
+        raise TTLabInputError(f"unknown --objective {objective!r}; choose one of {', '.join(OBJECTIVES)}")
+    if objective is not None and form != "chinchilla":
+        raise TTLabInputError(f"--objective is only used by --form chinchilla, not by --form {form}")
+    if n_starts is not None and form == "power":
+        raise TTLabInputError("--n-starts is only used by the offset and chinchilla forms (power is closed-form)")
+
+
+def _prediction(result: Any, intrinsic_dim: float, beta: float, kind: str) -> dict[str, Any]:
+    """The exponent predicted from ``intrinsic_dim`` next to the fitted one."""
+    from ttlab.scaling.plot import predicted_exponent
+
+    a_pred = predicted_exponent(intrinsic_dim, beta, kind)  # type: ignore[arg-type]
+    return {
+        "id": intrinsic_dim,
+        "beta": beta,
+        "kind": kind,
+        "alpha_predicted": a_pred,
+        "alpha_fitted": result.params["alpha"],
+        "fitted_minus_predicted": result.params["alpha"] - a_pred,
+        "predicted_in_ci": (
+            result.ci["alpha"][0] <= a_pred <= result.ci["alpha"][1] if "alpha" in result.ci else None
+        ),
+    }
+
+
+def fit_csv(
+    csv_file: Path,
+    x: str,
+    y: str,
+    x2: str | None = None,
+    *,
+    form: str = "power",
+    bootstrap: int | None = None,
+    seed: int = 0,
+    ci_level: float = DEFAULT_CI_LEVEL,
+    bootstrap_method: str | None = None,
+    objective: str | None = None,
+    n_starts: int | None = None,
+    plot: Path | None = None,
+    intrinsic_dim: float | None = None,
+    beta: float = 1.0,
+    kind: str = "data",
+    out: Path | None = None,
+) -> dict[str, Any]:
+    """Fit ``form`` to columns ``x``, ``y`` (and ``x2`` = D for the Chinchilla form) of ``csv_file``.
+
+    ``bootstrap`` defaults to :data:`ttlab.scaling.fit.DEFAULT_BOOTSTRAP` of the form. With ``intrinsic_dim``,
+    the payload's ``prediction`` compares the fitted α with the one predicted at ``beta`` (``kind``: data or
+    model scaling). Writes the log-log ``plot`` and the payload to ``out`` when given (both checked before the
+    fit). Returns the payload: :meth:`ttlab.scaling.fit.FitResult.to_dict` plus ``prediction``, ``config``,
+    ``versions`` (and ``plot``).
+    """
+    _check_options(form, x2, kind, intrinsic_dim, objective, n_starts)
+    if plot is not None:
+        from ttlab.scaling.plot import check_plot_suffix
+
+        check_plot_suffix(plot)
+        check_out_file(plot, option="--plot", inputs=(csv_file,))
+    if out is not None:
+        check_out_file(out, inputs=(csv_file,))
+    n_boot = DEFAULT_BOOTSTRAP[form] if bootstrap is None else bootstrap
+    cols = [x, y] + ([x2] if x2 is not None else [])
+    if len(set(cols)) != len(cols):
+        raise TTLabInputError(f"--x, --y and --x2 must name different columns, got {cols}")
+    data = read_columns_csv(csv_file, cols)
+    if data[x].size < MIN_POINTS[form]:
+        raise TTLabInputError(
+            f"{csv_file}: the {form} form needs at least {MIN_POINTS[form]} data rows, the file has {data[x].size}"
+        )
+    extra: dict[str, Any] = {} if n_starts is None else {"n_starts": n_starts}
+    if objective is not None:
+        extra["objective"] = objective
+    result = fit_scaling_law(
+        form, data[x], data[y], data[x2] if x2 is not None else None,
+        bootstrap=n_boot, seed=seed, ci_level=ci_level, bootstrap_method=bootstrap_method, **extra,
+    )
+    payload = result.to_dict()
+    if intrinsic_dim is not None:
+        payload["prediction"] = _prediction(result, intrinsic_dim, beta, kind)
+    payload["config"] = {
+        "command": "ttlab scaling fit", "csv": str(csv_file), "x": x, "y": y, "x2": x2, "form": form,
+        "bootstrap": n_boot, "bootstrap_method": result.config["bootstrap_method"],
+        "objective": result.config.get("objective"), "seed": seed, "ci_level": ci_level,
+        "n_starts": result.config.get("n_starts"), "id": intrinsic_dim, "beta": beta, "kind": kind,
+        "plot": str(plot) if plot is not None else None,
+    }
+    payload["versions"] = versions()
+    if plot is not None:
+        from ttlab.scaling.plot import plot_fit
+
+        fig = plot_fit(
+            result, data[x], data[y], x2=data[x2] if x2 is not None else None,
+            intrinsic_dim=intrinsic_dim, beta=beta, kind=kind,  # type: ignore[arg-type]
+            xlabel=x, ylabel=y, title=f"{csv_file.name}: {form} fit",
+        )
+        atomic_savefig(fig, plot, dpi=120)
+        payload["plot"] = str(plot)
+    if out is not None:
+        atomic_write_json(out, payload)
+    return payload
