@@ -119,7 +119,7 @@ def test_check_out_dir_refuses_special_files_it_would_write(tmp_path, fifo):
 def test_file_commands_refuse_fifos_devices_and_links_out(run_cli, tmp_path, fifo, link_out):
     npy_fifo = tmp_path / "pipe.npy"
     os.mkfifo(npy_fifo)
-    r = run_cli("id", "manifold", "sphere", "--d", "2", "--ambient", "3", "--n", "20", "--out", npy_fifo)
+    r = run_cli("id", "sample-manifold", "sphere", "--d", "2", "--ambient", "3", "--n", "20", "--out", npy_fifo)
     assert r.code == 2 and "FIFO" in r.err
     _still(npy_fifo, stat.S_ISFIFO)
     r = run_cli("ntp", "generate", "--out", link_out[0], "--overwrite")
@@ -162,14 +162,14 @@ def test_outputs_never_replace_the_commands_input(run_cli, tmp_path, monkeypatch
     assert emb.read_bytes() == before
 
 
-@pytest.mark.parametrize("command", ["ntp generate", "id manifold", "id compare"])
+@pytest.mark.parametrize("command", ["ntp generate", "id sample-manifold", "id compare"])
 def test_no_silent_overwrite_without_overwrite(run_cli, tmp_path, command):
-    existing = tmp_path / ("old.npy" if command == "id manifold" else "old.json")
+    existing = tmp_path / ("old.npy" if command == "id sample-manifold" else "old.json")
     existing.write_text("the user's file\n")
     emb = tmp_path / "emb.npy"
     np.save(emb, np.random.default_rng(0).normal(size=(80, 3)))
     args = {"ntp generate": ("ntp", "generate", "--vocab", "6", "--sentences", "20"),
-            "id manifold": ("id", "manifold", "sphere", "--d", "2", "--ambient", "3", "--n", "50"),
+            "id sample-manifold": ("id", "sample-manifold", "sphere", "--d", "2", "--ambient", "3", "--n", "50"),
             "id compare": ("id", "compare", emb, "--methods", "mle,twonn")}[command]
     r = run_cli(*args, "--out", existing)
     assert r.code == 2 and "already exists; pass --overwrite" in r.err

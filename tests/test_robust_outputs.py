@@ -135,7 +135,7 @@ def _commands(tmp_path: Path, points: Path, out: Path):
     }, {
         "ntp generate": ("ntp", "generate", "--out", out),
         "id estimate": ("id", "estimate", points, "--out", out),
-        "id manifold": ("id", "manifold", "sphere", "--d", "2", "--ambient", "3", "--n", "50", "--out", out),
+        "id sample-manifold": ("id", "sample-manifold", "sphere", "--d", "2", "--ambient", "3", "--n", "50", "--out", out),
         "scaling fit": ("scaling", "fit", csv, "--x", "x", "--y", "y", "--bootstrap", "0", "--out", out),
         "scaling fit --plot": ("scaling", "fit", csv, "--x", "x", "--y", "y", "--bootstrap", "0", "--plot", out),
     }
@@ -157,7 +157,7 @@ def test_every_dir_command_refuses_a_file_and_a_read_only_place(run_cli, tmp_pat
         assert len(r.err.strip().splitlines()) <= 2, (name, r.err)  # one message (may wrap once)
 
 
-_FILE_SUFFIX = {"ntp generate": ".txt", "id estimate": ".json", "id manifold": ".npy", "scaling fit": ".json",
+_FILE_SUFFIX = {"ntp generate": ".txt", "id estimate": ".json", "id sample-manifold": ".npy", "scaling fit": ".json",
                 "scaling fit --plot": ".png"}
 
 

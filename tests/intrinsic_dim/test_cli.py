@@ -1,4 +1,4 @@
-"""`ttlab id estimate` and `ttlab id manifold`."""
+"""`ttlab id estimate` and `ttlab id sample-manifold`."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from ttlab.intrinsic_dim import MLE
 
 def test_manifold_then_estimate_json(run_cli, tmp_path):
     out = tmp_path / "s.npy"
-    res = run_cli("id", "manifold", "sphere", "--d", "3", "--ambient", "20", "--n", "1500", "--seed", "2", "--out", out, "--json")
+    res = run_cli("id", "sample-manifold", "sphere", "--d", "3", "--ambient", "20", "--n", "1500", "--seed", "2", "--out", out, "--json")
     assert res.code == 0, res.err
     X = np.load(out)
     assert X.shape == (1500, 20) and res.json()["d"] == 3
@@ -64,9 +64,9 @@ def test_bad_input_exits_2_with_message(run_cli, tmp_path):
         res = run_cli("id", "estimate", tmp_path / args[0], *args[1:])
         assert res.code == 2, (args, res.out, res.err)
         assert msg in res.err, (args, res.err)
-    res = run_cli("id", "manifold", "sphere", "--d", "5", "--ambient", "3", "--n", "10", "--out", tmp_path / "m.npy")
+    res = run_cli("id", "sample-manifold", "sphere", "--d", "5", "--ambient", "3", "--n", "10", "--out", tmp_path / "m.npy")
     assert res.code == 2 and "too small" in res.err
-    res = run_cli("id", "manifold", "sphere", "--d", "2", "--ambient", "3", "--n", "10", "--out", tmp_path / "m.csv")
+    res = run_cli("id", "sample-manifold", "sphere", "--d", "2", "--ambient", "3", "--n", "10", "--out", tmp_path / "m.csv")
     assert res.code == 2 and ".npy" in res.err
 
 
@@ -88,3 +88,18 @@ def test_cosine_is_half_of_chord_on_the_cli(run_cli, tmp_path):
     assert cos == pytest.approx(chord / 2, rel=1e-9)
     bad = run_cli("id", "compare", path, "--methods", "lpca", "--metric", "cosine")
     assert bad.code == 2 and "metric='chord'" in bad.err
+
+
+def test_no_two_commands_share_a_name():
+    """Every command of every group has a name of its own (`id manifold` was renamed `id sample-manifold`)."""
+    import typer.main
+
+    from ttlab.cli import app
+
+    names: dict[str, list[str]] = {}
+    root = typer.main.get_group(app)
+    for group_name, group in root.commands.items():
+        for name in getattr(group, "commands", {None: None}):
+            names.setdefault(name or group_name, []).append(group_name)
+    assert {n: g for n, g in names.items() if len(g) > 1} == {}
+    assert "sample-manifold" in root.commands["id"].commands and "manifold" not in root.commands["id"].commands

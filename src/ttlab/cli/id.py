@@ -129,8 +129,8 @@ def compare_cmd(
                   f"total {res.total_seconds:.2f} s")
 
 
-@app.command("manifold")
-def manifold(
+@app.command("sample-manifold")
+def sample(
     *,  # keyword-only: --out (required) comes after options with defaults, as in the help
     name: Annotated[str, Argument(help="sphere | cube | linear | swiss-roll | nonlinear.")],
     d: Annotated[int, Option("--d", help="Intrinsic dimension (2 for swiss-roll).")],
