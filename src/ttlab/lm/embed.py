@@ -39,6 +39,7 @@ import numpy as np
 import torch
 
 from ttlab.errors import TTLabInputError
+from ttlab.intrinsic_dim.api import PAPER
 from ttlab.provenance import atomic_file, atomic_write_json, read_json, versions
 
 __all__ = [
@@ -410,10 +411,12 @@ def _corpus_documents(model: EmbeddingModel, corpus: str | None, split: str, spl
         data = load_run(model.run_dir).data()
         n = len(data.doc_ids(split))
         return (t for _, t in data.documents(split)), n, {"source": "run dataset", "dataset_dir": str(data.root), "split": split}
-    from ttlab.lm.corpus import load_corpus, split_corpus
+    from ttlab.lm.corpus import corpus_spec
 
-    c = load_corpus(corpus, **corpus_options)
-    sp = split_corpus(c, val_frac=val_frac, test_frac=test_frac, seed=split_seed)
+    cache_dir = corpus_options.pop("cache_dir", None)  # where hf: datasets are cached, not a CorpusSpec field
+    cs = corpus_spec(corpus, val_frac=val_frac, test_frac=test_frac, split_seed=split_seed, **corpus_options)
+    c = cs.load(cache_dir)
+    sp = cs.split(c)
     n = sp.n_docs(split)
     docs = (np.asarray(model.encode(text), dtype=np.int64) for text in sp.texts(split))
     return docs, n, {"source": corpus, "corpus": c.describe(), "split": split, "split_seed": split_seed,
@@ -449,9 +452,9 @@ def text_intrinsic_dimension(
     emb: Embeddings,
     layer: int = -1,
     *,
-    batch_size: int = 4096,
-    k: int = 20,
-    average: str = "mean",
+    batch_size: int = PAPER.batch_size,
+    k: int = PAPER.k,
+    average: str = PAPER.average,
     unbiased: bool = False,
     seed: int = 0,
     group: int | None = None,

@@ -58,9 +58,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ttlab.errors import TTLabInputError
+from ttlab.intrinsic_dim.api import PAPER
 from ttlab.provenance import atomic_write_json, atomic_write_text, read_json, versions
 
 if TYPE_CHECKING:
+    from ttlab.lm.corpus import CorpusSpec
     from ttlab.lm.experiments import Execution
 
 __all__ = [
@@ -119,9 +121,9 @@ class SuiteConfig:
     dtype: str = "float32"
     batch_tokens: int = 8192
     id_tokens_per_doc: int = 32
-    id_batch_size: int = 4096
-    id_k: int = 20
-    id_average: str = "mean"
+    id_batch_size: int = PAPER.batch_size
+    id_k: int = PAPER.k
+    id_average: str = PAPER.average
     decode_errors: str = "strict"  # invalid UTF-8 in the corpus: strict (error) | replace (U+FFFD)
     shuffle_tokens: bool = False  # control: each window's tokens permuted (seeded) before scoring and embedding
 
@@ -173,6 +175,14 @@ class SuiteConfig:
         if d["decode_errors"] == "strict":
             del d["decode_errors"]
         return d
+
+    def corpus_spec(self) -> CorpusSpec:
+        """The corpus and its split, as :func:`ttlab.lm.corpus.load_corpus` reads them."""
+        from ttlab.lm.corpus import CorpusSpec
+
+        return CorpusSpec(self.corpus, field_name=self.field_name, errors=self.decode_errors,
+                          max_docs=self.max_corpus_docs, val_frac=self.val_frac, test_frac=self.test_frac,
+                          split_seed=self.split_seed)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dict, with the derived window length and byte budget."""
@@ -255,10 +265,9 @@ def select_windows(texts: Sequence[str], cfg: SuiteConfig) -> list[TextWindow]:
 
 
 def _split_texts(cfg: SuiteConfig) -> tuple[list[str], dict[str, Any]]:
-    from ttlab.lm.corpus import load_corpus, split_corpus
-
-    corpus = load_corpus(cfg.corpus, field_name=cfg.field_name, max_docs=cfg.max_corpus_docs, errors=cfg.decode_errors)
-    sp = split_corpus(corpus, val_frac=cfg.val_frac, test_frac=cfg.test_frac, seed=cfg.split_seed)
+    cs = cfg.corpus_spec()
+    corpus = cs.load()
+    sp = cs.split(corpus)
     return list(sp.texts(cfg.split)), {"corpus": corpus.describe(), "split": cfg.split, "n_split_docs": sp.n_docs(cfg.split),
                                        "split_fingerprint": sp.fingerprint(cfg.split)}
 
