@@ -10,7 +10,8 @@ Imports: ttlab.configs, ttlab.errors; nothing else of ttlab.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from ttlab.configs import DictConfig
@@ -28,8 +29,26 @@ MODEL_PRESETS: dict[str, dict[str, int]] = {
     "gpt2-medium": dict(n_layer=24, n_head=16, n_embd=1024),
     "gpt2-large": dict(n_layer=36, n_head=20, n_embd=1280),
 }
+def setting(default: Any, text: str) -> Any:
+    """A dataclass field: its ``default`` and what the setting means (``metadata["help"]``; the command line shows it as
+    the help of the option that sets the field, with the default beside it)."""
+    return field(default=default, metadata={"help": text})
+
+
+def field_help(cls: type, name: str) -> str:
+    """What field ``name`` of the dataclass ``cls`` means (:func:`setting`; "" when undocumented)."""
+    return next(f.metadata.get("help", "") for f in fields(cls) if f.name == name)
+
+
+def pick_fields(cls: type, values: Mapping[str, Any]) -> dict[str, Any]:
+    """The entries of ``values`` named like the fields of the dataclass ``cls`` (a command's parameters, by name)."""
+    return {f.name: values[f.name] for f in fields(cls) if f.name in values}
+
+
 DEFAULT_MODEL = "micro"
 """The size preset a run or a data sweep uses when none is given."""
+MAX_HOURS = 24.0
+"""A CPU run whose steps are estimated above this many hours is refused (``ttlab lm train --max-hours``)."""
 
 
 @dataclass(frozen=True)
@@ -37,12 +56,12 @@ class GPTConfig(DictConfig):
     """Shape of a :class:`GPT`. ``bias`` adds biases to Linear and LayerNorm layers (GPT-2 has them)."""
 
     vocab_size: int = 2048
-    block_size: int = 128
+    block_size: int = setting(128, "Context length.")
     n_layer: int = 4
     n_head: int = 4
     n_embd: int = 128
-    dropout: float = 0.0
-    bias: bool = False
+    dropout: float = setting(0.0, "Dropout rate.")
+    bias: bool = setting(False, "Biases in Linear and LayerNorm layers.")
 
     def __post_init__(self) -> None:
         for name in ("vocab_size", "block_size", "n_layer", "n_head", "n_embd"):
@@ -78,30 +97,30 @@ class GPTConfig(DictConfig):
 class TrainConfig(DictConfig):
     """Optimisation, evaluation, stopping and runtime settings of one training run."""
 
-    batch_size: int = 12
-    grad_accum: int = 1
-    max_iters: int = 2000
-    lr: float = 1e-3
-    min_lr: float | None = None  # None: lr / 10
-    warmup_iters: int = 100
-    lr_decay_iters: int | None = None  # schedule length; None: max_iters
-    weight_decay: float = 0.1
-    beta1: float = 0.9
-    beta2: float = 0.95
-    grad_clip: float = 1.0  # 0 disables clipping
-    eval_interval: int = 100
-    eval_iters: int = 20  # validation windows = eval_iters × batch_size (or all, if fewer)
-    patience: int | None = None  # early stopping after this many evaluations without improvement
-    min_delta: float = 0.0
-    max_tokens: int | None = None  # use only the first N training tokens (the data-size knob)
-    test_max_tokens: int | None = None  # cap on the test tokens evaluated at the end
-    eval_test: bool = False  # also evaluate test windows at every evaluation (the paper's "5 lowest test losses")
-    seed: int = 0
-    keep_best: bool = True
-    device: str = "auto"
-    dtype: str = "auto"  # float32 | bfloat16 | float16 | auto (float32 on CPU, bf16/fp16 on CUDA)
-    compile: bool = False
-    threads: int | None = None
+    batch_size: int = setting(12, "Sequences per micro-batch (per process).")
+    grad_accum: int = setting(1, "Micro-batches per optimiser step.")
+    max_iters: int = setting(2000, "Optimiser steps (upper bound with early stopping).")
+    lr: float = setting(1e-3, "Peak learning rate.")
+    min_lr: float | None = setting(None, "Final learning rate (default lr/10).")
+    warmup_iters: int = setting(100, "Linear warmup steps.")
+    lr_decay_iters: int | None = setting(None, "Schedule length: cosine decay ends here (default: max-iters).")
+    weight_decay: float = setting(0.1, "AdamW weight decay (matrices and embeddings).")
+    beta1: float = setting(0.9, "AdamW beta1.")
+    beta2: float = setting(0.95, "AdamW beta2.")
+    grad_clip: float = setting(1.0, "Clip the gradient norm (0: off).")
+    eval_interval: int = setting(100, "Steps between evaluations (and checkpoints).")
+    eval_iters: int = setting(20, "Validation windows = eval-iters × batch-size (all, if fewer).")
+    patience: int | None = setting(None, "Early stopping: evaluations without improvement (default: none).")
+    min_delta: float = setting(0.0, "Early stopping: smallest improvement that counts.")
+    max_tokens: int | None = setting(None, "Train on the first N training tokens only (the data-size knob).")
+    test_max_tokens: int | None = setting(None, "Evaluate the test loss on at most N tokens.")
+    eval_test: bool = setting(False, "Also evaluate test windows at every evaluation (the paper's mean of the 5 lowest).")
+    seed: int = setting(0, "Seed of initialisation, batches and dropout.")
+    keep_best: bool = setting(True, "Keep best.pt (lowest validation loss).")
+    device: str = setting("auto", "auto | cpu | cuda | cuda:N.")
+    dtype: str = setting("auto", "auto (float32 on the CPU, bfloat16/float16 on CUDA) | float32 | bfloat16 | float16 (CUDA).")
+    compile: bool = setting(False, "torch.compile the model.")
+    threads: int | None = setting(None, "torch CPU threads (during the run only).")
 
     def __post_init__(self) -> None:
         pos_int = ("batch_size", "grad_accum", "max_iters", "eval_interval", "eval_iters")
@@ -149,3 +168,26 @@ class TrainConfig(DictConfig):
             return self.final_lr
         ratio = (it - self.warmup_iters) / max(1, L - self.warmup_iters)
         return self.final_lr + 0.5 * (1.0 + math.cos(math.pi * ratio)) * (self.lr - self.final_lr)
+
+
+WHICH = ("final", "best", "init")
+"""Which weights of a run folder :func:`ttlab.lm.trainer.load_model` opens: last checkpoint, best validation, or the
+untrained start."""
+
+
+@dataclass(frozen=True)
+class SampleConfig:
+    """How :func:`ttlab.lm.trainer.sample_text` continues a prompt: ``tokens`` new tokens sampled at ``temperature``
+    among the ``top_k`` most likely (None: all) with the ``seed``, from the ``which`` weights of the run."""
+
+    tokens: int = setting(100, "Tokens to generate.")
+    temperature: float = setting(0.8, "Sampling temperature (> 0).")
+    top_k: int | None = setting(200, "Sample among the k most likely tokens.")
+    seed: int = setting(0, "Sampling seed.")
+    which: str = setting("best", "best (best.pt; a run without one: final, with a note) | final (ckpt.pt) | init.")
+
+    def __post_init__(self) -> None:
+        if isinstance(self.tokens, bool) or not isinstance(self.tokens, int) or self.tokens < 1:
+            raise TTLabInputError(f"--tokens must be >= 1, got {self.tokens}.")
+        if self.which not in WHICH:
+            raise TTLabInputError(f"which must be one of {', '.join(WHICH)}, got {self.which!r}.")

@@ -16,7 +16,7 @@ A corpus spec is one of
 
 Documents whose text is empty or only whitespace are dropped (and counted).
 
-Imports: numpy, ttlab.errors; lazily datasets (``hf:`` specs); never ttlab.cli.
+Imports: numpy, ttlab.errors, ttlab.lm.configs (setting); lazily datasets (``hf:`` specs); never ttlab.cli.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 
 from ttlab.errors import TTLabInputError
+from ttlab.lm.configs import setting
 
 #: Bundled corpora: name -> (file inside ``ttlab/data/corpora``, description).
 BUILTIN_CORPORA: dict[str, tuple[str, str]] = {
@@ -384,19 +385,22 @@ class CorpusSpec:
     (``replace``); ``hf_split`` / ``hf_config`` / ``data_files``: what an ``hf:`` spec loads; ``max_docs``: keep only the
     first N documents; ``val_frac`` / ``test_frac`` / ``split_seed``: the document split (:meth:`split`)."""
 
-    source: str | Path
-    field_name: str = "text"
-    id_field: str | None = "auto"
-    doc_sep: str | None = BLANK_LINES
-    pattern: str = "**/*"
-    errors: str = "strict"
-    hf_split: str = "train"
-    hf_config: str | None = None
-    data_files: str | Sequence[str] | None = None
-    max_docs: int | None = None
-    val_frac: float = 0.1
-    test_frac: float = 0.1
-    split_seed: int = 0
+    source: str | Path = field(metadata={"help": "builtin:NAME | FILE.txt | FILE.jsonl[.gz|.xz] | DIR (one document "
+                                                 "per file) | hf:PATH."})
+    field_name: str = setting("text", "JSONL / hf: field holding the text.")
+    id_field: str | None = setting("auto", "JSONL / hf: field holding the document id (auto: 'id' if present; none).")
+    doc_sep: str | None = setting(BLANK_LINES, "Text files: document separator — 'blank-lines', 'none' (whole file is "
+                                                "one document) or a literal string (escapes like \\n allowed).")
+    pattern: str = setting("**/*", "Directories: glob of the files to read.")
+    errors: str = setting("strict", "Invalid UTF-8: strict (error) | replace.")
+    hf_split: str = setting("train", "hf: split to load.")
+    hf_config: str | None = setting(None, "hf: dataset configuration name.")
+    data_files: str | Sequence[str] | None = setting(None, "hf: data files for a builder such as json/text/parquet "
+                                                            "(repeatable).")
+    max_docs: int | None = setting(None, "Use only the first N documents of the corpus (quick runs).")
+    val_frac: float = setting(0.1, "Fraction of documents for validation.")
+    test_frac: float = setting(0.1, "Fraction of documents for test.")
+    split_seed: int = setting(0, "Seed of the document-level split.")
 
     def load(self, cache_dir: str | Path | None = None) -> Corpus:
         """The corpus (:func:`load_corpus`; ``cache_dir``: the ``hf:`` loader's cache)."""
@@ -405,6 +409,19 @@ class CorpusSpec:
     def split(self, corpus: Corpus) -> CorpusSplit:
         """``corpus`` (loaded from this spec) split by ``val_frac``, ``test_frac`` and ``split_seed``."""
         return split_corpus(corpus, val_frac=self.val_frac, test_frac=self.test_frac, seed=self.split_seed)
+
+    def summary(self) -> dict[str, Any]:
+        """The corpus's :meth:`Corpus.describe`, its split's (``split``) and the characters of each split (``chars``)."""
+        corpus = self.load()
+        sp = self.split(corpus)
+        return {**corpus.describe(), "split": sp.describe(), "chars": {s: sum(len(t) for t in sp.texts(s)) for s in SPLITS}}
+
+
+def summary_lines(summary: dict[str, Any]) -> list[str]:
+    """:meth:`CorpusSpec.summary` as plain-text lines (``ttlab lm corpus info``)."""
+    return [f"{summary['name']} ({summary['source']}): {summary['n_docs']} documents",
+            *(f"  {s:5s} {summary['split'][f'{s}_docs']:6d} documents {chars:12,d} characters"
+              for s, chars in summary["chars"].items())]
 
 
 def corpus_spec(spec: str | Path | CorpusSpec, **options: Any) -> CorpusSpec:

@@ -217,10 +217,12 @@ def sample_windows(n_tokens: int, cfg: EmbedConfig, context: int, rng: np.random
         tiles = offset + length * np.arange((n_tokens - offset) // length)
         k = min(cfg.windows_per_doc, len(tiles))
         starts = sorted(int(t) for t in (rng.choice(tiles, size=k, replace=False) if cfg.window == "random" else tiles[:k]))
-    return [(start, length, *_sample_positions(length, cfg, rng)) for start in starts]
+    return [(start, length, *sample_positions(length, cfg, rng)) for start in starts]
 
 
-def _sample_positions(length: int, cfg: EmbedConfig, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def sample_positions(length: int, cfg: EmbedConfig, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """The token positions sampled in a ``length``-token window (``cfg.tokens_per_doc`` of them, or that many per
+    position group of ``cfg.position_edges``) and the group of each, drawn from ``rng``."""
     if cfg.position_edges is None:
         k = min(cfg.tokens_per_doc, length)
         pos = np.sort(rng.choice(length, size=k, replace=False)) if k else np.zeros(0, dtype=np.int64)

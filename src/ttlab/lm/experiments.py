@@ -51,8 +51,10 @@ from typing import Any
 import numpy as np
 
 from ttlab.errors import TTLabInputError
+from ttlab.intrinsic_dim.api import PAPER
 from ttlab.lm.model import DEFAULT_MODEL, GPT, GPTConfig
 from ttlab.lm.presets import (
+    BOOTSTRAP,
     DATA_SWEEP_PRESETS,
     DEFAULT_LOSS,
     LOSS_METRICS,
@@ -85,6 +87,8 @@ __all__ = [
     "model_config",
     "sweep_kwargs",
     "run_preset_sweep",
+    "sweep_summary",
+    "ablations_summary",
     "DATA_SWEEP_PRESETS",
     "MODEL_SWEEP_PRESETS",
     "LOSS_METRICS",
@@ -392,7 +396,7 @@ def run_data_sweep(
     protocol: str = "converged",
     loss: str = DEFAULT_LOSS,
     id_options: IDOptions = IDOptions(),
-    bootstrap: int = 1000,
+    bootstrap: int = BOOTSTRAP,
     execution: Execution = Execution(),
     progress: ProgressFn | None = None,
     cap_doublings: int = 0,
@@ -471,7 +475,7 @@ def run_model_sweep(
     loss: str = DEFAULT_LOSS,
     id_options: IDOptions = IDOptions(),
     measure_id: bool = True,
-    bootstrap: int = 1000,
+    bootstrap: int = BOOTSTRAP,
     execution: Execution = Execution(),
     progress: ProgressFn | None = None,
 ) -> dict[str, Any]:
@@ -518,15 +522,12 @@ def run_model_sweep(
 
 
 def run_preset_sweep(kind: str, out_dir: str | Path, preset: str = "quick", *, loss: str = DEFAULT_LOSS,
-                     n_sizes: int | None = None, min_tokens: int | None = None, progress: ProgressFn | None = None,
-                     **overrides: Any) -> dict[str, Any]:
-    """``ttlab lm data-sweep | model-sweep``: the preset with ``overrides`` (:func:`sweep_kwargs`), run by
-    :func:`run_data_sweep` (``kind="data"``; ``n_sizes`` / ``min_tokens`` when given) or :func:`run_model_sweep`."""
+                     progress: ProgressFn | None = None, **overrides: Any) -> dict[str, Any]:
+    """``ttlab lm data-sweep | model-sweep``: the preset with ``overrides`` (:func:`sweep_kwargs`; None keeps a value),
+    run by :func:`run_data_sweep` (``kind="data"``) or :func:`run_model_sweep`."""
     kw = sweep_kwargs(kind, preset, **overrides)
-    if kind == "model":
-        return run_model_sweep(out_dir, loss=loss, progress=progress, **kw)
-    grid = {k: v for k, v in (("n_sizes", n_sizes), ("min_tokens", min_tokens)) if v is not None}
-    return run_data_sweep(out_dir, loss=loss, progress=progress, **grid, **kw)
+    run = run_data_sweep if kind == "data" else run_model_sweep
+    return run(out_dir=out_dir, loss=loss, progress=progress, **kw)
 
 
 # -------------------------------------------------------------------------------------- ablations
@@ -579,3 +580,35 @@ def id_ablations(
     if progress:
         progress("ID ablations", total, total)
     return result
+
+
+# ------------------------------------------------------------------------------------ summaries
+def sweep_summary(res: dict[str, Any], out: str | Path) -> list[str]:
+    """Plain-text lines summing up a data or model sweep's result (points, α̂ with its interval, the ID's prediction
+    and band, the files written), as ``ttlab lm data-sweep | model-sweep`` prints them."""
+    sym = "D" if res["kind"] == "data_sweep" else "N"
+    lines = [f"  {sym} = {p['train_tokens'] if sym == 'D' else p['params_non_embedding']:>11,d}: test loss {p['loss']:.4f}"
+             for p in res["points"]]
+    a, ci = res["alpha_hat"], res["alpha_hat_ci"]
+    if a is not None:
+        lines.append(f"α̂_{sym} = {a:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "") + " (log-log slope)" +
+                     (f"; offset form α = {res['alpha_hat_offset']:.3f}" if res.get("alpha_hat_offset") else ""))
+    if res.get("intrinsic_dim") is not None:
+        lines.append(f"ID {res['intrinsic_dim']:.2f} (harmonic {res['intrinsic_dim_harmonic']:.2f}) → predicted "
+                     f"α_{sym} = {res['alpha_pred']:.3f} (harmonic {res['alpha_pred_harmonic']:.3f})")
+    band = res.get("alpha_pred_band")
+    if band:
+        lines.append(f"band over {len(band['estimators'])} ID estimators: α_{sym} {band['lo']:.3f} – {band['hi']:.3f} "
+                     f"(ID {band['id_lo']:.2f} – {band['id_hi']:.2f}; central {band['central']:.3f} from MLE "
+                     f"K={PAPER.k} {PAPER.average})")
+    return lines + [f"wrote {out}/results.json and {out}/{res.get('figure', '')} in {res['wall_time_s']:.0f} s"]
+
+
+def ablations_summary(res: dict[str, Any], out: str | Path) -> list[str]:
+    """Plain-text lines summing up :func:`id_ablations`' result (ID by model, per layer, per position)."""
+    return [*(f"  {r['n_layer']} layers × {r['n_embd']}: ID {r['intrinsic_dim']:.2f} (harmonic "
+              f"{r['intrinsic_dim_harmonic']:.2f})" for r in res["by_model"]),
+            "  per layer: " + ", ".join(f"{r['layer']}: {r['intrinsic_dim']:.2f}" for r in res["per_layer"]["rows"]),
+            "  per position: " + ", ".join(f"{r['positions'][0]}–{r['positions'][1]}: {r['intrinsic_dim']:.2f}"
+                                           for r in res["per_position"]["rows"]),
+            f"wrote {out}/id_ablations.json and {out}/id_ablations.png"]

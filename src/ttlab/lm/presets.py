@@ -23,11 +23,12 @@ import numpy as np
 
 from ttlab.errors import TTLabInputError
 from ttlab.intrinsic_dim.api import PAPER
-from ttlab.lm.configs import MODEL_PRESETS, GPTConfig, TrainConfig
+from ttlab.lm.configs import MODEL_PRESETS, GPTConfig, TrainConfig, setting
 from ttlab.lm.corpus import CorpusSpec
 from ttlab.lm.tokenizer import DEFAULT_VOCAB_SIZE
 
 __all__ = [
+    "BOOTSTRAP",
     "DATA_SWEEP_PRESETS",
     "DEFAULT_LOSS",
     "LOSS_METRICS",
@@ -50,6 +51,8 @@ PROTOCOLS = ("converged", "early-stop", "budget")
 LOSS_METRICS = ("mean_5_lowest_test", "test_loss", "test_loss_best")
 DEFAULT_LOSS = LOSS_METRICS[0]
 """The loss a sweep fits: the mean of the 5 lowest test losses over the periodic evaluations (the authors' choice)."""
+BOOTSTRAP = 1000
+"""Bootstrap resamples of a sweep's or a suite's exponent fits."""
 N_SIZES = 5
 """Data sizes of a data sweep given none: geometrically spaced from :data:`MIN_TOKENS` to the whole training split."""
 MIN_TOKENS = 10_000
@@ -62,24 +65,24 @@ class Execution:
     ``"ray"`` (a Ray cluster at ``ray_address``), ``workers`` runs at once, ``threads_per_task`` torch threads each
     (None: cores / workers)."""
 
-    backend: str = "local"
-    workers: int = 1
-    threads_per_task: int | None = None
-    ray_address: str | None = None
+    backend: str = setting("local", "local (a process pool) | ray.")
+    workers: int = setting(1, "Runs (or models) at once.")
+    threads_per_task: int | None = setting(None, "Torch threads per run (default: cores / workers).")
+    ray_address: str | None = setting(None, "Ray cluster address (with --backend ray), e.g. auto or HOST:PORT.")
 
 
 @dataclass(frozen=True)
 class SweepData:
     """Corpus, split and tokenizer of a sweep (see :func:`ttlab.lm.prepare_data`)."""
 
-    corpus: str = "builtin:sotu"
-    vocab_size: int = DEFAULT_VOCAB_SIZE
+    corpus: str = setting("builtin:sotu", "Corpus spec: builtin:sotu | FILE.txt | FILE.jsonl[.xz] | DIR | hf:PATH.")
+    vocab_size: int = setting(DEFAULT_VOCAB_SIZE, "BPE vocabulary (quick 1024, default 2048).")
     val_frac: float = 0.1
     test_frac: float = 0.1
     split_seed: int = 0
-    max_docs: int | None = None
-    cache_dir: str | None = None
-    field_name: str = "text"
+    max_docs: int | None = setting(None, "Use only the first N documents of the corpus.")
+    cache_dir: str | None = setting(None, "Tokenizer / token cache folder.")
+    field_name: str = setting("text", "JSONL / hf: text field.")
 
     def __post_init__(self) -> None:
         if self.cache_dir is not None:
@@ -96,14 +99,14 @@ class IDOptions:
     """How the text ID is measured from a run's embeddings (every choice is recorded)."""
 
     layer: int = -1
-    tokens_per_doc: int = 32
-    windows_per_doc: int = 16
+    tokens_per_doc: int = setting(32, "ID: token positions per window.")
+    windows_per_doc: int = setting(16, "ID: windows per test document.")
     context: int | None = None  # None: the model's block size
     window: str = "random"
     split: str = "test"
-    batch_size: int = PAPER.batch_size
-    k: int = PAPER.k
-    average: str = PAPER.average
+    batch_size: int = setting(PAPER.batch_size, "ID: protocol batch size.")
+    k: int = setting(PAPER.k, "ID: MLE neighbours K.")
+    average: str = setting(PAPER.average, "ID: mean (paper) | harmonic | median.")
     seed: int = 0
     max_docs: int | None = None
 
@@ -179,11 +182,11 @@ class SweepPreset:
     def with_overrides(self, **overrides: Any) -> "SweepPreset":
         """A copy with fields changed by name — the preset's own (``seeds``, ``sizes``, …) or a field of its train,
         data or execution config (``max_iters``, ``corpus``, ``workers``, …); None keeps the value."""
-        unknown = sorted(set(overrides) - self.option_names())
+        given = {k: v for k, v in overrides.items() if v is not None}
+        unknown = sorted(set(given) - self.option_names())
         if unknown:
             raise TTLabInputError(f"unknown sweep option(s): {', '.join(unknown)}.")
         own = {f.name for f in fields(self)}
-        given = {k: v for k, v in overrides.items() if v is not None}
         changes = {k: v for k, v in given.items() if k in own}
         for part in _PARTS:
             names = {f.name for f in fields(getattr(self, part))}
@@ -201,10 +204,14 @@ class SweepPreset:
 
 @dataclass(frozen=True, kw_only=True)
 class DataSweepPreset(SweepPreset):
-    """A data sweep: one model shape; ``sizes`` training-token counts (None: geometric up to the whole split)."""
+    """A data sweep: one model shape; ``sizes`` training-token counts (None: ``n_sizes`` geometric sizes from
+    ``min_tokens`` up to the whole split)."""
 
     model: str | tuple[int, int, int]
     sizes: tuple[int, ...] | None = None
+    n_sizes: int = setting(N_SIZES, f"data-sweep: geometric sizes when none are given (default {N_SIZES}), from "
+                                    "min-tokens to the whole training split.")
+    min_tokens: int = setting(MIN_TOKENS, f"data-sweep: the smallest of those sizes (default {MIN_TOKENS}).")
     cap_doublings: int = 0
 
     def __post_init__(self) -> None:
@@ -214,7 +221,8 @@ class DataSweepPreset(SweepPreset):
     def kwargs(self) -> dict[str, Any]:
         """Keyword arguments of :func:`ttlab.lm.experiments.run_data_sweep`."""
         return {**self.common_kwargs(), "model": model_config(self.model, self.block_size),
-                "sizes": list(self.sizes) if self.sizes else None, "cap_doublings": self.cap_doublings}
+                "sizes": list(self.sizes) if self.sizes else None, "n_sizes": self.n_sizes, "min_tokens": self.min_tokens,
+                "cap_doublings": self.cap_doublings}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -222,7 +230,8 @@ class ModelSweepPreset(SweepPreset):
     """A model sweep: several model shapes on ``max_tokens`` training tokens (None: the whole split)."""
 
     models: tuple[str | tuple[int, int, int], ...]
-    max_tokens: int | None = None
+    max_tokens: int | None = setting(None, "model-sweep: training tokens of every model (default: quick 1M, else the "
+                                           "whole split).")
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -306,7 +315,10 @@ def sweep_kwargs(kind: str, preset: str = "quick", **overrides: Any) -> dict[str
     if preset not in presets[kind]:
         raise TTLabInputError(f"unknown preset {preset!r}; choose one of {', '.join(presets[kind])}.")
     base = presets[kind][preset]
-    unknown = sorted(set(overrides) - base.option_names())
+    unknown = sorted({k for k, v in overrides.items() if v is not None} - base.option_names())
     if unknown:
-        raise TTLabInputError(f"unknown {kind}-sweep option(s): {', '.join(unknown)}.")
+        other = "model" if kind == "data" else "data"
+        theirs = [k for k in unknown if k in next(iter(presets[other].values())).option_names()]
+        raise TTLabInputError(f"unknown {kind}-sweep option(s): {', '.join(unknown)}" +
+                              (f" ({', '.join(theirs)}: option(s) of `ttlab lm {other}-sweep`)" if theirs else "") + ".")
     return base.with_overrides(**overrides).kwargs()

@@ -66,7 +66,7 @@ from typing import Any, Iterator, Sequence
 import torch
 
 from ttlab.errors import TTLabInputError
-from ttlab.lm.hf import _raw_hidden_states, _transformers, final_norm_applied, hidden_states
+from ttlab.lm.hf import final_norm_applied, hidden_states, raw_hidden_states, transformers_module
 from ttlab.provenance import read_json
 
 #: Format of the folders written by the GGUF conversion (bump to invalidate old caches).
@@ -312,7 +312,7 @@ def _load_package(package: str, dtype: torch.dtype, cache: Path) -> PretrainedLM
 
 def _hf_dtype_kw(dtype: torch.dtype) -> dict[str, Any]:
     """``dtype=`` on transformers >= 4.56, ``torch_dtype=`` before."""
-    tf = _transformers()
+    tf = transformers_module()
     major, minor = (int(x) for x in re.findall(r"\d+", tf.__version__)[:2])
     return {"dtype": dtype} if (major, minor) >= (4, 56) else {"torch_dtype": dtype}
 
@@ -344,7 +344,7 @@ def _dir_fingerprint(path: Path) -> dict[str, Any]:
 
 
 def _load_hf_dir(path: Path, dtype: torch.dtype, source: dict[str, Any], name: str | None = None) -> PretrainedLM:
-    tf = _transformers()
+    tf = transformers_module()
     from transformers.models.auto import modeling_auto
 
     try:
@@ -447,7 +447,7 @@ def _check_causal(model: Any, where: Path) -> None:
     a = torch.arange(1, 7, device=device) * 7919 % vocab
     b = a.clone()
     b[-1] = (b[-1] + 1) % vocab
-    last = _raw_hidden_states(model, torch.stack([a, b]))[-1][:, :-1].float()
+    last = raw_hidden_states(model, torch.stack([a, b]))[-1][:, :-1].float()
     tol = 1e-4 * float(last.abs().max().clamp_min(1.0))
     if not torch.allclose(last[0], last[1], rtol=1e-4, atol=tol):
         raise TTLabInputError(
@@ -561,7 +561,7 @@ def _quiet_transformers() -> Iterator[None]:
 def convert_gguf(path: str | os.PathLike, out_dir: str | os.PathLike, *, sha256: str | None = None) -> Path:
     """Write GGUF file ``path`` as a Hugging Face model folder ``out_dir`` (float32 safetensors, the
     tokenizer, and ``ttlab_source.json``); atomic: the folder appears complete or not at all."""
-    tf = _transformers()
+    tf = transformers_module()
     path, out = Path(path), Path(out_dir)
     sha = sha256 or _file_digest(path)
     out.parent.mkdir(parents=True, exist_ok=True)

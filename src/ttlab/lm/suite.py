@@ -59,11 +59,12 @@ import numpy as np
 
 from ttlab.errors import TTLabInputError
 from ttlab.intrinsic_dim.api import PAPER
+from ttlab.lm.configs import setting
+from ttlab.lm.presets import BOOTSTRAP, Execution
 from ttlab.provenance import atomic_write_json, atomic_write_text, read_json, versions
 
 if TYPE_CHECKING:
     from ttlab.lm.corpus import CorpusSpec
-    from ttlab.lm.experiments import Execution
 
 __all__ = [
     "BYTES_PER_TOKEN",
@@ -80,6 +81,8 @@ __all__ = [
     "read_suite_file",
     "resolve_model",
     "run_suite",
+    "suite_specs",
+    "suite_summary",
     "score_windows",
     "select_windows",
 ]
@@ -101,31 +104,32 @@ _WORD = re.compile(r"\s*\S+")
 class SuiteConfig:
     """What every model of a suite is evaluated on, and how (all choices are stored in results.json)."""
 
-    corpus: str = "builtin:sotu"
-    split: str = "test"
-    split_seed: int = 0
-    val_frac: float = 0.1
-    test_frac: float = 0.1
-    max_corpus_docs: int | None = None  # use only the first N documents of the corpus (before the split)
-    field_name: str = "text"
-    context: int = 1024  # tokens per forward pass (clipped to each model's context)
-    stride: int | None = None  # new tokens per later chunk of a long window (None: context, disjoint chunks)
-    window: str = "random"
-    window_bytes: int | None = None  # None: BYTES_PER_TOKEN × context
-    windows_per_doc: int = 1
-    max_docs: int | None = None
-    max_tokens: int | None = None  # nominal: the byte budget is BYTES_PER_TOKEN × max_tokens
-    max_bytes: int | None = None  # exact byte budget (overrides max_tokens)
-    seed: int = 0
-    device: str = "cpu"
-    dtype: str = "float32"
-    batch_tokens: int = 8192
-    id_tokens_per_doc: int = 32
-    id_batch_size: int = PAPER.batch_size
-    id_k: int = PAPER.k
-    id_average: str = PAPER.average
-    decode_errors: str = "strict"  # invalid UTF-8 in the corpus: strict (error) | replace (U+FFFD)
-    shuffle_tokens: bool = False  # control: each window's tokens permuted (seeded) before scoring and embedding
+    corpus: str = setting("builtin:sotu", "Corpus spec: builtin:sotu | FILE.txt | FILE.jsonl[.xz] | DIR | hf:PATH.")
+    split: str = setting("test", "Document split scored: train | val | test.")
+    split_seed: int = setting(0, "Seed of the document split.")
+    val_frac: float = setting(0.1, "Fraction of documents in the validation split.")
+    test_frac: float = setting(0.1, "Fraction of documents in the test split.")
+    max_corpus_docs: int | None = setting(None, "Use only the first N documents of the corpus (before the split).")
+    field_name: str = setting("text", "JSONL / hf: text field.")
+    context: int = setting(1024, "Tokens per forward pass (clipped to each model's context).")
+    stride: int | None = setting(None, "New tokens per later chunk of a window longer than the context (default: "
+                                       "context, disjoint chunks).")
+    window: str = setting("random", "random (a seeded random span per document) | prefix (the document's start).")
+    window_bytes: int | None = setting(None, "Text window length in UTF-8 bytes (default BYTES_PER_TOKEN = 4 × context).")
+    windows_per_doc: int = setting(1, "Non-overlapping text windows per document.")
+    max_docs: int | None = setting(None, "Score at most N documents of the split.")
+    max_tokens: int | None = setting(None, "Text budget in nominal tokens (4 bytes each; real counts are reported).")
+    max_bytes: int | None = setting(None, "Exact text budget in bytes (overrides max-tokens).")
+    seed: int = setting(0, "Seed of window placement, ID positions and ID batches.")
+    device: str = setting("cpu", "cpu | cuda | cuda:N | mps.")
+    dtype: str = setting("float32", "float32 | bfloat16 | float16.")
+    batch_tokens: int = setting(8192, "Input tokens per batch (fewer for large vocabularies).")
+    id_tokens_per_doc: int = setting(32, "ID: token positions sampled per window.")
+    id_batch_size: int = setting(PAPER.batch_size, "ID: protocol batch size.")
+    id_k: int = setting(PAPER.k, "ID: MLE neighbours K.")
+    id_average: str = setting(PAPER.average, "ID: mean (paper) | harmonic | median.")
+    decode_errors: str = setting("strict", "Invalid UTF-8 in the corpus: strict (error) | replace (U+FFFD).")
+    shuffle_tokens: bool = setting(False, "Control: each window's tokens permuted (seeded) before scoring and embedding.")
 
     def __post_init__(self) -> None:
         if self.decode_errors not in ("strict", "replace"):
@@ -493,7 +497,7 @@ def score_windows(sm: SuiteModel, windows: Sequence[TextWindow], cfg: SuiteConfi
     import torch
     import torch.nn.functional as F
 
-    from ttlab.lm.embed import SHUFFLE_STREAM, EmbedConfig, _sample_positions
+    from ttlab.lm.embed import SHUFFLE_STREAM, EmbedConfig, sample_positions
 
     C = min(cfg.context, sm.max_context)
     if C < 2:
@@ -517,7 +521,7 @@ def score_windows(sm: SuiteModel, windows: Sequence[TextWindow], cfg: SuiteConfi
         ordinal[win.doc_index] = j + 1
         simple = cfg.window == "prefix" and cfg.windows_per_doc == 1
         rng = np.random.default_rng([cfg.seed, win.doc_index] if simple else [cfg.seed, win.doc_index, 1 + j])
-        positions.append(_sample_positions(len(toks), ecfg, rng)[0])
+        positions.append(sample_positions(len(toks), ecfg, rng)[0])
         if cfg.shuffle_tokens:  # the control: the window's tokens permuted by their own stream, positions unchanged
             toks = [int(t) for t in np.random.default_rng([cfg.seed, win.doc_index, 1 + j, SHUFFLE_STREAM]).permutation(toks)]
         chunks.extend(_chunks(w, toks, sm.start_token_id, C, P))
@@ -738,6 +742,16 @@ def read_suite_file(path: str | Path) -> tuple[list[dict[str, Any]], str | None]
     return out, reference
 
 
+def suite_specs(models: Sequence[str], suite_file: str | Path | None = None) -> tuple[list[Any], str | None]:
+    """The resolved specs of a suite file's models (:func:`read_suite_file`) then of ``models``
+    (:func:`resolve_model`), and the file's reference model (None without one)."""
+    specs, reference = read_suite_file(suite_file) if suite_file is not None else ([], None)
+    specs += [resolve_model(m) for m in models]
+    if not specs:
+        raise TTLabInputError("give the models: --model PATH (repeatable) or --suite suite.json.")
+    return specs, reference
+
+
 # -------------------------------------------------------------------------------------- the suite
 def suite_design_notes(ok: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """What the evaluated models (rows sorted by non-embedding N) cannot support: ``loss`` / ``bpb``: why
@@ -779,7 +793,7 @@ def run_suite(
     cfg: SuiteConfig = SuiteConfig(),
     *,
     reference: str | None = None,
-    bootstrap: int = 1000,
+    bootstrap: int = BOOTSTRAP,
     execution: Execution | None = None,
     progress: ProgressFn | None = None,
     overwrite: bool = False,
@@ -795,7 +809,7 @@ def run_suite(
     returns the results dict. Models that fail are recorded with their error; the others are kept. ``execution``: where
     the models are evaluated (:class:`ttlab.lm.experiments.Execution`; default: one local worker).
     """
-    from ttlab.lm.experiments import Execution, fit_loss_scaling
+    from ttlab.lm.experiments import fit_loss_scaling
     from ttlab.scaling.analysis import exponent_summary
     from ttlab.sweep import RayBackend, run_sweep
 
@@ -933,6 +947,30 @@ def check_suite_folder(out: Path, cfg: SuiteConfig, overwrite: bool = False) -> 
 def _last_line(text: str | None) -> str:
     lines = (text or "").strip().splitlines()
     return lines[-1] if lines else "failed"
+
+
+def suite_summary(res: dict[str, Any], out: str | Path) -> list[str]:
+    """Plain-text lines summing up :func:`run_suite`'s result (the windows, every model, the fits, the predicted
+    α_N, the files written), as ``ttlab lm suite`` prints them (its warnings are in ``res["warnings"]``)."""
+    w = res["windows"]
+    lines = [f"{w['n_windows']} windows from {w['n_docs']} documents, {w['bytes']:,} bytes"]
+    for r in res["models"]:
+        if r["status"] != "ok":
+            lines.append(f"  {r['name']}: failed — {r['error']}")
+            continue
+        idtxt = f"ID {r['intrinsic_dim']:.2f}" if r.get("intrinsic_dim") is not None else f"ID: {r.get('id_error')}"
+        lines.append(f"  {r['name']}: N = {r['params_non_embedding']:,} (total {r['params']:,}), {r['tokens']:,} tokens, "
+                     f"loss {r['loss']:.4f}, {r['bpb']:.4f} bits/byte, {idtxt}, {r['wall_time_s']:.1f} s")
+    for metric, label in (("loss", "loss"), ("bpb", "bits per byte")):
+        f = res["fits"][metric]
+        if f["alpha_hat"] is not None:
+            ci = f["alpha_hat_ci"]
+            lines.append(f"α̂_N ({label}) = {f['alpha_hat']:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "")
+                         + f" over {f['n_points']} models")
+    if res["alpha_pred"] is not None:
+        lines.append(f"predicted α_N = 2/d = {res['alpha_pred']:.3f} from the ID {res['intrinsic_dim']:.2f} of "
+                     f"{res['reference']['name']} (harmonic: {res['alpha_pred_harmonic']:.3f})")
+    return lines + [f"wrote {out}/results.json" + (f" and {out}/{res['figure']}" if res.get("figure") else "")]
 
 
 # ------------------------------------------------------------------------------------------- plot

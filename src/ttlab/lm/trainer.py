@@ -56,7 +56,7 @@ import numpy as np
 import torch
 
 from ttlab.errors import TTLabInputError
-from ttlab.lm.configs import TrainConfig
+from ttlab.lm.configs import WHICH, SampleConfig, TrainConfig
 from ttlab.lm.data import TokenizedCorpus
 from ttlab.lm.distributed import DistInfo, init_distributed
 from ttlab.lm.model import GPT, GPTConfig
@@ -879,10 +879,6 @@ def read_run_json(path: str | Path) -> dict[str, Any]:
     return obj
 
 
-WHICH = ("final", "best", "init")
-"""Which weights of a run folder :func:`load_model` opens: last checkpoint, best validation, or the untrained start."""
-
-
 def load_model(path: str | Path, device: str = "cpu", which: str = "final") -> tuple[GPT, dict[str, Any]]:
     """A trained :class:`GPT` (in eval mode) and its checkpoint metadata.
 
@@ -946,3 +942,14 @@ def load_run(run_dir: str | Path, device: str = "cpu", which: str = "final") -> 
     result = read_run_json(d / "result.json") if (d / "result.json").exists() else None
     return LoadedRun(model, tok, config, result, meta)
 
+
+def sample_text(run_dir: str | Path, prompt: str, cfg: SampleConfig = SampleConfig()) -> str:
+    """``prompt`` continued by the model of a run folder (:func:`load_run` with ``cfg.which``): ``cfg.tokens`` tokens
+    sampled at ``cfg.temperature`` among the ``cfg.top_k`` most likely, from ``cfg.seed``; the prompt included."""
+    r = load_run(run_dir, which=cfg.which)
+    if r.tokenizer is None:
+        raise TTLabInputError(f"{run_dir} has no tokenizer.json.")
+    ids = r.tokenizer.encode(prompt) or ([r.tokenizer.eot_id] if r.tokenizer.eot_id is not None else [0])
+    g = torch.Generator().manual_seed(cfg.seed)
+    out = r.model.generate(torch.tensor([ids]), cfg.tokens, temperature=cfg.temperature, top_k=cfg.top_k, generator=g)
+    return r.tokenizer.decode(out[0].tolist())
