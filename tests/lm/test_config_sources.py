@@ -81,7 +81,7 @@ def test_configs_import_without_torch():
     code = ("import sys, ttlab.lm.configs, ttlab.lm.presets, ttlab.lm.corpus, ttlab.lm\n"
             "from ttlab.lm.suite import SuiteConfig\n"
             "assert 'torch' not in sys.modules, 'torch imported'\n"
-            "from ttlab.lm import GPT, TrainConfig, load_run\n"
+            "from ttlab.lm import GPT, TrainConfig, load_run, train_on_corpus\n"
             "import ttlab.lm as lm\n"
             "assert lm.trainer.train is lm.train and 'torch' in sys.modules\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

@@ -136,3 +136,12 @@ def test_cli_tasks_are_unchanged(capture, run_cli, tmp_path, case):
     with pytest.raises(_Captured):
         run_cli("lm", command, "--out", out, *quick, *CLI_ARGS[command])
     assert _digest(capture, out) == PINNED_CLI[case]
+
+
+def test_task_functions_keep_their_keys():
+    """The sweep tasks of the sweeps and the suite keep their cache keys' names (their modules were split)."""
+    from ttlab.lm.experiments import train_task
+    from ttlab.lm.suite import evaluate_task
+
+    assert key_name(train_task) == "ttlab.lm.sweeps:train_task"
+    assert key_name(evaluate_task) == "ttlab.lm.suite:evaluate_task"

@@ -196,7 +196,7 @@ def sample(
     top_k: Setting(S, "top_k") = S.top_k, which: Setting(S, "which") = S.which, seed: Setting(S, "seed") = S.seed,
 ) -> None:
     """Continue a prompt with a trained model."""
-    from ttlab.lm.trainer import sample_text
+    from ttlab.lm.checkpoint import sample_text
 
     if which == "best" and not (run / "best.pt").exists():
         console_err.print(f"note: {run} has no best.pt (trained with --no-keep-best, or stopped before its first "

@@ -7,7 +7,8 @@ Data: :func:`load_corpus` (file, directory, JSONL, ``hf:`` datasets, ``builtin:s
 
 Model and training: :class:`GPTConfig`, :class:`GPT` (``forward``, ``hidden_states``), :class:`TrainConfig`,
 :func:`train` (early stopping, atomic checkpoints, exact resume, DDP under torchrun),
-:func:`train_converged` (schedule length fitted to the early-stopping point), :func:`load_model`, :func:`load_run`. Corpora from the package
+:func:`train_converged` (schedule length fitted to the early-stopping point), :func:`train_on_corpus` (a corpus
+spec to a finished run, under torchrun too), :func:`load_model`, :func:`load_run`. Corpora from the package
 registries: :func:`ttlab.lm.build.build_corpus`.
 
 The names are loaded on first use (PEP 562), so ``import ttlab.lm.configs`` — what the command line reads its
@@ -28,7 +29,9 @@ _HOME = {
     "ttlab.lm.configs": ("GPTConfig", "MODEL_PRESETS", "TrainConfig"),
     "ttlab.lm.model": ("GPT",),
     "ttlab.lm.tokenizer": ("EOT", "TextTokenizer", "load_tokenizer", "train_bpe"),
-    "ttlab.lm.trainer": ("LoadedRun", "TrainResult", "load_model", "load_run", "train", "train_converged"),
+    "ttlab.lm.checkpoint": ("LoadedRun", "load_model", "load_run"),
+    "ttlab.lm.trainer": ("TrainResult", "train", "train_converged"),
+    "ttlab.lm.train_corpus": ("train_on_corpus",),
 }
 _WHERE = {name: module for module, names in _HOME.items() for name in names}
 

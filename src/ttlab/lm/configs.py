@@ -171,13 +171,13 @@ class TrainConfig(DictConfig):
 
 
 WHICH = ("final", "best", "init")
-"""Which weights of a run folder :func:`ttlab.lm.trainer.load_model` opens: last checkpoint, best validation, or the
+"""Which weights of a run folder :func:`ttlab.lm.checkpoint.load_model` opens: last checkpoint, best validation, or the
 untrained start."""
 
 
 @dataclass(frozen=True)
 class SampleConfig:
-    """How :func:`ttlab.lm.trainer.sample_text` continues a prompt: ``tokens`` new tokens sampled at ``temperature``
+    """How :func:`ttlab.lm.checkpoint.sample_text` continues a prompt: ``tokens`` new tokens sampled at ``temperature``
     among the ``top_k`` most likely (None: all) with the ``seed``, from the ``which`` weights of the run."""
 
     tokens: int = setting(100, "Tokens to generate.")

@@ -149,7 +149,7 @@ def check_finite_weights(model: torch.nn.Module, name: str) -> None:
 
 
 def _ttlab_model(path: Path, which: str, device: str) -> EmbeddingModel:
-    from ttlab.lm.trainer import load_run
+    from ttlab.lm.checkpoint import load_run
 
     run = load_run(path, device=device, which=which)
     check_finite_weights(run.model, str(path))
@@ -174,7 +174,7 @@ def open_embedding_model(spec: str | Path, *, which: str = "final", device: str 
     p = Path(spec)
     if p.is_dir() and (p / "ckpt.pt").is_file():
         return _ttlab_model(p, which, device)
-    from ttlab.lm.trainer import missing_checkpoint
+    from ttlab.lm.checkpoint import missing_checkpoint
 
     if p.is_dir() and (why := missing_checkpoint(p)) is not None:
         raise TTLabInputError(why)
@@ -408,7 +408,7 @@ def _corpus_documents(model: EmbeddingModel, corpus: str | None, split: str, spl
     if corpus is None:
         if model.run_dir is None:
             raise TTLabInputError("give --corpus: only a ttlab run folder can default to the test split of its own training data.")
-        from ttlab.lm.trainer import load_run
+        from ttlab.lm.checkpoint import load_run
 
         data = load_run(model.run_dir).data()
         n = len(data.doc_ids(split))

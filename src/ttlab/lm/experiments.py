@@ -235,7 +235,7 @@ def measure_run_id(run_dir: str | Path, opts: IDOptions = IDOptions(), *, layers
     harmonic rule.
 
     Controls, on the same windows, positions, K and batches: ``which="init"`` embeds with the untrained
-    weights the run started from (:func:`ttlab.lm.trainer.load_model`); ``shuffle_tokens=True`` permutes each
+    weights the run started from (:func:`ttlab.lm.checkpoint.load_model`); ``shuffle_tokens=True`` permutes each
     window's tokens first (:attr:`ttlab.lm.embed.EmbedConfig.shuffle_tokens`). Both are recorded in ``options``.
 
     ``band=True`` also runs every estimator of :data:`ttlab.scaling.band.BAND_ESTIMATORS` on the same
@@ -542,7 +542,7 @@ def id_ablations(
     """Figure 4 at our scale: ID vs model (width/size), vs layer (deepest run), vs context position
     (deepest run; ``position_edges`` default: 4 geometric ranges of the block). Writes
     ``DIR/id_ablations.json`` and ``DIR/id_ablations.png``."""
-    from ttlab.lm.trainer import load_model
+    from ttlab.lm.checkpoint import load_model
 
     if not run_dirs:
         raise TTLabInputError("give at least one run folder.")

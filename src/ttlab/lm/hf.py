@@ -191,7 +191,7 @@ def final_norm_applied(model: Any, idx: torch.Tensor | None = None) -> bool | No
 
 def export_hf(run_dir: str | Path, out_dir: str | Path, which: str = "final") -> Path:
     """Write a ttlab run as a Hugging Face model folder (``save_pretrained`` + tokenizer)."""
-    from ttlab.lm.trainer import load_run
+    from ttlab.lm.checkpoint import load_run
 
     r = load_run(run_dir, which=which)
     hf = to_hf_gpt2(r.model)

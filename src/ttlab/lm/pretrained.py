@@ -277,8 +277,8 @@ def _load_package(package: str, dtype: torch.dtype, cache: Path) -> PretrainedLM
         gguf_name = str(getattr(module, "MODEL_NAME", f"{name}.gguf"))
         source["gguf_file"] = gguf_name
         if isinstance(sha, str) and re.fullmatch(r"[0-9a-f]{64}", sha):
-            target = cache / _cache_key(Path(gguf_name).stem, sha)
-            if _converted(target):
+            target = cache / gguf_cache_key(Path(gguf_name).stem, sha)
+            if is_converted(target):
                 return _load_converted(target, dtype, name, source)
         cache.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=cache, prefix=".assemble-") as tmp:
@@ -471,12 +471,14 @@ def _one_thread() -> Iterator[None]:
 # GGUF
 
 
-def _cache_key(stem: str, sha256: str) -> str:
+def gguf_cache_key(stem: str, sha256: str) -> str:
+    """The folder name of a GGUF file's conversion in the cache: its (sanitised) stem and the start of its SHA-256."""
     safe = re.sub(r"[^A-Za-z0-9._-]+", "_", stem)[:80] or "model"
     return f"{safe}-{sha256[:16]}"
 
 
-def _converted(target: Path) -> bool:
+def is_converted(target: Path) -> bool:
+    """Whether ``target`` holds a finished conversion (its marker file, of the current :data:`CONVERT_FORMAT`)."""
     marker = target / _MARKER
     if not marker.is_file():
         return False
@@ -512,8 +514,8 @@ def _load_gguf(
         raise TTLabInputError(f"{path} has SHA-256 {sha}, not the {known_sha} its package declares; reinstall it.")
     name = name or path.stem
     source = {**source, "gguf_sha256": sha}
-    target = cache / _cache_key(path.stem, sha)
-    if not _converted(target):
+    target = cache / gguf_cache_key(path.stem, sha)
+    if not is_converted(target):
         convert_gguf(path, target, sha256=sha)
     return _load_converted(target, dtype, name, source)
 
@@ -602,14 +604,14 @@ def convert_gguf(path: str | os.PathLike, out_dir: str | os.PathLike, *, sha256:
         (Path(tmp) / _MARKER).write_text(json.dumps(info, indent=2, allow_nan=False))
         del model
         os.chmod(tmp, 0o755)  # mkdtemp makes it private; the cache is an ordinary folder
-        if _converted(out):  # another process finished the same conversion meanwhile
+        if is_converted(out):  # another process finished the same conversion meanwhile
             return out
         if out.exists():  # a stale or half-written conversion (no valid marker)
             shutil.rmtree(out, ignore_errors=True)
         try:
             os.replace(tmp, out)
         except OSError:  # another process finished the same conversion first
-            if not _converted(out):
+            if not is_converted(out):
                 raise
         Path(tmp).mkdir(exist_ok=True)  # TemporaryDirectory cleans up what it created
     return out
