@@ -3,7 +3,7 @@ registered (``suite`` and the sweeps are plain functions of lm_suite / lm_sweeps
 fields they set (CorpusSpec, GPTConfig, TrainConfig, SampleConfig), whose defaults and meanings they show.
 
 Imports: typer, ttlab.cli (_common, lm_suite, lm_sweeps), ttlab.lm (configs, corpus, tokenizer); inside the commands
-ttlab.lm (build, data, hf, train_corpus, trainer) and ttlab.outputs.
+ttlab.lm (build, checkpoint, data, hf, train_corpus) and ttlab.outputs.
 """
 
 import codecs

@@ -22,8 +22,8 @@ Shuffled-token control (``shuffle_tokens``): the same windows and positions, but
 are permuted (seeded, see :data:`SHUFFLE_STREAM`) before the forward pass — the same token counts without
 their order, so an ID that does not move under shuffling is not a property of the text's sequential structure.
 
-Imports: numpy, torch, ttlab.errors, ttlab.provenance; lazily ttlab.lm (corpus, pretrained,
-trainer), ttlab.intrinsic_dim and ttlab.scaling.theory; never ttlab.cli.
+Imports: numpy, torch, ttlab.errors, ttlab.intrinsic_dim.api (PAPER), ttlab.provenance; lazily ttlab.lm (checkpoint,
+corpus, pretrained), ttlab.intrinsic_dim and ttlab.scaling.theory; never ttlab.cli.
 """
 
 from __future__ import annotations

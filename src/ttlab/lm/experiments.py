@@ -28,13 +28,16 @@ ID: the final-layer embeddings of the largest run on its test split, the paper's
 of ``batch_size``, MLE with ``k`` neighbours, arithmetic mean), and the harmonic (MacKay–Ghahramani)
 combination as a second figure; predicted α_D = 2/(2+d), α_N = 2/d (β = 1).
 
-Presets are typed (:class:`DataSweepPreset`, :class:`ModelSweepPreset`); text such as ``"4x4x128"`` or
-``"0,1"`` is parsed by the CLI (:mod:`ttlab.cli.lm_sweeps`), not here. Size grids, learning-rate selection and
-the exponent fits come from :mod:`ttlab.scaling.analysis` (the JSON keys of a fitted exponent are
+The settings — typed presets that contain the runs' TrainConfig, SweepData, Execution and IDOptions
+(:class:`DataSweepPreset`, :class:`ModelSweepPreset`, :func:`sweep_kwargs`) — are :mod:`ttlab.lm.presets`'s,
+re-exported here; :func:`run_preset_sweep` runs a preset with overrides (the CLI's one call). Text such as
+``"4x4x128"`` or ``"0,1"`` is parsed by the CLI (:mod:`ttlab.cli.lm_sweeps`), not here. Size grids, learning-rate
+selection and the exponent fits come from :mod:`ttlab.scaling.analysis` (the JSON keys of a fitted exponent are
 :class:`ttlab.scaling.analysis.FittedExponent`'s), the figures from :mod:`ttlab.scaling.figures`.
 
-May import: numpy, :mod:`ttlab.errors`, :mod:`ttlab.provenance`, :mod:`ttlab.sweep`, :mod:`ttlab.scaling`
-(analysis, figures, band, fit) and :mod:`ttlab.lm` (model, trainer, data, embed; torch through them). Not the CLI.
+Imports: numpy, :mod:`ttlab.errors`, :mod:`ttlab.intrinsic_dim` (api; compare lazily), :mod:`ttlab.provenance`,
+:mod:`ttlab.sweep`, :mod:`ttlab.scaling` (analysis, figures, band) and :mod:`ttlab.lm` (model, presets, trainer;
+lazily checkpoint, data, embed; torch through them). Not the CLI.
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ import numpy as np
 
 from ttlab.errors import TTLabInputError
 from ttlab.intrinsic_dim.api import PAPER
+from ttlab.lm.configs import TrainConfig
 from ttlab.lm.model import DEFAULT_MODEL, GPT, GPTConfig
 from ttlab.lm.presets import (
     BOOTSTRAP,
@@ -72,7 +76,6 @@ from ttlab.lm.presets import (
     model_config,
     sweep_kwargs,
 )
-from ttlab.lm.trainer import TrainConfig
 from ttlab.provenance import atomic_write_json, versions
 from ttlab.scaling.analysis import best_by, exponent_summary, geometric_sizes, power_law_fits, step_capped
 from ttlab.scaling.figures import plot_id_ablations, plot_lm_scaling

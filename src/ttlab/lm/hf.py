@@ -6,7 +6,7 @@ GPT-2's ``Conv1D`` layers store weights transposed, GPT-2 always has biases (our
 ``bias=False``), and GPT-2's default activation is the tanh-approximated GELU (the export uses
 ``activation_function="gelu"``, the exact one we train with). Needs the ``transformers`` package.
 
-Imports: torch, ttlab.errors, ttlab.lm (model, trainer); lazily transformers; never ttlab.cli.
+Imports: torch, ttlab.errors, ttlab.lm.model; lazily ttlab.lm.checkpoint (export_hf) and transformers; never ttlab.cli.
 """
 
 from __future__ import annotations
