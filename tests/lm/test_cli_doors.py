@@ -38,7 +38,7 @@ def test_commands_are_registered_in_cli_lm_only():
 
 def test_cli_defaults_are_the_configs_defaults():
     from ttlab.intrinsic_dim.api import PAPER
-    from ttlab.lm.configs import GPTConfig, SampleConfig, TrainConfig
+    from ttlab.lm.configs import DEFAULT_PROMPT, GPTConfig, SampleConfig, TrainConfig
     from ttlab.lm.corpus import CorpusSpec
     from ttlab.lm.presets import IDOptions
     from ttlab.lm.suite import SuiteConfig
@@ -63,6 +63,7 @@ def test_cli_defaults_are_the_configs_defaults():
     sample = _defaults("sample")
     for f in fields(SampleConfig):
         assert sample[f.name] == f.default, f.name
+    assert sample["prompt"] == DEFAULT_PROMPT
 
 
 def test_sample_best_without_best_pt_says_it_uses_the_final_weights(run_cli, tmp_path):

@@ -15,7 +15,16 @@ import typer
 from ttlab.cli._common import console, console_err, exit_on_interrupt, print_json
 from ttlab.cli.lm_suite import DecodeOpt, Json, Setting, print_lines, suite_cmd  # noqa: F401 (DecodeOpt: for `ttlab id embed`)
 from ttlab.cli.lm_sweeps import SWEEP_HELP, id_ablations_cmd, sweep_cmd
-from ttlab.lm.configs import DEFAULT_MODEL, MAX_HOURS, WHICH, GPTConfig, SampleConfig, TrainConfig, pick_fields
+from ttlab.lm.configs import (
+    DEFAULT_MODEL,
+    DEFAULT_PROMPT,
+    MAX_HOURS,
+    WHICH,
+    GPTConfig,
+    SampleConfig,
+    TrainConfig,
+    pick_fields,
+)
 from ttlab.lm.corpus import BLANK_LINES, CorpusSpec
 from ttlab.lm.tokenizer import DEFAULT_MIN_FREQUENCY, DEFAULT_VOCAB_SIZE
 
@@ -191,7 +200,7 @@ def _print_eval(row: dict) -> None:
 
 @app.command("sample")
 def sample(
-    run: Run, prompt: Annotated[str, typer.Option("--prompt", help="Text to continue.")] = "\n",
+    run: Run, prompt: Annotated[str, typer.Option("--prompt", help="Text to continue.")] = DEFAULT_PROMPT,
     tokens: Setting(S, "tokens") = S.tokens, temperature: Setting(S, "temperature") = S.temperature,
     top_k: Setting(S, "top_k") = S.top_k, which: Setting(S, "which") = S.which, seed: Setting(S, "seed") = S.seed,
 ) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 import torch
 
 from ttlab.errors import TTLabInputError
-from ttlab.lm.configs import WHICH, SampleConfig
+from ttlab.lm.configs import DEFAULT_PROMPT, WHICH, SampleConfig
 from ttlab.lm.data import TokenizedCorpus
 from ttlab.lm.model import GPT, GPTConfig
 from ttlab.provenance import atomic_file, read_json
@@ -148,7 +148,7 @@ def load_run(run_dir: str | Path, device: str = "cpu", which: str = "final") -> 
     return LoadedRun(model, tok, config, result, meta)
 
 
-def sample_text(run_dir: str | Path, prompt: str, cfg: SampleConfig = SampleConfig()) -> str:
+def sample_text(run_dir: str | Path, prompt: str = DEFAULT_PROMPT, cfg: SampleConfig = SampleConfig()) -> str:
     """``prompt`` continued by the model of a run folder (:func:`load_run` with ``cfg.which``): ``cfg.tokens`` tokens
     sampled at ``cfg.temperature`` among the ``cfg.top_k`` most likely, from ``cfg.seed``; the prompt included."""
     r = load_run(run_dir, which=cfg.which)

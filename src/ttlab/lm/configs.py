@@ -175,6 +175,10 @@ WHICH = ("final", "best", "init")
 untrained start."""
 
 
+DEFAULT_PROMPT = "\n"
+"""What :func:`ttlab.lm.checkpoint.sample_text` continues when given no prompt: a line break (a fresh start)."""
+
+
 @dataclass(frozen=True)
 class SampleConfig:
     """How :func:`ttlab.lm.checkpoint.sample_text` continues a prompt: ``tokens`` new tokens sampled at ``temperature``
