@@ -103,9 +103,9 @@ def no_work(monkeypatch):
     import ttlab.ntp.train as ntp_train
 
     monkeypatch.setattr(ntp_train, "train", boom)
-    import ttlab.cli.lm as cli_lm
+    import ttlab.lm.train_corpus as lm_train_corpus  # `lm train` prepares its data there (was ttlab.cli.lm._prepare)
 
-    monkeypatch.setattr(cli_lm, "_prepare", boom)
+    monkeypatch.setattr(lm_train_corpus, "prepare_data", boom)
     import ttlab.intrinsic_dim as idm
 
     monkeypatch.setattr(idm, "load_points", boom)

@@ -303,8 +303,8 @@ def test_installed_gemma_if_already_converted(tmp_path):
 
     import ttlab.lm.pretrained as pre
 
-    target = pre.default_pretrained_cache() / pre._cache_key(pkg.MODEL_NAME.removesuffix(".gguf"), pkg.EXPECTED_SHA256)
-    if not pre._converted(target):
+    target = pre.default_pretrained_cache() / pre.gguf_cache_key(pkg.MODEL_NAME.removesuffix(".gguf"), pkg.EXPECTED_SHA256)
+    if not pre.is_converted(target):
         pytest.skip(f"gemma3-270m not converted yet ({target}); run load_causal_lm('gemma3-270m') once")
     lm = load_causal_lm("gemma3-270m")
     assert (lm.n_layer, lm.width) == (18, 640) and lm.add_bos and lm.bos_token_id == 2

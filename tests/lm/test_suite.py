@@ -16,14 +16,14 @@ from ttlab.errors import TTLabInputError  # noqa: E402
 from ttlab.lm.suite import (  # noqa: E402
     SuiteConfig,
     TextWindow,
-    _chunks,
-    _split_texts,
+    chunk_tokens,
     non_embedding_params,
     open_suite_model,
     resolve_model,
     run_suite,
     score_windows,
     select_windows,
+    split_texts,
 )
 
 from .conftest import make_texts  # noqa: E402
@@ -90,7 +90,7 @@ def test_chunks_score_and_embed_every_token_exactly_once():
     for n, C, P in [(1, 2, 2), (5, 8, 8), (7, 8, 8), (8, 8, 8), (8, 8, 7), (9, 8, 8), (30, 8, 8), (30, 8, 3), (31, 4, 1)]:
         toks = list(range(100, 100 + n))
         scored, owned = [], []
-        for ch in _chunks(0, toks, 99, C, P):
+        for ch in chunk_tokens(0, toks, 99, C, P):
             assert 1 <= len(ch.inputs) <= C
             for j, t in enumerate(ch.targets):  # input position score_from + j predicts t
                 pos = ch.score_from + j
@@ -264,7 +264,7 @@ def test_id_equals_ttlab_id_embed_on_the_same_windows(tmp_path, corpus_file, run
                        id_k=5, id_batch_size=60, seed=3, batch_tokens=512)
     res = run_suite([str(d)], tmp_path / "out", scfg)
     row = res["models"][0]
-    assert all(len(sm.encode(t)) < 255 for t in _split_texts(scfg)[0])  # whole documents fit both windows
+    assert all(len(sm.encode(t)) < 255 for t in split_texts(scfg)[0])  # whole documents fit both windows
     r = run_cli(*["id", "embed", "--model", str(d), "--corpus", str(corpus_file), "--window", "prefix", "--context", "256",
                  "--tokens-per-doc", "8", "--seed", "3", "--estimate", "--k", "5", "--batch-size", "60",
                  "--out", str(tmp_path / "emb.npy"), "--json"])
@@ -340,10 +340,10 @@ def test_shuffled_token_control_scores_and_embeds_each_window_permuted(runs, cor
     from dataclasses import replace
 
     from ttlab.lm.embed import SHUFFLE_STREAM
-    from ttlab.lm.suite import _split_texts, score_windows
+    from ttlab.lm.suite import score_windows, split_texts
 
     cfg = _cfg(corpus_file, window_bytes=30, windows_per_doc=2)
-    windows = select_windows(_split_texts(cfg)[0], cfg)
+    windows = select_windows(split_texts(cfg)[0], cfg)
     sm = open_suite_model(resolve_model(str(runs[32])))
     plain = score_windows(sm, windows, cfg)
     shuf = score_windows(sm, windows, replace(cfg, shuffle_tokens=True))

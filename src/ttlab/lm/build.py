@@ -12,7 +12,8 @@ MariaDB test suite, SQL with mysqltest directives, GPL-2 — a stand-in for The 
 (code: the Python 3.11 standard library's modules from Debian's ``libpython3.11-stdlib``, PSF-2.0; shipped as
 ``builtin:python``).
 
-Imports: the standard library, ttlab.errors, ttlab.provenance; never ttlab.cli.
+Imports: the standard library, ttlab.errors, ttlab.provenance; lazily ttlab.lm.corpus (the bundled corpora's
+list); never ttlab.cli.
 """
 
 from __future__ import annotations
@@ -171,6 +172,26 @@ SOURCES: dict[str, Source] = {
 
 
 # ------------------------------------------------------------------------------------------- fetch
+def corpus_catalogue() -> dict[str, Any]:
+    """The bundled corpora (``builtin``: name → description) and the ones :func:`build_corpus` makes from the package
+    registries (``buildable``: name → kind, client, package, version, licence, description); JSON-ready."""
+    from ttlab.lm.corpus import BUILTIN_CORPORA
+
+    return {"builtin": {k: v[1] for k, v in BUILTIN_CORPORA.items()},
+            "buildable": {k: {"kind": s.kind, "client": s.client, "package": s.package, "version": s.version,
+                              "licence": s.licence, "description": s.description} for k, s in SOURCES.items()}}
+
+
+def catalogue_lines(catalogue: dict[str, Any]) -> list[str]:
+    """:func:`corpus_catalogue` as plain-text lines (``ttlab lm corpus list``)."""
+    lines = ["Bundled (use as --corpus builtin:NAME)", *(f"  {k}: {d}" for k, d in catalogue["builtin"].items()),
+             "Buildable (ttlab lm corpus build NAME --out DIR)"]
+    for k, s in catalogue["buildable"].items():
+        ver = f"@{s['version']}" if s["version"] else ""
+        lines.append(f"  {k} ({s['kind']}): {s['client']} {s['package']}{ver} — {s['description']}; licence: {s['licence']}")
+    return lines
+
+
 def _run(cmd: list[str], cwd: Path) -> None:
     try:
         proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=1800)

@@ -16,7 +16,7 @@ A corpus spec is one of
 
 Documents whose text is empty or only whitespace are dropped (and counted).
 
-Imports: numpy, ttlab.errors; lazily datasets (``hf:`` specs); never ttlab.cli.
+Imports: numpy, ttlab.errors, ttlab.lm.configs (setting); lazily datasets (``hf:`` specs); never ttlab.cli.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import io
 import json
 import lzma
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any, Iterator, Sequence
@@ -36,6 +36,7 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 
 from ttlab.errors import TTLabInputError
+from ttlab.lm.configs import setting
 
 #: Bundled corpora: name -> (file inside ``ttlab/data/corpora``, description).
 BUILTIN_CORPORA: dict[str, tuple[str, str]] = {
@@ -373,43 +374,76 @@ def builtin_path(name: str) -> Path:
     return path
 
 
-def load_corpus(
-    spec: str | Path,
-    *,
-    field_name: str = "text",
-    id_field: str | None = "auto",
-    doc_sep: str | None = BLANK_LINES,
-    pattern: str = "**/*",
-    errors: str = "strict",
-    hf_split: str = "train",
-    hf_config: str | None = None,
-    data_files: str | Sequence[str] | None = None,
-    cache_dir: str | Path | None = None,
-    max_docs: int | None = None,
-) -> Corpus:
-    """Load the corpus named by ``spec`` (see the module docstring for the forms);
-    ``max_docs`` keeps only the first N documents."""
-    corpus = _load(spec, field_name=field_name, id_field=id_field, doc_sep=doc_sep, pattern=pattern, errors=errors,
-                   hf_split=hf_split, hf_config=hf_config, data_files=data_files, cache_dir=cache_dir)
-    return corpus.head(max_docs) if max_docs is not None else corpus
+@dataclass(frozen=True)
+class CorpusSpec:
+    """Which corpus, and how it is read and split: what :func:`load_corpus` and :func:`ttlab.lm.data.prepare_data`
+    take (and what the sweep and suite configs turn into), with its defaults in one place.
+
+    ``source``: a corpus spec (see the module docstring); ``field_name`` / ``id_field``: the JSONL and ``hf:`` fields of
+    the text and the document id (``"auto"``: ``id`` when present); ``doc_sep``: the document separator of plain-text
+    files; ``pattern``: the glob of a directory's files; ``errors``: invalid UTF-8 is an error (``strict``) or U+FFFD
+    (``replace``); ``hf_split`` / ``hf_config`` / ``data_files``: what an ``hf:`` spec loads; ``max_docs``: keep only the
+    first N documents; ``val_frac`` / ``test_frac`` / ``split_seed``: the document split (:meth:`split`)."""
+
+    source: str | Path = field(metadata={"help": "builtin:NAME | FILE.txt | FILE.jsonl[.gz|.xz] | DIR (one document "
+                                                 "per file) | hf:PATH."})
+    field_name: str = setting("text", "JSONL / hf: field holding the text.")
+    id_field: str | None = setting("auto", "JSONL / hf: field holding the document id (auto: 'id' if present; none).")
+    doc_sep: str | None = setting(BLANK_LINES, "Text files: document separator — 'blank-lines', 'none' (whole file is "
+                                                "one document) or a literal string (escapes like \\n allowed).")
+    pattern: str = setting("**/*", "Directories: glob of the files to read.")
+    errors: str = setting("strict", "Invalid UTF-8: strict (error) | replace.")
+    hf_split: str = setting("train", "hf: split to load.")
+    hf_config: str | None = setting(None, "hf: dataset configuration name.")
+    data_files: str | Sequence[str] | None = setting(None, "hf: data files for a builder such as json/text/parquet "
+                                                            "(repeatable).")
+    max_docs: int | None = setting(None, "Use only the first N documents of the corpus (quick runs).")
+    val_frac: float = setting(0.1, "Fraction of documents for validation.")
+    test_frac: float = setting(0.1, "Fraction of documents for test.")
+    split_seed: int = setting(0, "Seed of the document-level split.")
+
+    def load(self, cache_dir: str | Path | None = None) -> Corpus:
+        """The corpus (:func:`load_corpus`; ``cache_dir``: the ``hf:`` loader's cache)."""
+        return load_corpus(self, cache_dir=cache_dir)
+
+    def split(self, corpus: Corpus) -> CorpusSplit:
+        """``corpus`` (loaded from this spec) split by ``val_frac``, ``test_frac`` and ``split_seed``."""
+        return split_corpus(corpus, val_frac=self.val_frac, test_frac=self.test_frac, seed=self.split_seed)
+
+    def summary(self) -> dict[str, Any]:
+        """The corpus's :meth:`Corpus.describe`, its split's (``split``) and the characters of each split (``chars``)."""
+        corpus = self.load()
+        sp = self.split(corpus)
+        return {**corpus.describe(), "split": sp.describe(), "chars": {s: sum(len(t) for t in sp.texts(s)) for s in SPLITS}}
 
 
-def _load(
-    spec: str | Path,
-    *,
-    field_name: str,
-    id_field: str | None,
-    doc_sep: str | None,
-    pattern: str,
-    errors: str,
-    hf_split: str,
-    hf_config: str | None,
-    data_files: str | Sequence[str] | None,
-    cache_dir: str | Path | None,
-) -> Corpus:
-    if errors not in ("strict", "replace"):
-        raise TTLabInputError(f"errors must be 'strict' or 'replace', got {errors!r}.")
-    s = str(spec)
+def summary_lines(summary: dict[str, Any]) -> list[str]:
+    """:meth:`CorpusSpec.summary` as plain-text lines (``ttlab lm corpus info``)."""
+    return [f"{summary['name']} ({summary['source']}): {summary['n_docs']} documents",
+            *(f"  {s:5s} {summary['split'][f'{s}_docs']:6d} documents {chars:12,d} characters"
+              for s, chars in summary["chars"].items())]
+
+
+def corpus_spec(spec: str | Path | CorpusSpec, **options: Any) -> CorpusSpec:
+    """``spec`` as a :class:`CorpusSpec`, with ``options`` (its fields) set."""
+    if isinstance(spec, CorpusSpec):
+        return replace(spec, **options) if options else spec
+    return CorpusSpec(spec, **options)
+
+
+def load_corpus(spec: str | Path | CorpusSpec, *, cache_dir: str | Path | None = None, **options: Any) -> Corpus:
+    """Load the corpus named by ``spec`` (see the module docstring for the forms); ``options`` are fields of
+    :class:`CorpusSpec` (``field_name``, ``max_docs``, …: ``max_docs`` keeps only the first N documents) and
+    ``cache_dir`` the cache of ``hf:`` datasets."""
+    cs = corpus_spec(spec, **options)
+    corpus = _load(cs, cache_dir)
+    return corpus.head(cs.max_docs) if cs.max_docs is not None else corpus
+
+
+def _load(cs: CorpusSpec, cache_dir: str | Path | None) -> Corpus:
+    if cs.errors not in ("strict", "replace"):
+        raise TTLabInputError(f"errors must be 'strict' or 'replace', got {cs.errors!r}.")
+    s = str(cs.source)
     if s.startswith("builtin:"):
         name = s.split(":", 1)[1]
         corpus = read_jsonl(builtin_path(name), field_name="text", id_field="id")
@@ -418,8 +452,8 @@ def _load(
         return corpus
     if s.startswith("hf:"):
         return read_hf_dataset(
-            s[3:], field_name=field_name, id_field=None if id_field == "auto" else id_field, split=hf_split, config=hf_config,
-            data_files=data_files, cache_dir=cache_dir,
+            s[3:], field_name=cs.field_name, id_field=None if cs.id_field == "auto" else cs.id_field, split=cs.hf_split,
+            config=cs.hf_config, data_files=cs.data_files, cache_dir=cache_dir,
         )
     path = Path(s).expanduser()
     if not path.exists():
@@ -427,10 +461,10 @@ def _load(
             f"corpus {s!r} not found: give a file, a directory, 'builtin:NAME' ({', '.join(BUILTIN_CORPORA)}) or 'hf:PATH'."
         )
     if path.is_dir():
-        return read_directory(path, pattern, errors)
+        return read_directory(path, cs.pattern, cs.errors)
     if _stem(path).lower().endswith((".jsonl", ".ndjson")):
-        return read_jsonl(path, field_name, id_field)
-    return read_text_file(path, doc_sep, errors)
+        return read_jsonl(path, cs.field_name, cs.id_field)
+    return read_text_file(path, cs.doc_sep, cs.errors)
 
 
 # --------------------------------------------------------------------------------------------- split

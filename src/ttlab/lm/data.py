@@ -29,8 +29,16 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from ttlab.errors import TTLabInputError
-from ttlab.lm.corpus import BLANK_LINES, SPLITS, Corpus, CorpusSplit, load_corpus, split_corpus
-from ttlab.lm.tokenizer import EOT, TextTokenizer, load_tokenizer, tokenizer_cache_key, train_bpe
+from ttlab.lm.corpus import SPLITS, Corpus, CorpusSpec, CorpusSplit, corpus_spec
+from ttlab.lm.tokenizer import (
+    DEFAULT_MIN_FREQUENCY,
+    DEFAULT_VOCAB_SIZE,
+    EOT,
+    TextTokenizer,
+    load_tokenizer,
+    tokenizer_cache_key,
+    train_bpe,
+)
 from ttlab.provenance import atomic_write_json, read_json
 
 FORMAT = "ttlab.lm.tokens/1"
@@ -185,7 +193,7 @@ def cached_bpe(
     vocab_size: int,
     cache_dir: str | Path | None = None,
     *,
-    min_frequency: int = 2,
+    min_frequency: int = DEFAULT_MIN_FREQUENCY,
     progress: ProgressFn | None = None,
 ) -> TextTokenizer:
     """A byte-level BPE tokenizer trained on the training split, cached by content and settings."""
@@ -264,38 +272,29 @@ class PreparedData:
 
 
 def prepare_data(
-    corpus: str | Path | Corpus,
+    corpus: str | Path | Corpus | CorpusSpec,
     *,
     tokenizer: str | Path | TextTokenizer | None = None,
-    vocab_size: int = 2048,
-    min_frequency: int = 2,
-    val_frac: float = 0.1,
-    test_frac: float = 0.1,
-    split_seed: int = 0,
+    vocab_size: int = DEFAULT_VOCAB_SIZE,
+    min_frequency: int = DEFAULT_MIN_FREQUENCY,
     cache_dir: str | Path | None = None,
-    field_name: str = "text",
-    id_field: str | None = "auto",
-    doc_sep: str | None = BLANK_LINES,
-    pattern: str = "**/*",
-    errors: str = "strict",
-    hf_split: str = "train",
-    hf_config: str | None = None,
-    data_files: Any = None,
-    max_docs: int | None = None,
     progress: ProgressFn | None = None,
+    **corpus_options: Any,
 ) -> PreparedData:
     """Load (``corpus`` may be a spec, see :func:`ttlab.lm.corpus.load_corpus`), split, get a tokenizer
-    (trained BPE unless ``tokenizer`` names one) and tokenize into the memory-mapped cache."""
+    (trained BPE unless ``tokenizer`` names one) and tokenize into the memory-mapped cache.
+
+    ``corpus_options`` are fields of :class:`ttlab.lm.corpus.CorpusSpec` (``field_name``, ``max_docs``,
+    ``val_frac``, ``split_seed``, …); with a :class:`Corpus` only its split fields apply."""
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     if isinstance(corpus, Corpus):
-        c = corpus
+        c, cs = corpus, corpus_spec(corpus.source, **corpus_options)
     else:
+        cs = corpus_spec(corpus, **corpus_options)
         if progress:
-            progress(f"loading corpus {corpus}")
-        c = load_corpus(corpus, field_name=field_name, id_field=id_field, doc_sep=doc_sep, pattern=pattern, errors=errors,
-                        hf_split=hf_split, hf_config=hf_config, data_files=data_files, cache_dir=cache / "hf",
-                        max_docs=max_docs)
-    sp = split_corpus(c, val_frac=val_frac, test_frac=test_frac, seed=split_seed)
+            progress(f"loading corpus {cs.source}")
+        c = cs.load(cache / "hf")
+    sp = cs.split(c)
     if tokenizer is None:
         tok = cached_bpe(sp, vocab_size, cache, min_frequency=min_frequency, progress=progress)
     elif isinstance(tokenizer, TextTokenizer):

@@ -22,8 +22,8 @@ Shuffled-token control (``shuffle_tokens``): the same windows and positions, but
 are permuted (seeded, see :data:`SHUFFLE_STREAM`) before the forward pass — the same token counts without
 their order, so an ID that does not move under shuffling is not a property of the text's sequential structure.
 
-Imports: numpy, torch, ttlab.errors, ttlab.provenance; lazily ttlab.lm (corpus, pretrained,
-trainer), ttlab.intrinsic_dim and ttlab.scaling.theory; never ttlab.cli.
+Imports: numpy, torch, ttlab.errors, ttlab.intrinsic_dim.api (PAPER), ttlab.provenance; lazily ttlab.lm (checkpoint,
+corpus, pretrained), ttlab.intrinsic_dim and ttlab.scaling.theory; never ttlab.cli.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ import numpy as np
 import torch
 
 from ttlab.errors import TTLabInputError
+from ttlab.intrinsic_dim.api import PAPER
 from ttlab.provenance import atomic_file, atomic_write_json, read_json, versions
 
 __all__ = [
@@ -148,7 +149,7 @@ def check_finite_weights(model: torch.nn.Module, name: str) -> None:
 
 
 def _ttlab_model(path: Path, which: str, device: str) -> EmbeddingModel:
-    from ttlab.lm.trainer import load_run
+    from ttlab.lm.checkpoint import load_run
 
     run = load_run(path, device=device, which=which)
     check_finite_weights(run.model, str(path))
@@ -173,7 +174,7 @@ def open_embedding_model(spec: str | Path, *, which: str = "final", device: str 
     p = Path(spec)
     if p.is_dir() and (p / "ckpt.pt").is_file():
         return _ttlab_model(p, which, device)
-    from ttlab.lm.trainer import missing_checkpoint
+    from ttlab.lm.checkpoint import missing_checkpoint
 
     if p.is_dir() and (why := missing_checkpoint(p)) is not None:
         raise TTLabInputError(why)
@@ -216,10 +217,12 @@ def sample_windows(n_tokens: int, cfg: EmbedConfig, context: int, rng: np.random
         tiles = offset + length * np.arange((n_tokens - offset) // length)
         k = min(cfg.windows_per_doc, len(tiles))
         starts = sorted(int(t) for t in (rng.choice(tiles, size=k, replace=False) if cfg.window == "random" else tiles[:k]))
-    return [(start, length, *_sample_positions(length, cfg, rng)) for start in starts]
+    return [(start, length, *sample_positions(length, cfg, rng)) for start in starts]
 
 
-def _sample_positions(length: int, cfg: EmbedConfig, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def sample_positions(length: int, cfg: EmbedConfig, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """The token positions sampled in a ``length``-token window (``cfg.tokens_per_doc`` of them, or that many per
+    position group of ``cfg.position_edges``) and the group of each, drawn from ``rng``."""
     if cfg.position_edges is None:
         k = min(cfg.tokens_per_doc, length)
         pos = np.sort(rng.choice(length, size=k, replace=False)) if k else np.zeros(0, dtype=np.int64)
@@ -405,15 +408,17 @@ def _corpus_documents(model: EmbeddingModel, corpus: str | None, split: str, spl
     if corpus is None:
         if model.run_dir is None:
             raise TTLabInputError("give --corpus: only a ttlab run folder can default to the test split of its own training data.")
-        from ttlab.lm.trainer import load_run
+        from ttlab.lm.checkpoint import load_run
 
         data = load_run(model.run_dir).data()
         n = len(data.doc_ids(split))
         return (t for _, t in data.documents(split)), n, {"source": "run dataset", "dataset_dir": str(data.root), "split": split}
-    from ttlab.lm.corpus import load_corpus, split_corpus
+    from ttlab.lm.corpus import corpus_spec
 
-    c = load_corpus(corpus, **corpus_options)
-    sp = split_corpus(c, val_frac=val_frac, test_frac=test_frac, seed=split_seed)
+    cache_dir = corpus_options.pop("cache_dir", None)  # where hf: datasets are cached, not a CorpusSpec field
+    cs = corpus_spec(corpus, val_frac=val_frac, test_frac=test_frac, split_seed=split_seed, **corpus_options)
+    c = cs.load(cache_dir)
+    sp = cs.split(c)
     n = sp.n_docs(split)
     docs = (np.asarray(model.encode(text), dtype=np.int64) for text in sp.texts(split))
     return docs, n, {"source": corpus, "corpus": c.describe(), "split": split, "split_seed": split_seed,
@@ -449,9 +454,9 @@ def text_intrinsic_dimension(
     emb: Embeddings,
     layer: int = -1,
     *,
-    batch_size: int = 4096,
-    k: int = 20,
-    average: str = "mean",
+    batch_size: int = PAPER.batch_size,
+    k: int = PAPER.k,
+    average: str = PAPER.average,
     unbiased: bool = False,
     seed: int = 0,
     group: int | None = None,

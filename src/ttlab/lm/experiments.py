@@ -28,13 +28,16 @@ ID: the final-layer embeddings of the largest run on its test split, the paper's
 of ``batch_size``, MLE with ``k`` neighbours, arithmetic mean), and the harmonic (MacKay–Ghahramani)
 combination as a second figure; predicted α_D = 2/(2+d), α_N = 2/d (β = 1).
 
-Presets are typed (:class:`DataSweepPreset`, :class:`ModelSweepPreset`); text such as ``"4x4x128"`` or
-``"0,1"`` is parsed by the CLI (:mod:`ttlab.cli.lm_sweeps`), not here. Size grids, learning-rate selection and
-the exponent fits come from :mod:`ttlab.scaling.analysis` (the JSON keys of a fitted exponent are
+The settings — typed presets that contain the runs' TrainConfig, SweepData, Execution and IDOptions
+(:class:`DataSweepPreset`, :class:`ModelSweepPreset`, :func:`sweep_kwargs`) — are :mod:`ttlab.lm.presets`'s,
+re-exported here; :func:`run_preset_sweep` runs a preset with overrides (the CLI's one call). Text such as
+``"4x4x128"`` or ``"0,1"`` is parsed by the CLI (:mod:`ttlab.cli.lm_sweeps`), not here. Size grids, learning-rate
+selection and the exponent fits come from :mod:`ttlab.scaling.analysis` (the JSON keys of a fitted exponent are
 :class:`ttlab.scaling.analysis.FittedExponent`'s), the figures from :mod:`ttlab.scaling.figures`.
 
-May import: numpy, :mod:`ttlab.errors`, :mod:`ttlab.provenance`, :mod:`ttlab.sweep`, :mod:`ttlab.scaling`
-(analysis, figures, band, fit) and :mod:`ttlab.lm` (model, trainer, data, embed; torch through them). Not the CLI.
+Imports: numpy, :mod:`ttlab.errors`, :mod:`ttlab.intrinsic_dim` (api; compare lazily), :mod:`ttlab.provenance`,
+:mod:`ttlab.sweep`, :mod:`ttlab.scaling` (analysis, figures, band) and :mod:`ttlab.lm` (model, presets, trainer;
+lazily checkpoint, data, embed; torch through them). Not the CLI.
 """
 
 from __future__ import annotations
@@ -44,27 +47,51 @@ import math
 import time
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ttlab.errors import TTLabInputError
-from ttlab.lm.model import GPT, GPTConfig
-from ttlab.lm.trainer import TrainConfig
+from ttlab.intrinsic_dim.api import PAPER
+from ttlab.lm.configs import TrainConfig
+from ttlab.lm.model import DEFAULT_MODEL, GPT, GPTConfig
+from ttlab.lm.presets import (
+    BOOTSTRAP,
+    DATA_SWEEP_PRESETS,
+    DEFAULT_LOSS,
+    LOSS_METRICS,
+    MIN_TOKENS,
+    MODEL_SWEEP_PRESETS,
+    N_SIZES,
+    PROTOCOLS,
+    STANDARD_CORPORA,
+    DataSweepPreset,
+    Execution,
+    IDOptions,
+    ModelSweepPreset,
+    SweepData,
+    SweepPreset,
+    model_config,
+    sweep_kwargs,
+)
 from ttlab.provenance import atomic_write_json, versions
 from ttlab.scaling.analysis import best_by, exponent_summary, geometric_sizes, power_law_fits, step_capped
 from ttlab.scaling.figures import plot_id_ablations, plot_lm_scaling
 from ttlab.sweep import task_name
 
 __all__ = [
+    "DEFAULT_LOSS",
     "DataSweepPreset",
     "Execution",
     "ModelSweepPreset",
     "SweepPreset",
     "model_config",
     "sweep_kwargs",
+    "run_preset_sweep",
+    "sweep_summary",
+    "ablations_summary",
     "DATA_SWEEP_PRESETS",
     "MODEL_SWEEP_PRESETS",
     "LOSS_METRICS",
@@ -80,232 +107,7 @@ __all__ = [
     "STANDARD_CORPORA",
 ]
 
-PROTOCOLS = ("converged", "early-stop", "budget")
-LOSS_METRICS = ("mean_5_lowest_test", "test_loss", "test_loss_best")
 ProgressFn = Callable[[str, int, int], None]  # (stage label, done, total)
-
-
-@dataclass(frozen=True)
-class Execution:
-    """Where a sweep's runs go (:func:`ttlab.sweep.run_sweep`): ``backend`` ``"local"`` (a process pool) or
-    ``"ray"`` (a Ray cluster at ``ray_address``), ``workers`` runs at once, ``threads_per_task`` torch threads each
-    (None: cores / workers)."""
-
-    backend: str = "local"
-    workers: int = 1
-    threads_per_task: int | None = None
-    ray_address: str | None = None
-
-
-@dataclass(frozen=True)
-class SweepData:
-    """Corpus, split and tokenizer of a sweep (see :func:`ttlab.lm.prepare_data`)."""
-
-    corpus: str = "builtin:sotu"
-    vocab_size: int = 2048
-    val_frac: float = 0.1
-    test_frac: float = 0.1
-    split_seed: int = 0
-    max_docs: int | None = None
-    cache_dir: str | None = None
-    field_name: str = "text"
-
-
-@dataclass(frozen=True)
-class IDOptions:
-    """How the text ID is measured from a run's embeddings (every choice is recorded)."""
-
-    layer: int = -1
-    tokens_per_doc: int = 32
-    windows_per_doc: int = 16
-    context: int | None = None  # None: the model's block size
-    window: str = "random"
-    split: str = "test"
-    batch_size: int = 4096
-    k: int = 20
-    average: str = "mean"
-    seed: int = 0
-    max_docs: int | None = None
-
-
-def _ints(value: Any, what: str, *, allow_none: bool = False) -> tuple[int, ...] | None:
-    """A sequence of integers as a tuple (text is parsed by the CLI, not here)."""
-    if value is None and allow_none:
-        return None
-    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence) or not all(
-            isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in value):
-        raise TTLabInputError(f"{what} must be a sequence of integers, got {value!r}.")
-    return tuple(int(v) for v in value)
-
-
-def model_config(shape: str | tuple[int, int, int], block_size: int, dropout: float = 0.0) -> GPTConfig:
-    """The :class:`GPTConfig` of a model shape (vocab_size is set later, from the tokenizer)."""
-    from ttlab.lm.model import MODEL_PRESETS
-
-    if isinstance(shape, str):
-        if shape not in MODEL_PRESETS:
-            raise TTLabInputError(f"unknown model preset {shape!r}; choose one of: {', '.join(MODEL_PRESETS)}.")
-        return GPTConfig.from_preset(shape, block_size=block_size, dropout=dropout, vocab_size=1)
-    dims = _ints(shape, "a model shape (layers, heads, width)") or ()
-    if len(dims) != 3:
-        raise TTLabInputError(f"a model shape is a preset name or (layers, heads, width), got {shape!r}.")
-    n_layer, n_head, n_embd = dims
-    return GPTConfig(vocab_size=1, block_size=block_size, n_layer=n_layer, n_head=n_head, n_embd=n_embd, dropout=dropout)
-
-
-@dataclass(frozen=True, kw_only=True)
-class SweepPreset:
-    """Settings shared by the LM data and model sweeps, typed; :meth:`kwargs` gives the sweep's arguments."""
-
-    block_size: int
-    vocab_size: int
-    protocol: str
-    seeds: tuple[int, ...]
-    max_iters: int
-    lr: float
-    warmup_iters: int
-    eval_interval: int
-    eval_iters: int
-    patience: int | None
-    test_max_tokens: int
-    batch_size: int
-    workers: int
-    lrs: tuple[float, ...] | None = None
-    min_delta: float = 0.0
-    corpus: str = "builtin:sotu"
-    max_docs: int | None = None
-    cache_dir: str | None = None
-    field_name: str = "text"
-    threads_per_task: int | None = None
-    backend: str = "local"
-    ray_address: str | None = None
-    id_options: IDOptions = IDOptions()
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "seeds", _ints(self.seeds, "seeds"))
-        if self.lrs is not None:
-            if isinstance(self.lrs, (str, bytes)) or not isinstance(self.lrs, Sequence) or not all(
-                    isinstance(v, (int, float)) and not isinstance(v, bool) for v in self.lrs):
-                raise TTLabInputError(f"lrs must be a sequence of numbers, got {self.lrs!r}.")
-            object.__setattr__(self, "lrs", tuple(float(v) for v in self.lrs))
-        if self.cache_dir is not None:
-            object.__setattr__(self, "cache_dir", str(self.cache_dir))
-
-    def _common_kwargs(self) -> dict[str, Any]:
-        train = TrainConfig(batch_size=self.batch_size, max_iters=self.max_iters, lr=self.lr,
-                            warmup_iters=self.warmup_iters, eval_interval=self.eval_interval, eval_iters=self.eval_iters,
-                            patience=self.patience, test_max_tokens=self.test_max_tokens, min_delta=self.min_delta)
-        data = SweepData(corpus=self.corpus, vocab_size=self.vocab_size, max_docs=self.max_docs,
-                         cache_dir=self.cache_dir or None, field_name=self.field_name)
-        execution = Execution(backend=self.backend, workers=self.workers, threads_per_task=self.threads_per_task,
-                              ray_address=self.ray_address)
-        return dict(data=data, train=train, seeds=list(self.seeds), protocol=self.protocol, execution=execution,
-                    lrs=list(self.lrs) if self.lrs is not None else None, id_options=self.id_options)
-
-
-@dataclass(frozen=True, kw_only=True)
-class DataSweepPreset(SweepPreset):
-    """A data sweep: one model shape; ``sizes`` training-token counts (None: geometric up to the whole split)."""
-
-    model: str | tuple[int, int, int]
-    sizes: tuple[int, ...] | None = None
-    cap_doublings: int = 0
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        object.__setattr__(self, "sizes", _ints(self.sizes, "sizes", allow_none=True))
-
-    def kwargs(self) -> dict[str, Any]:
-        """Keyword arguments of :func:`run_data_sweep`."""
-        return {**self._common_kwargs(), "model": model_config(self.model, self.block_size),
-                "sizes": list(self.sizes) if self.sizes else None, "cap_doublings": self.cap_doublings}
-
-
-@dataclass(frozen=True, kw_only=True)
-class ModelSweepPreset(SweepPreset):
-    """A model sweep: several model shapes on ``max_tokens`` training tokens (None: the whole split)."""
-
-    models: tuple[str | tuple[int, int, int], ...]
-    max_tokens: int | None = None
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if isinstance(self.models, (str, bytes)) or not isinstance(self.models, Sequence) or not self.models:
-            raise TTLabInputError(f"models must be a non-empty sequence of model shapes, got {self.models!r}.")
-        object.__setattr__(self, "models", tuple(m if isinstance(m, str) else tuple(m) for m in self.models))
-
-    def kwargs(self) -> dict[str, Any]:
-        """Keyword arguments of :func:`run_model_sweep`."""
-        return {**self._common_kwargs(), "models": [model_config(m, self.block_size) for m in self.models],
-                "max_tokens": self.max_tokens}
-
-
-# The model sweeps search the learning rate: the best one falls with width (at 2 layers × 1M SOTU tokens, 3e-3
-# is best at width 64 but clearly too high at 96–128).
-# Presets of the CLI's --quick and default modes (also used by `ttlab reproduce`): --quick fits in minutes on 2 CPU
-# cores; the default is a converged sweep (hours on CPU, the
-# same code runs paper-scale models on GPUs with --model gpt2 --block-size 1024 …).
-# "standard" (`ttlab reproduce --standard`, ≤ 60 min on 2 cores for the whole report) is fixed here before any of
-# its runs and kept whatever the verdicts: a 4-layer model (the layer profile needs ≥ 3 inner layers), 5 sizes over
-# 1.5 decades (10k…320k tokens: the largest the hour allows with 2 corpora × 2 seeds × 2 passes), seeds 0 and 1,
-# one learning rate (2e-3, no grid: the budget), the converged protocol (early stopping, patience 4 evaluations of
-# 50 steps, then a retrain with the schedule ending at the stopping point) under a 4,000-step cap (a 2,000-step
-# search pass of the 320k size still improved at its cap: val 4.03 → 3.97 over its last 400 steps); a run whose
-# search pass reaches the cap is re-trained with the cap doubled, up to twice (16,000 steps); one still capped after
-# that is reported as capped and its claims are inconclusive. "Stopped by early stopping or convergence": an evaluation
-# counts as an improvement only when it beats the best validation loss by min_delta (standard 0.005 nats, quick
-# 0.01), so a run whose loss creeps down by less stops as converged (stop_reason early_stop) instead of running to
-# its cap. Quick: early stopping with min_delta on a 2-layer, 32-wide model and 5 sizes over 1.5 decades
-# (5k…160k) × 2 seeds under a 1,200-step cap (with a 600-step cap the 28k–160k runs still improved by more than
-# min_delta at the cap — 16 epochs at 28k: this small model learns slowly; at 1,200 the 28k runs stop at 1,000–1,120).
-# Quick does not re-train capped runs (cap_doublings 0: the doubled runs alone would cost ≈ 4 min of the demo's
-# 12): a capped run is listed as capped and makes its sweep's exponent claims inconclusive, never fitted silently.
-DATA_SWEEP_PRESETS: dict[str, DataSweepPreset] = {
-    "quick": DataSweepPreset(sizes=(5_000, 11_900, 28_300, 67_300, 160_000), model=(2, 2, 32), block_size=64,
-                             vocab_size=1024, protocol="early-stop", seeds=(0, 1), max_iters=1200, lr=3e-3,
-                             warmup_iters=20, eval_interval=40, eval_iters=5, patience=3, min_delta=0.01,
-                             test_max_tokens=30_000, batch_size=12, workers=2, cap_doublings=0),
-    "standard": DataSweepPreset(sizes=(10_000, 23_800, 56_600, 134_500, 320_000), model=(4, 4, 64), block_size=64,
-                                vocab_size=1024, protocol="converged", seeds=(0, 1), max_iters=4000, lr=2e-3,
-                                warmup_iters=50, eval_interval=50, eval_iters=10, patience=4, min_delta=0.005,
-                                test_max_tokens=50_000, batch_size=16, workers=2, cap_doublings=2),
-    "full": DataSweepPreset(sizes=None, model="micro", block_size=128, vocab_size=2048, protocol="converged", seeds=(0, 1),
-                            max_iters=6000, lr=1e-3, warmup_iters=100, eval_interval=100, eval_iters=20, patience=5,
-                            test_max_tokens=200_000, batch_size=12, workers=2, cap_doublings=1),
-}
-STANDARD_CORPORA = ("builtin:sotu", "builtin:python")
-"""The corpora of the standard data sweep: prose (State of the Union) and code (the Python standard library), as the
-paper pairs OpenWebText with The Stack-SQL; each gets its own sweep and its own ID prediction."""
-# The quick model sweep has one learning rate (2e-3, between the two of the former grid): its runs cannot reach the
-# data-rich regime Kaplan's criterion asks for (see `ttlab.scaling.theory.kaplan_data_need`), so α_N is not judged on
-# it, and the grid doubled its cost. Standard keeps the quick model sweep (the ID-vs-width claims and the suite).
-MODEL_SWEEP_PRESETS: dict[str, ModelSweepPreset] = {
-    "quick": ModelSweepPreset(models=((2, 2, 32), (2, 2, 64), (2, 2, 96), (2, 2, 128)), block_size=64, vocab_size=1024,
-                              protocol="early-stop", seeds=(0,), max_tokens=1_000_000, max_iters=1200, lr=2e-3,
-                              lrs=None, warmup_iters=50, eval_interval=100, eval_iters=5, patience=3,
-                              test_max_tokens=50_000, batch_size=12, workers=2),
-    "full": ModelSweepPreset(models=((2, 2, 64), (4, 4, 128), (6, 6, 192), (8, 8, 256)), block_size=128, vocab_size=2048,
-                             protocol="converged", seeds=(0, 1), max_tokens=None, max_iters=6000, lr=1e-3,
-                             lrs=(5e-4, 1e-3, 2e-3), warmup_iters=100, eval_interval=100, eval_iters=20, patience=5,
-                             test_max_tokens=200_000, batch_size=12, workers=2),
-}
-MODEL_SWEEP_PRESETS["standard"] = MODEL_SWEEP_PRESETS["quick"]
-
-
-def sweep_kwargs(kind: str, preset: str = "quick", **overrides: Any) -> dict[str, Any]:
-    """Keyword arguments for :func:`run_data_sweep` (``kind="data"``) or :func:`run_model_sweep`
-    (``"model"``) from a preset of :data:`DATA_SWEEP_PRESETS` / :data:`MODEL_SWEEP_PRESETS` with typed
-    ``overrides`` of its fields (None = keep the preset's value)."""
-    presets: dict[str, dict[str, Any]] = {"data": DATA_SWEEP_PRESETS, "model": MODEL_SWEEP_PRESETS}
-    if kind not in presets:
-        raise TTLabInputError(f"kind must be 'data' or 'model', got {kind!r}.")
-    if preset not in presets[kind]:
-        raise TTLabInputError(f"unknown preset {preset!r}; choose one of {', '.join(presets[kind])}.")
-    base = presets[kind][preset]
-    unknown = sorted(set(overrides) - {f.name for f in fields(base)})
-    if unknown:
-        raise TTLabInputError(f"unknown {kind}-sweep option(s): {', '.join(unknown)}.")
-    return replace(base, **{k: v for k, v in overrides.items() if v is not None}).kwargs()
 
 
 # ------------------------------------------------------------------------------------------- tasks
@@ -365,9 +167,7 @@ def _prepare(data: SweepData, progress: ProgressFn | None) -> Any:
 
     if progress:
         progress("preparing data", 0, 1)
-    prep = prepare_data(data.corpus, vocab_size=data.vocab_size, val_frac=data.val_frac, test_frac=data.test_frac,
-                        split_seed=data.split_seed, cache_dir=data.cache_dir, max_docs=data.max_docs,
-                        field_name=data.field_name)
+    prep = prepare_data(data.corpus_spec(), vocab_size=data.vocab_size, cache_dir=data.cache_dir)
     if progress:
         progress("preparing data", 1, 1)
     return prep
@@ -438,7 +238,7 @@ def measure_run_id(run_dir: str | Path, opts: IDOptions = IDOptions(), *, layers
     harmonic rule.
 
     Controls, on the same windows, positions, K and batches: ``which="init"`` embeds with the untrained
-    weights the run started from (:func:`ttlab.lm.trainer.load_model`); ``shuffle_tokens=True`` permutes each
+    weights the run started from (:func:`ttlab.lm.checkpoint.load_model`); ``shuffle_tokens=True`` permutes each
     window's tokens first (:attr:`ttlab.lm.embed.EmbedConfig.shuffle_tokens`). Both are recorded in ``options``.
 
     ``band=True`` also runs every estimator of :data:`ttlab.scaling.band.BAND_ESTIMATORS` on the same
@@ -592,14 +392,14 @@ def run_data_sweep(
     model: GPTConfig | None = None,
     train: TrainConfig = TrainConfig(),
     sizes: Sequence[int] | None = None,
-    n_sizes: int = 5,
-    min_tokens: int = 10_000,
+    n_sizes: int = N_SIZES,
+    min_tokens: int = MIN_TOKENS,
     seeds: Sequence[int] = (0,),
     lrs: Sequence[float] | None = None,
     protocol: str = "converged",
-    loss: str = "mean_5_lowest_test",
+    loss: str = DEFAULT_LOSS,
     id_options: IDOptions = IDOptions(),
-    bootstrap: int = 1000,
+    bootstrap: int = BOOTSTRAP,
     execution: Execution = Execution(),
     progress: ProgressFn | None = None,
     cap_doublings: int = 0,
@@ -623,7 +423,7 @@ def run_data_sweep(
     out = Path(out_dir)
     prep = _prepare(data, progress)
     n_avail = prep.data.n_tokens("train")
-    model_cfg = (model or GPTConfig.from_preset("micro", vocab_size=prep.data.vocab_size)).replace(vocab_size=prep.data.vocab_size)
+    model_cfg = (model or GPTConfig.from_preset(DEFAULT_MODEL, vocab_size=prep.data.vocab_size)).replace(vocab_size=prep.data.vocab_size)
     if sizes is None:
         sizes = geometric_sizes(min(min_tokens, n_avail), n_avail, n_sizes)
     sizes = sorted(set(int(s) for s in sizes))
@@ -675,10 +475,10 @@ def run_model_sweep(
     seeds: Sequence[int] = (0,),
     lrs: Sequence[float] | None = None,
     protocol: str = "converged",
-    loss: str = "mean_5_lowest_test",
+    loss: str = DEFAULT_LOSS,
     id_options: IDOptions = IDOptions(),
     measure_id: bool = True,
-    bootstrap: int = 1000,
+    bootstrap: int = BOOTSTRAP,
     execution: Execution = Execution(),
     progress: ProgressFn | None = None,
 ) -> dict[str, Any]:
@@ -724,6 +524,15 @@ def run_model_sweep(
     return _finish(result, config, out, "model_scaling.png", t0)
 
 
+def run_preset_sweep(kind: str, out_dir: str | Path, preset: str = "quick", *, loss: str = DEFAULT_LOSS,
+                     progress: ProgressFn | None = None, **overrides: Any) -> dict[str, Any]:
+    """``ttlab lm data-sweep | model-sweep``: the preset with ``overrides`` (:func:`sweep_kwargs`; None keeps a value),
+    run by :func:`run_data_sweep` (``kind="data"``) or :func:`run_model_sweep`."""
+    kw = sweep_kwargs(kind, preset, **overrides)
+    run = run_data_sweep if kind == "data" else run_model_sweep
+    return run(out_dir=out_dir, loss=loss, progress=progress, **kw)
+
+
 # -------------------------------------------------------------------------------------- ablations
 def id_ablations(
     run_dirs: Sequence[str | Path],
@@ -736,7 +545,7 @@ def id_ablations(
     """Figure 4 at our scale: ID vs model (width/size), vs layer (deepest run), vs context position
     (deepest run; ``position_edges`` default: 4 geometric ranges of the block). Writes
     ``DIR/id_ablations.json`` and ``DIR/id_ablations.png``."""
-    from ttlab.lm.trainer import load_model
+    from ttlab.lm.checkpoint import load_model
 
     if not run_dirs:
         raise TTLabInputError("give at least one run folder.")
@@ -774,3 +583,35 @@ def id_ablations(
     if progress:
         progress("ID ablations", total, total)
     return result
+
+
+# ------------------------------------------------------------------------------------ summaries
+def sweep_summary(res: dict[str, Any], out: str | Path) -> list[str]:
+    """Plain-text lines summing up a data or model sweep's result (points, α̂ with its interval, the ID's prediction
+    and band, the files written), as ``ttlab lm data-sweep | model-sweep`` prints them."""
+    sym = "D" if res["kind"] == "data_sweep" else "N"
+    lines = [f"  {sym} = {p['train_tokens'] if sym == 'D' else p['params_non_embedding']:>11,d}: test loss {p['loss']:.4f}"
+             for p in res["points"]]
+    a, ci = res["alpha_hat"], res["alpha_hat_ci"]
+    if a is not None:
+        lines.append(f"α̂_{sym} = {a:.3f}" + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "") + " (log-log slope)" +
+                     (f"; offset form α = {res['alpha_hat_offset']:.3f}" if res.get("alpha_hat_offset") else ""))
+    if res.get("intrinsic_dim") is not None:
+        lines.append(f"ID {res['intrinsic_dim']:.2f} (harmonic {res['intrinsic_dim_harmonic']:.2f}) → predicted "
+                     f"α_{sym} = {res['alpha_pred']:.3f} (harmonic {res['alpha_pred_harmonic']:.3f})")
+    band = res.get("alpha_pred_band")
+    if band:
+        lines.append(f"band over {len(band['estimators'])} ID estimators: α_{sym} {band['lo']:.3f} – {band['hi']:.3f} "
+                     f"(ID {band['id_lo']:.2f} – {band['id_hi']:.2f}; central {band['central']:.3f} from MLE "
+                     f"K={PAPER.k} {PAPER.average})")
+    return lines + [f"wrote {out}/results.json and {out}/{res.get('figure', '')} in {res['wall_time_s']:.0f} s"]
+
+
+def ablations_summary(res: dict[str, Any], out: str | Path) -> list[str]:
+    """Plain-text lines summing up :func:`id_ablations`' result (ID by model, per layer, per position)."""
+    return [*(f"  {r['n_layer']} layers × {r['n_embd']}: ID {r['intrinsic_dim']:.2f} (harmonic "
+              f"{r['intrinsic_dim_harmonic']:.2f})" for r in res["by_model"]),
+            "  per layer: " + ", ".join(f"{r['layer']}: {r['intrinsic_dim']:.2f}" for r in res["per_layer"]["rows"]),
+            "  per position: " + ", ".join(f"{r['positions'][0]}–{r['positions'][1]}: {r['intrinsic_dim']:.2f}"
+                                           for r in res["per_position"]["rows"]),
+            f"wrote {out}/id_ablations.json and {out}/id_ablations.png"]

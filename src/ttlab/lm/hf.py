@@ -6,7 +6,7 @@ GPT-2's ``Conv1D`` layers store weights transposed, GPT-2 always has biases (our
 ``bias=False``), and GPT-2's default activation is the tanh-approximated GELU (the export uses
 ``activation_function="gelu"``, the exact one we train with). Needs the ``transformers`` package.
 
-Imports: torch, ttlab.errors, ttlab.lm (model, trainer); lazily transformers; never ttlab.cli.
+Imports: torch, ttlab.errors, ttlab.lm.model; lazily ttlab.lm.checkpoint (export_hf) and transformers; never ttlab.cli.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from ttlab.lm.model import GPT, GPTConfig
 _CONV1D = ("attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj")
 
 
-def _transformers() -> Any:
+def transformers_module() -> Any:
+    """The ``transformers`` package (a clear error naming the extra to install when it is missing)."""
     try:
         import transformers
     except ImportError as exc:  # pragma: no cover - depends on the environment
@@ -32,7 +33,7 @@ def _transformers() -> Any:
 
 def to_hf_gpt2(model: GPT) -> Any:
     """An equivalent ``transformers.GPT2LMHeadModel`` (same logits and hidden states), in eval mode."""
-    tf = _transformers()
+    tf = transformers_module()
     c = model.config
     hf_cfg = tf.GPT2Config(
         vocab_size=c.vocab_size, n_positions=c.block_size, n_embd=c.n_embd, n_layer=c.n_layer, n_head=c.n_head,
@@ -107,7 +108,9 @@ def final_norm_module(model: Any) -> torch.nn.Module | None:
 
 
 @torch.no_grad()
-def _raw_hidden_states(model: Any, idx: torch.Tensor) -> list[torch.Tensor]:
+def raw_hidden_states(model: Any, idx: torch.Tensor) -> list[torch.Tensor]:
+    """The hidden states of ``idx`` as the model returns them (a ttlab GPT's own; a Hugging Face model's backbone
+    ``output_hidden_states``), before any convention is applied."""
     if isinstance(model, GPT):
         return model.hidden_states(idx)
     # run the backbone only: the LM head is not needed, and for a large vocabulary it dominates the cost
@@ -129,7 +132,7 @@ def hidden_states(model: Any, idx: torch.Tensor, *, final_norm: bool | None = No
     i.e. normalised features or the raw residual stream of the last block.
     """
     if final_norm is None:
-        return _raw_hidden_states(model, idx)
+        return raw_hidden_states(model, idx)
     norm = final_norm_module(model)
     if norm is None:
         raise TTLabInputError(
@@ -143,7 +146,7 @@ def hidden_states(model: Any, idx: torch.Tensor, *, final_norm: bool | None = No
 
     handle = norm.register_forward_hook(hook)
     try:
-        hs = _raw_hidden_states(model, idx)
+        hs = raw_hidden_states(model, idx)
     finally:
         handle.remove()
     if "out" not in seen:  # pragma: no cover - a model whose forward skips its own norm layer
@@ -173,7 +176,7 @@ def final_norm_applied(model: Any, idx: torch.Tensor | None = None) -> bool | No
 
     handle = norm.register_forward_hook(hook)
     try:
-        raw = _raw_hidden_states(model, idx)[-1]
+        raw = raw_hidden_states(model, idx)[-1]
     finally:
         handle.remove()
     if "out" not in seen:
@@ -188,7 +191,7 @@ def final_norm_applied(model: Any, idx: torch.Tensor | None = None) -> bool | No
 
 def export_hf(run_dir: str | Path, out_dir: str | Path, which: str = "final") -> Path:
     """Write a ttlab run as a Hugging Face model folder (``save_pretrained`` + tokenizer)."""
-    from ttlab.lm.trainer import load_run
+    from ttlab.lm.checkpoint import load_run
 
     r = load_run(run_dir, which=which)
     hf = to_hf_gpt2(r.model)

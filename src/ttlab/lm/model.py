@@ -9,76 +9,23 @@ Hidden states follow the Hugging Face convention (``output_hidden_states``): ent
 embedding (token + position), entry i the output of block i, and the last entry has the final
 LayerNorm applied, so ``hidden_states(idx)[-1]`` is what the output layer reads.
 
-Imports: torch, ttlab.configs, ttlab.errors; nothing else of ttlab.
+Imports: torch, ttlab.errors, ttlab.lm.configs (GPTConfig and the size presets, re-exported here); nothing else
+of ttlab.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import torch
 import torch.nn as nn
 from torch.nn import functional as F
 
-from ttlab.configs import DictConfig
 from ttlab.errors import TTLabInputError
+from ttlab.lm.configs import DEFAULT_MODEL, MODEL_PRESETS, GPTConfig
 
-# Model sizes for sweeps (``--model NAME``). The last three are GPT-2's shapes (124M, 350M, 774M with
-# GPT-2's vocabulary); the small ones fit a CPU. ``block_size`` and ``vocab_size`` come from the run.
-MODEL_PRESETS: dict[str, dict[str, int]] = {
-    "nano": dict(n_layer=2, n_head=2, n_embd=64),
-    "micro": dict(n_layer=4, n_head=4, n_embd=128),
-    "mini": dict(n_layer=6, n_head=6, n_embd=192),
-    "small": dict(n_layer=8, n_head=8, n_embd=256),
-    "medium": dict(n_layer=8, n_head=8, n_embd=384),
-    "gpt2": dict(n_layer=12, n_head=12, n_embd=768),
-    "gpt2-medium": dict(n_layer=24, n_head=16, n_embd=1024),
-    "gpt2-large": dict(n_layer=36, n_head=20, n_embd=1280),
-}
-
-
-@dataclass(frozen=True)
-class GPTConfig(DictConfig):
-    """Shape of a :class:`GPT`. ``bias`` adds biases to Linear and LayerNorm layers (GPT-2 has them)."""
-
-    vocab_size: int = 2048
-    block_size: int = 128
-    n_layer: int = 4
-    n_head: int = 4
-    n_embd: int = 128
-    dropout: float = 0.0
-    bias: bool = False
-
-    def __post_init__(self) -> None:
-        for name in ("vocab_size", "block_size", "n_layer", "n_head", "n_embd"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise TTLabInputError(f"GPTConfig.{name} must be a positive integer, got {value!r}.")
-        if self.n_embd % self.n_head:
-            raise TTLabInputError(
-                f"n_embd ({self.n_embd}) must be divisible by n_head ({self.n_head}); "
-                f"e.g. n_embd={self.n_head * max(1, round(self.n_embd / self.n_head))}."
-            )
-        if not 0.0 <= self.dropout < 1.0:
-            raise TTLabInputError(f"dropout must be in [0, 1), got {self.dropout}.")
-
-    @classmethod
-    def from_preset(cls, name: str, **overrides: Any) -> "GPTConfig":
-        """A config from :data:`MODEL_PRESETS` with field overrides (``None`` values are ignored)."""
-        if name not in MODEL_PRESETS:
-            raise TTLabInputError(f"unknown model preset {name!r}; choose one of: {', '.join(MODEL_PRESETS)}.")
-        base = dict(MODEL_PRESETS[name])
-        base.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(**base)
-
-    def replace(self, **changes: Any) -> "GPTConfig":
-        """A copy with some fields changed, validated like a new config (as :func:`dataclasses.replace`)."""
-        unknown = sorted(set(changes) - {f.name for f in fields(self)})
-        if unknown:
-            raise TTLabInputError(f"unknown GPTConfig field(s): {', '.join(unknown)}.")
-        return replace(self, **changes)
+__all__ = ["DEFAULT_MODEL", "GPT", "GPTConfig", "MODEL_PRESETS"]
 
 
 class CausalSelfAttention(nn.Module):

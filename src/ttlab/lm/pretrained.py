@@ -66,7 +66,7 @@ from typing import Any, Iterator, Sequence
 import torch
 
 from ttlab.errors import TTLabInputError
-from ttlab.lm.hf import _raw_hidden_states, _transformers, final_norm_applied, hidden_states
+from ttlab.lm.hf import final_norm_applied, hidden_states, raw_hidden_states, transformers_module
 from ttlab.provenance import read_json
 
 #: Format of the folders written by the GGUF conversion (bump to invalidate old caches).
@@ -277,8 +277,8 @@ def _load_package(package: str, dtype: torch.dtype, cache: Path) -> PretrainedLM
         gguf_name = str(getattr(module, "MODEL_NAME", f"{name}.gguf"))
         source["gguf_file"] = gguf_name
         if isinstance(sha, str) and re.fullmatch(r"[0-9a-f]{64}", sha):
-            target = cache / _cache_key(Path(gguf_name).stem, sha)
-            if _converted(target):
+            target = cache / gguf_cache_key(Path(gguf_name).stem, sha)
+            if is_converted(target):
                 return _load_converted(target, dtype, name, source)
         cache.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=cache, prefix=".assemble-") as tmp:
@@ -312,7 +312,7 @@ def _load_package(package: str, dtype: torch.dtype, cache: Path) -> PretrainedLM
 
 def _hf_dtype_kw(dtype: torch.dtype) -> dict[str, Any]:
     """``dtype=`` on transformers >= 4.56, ``torch_dtype=`` before."""
-    tf = _transformers()
+    tf = transformers_module()
     major, minor = (int(x) for x in re.findall(r"\d+", tf.__version__)[:2])
     return {"dtype": dtype} if (major, minor) >= (4, 56) else {"torch_dtype": dtype}
 
@@ -344,7 +344,7 @@ def _dir_fingerprint(path: Path) -> dict[str, Any]:
 
 
 def _load_hf_dir(path: Path, dtype: torch.dtype, source: dict[str, Any], name: str | None = None) -> PretrainedLM:
-    tf = _transformers()
+    tf = transformers_module()
     from transformers.models.auto import modeling_auto
 
     try:
@@ -447,7 +447,7 @@ def _check_causal(model: Any, where: Path) -> None:
     a = torch.arange(1, 7, device=device) * 7919 % vocab
     b = a.clone()
     b[-1] = (b[-1] + 1) % vocab
-    last = _raw_hidden_states(model, torch.stack([a, b]))[-1][:, :-1].float()
+    last = raw_hidden_states(model, torch.stack([a, b]))[-1][:, :-1].float()
     tol = 1e-4 * float(last.abs().max().clamp_min(1.0))
     if not torch.allclose(last[0], last[1], rtol=1e-4, atol=tol):
         raise TTLabInputError(
@@ -471,12 +471,14 @@ def _one_thread() -> Iterator[None]:
 # GGUF
 
 
-def _cache_key(stem: str, sha256: str) -> str:
+def gguf_cache_key(stem: str, sha256: str) -> str:
+    """The folder name of a GGUF file's conversion in the cache: its (sanitised) stem and the start of its SHA-256."""
     safe = re.sub(r"[^A-Za-z0-9._-]+", "_", stem)[:80] or "model"
     return f"{safe}-{sha256[:16]}"
 
 
-def _converted(target: Path) -> bool:
+def is_converted(target: Path) -> bool:
+    """Whether ``target`` holds a finished conversion (its marker file, of the current :data:`CONVERT_FORMAT`)."""
     marker = target / _MARKER
     if not marker.is_file():
         return False
@@ -512,8 +514,8 @@ def _load_gguf(
         raise TTLabInputError(f"{path} has SHA-256 {sha}, not the {known_sha} its package declares; reinstall it.")
     name = name or path.stem
     source = {**source, "gguf_sha256": sha}
-    target = cache / _cache_key(path.stem, sha)
-    if not _converted(target):
+    target = cache / gguf_cache_key(path.stem, sha)
+    if not is_converted(target):
         convert_gguf(path, target, sha256=sha)
     return _load_converted(target, dtype, name, source)
 
@@ -561,7 +563,7 @@ def _quiet_transformers() -> Iterator[None]:
 def convert_gguf(path: str | os.PathLike, out_dir: str | os.PathLike, *, sha256: str | None = None) -> Path:
     """Write GGUF file ``path`` as a Hugging Face model folder ``out_dir`` (float32 safetensors, the
     tokenizer, and ``ttlab_source.json``); atomic: the folder appears complete or not at all."""
-    tf = _transformers()
+    tf = transformers_module()
     path, out = Path(path), Path(out_dir)
     sha = sha256 or _file_digest(path)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -602,14 +604,14 @@ def convert_gguf(path: str | os.PathLike, out_dir: str | os.PathLike, *, sha256:
         (Path(tmp) / _MARKER).write_text(json.dumps(info, indent=2, allow_nan=False))
         del model
         os.chmod(tmp, 0o755)  # mkdtemp makes it private; the cache is an ordinary folder
-        if _converted(out):  # another process finished the same conversion meanwhile
+        if is_converted(out):  # another process finished the same conversion meanwhile
             return out
         if out.exists():  # a stale or half-written conversion (no valid marker)
             shutil.rmtree(out, ignore_errors=True)
         try:
             os.replace(tmp, out)
         except OSError:  # another process finished the same conversion first
-            if not _converted(out):
+            if not is_converted(out):
                 raise
         Path(tmp).mkdir(exist_ok=True)  # TemporaryDirectory cleans up what it created
     return out

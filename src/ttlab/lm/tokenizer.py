@@ -20,6 +20,10 @@ from ttlab.provenance import atomic_write_text
 EOT = "<|endoftext|>"
 _EOT_CANDIDATES = (EOT, "</s>", "<eos>", "<|end_of_text|>", "[SEP]")
 MIN_VOCAB = 257  # 256 byte symbols + the end-of-text token
+DEFAULT_VOCAB_SIZE = 2048
+"""Vocabulary of a BPE tokenizer trained for a run when none is given (``prepare_data``, the sweeps)."""
+DEFAULT_MIN_FREQUENCY = 2
+"""BPE: a pair is merged only when it occurs at least this often."""
 
 
 def _tokenizers():
@@ -93,7 +97,7 @@ def train_bpe(
     texts: Iterable[str],
     vocab_size: int,
     *,
-    min_frequency: int = 2,
+    min_frequency: int = DEFAULT_MIN_FREQUENCY,
     special_tokens: Sequence[str] = (EOT,),
     length: int | None = None,
 ) -> TextTokenizer:

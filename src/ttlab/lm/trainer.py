@@ -19,11 +19,10 @@ computed once at the end over every aligned window of the test split (or ``test_
 Resume is exact: an interrupted run continued with ``resume=True`` produces the same losses, bit for
 bit, as one that never stopped (same device, dtype and thread count).
 
-What it is for: training the GPT language models of the data-scaling experiments (Paper B, Section 3)
-and reading their run folders back (:func:`load_run`, :func:`load_model`). It may import torch, numpy,
-:mod:`ttlab.errors`, :mod:`ttlab.configs`, :mod:`ttlab.provenance` and, within ``ttlab.lm``, ``data``,
-``distributed``, ``model`` (and ``tokenizer``, lazily, in :func:`load_run`). It never imports :mod:`ttlab.cli`,
-``ttlab.lm.experiments``, ``ttlab.lm.embed`` or ``ttlab.lm.hf``: those import it.
+What it is for: training the GPT language models of the data-scaling experiments (Paper B, Section 3). Its
+settings are :class:`ttlab.lm.configs.TrainConfig`; the checkpoint format and reading run folders back
+(:func:`load_run`, :func:`load_model`) are :mod:`ttlab.lm.checkpoint`'s, the evaluation windows, losses and
+metrics.csv :mod:`ttlab.lm.evaluation`'s — all re-exported here.
 
 How :func:`train` is put together — one small piece each:
 
@@ -36,15 +35,14 @@ How :func:`train` is put together — one small piece each:
 * the loop (:func:`_loop`) and the step (:func:`_train_step`, shaped like nanoGPT's train.py);
 * evaluation and the stop decision (:func:`_evaluate`, :func:`_update_best_and_decide`);
 * finalisation (:func:`_finish`: test loss, final checkpoint, result.json).
+
+Imports: numpy, torch, ttlab.errors, ttlab.provenance, ttlab.lm (checkpoint, configs, data, distributed, evaluation,
+model). Never ttlab.cli, ttlab.lm.experiments, ttlab.lm.embed or ttlab.lm.hf: those import it.
 """
 
 from __future__ import annotations
 
 import contextlib
-import csv
-import hashlib
-import io
-import math
 import signal
 import threading
 import time
@@ -55,101 +53,41 @@ from typing import Any, Callable
 import numpy as np
 import torch
 
-from ttlab.configs import DictConfig
 from ttlab.errors import TTLabInputError
+from ttlab.lm.checkpoint import (  # noqa: F401 (re-exported: loading runs lived here)
+    CKPT_FORMAT,
+    WHICH,
+    LoadedRun,
+    load_checkpoint_state,
+    load_model,
+    load_run,
+    missing_checkpoint,
+    read_run_json,
+    sample_text,
+    save_torch_atomic,
+)
+from ttlab.lm.configs import TrainConfig
 from ttlab.lm.data import TokenizedCorpus
 from ttlab.lm.distributed import DistInfo, init_distributed
+from ttlab.lm.evaluation import (  # noqa: F401 (METRICS_COLUMNS, VAL_WINDOW_SEED, params_digest: re-exported)
+    METRICS_COLUMNS,
+    VAL_WINDOW_SEED,
+    Evaluator,
+    eval_windows,
+    mean_lowest,
+    metrics_csv,
+    params_digest,
+)
 from ttlab.lm.model import GPT, GPTConfig
-from ttlab.provenance import atomic_file, atomic_write_json, atomic_write_text, median_call_seconds, read_json, versions
+from ttlab.provenance import atomic_write_json, atomic_write_text, median_call_seconds, versions
 
-CKPT_FORMAT = "ttlab.lm.ckpt/1"
 RESULT_FORMAT = "ttlab.lm.result/1"
-METRICS_COLUMNS = ("iter", "tokens_seen", "train_loss", "val_loss", "lr", "elapsed_s")
 #: TrainConfig fields that may differ when resuming (they do not change what is computed).
 RUNTIME_FIELDS = ("device", "compile", "threads")
 VERSION_EXTRAS = ("tokenizers", "transformers", "datasets", "ttlab")
-#: The validation windows do not depend on the training seed: every run on a split sees the same ones.
-VAL_WINDOW_SEED = 0
 
 EvalFn = Callable[[dict[str, Any]], None]
 StopFn = Callable[[int], bool]
-
-
-@dataclass(frozen=True)
-class TrainConfig(DictConfig):
-    """Optimisation, evaluation, stopping and runtime settings of one training run."""
-
-    batch_size: int = 12
-    grad_accum: int = 1
-    max_iters: int = 2000
-    lr: float = 1e-3
-    min_lr: float | None = None  # None: lr / 10
-    warmup_iters: int = 100
-    lr_decay_iters: int | None = None  # schedule length; None: max_iters
-    weight_decay: float = 0.1
-    beta1: float = 0.9
-    beta2: float = 0.95
-    grad_clip: float = 1.0  # 0 disables clipping
-    eval_interval: int = 100
-    eval_iters: int = 20  # validation windows = eval_iters × batch_size (or all, if fewer)
-    patience: int | None = None  # early stopping after this many evaluations without improvement
-    min_delta: float = 0.0
-    max_tokens: int | None = None  # use only the first N training tokens (the data-size knob)
-    test_max_tokens: int | None = None  # cap on the test tokens evaluated at the end
-    eval_test: bool = False  # also evaluate test windows at every evaluation (the paper's "5 lowest test losses")
-    seed: int = 0
-    keep_best: bool = True
-    device: str = "auto"
-    dtype: str = "auto"  # float32 | bfloat16 | float16 | auto (float32 on CPU, bf16/fp16 on CUDA)
-    compile: bool = False
-    threads: int | None = None
-
-    def __post_init__(self) -> None:
-        pos_int = ("batch_size", "grad_accum", "max_iters", "eval_interval", "eval_iters")
-        for name in pos_int:
-            v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise TTLabInputError(f"{name} must be a positive integer, got {v!r}.")
-        if self.warmup_iters < 0:
-            raise TTLabInputError(f"warmup_iters must be >= 0, got {self.warmup_iters}.")
-        if not (self.lr > 0 and math.isfinite(self.lr)):
-            raise TTLabInputError(f"lr must be a positive number, got {self.lr}.")
-        if self.min_lr is not None and not 0 <= self.min_lr <= self.lr:
-            raise TTLabInputError(f"min_lr must be in [0, lr={self.lr}], got {self.min_lr}.")
-        if self.lr_decay_iters is not None and self.lr_decay_iters < 1:
-            raise TTLabInputError(f"lr_decay_iters must be >= 1, got {self.lr_decay_iters}.")
-        if self.weight_decay < 0 or self.grad_clip < 0 or self.min_delta < 0:
-            raise TTLabInputError("weight_decay, grad_clip and min_delta must be >= 0.")
-        if not (0 <= self.beta1 < 1 and 0 <= self.beta2 < 1):
-            raise TTLabInputError(f"betas must be in [0, 1), got ({self.beta1}, {self.beta2}).")
-        if self.patience is not None and self.patience < 1:
-            raise TTLabInputError(f"patience must be >= 1 (or None to disable early stopping), got {self.patience}.")
-        for name in ("max_tokens", "test_max_tokens", "threads"):
-            v = getattr(self, name)
-            if v is not None and v < 1:
-                raise TTLabInputError(f"{name} must be >= 1 when given, got {v}.")
-        if self.dtype not in ("auto", "float32", "bfloat16", "float16"):
-            raise TTLabInputError(f"dtype must be auto, float32, bfloat16 or float16, got {self.dtype!r}.")
-
-    @property
-    def schedule_length(self) -> int:
-        """Iterations over which the learning rate decays (``lr_decay_iters`` or ``max_iters``)."""
-        return self.lr_decay_iters if self.lr_decay_iters is not None else self.max_iters
-
-    @property
-    def final_lr(self) -> float:
-        """Learning rate at and after the end of the schedule."""
-        return self.min_lr if self.min_lr is not None else self.lr / 10
-
-    def lr_at(self, it: int) -> float:
-        """Learning rate of step ``it`` (0-based): linear warmup, cosine decay, then constant ``final_lr``."""
-        if it < self.warmup_iters:
-            return self.lr * (it + 1) / (self.warmup_iters + 1)
-        L = self.schedule_length
-        if it >= L:
-            return self.final_lr
-        ratio = (it - self.warmup_iters) / max(1, L - self.warmup_iters)
-        return self.final_lr + 0.5 * (1.0 + math.cos(math.pi * ratio)) * (self.lr - self.final_lr)
 
 
 @dataclass
@@ -194,49 +132,6 @@ def _make_optimizer(model: GPT, cfg: TrainConfig, device: str) -> torch.optim.Op
         return torch.optim.AdamW(groups, **kwargs)
 
 
-def eval_windows(n_tokens: int, block_size: int, max_windows: int | None, seed: int) -> np.ndarray:
-    """Start offsets of the aligned, non-overlapping windows of ``block_size + 1`` tokens used to evaluate:
-    all of them, or a seeded sample of ``max_windows`` (sorted)."""
-    n_full = (n_tokens - 1) // block_size
-    starts = np.arange(n_full, dtype=np.int64) * block_size
-    if max_windows is not None and n_full > max_windows:
-        pick = np.random.default_rng(seed).choice(n_full, size=max_windows, replace=False)
-        starts = np.sort(starts[pick])
-    return starts
-
-
-def _save_torch_atomic(obj: Any, path: Path) -> None:
-    with atomic_file(path) as fh:
-        torch.save(obj, fh)
-
-
-def _metrics_csv(history: list[dict[str, float]]) -> str:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    cols = METRICS_COLUMNS + (("test_loss",) if history and "test_loss" in history[0] else ())
-    w.writerow(cols)
-    for row in history:
-        w.writerow([row["iter"], row["tokens_seen"]] + [repr(float(row[c])) for c in cols[2:]])
-    return buf.getvalue()
-
-
-def mean_lowest(values: list[float], k: int = 5) -> float:
-    """Mean of the ``k`` lowest finite values (the paper's "mean of the 5 lowest evaluations")."""
-    finite = sorted(v for v in values if math.isfinite(v))
-    if not finite:
-        return float("nan")
-    return float(np.mean(finite[:k]))
-
-
-def params_digest(model: torch.nn.Module) -> str:
-    """SHA-256 of all parameter bytes (equal digests = identical weights)."""
-    h = hashlib.sha256()
-    for name, p in sorted(model.state_dict().items()):
-        h.update(name.encode())
-        h.update(p.detach().cpu().contiguous().numpy().tobytes())
-    return h.hexdigest()
-
-
 class _StopFlag:
     """Turns SIGINT / SIGTERM into a flag checked between steps (main thread only)."""
 
@@ -258,41 +153,6 @@ class _StopFlag:
     def __exit__(self, *exc: Any) -> None:
         for sig, old in self._old.items():
             signal.signal(sig, old)
-
-
-class _Evaluator:
-    """Mean per-token loss over fixed windows of a split, shared out over the ranks."""
-
-    def __init__(self, tokens: np.ndarray, starts: np.ndarray, block: int, batch: int, dist: DistInfo) -> None:
-        self.tokens = tokens
-        self.starts = starts[dist.rank :: dist.world_size]
-        self.block = block
-        self.batch = batch
-        self.dist = dist
-        self.n_windows = int(starts.size)
-
-    @torch.no_grad()
-    def __call__(self, model: torch.nn.Module, ctx: contextlib.AbstractContextManager | Callable) -> float:
-        was_training = model.training
-        model.eval()
-        total = torch.zeros(2, dtype=torch.float64)
-        offs = np.arange(self.block + 1)
-        for i in range(0, self.starts.size, self.batch):
-            idx = self.starts[i : i + self.batch, None] + offs
-            buf = torch.from_numpy(self.tokens[idx].astype(np.int64)).to(self.dist.device)
-            with ctx():
-                logits, _ = model(buf[:, :-1])
-            loss = torch.nn.functional.cross_entropy(
-                logits.float().reshape(-1, logits.size(-1)), buf[:, 1:].reshape(-1), reduction="sum"
-            )
-            total[0] += loss.double().cpu()
-            total[1] += buf[:, 1:].numel()
-        if self.dist.enabled:
-            import torch.distributed as dist
-
-            dist.all_reduce(total)
-        model.train(was_training)
-        return float(total[0] / total[1]) if total[1] > 0 else float("nan")
 
 
 # --------------------------------------------------------------------------------------- train
@@ -565,7 +425,7 @@ class _LoopState:
         """Write ckpt.pt atomically (rank 0; every rank must call it, see :meth:`to_state`)."""
         state = self.to_state(run, finished)
         if run.dist.is_main:
-            _save_torch_atomic(state, run.ckpt_path)
+            save_torch_atomic(state, run.ckpt_path)
 
     def train_loss(self) -> float:
         """Mean training-batch loss since the last evaluation (NaN when no step was taken)."""
@@ -619,8 +479,8 @@ class _Engine:
     eval_model: torch.nn.Module
     scaler: Any
     get_batch: _Batches
-    val: _Evaluator
-    test: _Evaluator | None
+    val: Evaluator
+    test: Evaluator | None
 
     @classmethod
     def build(cls, run: _Run, ls: _LoopState) -> "_Engine":
@@ -641,11 +501,11 @@ class _Engine:
         # forward must not be entered unevenly
         eval_model: torch.nn.Module = ls.model if dist.enabled else model
         n_eval = cfg.eval_iters * cfg.batch_size
-        val = _Evaluator(run.val_tokens, eval_windows(run.val_tokens.size, block, n_eval, VAL_WINDOW_SEED),
+        val = Evaluator(run.val_tokens, eval_windows(run.val_tokens.size, block, n_eval, VAL_WINDOW_SEED),
                          block, cfg.batch_size, dist)
         test = None
         if cfg.eval_test and run.test_tokens.size >= block + 1:
-            test = _Evaluator(run.test_tokens, eval_windows(run.test_tokens.size, block, n_eval, VAL_WINDOW_SEED + 1),
+            test = Evaluator(run.test_tokens, eval_windows(run.test_tokens.size, block, n_eval, VAL_WINDOW_SEED + 1),
                               block, cfg.batch_size, dist)
         batches = _Batches(run.train_tokens, block, cfg.batch_size, ls.gen, run.device)
         return cls(model, eval_model, scaler, batches, val, test)
@@ -734,7 +594,7 @@ def _evaluate(run: _Run, ls: _LoopState, eng: _Engine, on_eval: EvalFn | None) -
     ls.history.append(row)
     ls.save(run, finished=False)
     if run.dist.is_main:
-        atomic_write_text(run.out / "metrics.csv", _metrics_csv(ls.history))
+        atomic_write_text(run.out / "metrics.csv", metrics_csv(ls.history))
     if on_eval is not None and run.dist.is_main:
         on_eval(dict(row, best_val_loss=ls.best_val, best_iter=ls.best_iter))
 
@@ -746,7 +606,7 @@ def _update_best_and_decide(run: _Run, ls: _LoopState, val: float) -> None:
     if val < ls.best_val - cfg.min_delta:
         ls.best_val, ls.best_iter, ls.since_best = val, ls.it, 0
         if cfg.keep_best and run.dist.is_main:
-            _save_torch_atomic({"format": CKPT_FORMAT, "model_config": run.model_cfg.to_dict(),
+            save_torch_atomic({"format": CKPT_FORMAT, "model_config": run.model_cfg.to_dict(),
                                 "model": ls.model.state_dict(), "iter": ls.it, "val_loss": val}, run.out / "best.pt")
     else:
         ls.since_best += 1
@@ -768,7 +628,7 @@ def _finish(run: _Run, ls: _LoopState, eng: _Engine) -> TrainResult:
     summary = _summary(run, ls, eng, digests, test={"test_loss": test_loss, "test_loss_best": test_loss_best,
                                                     "test_windows": test_windows})
     if run.dist.is_main:
-        atomic_write_text(run.out / "metrics.csv", _metrics_csv(ls.history))
+        atomic_write_text(run.out / "metrics.csv", metrics_csv(ls.history))
         atomic_write_json(run.result_path, summary)
     return TrainResult("finished", run.out, ls.it, ls.history, summary)
 
@@ -780,7 +640,7 @@ def _final_test_losses(run: _Run, ls: _LoopState, eng: _Engine) -> tuple[float |
     if run.test_tokens.size < block + 1:
         return None, None, 0
     starts = eval_windows(run.test_tokens.size, block, None, 0)
-    ev_test = _Evaluator(run.test_tokens, starts, block, run.cfg.batch_size, run.dist)
+    ev_test = Evaluator(run.test_tokens, starts, block, run.cfg.batch_size, run.dist)
     test_loss = ev_test(eng.eval_model, run.ctx)
     test_loss_best = None
     if run.cfg.keep_best and ls.best_iter != ls.it and (run.out / "best.pt").exists():
@@ -901,125 +761,3 @@ def train_converged(
                 on_eval=(lambda r: on_eval(dict(r, phase="final"))) if on_eval else None,
                 extra={**(extra or {}), "phase": "final", "schedule_search": search_info})
     return res
-
-
-# --------------------------------------------------------------------------------------- loading
-def load_checkpoint_state(path: str | Path) -> dict[str, Any]:
-    """The state dict saved in a ttlab checkpoint (ckpt.pt / best.pt).
-
-    A file that cannot be unpickled (truncated by a crash or a full disk, or empty) or that is not
-    a ttlab checkpoint is a clear :class:`TTLabInputError` naming it; nothing is deleted."""
-    p = Path(path)
-    try:
-        state = torch.load(p, map_location="cpu", weights_only=False)
-    except Exception as exc:  # torch/pickle raise EOFError, RuntimeError, UnpicklingError, … for damaged files
-        size = p.stat().st_size if p.exists() else 0
-        detail = (str(exc).strip().splitlines() or [""])[0][:200]
-        reason = "empty file, 0 bytes" if size == 0 else f"{size:,} bytes; {type(exc).__name__}: {detail}"
-        raise TTLabInputError(f"{p} is corrupt ({reason}); delete it or start a new --out.") from None
-    if not isinstance(state, dict) or state.get("format") != CKPT_FORMAT:
-        raise TTLabInputError(f"{p} is not a ttlab language-model checkpoint (no format {CKPT_FORMAT!r}); "
-                              "delete it or start a new --out.")
-    return state
-
-
-def missing_checkpoint(folder: str | Path) -> str | None:
-    """Why ``folder`` — a ttlab run folder by its config.json (``model`` + ``train``, no Hugging Face
-    ``model_type``) — cannot be opened as a model: it has no ckpt.pt. None when it is not such a folder or
-    the checkpoint is there. Used where a folder may be a ttlab run or a Hugging Face model, so a run that
-    never saved a checkpoint is not mistaken for a Hugging Face folder."""
-    p = Path(folder)
-    if (p / "ckpt.pt").is_file() or not (p / "config.json").is_file():
-        return None
-    try:
-        cfg = read_json(p / "config.json")
-    except (OSError, ValueError):
-        return None
-    if not (isinstance(cfg, dict) and "model" in cfg and "train" in cfg and "model_type" not in cfg):
-        return None
-    return (f"{p} is a ttlab run folder (config.json of `ttlab lm train`) but has no ckpt.pt: the run saved no "
-            "checkpoint (stopped before its first evaluation, or the file was removed). Finish it with "
-            f"`ttlab lm train … --out {p} --resume`, or give a run folder that holds ckpt.pt.")
-
-
-def read_run_json(path: str | Path) -> dict[str, Any]:
-    """A JSON object from a run folder (config.json, result.json); a damaged file is a clear error."""
-    p = Path(path)
-    try:
-        obj = read_json(p)
-    except (ValueError, UnicodeDecodeError) as exc:
-        size = p.stat().st_size
-        reason = "empty file, 0 bytes" if size == 0 else f"{size:,} bytes; {exc}"
-        raise TTLabInputError(f"{p} is corrupt ({reason}); delete it or start a new --out.") from None
-    if not isinstance(obj, dict):
-        raise TTLabInputError(f"{p} is corrupt (not a JSON object); delete it or start a new --out.")
-    return obj
-
-
-WHICH = ("final", "best", "init")
-"""Which weights of a run folder :func:`load_model` opens: last checkpoint, best validation, or the untrained start."""
-
-
-def load_model(path: str | Path, device: str = "cpu", which: str = "final") -> tuple[GPT, dict[str, Any]]:
-    """A trained :class:`GPT` (in eval mode) and its checkpoint metadata.
-
-    ``path`` is a run folder (``which`` = ``final`` → ckpt.pt, ``best`` → best.pt, ``init`` → the untrained
-    weights the run started from: its architecture initialised from its training seed exactly as
-    :func:`train` does, a control for what training adds) or a .pt file.
-    """
-    p = Path(path)
-    if p.is_dir():
-        if which not in WHICH:
-            raise TTLabInputError(f"which must be one of {', '.join(WHICH)}, got {which!r}.")
-        p = p / ("best.pt" if which == "best" else "ckpt.pt")
-    elif which == "init":
-        raise TTLabInputError(f"which='init' needs the run folder, not the file {p}.")
-    if not p.is_file():
-        raise TTLabInputError(f"checkpoint {p} not found.")
-    state = load_checkpoint_state(p)
-    cfg = GPTConfig.from_dict(state["model_config"])
-    if which == "init":
-        with torch.random.fork_rng(devices=[]):  # the caller's random streams are left as they were
-            torch.manual_seed(int(state["train_config"]["seed"]))  # as _LoopState.fresh
-            model = GPT(cfg)
-    else:
-        model = GPT(cfg)
-        model.load_state_dict(state["model"])
-    model.to(device).eval()
-    meta = {k: v for k, v in state.items() if k not in ("model", "optimizer", "rng")}
-    meta["path"] = str(p)
-    if which == "init":
-        meta.update(iter=0, which="init")
-    return model, meta
-
-
-@dataclass
-class LoadedRun:
-    """A run folder opened for use: model (eval mode), tokenizer, config and result (if finished)."""
-
-    model: GPT
-    tokenizer: Any
-    config: dict[str, Any]
-    result: dict[str, Any] | None
-    meta: dict[str, Any]
-
-    def data(self) -> TokenizedCorpus:
-        """The token dataset the run was trained on (its cache folder must still exist)."""
-        root = self.config.get("data", {}).get("dataset_dir")
-        if not root or not Path(root).is_dir():
-            raise TTLabInputError(f"the run's dataset folder {root!r} no longer exists; prepare the corpus again "
-                                  "with the same options (ttlab lm prepare) to recreate it.")
-        return TokenizedCorpus(root)
-
-
-def load_run(run_dir: str | Path, device: str = "cpu", which: str = "final") -> LoadedRun:
-    """Open a run folder written by :func:`train` (model from ckpt.pt or best.pt, tokenizer.json)."""
-    from ttlab.lm.tokenizer import load_tokenizer
-
-    d = Path(run_dir)
-    model, meta = load_model(d, device=device, which=which)
-    tok = load_tokenizer(d / "tokenizer.json") if (d / "tokenizer.json").exists() else None
-    config = read_run_json(d / "config.json") if (d / "config.json").exists() else {}
-    result = read_run_json(d / "result.json") if (d / "result.json").exists() else None
-    return LoadedRun(model, tok, config, result, meta)
-

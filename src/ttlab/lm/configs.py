@@ -1,0 +1,197 @@
+"""The configurations of the language models and their training: :class:`GPTConfig` (a model's shape, with the
+size presets :data:`MODEL_PRESETS`) and :class:`TrainConfig` (optimisation, evaluation, stopping, runtime).
+
+They hold no tensors and import no torch, so the command line reads its defaults from them at start-up;
+:mod:`ttlab.lm.model` and :mod:`ttlab.lm.trainer` re-export them.
+
+Imports: ttlab.configs, ttlab.errors; nothing else of ttlab.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+from ttlab.configs import DictConfig
+from ttlab.errors import TTLabInputError
+
+# Model sizes for sweeps (``--model NAME``). The last three are GPT-2's shapes (124M, 350M, 774M with
+# GPT-2's vocabulary); the small ones fit a CPU. ``block_size`` and ``vocab_size`` come from the run.
+MODEL_PRESETS: dict[str, dict[str, int]] = {
+    "nano": dict(n_layer=2, n_head=2, n_embd=64),
+    "micro": dict(n_layer=4, n_head=4, n_embd=128),
+    "mini": dict(n_layer=6, n_head=6, n_embd=192),
+    "small": dict(n_layer=8, n_head=8, n_embd=256),
+    "medium": dict(n_layer=8, n_head=8, n_embd=384),
+    "gpt2": dict(n_layer=12, n_head=12, n_embd=768),
+    "gpt2-medium": dict(n_layer=24, n_head=16, n_embd=1024),
+    "gpt2-large": dict(n_layer=36, n_head=20, n_embd=1280),
+}
+def setting(default: Any, text: str) -> Any:
+    """A dataclass field: its ``default`` and what the setting means (``metadata["help"]``; the command line shows it as
+    the help of the option that sets the field, with the default beside it)."""
+    return field(default=default, metadata={"help": text})
+
+
+def field_help(cls: type, name: str) -> str:
+    """What field ``name`` of the dataclass ``cls`` means (:func:`setting`; "" when undocumented)."""
+    return next(f.metadata.get("help", "") for f in fields(cls) if f.name == name)
+
+
+def pick_fields(cls: type, values: Mapping[str, Any]) -> dict[str, Any]:
+    """The entries of ``values`` named like the fields of the dataclass ``cls`` (a command's parameters, by name)."""
+    return {f.name: values[f.name] for f in fields(cls) if f.name in values}
+
+
+DEFAULT_MODEL = "micro"
+"""The size preset a run or a data sweep uses when none is given."""
+MAX_HOURS = 24.0
+"""A CPU run whose steps are estimated above this many hours is refused (``ttlab lm train --max-hours``)."""
+
+
+@dataclass(frozen=True)
+class GPTConfig(DictConfig):
+    """Shape of a :class:`GPT`. ``bias`` adds biases to Linear and LayerNorm layers (GPT-2 has them)."""
+
+    vocab_size: int = 2048
+    block_size: int = setting(128, "Context length.")
+    n_layer: int = 4
+    n_head: int = 4
+    n_embd: int = 128
+    dropout: float = setting(0.0, "Dropout rate.")
+    bias: bool = setting(False, "Biases in Linear and LayerNorm layers.")
+
+    def __post_init__(self) -> None:
+        for name in ("vocab_size", "block_size", "n_layer", "n_head", "n_embd"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise TTLabInputError(f"GPTConfig.{name} must be a positive integer, got {value!r}.")
+        if self.n_embd % self.n_head:
+            raise TTLabInputError(
+                f"n_embd ({self.n_embd}) must be divisible by n_head ({self.n_head}); "
+                f"e.g. n_embd={self.n_head * max(1, round(self.n_embd / self.n_head))}."
+            )
+        if not 0.0 <= self.dropout < 1.0:
+            raise TTLabInputError(f"dropout must be in [0, 1), got {self.dropout}.")
+
+    @classmethod
+    def from_preset(cls, name: str, **overrides: Any) -> "GPTConfig":
+        """A config from :data:`MODEL_PRESETS` with field overrides (``None`` values are ignored)."""
+        if name not in MODEL_PRESETS:
+            raise TTLabInputError(f"unknown model preset {name!r}; choose one of: {', '.join(MODEL_PRESETS)}.")
+        base = dict(MODEL_PRESETS[name])
+        base.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**base)
+
+    def replace(self, **changes: Any) -> "GPTConfig":
+        """A copy with some fields changed, validated like a new config (as :func:`dataclasses.replace`)."""
+        unknown = sorted(set(changes) - {f.name for f in fields(self)})
+        if unknown:
+            raise TTLabInputError(f"unknown GPTConfig field(s): {', '.join(unknown)}.")
+        return replace(self, **changes)
+
+
+@dataclass(frozen=True)
+class TrainConfig(DictConfig):
+    """Optimisation, evaluation, stopping and runtime settings of one training run."""
+
+    batch_size: int = setting(12, "Sequences per micro-batch (per process).")
+    grad_accum: int = setting(1, "Micro-batches per optimiser step.")
+    max_iters: int = setting(2000, "Optimiser steps (upper bound with early stopping).")
+    lr: float = setting(1e-3, "Peak learning rate.")
+    min_lr: float | None = setting(None, "Final learning rate (default lr/10).")
+    warmup_iters: int = setting(100, "Linear warmup steps.")
+    lr_decay_iters: int | None = setting(None, "Schedule length: cosine decay ends here (default: max-iters).")
+    weight_decay: float = setting(0.1, "AdamW weight decay (matrices and embeddings).")
+    beta1: float = setting(0.9, "AdamW beta1.")
+    beta2: float = setting(0.95, "AdamW beta2.")
+    grad_clip: float = setting(1.0, "Clip the gradient norm (0: off).")
+    eval_interval: int = setting(100, "Steps between evaluations (and checkpoints).")
+    eval_iters: int = setting(20, "Validation windows = eval-iters × batch-size (all, if fewer).")
+    patience: int | None = setting(None, "Early stopping: evaluations without improvement (default: none).")
+    min_delta: float = setting(0.0, "Early stopping: smallest improvement that counts.")
+    max_tokens: int | None = setting(None, "Train on the first N training tokens only (the data-size knob).")
+    test_max_tokens: int | None = setting(None, "Evaluate the test loss on at most N tokens.")
+    eval_test: bool = setting(False, "Also evaluate test windows at every evaluation (the paper's mean of the 5 lowest).")
+    seed: int = setting(0, "Seed of initialisation, batches and dropout.")
+    keep_best: bool = setting(True, "Keep best.pt (lowest validation loss).")
+    device: str = setting("auto", "auto | cpu | cuda | cuda:N.")
+    dtype: str = setting("auto", "auto (float32 on the CPU, bfloat16/float16 on CUDA) | float32 | bfloat16 | float16 (CUDA).")
+    compile: bool = setting(False, "torch.compile the model.")
+    threads: int | None = setting(None, "torch CPU threads (during the run only).")
+
+    def __post_init__(self) -> None:
+        pos_int = ("batch_size", "grad_accum", "max_iters", "eval_interval", "eval_iters")
+        for name in pos_int:
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise TTLabInputError(f"{name} must be a positive integer, got {v!r}.")
+        if self.warmup_iters < 0:
+            raise TTLabInputError(f"warmup_iters must be >= 0, got {self.warmup_iters}.")
+        if not (self.lr > 0 and math.isfinite(self.lr)):
+            raise TTLabInputError(f"lr must be a positive number, got {self.lr}.")
+        if self.min_lr is not None and not 0 <= self.min_lr <= self.lr:
+            raise TTLabInputError(f"min_lr must be in [0, lr={self.lr}], got {self.min_lr}.")
+        if self.lr_decay_iters is not None and self.lr_decay_iters < 1:
+            raise TTLabInputError(f"lr_decay_iters must be >= 1, got {self.lr_decay_iters}.")
+        if self.weight_decay < 0 or self.grad_clip < 0 or self.min_delta < 0:
+            raise TTLabInputError("weight_decay, grad_clip and min_delta must be >= 0.")
+        if not (0 <= self.beta1 < 1 and 0 <= self.beta2 < 1):
+            raise TTLabInputError(f"betas must be in [0, 1), got ({self.beta1}, {self.beta2}).")
+        if self.patience is not None and self.patience < 1:
+            raise TTLabInputError(f"patience must be >= 1 (or None to disable early stopping), got {self.patience}.")
+        for name in ("max_tokens", "test_max_tokens", "threads"):
+            v = getattr(self, name)
+            if v is not None and v < 1:
+                raise TTLabInputError(f"{name} must be >= 1 when given, got {v}.")
+        if self.dtype not in ("auto", "float32", "bfloat16", "float16"):
+            raise TTLabInputError(f"dtype must be auto, float32, bfloat16 or float16, got {self.dtype!r}.")
+
+    @property
+    def schedule_length(self) -> int:
+        """Iterations over which the learning rate decays (``lr_decay_iters`` or ``max_iters``)."""
+        return self.lr_decay_iters if self.lr_decay_iters is not None else self.max_iters
+
+    @property
+    def final_lr(self) -> float:
+        """Learning rate at and after the end of the schedule."""
+        return self.min_lr if self.min_lr is not None else self.lr / 10
+
+    def lr_at(self, it: int) -> float:
+        """Learning rate of step ``it`` (0-based): linear warmup, cosine decay, then constant ``final_lr``."""
+        if it < self.warmup_iters:
+            return self.lr * (it + 1) / (self.warmup_iters + 1)
+        L = self.schedule_length
+        if it >= L:
+            return self.final_lr
+        ratio = (it - self.warmup_iters) / max(1, L - self.warmup_iters)
+        return self.final_lr + 0.5 * (1.0 + math.cos(math.pi * ratio)) * (self.lr - self.final_lr)
+
+
+WHICH = ("final", "best", "init")
+"""Which weights of a run folder :func:`ttlab.lm.checkpoint.load_model` opens: last checkpoint, best validation, or the
+untrained start."""
+
+
+DEFAULT_PROMPT = "\n"
+"""What :func:`ttlab.lm.checkpoint.sample_text` continues when given no prompt: a line break (a fresh start)."""
+
+
+@dataclass(frozen=True)
+class SampleConfig:
+    """How :func:`ttlab.lm.checkpoint.sample_text` continues a prompt: ``tokens`` new tokens sampled at ``temperature``
+    among the ``top_k`` most likely (None: all) with the ``seed``, from the ``which`` weights of the run."""
+
+    tokens: int = setting(100, "Tokens to generate.")
+    temperature: float = setting(0.8, "Sampling temperature (> 0).")
+    top_k: int | None = setting(200, "Sample among the k most likely tokens.")
+    seed: int = setting(0, "Sampling seed.")
+    which: str = setting("best", "best (best.pt; a run without one: final, with a note) | final (ckpt.pt) | init.")
+
+    def __post_init__(self) -> None:
+        if isinstance(self.tokens, bool) or not isinstance(self.tokens, int) or self.tokens < 1:
+            raise TTLabInputError(f"--tokens must be >= 1, got {self.tokens}.")
+        if self.which not in WHICH:
+            raise TTLabInputError(f"which must be one of {', '.join(WHICH)}, got {self.which!r}.")

@@ -1,0 +1,104 @@
+"""Training on a corpus, as ``ttlab lm train`` does: the data prepared (by rank 0 first under ``torchrun``, the other
+ranks then read its cache), the model's vocabulary set from the tokenizer, a CPU run's duration checked against a
+limit, and one protocol run — :func:`ttlab.lm.trainer.train`, or :func:`ttlab.lm.trainer.train_converged` with
+``two_pass``. The one place the DDP set-up (torchrun detection, prepare, barrier) lives.
+
+Imports: ttlab.errors, ttlab.lm (configs, corpus, data, distributed, tokenizer, trainer); never ttlab.cli.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ttlab.errors import TTLabInputError
+from ttlab.lm.configs import MAX_HOURS, GPTConfig, TrainConfig
+from ttlab.lm.corpus import CorpusSpec
+from ttlab.lm.data import PreparedData, prepare_data
+from ttlab.lm.distributed import barrier, init_distributed
+from ttlab.lm.tokenizer import DEFAULT_MIN_FREQUENCY, DEFAULT_VOCAB_SIZE, TextTokenizer
+from ttlab.lm.trainer import EvalFn, TrainResult, estimate_seconds, train, train_converged
+
+NoteFn = Callable[[str], None]
+
+
+@dataclass
+class CorpusRun:
+    """What :func:`train_on_corpus` returns: the run, the prepared data, and whether this process is rank 0 (the
+    one that reports; the others return the same result without writing)."""
+
+    result: TrainResult
+    prepared: PreparedData
+    is_main: bool
+
+    def summary_line(self) -> str:
+        """One plain-text line on the finished run: why it stopped, tokens, losses, speed."""
+        s = self.result.summary
+        test = "n/a" if s["test_loss"] is None else f"{s['test_loss']:.4f}"
+        return (f"{self.result.out_dir}: {s['stop_reason']} after {s['iters']} iterations ({s['tokens_seen']:,} tokens, "
+                f"{s['epochs']:.2f} epochs); val final {s['final_val_loss']:.4f}, best {s['best_val_loss']:.4f} @ "
+                f"{s['best_iter']}, mean of 5 lowest {s['mean_5_lowest_val']:.4f}; test {test}; {s['tokens_per_s']:,.0f} "
+                f"tokens/s, {s['ms_per_iter']:.1f} ms/iter")
+
+
+def check_train_time(model: GPTConfig, cfg: TrainConfig, max_hours: float, note: NoteFn | None = None) -> float:
+    """Refuse (:class:`TTLabInputError`) a run whose ``cfg.max_iters`` steps are estimated above ``max_hours`` on this
+    CPU (:func:`ttlab.lm.trainer.estimate_seconds`); ``note`` gets the estimate; returns it in seconds."""
+    if not (math.isfinite(max_hours) and max_hours > 0):
+        raise TTLabInputError(f"--max-hours must be a positive number (got {max_hours})")
+    seconds = estimate_seconds(model, cfg)
+    hours = seconds / 3600
+    if hours > max_hours:
+        raise TTLabInputError(
+            f"--max-iters {cfg.max_iters:,} would take ~{hours:,.1f} h on this CPU (extrapolated from timed steps of "
+            f"this model and batch; early stopping may end sooner), above --max-hours {max_hours:g}; lower --max-iters, "
+            f"use a smaller --model or --batch-size, or raise --max-hours to {math.ceil(hours)} to run it anyway")
+    if note is not None:
+        note(f"estimated training time ≤ ~{seconds / 60:.1f} min for {cfg.max_iters:,} steps and their "
+             "evaluations (timed steps; early stopping can end sooner)")
+    return seconds
+
+
+def train_on_corpus(
+    corpus: CorpusSpec,
+    out_dir: str | Path,
+    *,
+    model: GPTConfig,
+    train_cfg: TrainConfig,
+    tokenizer: str | Path | TextTokenizer | None = None,
+    vocab_size: int = DEFAULT_VOCAB_SIZE,
+    min_frequency: int = DEFAULT_MIN_FREQUENCY,
+    cache_dir: str | Path | None = None,
+    resume: bool = False,
+    two_pass: bool = False,
+    max_hours: float = MAX_HOURS,
+    on_eval: EvalFn | None = None,
+    progress: NoteFn | None = None,
+    note: NoteFn | None = None,
+) -> CorpusRun:
+    """Prepare ``corpus`` (:func:`ttlab.lm.data.prepare_data`) and train ``model`` (its ``vocab_size`` set from the
+    tokenizer) with ``train_cfg`` in ``out_dir``; works unchanged under ``torchrun --nproc_per_node N``.
+
+    A new (or checkpoint-less) CPU run is first timed against ``max_hours`` (:func:`check_train_time`). On rank 0,
+    ``progress`` receives the data preparation's steps, ``note`` the time estimate, ``on_eval`` every evaluation's row.
+    ``two_pass``: :func:`ttlab.lm.trainer.train_converged`. config.json's ``extra`` holds the corpus spec and the
+    prepared data's summary."""
+    dist = init_distributed(train_cfg.device)
+    options: dict[str, Any] = dict(tokenizer=tokenizer, vocab_size=vocab_size, min_frequency=min_frequency,
+                                   cache_dir=cache_dir)
+    if dist.is_main:  # rank 0 builds the cache; the others then find it
+        prepared = prepare_data(corpus, progress=progress, **options)
+    barrier()
+    if not dist.is_main:
+        prepared = prepare_data(corpus, **options)
+    mcfg = model.replace(vocab_size=prepared.tokenizer.vocab_size)
+    out = Path(out_dir)
+    if dist.device == "cpu" and not (resume and (out / "ckpt.pt").exists()):
+        check_train_time(mcfg, train_cfg, max_hours, note=note if dist.is_main else None)
+    extra = {"corpus_spec": str(corpus.source), "data": prepared.describe()}
+    run = train_converged if two_pass else train
+    res = run(prepared.data, mcfg, train_cfg, out, resume=resume, on_eval=on_eval, extra=extra)
+    return CorpusRun(res, prepared, dist.is_main)
