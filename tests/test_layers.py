@@ -1,0 +1,181 @@
+"""The package's layering, checked on the source (ast; nothing is imported):
+
+* no import cycle between ttlab modules, function-local imports included;
+* what may import what (``ttlab/__init__.py``): the shared modules import only each other; ``ntp`` and ``sweep``
+  only the shared modules; ``intrinsic_dim`` → ``scaling`` → ``lm`` each the ones before it and ``sweep``;
+  ``reproduce`` every library package; only ``cli`` (and ``python -m ttlab.lm``) imports ``cli``;
+* no module imports another module's private names (``_name``), nor a private module of another package;
+* no module over 800 lines and no function over 90 lines.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+SHARED = {"ttlab", "ttlab.errors", "ttlab.configs", "ttlab.provenance", "ttlab.outputs", "ttlab.validation"}
+LIBRARY = ("ntp", "sweep", "intrinsic_dim", "scaling", "lm")
+MAY_IMPORT = {  # top-level package -> the packages it may import besides itself and the shared modules
+    "shared": set(),
+    "ntp": set(),
+    "sweep": set(),
+    "intrinsic_dim": {"sweep"},
+    "scaling": {"sweep", "intrinsic_dim"},
+    "lm": {"sweep", "intrinsic_dim", "scaling"},
+    "reproduce": set(LIBRARY),
+    "cli": set(LIBRARY) | {"reproduce"},
+}
+EXCEPTIONS = {
+    ("ttlab.intrinsic_dim.compare", "ttlab.scaling.theory"),  # the exponent each estimate predicts, read lazily
+    ("ttlab.lm.__main__", "ttlab.cli"),  # `python -m ttlab.lm` is the CLI's entry point for torchrun
+}
+MAX_MODULE_LINES = 800
+MAX_FUNCTION_LINES = 90
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for path in sorted((SRC / "ttlab").rglob("*.py")):
+        parts = path.relative_to(SRC).with_suffix("").parts
+        out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def _resolve(name: str) -> str | None:
+    """The ttlab module that ``name`` (a module or ``module.attribute``) lives in."""
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def _imports(module: str, path: Path) -> list[tuple[str, list[str], int]]:
+    """(imported module, imported names, line) for every import of ttlab in the module, wherever it is."""
+    out = []
+    is_pkg = path.name == "__init__.py"
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            out += [(a.name, [], node.lineno) for a in node.names if a.name.startswith("ttlab")]
+        elif isinstance(node, ast.ImportFrom) and node.module != "__future__":
+            base = node.module or ""
+            if node.level:
+                pkg = module.split(".") if is_pkg else module.split(".")[:-1]
+                base = ".".join(pkg[: len(pkg) - node.level + 1] + ([base] if base else []))
+            if base.startswith("ttlab"):
+                out.append((base, [a.name for a in node.names], node.lineno))
+    return out
+
+
+def _edges() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {m: set() for m in MODULES}
+    for mod, path in MODULES.items():
+        for base, names, _ in _imports(mod, path):
+            targets = [_resolve(f"{base}.{n}") for n in names] if names else [_resolve(base)]
+            if names and base in MODULES and all(f"{base}.{n}" not in MODULES for n in names):
+                targets.append(base)
+            graph[mod] |= {t for t in targets if t and t != mod}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on.add(root)
+        while work:
+            v, it = work[-1]
+            w = next(it, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(sorted(graph[w]))))
+                elif w in on:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                if len(comp) > 1:
+                    found.append(sorted(comp))
+    return found
+
+
+def _package(module: str) -> str:
+    if module in SHARED:
+        return "shared"
+    return module.split(".")[1]
+
+
+def test_the_cycle_finder_finds_cycles():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_cycles():
+    assert _cycles(_edges()) == []
+
+
+def test_what_may_import_what():
+    bad = []
+    for mod, targets in _edges().items():
+        pkg = _package(mod)
+        for t in targets:
+            tp = _package(t)
+            if tp in (pkg, "shared") or tp in MAY_IMPORT[pkg] or (mod, t) in EXCEPTIONS:
+                continue
+            bad.append(f"{mod} imports {t}")
+    assert bad == []
+
+
+def test_no_private_imports_across_modules():
+    bad = []
+    for mod, path in MODULES.items():
+        for base, names, line in _imports(mod, path):
+            target = _resolve(base)
+            for n in names:
+                full = f"{base}.{n}"
+                private_name = n.startswith("_") and not n.startswith("__") and full not in MODULES
+                if private_name and target != mod:
+                    bad.append(f"{mod}:{line} imports {n} from {base}")
+            mods = [f"{base}.{n}" for n in names if f"{base}.{n}" in MODULES] or [base]
+            for m in mods:
+                leaf = m.rpartition(".")
+                if leaf[2].startswith("_") and not leaf[2].startswith("__") and not mod.startswith(leaf[0]):
+                    bad.append(f"{mod}:{line} imports the private module {m}")
+    assert bad == []
+
+
+def test_module_and_function_sizes():
+    big, long = [], []
+    for mod, path in MODULES.items():
+        text = path.read_text(encoding="utf-8")
+        if text.count("\n") > MAX_MODULE_LINES:
+            big.append(f"{mod}: {text.count(chr(10))} lines")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                n = node.end_lineno - node.lineno + 1
+                if n > MAX_FUNCTION_LINES:
+                    long.append(f"{mod}.{node.name}: {n} lines")
+    assert big == [] and long == []
