@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -24,3 +25,16 @@ def test_every_linked_page_exists_and_the_readme_stays_short():
     missing = [p for p in links if not (ROOT / p).exists()]
     assert not missing, f"README links to missing files: {missing}"
     assert len(README.splitlines()) <= 150
+
+
+def test_committed_standard_results_are_whole():
+    """docs/results/standard (linked from the README): the standard tier's results.json in mode `standard`, its
+    report stating the commit it came from, and every figure the report shows."""
+    base = ROOT / "docs" / "results" / "standard"
+    assert "docs/results/standard/report.md" in README
+    results = json.loads((base / "results.json").read_text())
+    assert results["mode"] == "standard" and results["run"]["source"]["commit"]
+    report = (base / "report.md").read_text()
+    assert f"Run from commit `{results['run']['source']['commit'][:12]}`" in report
+    figures = re.findall(r"\]\(([^)]+\.png)\)", report)
+    assert figures and all((base / f).is_file() for f in figures)

@@ -15,9 +15,11 @@ Runnable, tested implementations of two theories of transformers:
 
 Shared modules: ``ttlab.errors`` (:class:`~ttlab.errors.TTLabInputError`), ``ttlab.configs``
 (dict round trip of config dataclasses), ``ttlab.provenance`` (versions, atomic writers),
-``ttlab.outputs`` (checks of output paths).
+``ttlab.outputs`` (checks of output paths), ``ttlab.validation`` (parameter checks and scikit-learn-style
+declarative constraints).
 
-What may import what: the shared modules import nothing of ttlab but ``ttlab.errors``; ``ntp`` and
+What may import what (enforced by ``tests/test_layers.py``, with no import cycle and no private name imported
+across modules): the shared modules import nothing of ttlab but each other; ``ntp`` and
 ``sweep`` import only the shared modules; ``intrinsic_dim`` → ``scaling`` → ``lm`` (each may import
 those before it, plus ``sweep``; ``intrinsic_dim.compare`` reads ``scaling.theory`` lazily);
 ``reproduce`` may import every library package; ``cli`` imports the library, and the library never
