@@ -15,13 +15,13 @@ from ttlab.reproduce import load_part_record, run_reproduction
 from ttlab.reproduce.registry import PartContext, register_part
 
 
-def _interrupting_part(calls: dict) -> None:
+def _interrupting_part(calls: dict, interrupt: type[KeyboardInterrupt] = KeyboardInterrupt) -> None:
     @register_part("fake_slow", paper="A", title="Fake part interrupted on its first run", render=lambda r: [],
                    estimate=(1, 1))
     def fake_slow(out: Path, ctx: PartContext) -> dict:
         calls["n"] += 1
         if calls["n"] == 1:
-            raise KeyboardInterrupt
+            raise interrupt
         return {"n": calls["n"], "claims": []}
 
 
@@ -48,6 +48,21 @@ def test_reproduce_cli_prints_the_resume_line_and_exits_130(registry, run_cli, t
     assert r.code == 130
     assert "interrupted — re-run the same command to resume" in " ".join(r.err.split())
     assert load_part_record(tmp_path / "o", "fake_slow")["status"] == "interrupted"
+
+
+def test_reproduce_stopped_by_sigterm_keeps_it_apart_from_ctrl_c(registry, run_cli, tmp_path):  # noqa: F811
+    """A part stopped by SIGTERM (Terminated) is recorded as interrupted, and the run re-raises the same exception,
+    so the CLI says "terminated" and exits 143, not 130."""
+    from ttlab.errors import Terminated
+
+    _interrupting_part({"n": 0}, Terminated)
+    with pytest.raises(Terminated):
+        run_reproduction(tmp_path / "lib", mode="tiny", parts=["fake_slow"])
+    assert load_part_record(tmp_path / "lib", "fake_slow")["status"] == "interrupted"
+    _interrupting_part({"n": 0}, Terminated)
+    r = run_cli("reproduce", "--out", tmp_path / "o", "--part", "fake_slow")
+    assert r.code == 143, r.err
+    assert "terminated — re-run the same command to resume" in " ".join(r.err.split())
 
 
 def test_ntp_figure2_interrupted_in_training_is_not_stored_as_ok(tmp_path):

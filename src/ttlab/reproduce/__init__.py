@@ -246,10 +246,10 @@ def run_reproduction(
             on_part(name, "running")
         ctx = PartContext(mode=mode, backend=backend, ray_address=ray_address, seed=seed, workers=workers,
                           progress=_part_progress(progress, name))
-        rec = _run_part(PARTS[name], out, ctx, stamp)
+        rec, interrupt = _run_part(PARTS[name], out, ctx, stamp)
         _record_part(results, out, t_start, out / "parts" / f"{name}.json", rec, on_part)
-        if rec["status"] == INTERRUPTED:
-            raise KeyboardInterrupt
+        if interrupt is not None:  # Ctrl-C or SIGTERM (Terminated): the same exception stops the run
+            raise interrupt
     _write_all(results, out, t_start)
     return results
 
@@ -265,9 +265,10 @@ def _part_progress(progress: Callable[[str, str, float | None, float | None], No
     return hook
 
 
-def _run_part(part: Part, out: Path, ctx: PartContext, stamp: dict) -> dict:
-    """Run one part and return its record: ``ok`` with the result and its judged claims, ``failed`` with the error
-    and traceback, or ``interrupted`` (Ctrl-C: never a result)."""
+def _run_part(part: Part, out: Path, ctx: PartContext, stamp: dict) -> tuple[dict, KeyboardInterrupt | None]:
+    """Run one part and return its record — ``ok`` with the result and its judged claims, ``failed`` with the error
+    and traceback, or ``interrupted`` (Ctrl-C or SIGTERM: never a result) — and the interrupt, if one stopped it."""
+    interrupt = None
     rec: dict = {"part": part.name, "paper": part.paper, "title": part.title, "version": part.version, "mode": ctx.mode,
                  "seed": ctx.seed, "backend": ctx.backend, "started_at": _now()}
     t0 = time.perf_counter()
@@ -280,11 +281,12 @@ def _run_part(part: Part, out: Path, ctx: PartContext, stamp: dict) -> dict:
         rec.update(status="ok", result=data)
     except Exception as exc:  # a failing part is reported, the others still run
         rec.update(status="failed", error=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc())
-    except KeyboardInterrupt:  # recorded as interrupted (not reused); the caller stops the run
+    except KeyboardInterrupt as exc:  # recorded as interrupted (not reused); the caller stops the run
+        interrupt = exc
         rec.update(status=INTERRUPTED, error="interrupted (Ctrl-C) before the part finished; re-run the same "
                    "command to run it again")
     rec.update(wall_time_s=time.perf_counter() - t0, finished_at=_now(), versions=stamp)
-    return rec
+    return rec, interrupt
 
 
 def _record_part(results: dict, out: Path, t_start: float, path: Path, rec: dict,
