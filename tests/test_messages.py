@@ -51,9 +51,10 @@ def test_suite_reads_a_latin1_corpus_with_decode_errors_replace(tmp_path, run_cl
 
     corpus = tmp_path / "latin1.txt"
     corpus.write_bytes("\n\n".join(f"Café number {i} près de la gare." for i in range(30)).encode("latin-1"))
-    with pytest.raises(TTLabInputError, match="--decode-errors replace"):
+    with pytest.raises(TTLabInputError, match="pass errors='replace'") as info:
         _split_texts(SuiteConfig(corpus=str(corpus)))
     texts, _ = _split_texts(SuiteConfig(corpus=str(corpus), decode_errors="replace"))
+    assert info.value.params == ("errors",)
     assert texts and all("\ufffd" in t for t in texts)
     assert "decode_errors" not in SuiteConfig().plain_fields()  # cached runs of the default keep their keys
     assert SuiteConfig(decode_errors="replace").plain_fields()["decode_errors"] == "replace"
@@ -125,3 +126,29 @@ def test_sweeps_print_the_cause_of_failed_runs(run_cli, tmp_path, monkeypatch, c
     r = run_cli(*args)
     assert r.code == 1
     assert f"r1: {cause}" in " ".join(r.err.split()) and "r0:" not in r.err
+
+
+# ---------------------------------------------------------------------------------- errors name parameters
+def test_an_error_names_parameters_and_the_cli_shows_the_invoked_commands_flags():
+    """The library names the parameter at fault; the CLI shows the flag of the command that was run (one parameter
+    name can have different flags in different commands)."""
+    from ttlab.cli import command_flags, with_flags
+
+    info = command_flags(["lm", "corpus", "info", "builtin:sotu"])
+    assert info["errors"] == "--decode-errors" and info["field_name"] == "--field" and info["as_json"] == "--json"
+    assert command_flags(["reproduce", "--quick"])["list_parts"] == "--list"
+    assert command_flags(["nope"]) == {} and command_flags([]) == {} and command_flags(["lm"]) == {}
+    exc = TTLabInputError("bad bytes", params=("errors",))
+    assert with_flags(exc, info) == "bad bytes (command-line option: --decode-errors)"
+    assert with_flags(exc, {}) == "bad bytes (command-line option: --decode-errors)"  # FLAGS: errors is --decode-errors
+    seed = TTLabInputError("bad seed", params=("split_seed",))
+    assert with_flags(seed) == "bad seed (command-line option: --split-seed)"  # otherwise -- + the name
+    two = TTLabInputError("both", params=("out_dir", "field_name"))
+    assert with_flags(two, info) == "both (command-line options: --out, --field)"
+
+
+def test_the_cli_prints_the_flag_of_the_parameter_an_error_names(run_cli, tmp_path):
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text('{"body": "some text"}\n', encoding="utf-8")
+    r = run_cli("lm", "corpus", "info", corpus)
+    assert r.code == 2 and "(command-line option: --field)" in " ".join(r.err.split())

@@ -71,7 +71,7 @@ def test_jsonl_field_ids_and_errors(tmp_path, texts):
     c = load_corpus(p, field_name="body")
     assert c.ids == ["d000", "d001", "d002", "d003"] and [d.text for d in c] == texts[:4]
     assert load_corpus(p, field_name="body", id_field=None).ids == ["line1", "line2", "line3", "line4"]
-    with pytest.raises(TTLabInputError, match=r"line 1: no field 'text'.*--field"):
+    with pytest.raises(TTLabInputError, match=r"line 1: no field 'text'.*with field_name"):
         load_corpus(p)
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"text": "ok"}\n{"text": broken}\n')

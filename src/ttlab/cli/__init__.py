@@ -46,10 +46,12 @@ def main(argv: list[str] | None = None) -> None:
     Always ends with ``SystemExit``: 0 on success, 1 for a negative verdict a command reports
     (e.g. a dataset that violates the assumptions), 2 for bad input.
     """
+    args = sys.argv[1:] if argv is None else list(argv)
     try:
-        app(args=argv, prog_name="ttlab")
+        app(args=args, prog_name="ttlab")
     except TTLabInputError as exc:
-        console_err.print(f"[bold red]error:[/] {escape(with_flags(exc))}", highlight=False, soft_wrap=True)
+        console_err.print(f"[bold red]error:[/] {escape(with_flags(exc, command_flags(args)))}", highlight=False,
+                          soft_wrap=True)
         sys.exit(2)
     except OSError as exc:
         # The output checks run before any work; this catches what only shows when writing
@@ -62,13 +64,30 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(2)
 
 
-FLAGS = {"out_dir": "--out"}
-"""Library parameter names whose command-line flag is not ``--`` + the name with dashes."""
+FLAGS = {"out_dir": "--out", "errors": "--decode-errors"}
+"""Library parameter names whose command-line flag is not ``--`` + the name with dashes, in any command (a command's own
+parameters come first: :func:`command_flags`)."""
 
 
-def with_flags(exc: TTLabInputError) -> str:
-    """The error's message, followed by the command-line flags of the parameters it names (``exc.params``)."""
-    flags = [FLAGS.get(p, "--" + p.replace("_", "-")) for p in getattr(exc, "params", ())]
+def command_flags(args: list[str]) -> dict[str, str]:
+    """The flags of the command ``args`` invoke, by parameter name (``{"vocab_size": "--vocab"}`` for ``ntp run``);
+    {} when ``args`` name no command."""
+    cmd = typer.main.get_command(app)  # a click command (typer may carry its own copy of click: duck-typed here)
+    rest = list(args)
+    while hasattr(cmd, "get_command"):
+        name = next((a for a in rest if not a.startswith("-")), None)
+        sub = cmd.get_command(cmd.context_class(cmd), name) if name else None
+        if sub is None:
+            return {}
+        cmd, rest = sub, rest[rest.index(name) + 1:]
+    return {p.name: max(p.opts, key=len) for p in cmd.params if p.param_type_name == "option" and p.name and p.opts}
+
+
+def with_flags(exc: TTLabInputError, flags: dict[str, str] | None = None) -> str:
+    """The error's message, followed by the command-line flags of the parameters it names (``exc.params``): the
+    invoked command's (``flags``, from :func:`command_flags`), else :data:`FLAGS`, else ``--`` + the name with dashes."""
+    known = {**FLAGS, **(flags or {})}
+    flags = [known.get(p, "--" + p.replace("_", "-")) for p in getattr(exc, "params", ())]
     if not flags:
         return str(exc)
     return f"{exc} (command-line option{'s' if len(flags) > 1 else ''}: {', '.join(flags)})"

@@ -1,7 +1,10 @@
-"""Shared helpers for CLI modules: consoles, JSON output, and the one parser of comma-separated option values
-(:func:`parse_list`; the library takes typed values and never parses option text).
+"""Shared helpers for CLI modules: consoles, printing what the library returns (JSON, summary lines, views),
+the option aliases several commands share (:func:`Setting`: the option that sets a config field; :data:`Json`),
+and the one parser of comma-separated option values (:func:`parse_list`; the library takes typed values and never
+parses option text).
 
-May import: rich, :mod:`ttlab.errors`, :mod:`ttlab.provenance`. Not typer commands or other CLI modules.
+May import: typer, rich, :mod:`ttlab.configs`, :mod:`ttlab.errors`, :mod:`ttlab.provenance`. Not typer commands or
+other CLI modules.
 """
 
 from __future__ import annotations
@@ -10,21 +13,54 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from functools import cache
+from pathlib import Path
+from typing import Annotated, Any, Optional, get_type_hints
 
-from rich.console import Console
+import typer
+from rich.console import Console, RenderableType
 
+from ttlab.configs import field_help
 from ttlab.errors import Terminated, TTLabInputError
 from ttlab.provenance import to_json
 
 console = Console(stderr=False)
 console_err = Console(stderr=True)
 
+OptInt, OptFloat, OptStr, OptPath = Optional[int], Optional[float], Optional[str], Optional[Path]
+Json = Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout.")]
+
+_type_hints = cache(get_type_hints)
+
+
+def Setting(cls: type, name: str, flag: str | None = None, text: str | None = None, *, kind: Any = None,
+            optional: bool = False) -> Any:
+    """``Annotated[type, typer.Option(...)]`` of the option that sets field ``name`` of the dataclass ``cls``: the
+    field's type (or ``kind``; ``optional``: None allowed, to keep a preset's value), flag ``--name-with-dashes`` (or
+    ``flag``), help: the field's description (:func:`ttlab.configs.setting`, or ``text``). The parameter's default is
+    the field's."""
+    hint = kind or _type_hints(cls)[name]
+    return Annotated[Optional[hint] if optional else hint,
+                     typer.Option(flag or "--" + name.replace("_", "-"), help=text or field_help(cls, name))]
+
 
 def print_json(obj: Any) -> None:
     """Print one JSON object on stdout (machine-readable output of ``--json``)."""
     sys.stdout.write(to_json(obj) + "\n")
     sys.stdout.flush()
+
+
+def print_lines(lines: Iterable[str], err: bool = False) -> None:
+    """Print the library's summary lines as they are (no markup, no highlighting), on stdout or (``err``) stderr."""
+    for line in lines:
+        (console_err if err else console).print(line, highlight=False, markup=False, soft_wrap=True)
+
+
+def print_view(view: Iterable[RenderableType], err: bool = False) -> None:
+    """Print a library view (tables and :class:`rich.text.Text` lines, e.g. :func:`ttlab.ntp.views.run_view`) on
+    stdout or (``err``) stderr."""
+    for item in view:
+        (console_err if err else console).print(item, soft_wrap=not hasattr(item, "columns"))
 
 
 def print_causes(failures: Iterable[tuple[str, str]], limit: int = 5) -> None:

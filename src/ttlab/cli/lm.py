@@ -2,7 +2,7 @@
 registered (``suite`` and the sweeps are plain functions of lm_suite / lm_sweeps). Options are named like the config
 fields they set (CorpusSpec, GPTConfig, TrainConfig, SampleConfig), whose defaults and meanings they show.
 
-Imports: typer, ttlab.cli (_common, lm_suite, lm_sweeps), ttlab.lm (configs, corpus, tokenizer); inside the commands
+Imports: typer, ttlab.cli (_common, lm_suite, lm_sweeps), ttlab.configs, ttlab.lm (configs, corpus, tokenizer); inside the commands
 ttlab.lm (build, checkpoint, data, hf, train_corpus) and ttlab.outputs.
 """
 
@@ -12,19 +12,11 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from ttlab.cli._common import console, console_err, exit_on_interrupt, print_json
-from ttlab.cli.lm_suite import DecodeOpt, Json, Setting, print_lines, suite_cmd  # noqa: F401 (DecodeOpt: for `ttlab id embed`)
+from ttlab.cli._common import Json, Setting, console, console_err, exit_on_interrupt, print_json, print_lines
+from ttlab.cli.lm_suite import suite_cmd
 from ttlab.cli.lm_sweeps import SWEEP_HELP, id_ablations_cmd, sweep_cmd
-from ttlab.lm.configs import (
-    DEFAULT_MODEL,
-    DEFAULT_PROMPT,
-    MAX_HOURS,
-    WHICH,
-    GPTConfig,
-    SampleConfig,
-    TrainConfig,
-    pick_fields,
-)
+from ttlab.configs import pick_fields
+from ttlab.lm.configs import DEFAULT_MODEL, DEFAULT_PROMPT, MAX_HOURS, WHICH, GPTConfig, SampleConfig, TrainConfig
 from ttlab.lm.corpus import BLANK_LINES, CorpusSpec
 from ttlab.lm.tokenizer import DEFAULT_MIN_FREQUENCY, DEFAULT_VOCAB_SIZE
 

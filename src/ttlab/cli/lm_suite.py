@@ -1,45 +1,20 @@
 """`ttlab lm suite` — model scaling from an existing model suite (paper B's Figure-3 method; a plain function that
-:mod:`ttlab.cli.lm` registers) — and what the ``lm`` commands share: :func:`Setting` (the option that sets a config
-field, typed and helped by the field) and :func:`print_lines`.
+:mod:`ttlab.cli.lm` registers).
 
-Imports: typer, ttlab.cli._common, ttlab.lm (configs, corpus, presets, suite), ttlab.outputs. Not ttlab.cli.lm.
+Imports: typer, ttlab.cli._common, ttlab.configs, ttlab.lm (presets, suite), ttlab.outputs. Not ttlab.cli.lm.
 """
 
-from functools import cache
 from pathlib import Path
-from typing import Annotated, Any, Optional, get_type_hints
+from typing import Annotated, Optional
 
 import typer
 
-from ttlab.cli._common import console, console_err, print_json, run_with_progress
-from ttlab.lm.configs import field_help, pick_fields
-from ttlab.lm.corpus import CorpusSpec
+from ttlab.cli._common import Json, Setting, console_err, print_json, print_lines, run_with_progress
+from ttlab.configs import pick_fields
 from ttlab.lm.presets import BOOTSTRAP, Execution
 from ttlab.lm.suite import SuiteConfig
 
-
-def print_lines(lines: list[str]) -> None:
-    """Print the library's summary lines as they are (no markup, no highlighting)."""
-    for line in lines:
-        console.print(line, highlight=False, markup=False, soft_wrap=True)
-
-
-_type_hints = cache(get_type_hints)
-
-
-def Setting(cls: type, name: str, flag: str | None = None, text: str | None = None, *, kind: Any = None,
-            optional: bool = False) -> Any:
-    """``Annotated[type, typer.Option(...)]`` of the option that sets field ``name`` of the dataclass ``cls``: the
-    field's type (or ``kind``; ``optional``: None allowed, to keep a preset's value), flag ``--name-with-dashes`` (or
-    ``flag``), help: the field's description (or ``text``). The parameter's default is the field's."""
-    hint = kind or _type_hints(cls)[name]
-    return Annotated[Optional[hint] if optional else hint,
-                     typer.Option(flag or "--" + name.replace("_", "-"), help=text or field_help(cls, name))]
-
-
 S, E = SuiteConfig, Execution  # the suite's options set their fields and show their defaults
-DecodeOpt = typer.Option(CorpusSpec.errors, "--decode-errors", help=field_help(CorpusSpec, "errors"))  # old-style default
-Json = Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout.")]
 Models = Annotated[Optional[list[str]], typer.Option("--model", help="A model (repeatable): ttlab run folder, Hugging "
                                                      "Face causal-LM folder, .gguf file, gemma3-270m, or a Hub id.")]
 SuiteFile = Annotated[Optional[Path], typer.Option("--suite", help="suite.json: a list of models or {\"models\": [...], "

@@ -2,7 +2,7 @@
 lists, model shapes) parsed into the typed settings of :mod:`ttlab.lm.presets`, the results printed. Plain functions;
 :mod:`ttlab.cli.lm` registers them.
 
-Imports: typer, ttlab.cli (_common, lm_suite), ttlab.errors, ttlab.lm (configs, presets; inside the commands
+Imports: typer, ttlab.cli._common, ttlab.errors, ttlab.lm (configs, presets; inside the commands
 experiments), ttlab.outputs. Not ttlab.cli.lm.
 """
 
@@ -11,8 +11,16 @@ from typing import Annotated, Optional
 
 import typer
 
-from ttlab.cli._common import console_err, parse_list, print_causes, print_json, run_with_progress
-from ttlab.cli.lm_suite import Json, Setting, print_lines
+from ttlab.cli._common import (
+    Json,
+    Setting,
+    console_err,
+    parse_list,
+    print_causes,
+    print_json,
+    print_lines,
+    run_with_progress,
+)
 from ttlab.errors import TTLabInputError
 from ttlab.lm.configs import MODEL_PRESETS, TrainConfig
 from ttlab.lm.presets import DEFAULT_LOSS, DataSweepPreset, Execution, IDOptions, ModelSweepPreset, SweepData

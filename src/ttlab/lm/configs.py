@@ -10,11 +10,10 @@ Imports: ttlab.configs, ttlab.errors; nothing else of ttlab.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
-from ttlab.configs import DictConfig
+from ttlab.configs import DictConfig, field_help, pick_fields, setting  # noqa: F401 (re-exported)
 from ttlab.errors import TTLabInputError
 
 # Model sizes for sweeps (``--model NAME``). The last three are GPT-2's shapes (124M, 350M, 774M with
@@ -29,22 +28,6 @@ MODEL_PRESETS: dict[str, dict[str, int]] = {
     "gpt2-medium": dict(n_layer=24, n_head=16, n_embd=1024),
     "gpt2-large": dict(n_layer=36, n_head=20, n_embd=1280),
 }
-def setting(default: Any, text: str) -> Any:
-    """A dataclass field: its ``default`` and what the setting means (``metadata["help"]``; the command line shows it as
-    the help of the option that sets the field, with the default beside it)."""
-    return field(default=default, metadata={"help": text})
-
-
-def field_help(cls: type, name: str) -> str:
-    """What field ``name`` of the dataclass ``cls`` means (:func:`setting`; "" when undocumented)."""
-    return next(f.metadata.get("help", "") for f in fields(cls) if f.name == name)
-
-
-def pick_fields(cls: type, values: Mapping[str, Any]) -> dict[str, Any]:
-    """The entries of ``values`` named like the fields of the dataclass ``cls`` (a command's parameters, by name)."""
-    return {f.name: values[f.name] for f in fields(cls) if f.name in values}
-
-
 DEFAULT_MODEL = "micro"
 """The size preset a run or a data sweep uses when none is given."""
 MAX_HOURS = 24.0

@@ -16,7 +16,7 @@ A corpus spec is one of
 
 Documents whose text is empty or only whitespace are dropped (and counted).
 
-Imports: numpy, ttlab.errors, ttlab.lm.configs (setting); lazily datasets (``hf:`` specs); never ttlab.cli.
+Imports: numpy, ttlab.configs (setting), ttlab.errors; lazily datasets (``hf:`` specs); never ttlab.cli.
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
+from ttlab.configs import setting
 from ttlab.errors import TTLabInputError
-from ttlab.lm.configs import setting
 
 #: Bundled corpora: name -> (file inside ``ttlab/data/corpora``, description).
 BUILTIN_CORPORA: dict[str, tuple[str, str]] = {
@@ -218,7 +218,7 @@ def _decode(data: bytes, where: str, errors: str) -> tuple[str, bool]:
     except UnicodeDecodeError as exc:
         if errors == "strict":
             raise TTLabInputError(f"{where} is not valid UTF-8 ({exc.reason} at byte {exc.start}); "
-                                  "pass errors='replace' (CLI: --decode-errors replace) to replace bad bytes.") from exc
+                                  "pass errors='replace' to replace bad bytes.", params=("errors",)) from exc
         return data.decode("utf-8-sig", errors="replace"), True
 
 
@@ -258,7 +258,7 @@ def read_jsonl(path: Path, field_name: str = "text", id_field: str | None = "aut
         if field_name not in obj:
             raise TTLabInputError(
                 f"{path}, line {lineno}: no field {field_name!r} (fields: {', '.join(map(str, obj)) or 'none'}); "
-                "choose the text field with --field."
+                "choose the text field with field_name.", params=("field_name",)
             )
         text = obj[field_name]
         if not isinstance(text, str):
@@ -338,7 +338,8 @@ def read_hf_dataset(
         if not bars_were_off:
             datasets.enable_progress_bars()
     if field_name not in ds.column_names:
-        raise TTLabInputError(f"hf:{path}: no column {field_name!r} (columns: {', '.join(ds.column_names)}); choose one with --field.")
+        raise TTLabInputError(f"hf:{path}: no column {field_name!r} (columns: {', '.join(ds.column_names)}); choose one with field_name.",
+                              params=("field_name",))
     if id_field is not None and id_field not in ds.column_names:
         raise TTLabInputError(f"hf:{path}: no id column {id_field!r} (columns: {', '.join(ds.column_names)}).")
     rows: list[int] = []
@@ -530,7 +531,7 @@ def split_corpus(corpus: Corpus, val_frac: float = 0.1, test_frac: float = 0.1, 
         raise TTLabInputError(
             f"corpus {corpus.source} has {n} document(s): too few for a split with val_frac={val_frac}, "
             f"test_frac={test_frac} (each non-zero fraction needs one document, train needs one). "
-            "Use a corpus with more documents, or cut a text file into documents with --doc-sep."
+            "Use a corpus with more documents, or cut a text file into documents with doc_sep.", params=("doc_sep",)
         )
     perm = np.random.default_rng(seed).permutation(n)
     idx = {"test": perm[:n_test], "val": perm[n_test : n_test + n_val], "train": perm[n_test + n_val :]}

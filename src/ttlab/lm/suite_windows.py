@@ -1,7 +1,7 @@
 """What a model suite is evaluated on: :class:`SuiteConfig` (every choice, stored in results.json) and the text
 windows every model scores (:class:`TextWindow`, :func:`select_windows`; see :mod:`ttlab.lm.suite` for the protocol).
 
-Imports: numpy, ttlab.errors, ttlab.intrinsic_dim.api (PAPER), ttlab.lm.configs (setting), ttlab.lm.corpus
+Imports: numpy, ttlab.errors, ttlab.intrinsic_dim.api (PAPER), ttlab.configs (setting), ttlab.lm.corpus
 (CorpusSpec); no torch.
 """
 
@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from ttlab.configs import setting
 from ttlab.errors import TTLabInputError
 from ttlab.intrinsic_dim.api import PAPER
-from ttlab.lm.configs import setting
 from ttlab.lm.corpus import CorpusSpec
 
 __all__ = ["BYTES_PER_TOKEN", "DTYPES", "WINDOWS", "SuiteConfig", "TextWindow", "select_windows"]
