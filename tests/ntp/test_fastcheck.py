@@ -78,10 +78,10 @@ def test_cli_check_uses_the_fast_path_on_large_files(run_cli, tmp_path, monkeypa
     slow = run_cli("ntp", "check", p)
     monkeypatch.setattr(cli, "FAST_CHECK_CHARS", 0)
     called = []
-    real = cli.__dict__.get("_print_quick_check")
-    monkeypatch.setattr(cli, "_print_quick_check", lambda *a: (called.append(1), real(*a)))
+    real = cli.check_view
+    monkeypatch.setattr(cli, "check_view", lambda f, found: (called.append(type(found).__name__), real(f, found))[1])
     fast = run_cli("ntp", "check", p)
-    assert fast.code == slow.code == 0 and called
+    assert fast.code == slow.code == 0 and called == ["QuickCheck"]
     assert fast.out.splitlines()[0] == slow.out.splitlines()[0]  # same counts and training batch
     assert "valid" in fast.out and "… and 80 more" in fast.out
     js = run_cli("ntp", "check", "--json", p).json()

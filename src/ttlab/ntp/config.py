@@ -9,7 +9,7 @@
 
 Nothing here imports numpy or torch at import time (``TrainResult.rows`` imports numpy when called).
 
-Imports: ttlab.errors; ttlab.ntp.maxmargin and torch for type annotations only.
+Imports: ttlab.configs (setting), ttlab.errors; ttlab.ntp.maxmargin and torch for type annotations only.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
+from ttlab.configs import setting
 from ttlab.errors import TTLabInputError
 
 if TYPE_CHECKING:
@@ -83,17 +84,19 @@ class TrainConfig:
     Validated on construction (and by :func:`dataclasses.replace`): an out-of-range setting raises
     :class:`TTLabInputError`, so a ``TrainConfig`` that exists is valid."""
 
-    stage1_steps: int = 900
-    stage2_steps: int = 900
-    eta0: float | None = None
-    eta: float | None = None
-    init: str = "zero"
-    init_scale: float = 0.01
-    schedule: str = "two-stage"
-    optimizer: str = "ngd"
-    seed: int = 0
-    dtype: str = "auto"
-    impl: str = "auto"  # structured (exact, O(tokens + |V|) memory; see ttlab.ntp.structured), dense, or auto
+    stage1_steps: int = setting(900, "Stage-1 steps T (W_ov).")
+    stage2_steps: int = setting(900, "Stage-2 steps (W_kq).")
+    eta0: float | None = setting(None, "Stage-1 step size (default 0.2/√d).")
+    eta: float | None = setting(None, "Stage-2 step size (default 0.05/√d).")
+    init: str = setting("zero", "zero (the paper) or random (Gaussian, std --init-scale).")
+    init_scale: float = setting(0.01, "Std of the random init.")
+    schedule: str = setting("two-stage", "two-stage (Algorithm 1) or joint (both layers at once).")
+    optimizer: str = setting("ngd", "ngd (normalized GD, the paper), gd or adam.")
+    seed: int = setting(0, "Seed of the random init and sampling.")
+    dtype: str = setting("auto", "auto (float64; float32 only for large problems whose logits stay within float32's "
+                         "exp range), float64 or float32.")
+    impl: str = setting("auto", "auto (structured where it applies: one-hot, zero init, two-stage NGD/GD), structured "
+                        "(exact, O(tokens + |V|) memory) or dense.")  # structured: see ttlab.ntp.structured
 
     def __post_init__(self) -> None:
         if self.impl not in IMPLS:
@@ -174,11 +177,11 @@ class TrainResult:
 class RandomSpec:
     """Parameters of a random realizable dataset (see the module docstring)."""
 
-    vocab_size: int = 20
-    n_sentences: int = 100
-    min_len: int = 2
-    max_len: int = 6
-    seed: int = 0
+    vocab_size: int = setting(20, "Random dataset: vocabulary size |V|.")
+    n_sentences: int = setting(100, "Random dataset: number of multi-token sentences.")
+    min_len: int = setting(2, "Random dataset: shortest sentence length.")
+    max_len: int = setting(6, "Random dataset: longest sentence length.")
+    seed: int = setting(0, "Seed of the random dataset, random init and sampling.")
     optimal_fraction: float = 0.25
     non_optimal_fraction: float = 0.5
 
@@ -215,7 +218,8 @@ class DatasetSource:
     the other fields, made by :func:`ttlab.ntp.generate.load_dataset`. Not validated here: the random fields
     are checked (as a :class:`RandomSpec`) only when no file is given."""
 
-    data: Optional[Path] = None
+    data: Optional[Path] = setting(None, "Dataset file (sequence lines 'S V O P' or explicit lines 'S V => O'). "
+                                   "Without it a random realizable dataset is generated.")
     vocab_size: int = RandomSpec.vocab_size
     n_sentences: int = RandomSpec.n_sentences
     min_len: int = RandomSpec.min_len

@@ -1,0 +1,169 @@
+"""Views of paper A's results: the tables and lines `ttlab ntp …` prints, built from what the library returns.
+
+Each ``*_view`` function returns a list of rich renderables (:class:`rich.table.Table`, :class:`rich.text.Text`);
+nothing here prints or holds a console (the CLI prints a view with ``ttlab.cli._common.print_view``):
+
+* :func:`check_view`: `ntp check`'s report of a :class:`~ttlab.ntp.fastcheck.QuickCheck` or
+  :class:`~ttlab.ntp.fastcheck.FullCheck` (at most :data:`SHOW_VIOLATIONS` violations and orders);
+* :func:`run_view`: the summary of `ntp run` (:func:`ttlab.ntp.experiment.run_experiment`);
+* :func:`generalization_view`: the report of `ntp generalize` (:func:`ttlab.ntp.generalize.generalization_run`);
+* :func:`svop_view`: the walkthrough of `ntp example svop` (:func:`ttlab.ntp.walkthrough.svop_walkthrough`).
+
+No numpy or torch at import time (the CLI imports this module when it starts).
+
+Imports: rich; inside the functions ttlab.ntp (diagnostics: format_loss; examples; fastcheck; maxmargin:
+certificate_text).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from rich.console import RenderableType
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+__all__ = ["SHOW_VIOLATIONS", "check_view", "collocation_text", "generalization_view", "run_view", "svop_view"]
+
+#: violations (and orders) listed by `ntp check` in text mode (all of them with --json)
+SHOW_VIOLATIONS = 40
+
+
+def collocation_text(pairs: list[tuple[str, str]]) -> str:
+    """``collocation: a→b, …`` for the first :data:`SHOW_VIOLATIONS` pairs (token, next token), then how many more."""
+    shown = ", ".join(f"{k}→{v}" for k, v in pairs[:SHOW_VIOLATIONS])
+    more = len(pairs) - SHOW_VIOLATIONS
+    return "collocation: " + shown + (f" … and {more:,} more (--json lists them)" if more > 0 else "")
+
+
+def _degenerate_lines(degenerate: dict[str, str]) -> list[RenderableType]:
+    """A note per stage with nothing to learn."""
+    return [Text.from_markup(f"[yellow]note[/]: {stage.replace('stage', 'stage ')} has nothing to learn: {escape(why)}")
+            for stage, why in degenerate.items()]
+
+
+def check_view(file: str | Path, found: Any) -> list[RenderableType]:
+    """`ntp check`'s report of ``file``: ``found`` is what :func:`ttlab.ntp.fastcheck.check_dataset_file` returned (a
+    valid file's :class:`~ttlab.ntp.fastcheck.QuickCheck`, or a :class:`~ttlab.ntp.fastcheck.FullCheck` with the
+    orders' table and the violations)."""
+    from ttlab.ntp.fastcheck import QuickCheck
+
+    if isinstance(found, QuickCheck):
+        return _quick_check_view(file, found)
+    return _full_check_view(file, found)
+
+
+def _quick_check_view(file: str | Path, qc: Any) -> list[RenderableType]:
+    """The report of a :class:`ttlab.ntp.fastcheck.QuickCheck` of a valid file."""
+    cost = qc.training_cost()
+    return [Text.from_markup(f"[bold]{file}[/]: {qc.n_sentences:,} distinct sentences, |V| = {qc.vocab_size:,}; "
+                             f"training batch {cost.batch()}"),
+            Text.from_markup(collocation_text(qc.collocation_pairs())),
+            Text.from_markup(f"{qc.n_orders:,} query-dependent orders (--json lists them)"),
+            Text.from_markup("[green]valid[/]: Assumptions 1 and 3 hold."),
+            *_degenerate_lines(qc.degenerate())]
+
+
+def _full_check_view(file: str | Path, full: Any) -> list[RenderableType]:
+    """The report of a :class:`ttlab.ntp.fastcheck.FullCheck`: counts, orders, verdict and violations."""
+    structure, report, cost = full
+    ds = structure.dataset
+    out: list[RenderableType] = [
+        Text.from_markup(f"[bold]{file}[/]: {len(ds.sentences):,} distinct sentences, |V| = {ds.vocab_size:,}; "
+                         f"training batch {cost.batch()}"),
+        Text.from_markup(collocation_text(list(structure.collocation.items())))]
+    table = Table("query", "optimal", "non-optimal", "non-comparable", "confused", title="query-dependent orders")
+    for q, cats in report["orders"].items():
+        table.add_row(q, " ".join(cats["optimal"]), " ".join(cats["non_optimal"]),
+                      " ".join(cats["non_comparable"]) if "non_comparable" in cats
+                      else f"({cats['n_non_comparable']:,} tokens)", " ".join(cats["confused"]))
+    if len(report["orders"]) <= SHOW_VIOLATIONS:
+        out.append(table)
+    else:
+        out.append(Text.from_markup(f"{len(report['orders']):,} query-dependent orders (--json lists them)"))
+    if structure.valid:
+        out.append(Text.from_markup("[green]valid[/]: Assumptions 1 and 3 hold."))
+    else:
+        out.append(Text.from_markup(f"[red]invalid[/]: {len(structure.violations):,} violation(s)"))
+        out += [Text.from_markup(f"  [red]{v.kind}[/] {escape(v.message)}")
+                for v in structure.violations[:SHOW_VIOLATIONS]]
+        more = len(structure.violations) - SHOW_VIOLATIONS
+        if more > 0:
+            kinds = Counter(v.kind for v in structure.violations)
+            out.append(Text.from_markup(f"  … and {more:,} more ({', '.join(f'{n:,} {k}' for k, n in kinds.items())} "
+                                        "in all); --json lists every one"))
+    return out + _degenerate_lines(report["degenerate"])
+
+
+def run_view(summary: dict, out: str | Path, took_s: float) -> list[RenderableType]:
+    """The summary of `ntp run` (``summary``: :func:`ttlab.ntp.experiment.run_experiment`'s, without its private
+    ``_`` keys): the stages' table, the batch, the times (``took_s``: the whole command), ‖W*‖ and what was written
+    to ``out``."""
+    from ttlab.ntp.diagnostics import format_loss
+    from ttlab.ntp.maxmargin import certificate_text
+
+    view: list[RenderableType] = []
+    table = Table("stage", "steps", "final loss", "final cosine", "final norm", "1−cos fit C (log t/t)",
+                  "loss rate", "norm bounds hold", title="training dynamics")
+    table.columns[2].min_width = 10  # tiny losses print in full scientific notation (e.g. 8.138e-23)
+    if "stage_2_skipped" in summary:
+        view.append(Text.from_markup(f"stage 2 skipped: {summary['stage_2_skipped']}"))
+    for name, s in summary["stages"].items():
+        fit = s["direction_fit"].get("log_t_over_t", {})
+        table.add_row(name, str(s["steps"]), format_loss(s["final_loss"], s.get("final_log_loss")), f"{s['final_cosine']:.6f}",
+                      f"{s['final_norm']:.4f}", f"{fit.get('C', float('nan')):.3g}",
+                      f"{s['loss_fit']['rate']:.3g}", f"{100 * s['norm_bounds']['fraction']:.0f}%")
+    view.append(table)
+    c, tm = summary["cost"], summary["time"]
+    view.append(Text.from_markup(f"training batch {c['n_sentences']:,} sentences × {c['width']:,} distinct tokens = "
+                                 f"{c['slots']:,} slots (estimated {c['estimated_bytes'] / 2**30:.2f} GiB)"))
+    view.append(Text.from_markup(f"time: training {summary['wall_time_s']:.1f} s (estimated {tm['estimated_training_s']:.1f} s); "
+                                 f"the whole command {took_s:.1f} s (estimated {tm['estimated_total_s']:.1f} s)"))
+    kq = "—" if summary["wkq_star_norm"] is None else f"{summary['wkq_star_norm']:.4f}"
+    view.append(Text.from_markup(f"‖W*_ov‖ = {summary['wov_star_norm']:.4f}, ‖W*_kq‖ = {kq}"))
+    if summary.get("wkq_star"):
+        view.append(Text.from_markup(certificate_text("W*_kq", summary["wkq_star"])))
+    if "generalization" in summary:
+        g = summary["generalization"]
+        view.append(Text.from_markup(f"generalization: agreement {g['agreement']} on {g['n_with_prediction']} unseen sentences"))
+    view.append(Text.from_markup(f"wrote {out}/metrics.csv, {out}/summary.json, {out}/dynamics.png"))
+    return view
+
+
+def generalization_view(report: dict, out: str | Path) -> list[RenderableType]:
+    """The report of `ntp generalize` (:func:`ttlab.ntp.generalize.generalization_run`'s): agreement with Theorem 3
+    by case, W*_kq's certificate, the overall agreement and the file written to ``out``."""
+    from ttlab.ntp.maxmargin import certificate_text
+
+    table = Table("case", "sentences", "agreement with theory", title="Theorem 3 on unseen sentences")
+    for case, v in report["by_case"].items():
+        table.add_row(case, str(v["n"]), "—" if v["agreement"] is None else f"{100 * v['agreement']:.1f}%")
+    return [table, Text.from_markup(certificate_text("W*_kq", report["wkq_star"])),
+            Text.from_markup(f"overall agreement: {report['agreement']}; wrote {out}/generalization.json")]
+
+
+def svop_view(walkthrough: dict) -> list[RenderableType]:
+    """The paper's Examples 1–2 walked through (``walkthrough``: :func:`ttlab.ntp.walkthrough.svop_walkthrough`'s):
+    sentences, collocation, orders, W*_kq's columns, the trained cosines and losses, and the unseen sentences with
+    the model's and the paper's predictions (✓ when they agree)."""
+    from ttlab.ntp.diagnostics import format_loss
+    from ttlab.ntp.examples import SVOP_SEQUENCES
+
+    w = walkthrough
+    view: list[RenderableType] = [
+        Text.from_markup(f"[bold]Example 1[/]: training sequences {', '.join(s.replace(' ', '') for s in SVOP_SEQUENCES)}"),
+        Text.from_markup("sentences: " + ", ".join(w["sentences"])),
+        Text.from_markup("collocation: " + ", ".join(f"n({k}) = {v}" for k, v in w["collocation"].items()))]
+    view += [Text.from_markup(f"  order under query {q}: {rel}") for q, rel in w["orders"].items()]
+    view.append(Text.from_markup(f"W*_kq column values (Proposition 2): {w['wkq_star_columns']}"))
+    view.append(Text.from_markup(
+        f"trained: stage-1 cosine {w['cosine_ov']:.6f} (loss L0 {format_loss(w['loss_ov'], w['log_loss_ov'])}), "
+        f"stage-2 cosine {w['cosine_kq']:.6f} (loss L {format_loss(w['loss_kq'], w['log_loss_kq'])})"))
+    view.append(Text.from_markup("[bold]Example 2[/]: unseen sentences"))
+    for sent, d in w["unseen"].items():
+        mark = "[green]✓[/]" if d["model"] == d["expected"] else "[red]✗[/]"
+        view.append(Text.from_markup(f"  {sent} → model {d['model']} (p = {d['prob']:.3f}), paper {d['expected']} {mark}"))
+    return view
