@@ -20,11 +20,25 @@ def test_generate_refuses_a_dataset_that_run_would_refuse_and_names_the_smallest
     r = run_cli("ntp", "generate", "--vocab", "3", "--out", out)
     err = " ".join(r.err.split())
     assert r.code == 2 and "stage 2 has nothing to learn" in err
-    assert "the smallest --vocab that works with these options is 4" in err and not out.exists()
+    assert "the smallest vocab_size that works with these options is 4" in err and not out.exists()
+    assert err.endswith("(command-line option: --vocab)")  # the parameter's flag in the command
     assert run_cli("ntp", "generate", "--vocab", "4", "--out", out).code == 0
     r = run_cli("ntp", "run", "--data", out, "--out", tmp_path / "run", "--quiet", "--stage1-steps", "5",
                 "--stage2-steps", "5")
     assert r.code == 0, r.err  # what generate writes, run accepts
+
+
+def test_ntp_errors_name_parameters_and_the_cli_shows_the_commands_flags(run_cli, tmp_path):
+    from ttlab.ntp.config import RandomSpec
+
+    with pytest.raises(TTLabInputError, match=r"^vocab_size must be at least 2 \(got 1\)$") as info:
+        RandomSpec(vocab_size=1)
+    assert info.value.params == ("vocab_size",)
+    r = run_cli("ntp", "run", "--vocab", "1", "--out", tmp_path / "r")
+    assert r.code == 2 and "vocab_size must be at least 2 (got 1) (command-line option: --vocab)" in " ".join(r.err.split())
+    (tmp_path / "d.txt").write_text("a => b\nb => a\n")
+    r = run_cli("ntp", "check", tmp_path / "d.txt", "--memory-limit", "0")
+    assert r.code == 2 and "(command-line option: --memory-limit)" in " ".join(r.err.split())
 
 
 @pytest.mark.parametrize("method", ["dense", "large"])

@@ -194,7 +194,8 @@ def test_reading_refuses_above_the_limit_before_building_anything():
     with pytest.raises(TTLabInputError) as exc:
         NTPDataset.from_text(text, source="big.txt")
     msg = str(exc.value)
-    assert "big.txt" in msg and "line 2 with 1,600,000 tokens" in msg and "--memory-limit" in msg and "GiB" in msg
+    assert "big.txt" in msg and "line 2 with 1,600,000 tokens" in msg and "memory_limit_gib" in msg and "GiB" in msg
+    assert exc.value.params == ("memory_limit_gib",)
     assert require_readable(cycle_text(400), "ok") == 400 + 6
 
 
@@ -224,7 +225,7 @@ def test_training_refuses_above_the_limit_and_names_the_line():
         require_trainable(cost, "wide.txt", memory_limit_gib=0.1)
     msg = str(exc.value)
     assert "wide.txt" in msg and "line 2 (2,999 sentences" in msg and "split line 2" in msg
-    assert "--memory-limit 2" in msg  # 2,999 × 2,999 slots × 128 B ≈ 1.07 GiB
+    assert "memory_limit_gib=2" in msg and exc.value.params == ("memory_limit_gib",)  # 2,999² slots × 128 B ≈ 1.07 GiB
     require_trainable(cost, "wide.txt", memory_limit_gib=2.0)
 
 
@@ -269,7 +270,8 @@ def test_two_token_file_refused_then_stage1_only_on_request(run_cli, write, tmp_
     assert chk.code == 0 and "no sentence has two or more tokens" in chk.json()["degenerate"]["stage2"]
     res = run_cli("ntp", "run", "--data", p, "--out", tmp_path / "o1", "--quiet")
     err = " ".join(res.err.split())
-    assert res.code == 2 and "stage 2 has nothing to learn" in err and "--stage2-steps 0" in err
+    assert res.code == 2 and "stage 2 has nothing to learn" in err and "stage2_steps=0" in err
+    assert "(command-line options: --schedule, --stage2-steps)" in err
     assert not (tmp_path / "o1").exists()
     res = run_cli("ntp", "run", "--data", p, "--out", tmp_path / "o2", "--quiet", "--stage1-steps", "30",
                   "--stage2-steps", "0")
@@ -303,7 +305,8 @@ def test_generalize_refuses_data_without_orders(run_cli, write, tmp_path):
 def test_absurd_step_counts_are_refused_before_any_work(run_cli, tmp_path):
     res = run_cli("ntp", "run", "--out", tmp_path / "o", "--stage1-steps", "1000000000000")
     err = " ".join(res.err.split())
-    assert res.code == 2 and f"{MAX_STEPS:,}-step limit" in err and "--stage1-steps 1,000,000,000,000" in err
+    assert res.code == 2 and f"{MAX_STEPS:,}-step limit" in err and "stage1_steps 1,000,000,000,000" in err
+    assert "(command-line option: --stage1-steps)" in err
     assert not (tmp_path / "o").exists()
 
 

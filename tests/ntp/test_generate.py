@@ -82,8 +82,9 @@ def test_large_generator_refuses_rather_than_making_fewer_sentences():
     # silently returned fewer sentences than asked; the library says why
     ref = _reference_large(7, 60, 3, 5, 3)
     assert sum(s.count for s in ref.sentences if len(s.tokens) > 1) < 60
-    with pytest.raises(TTLabInputError, match="could not generate .* query 0"):
+    with pytest.raises(TTLabInputError, match="could not generate .* query 0.*raise vocab_size") as info:
         generate_dataset(7, 60, 3, 5, 3, method="large")
+    assert info.value.params == ("vocab_size",)
 
 
 def test_large_text_parses_to_the_same_dataset():
@@ -101,8 +102,9 @@ def test_auto_picks_large_only_when_the_role_table_is_big():
     with pytest.raises(TTLabInputError, match="unknown generator"):
         resolve_method("sparse", 20)
     assert resolve_method("dense", 46_340) == "dense"
-    with pytest.raises(TTLabInputError, match=r"2\.4 GiB .*--generator large"):
+    with pytest.raises(TTLabInputError, match=r"2\.4 GiB .*method=large") as info:
         resolve_method("dense", 50_257)
+    assert info.value.params == ("method",)
 
 
 def test_large_generator_memory_does_not_grow_with_vocab_squared():
@@ -117,11 +119,12 @@ def test_large_generator_memory_does_not_grow_with_vocab_squared():
 
 @pytest.mark.parametrize("kw, fragment", [({"optimal_fraction": 0.0}, "fractions"),
                                           ({"optimal_fraction": 0.6, "non_optimal_fraction": 0.5}, "fractions"),
-                                          ({"vocab_size": 1}, "--vocab")])
+                                          ({"vocab_size": 1}, "vocab_size")])
 def test_spec_rejects_bad_parameters(kw, fragment):
     for method in ("dense", "large"):
-        with pytest.raises(TTLabInputError, match=fragment):
+        with pytest.raises(TTLabInputError, match=fragment) as info:
             generate_text(RandomSpec(**kw), method)
+        assert info.value.params == (("vocab_size",) if "vocab_size" in kw else ())
 
 
 def test_cli_generate_large_then_check(run_cli, tmp_path):

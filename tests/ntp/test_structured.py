@@ -235,8 +235,9 @@ def test_impl_choice_and_validation():
     with pytest.raises(TTLabInputError, match="one-hot"):
         train(ds, TrainConfig(stage1_steps=3, stage2_steps=3, impl="structured"), embeddings=E)
     assert train(ds, TrainConfig(stage1_steps=3, stage2_steps=3), embeddings=E).config.impl == "dense"
-    with pytest.raises(TTLabInputError, match="--impl must be one of"):
+    with pytest.raises(TTLabInputError, match="impl must be one of") as info:
         train(ds, TrainConfig(impl="sparse"))
+    assert info.value.params == ("impl",)
 
 
 def test_cli_impl_option(run_cli, tmp_path):
@@ -252,7 +253,8 @@ def test_cli_impl_option(run_cli, tmp_path):
     for ld, ls in zip(d[1:], s[1:]):
         np.testing.assert_allclose(np.array(ls.split(","), float), np.array(ld.split(","), float), atol=1e-10)
     r = run_cli("ntp", "run", "--vocab", "8", "--sentences", "20", "--impl", "sparse", "--out", str(tmp_path / "x"))
-    assert r.code == 2 and "--impl must be one of" in r.err and "Traceback" not in r.err
+    assert r.code == 2 and "impl must be one of" in r.err and "Traceback" not in r.err
+    assert "(command-line option: --impl)" in " ".join(r.err.split())
     r = run_cli("ntp", "run", "--vocab", "8", "--sentences", "20", "--impl", "structured", "--optimizer", "adam",
                 "--out", str(tmp_path / "y"))
     assert r.code == 2 and "structured cannot run" in r.err and "Traceback" not in r.err
@@ -273,7 +275,8 @@ def test_large_vocabulary_results_carry_no_dense_matrices(monkeypatch):
     torch.testing.assert_close(small.structured.W_kq.dense(), full.W_kq, rtol=0, atol=0)
     torch.testing.assert_close(small.structured.W_ov.dense(), full.W_ov, rtol=0, atol=0)
     monkeypatch.setattr(experiment, "MATERIALIZE_LIMIT", 5)
-    with pytest.raises(TTLabInputError, match="generalization-samples"):
+    with pytest.raises(TTLabInputError, match="generalization_samples") as info:
         experiment.run_dynamics(ds, TrainConfig(stage1_steps=10, stage2_steps=10), generalization_samples=5)
+    assert info.value.params == ("generalization_samples",)
     s = experiment.run_dynamics(ds, TrainConfig(stage1_steps=10, stage2_steps=10))
     assert s["config"]["impl"] == "structured" and s["config"]["dim"] == ds.vocab_size

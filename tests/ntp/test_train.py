@@ -133,14 +133,18 @@ def test_general_embeddings_train_towards_their_max_margin():
 
 def test_bad_config_cannot_be_built():
     """A TrainConfig validates on construction and on dataclasses.replace: an invalid one never exists."""
-    with pytest.raises(TTLabInputError, match="--eta0"):
+    with pytest.raises(TTLabInputError, match="eta0") as info:
         TrainConfig(eta0=0.0)
-    with pytest.raises(TTLabInputError, match="--schedule"):
+    assert info.value.params == ("eta0",)
+    with pytest.raises(TTLabInputError, match="schedule") as info:
         TrainConfig(schedule="alternating")
-    with pytest.raises(TTLabInputError, match="stage2-steps"):
+    assert info.value.params == ("schedule",)
+    with pytest.raises(TTLabInputError, match="stage2_steps") as info:
         TrainConfig(stage2_steps=-1)
-    with pytest.raises(TTLabInputError, match="--impl"):
+    assert info.value.params == ("stage2_steps",)
+    with pytest.raises(TTLabInputError, match="impl") as info:
         dataclasses.replace(TrainConfig(), impl="sparse")
+    assert info.value.params == ("impl",)
     resolved = TrainConfig(eta=0.3).resolved(16)
     assert (resolved.eta0, resolved.eta) == (0.2 / 4, 0.3)
 

@@ -74,7 +74,7 @@ def check_dtype(dtype: object) -> None:
     if dtype == "auto":
         return
     if dtype not in dict.fromkeys(DTYPES[1:]):
-        raise TTLabInputError(f"dtype must be one of {', '.join(DTYPES)} (got {dtype!r})")
+        raise TTLabInputError(f"dtype must be one of {', '.join(DTYPES)} (got {dtype!r})", params=("dtype",))
 
 
 @dataclass
@@ -100,23 +100,25 @@ class TrainConfig:
 
     def __post_init__(self) -> None:
         if self.impl not in IMPLS:
-            raise TTLabInputError(f"--impl must be one of {', '.join(IMPLS)} (got {self.impl!r})")
+            raise TTLabInputError(f"impl must be one of {', '.join(IMPLS)} (got {self.impl!r})", params=("impl",))
         check_dtype(self.dtype)  # a clear error for an unknown dtype whichever path runs
         for name in ("stage1_steps", "stage2_steps"):
             if getattr(self, name) < 0:
-                raise TTLabInputError(f"{name.replace('_', '-')} must be ≥ 0 (got {getattr(self, name)})")
+                raise TTLabInputError(f"{name} must be ≥ 0 (got {getattr(self, name)})", params=(name,))
         for name in ("eta0", "eta"):
             v = getattr(self, name)
             if v is not None and not (v > 0 and math.isfinite(v)):
-                raise TTLabInputError(f"--{name} must be a positive number (got {v})")
+                raise TTLabInputError(f"{name} must be a positive number (got {v})", params=(name,))
         if self.schedule not in SCHEDULES:
-            raise TTLabInputError(f"--schedule must be one of {', '.join(SCHEDULES)} (got {self.schedule!r})")
+            raise TTLabInputError(f"schedule must be one of {', '.join(SCHEDULES)} (got {self.schedule!r})",
+                                  params=("schedule",))
         if self.optimizer not in OPTIMIZERS:
-            raise TTLabInputError(f"--optimizer must be one of {', '.join(OPTIMIZERS)} (got {self.optimizer!r})")
+            raise TTLabInputError(f"optimizer must be one of {', '.join(OPTIMIZERS)} (got {self.optimizer!r})",
+                                  params=("optimizer",))
         if self.init not in INITS:
-            raise TTLabInputError(f"--init must be one of {', '.join(INITS)} (got {self.init!r})")
+            raise TTLabInputError(f"init must be one of {', '.join(INITS)} (got {self.init!r})", params=("init",))
         if not self.init_scale > 0:
-            raise TTLabInputError(f"--init-scale must be > 0 (got {self.init_scale})")
+            raise TTLabInputError(f"init_scale must be > 0 (got {self.init_scale})", params=("init_scale",))
 
     def figure2_scaled(self, wov_star_norm: float, wkq_star_norm: float) -> "TrainConfig":
         """A copy whose unset step sizes keep Figure 2's ratios of the final norm bound tη to ‖W*‖
@@ -186,19 +188,19 @@ class RandomSpec:
     non_optimal_fraction: float = 0.5
 
     def __post_init__(self) -> None:
-        """Raise :class:`TTLabInputError` naming the CLI option of the first bad parameter (an invalid spec
-        cannot be made)."""
+        """Raise :class:`TTLabInputError` naming the first bad parameter (an invalid spec cannot be made)."""
         if self.vocab_size < 2:
-            raise TTLabInputError(f"--vocab must be at least 2 (got {self.vocab_size})")
+            raise TTLabInputError(f"vocab_size must be at least 2 (got {self.vocab_size})", params=("vocab_size",))
         if self.n_sentences < 0:
-            raise TTLabInputError(f"--sentences must be ≥ 0 (got {self.n_sentences})")
+            raise TTLabInputError(f"n_sentences must be ≥ 0 (got {self.n_sentences})", params=("n_sentences",))
         if self.min_len < 2:
             raise TTLabInputError(
-                f"--min-len must be at least 2 (got {self.min_len}); one-token sentences are the collocation "
-                "lines, which the generator always writes"
+                f"min_len must be at least 2 (got {self.min_len}); one-token sentences are the collocation "
+                "lines, which the generator always writes", params=("min_len",)
             )
         if self.max_len < self.min_len:
-            raise TTLabInputError(f"--max-len ({self.max_len}) must be ≥ --min-len ({self.min_len})")
+            raise TTLabInputError(f"max_len ({self.max_len}) must be ≥ min_len ({self.min_len})",
+                                  params=("max_len", "min_len"))
         f1, f2 = self.optimal_fraction, self.non_optimal_fraction
         if not (0 < f1 <= 1 and 0 <= f2 and f1 + f2 <= 1):
             raise TTLabInputError(

@@ -18,7 +18,7 @@ on the product (CPython 3.11, torch CPU) and are rounded up:
 
 Above ``memory_limit_gib`` (default :data:`~ttlab.ntp.limits.DEFAULT_MEMORY_LIMIT_GIB`) the work is refused
 with the line responsible and how to proceed, instead of being OOM-killed; step counts above
-:data:`~ttlab.ntp.limits.MAX_STEPS` are refused outright, and runs estimated above ``--max-hours``
+:data:`~ttlab.ntp.limits.MAX_STEPS` are refused outright, and runs estimated above ``max_hours``
 (:func:`require_hours`). The limits and the reading budget are re-exported here.
 
 Imports: ttlab.errors, ttlab.provenance, ttlab.ntp (config, dataset, limits, reading); model, structured and
@@ -93,14 +93,16 @@ def require_generable(spec: RandomSpec, method: str, memory_limit_gib: float = D
     if need <= limit:
         return
     V, n = spec.vocab_size, spec.n_sentences
-    parts = {"--vocab": V * GENERATE_BYTES_PER_TYPE + (V * V if method == "dense" else 0),
-             "--sentences and --max-len": n * ((spec.min_len + spec.max_len) / 2 + 1) * GENERATE_BYTES_PER_TOKEN}
+    parts = {("vocab_size",): V * GENERATE_BYTES_PER_TYPE + (V * V if method == "dense" else 0),
+             ("n_sentences", "max_len"): n * ((spec.min_len + spec.max_len) / 2 + 1) * GENERATE_BYTES_PER_TOKEN}
     worst = max(parts, key=parts.get)
+    names = " and ".join(worst)
     raise TTLabInputError(
-        f"a random dataset with --vocab {V:,}, --sentences {n:,} and lengths {spec.min_len:,}…{spec.max_len:,} "
+        f"a random dataset with vocab_size {V:,}, n_sentences {n:,} and lengths {spec.min_len:,}…{spec.max_len:,} "
         f"would take ~{gib_text(need)} to generate{' and read' if build_dataset else ''} (limit {gib_text(limit)}; "
-        f"{worst} dominate{'s' if worst == '--vocab' else ''}). Lower {worst}, or raise the limit with "
-        f"--memory-limit {math.ceil(need / GIB)} if the machine has that much memory."
+        f"{names} dominate{'s' if len(worst) == 1 else ''}). Lower {names}, or raise the limit with "
+        f"memory_limit_gib={math.ceil(need / GIB)} if the machine has that much memory.",
+        params=(*worst, "memory_limit_gib"),
     )
 
 
@@ -192,12 +194,12 @@ def training_cost(dataset: NTPDataset, dim: int | None = None, steps: int = 0) -
 
 def require_steps(stage1_steps: int, stage2_steps: int) -> None:
     """Refuse absurd step counts before anything is built."""
-    for name, v in (("--stage1-steps", stage1_steps), ("--stage2-steps", stage2_steps)):
+    for name, v in (("stage1_steps", stage1_steps), ("stage2_steps", stage2_steps)):
         if v > MAX_STEPS:
             raise TTLabInputError(
                 f"{name} {v:,} is beyond the {MAX_STEPS:,}-step limit: every step is recorded in metrics.csv "
                 f"(~{METRIC_BYTES_PER_STEP} bytes per step in memory, ~{gib_text(v * METRIC_BYTES_PER_STEP)} here) and "
-                f"the rates are fitted from a few thousand steps; use at most {MAX_STEPS:,}"
+                f"the rates are fitted from a few thousand steps; use at most {MAX_STEPS:,}", params=(name,)
             )
 
 
@@ -220,7 +222,8 @@ def require_trainable(cost: TrainingCost, source: str, memory_limit_gib: float =
     raise TTLabInputError(
         f"{source}: training would need ~{gib_text(cost.total_bytes)} (limit {gib_text(limit)}): {cost.describe()}. "
         f"The batch is set by {where}. To proceed, {fix}, or raise the limit with "
-        f"--memory-limit {math.ceil(cost.total_bytes / GIB)} if the machine has that much memory."
+        f"memory_limit_gib={math.ceil(cost.total_bytes / GIB)} if the machine has that much memory.",
+        params=("memory_limit_gib",),
     )
 
 
@@ -314,6 +317,7 @@ def require_hours(seconds: float, max_hours: float, source: str, config: TrainCo
     if seconds + WRITE_SECONDS > max_hours * 3600:
         raise TTLabInputError(
             f"{source}: {config.stage1_steps:,} + {config.stage2_steps:,} steps would take ~{duration_text(seconds)} "
-            f"(extrapolated from timed steps; {cost.describe()}), above --max-hours {max_hours:g}; train fewer "
-            f"steps, or raise --max-hours to {math.ceil((seconds + WRITE_SECONDS) / 3600)} to run it anyway"
+            f"(extrapolated from timed steps; {cost.describe()}), above max_hours {max_hours:g}; train fewer "
+            f"steps, or raise max_hours to {math.ceil((seconds + WRITE_SECONDS) / 3600)} to run it anyway",
+            params=("max_hours",),
         )

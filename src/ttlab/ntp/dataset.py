@@ -316,7 +316,7 @@ def read_dataset_text(path: str | Path, memory_limit_gib: float | None = None) -
     if size > limit * 2**30:
         raise TTLabInputError(
             f"{path}: the file alone is {size / 2**30:.2f} GiB, above the {limit:g} GiB limit; split it, or "
-            "raise --memory-limit if the machine has the memory"
+            "raise memory_limit_gib if the machine has the memory", params=("memory_limit_gib",)
         )
     data = path.read_bytes()
     try:

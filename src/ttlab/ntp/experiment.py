@@ -82,8 +82,8 @@ def check_step_sizes(problem: StructuredProblem, config: TrainConfig, step_sizes
         raise TTLabInputError(f"--step-sizes must be one of {', '.join(STEP_SIZES)} (got {step_sizes!r})")
     if config.optimizer != "ngd":  # ‖W(T)‖ ≤ T·η holds for normalized steps from zero only
         if step_sizes == "figure2":
-            raise TTLabInputError(f"--step-sizes figure2 is a rule for normalized GD (--optimizer ngd), not "
-                                  f"{config.optimizer}; pass --eta0 and --eta")
+            raise TTLabInputError(f"step_sizes=figure2 is a rule for normalized GD (optimizer=ngd), not "
+                                  f"{config.optimizer}; pass eta0 and eta", params=("step_sizes", "eta0", "eta"))
         return config, None
     star_ov, star_kq = problem.max_margin(progress)
     if step_sizes == "figure2":
@@ -157,7 +157,7 @@ def run_dynamics(
     t_start = time.perf_counter()
     require_steps(config.stage1_steps, config.stage2_steps)
     if not (math.isfinite(max_hours) and max_hours > 0):
-        raise TTLabInputError(f"--max-hours must be a positive number (got {max_hours})")
+        raise TTLabInputError(f"max_hours must be a positive number (got {max_hours})", params=("max_hours",))
     structure = analyze(dataset)
     require_valid(structure)
     require_learnable(structure, config)
@@ -174,8 +174,9 @@ def run_dynamics(
         if warning and announce is not None:
             announce(f"warning: {warning}")
     elif step_sizes != "paper":
-        raise TTLabInputError(f"--step-sizes {step_sizes} sizes the steps from the one-hot max-margin solutions "
-                              "of the structured path, which this configuration does not use; pass --eta0 and --eta")
+        raise TTLabInputError(f"step_sizes={step_sizes} sizes the steps from the one-hot max-margin solutions "
+                              "of the structured path, which this configuration does not use; pass eta0 and eta",
+                              params=("step_sizes", "eta0", "eta"))
     before = time.perf_counter() - (t_start if started is None else started)
     total = before + seconds + WRITE_SECONDS
     if announce is not None and total > ANNOUNCE_SECONDS:
@@ -244,8 +245,9 @@ def _model_for(dataset: NTPDataset, config: TrainConfig, structure: DatasetStruc
     if use_structured(config, embeddings):  # no dense model: its time estimate alone would form |V|² zeros
         if generalization_samples and dataset.vocab_size > MATERIALIZE_LIMIT:
             raise TTLabInputError(
-                f"--generalization-samples needs the dense matrices, which a structured run keeps only for "
-                f"|V| ≤ {MATERIALIZE_LIMIT} (this dataset has |V| = {dataset.vocab_size}); drop the option"
+                f"generalization_samples needs the dense matrices, which a structured run keeps only for "
+                f"|V| ≤ {MATERIALIZE_LIMIT} (this dataset has |V| = {dataset.vocab_size}); set it to 0",
+                params=("generalization_samples",)
             )
         problem = StructuredProblem(dataset, structure)
         return problem, problem

@@ -74,7 +74,7 @@ def resolve_method(method: str, vocab_size: int) -> str:
     if method == "dense" and vocab_size * vocab_size > DENSE_MAX_BYTES:
         raise TTLabInputError(
             f"the dense generator's role table at |V| = {vocab_size:,} would take {vocab_size**2 / 2**30:.1f} GiB "
-            f"(|V|² bytes; limit {DENSE_MAX_BYTES / 2**30:g} GiB); use --generator large (or auto)"
+            f"(|V|² bytes; limit {DENSE_MAX_BYTES / 2**30:g} GiB); use method=large (or auto)", params=("method",)
         )
     return method
 
@@ -94,7 +94,8 @@ def _dense_pairs(spec: RandomSpec, names: list[str], nxt: np.ndarray, rng: np.ra
     while made < spec.n_sentences:
         attempts += 1
         if attempts > 100 * max(spec.n_sentences, 1):  # pragma: no cover - needs pathological fractions
-            raise TTLabInputError("could not generate enough sentences; raise --vocab or the optimal fraction")
+            raise TTLabInputError("could not generate enough sentences; raise vocab_size or the optimal fraction",
+                                  params=("vocab_size",))
         q = int(rng.integers(V))
         length = int(rng.integers(spec.min_len, spec.max_len + 1))
         opt_q = np.flatnonzero(roles[q] == 1)
@@ -149,8 +150,8 @@ def _large_pairs(spec: RandomSpec, nxt: np.ndarray, rng: np.random.Generator) ->
             if tries > 100 * need:
                 raise TTLabInputError(
                     f"could not generate {need} sentence(s) with query {q}: its optimal tokens all continue like "
-                    "the query itself; raise --vocab (the bounded-memory generator draws each query's sentences "
-                    "together)"
+                    "the query itself; raise vocab_size (the bounded-memory generator draws each query's sentences "
+                    "together)", params=("vocab_size",)
                 )
             length = int(rng.integers(spec.min_len, spec.max_len + 1))
             if q_opt:
@@ -196,33 +197,36 @@ def _text_and_stage2(spec: RandomSpec, method: str) -> tuple[str, bool]:
     return "\n".join(lines) + "\n", orders
 
 
-def _stage2_refusal(spec: RandomSpec, method: str) -> str:
-    """Why ``spec``'s dataset cannot be trained in two stages, with the smallest --vocab that can (or another way)."""
+def _stage2_refusal(spec: RandomSpec, method: str) -> TTLabInputError:
+    """Why ``spec``'s dataset cannot be trained in two stages, with the smallest vocab_size that can (or another
+    way), as the error to raise."""
     from dataclasses import replace
 
-    head = (f"--vocab {spec.vocab_size} with --sentences {spec.n_sentences} and seed {spec.seed} gives no sentence "
-            "with a non-optimal token, so stage 2 has nothing to learn and `ttlab ntp run` would refuse the file")
+    head = (f"vocab_size {spec.vocab_size} with n_sentences {spec.n_sentences} and seed {spec.seed} gives no "
+            "sentence with a non-optimal token, so stage 2 has nothing to learn and `ttlab ntp run` would refuse "
+            "the file")
     if spec.n_sentences == 0:
-        return f"{head}; give --sentences 1 or more"
+        return TTLabInputError(f"{head}; give n_sentences 1 or more", params=("n_sentences",))
     for v in range(spec.vocab_size + 1, spec.vocab_size + 65):
         try:
             if _text_and_stage2(replace(spec, vocab_size=v), method)[1]:
-                return f"{head}; the smallest --vocab that works with these options is {v} (or try another --seed)"
+                return TTLabInputError(f"{head}; the smallest vocab_size that works with these options is {v} (or "
+                                       "try another seed)", params=("vocab_size",))
         except TTLabInputError:
             continue
-    return f"{head}; raise --vocab or try another --seed"  # pragma: no cover
+    return TTLabInputError(f"{head}; raise vocab_size or try another seed", params=("vocab_size", "seed"))  # pragma: no cover
 
 
 def generate_text(spec: RandomSpec, method: str = "dense", require_stage2: bool = False) -> str:
     """Explicit-line text of a random realizable dataset (a header comment, the collocation lines, then
     the sentences). ``method``: ``"dense"``, ``"large"`` or ``"auto"`` (see the module docstring).
 
-    ``require_stage2``: refuse (:class:`TTLabInputError` naming the smallest --vocab that works) a dataset
+    ``require_stage2``: refuse (:class:`TTLabInputError` naming the smallest vocab_size that works) a dataset
     whose sentences hold no non-optimal token — W*_kq would have no constraint and ``ttlab ntp run``
     would refuse it; a tiny vocabulary (|V| ≤ 3) often gives one."""
     text, orders = _text_and_stage2(spec, method)
     if require_stage2 and not orders:
-        raise TTLabInputError(_stage2_refusal(spec, method))
+        raise _stage2_refusal(spec, method)
     return text
 
 

@@ -1,6 +1,6 @@
 """The limits paper A's modules read, at the bottom of :mod:`ttlab.ntp` (no other ntp module below it).
 
-* memory: :data:`DEFAULT_MEMORY_LIMIT_GIB` and :func:`check_limit` (the validation of ``--memory-limit``),
+* memory: :data:`DEFAULT_MEMORY_LIMIT_GIB` and :func:`check_limit` (the validation of ``memory_limit_gib``),
   :data:`GIB` and :func:`gib_text` for the messages that state a size;
 * steps and time: :data:`MAX_STEPS` per stage, :data:`DEFAULT_MAX_HOURS` of an estimated run;
 * the structured path's dense copies: :data:`MATERIALIZE_LIMIT`; the texts `ntp check` scans first:
@@ -42,5 +42,6 @@ def gib_text(n_bytes: float) -> str:
 def check_limit(memory_limit_gib: float) -> float:
     """Validate a memory limit in GiB."""
     if not (isinstance(memory_limit_gib, (int, float)) and math.isfinite(memory_limit_gib) and memory_limit_gib > 0):
-        raise TTLabInputError(f"--memory-limit must be a positive number of GiB (got {memory_limit_gib})")
+        raise TTLabInputError(f"memory_limit_gib must be a positive number of GiB (got {memory_limit_gib})",
+                              params=("memory_limit_gib",))
     return float(memory_limit_gib)

@@ -58,7 +58,8 @@ def require_readable(text: str, source: str, memory_limit_gib: float = DEFAULT_M
             f"{source}: {total:,} tokens would take up to ~{gib_text(need)} to read and check "
             f"(~{CHECK_BYTES_PER_TOKEN:,} bytes per token; limit {gib_text(limit)}); the longest line is line "
             f"{longest_line} with {longest:,} tokens ({max(longest - 1, 0):,} sentences). Split the file, or "
-            f"raise the limit with --memory-limit {math.ceil(need / GIB)} if the machine has that much memory."
+            f"raise the limit with memory_limit_gib={math.ceil(need / GIB)} if the machine has that much memory.",
+            params=("memory_limit_gib",)
         )
     return total
 

@@ -446,7 +446,8 @@ def require_learnable(structure: DatasetStructure, config: TrainConfig) -> None:
     if "stage2" in bad and (config.schedule != "two-stage" or config.stage2_steps > 0):
         raise TTLabInputError(
             f"{src}: stage 2 has nothing to learn: {bad['stage2']}. Add sentences such as 'a b => n(a)' where "
-            "b has a different next token, or train stage 1 only with --schedule two-stage --stage2-steps 0"
+            "b has a different next token, or train stage 1 only with schedule=two-stage and stage2_steps=0",
+            params=("schedule", "stage2_steps")
         )
 
 

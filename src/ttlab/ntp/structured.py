@@ -572,7 +572,7 @@ def train_structured(
     """
     why = structured_ineligibility(config, None)
     if why:
-        raise TTLabInputError(f"--impl structured cannot run this configuration: {why}")
+        raise TTLabInputError(f"impl=structured cannot run this configuration: {why}", params=("impl",))
     t0 = time.perf_counter()
     prob = problem if problem is not None else StructuredProblem(dataset, structure)
     with one_thread():

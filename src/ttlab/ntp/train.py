@@ -188,7 +188,8 @@ def use_structured(cfg: TrainConfig, embeddings: np.ndarray | None, model: NTPTr
         return False
     why = structured_ineligibility(cfg, embeddings)
     if cfg.impl == "structured" and why:
-        raise TTLabInputError(f"--impl structured cannot run this configuration: {why}; use --impl dense or auto")
+        raise TTLabInputError(f"impl=structured cannot run this configuration: {why}; use impl=dense or auto",
+                              params=("impl",))
     return why is None
 
 
