@@ -6,14 +6,15 @@ the limits (:mod:`~ttlab.ntp.maxmargin`: qp, ov, kq), the model and its exact gr
 (:mod:`~ttlab.ntp.model`, :mod:`~ttlab.ntp.structured`), Algorithm 1 and its ablations
 (:mod:`~ttlab.ntp.train`), rate fits (:mod:`~ttlab.ntp.diagnostics`), generalisation
 (:mod:`~ttlab.ntp.generalize`, at large |V| :mod:`~ttlab.ntp.scale`) and the experiment that writes a run
-folder (:mod:`~ttlab.ntp.experiment`, :mod:`~ttlab.ntp.plots`).
+folder (:mod:`~ttlab.ntp.experiment`, :mod:`~ttlab.ntp.plots`); :mod:`~ttlab.ntp.views` builds the tables and
+lines `ttlab ntp` prints from what these return.
 
 Layers, bottom up (no import cycle, function-local imports included): :mod:`~ttlab.ntp.limits` (the limits
 several modules read) and :mod:`~ttlab.ntp.config` (what a run is given and returns; no training code) →
 :mod:`~ttlab.ntp.reading` (the format's arrow, the reading budget and the array scan) → dataset → structure
 → maxmargin → model → structured → train → :mod:`~ttlab.ntp.cost` (every memory and time estimate) →
-fastcheck, generate, generalize, scale, experiment, walkthrough.
+fastcheck, generate, generalize, scale, experiment, walkthrough → views.
 
-Imports: numpy, scipy, torch, matplotlib (plots only), ttlab.errors, ttlab.provenance; never
-ttlab.intrinsic_dim, ttlab.scaling, ttlab.lm or ttlab.cli.
+Imports: numpy, scipy, torch, matplotlib (plots only), rich (views only), ttlab.configs, ttlab.errors,
+ttlab.provenance; never ttlab.intrinsic_dim, ttlab.scaling, ttlab.lm or ttlab.cli.
 """
