@@ -145,13 +145,14 @@ def test_generator_is_seeded():
         assert generate_text(RandomSpec(20, 50, seed=7), method) != generate_text(RandomSpec(20, 50, seed=8), method)
 
 
-@pytest.mark.parametrize("kw, fragment", [
-    ({"vocab_size": 1}, "--vocab"), ({"min_len": 1}, "--min-len"), ({"min_len": 5, "max_len": 3}, "--max-len"),
-    ({"n_sentences": -1}, "--sentences"),
+@pytest.mark.parametrize("kw, fragment, params", [
+    ({"vocab_size": 1}, "vocab_size", ("vocab_size",)), ({"min_len": 1}, "min_len", ("min_len",)),
+    ({"min_len": 5, "max_len": 3}, "max_len", ("max_len", "min_len")), ({"n_sentences": -1}, "n_sentences", ("n_sentences",)),
 ])
-def test_generator_rejects_bad_parameters(kw, fragment):
-    with pytest.raises(TTLabInputError, match=fragment):
+def test_generator_rejects_bad_parameters(kw, fragment, params):
+    with pytest.raises(TTLabInputError, match=fragment) as info:
         generate_text(RandomSpec(**kw))
+    assert info.value.params == params
 
 
 def test_kq_triples_of_svop():
