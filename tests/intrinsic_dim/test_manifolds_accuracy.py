@@ -65,7 +65,7 @@ def test_estimates_within_tolerance(name, d):
     dist = kneighbors(X, 20).distances  # one exact search shared by the four estimators
     first = MLE(k=20).fit(X).dimension_
     for label, est in ESTIMATORS.items():
-        value = est._from_distances(dist[:, : est._n_neighbors()])[0]
+        value = est._from_distances(dist[:, : est.neighbors_needed()])[0]
         assert abs(value - d) / d <= 0.12, (label, name, d, value)
     assert first == ESTIMATORS["mle-mean"]._from_distances(dist)[0]  # same as the full fit
 

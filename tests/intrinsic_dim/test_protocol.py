@@ -73,3 +73,27 @@ def test_estimate_id_for_each_method():
         assert r.batches is None and r.n_points == 1500
     g = estimate_id(X, "gride", k=8, multiscale=True)
     assert g.config["n1"] == 4 and g.config["n2"] == 8 and "dimension_scales" in g.extras
+
+
+def test_fit_on_a_shared_neighbour_search_equals_fit():
+    """The public protocol `ttlab id compare` uses (plan_batches, neighbors_needed, fit_prepared with a shared
+    search) gives what fit gives, and plan_batches checks the parameters and the points first."""
+    from ttlab.errors import TTLabInputError
+    from ttlab.intrinsic_dim import MLE, TwoNN
+    from ttlab.intrinsic_dim.estimators import prepare_points
+    from ttlab.intrinsic_dim.knn import kneighbors_prepared
+    from ttlab.intrinsic_dim.manifolds import sample_manifold
+
+    X = sample_manifold("sphere", 3, 10, 900, seed=2)
+    prep = prepare_points(X)
+    for est in (MLE(k=20, batch_size=300, seed=4), TwoNN(batch_size=300, seed=4)):
+        batches = est.plan_batches(prep)
+        assert [len(b) for b in batches] == [300, 300, 300]
+        nbs = [kneighbors_prepared(prep.X[b], 25) for b in batches]  # more columns than needed: the first are read
+        shared = est.fit_prepared(prep, batches, nbs).dimension_
+        assert shared == type(est)(**est.get_params()).fit(X).dimension_
+    assert MLE(k=20).neighbors_needed() == 20 and TwoNN().neighbors_needed() == 2
+    with pytest.raises(TTLabInputError, match="batch_size"):
+        MLE(k=20, batch_size=1).plan_batches(prep)
+    with pytest.raises(TTLabInputError, match="at least 21 distinct points"):
+        MLE(k=20).plan_batches(prepare_points(X[:10]))

@@ -158,7 +158,7 @@ def support_notes(est: IDEstimator, d: float, n_batch: int, n_features: int, tie
     if d > (n_batch - 1) * (1 + 1e-9):
         notes.append(f"d̂ = {d:.3g} exceeds n − 1 = {n_batch - 1}: {n_batch} points span at most {n_batch - 1} "
                      "dimensions, so the data cannot support it (use more points)")
-    k = est._n_neighbors()
+    k = est.neighbors_needed()
     if isinstance(est, LOCAL_ESTIMATORS) and d > k * (1 + 1e-9):
         notes.append(f"d̂ = {d:.3g} exceeds K = {k}: {k} neighbours cannot resolve a dimension that high "
                      "(increase K and the number of points)")
@@ -182,8 +182,7 @@ def _prepare_estimators(
         cls, opts = COMPARE_METHODS[m][1](D)
         est = cls(**opts, **common)
         try:
-            est._validate_common()
-            batches[m] = est._batches(prep)
+            batches[m] = est.plan_batches(prep)
             ests[m] = est
         except TTLabInputError as exc:
             if not skip:
@@ -203,26 +202,26 @@ def _compare_row(
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            est._fit_prepared(prep, batches, nbs if est._n_neighbors() > 0 else None)
+            est.fit_prepared(prep, batches, nbs if est.neighbors_needed() > 0 else None)
         except TTLabInputError as exc:  # undefined on these data (e.g. every neighbour distance tied)
             if not skip:
                 raise TTLabInputError(f"{m}: {exc}") from None
             return CompareRow(m, desc, None, 0.0, None, time.perf_counter() - t0, None, None,
-                              int(est._n_neighbors()), {}, [*notes, f"no estimate: {exc}"])
+                              int(est.neighbors_needed()), {}, [*notes, f"no estimate: {exc}"])
     secs = time.perf_counter() - t0
     notes.extend(dict.fromkeys(str(w.message) for w in caught))
     d = float(est.dimension_)
     cap = getattr(est, "D", None)
     if isinstance(est, (MiND_ML, DANCo)) and cap is not None and math.isfinite(d) and d >= int(cap) - 0.5:
         notes.append(f"estimate at its upper bound D = {int(cap)}: the ID may be larger")
-    ties = tie_fraction(nbs, est._n_neighbors()) if nbs is not None else 0.0
+    ties = tie_fraction(nbs, est.neighbors_needed()) if nbs is not None else 0.0
     notes.extend(support_notes(est, d, min(len(b) for b in batches), D, ties))
     ad, an = _predict(d, beta)
     params = {k: v for k, v in est.get_params().items() if k not in ("backend", "block_size", "device")}
     return CompareRow(
         m, desc, d if math.isfinite(d) else None, float(est.dimension_std_),
         None if est.batch_dimensions_ is None else [float(v) for v in est.batch_dimensions_],
-        secs, ad, an, int(est._n_neighbors()), params, notes,
+        secs, ad, an, int(est.neighbors_needed()), params, notes,
     )
 
 
@@ -276,7 +275,7 @@ def compare(
     common = dict(metric=metric, batch_size=batch_size, seed=seed, remainder=remainder, backend=backend, device=device)
     ests, batches, notes = _prepare_estimators(names, D, common, prep, skip)
     shared = next(iter(batches.values()), None)
-    knn_k = max([e._n_neighbors() for e in ests.values()], default=0)
+    knn_k = max([e.neighbors_needed() for e in ests.values()], default=0)
     nbs: list[Neighbors] | None = None
     t0 = time.perf_counter()
     knn_backend = "none"

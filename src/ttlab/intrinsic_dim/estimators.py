@@ -265,13 +265,24 @@ class IDEstimator(ParamsMixin):
     def fit(self, X: Any, y: Any = None) -> "IDEstimator":
         """Estimate the intrinsic dimension of the rows of ``X`` (n_points, n_features)."""
         prep = self._prepare(X)
-        return self._fit_prepared(prep, self._batches(prep))
+        return self.fit_prepared(prep, self._batches(prep))
 
-    def _fit_prepared(
+    # -- several estimators on one neighbour search (ttlab.intrinsic_dim.compare) ---------------
+    def neighbors_needed(self) -> int:
+        """Neighbours per point this estimator reads (0: it needs no neighbour search)."""
+        return self._n_neighbors()
+
+    def plan_batches(self, prep: PreparedPoints) -> list[np.ndarray]:
+        """Check the parameters and that ``prep`` has enough points; the protocol's batches (row indices of
+        ``prep.X``), which :meth:`fit_prepared` takes."""
+        self._validate_common()
+        return self._batches(prep)
+
+    def fit_prepared(
         self, prep: PreparedPoints, batches: list[np.ndarray], neighbors: list[Neighbors] | None = None
     ) -> "IDEstimator":
-        """Fit on prepared points; ``neighbors`` (one per batch, with at least ``_n_neighbors()``
-        columns) reuses a neighbour search shared with other estimators."""
+        """Fit on points :func:`prepare_points` made, cut into ``batches`` (:meth:`plan_batches`); ``neighbors`` (one
+        per batch, with at least :meth:`neighbors_needed` columns) reuses a search shared with other estimators."""
         self._validate_common()
         Xm = prep.X
         dims, pws, extras, n_fallback, backend = [], [], [], 0, ""
