@@ -79,7 +79,8 @@ def check_step_sizes(problem: StructuredProblem, config: TrainConfig, step_sizes
     (the bound ‖W(T)‖ ≤ T·η); other optimizers train as given, and "figure2" is refused for them.
     """
     if step_sizes not in STEP_SIZES:
-        raise TTLabInputError(f"--step-sizes must be one of {', '.join(STEP_SIZES)} (got {step_sizes!r})")
+        raise TTLabInputError(f"step_sizes must be one of {', '.join(STEP_SIZES)} (got {step_sizes!r})",
+                              params=("step_sizes",))
     if config.optimizer != "ngd":  # ‖W(T)‖ ≤ T·η holds for normalized steps from zero only
         if step_sizes == "figure2":
             raise TTLabInputError(f"step_sizes=figure2 is a rule for normalized GD (optimizer=ngd), not "
