@@ -114,7 +114,8 @@ def load_points(path: str | os.PathLike, key: str | None = None) -> np.ndarray:
             with np.load(path, allow_pickle=False) as z:
                 arr = np.asarray(_pick({k: z[k] for k in z.files}, key, path))
         except (ValueError, OSError) as exc:
-            raise TTLabInputError(f"{path} could not be read as .npz: {exc}") from exc
+            raise TTLabInputError(f"{path} could not be read as .npz: {exc}",
+                                  params=getattr(exc, "params", ())) from exc  # _pick's error names key
     elif suffix in (".pt", ".pth"):
         import torch
 
