@@ -230,7 +230,8 @@ def test_ess_blocks_are_bounded_and_give_the_same_values(monkeypatch):
 def test_manifold_sweep_refuses_above_max_hours(run_cli, tmp_path):
     res = run_cli("scaling", "manifold", "--quick", "--out", tmp_path / "m", "--max-hours", "1e-6", "--workers", "1")
     err = " ".join(res.err.split())
-    assert res.code == 2 and "over --max-hours 1e-06" in err and "raise --max-hours to 1" in err
+    assert res.code == 2 and "over max_hours 1e-06" in err and "raise max_hours to 1" in err
+    assert "(command-line options: --max-hours, --quick, --workers)" in err
     assert not (tmp_path / "m" / "results.json").exists()
 
 

@@ -42,11 +42,12 @@ def test_point_csv_first_line_mixing_numbers_and_text_is_an_error(tmp_path):
 def test_npy_key_and_fake_npy(tmp_path):
     p = tmp_path / "x.npy"
     np.save(p, np.ones((5, 2)))
-    with pytest.raises(TTLabInputError, match=r"--key\) selects an array inside an \.npz.*Drop --key"):
+    with pytest.raises(TTLabInputError, match=r"key 'emb' selects an array inside an \.npz.*Drop key") as info:
         load_points(p, key="emb")
+    assert info.value.params == ("key",)
     c = tmp_path / "x.csv"
     c.write_text("1,2\n3,4\n")
-    with pytest.raises(TTLabInputError, match="Drop --key"):
+    with pytest.raises(TTLabInputError, match="Drop key"):
         load_points(c, key="emb")
     fake = tmp_path / "fake.npy"
     fake.write_text("not numpy at all\n")
@@ -69,8 +70,9 @@ def test_scaling_csv_bom_header(tmp_path):
 def test_scaling_csv_without_header_is_data_by_index_or_a_clear_error(tmp_path, bom):
     p = tmp_path / "s.csv"
     p.write_text(bom + "10,3\n100,2\n1000,1.5\n", encoding="utf-8")
-    with pytest.raises(TTLabInputError, match=r"has no header row \(its first row is all numbers: 10, 3\).*--x 0 --y 1"):
+    with pytest.raises(TTLabInputError, match=r"has no header row \(its first row is all numbers: 10, 3\).*x=0, y=1") as info:
         read_columns_csv(p, ["N", "loss"])
+    assert info.value.params == ("x", "y")
     d = read_columns_csv(p, ["0", "1"])
     np.testing.assert_array_equal(d["0"], [10, 100, 1000])  # the first row is kept
     np.testing.assert_array_equal(d["1"], [3, 2, 1.5])

@@ -263,3 +263,39 @@ def test_cli_embed_untrained_control(run_cli, run_dir, tmp_path):
     assert not np.allclose(trained.layer(-1), lib.layer(-1), atol=1e-3)
     res = run_cli("id", "embed", "--model", run_dir, "--out", tmp_path / "x.npy", "--which", "start")
     assert res.code == 2 and "which must be one of" in res.err, res.err
+
+
+def test_embed_to_file_and_its_view(run_dir, tmp_path):
+    """`ttlab id embed` as one library call: every layer ("all") saved with the ID estimates; the view shows them."""
+    from rich.console import Console
+
+    from ttlab.lm.embed import embed_to_file, embed_view
+
+    out = tmp_path / "v.npz"
+    emb = embed_to_file(run_dir, out, None, EmbedConfig(tokens_per_doc=20), layers="all", estimate_id=True, k=10,
+                        batch_size=100)
+    assert emb.layers == [0, 1, 2] and len(emb.meta["intrinsic_dim"]) == 3
+    saved = Embeddings.load(out)
+    assert saved.layers == emb.layers and saved.meta["intrinsic_dim"] == emb.meta["intrinsic_dim"]
+    c = Console(record=True, width=300)
+    c.print(*embed_view(emb, out))
+    text = c.export_text()
+    m = emb.meta
+    assert f"wrote {out} ({m['n_vectors']} vectors × 32, layers [0, 1, 2]) from {m['n_docs']} documents" in text
+    assert f"window random, {m['context_used']} tokens" in text
+    for e in m["intrinsic_dim"]:
+        assert (f"layer {e['layer']}: ID {e['intrinsic_dim']:.2f} (± {e['intrinsic_dim_std']:.2f} over batches, "
+                f"{e['n_vectors']} vectors) → α_D {e['alpha_d_pred']:.3f}, α_N {e['alpha_n_pred']:.3f}") in text
+    one = embed_to_file(run_dir, tmp_path / "one.npy", None, EmbedConfig(tokens_per_doc=4), layers=[1])
+    assert one.layers == [1] and np.load(tmp_path / "one.npy").shape == (one.meta["n_vectors"], 32)
+    with pytest.raises(TTLabInputError, match="several layers need an .npz output: give out as .*x.npz") as info:
+        embed_to_file(run_dir, tmp_path / "x.npy", layers="all")
+    assert info.value.params == ("out",) and not (tmp_path / "x.npy").exists()
+    with pytest.raises(TTLabInputError, match="layers must be a sequence of layer indices or 'all'") as info:
+        embed_to_file(run_dir, tmp_path / "x.npz", layers="every")
+    assert info.value.params == ("layers",)
+
+
+def test_the_cli_shows_the_flag_of_the_out_parameter(run_cli, run_dir, tmp_path):
+    res = run_cli("id", "embed", "--model", run_dir, "--out", tmp_path / "x.npy", "--layers", "0,1")
+    assert res.code == 2 and "(command-line option: --out)" in " ".join(res.err.split()), res.err

@@ -196,8 +196,9 @@ def test_cli_objective_and_default_bootstrap(run_cli, chin_csv):
     "extra, match",
     [
         (["--form", "chinchilla", "--x2", "D", "--objective", "gauss"],
-         "unknown --objective 'gauss'; choose one of huber, huber-likelihood"),
-        (["--objective", "huber"], "--objective is only used by --form chinchilla, not by --form power"),
+         "unknown objective 'gauss'; choose one of huber, huber-likelihood (command-line option: --objective)"),
+        (["--objective", "huber"], "objective is only used by form chinchilla, not by form power (command-line "
+         "options: --objective, --form)"),
     ],
 )
 def test_cli_bad_objective_exits_2(run_cli, chin_csv, extra, match):

@@ -72,12 +72,13 @@ def test_predict_names_the_estimator_it_rejects(run_cli, tmp_path):
 
 
 def test_predict_refuses_duplicates_and_non_numbers(run_cli, tmp_path):
-    with pytest.raises(TTLabInputError, match="--ids names 'mle' twice"):
+    with pytest.raises(TTLabInputError, match="ids names 'mle' twice") as info:
         parse_ids("mle=5,mle=9")
+    assert info.value.params == ("ids",)
     with pytest.raises(TTLabInputError, match="names 'mle' twice"):
         parse_ids("mle=5,mle_mean=9")  # an alias of the same estimator
     res = run_cli("scaling", "predict", "--ids", "mle=5,mle=9")
-    assert res.code == 2 and "twice" in res.err
+    assert res.code == 2 and "twice" in res.err and "(command-line option: --ids)" in " ".join(res.err.split())
     path = tmp_path / "c.json"
     path.write_text(json.dumps({"rows": [{"method": "mle", "dimension": 4.0}, {"method": "twonn", "dimension": "abc"}]}))
     with pytest.raises(TTLabInputError, match=r"rows\[1\] \('twonn'\) has dimension 'abc', not a number"):

@@ -220,15 +220,18 @@ def test_cli_estimate_only(run_cli, tmp_path):
     [
         (["--d", "a,b"], "--d must be comma-separated integers"),
         (["--arch", "cnn"], "unknown arch 'cnn'"),
-        (["--ray-address", "auto"], "--ray-address needs --backend ray"),
+        (["--ray-address", "auto"], "ray_address needs backend ray (got backend local) (command-line options: "
+         "--ray-address, --backend)"),
         (["--backend", "slurm"], "unknown sweep backend 'slurm'"),
         (["--n-min", "500", "--n-max", "100"], "n_max (100) must be >= n_min (500)"),
+        (["--n-min", "5000"], "n_min 5000 is above the default n_max 2048; give n_max too (command-line options: "
+         "--n-min, --n-max)"),
         (["--d", "8", "--ambient", "4"], "too small"),
         (["--beta", "1.5"], "beta must be a number in"),
         (["--regime", "loud"], "unknown regime 'loud'"),
         (["--arch", "softmax,cnn"], "unknown arch 'cnn'"),
         (["--lr", "-1"], "learning rates must be positive"),
-        (["--workers", "0"], "--workers must be >= 1"),
+        (["--workers", "0"], "workers must be >= 1, got 0 (command-line option: --workers)"),
     ],
 )
 def test_cli_manifold_bad_input(run_cli, tmp_path, args, match):

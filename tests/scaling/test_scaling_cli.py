@@ -69,8 +69,9 @@ def test_convert(run_cli):
 @pytest.mark.parametrize(
     "args, match",
     [
-        ([], "exactly one of --alpha-n or --alpha-d"),
-        (["--alpha-n", "0.1", "--alpha-d", "0.1"], "exactly one of --alpha-n or --alpha-d"),
+        ([], "exactly one of alpha_n or alpha_d (command-line options: --alpha-n, --alpha-d)"),
+        (["--alpha-n", "0.1", "--alpha-d", "0.1"], "exactly one of alpha_n or alpha_d (command-line options: --alpha-n, "
+         "--alpha-d)"),
         (["--alpha-d", "1.5"], "0 < alpha_D < 1"),
         (["--alpha-n", "-0.1"], "alpha_N must be > 0"),
     ],
@@ -185,15 +186,19 @@ def bad_csvs(tmp_path):
         ("nonpos", [], "must be > 0 for a log-log fit; non-positive values at line 3 (0)"),
         ("few", [], "the power form needs at least 3 data rows, the file has 2"),
         ("few", ["--form", "offset"], "the offset form needs at least 4 data rows, the file has 2"),
-        ("nano", ["--form", "chinchilla"], "needs --x2"),
-        ("nano", ["--x2", "params"], "--x2 is only used by --form chinchilla"),
-        ("nano", ["--form", "cubic"], "unknown --form 'cubic'"),
+        ("nano", ["--form", "chinchilla"], "needs x2 (the column of D, the data size) besides x (N) and y (loss) "
+         "(command-line options: --form, --x2)"),
+        ("nano", ["--x2", "params"], "x2 is only used by form chinchilla, not by form power (command-line options: "
+         "--x2, --form)"),
+        ("nano", ["--form", "cubic"], "unknown form 'cubic'; choose one of power, offset, chinchilla (command-line "
+         "option: --form)"),
         ("nano", ["--plot", "out.xyz"], "unsupported image format 'xyz'"),
         ("nano", ["--bootstrap", "-5"], "bootstrap must be a non-negative integer"),
-        ("nano", ["--kind", "compute"], "--kind must be 'data' or 'model'"),
+        ("nano", ["--kind", "compute"], "kind must be 'data' or 'model', got 'compute' (command-line option: --kind)"),
         ("nano", ["--id", "-1"], "d must be > 0"),
         ("nano", ["--ci-level", "95"], "ci_level must be in (0, 1)"),
-        ("nano", ["--n-starts", "3"], "--n-starts is only used by the offset and chinchilla forms"),
+        ("nano", ["--n-starts", "3"], "n_starts is only used by the offset and chinchilla forms (power is "
+         "closed-form) (command-line options: --n-starts, --form)"),
         ("nano", ["--bootstrap-method", "jackknife"], "bootstrap_method must be one of"),
     ],
 )

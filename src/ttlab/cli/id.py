@@ -1,25 +1,22 @@
 """`ttlab id …` — intrinsic dimension of data (paper B): each command calls ttlab.intrinsic_dim (or ttlab.lm.embed).
 
-Imports: typer, rich, ttlab.cli._common, ttlab.errors, ttlab.outputs, ttlab.intrinsic_dim (files, io, protocol: the
-paper's K, batch size, average, seed, remainder); inside ``embed`` ttlab.lm.embed (torch).
+Imports: typer, rich, ttlab.cli._common, ttlab.intrinsic_dim (files, io, protocol, views); in embed ttlab.lm.embed.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any
 
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 from typer import Argument, Option
 
-from ttlab.cli._common import console, console_err, parse_list, print_json
-from ttlab.errors import TTLabInputError
+from ttlab.cli._common import Json, OptInt, OptPath, OptStr, console, console_err, parse_list, print_json, print_view
 from ttlab.intrinsic_dim.files import compare_file, estimate_file
 from ttlab.intrinsic_dim.io import write_manifold
 from ttlab.intrinsic_dim.protocol import PAPER
-from ttlab.outputs import check_out_file
+from ttlab.intrinsic_dim.views import compare_view, estimate_view
 
 app = typer.Typer(no_args_is_help=True, help="Intrinsic dimension (ID) of point clouds: MLE, TwoNN, GRIDE, the paper's "
                   "batched protocol; `compare` runs 17 estimators (scikit-dimension's set) with one shared neighbour "
@@ -27,18 +24,11 @@ app = typer.Typer(no_args_is_help=True, help="Intrinsic dimension (ID) of point 
                   "(Euclidean between unit-scaled rows) or cosine = 1 - cos (scipy/scikit-learn; the paper's released "
                   "code): the MLE on cosine is exactly half the MLE on chord.")
 
-# options shared by `estimate` and `compare`
-OptInt, OptStr, OptPath = Optional[int], Optional[str], Optional[Path]
 FileArg = Annotated[Path, Argument(help="Points, one per row: .npy, .npz, .pt/.pth, .csv or .tsv.")]
 MetricOpt = Annotated[str, Option("--metric", help="euclidean (paper's text) | chord = sqrt(2(1 - cos)) | cosine = 1 - cos (scipy's; the paper's code; MLE half of chord's).")]
 SeedOpt = Annotated[int, Option("--seed", help="Seed of the shuffle into batches.")]
 KeyOpt = Annotated[OptStr, Option("--key", help="Array name inside an .npz or a saved dict.")]
-DeviceOpt = Annotated[OptStr, Option("--device", help="cpu | cuda (default: cuda if present).")]
-JsonOpt = Annotated[bool, Option("--json", help="Print the result as JSON on stdout.")]
-
-
-def _num(v: float | None, fmt: str) -> str:
-    return "—" if v is None else format(v, fmt)
+DeviceOpt = Annotated[OptStr, Option("--device", help="cpu | cuda (default: cuda if present).")]  # shared by estimate, compare
 
 
 def _report(payload: dict[str, Any], notes: list[str], as_json: bool) -> bool:
@@ -66,22 +56,13 @@ def estimate(
     backend: Annotated[str, Option("--backend", help="Neighbour search: auto (k-d tree at low dimension, else torch) | tree | torch | faiss | faiss-hnsw (approximate).")] = "auto",
     device: DeviceOpt = None,
     out: Annotated[OptPath, Option("--out", help="Also write the JSON result to this file.")] = None,
-    as_json: JsonOpt = False,
+    as_json: Json = False,
 ) -> None:
     """Estimate the intrinsic dimension of the points in FILE."""
     res, payload, notes = estimate_file(file, method, key=key, paper=paper, batch_size=batch_size, out=out, k=k, average=average,
                                         unbiased=unbiased, metric=metric, seed=seed, remainder=remainder, backend=backend, device=device)
-    if _report(payload, notes, as_json):
-        return
-    console.print(f"[bold]{file}[/]: {res.method} ID = [bold]{res.dimension:.3f}[/]")
-    console.print(f"  points {res.n_points}, duplicates removed {res.n_duplicates_removed}, used {res.n_used}; "
-                  f"metric {metric}; neighbours {res.neighbors['backend']}")
-    if res.batches is not None:
-        console.print(f"  {len(res.batches)} batch(es) of {res.batch_sizes[0]}: mean {res.dimension:.3f}, "
-                      f"std {res.dimension_std:.3f}, sem {res.dimension_sem:.3f}")
-        console.print("  per batch: " + ", ".join(f"{v:.3f}" for v in res.batches))
-    if "error" in res.extras:
-        console.print(f"  standard error {res.extras['error']:.3f}")
+    if not _report(payload, notes, as_json):
+        print_view(estimate_view(res, file, metric))
 
 
 @app.command("compare")
@@ -104,7 +85,7 @@ def compare_cmd(
     device: DeviceOpt = None,
     out: Annotated[OptPath, Option("--out", help="Also write the JSON result to this file (input of `ttlab scaling predict --from-compare`).")] = None,
     overwrite: Annotated[bool, Option("--overwrite", help="Replace an existing --out file (refused without it).")] = False,
-    as_json: JsonOpt = False,
+    as_json: Json = False,
 ) -> None:
     """Compare intrinsic-dimension estimators on the points in FILE (one shared neighbour search),
     with the exponents each estimate predicts.
@@ -113,20 +94,8 @@ def compare_cmd(
     several of its estimators (docs/scikit_dimension.md)."""
     res, payload, notes = compare_file(file, methods, key=key, out=out, overwrite=overwrite, paper=paper, batch_size=batch_size,
                                        seed=seed, beta=beta, metric=metric, backend=backend, device=device)
-    if _report(payload, notes, as_json):
-        return
-    batched = res.batch_size is not None
-    t = Table(title=f"{file}: {res.n_points} points × {res.n_features}, {res.n_duplicates_removed} duplicate(s) removed"
-                    + (f", {res.n_batches} batch(es) of {res.batch_size}" if batched else ""))
-    for col in ["estimator", "d̂", *(["std over batches"] if batched else []), "time (s)", f"α_D (β={res.beta:g})", "α_N",
-                "notes"]:
-        t.add_column(col, justify="left" if col in ("estimator", "notes") else "right")
-    for r in res.rows:
-        t.add_row(r.method, _num(r.dimension, ".3f"), *([f"{r.dimension_std:.3f}"] if batched else []),
-                  f"{r.seconds:.2f}", _num(r.alpha_d, ".4f"), _num(r.alpha_n, ".4f"), "; ".join(r.notes))
-    console.print(t)
-    console.print(f"shared neighbour search: k = {res.knn_k}, {res.knn_seconds:.2f} s ({res.knn_backend}); "
-                  f"total {res.total_seconds:.2f} s")
+    if not _report(payload, notes, as_json):
+        print_view(compare_view(res, file))
 
 
 @app.command("sample-manifold")
@@ -144,10 +113,7 @@ def sample(
 ) -> None:
     """Sample a manifold of known intrinsic dimension, isometrically rotated into R^D, to FILE.npy."""
     info = write_manifold(out, name, d, ambient, n, noise=noise, seed=seed, overwrite=overwrite)
-    if as_json:
-        print_json(info)
-    else:
-        console.print(f"wrote {n} points of {name} (d = {info['d']}) in R^{ambient} to {out}")
+    print_json(info) if as_json else console.print(f"wrote {n} points of {name} (d = {info['d']}) in R^{ambient} to {out}")
 
 
 @app.command("embed")
@@ -180,30 +146,15 @@ def embed(
     as_json: Annotated[bool, Option("--json", help="Print the metadata (and estimates) as JSON.")] = False,
 ) -> None:
     """Sample token embeddings of a corpus from a causal LM (the paper's text-ID protocol)."""
-    from ttlab.lm.embed import EmbedConfig, embed_corpus, text_intrinsic_dimension
+    from ttlab.lm.embed import EmbedConfig, embed_to_file, embed_view
 
-    every_layer = layers is not None and layers.strip().lower() == "all"
-    layer_sel = None if every_layer else parse_list(layers, "--layers", int) if layers is not None else (layer,)
-    cfg = EmbedConfig(layers=layer_sel, tokens_per_doc=tokens_per_doc, context=context, window=window, windows_per_doc=windows_per_doc,
+    sel = (layer,) if layers is None else layers if layers.strip().lower() == "all" else parse_list(layers, "--layers", int)
+    cfg = EmbedConfig(tokens_per_doc=tokens_per_doc, context=context, window=window, windows_per_doc=windows_per_doc,
                       max_docs=max_docs, seed=seed, batch_docs=batch_docs, split=split, position_edges=parse_list(position_groups, "--position-groups", int))
-    check_out_file(out, suffixes=(".npy", ".npz"))
-    if out.suffix == ".npy" and (layer_sel is None or len(layer_sel) > 1):
-        raise TTLabInputError(f"several layers need an .npz output: use --out {out.with_suffix('.npz')}.")
     with Progress(TextColumn("embedding"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console_err,
                   transient=True) as bar:
         task = bar.add_task("docs", total=None)
-        emb = embed_corpus(model, corpus, cfg, split_seed=split_seed, which=which, errors=decode_errors,
-                           progress=lambda done, total: bar.update(task, completed=done, total=total))
-    if estimate_id:
-        emb.meta["intrinsic_dim"] = [text_intrinsic_dimension(emb, i, batch_size=batch_size, k=k, average=average,
-                                                              seed=seed) for i in emb.layers]
-    emb.save(out)
-    if as_json:
-        print_json(emb.meta)
-        return
-    m, mm = emb.meta, emb.meta["model"]
-    console.print(f"wrote {out} ({m['n_vectors']} vectors × {mm['width']}, layers {m['layers']}) from {m['n_docs']} documents in {m['wall_time_s']:.1f} s")
-    console.print(f"  model {mm['name']} ({mm['n_layer']} layers); window {window}, {m['context_used']} tokens; last layer after final norm: {mm['final_norm_in_last_layer']}")
-    for e in m.get("intrinsic_dim", []):
-        console.print(f"  layer {e['layer']}: ID {e['intrinsic_dim']:.2f} (± {e['intrinsic_dim_std']:.2f} over batches, {e['n_vectors']} vectors) "
-                      f"→ α_D {e['alpha_d_pred']:.3f}, α_N {e['alpha_n_pred']:.3f}")
+        emb = embed_to_file(model, out, corpus, cfg, layers=sel, split_seed=split_seed, which=which, errors=decode_errors,
+                            estimate_id=estimate_id, k=k, average=average, batch_size=batch_size,
+                            progress=lambda done, total: bar.update(task, completed=done, total=total))
+    print_json(emb.meta) if as_json else print_view(embed_view(emb, out))

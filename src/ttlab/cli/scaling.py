@@ -2,27 +2,39 @@
 
 Each command parses its options, calls one function of :mod:`ttlab.scaling` (:mod:`~ttlab.scaling.predictions`,
 :func:`~ttlab.scaling.fit_csv.fit_csv`, :func:`~ttlab.scaling.manifold_regression.run_manifold_experiment`) and
-prints what it returns.
+prints its view (:mod:`ttlab.scaling.views`).
 
-May import: typer, rich, :mod:`ttlab.cli._common` (option-text parsing), :mod:`ttlab.scaling` and
-:mod:`ttlab.intrinsic_dim` (the paper's K); :mod:`ttlab.scaling.manifold_regression` (torch) inside its command.
+Imports: typer, ttlab.cli._common (option-text parsing, printing), ttlab.scaling (fit, fit_csv, manifold_config,
+predictions, views) and ttlab.intrinsic_dim (the paper's K); ttlab.scaling.manifold_regression (torch) inside its command.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated
 
 import typer
-from rich.table import Table
 from typer import Argument, Option
 
-from ttlab.cli._common import console, console_err, exit_on_interrupt, parse_list, print_causes, print_json
+from ttlab.cli._common import (
+    Json,
+    OptFloat,
+    OptInt,
+    OptPath,
+    OptStr,
+    console_err,
+    exit_on_interrupt,
+    parse_list,
+    print_causes,
+    print_json,
+    print_view,
+)
 from ttlab.intrinsic_dim import PAPER
+from ttlab.scaling import views
 from ttlab.scaling.fit import DEFAULT_BOOTSTRAP, DEFAULT_CI_LEVEL
 from ttlab.scaling.fit_csv import fit_csv
 from ttlab.scaling.manifold_config import DEFAULT_MAX_HOURS, DEFAULT_WORKERS, ManifoldSweepConfig, config_from_options
-from ttlab.scaling.predictions import TABLE1_ROWS, convert_exponents, predict_exponents, table1_payload
+from ttlab.scaling.predictions import convert_exponents, predict_exponents, table1_payload
 
 app = typer.Typer(
     help="Scaling laws from the intrinsic dimension of data (paper B): predicted exponents, "
@@ -30,22 +42,7 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 
-JsonOpt = Annotated[bool, Option("--json", help="Print one JSON object on stdout.")]
 BetaOpt = Annotated[float, Option("--beta", help="Hölder exponent β of the target, 0 < β ≤ 1.")]
-OptInt, OptFloat, OptStr, OptPath = Optional[int], Optional[float], Optional[str], Optional[Path]
-
-
-def _fmt(v: Any) -> str:
-    return f"{v:.6g}" if isinstance(v, float) else str(v)
-
-
-def _kv_table(title: str, rows: dict[str, Any]) -> Table:
-    t = Table(title=title, show_header=True)
-    t.add_column("quantity")
-    t.add_column("value", justify="right")
-    for k, v in rows.items():
-        t.add_row(k, _fmt(v))
-    return t
 
 
 @app.command()
@@ -60,33 +57,14 @@ def predict(
         "--central", help=f"Estimator of the central prediction (the paper's: mle = MLE K={PAPER.k}, "
         "mean).")] = "mle_mean",
     beta: BetaOpt = 1.0,
-    json_out: JsonOpt = False,
+    json_out: Json = False,
 ) -> None:
     """Predicted exponents from an intrinsic dimension: α_D = 2β/(2β+d), α_N = 2β/d; with --ids or
     --from-compare, a band: the central estimator's prediction and the min–max over the estimators
     mle, mle_harmonic, mle_median, twonn, gride, tle, mom, mada, mind_ml, corrint, danco, ess
     (PCA dimensions measure the linear span and are left out)."""
     out = predict_exponents(intrinsic_dim, ids, from_compare, beta=beta, central=central)
-    if json_out:
-        print_json(out)
-    elif "source" not in out:
-        console.print(_kv_table(f"Predicted scaling exponents for d = {intrinsic_dim:g}, β = {beta:g}", out))
-    else:
-        _print_band(out, beta)
-
-
-def _print_band(band: dict[str, Any], beta: float) -> None:
-    t = Table(title=f"Predicted exponents, β = {beta:g}: central from {band['central_estimator']}, band over "
-                    f"{len(band['estimator_set'])} estimator(s)")
-    for col in ("", "d", "α_D", "α_N"):
-        t.add_column(col, justify="left" if not col else "right")
-    rows = [(f"central ({band['central_estimator']})", band["central"]), ("band low (largest d)", band["lo"]),
-            ("band high (smallest d)", band["hi"]), *((f"  {name}", v) for name, v in band["estimators"].items())]
-    for label, v in rows:
-        t.add_row(label, f"{v['id']:.3f}", f"{v['alpha_d']:.4f}", f"{v['alpha_n']:.4f}")
-    console.print(t)
-    if band["not_in_band"]:
-        console.print(f"not in the band (not manifold-dimension estimators of the set): {', '.join(band['not_in_band'])}")
+    print_json(out) if json_out else print_view(views.prediction_view(out, intrinsic_dim, beta))
 
 
 @app.command()
@@ -94,34 +72,21 @@ def convert(
     alpha_n: Annotated[OptFloat, Option("--alpha-n", help="Model-scaling exponent α_N (> 0).")] = None,
     alpha_d: Annotated[OptFloat, Option("--alpha-d", help="Data-scaling exponent α_D (0 < α_D < 1).")] = None,
     beta: BetaOpt = 1.0,
-    json_out: JsonOpt = False,
+    json_out: Json = False,
 ) -> None:
     """ID-free conversion between α_N and α_D (α_D = α_N/(1+α_N)), plus the implied ID at β."""
     out = convert_exponents(alpha_n, alpha_d, beta)
-    if json_out:
-        print_json(out)
-    else:
-        console.print(_kv_table("ID-free conversion", out))
+    print_json(out) if json_out else print_view(views.values_view("ID-free conversion", out))
 
 
 @app.command()
 def table1(
     beta: BetaOpt = 1.0,
-    json_out: JsonOpt = False,
+    json_out: Json = False,
 ) -> None:
     """Recompute the paper's Table 1: ID-free predictions for Kaplan et al. 2020 and Chinchilla."""
     payload = table1_payload(beta)
-    if json_out:
-        print_json(payload)
-        return
-    rows = payload["rows"]
-    t = Table(title=f"Table 1 recomputed: ID-free scaling exponents (β = {beta:g})")
-    t.add_column("quantity")
-    for r in rows:
-        t.add_column(r["short_name"], justify="right")
-    for key, label, fmt in TABLE1_ROWS:
-        t.add_row(label, *(format(r[key], fmt) for r in rows))
-    console.print(t)
+    print_json(payload) if json_out else print_view(views.table1_view(payload, beta))
 
 
 @app.command()
@@ -151,7 +116,7 @@ def fit(
     beta: BetaOpt = 1.0,
     kind: Annotated[str, Option("--kind", help="data (x = data size, α_D) | model (x = parameters, α_N).")] = "data",
     out: Annotated[OptPath, Option("--out", help="Also write the result JSON to this file.")] = None,
-    json_out: JsonOpt = False,
+    json_out: Json = False,
 ) -> None:
     """Fit a scaling law to CSV columns, with bootstrap intervals and goodness of fit."""
     payload = fit_csv(csv_file, x, y, x2, form=form, bootstrap=bootstrap, seed=seed, ci_level=ci_level,
@@ -159,43 +124,7 @@ def fit(
                       intrinsic_dim=intrinsic_dim, beta=beta, kind=kind, out=out)
     for note in payload["warnings"]:
         console_err.print(f"[yellow]warning:[/] {note}", highlight=False, soft_wrap=True)
-    if json_out:
-        print_json(payload)
-        return
-    _print_fit(payload)
-
-
-def _print_fit(p: dict[str, Any]) -> None:
-    t = Table(title=f"{p['form']} fit of {p['config']['y']} vs {p['config']['x']} "
-              f"({p['n_points']} points)")
-    t.add_column("parameter")
-    t.add_column("estimate", justify="right")
-    t.add_column(f"{p['ci_level']:.0%} bootstrap CI", justify="right")
-    for k, v in p["params"].items():
-        lo_hi = p["ci"].get(k)
-        t.add_row(k, f"{v:.6g}", f"[{lo_hi[0]:.6g}, {lo_hi[1]:.6g}]" if lo_hi else "—")
-    console.print(t)
-    g = {k: ("n/a" if v is None else format(v, ".5f" if k == "r2_log" else ".4g"))
-         for k, v in p["goodness_of_fit"].items()}
-    console.print(
-        f"R² (log) = {g['r2_log']}   RMSE (log) = {g['rmse_log']}   RMSE = {g['rmse']}   "
-        f"bootstrap: {p['bootstrap']['n_used']} × {p['bootstrap']['method']}, seed {p['bootstrap']['seed']}"
-    )
-    if p["fit_config"].get("objective"):
-        scale = p["optimizer"].get("scale")
-        console.print(f"objective: {p['fit_config']['objective']} (δ = {p['fit_config']['huber_delta']:g})"
-                      + ("" if scale is None else f", fitted scale σ = {scale:.4g}"))
-    if "prediction" in p:
-        pr = p["prediction"]
-        console.print(
-            f"predicted α from d = {pr['id']:g} (β = {pr['beta']:g}, {pr['kind']}): "
-            f"{pr['alpha_predicted']:.4f}; fitted {pr['alpha_fitted']:.4f}"
-        )
-    if not p.get("identifiable", True):
-        console.print("[bold yellow]not identifiable[/]: see the warnings above; the parameters are not meaningful "
-                      "one by one.")
-    if "plot" in p:
-        console.print(f"plot written to {p['plot']}")
+    print_json(payload) if json_out else print_view(views.fit_view(payload))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -257,7 +186,7 @@ def manifold(
     max_hours: Annotated[float, Option(
         "--max-hours", help="Refuse sweeps whose estimated remaining wall time exceeds this "
         "many hours.")] = DEFAULT_MAX_HOURS,
-    json_out: JsonOpt = False,
+    json_out: Json = False,
 ) -> None:
     """Regression on d-dimensional manifolds in R^D: does test MSE fall as n^(−2β/(2β+d))?"""
     from ttlab.scaling import manifold_regression as mr
@@ -272,99 +201,15 @@ def manifold(
     with exit_on_interrupt():
         payload = mr.run_manifold_experiment(
             cfg, out, quick=quick, backend=backend, workers=workers, threads=threads, ray_address=ray_address,
-            max_hours=max_hours, estimate_only=estimate_only, progress=_print_manifold_progress,
-            on_estimate=lambda cost, full_cost, tpt: _print_manifold_cost(cfg, out, cost, full_cost, workers, tpt),
-            on_start=lambda cost, tpt: _print_ray_note(cost, backend, ray_address, workers * tpt))
+            max_hours=max_hours, estimate_only=estimate_only, progress=lambda p: print_view([views.manifold_progress_line(p)], err=True),
+            on_estimate=lambda cost, full, tpt: print_view(views.manifold_cost_view(cfg, out, cost, full, workers, tpt), err=True),
+            on_start=lambda cost, tpt: print_view(views.ray_note_view(cost, backend, ray_address, workers * tpt), err=True))
     if json_out:
         print_json(payload)
     elif not estimate_only:
-        _print_manifold(payload)
+        print_view(views.manifold_view(payload))
     if not estimate_only and (failed := payload["sweep"]["n_failed"]):
         console_err.print(f"[bold red]{failed} task(s) failed[/]; see 'sweep.failures' in {out / 'results.json'} "
                           "(re-run the same command to retry them)", highlight=False)
         print_causes((f["key"], f["error"]) for f in payload["sweep"].get("failures", []))
         raise typer.Exit(1)
-
-
-def _print_ray_note(cost: dict[str, Any], backend: str, ray_address: str | None, cpus: int) -> None:
-    """Where a Ray sweep runs (when it has runs to do)."""
-    if backend == "ray" and cost["n_cached"] < cost["n_train_runs"] + cost["n_knn_runs"]:
-        import os
-
-        where = ray_address or os.environ.get("RAY_ADDRESS") or f"a local Ray with {cpus} CPU(s)"
-        console_err.print(f"running on Ray: {where} (a new local Ray takes several seconds to start)", highlight=False)
-
-
-def _print_manifold_cost(cfg: Any, out: Path, cost: dict, full_cost: dict | None, workers: int, tpt: int) -> None:
-    """Print the sweep's estimated cost (and, with --quick, the full default sweep's)."""
-    from ttlab.scaling.manifold_regression import minutes_text
-
-    msg = (f"[bold]manifold sweep[/]: {cost['n_train_runs']} training runs ({','.join(cfg.archs)}, "
-           f"β={list(cfg.betas)}, {','.join(cfg.regimes)}, d={list(cfg.ds)}, D={list(cfg.ambients)}, n={cfg.sizes()}, "
-           f"{cfg.seeds} seed(s), lr={list(cfg.lrs)}) + {cost['n_knn_runs']} k-NN oracle runs; estimated cost ≈ {minutes_text(cost['task_seconds'])} of task time, "
-           f"≈ {minutes_text(cost['wall_seconds'])} wall on {workers} worker(s) × {tpt} thread(s) "
-           "(full schedules at the step times measured now; early stopping shortens, a busy machine lengthens)")
-    if cost["n_cached"]:
-        msg += (f"; {cost['n_cached']} run(s) already in {out / 'cache'}, remaining ≈ "
-                f"{minutes_text(cost['remaining_wall_seconds'])} wall")
-    console_err.print(msg, highlight=False)
-    if full_cost is not None:
-        full = ManifoldSweepConfig()
-        console_err.print(
-            f"full default sweep ({','.join(full.archs)}, β={list(full.betas)}, {','.join(full.regimes)}, "
-            f"d={list(full.ds)}, D={list(full.ambients)}, {full.points} sizes {full.n_min}..{full.n_max}, {full.seeds} "
-            f"seeds, model widths {list(full.model_widths)}): {full_cost['n_train_runs']} runs, estimated ≈ "
-            f"{minutes_text(full_cost['wall_seconds'])} wall on {workers} worker(s)", highlight=False)
-
-
-def _print_manifold_progress(p: Any) -> None:
-    """One line per finished sweep task."""
-    r = p.record
-    c = r.config
-    what = ("approx. oracle" if "cells" in c else "k-NN oracle" if "model" not in c
-            else f"{c['model']['arch']} w={c['model']['n_embd']}")
-    state = "cached" if r.cached else ("ok" if r.ok else "FAILED")
-    extra = f"test MSE {r.result.get('test_mse', r.result.get('approx_mse')):.4g}" if r.ok else ((r.error or "").strip().splitlines() or [""])[-1]
-    console_err.print(f"[{p.done}/{p.total}] {what} β={c['problem']['beta']:g} {c.get('regime')} d={c['d']} "
-                      f"D={c['ambient']} n={c['n']} seed={c['seed']}: "
-                      f"{state} ({r.seconds:.1f} s) {extra}", highlight=False, markup=False)
-
-
-def _print_manifold(p: dict[str, Any]) -> None:
-    from rich import box
-
-    from ttlab.scaling.manifold_config import ORACLE_TOL, design_check
-
-    def num(v: Any, fmt: str = ".3f") -> str:
-        return "—" if v is None else format(v, fmt)
-
-    groups: dict[tuple, list[dict[str, Any]]] = {}
-    for f in p["fits"]:  # one narrow table per (arch, β, regime)
-        groups.setdefault((f["arch"], f["beta"], f["regime"]), []).append(f)
-    for (arch, beta, regime), fits in groups.items():
-        noiseless = regime == "noiseless"
-        t = Table(title=f"Data scaling on manifolds ({arch}, β = {beta:g}, {regime})", box=box.SIMPLE_HEAD,
-                  padding=(0, 1), show_edge=False)
-        for col in ["d", "D", "α̂", "CI", "oracle", "design", "theory"] + (["2β/d"] if noiseless else []) + ["MSE"]:
-            t.add_column(col, justify="right", no_wrap=True)
-        for f in fits:
-            ci, (ok, _) = f.get("alpha_hat_ci") or [None, None], design_check(f)
-            star = "*" if f.get("includes_step_limited") else ""
-            t.add_row(str(f["d"]), str(f["ambient"]), num(f["alpha_hat"], ".2f") + star,
-                      f"{num(ci[0], '.2f')}-{num(ci[1], '.2f')}", num(f.get("oracle_alpha"), ".2f"),
-                      "—" if ok is None else ("pass" if ok else "FAIL"), num(f["alpha_pred"], ".2f"),
-                      *([num(f.get("alpha_noiseless"), ".2f")] if noiseless else []), num(f.get("mse_at_n_ref"), ".3g"))
-        console.print(t)
-    console.print(f"α̂: fitted slope of test MSE vs n (CI 95%); oracle: k-NN slope on the same splits; design: oracle "
-                  f"within ±{ORACLE_TOL:g} of 2β/(2β+d) (noisy) or ≥ 2β/(2β+d) − {ORACLE_TOL:g} (noiseless); theory: "
-                  f"2β/(2β+d); 2β/d: noiseless minimax rate; MSE: at n = {p['n_ref']}; *: fit includes step-limited "
-                  "sizes", highlight=False)
-    for m in p.get("model_fits", []):
-        dc = m.get("data_check") or {}
-        ci = m.get("alpha_hat_ci") or [None, None]
-        console.print(f"model size ({m['arch']}, β={m['beta']:g}, {m['regime']}) at n = {m['n']}, d={m['d']} "
-                      f"D={m['ambient']}: α̂_N = {num(m['alpha_hat'])} [{num(ci[0])}, {num(ci[1])}] vs "
-                      f"2β/d = {m['alpha_pred']:.3f}; approximation oracle {num(m.get('oracle_alpha'))}; widest model's "
-                      f"MSE at 2n / at n = {num(dc.get('ratio'))}"
-                      + (" (includes step-limited widths)" if m.get("includes_step_limited") else ""))
-    console.print(f"wrote {p['files']['results']} and {p['files']['figure']} in {p['wall_seconds']:.0f} s")

@@ -27,8 +27,8 @@ def _pick(container: dict[str, Any], key: str | None, path: Path) -> Any:
         if len(keys) == 1:
             return container[keys[0]]
         raise TTLabInputError(
-            f"{path} holds {len(keys)} arrays ({', '.join(map(str, keys)) or 'none'}); choose one with --key."
-        )
+            f"{path} holds {len(keys)} arrays ({', '.join(map(str, keys)) or 'none'}); choose one with key.",
+            params=("key",))
     if key not in container:
         raise TTLabInputError(f"{path} has no array {key!r}; it holds: {', '.join(map(str, keys)) or 'nothing'}.")
     return container[key]
@@ -95,9 +95,8 @@ def load_points(path: str | os.PathLike, key: str | None = None) -> np.ndarray:
         raise TTLabInputError(f"{path} is empty (0 bytes).")
     if key is not None and suffix in (".npy", ".csv", ".tsv"):
         raise TTLabInputError(
-            f"key {key!r} (--key) selects an array inside an .npz archive or a saved dict; a {suffix} file holds "
-            "a single array. Drop --key."
-        )
+            f"key {key!r} selects an array inside an .npz archive or a saved dict; a {suffix} file holds "
+            "a single array. Drop key.", params=("key",))
     if suffix == ".npy":
         with path.open("rb") as fh:
             magic = fh.read(6)
@@ -115,7 +114,8 @@ def load_points(path: str | os.PathLike, key: str | None = None) -> np.ndarray:
             with np.load(path, allow_pickle=False) as z:
                 arr = np.asarray(_pick({k: z[k] for k in z.files}, key, path))
         except (ValueError, OSError) as exc:
-            raise TTLabInputError(f"{path} could not be read as .npz: {exc}") from exc
+            raise TTLabInputError(f"{path} could not be read as .npz: {exc}",
+                                  params=getattr(exc, "params", ())) from exc  # _pick's error names key
     elif suffix in (".pt", ".pth"):
         import torch
 

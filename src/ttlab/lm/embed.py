@@ -23,7 +23,8 @@ are permuted (seeded, see :data:`SHUFFLE_STREAM`) before the forward pass — th
 their order, so an ID that does not move under shuffling is not a property of the text's sequential structure.
 
 Imports: numpy, torch, ttlab.errors, ttlab.intrinsic_dim.api (PAPER), ttlab.provenance; lazily ttlab.lm (checkpoint,
-corpus, pretrained), ttlab.intrinsic_dim and ttlab.scaling.theory; never ttlab.cli.
+corpus, pretrained), ttlab.intrinsic_dim, ttlab.scaling.theory, ttlab.outputs (:func:`embed_to_file`) and rich
+(:func:`embed_view`); never ttlab.cli.
 """
 
 from __future__ import annotations
@@ -31,9 +32,9 @@ from __future__ import annotations
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -42,12 +43,17 @@ from ttlab.errors import TTLabInputError
 from ttlab.intrinsic_dim.api import PAPER
 from ttlab.provenance import atomic_file, atomic_write_json, read_json, versions
 
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
 __all__ = [
     "LAYER_CONVENTION",
     "EmbedConfig",
     "EmbeddingModel",
     "Embeddings",
     "embed_corpus",
+    "embed_to_file",
+    "embed_view",
     "extract_embeddings",
     "open_embedding_model",
     "sample_windows",
@@ -495,3 +501,61 @@ def text_intrinsic_dimension(
         "alpha_d_pred": alpha_d(d),
         "alpha_n_pred": alpha_n(d),
     }
+
+
+def embed_to_file(
+    model: str | Path | EmbeddingModel,
+    out: str | Path,
+    corpus: str | None = None,
+    cfg: EmbedConfig = EmbedConfig(),
+    *,
+    layers: Sequence[int] | str | None = (-1,),
+    split_seed: int = 0,
+    which: str = "final",
+    errors: str = "strict",
+    estimate_id: bool = False,
+    k: int = PAPER.k,
+    average: str = PAPER.average,
+    batch_size: int = PAPER.batch_size,
+    progress: ProgressFn | None = None,
+) -> Embeddings:
+    """``ttlab id embed`` as one call: embed ``cfg.split`` of ``corpus`` with ``model`` (:func:`embed_corpus`) at
+    ``layers`` (layer indices; ``"all"`` or None: every layer, which replaces ``cfg.layers``), optionally estimate
+    each layer's ID with the paper's protocol (``estimate_id``: :func:`text_intrinsic_dimension` with ``k``,
+    ``average``, ``batch_size`` and ``cfg.seed``, stored in ``meta["intrinsic_dim"]``) and save to ``out`` (``.npy``:
+    one layer; ``.npz``: several; metadata in ``<out>.json``), which is checked before any work. ``errors``:
+    invalid UTF-8 in the corpus, ``strict`` or ``replace``."""
+    from ttlab.outputs import check_out_file
+
+    every = layers is None or (isinstance(layers, str) and layers.strip().lower() == "all")
+    if isinstance(layers, str) and not every:
+        raise TTLabInputError(f"layers must be a sequence of layer indices or 'all', got {layers!r}.", params=("layers",))
+    cfg = replace(cfg, layers=None if every else tuple(layers))  # type: ignore[arg-type]
+    out = check_out_file(out, suffixes=(".npy", ".npz"))
+    if out.suffix == ".npy" and (cfg.layers is None or len(cfg.layers) > 1):
+        raise TTLabInputError(f"several layers need an .npz output: give out as {out.with_suffix('.npz')}.",
+                              params=("out",))
+    emb = embed_corpus(model, corpus, cfg, split_seed=split_seed, which=which, errors=errors, progress=progress)
+    if estimate_id:
+        emb.meta["intrinsic_dim"] = [text_intrinsic_dimension(emb, i, batch_size=batch_size, k=k, average=average,
+                                                              seed=cfg.seed) for i in emb.layers]
+    emb.save(out)
+    return emb
+
+
+def embed_view(emb: Embeddings, out: str | Path) -> list[RenderableType]:
+    """What ``ttlab id embed`` prints of :func:`embed_to_file`'s result written to ``out``: the vectors, layers and
+    documents, the model and window, and each layer's ID estimate with its predicted exponents (when made). A list
+    of :class:`rich.text.Text` lines; never prints."""
+    from rich.text import Text
+
+    m, mm = emb.meta, emb.meta["model"]
+    view = [Text.from_markup(f"wrote {out} ({m['n_vectors']} vectors × {mm['width']}, layers {m['layers']}) from "
+                             f"{m['n_docs']} documents in {m['wall_time_s']:.1f} s"),
+            Text.from_markup(f"  model {mm['name']} ({mm['n_layer']} layers); window {m['config']['window']}, "
+                             f"{m['context_used']} tokens; last layer after final norm: {mm['final_norm_in_last_layer']}")]
+    for e in m.get("intrinsic_dim", []):
+        view.append(Text.from_markup(
+            f"  layer {e['layer']}: ID {e['intrinsic_dim']:.2f} (± {e['intrinsic_dim_std']:.2f} over batches, "
+            f"{e['n_vectors']} vectors) → α_D {e['alpha_d_pred']:.3f}, α_N {e['alpha_n_pred']:.3f}"))
+    return view

@@ -127,16 +127,17 @@ def parse_ids(text: str) -> dict[str, float]:
             continue
         name, sep, value = part.partition("=")
         if not sep or not name.strip():
-            raise TTLabInputError(f"--ids entries must look like name=value (e.g. mle=15.6,twonn=14.2); got {part!r}.")
+            raise TTLabInputError(f"ids entries must look like name=value (e.g. mle=15.6,twonn=14.2); got {part!r}.",
+                                  params=("ids",))
         key = _name(name)
         if key in out:
-            raise TTLabInputError(f"--ids names {key!r} twice; give each estimator once.")
+            raise TTLabInputError(f"ids names {key!r} twice; give each estimator once.", params=("ids",))
         try:
             out[key] = float(value)
         except ValueError:
-            raise TTLabInputError(f"--ids: {name.strip()!r} has a non-numeric value {value!r}.") from None
+            raise TTLabInputError(f"ids: {name.strip()!r} has a non-numeric value {value!r}.", params=("ids",)) from None
     if not out:
-        raise TTLabInputError("--ids is empty; give e.g. mle=15.6,twonn=14.2.")
+        raise TTLabInputError("ids is empty; give e.g. mle=15.6,twonn=14.2.", params=("ids",))
     return out
 
 

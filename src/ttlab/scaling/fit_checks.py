@@ -66,9 +66,9 @@ def check_options(bootstrap: int, ci_level: float, seed: int, method: str) -> No
         raise TTLabInputError(f"bootstrap must be a non-negative integer, got {bootstrap!r}")
     if bootstrap > MAX_BOOTSTRAP:
         raise TTLabInputError(
-            f"--bootstrap {bootstrap:,} is above the {MAX_BOOTSTRAP:,}-replicate limit: the replicates alone would "
+            f"bootstrap {bootstrap:,} is above the {MAX_BOOTSTRAP:,}-replicate limit: the replicates alone would "
             f"hold ~{bootstrap * 3 * 8 / 2**30:,.1f} GiB and a percentile interval's Monte-Carlo error is already "
-            f"~1 % of its width at 10,000; use at most {MAX_BOOTSTRAP:,}"
+            f"~1 % of its width at 10,000; use at most {MAX_BOOTSTRAP:,}", params=("bootstrap",)
         )
     if not isinstance(ci_level, (int, float)) or not 0 < ci_level < 1:
         raise TTLabInputError(f"ci_level must be in (0, 1), got {ci_level!r}")

@@ -1,7 +1,8 @@
 """``ttlab scaling fit`` as one library call: a scaling law fitted to columns of a CSV file, compared with the
 exponent an intrinsic dimension predicts, plotted and written (:func:`fit_csv`).
 
-Its errors name the command's options (``--form``, ``--x2``, ``--plot`` …), which are its keyword arguments.
+Its errors name its keyword arguments (``form``, ``x2``, ``plot`` …: ``params`` of :class:`~ttlab.errors.TTLabInputError`),
+which are the parameter names of the command ``ttlab scaling fit``; the CLI shows them as its flags.
 
 Imports: ttlab.errors, ttlab.outputs, ttlab.provenance, ttlab.scaling (fit, io; plot lazily, which imports
 matplotlib); never ttlab.cli.
@@ -28,21 +29,26 @@ def _check_options(form: str, x2: str | None, kind: str, intrinsic_dim: float | 
                    n_starts: int | None) -> None:
     """Raise :class:`TTLabInputError` for options that do not go together."""
     if form not in FORMS:
-        raise TTLabInputError(f"unknown --form {form!r}; choose one of {', '.join(FORMS)}")
+        raise TTLabInputError(f"unknown form {form!r}; choose one of {', '.join(FORMS)}", params=("form",))
     if form == "chinchilla" and x2 is None:
-        raise TTLabInputError("--form chinchilla needs --x2 COL (data size D) besides --x (N) and --y (loss)")
+        raise TTLabInputError("form chinchilla needs x2 (the column of D, the data size) besides x (N) and y (loss)",
+                              params=("form", "x2"))
     if form != "chinchilla" and x2 is not None:
-        raise TTLabInputError(f"--x2 is only used by --form chinchilla, not by --form {form}")
+        raise TTLabInputError(f"x2 is only used by form chinchilla, not by form {form}", params=("x2", "form"))
     if kind not in KINDS:
-        raise TTLabInputError(f"--kind must be 'data' or 'model', got {kind!r}")
+        raise TTLabInputError(f"kind must be 'data' or 'model', got {kind!r}", params=("kind",))
     if intrinsic_dim is not None and form == "chinchilla":
-        raise TTLabInputError("--id (a predicted exponent) is supported for the power and offset forms only")
+        raise TTLabInputError("intrinsic_dim (a predicted exponent) is supported for the power and offset forms only",
+                              params=("intrinsic_dim", "form"))
     if objective is not None and objective not in OBJECTIVES:
-        raise TTLabInputError(f"unknown --objective {objective!r}; choose one of {', '.join(OBJECTIVES)}")
+        raise TTLabInputError(f"unknown objective {objective!r}; choose one of {', '.join(OBJECTIVES)}",
+                              params=("objective",))
     if objective is not None and form != "chinchilla":
-        raise TTLabInputError(f"--objective is only used by --form chinchilla, not by --form {form}")
+        raise TTLabInputError(f"objective is only used by form chinchilla, not by form {form}",
+                              params=("objective", "form"))
     if n_starts is not None and form == "power":
-        raise TTLabInputError("--n-starts is only used by the offset and chinchilla forms (power is closed-form)")
+        raise TTLabInputError("n_starts is only used by the offset and chinchilla forms (power is closed-form)",
+                              params=("n_starts", "form"))
 
 
 def _prediction(result: Any, intrinsic_dim: float, beta: float, kind: str) -> dict[str, Any]:
@@ -101,7 +107,7 @@ def fit_csv(
     n_boot = DEFAULT_BOOTSTRAP[form] if bootstrap is None else bootstrap
     cols = [x, y] + ([x2] if x2 is not None else [])
     if len(set(cols)) != len(cols):
-        raise TTLabInputError(f"--x, --y and --x2 must name different columns, got {cols}")
+        raise TTLabInputError(f"x, y and x2 must name different columns, got {cols}", params=("x", "y", "x2"))
     data = read_columns_csv(csv_file, cols)
     if data[x].size < MIN_POINTS[form]:
         raise TTLabInputError(

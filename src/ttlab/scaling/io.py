@@ -28,7 +28,8 @@ def read_columns_csv(
 
     A file whose first row is all numbers has no header: that row is data and the columns are named
     by their 0-based index ("0", "1", …); asking for a name then is an error saying so (a row is
-    never dropped). Blank lines are skipped. Errors name the file and, for bad values, the column and the file's
+    never dropped; the error names ``x`` and ``y``, the column parameters of :func:`ttlab.scaling.fit_csv.fit_csv`).
+    Blank lines are skipped. Errors name the file and, for bad values, the column and the file's
     line numbers (line 1 is the header): missing file, empty file, missing column (listing the
     available ones), empty or non-numeric or non-finite cells, and (``positive=True``) values
     ≤ 0, which a log-log fit cannot use.
@@ -81,8 +82,8 @@ def _read_rows(path: Path, columns: list[str] | tuple[str, ...]) -> tuple[list[s
         if not all(c in indices for c in columns):
             raise TTLabInputError(
                 f"{path} has no header row (its first row is all numbers: {', '.join(header[:6])}); add a header "
-                f"naming the columns, or select columns by 0-based index (e.g. --x 0 --y 1; this file has "
-                f"{len(header)} columns)"
+                f"naming the columns, or select columns by 0-based index (e.g. x=0, y=1; this file has "
+                f"{len(header)} columns)", params=("x", "y")
             )
         rows.insert(0, (first_line, [c for c in header]))
         header = indices

@@ -339,5 +339,6 @@ def config_from_options(
         elif (values := parse(text, option, item)) is not None:
             over[key] = values
     if "n_min" in over and "n_max" not in over and over["n_min"] > base.n_max:
-        raise TTLabInputError(f"--n-min {over['n_min']} is above the default --n-max {base.n_max}; give --n-max too")
+        raise TTLabInputError(f"n_min {over['n_min']} is above the default n_max {base.n_max}; give n_max too",
+                              params=("n_min", "n_max"))
     return replace(base, **over)

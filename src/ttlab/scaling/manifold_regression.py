@@ -460,7 +460,7 @@ def run_manifold_sweep(
 
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
-        raise TTLabInputError(f"--out {out} exists and is not a directory")
+        raise TTLabInputError(f"out_dir {out} exists and is not a directory", params=("out_dir",))
     t0 = time.perf_counter()
     tasks = plan_tasks(cfg)
     cache = out / "cache"
@@ -523,23 +523,24 @@ def execution_threads(backend: str, ray_address: str | None, workers: int, threa
 
     check_backend(backend)
     if ray_address is not None and backend != "ray":
-        raise TTLabInputError(f"--ray-address needs --backend ray (got --backend {backend})")
+        raise TTLabInputError(f"ray_address needs backend ray (got backend {backend})", params=("ray_address", "backend"))
     if workers < 1:
-        raise TTLabInputError(f"--workers must be >= 1, got {workers}")
+        raise TTLabInputError(f"workers must be >= 1, got {workers}", params=("workers",))
     if threads is not None and threads < 1:
-        raise TTLabInputError(f"--threads must be >= 1, got {threads}")
+        raise TTLabInputError(f"threads must be >= 1, got {threads}", params=("threads",))
     return threads if threads is not None else (max(1, (os.cpu_count() or 1) // workers) if workers > 1 else 1)
 
 
 def check_max_hours(seconds: float, max_hours: float) -> None:
     """Refuse a sweep whose estimated remaining wall time exceeds ``max_hours`` (before any run starts)."""
     if not (math.isfinite(max_hours) and max_hours > 0):
-        raise TTLabInputError(f"--max-hours must be a positive number (got {max_hours})")
+        raise TTLabInputError(f"max_hours must be a positive number (got {max_hours})", params=("max_hours",))
     if seconds > max_hours * 3600:
         raise TTLabInputError(
-            f"the sweep would take ≈ {minutes_text(seconds)} of wall time (estimated above), over --max-hours "
-            f"{max_hours:g}; shrink it (--quick, fewer --d/--ambient/--seeds, a smaller --n-max or --max-steps), add "
-            f"--workers, or raise --max-hours to {math.ceil(seconds / 3600):,} to run it anyway")
+            f"the sweep would take ≈ {minutes_text(seconds)} of wall time (estimated above), over max_hours "
+            f"{max_hours:g}; shrink it (quick, fewer ds/ambients/seeds, a smaller n_max or max_steps), add "
+            f"workers, or raise max_hours to {math.ceil(seconds / 3600):,} to run it anyway",
+            params=("max_hours", "quick", "workers"))
 
 
 def run_manifold_experiment(

@@ -19,7 +19,8 @@ __all__ = ["check_plot_suffix", "plot_fit", "predicted_exponent"]
 
 
 def check_plot_suffix(path: Path) -> None:
-    """Raise :class:`TTLabInputError` (naming ``--plot``) when matplotlib cannot write ``path``'s image format."""
+    """Raise :class:`TTLabInputError` (naming the parameter ``plot``) when matplotlib cannot write ``path``'s image
+    format."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -27,8 +28,8 @@ def check_plot_suffix(path: Path) -> None:
     suffix = path.suffix.lstrip(".").lower()
     if suffix not in supported:
         raise TTLabInputError(
-            f"--plot {path}: unsupported image format {suffix or '(none)'!r}; use one of "
-            f"{', '.join(sorted(supported))}"
+            f"plot {path}: unsupported image format {suffix or '(none)'!r}; use one of "
+            f"{', '.join(sorted(supported))}", params=("plot",)
         )
 
 

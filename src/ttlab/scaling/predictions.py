@@ -51,7 +51,8 @@ def predict_exponents(
     last two as a band (:func:`ttlab.scaling.band.prediction_band`, with ``source``)."""
     given = sum(v is not None for v in (intrinsic_dim, ids, from_compare))
     if given != 1:
-        raise TTLabInputError("give exactly one of --id, --ids or --from-compare")
+        raise TTLabInputError("give exactly one of intrinsic_dim, ids or from_compare",
+                              params=("intrinsic_dim", "ids", "from_compare"))
     if intrinsic_dim is not None:
         return {
             "id": intrinsic_dim,
@@ -73,7 +74,7 @@ def predict_exponents(
 def convert_exponents(alpha_n: float | None = None, alpha_d: float | None = None, beta: float = 1.0) -> dict[str, Any]:
     """The ID-free conversion of exactly one of ``alpha_n``, ``alpha_d`` into the other, and the ID implied at β."""
     if (alpha_n is None) == (alpha_d is None):
-        raise TTLabInputError("give exactly one of --alpha-n or --alpha-d")
+        raise TTLabInputError("give exactly one of alpha_n or alpha_d", params=("alpha_n", "alpha_d"))
     if alpha_n is not None:
         out: dict[str, Any] = {
             "given": "alpha_n",
