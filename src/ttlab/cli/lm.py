@@ -158,11 +158,12 @@ def train_cmd(
 
     check_out_dir(out)
     quiet = quiet or as_json
+    on_eval = None if quiet else lambda row: print_lines([eval_line(row)], err=True)
     with exit_on_interrupt("re-run the same command with --resume to continue from the last checkpoint"):
         run = train_on_corpus(_corpus(p), out, model=GPTConfig.from_preset(model, **pick_fields(GPTConfig, p)),
                               train_cfg=TrainConfig(**pick_fields(TrainConfig, p)), tokenizer=tokenizer, vocab_size=vocab_size,
                               min_frequency=min_frequency, cache_dir=cache_dir, resume=resume, two_pass=two_pass,
-                              max_hours=max_hours, on_eval=None if quiet else lambda row: print_lines([eval_line(row)], err=True), progress=None if quiet else _note,
+                              max_hours=max_hours, on_eval=on_eval, progress=None if quiet else _note,
                               note=None if quiet else lambda m: console_err.print(m, highlight=False))
     if run.is_main and run.result.status != "finished":  # rank 0 reports; an interrupted run says how to resume
         print_view(interrupted_view(run.result), err=True)
