@@ -166,3 +166,46 @@ def test_the_cli_prints_the_flag_of_the_parameter_an_error_names(run_cli, tmp_pa
     corpus.write_text('{"body": "some text"}\n', encoding="utf-8")
     r = run_cli("lm", "corpus", "info", corpus)
     assert r.code == 2 and "(command-line option: --field)" in " ".join(r.err.split())
+
+
+def test_lm_and_output_errors_name_their_parameters(tmp_path, monkeypatch):
+    """The messages of ttlab.lm and ttlab.outputs name parameters (``exc.params``), not flags."""
+    import torch
+
+    from ttlab.lm.checkpoint import load_checkpoint_state, read_run_json
+    from ttlab.lm.configs import SampleConfig
+    from ttlab.lm.distributed import resolve_device
+    from ttlab.lm.suite import _checked_specs, suite_specs
+    from ttlab.lm.suite_models import check_device
+    from ttlab.lm.train_corpus import check_train_time
+    from ttlab.outputs import check_out_dir, check_out_file
+
+    (tmp_path / "bad.json").write_text("[1]")
+    (tmp_path / "bad.pt").write_bytes(b"")
+    (tmp_path / "afile").write_text("x")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    spec = {"label": "m", "spec": "m"}
+    cases = [(lambda: SampleConfig(tokens=0), "tokens must be >= 1", ("tokens",)),
+             (lambda: read_run_json(tmp_path / "bad.json"), "start a new out_dir", ("out_dir",)),
+             (lambda: load_checkpoint_state(tmp_path / "bad.pt"), "start a new out_dir", ("out_dir",)),
+             (lambda: resolve_device("cuda"), "use device 'cpu'", ("device",)),
+             (lambda: check_device("cuda"), "use device 'cpu'", ("device",)),
+             (lambda: suite_specs([]), "give the models", ("models", "suite_file")),
+             (lambda: _checked_specs([], None), "give at least one model", ("models",)),
+             (lambda: _checked_specs([spec], "other"), "reference 'other' is none of", ("reference",)),
+             (lambda: check_train_time(None, None, max_hours=0), "max_hours must be a positive", ("max_hours",)),
+             (lambda: check_out_dir(tmp_path / "afile"), "out ", ("out",)),
+             (lambda: check_out_file(tmp_path, param="plot"), "plot ", ("plot",)),
+             (lambda: check_out_file(tmp_path, option="--plot"), "plot ", ("plot",))]  # the legacy keyword: a flag
+    for call, text, params in cases:
+        with pytest.raises(TTLabInputError) as info:
+            call()
+        assert str(info.value).startswith(text) or text in str(info.value), (text, str(info.value))
+        assert info.value.params == params, text
+        assert "--" not in str(info.value), str(info.value)
+
+
+def test_lm_suite_shows_the_flags_of_its_renamed_parameters(run_cli, tmp_path):
+    r = run_cli("lm", "suite", "--corpus", "builtin:sotu", "--out", tmp_path / "o")
+    err = " ".join(r.err.split())
+    assert r.code == 2 and "give the models" in err and "(command-line options: --model, --suite)" in err

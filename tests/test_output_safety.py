@@ -96,8 +96,9 @@ def test_check_out_file_refuses_inputs_by_inode_and_existing_files_when_asked(tm
         with pytest.raises(TTLabInputError, match="is this command's input"):
             check_out_file(same, inputs=(data,))
     assert check_out_file(tmp_path / "other.csv", inputs=(data,)) == tmp_path / "other.csv"
-    with pytest.raises(TTLabInputError, match="already exists; pass --overwrite"):
+    with pytest.raises(TTLabInputError, match="already exists; pass overwrite") as info:
         check_out_file(data, overwrite=False)
+    assert info.value.params == ("out", "overwrite")
     assert check_out_file(data, overwrite=True) == data and check_out_file(data) == data
 
 
@@ -172,7 +173,8 @@ def test_no_silent_overwrite_without_overwrite(run_cli, tmp_path, command):
             "id sample-manifold": ("id", "sample-manifold", "sphere", "--d", "2", "--ambient", "3", "--n", "50"),
             "id compare": ("id", "compare", emb, "--methods", "mle,twonn")}[command]
     r = run_cli(*args, "--out", existing)
-    assert r.code == 2 and "already exists; pass --overwrite" in r.err
+    err = " ".join(r.err.split())
+    assert r.code == 2 and "already exists; pass overwrite" in err and "(command-line options: --out, --overwrite)" in err
     assert existing.read_text() == "the user's file\n"
     r = run_cli(*args, "--out", existing, "--overwrite")
     assert r.code == 0, r.err
@@ -195,8 +197,9 @@ def test_suite_refuses_another_configuration_unless_overwrite(tmp_path):
     out = _suite_dir(tmp_path, old)
     check_suite_folder(out, old)  # the same configuration: resume
     new = SuiteConfig(corpus="builtin:sotu", seed=1)
-    with pytest.raises(TTLabInputError, match=r"another configuration: seed 0 → 1.*--overwrite"):
+    with pytest.raises(TTLabInputError, match=r"another configuration: seed 0 → 1.*Pass overwrite") as info:
         check_suite_folder(out, new)
+    assert info.value.params == ("out", "overwrite")
     assert (out / "results.json").exists()
     check_suite_folder(out, new, overwrite=True)
     assert not (out / "results.json").exists() and not (out / "windows.json").exists()  # no stale result survives

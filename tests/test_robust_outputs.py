@@ -41,8 +41,9 @@ def test_check_out_dir_kinds(tmp_path, monkeypatch):
     run = tmp_path / "run"
     run.mkdir()
     (run / "summary.json").write_text("{}")
-    with pytest.raises(TTLabInputError, match=r"already holds a run \(summary.json\); pass --overwrite"):
+    with pytest.raises(TTLabInputError, match=r"already holds a run \(summary.json\); pass overwrite") as info:
         check_out_dir(run, run_markers=("summary.json", "metrics.csv"))
+    assert info.value.params == ("out", "overwrite")
     assert check_out_dir(run, run_markers=("summary.json",), overwrite=True) == run
     assert check_out_dir(tmp_path / "new" / "deeper") == tmp_path / "new" / "deeper"
     assert not (tmp_path / "new").exists()  # checking creates nothing

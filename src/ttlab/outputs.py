@@ -3,18 +3,19 @@
 A command that trains for minutes and then fails to write its result wastes the user's time, and
 a Python traceback about ``IsADirectoryError`` does not say which option was wrong. The checks
 here run first and raise :class:`~ttlab.errors.TTLabInputError` with a one-line message naming the
-option:
+parameter (``param``: ``out`` unless the caller says otherwise; ``exc.params`` holds it, and the CLI shows it as the
+command's flag):
 
 * a directory is needed but the path is an existing file (or the reverse);
 * a parent on the way is a file;
 * the nearest existing folder is not writable (permissions, a read-only file system) — tested by
   really creating and removing a probe file, since ``os.access`` says yes to root on a chmod-555
   folder and cannot know every file system's rules;
-* an existing run would be silently overwritten (``run_markers`` present and no ``--overwrite``);
+* an existing run would be silently overwritten (``run_markers`` present and no ``overwrite``);
 * the output is not ttlab's to replace (:func:`replace_problem`): a device file, FIFO or socket (as
   root, replacing ``/dev/null`` with a regular file breaks the system), or a symbolic link pointing out
   of the folder it is in; an output that is one of the same command's inputs (same file, by inode);
-  an existing file where the command promises not to overwrite without ``--overwrite``.
+  an existing file where the command promises not to overwrite without ``overwrite``.
 
 :func:`replace_problem` is also checked by every atomic writer (:func:`ttlab.provenance.atomic_file`),
 so no write path can replace such a file even when a command forgets the check.
@@ -75,14 +76,19 @@ def _same_file(a: Path, b: Path) -> bool:
         return os.path.realpath(a) == os.path.realpath(b)
 
 
-def _check_replaceable(p: Path, option: str, inputs: Iterable[str | os.PathLike] = ()) -> None:
+def _param(param: str, option: str | None) -> str:
+    """The parameter an error names: ``param``, or the one of the legacy ``option`` (a flag, ``--plot`` → plot)."""
+    return param if option is None else option.lstrip("-").replace("-", "_")
+
+
+def _check_replaceable(p: Path, param: str, inputs: Iterable[str | os.PathLike] = ()) -> None:
     why = replace_problem(p)
     if why is not None:
-        raise TTLabInputError(f"{option} {p} {why}.")
+        raise TTLabInputError(f"{param} {p} {why}.", params=(param,))
     for inp in inputs:
         if inp is not None and _same_file(p, Path(inp)):
-            raise TTLabInputError(f"{option} {p} is this command's input {inp}; writing the result there would "
-                                  f"replace it — choose another {option}.")
+            raise TTLabInputError(f"{param} {p} is this command's input {inp}; writing the result there would "
+                                  f"replace it — choose another {param}.", params=(param,))
 
 
 def write_problem(folder: Path) -> str | None:
@@ -102,31 +108,33 @@ def write_problem(folder: Path) -> str | None:
     return None
 
 
-def _nearest_existing(path: Path, option: str) -> Path:
+def _nearest_existing(path: Path, param: str) -> Path:
     """The nearest existing ancestor of ``path`` (``path`` itself excluded), which must be a folder."""
     for parent in path.parents:
         if parent.exists():
             if not parent.is_dir():
-                raise TTLabInputError(f"{option} {path}: {parent} is a file, so no folder can be created under it.")
+                raise TTLabInputError(f"{param} {path}: {parent} is a file, so no folder can be created under it.",
+                                      params=(param,))
             return parent
     return Path(".")  # pragma: no cover - a relative path's parents end in "."
 
 
-def _check_writable(folder: Path, path: Path, option: str) -> None:
+def _check_writable(folder: Path, path: Path, param: str) -> None:
     reason = write_problem(folder)
     if reason is not None:
         where = "" if folder == path else f" (in {folder})"
-        raise TTLabInputError(f"{option} {path}: cannot write here{where}: {reason}.")
+        raise TTLabInputError(f"{param} {path}: cannot write here{where}: {reason}.", params=(param,))
 
 
 def check_out_dir(
     path: str | os.PathLike,
     *,
-    option: str = "--out",
+    param: str = "out",
     run_markers: Iterable[str] = (),
     overwrite: bool = False,
-    overwrite_hint: str = "pass --overwrite to replace it",
+    overwrite_hint: str = "pass overwrite to replace it",
     files: Iterable[str] = (),
+    option: str | None = None,
 ) -> Path:
     """Check that ``path`` can be used as an output folder before any work starts; returns it as a Path.
 
@@ -134,34 +142,38 @@ def check_out_dir(
     a file, when the folder (or, if it does not exist yet, its nearest existing parent) is not writable,
     when one of the files the command writes there (``run_markers`` and ``files``) exists but may not be
     replaced (:func:`replace_problem`), and — when ``run_markers`` are given and ``overwrite`` is false —
-    when one of those files already exists in it (an earlier run)."""
-    p = Path(path)
+    when one of those files already exists in it (an earlier run).
+
+    Errors name ``param`` (the caller's name for the folder; ``option``: the same given as a flag, the legacy way)
+    and, for an earlier run, ``overwrite``."""
+    p, param = Path(path), _param(param, option)
     if p.exists() and not p.is_dir():
         why = replace_problem(p)
         kind = why.split(";")[0] if why else "is an existing file"
-        raise TTLabInputError(f"{option} {p} {kind}; it must be a folder (or a path to create one).")
+        raise TTLabInputError(f"{param} {p} {kind}; it must be a folder (or a path to create one).", params=(param,))
     if p.is_dir():
         run_markers = tuple(run_markers)
         for name in (*run_markers, *files):
-            _check_replaceable(p / name, option)
+            _check_replaceable(p / name, param)
         found = [m for m in run_markers if (p / m).exists()]
         if found and not overwrite:
             raise TTLabInputError(
-                f"{option} {p} already holds a run ({', '.join(found)}); {overwrite_hint} or choose another {option}."
-            )
-        _check_writable(p, p, option)
+                f"{param} {p} already holds a run ({', '.join(found)}); {overwrite_hint} or choose another {param}.",
+                params=(param, "overwrite"))
+        _check_writable(p, p, param)
     else:
-        _check_writable(_nearest_existing(p, option), p, option)
+        _check_writable(_nearest_existing(p, param), p, param)
     return p
 
 
 def check_out_file(
     path: str | os.PathLike,
     *,
-    option: str = "--out",
+    param: str = "out",
     suffixes: Iterable[str] | None = None,
     inputs: Iterable[str | os.PathLike] = (),
     overwrite: bool | None = None,
+    option: str | None = None,
 ) -> Path:
     """Check that ``path`` can be written as a file before any work starts; returns it as a Path.
 
@@ -170,22 +182,23 @@ def check_out_file(
     when ``suffixes`` are given and the name ends in none of them, when a parent is a file, and when
     the folder it would go in (or its nearest existing parent) is not writable. An existing regular
     file is replaced atomically — unless ``overwrite`` is False (a command that refuses to overwrite
-    without ``--overwrite``)."""
-    p = Path(path)
+    without ``overwrite``). Errors name ``param`` (``option``: the same given as a flag, the legacy way)."""
+    p, param = Path(path), _param(param, option)
     if p.is_dir():
-        raise TTLabInputError(f"{option} {p} is a folder; give a file name (e.g. {p / 'result.json'}).")
-    _check_replaceable(p, option, inputs)
+        raise TTLabInputError(f"{param} {p} is a folder; give a file name (e.g. {p / 'result.json'}).", params=(param,))
+    _check_replaceable(p, param, inputs)
     if overwrite is False and os.path.lexists(p):
-        raise TTLabInputError(f"{option} {p} already exists; pass --overwrite to replace it or choose another {option}.")
+        raise TTLabInputError(f"{param} {p} already exists; pass overwrite to replace it or choose another {param}.",
+                              params=(param, "overwrite"))
     if suffixes is not None:
         allowed = tuple(suffixes)
         if p.suffix.lower() not in allowed:
-            raise TTLabInputError(f"{option} {p} must end in {' or '.join(allowed)}.")
+            raise TTLabInputError(f"{param} {p} must end in {' or '.join(allowed)}.", params=(param,))
     parent = p.parent
     if parent.exists():
         if not parent.is_dir():
-            raise TTLabInputError(f"{option} {p}: {parent} is a file, not a folder.")
-        _check_writable(parent, p, option)
+            raise TTLabInputError(f"{param} {p}: {parent} is a file, not a folder.", params=(param,))
+        _check_writable(parent, p, param)
     else:
-        _check_writable(_nearest_existing(parent, option), p, option)
+        _check_writable(_nearest_existing(parent, param), p, param)
     return p

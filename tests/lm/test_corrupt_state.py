@@ -32,7 +32,9 @@ def test_truncated_and_empty_checkpoints_are_named_on_resume(run_cli, tmp_path, 
         res = run_cli(*run_args, "--resume")
         assert res.code == 2, res.err
         assert "ckpt.pt is corrupt (" in res.err and why in res.err
-        assert "delete it or start a new --out" in res.err and "Traceback" not in res.err and "Aborted" not in res.err
+        err = " ".join(res.err.split())
+        assert "delete it or start a new out_dir" in err and "(command-line option: --out)" in err
+        assert "Traceback" not in res.err and "Aborted" not in res.err
         assert ckpt.read_bytes() == damaged  # nothing deleted or rewritten
     # load_model (used by sample / embed / export) says the same
     res = run_cli("lm", "sample", "--run", tmp_path / "run", "--which", "final", "--tokens", "3")

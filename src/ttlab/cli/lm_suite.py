@@ -1,7 +1,7 @@
 """`ttlab lm suite` — model scaling from an existing model suite (paper B's Figure-3 method; a plain function that
 :mod:`ttlab.cli.lm` registers).
 
-Imports: typer, ttlab.cli._common, ttlab.configs, ttlab.lm (presets, suite), ttlab.outputs. Not ttlab.cli.lm.
+Imports: typer, ttlab.cli._common, ttlab.configs, ttlab.lm (presets, suite, views), ttlab.outputs. Not ttlab.cli.lm.
 """
 
 from pathlib import Path
@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from ttlab.cli._common import Json, Setting, console_err, print_json, print_lines, run_with_progress
+from ttlab.cli._common import Json, Setting, print_json, print_lines, print_view, run_with_progress
 from ttlab.configs import pick_fields
 from ttlab.lm.presets import BOOTSTRAP, Execution
 from ttlab.lm.suite import SuiteConfig
@@ -24,7 +24,7 @@ SuiteFile = Annotated[Optional[Path], typer.Option("--suite", help="suite.json: 
 def suite_cmd(
     corpus: Setting(S, "corpus"), out: Annotated[Path, typer.Option("--out", help="Folder: results.json, suite_scaling.png, "
                                                                     "windows.json, tasks/ (cache).")],
-    models: Models = None, suite: SuiteFile = None, split: Setting(S, "split") = S.split,
+    models: Models = None, suite_file: SuiteFile = None, split: Setting(S, "split") = S.split,
     split_seed: Setting(S, "split_seed") = S.split_seed, val_frac: Setting(S, "val_frac") = S.val_frac,
     test_frac: Setting(S, "test_frac") = S.test_frac,
     max_corpus_docs: Setting(S, "max_corpus_docs", "--corpus-docs") = S.max_corpus_docs,
@@ -49,22 +49,17 @@ def suite_cmd(
 ) -> None:
     """Evaluate an existing model suite on the same text: loss, bits per byte, N, final-layer ID → α̂_N vs α_N = 2/d."""
     from ttlab.lm import suite as lib
+    from ttlab.lm.views import failures_view, warnings_view
     from ttlab.outputs import check_out_dir
 
     check_out_dir(out, files=lib.SUITE_OUTPUTS)
-    specs, file_reference = lib.suite_specs(models or [], suite)
+    specs, file_reference = lib.suite_specs(models or [], suite_file)
     cfg = SuiteConfig(**pick_fields(SuiteConfig, locals()))
     res = run_with_progress(lib.run_suite, models=specs, out_dir=out, cfg=cfg, reference=reference or file_reference,
                             bootstrap=bootstrap, execution=Execution(**pick_fields(Execution, locals())),
                             overwrite=overwrite)
-    if as_json:
-        print_json(res)
-    else:
-        print_lines(lib.suite_summary(res, out))
-        for note in res.get("warnings", []):
-            console_err.print(f"[yellow]warning:[/] {note}", highlight=False)
+    print_json(res) if as_json else print_lines(lib.suite_summary(res, out))
+    print_view([] if as_json else warnings_view(res), err=True)
+    print_view(failures_view(res), err=True)
     if res["n_failed"]:
-        failed = [r["name"] for r in res["models"] if r["status"] != "ok"]
-        console_err.print(f"[red]{res['n_failed']} model(s) failed:[/] {', '.join(failed)}; the others are kept "
-                          "(re-run the command to retry the failed ones).")
         raise typer.Exit(1)

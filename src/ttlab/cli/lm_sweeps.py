@@ -3,7 +3,7 @@ lists, model shapes) parsed into the typed settings of :mod:`ttlab.lm.presets`, 
 :mod:`ttlab.cli.lm` registers them.
 
 Imports: typer, ttlab.cli._common, ttlab.errors, ttlab.lm (configs, presets; inside the commands
-experiments), ttlab.outputs. Not ttlab.cli.lm.
+experiments, views), ttlab.outputs. Not ttlab.cli.lm.
 """
 
 from pathlib import Path
@@ -11,16 +11,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from ttlab.cli._common import (
-    Json,
-    Setting,
-    console_err,
-    parse_list,
-    print_causes,
-    print_json,
-    print_lines,
-    run_with_progress,
-)
+from ttlab.cli._common import Json, Setting, parse_list, print_json, print_lines, print_view, run_with_progress
 from ttlab.errors import TTLabInputError
 from ttlab.lm.configs import MODEL_PRESETS, TrainConfig
 from ttlab.lm.presets import DEFAULT_LOSS, DataSweepPreset, Execution, IDOptions, ModelSweepPreset, SweepData
@@ -89,7 +80,9 @@ def sweep_cmd(
 ) -> None:
     """One implementation of `ttlab lm data-sweep` and `ttlab lm model-sweep` (the command name picks the kind)."""
     given = dict(locals())
+    from ttlab.cli._common import print_causes
     from ttlab.lm.experiments import run_preset_sweep, sweep_summary
+    from ttlab.lm.views import failures_view
     from ttlab.outputs import check_out_dir
 
     shapes = parse_model_shapes(model, "--model")
@@ -105,8 +98,7 @@ def sweep_cmd(
                             preset="quick" if quick else "full", loss=loss, **overrides)
     print_json(res) if as_json else print_lines(sweep_summary(res, out))
     if res["n_failed"]:
-        failed = [r["name"] for r in res["runs"] if r["status"] != "ok"]
-        console_err.print(f"[red]{res['n_failed']} run(s) failed:[/] {', '.join(failed)}; re-run the command to retry them.")
+        print_view(failures_view(res), err=True)
         print_causes((r["name"], r.get("error", "failed")) for r in res["runs"] if r["status"] != "ok")
         raise typer.Exit(1)
 

@@ -1,26 +1,17 @@
 """`ttlab reproduce` — the main job: every experiment of both papers this machine allows, one report.
 
-Imports: typer, ttlab.cli._common; inside the command rich, ttlab.reproduce, ttlab.outputs,
-ttlab.sweep and ttlab.errors.
+Imports: typer, ttlab.cli._common; inside the command rich, ttlab.reproduce (and its views), ttlab.outputs and
+ttlab.errors.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import Annotated, Optional
 
 import typer
 
-from ttlab.cli._common import console, console_err, exit_on_interrupt, print_causes
-
-if TYPE_CHECKING:
-    from ttlab.reproduce import PartContext
-
-
-def _dur(seconds: float) -> str:
-    if seconds >= 5400:
-        return f"{seconds / 3600:.1f} h"
-    return f"{seconds / 60:.1f} min" if seconds >= 90 else f"{seconds:.0f} s"
+from ttlab.cli._common import console_err, exit_on_interrupt, print_view
 
 
 def _selected_parts(part: list[str] | None, quick: bool, full: bool, backend: str,
@@ -35,49 +26,6 @@ def _selected_parts(part: list[str] | None, quick: bool, full: bool, backend: st
                               "(the default is --quick).")
     mode = "full" if full else "standard" if standard else "quick"
     return mode, check_run(mode, part or None, backend, ray_address)
-
-
-def _print_parts(out: Path) -> None:
-    """``--list``: every part with its estimated cost (the static figures; a run prints its live estimate first)
-    and the state of its record in ``out``."""
-    from rich.table import Table
-
-    from ttlab.reproduce import PARTS, load_part_record, part_names, part_record_problem
-
-    t = Table(title="ttlab reproduce parts", show_lines=False)
-    t.add_column("part", no_wrap=True)
-    for col in ("paper", "what", "≈ quick", "≈ standard", "≈ full", f"in {out}"):
-        t.add_column(col)
-    for name in part_names():
-        p = PARTS[name]
-        rec = load_part_record(out, name)
-        state = "—" if rec is None else f"{rec.get('status')} ({rec.get('mode')})"
-        if part_record_problem(out, name):
-            state = "corrupt record (will re-run)"
-        std = p.estimate[0] if p.estimate_standard is None else p.estimate_standard
-        t.add_row(name, p.paper, p.title, _dur(p.estimate[0]), _dur(std), _dur(p.estimate[1]), state)
-    console.print(t)
-
-
-def _announce(out: Path, names: list[str], ctx: "PartContext", mode: str, rerun: bool) -> None:
-    """Warn about corrupt records and print the estimated cost of what will run."""
-    from ttlab.reproduce import estimate_cost, part_record_problem
-
-    for name in names:
-        problem = part_record_problem(out, name)
-        if problem:
-            console_err.print(f"[yellow]warning:[/] {problem}; the part {name} runs again and its new record "
-                              "replaces the file.", highlight=False, soft_wrap=True)
-    if mode in ("full", "standard"):
-        console_err.print(f"[bold]Estimating the cost of --{mode}[/] (measuring step times)…", highlight=False)
-    est = estimate_cost(None if rerun else out, ctx, names)
-    todo = [r for r in est["parts"] if not r["cached"]]
-    lines = ", ".join(f"{r['part']} ≈ {_dur(r['seconds'])}" for r in todo) or "nothing to run"
-    reused = len(est["parts"]) - len(todo)
-    console_err.print(
-        f"[bold]ttlab reproduce --{mode}[/]: {len(names)} part(s), estimated cost ≈ {_dur(est['total_seconds'])} "
-        f"on this machine ({lines})" + (f"; {reused} finished part(s) in {out} will be reused" if reused else ""),
-        highlight=False)
 
 
 def _run_with_progress(out: Path, mode: str, names: list[str], backend: str, ray_address: str | None,
@@ -112,49 +60,6 @@ def _run_with_progress(out: Path, mode: str, names: list[str], backend: str, ray
     return results
 
 
-def _print_summary(results: dict, mode: str) -> None:
-    """The table of parts with their status, wall time and claim counts per verdict."""
-    from rich.table import Table
-
-    from ttlab.reproduce import VERDICTS, part_names
-    from ttlab.reproduce.verdicts import count_by_kind, headline
-
-    t = Table(title=f"ttlab reproduce --{mode}: parts", show_lines=False)
-    for col in ("part", "paper", "status", "wall time", "claims (holds / partly / not / inconclusive)"):
-        t.add_column(col)
-    for name in part_names():
-        rec = results["parts"].get(name)
-        if rec is None:
-            continue
-        claims = rec.get("result", {}).get("claims", []) if rec["status"] == "ok" else []
-        counts = [sum(c["verdict"] == v for c in claims) for v in VERDICTS]
-        wall = rec.get("wall_time_s") or 0.0
-        t.add_row(name, rec.get("paper", "?"), rec["status"] + (" (reused)" if rec.get("reused") else ""),
-                  f"{wall:.1f} s", " / ".join(map(str, counts)) if rec["status"] == "ok" else "—")
-    console.print(t)
-    console.print(headline(count_by_kind(results.get("claims", []))), highlight=False, soft_wrap=True)
-
-
-def _report_files_and_failures(results: dict) -> None:
-    """Name the written files and each failed part's error; exit 1 when a part failed or a report section
-    could not be rendered."""
-    files = results["files"]
-    console.print(f"wrote {files['report_html']}, {files['report_md']} and {files['results']}", highlight=False,
-                  soft_wrap=True)
-    failed = results["summary"]["failed"]
-    render_errors = results.get("render_errors") or {}
-    if failed:
-        console_err.print(f"[red]failed parts:[/] {', '.join(failed)} (tracebacks in {files['report_md']}; re-run the "
-                          "same command to retry them — finished parts are reused)", highlight=False,
-                          soft_wrap=True)
-        print_causes((name, results["parts"][name].get("error", "unknown error")) for name in failed)
-    if render_errors:
-        console_err.print(f"[red]report sections that could not be rendered:[/] {', '.join(render_errors)}",
-                          highlight=False)
-    if failed or render_errors:
-        raise typer.Exit(1)
-
-
 def reproduce(
     quick: Annotated[bool, typer.Option("--quick", help="Quick mode (the default; ≤ 15 min on 2 cores).")] = False,
     standard: Annotated[bool, typer.Option(
@@ -178,17 +83,21 @@ def reproduce(
     the exit code (1) without losing the others.
     """
     from ttlab.outputs import check_out_dir
-    from ttlab.reproduce import PartContext
+    from ttlab.reproduce import PartContext, estimate_cost
+    from ttlab.reproduce.views import estimate_view, failures_view, files_view, parts_view, summary_view, warnings_view
 
     mode, names = _selected_parts(part, quick, full, backend, ray_address, standard)
     if list_parts:
-        _print_parts(out)
-        return
+        return print_view(parts_view(out))
     check_out_dir(out, files=("results.json", "report.md", "report.html"))
     ctx = PartContext(mode=mode, backend=backend, ray_address=ray_address, seed=seed)
-    _announce(out, names, ctx, mode, rerun)
+    print_view(warnings_view(out, names, mode), err=True)
+    print_view(estimate_view(estimate_cost(None if rerun else out, ctx, names), mode, out), err=True)
     with exit_on_interrupt("re-run the same command to resume (finished parts are reused; the interrupted part "
                            "runs again)"):
         results = _run_with_progress(out, mode, names, backend, ray_address, seed, rerun)
-    _print_summary(results, mode)
-    _report_files_and_failures(results)
+    print_view(summary_view(results, mode) + files_view(results))
+    failures = failures_view(results)
+    print_view(failures, err=True)
+    if failures:  # a part failed or a report section could not be rendered
+        raise typer.Exit(1)

@@ -44,10 +44,11 @@ def load_checkpoint_state(path: str | Path) -> dict[str, Any]:
         size = p.stat().st_size if p.exists() else 0
         detail = (str(exc).strip().splitlines() or [""])[0][:200]
         reason = "empty file, 0 bytes" if size == 0 else f"{size:,} bytes; {type(exc).__name__}: {detail}"
-        raise TTLabInputError(f"{p} is corrupt ({reason}); delete it or start a new --out.") from None
+        raise TTLabInputError(f"{p} is corrupt ({reason}); delete it or start a new out_dir.",
+                              params=("out_dir",)) from None
     if not isinstance(state, dict) or state.get("format") != CKPT_FORMAT:
         raise TTLabInputError(f"{p} is not a ttlab language-model checkpoint (no format {CKPT_FORMAT!r}); "
-                              "delete it or start a new --out.")
+                              "delete it or start a new out_dir.", params=("out_dir",))
     return state
 
 
@@ -78,9 +79,11 @@ def read_run_json(path: str | Path) -> dict[str, Any]:
     except (ValueError, UnicodeDecodeError) as exc:
         size = p.stat().st_size
         reason = "empty file, 0 bytes" if size == 0 else f"{size:,} bytes; {exc}"
-        raise TTLabInputError(f"{p} is corrupt ({reason}); delete it or start a new --out.") from None
+        raise TTLabInputError(f"{p} is corrupt ({reason}); delete it or start a new out_dir.",
+                              params=("out_dir",)) from None
     if not isinstance(obj, dict):
-        raise TTLabInputError(f"{p} is corrupt (not a JSON object); delete it or start a new --out.")
+        raise TTLabInputError(f"{p} is corrupt (not a JSON object); delete it or start a new out_dir.",
+                              params=("out_dir",))
     return obj
 
 

@@ -175,6 +175,6 @@ class SampleConfig:
 
     def __post_init__(self) -> None:
         if isinstance(self.tokens, bool) or not isinstance(self.tokens, int) or self.tokens < 1:
-            raise TTLabInputError(f"--tokens must be >= 1, got {self.tokens}.")
+            raise TTLabInputError(f"tokens must be >= 1, got {self.tokens}.", params=("tokens",))
         if self.which not in WHICH:
             raise TTLabInputError(f"which must be one of {', '.join(WHICH)}, got {self.which!r}.")

@@ -45,7 +45,8 @@ def resolve_device(device: str = "auto", local_rank: int = 0) -> str:
         return "cpu"
     if device.startswith("cuda"):
         if not torch.cuda.is_available():
-            raise TTLabInputError(f"device {device!r} requested but CUDA is not available here; use --device cpu.")
+            raise TTLabInputError(f"device {device!r} requested but CUDA is not available here; use device 'cpu'.",
+                                  params=("device",))
         return device if ":" in device else f"cuda:{local_rank}"
     raise TTLabInputError(f"unknown device {device!r}; use auto, cpu, cuda or cuda:N.")
 

@@ -140,7 +140,8 @@ def suite_specs(models: Sequence[str], suite_file: str | Path | None = None) -> 
     specs, reference = read_suite_file(suite_file) if suite_file is not None else ([], None)
     specs += [resolve_model(m) for m in models]
     if not specs:
-        raise TTLabInputError("give the models: --model PATH (repeatable) or --suite suite.json.")
+        raise TTLabInputError("give the models: models (paths, specs) or suite_file (suite.json).",
+                              params=("models", "suite_file"))
     return specs, reference
 
 
@@ -234,13 +235,14 @@ def _checked_specs(models: Sequence[str | dict[str, Any]], reference: str | None
     """The models resolved (:func:`resolve_model`), with unique names, ``reference`` among them when given."""
     specs = [m if isinstance(m, dict) else resolve_model(m) for m in models]
     if not specs:
-        raise TTLabInputError("give at least one model (--model or --suite).")
+        raise TTLabInputError("give at least one model (models).", params=("models",))
     labels = [s["label"] for s in specs]
     dup = sorted({x for x in labels if labels.count(x) > 1})
     if dup:
         raise TTLabInputError(f"model names must be unique, but {', '.join(dup)} appear(s) twice; name them in a suite file.")
     if reference is not None and reference not in labels and reference not in [s["spec"] for s in specs]:
-        raise TTLabInputError(f"--reference {reference!r} is none of the suite's models ({', '.join(labels)}).")
+        raise TTLabInputError(f"reference {reference!r} is none of the suite's models ({', '.join(labels)}).",
+                              params=("reference",))
     return specs
 
 
@@ -355,8 +357,8 @@ def check_suite_folder(out: Path, cfg: SuiteConfig, overwrite: bool = False) -> 
         what = ("its windows.json is unreadable" if not isinstance(old, dict) else
                 "with another configuration: " + ", ".join(
                     f"{k} {old.get(k)!r} → {new.get(k)!r}" for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)))
-        raise TTLabInputError(f"--out {out} already holds a suite run {what}; its results.json would no longer match. "
-                              "Pass --overwrite to replace that run, or choose another --out.")
+        raise TTLabInputError(f"out {out} already holds a suite run {what}; its results.json would no longer match. "
+                              "Pass overwrite to replace that run, or choose another out.", params=("out", "overwrite"))
     for name in SUITE_OUTPUTS:
         (out / name).unlink(missing_ok=True)
 

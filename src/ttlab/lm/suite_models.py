@@ -90,9 +90,10 @@ def check_device(device: str) -> None:
     import torch
 
     if str(device).startswith("cuda") and not torch.cuda.is_available():
-        raise TTLabInputError(f"device {device!r} asked for, but torch sees no CUDA GPU on this machine; use --device cpu.")
+        raise TTLabInputError(f"device {device!r} asked for, but torch sees no CUDA GPU on this machine; use device 'cpu'.",
+                              params=("device",))
     if device == "mps" and not (getattr(torch.backends, "mps", None) and torch.backends.mps.is_available()):
-        raise TTLabInputError("device 'mps' asked for, but it is not available; use --device cpu.")
+        raise TTLabInputError("device 'mps' asked for, but it is not available; use device 'cpu'.", params=("device",))
 
 
 def _hub_download(repo_id: str) -> Path:  # pragma: no cover - needs the network

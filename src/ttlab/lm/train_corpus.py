@@ -48,7 +48,7 @@ def check_train_time(model: GPTConfig, cfg: TrainConfig, max_hours: float, note:
     """Refuse (:class:`TTLabInputError`) a run whose ``cfg.max_iters`` steps are estimated above ``max_hours`` on this
     CPU (:func:`ttlab.lm.trainer.estimate_seconds`); ``note`` gets the estimate; returns it in seconds."""
     if not (math.isfinite(max_hours) and max_hours > 0):
-        raise TTLabInputError(f"--max-hours must be a positive number (got {max_hours})")
+        raise TTLabInputError(f"max_hours must be a positive number (got {max_hours})", params=("max_hours",))
     seconds = estimate_seconds(model, cfg)
     hours = seconds / 3600
     if hours > max_hours:

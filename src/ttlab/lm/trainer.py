@@ -303,7 +303,8 @@ def _setup_run(data: TokenizedCorpus, model_cfg: GPTConfig, cfg: TrainConfig, ou
     n_train_avail = int(train_all.size)
     n_train = n_train_avail if cfg.max_tokens is None else cfg.max_tokens
     if n_train > n_train_avail:
-        raise TTLabInputError(f"--max-tokens {cfg.max_tokens} exceeds the {n_train_avail} training tokens available.")
+        raise TTLabInputError(f"max_tokens {cfg.max_tokens} exceeds the {n_train_avail} training tokens available.",
+                              params=("max_tokens",))
     if n_train < block + 1:
         raise TTLabInputError(f"{n_train} training tokens are fewer than block_size + 1 = {block + 1}.")
     val_tokens = data.tokens("val")
@@ -333,7 +334,8 @@ def _saved_state(run: _Run, resume: bool) -> dict[str, Any] | None:
     if not run.ckpt_path.exists():
         return None
     if not resume:
-        raise TTLabInputError(f"{run.out} already holds a run (ckpt.pt); pass --resume to continue it or choose another --out.")
+        raise TTLabInputError(f"{run.out} already holds a run (ckpt.pt); pass resume to continue it or choose another "
+                              "out_dir.", params=("resume", "out_dir"))
     state = load_checkpoint_state(run.ckpt_path)
     _check_resumable(state, run.model_cfg, run.cfg, run.data, run.dist, run.n_train)
     return state

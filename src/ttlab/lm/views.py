@@ -1,0 +1,74 @@
+"""What the ``ttlab lm`` commands print, built from what the library returns: the built corpus, the prepared data, a
+training run's evaluations and its interruption, and the failures and warnings of the sweeps and the suite. Plain
+summaries are lists of strings (printed as they are: ``catalogue_lines``, ``summary_lines``, ``sweep_summary``,
+``suite_summary`` live with the results they sum up); the lines with markup are views, lists of rich renderables
+(:class:`rich.text.Text`) that never print and hold no console.
+
+Imports: rich; ttlab.lm (data, trainer) for type hints only.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rich.console import RenderableType
+from rich.markup import escape
+from rich.text import Text
+
+if TYPE_CHECKING:
+    from ttlab.lm.data import PreparedData
+    from ttlab.lm.trainer import TrainResult
+
+__all__ = ["build_view", "eval_line", "failures_view", "interrupted_view", "prepare_view", "warnings_view"]
+
+
+def build_view(name: str, meta: dict[str, Any], out: str | Path) -> list[RenderableType]:
+    """A corpus built by :func:`ttlab.lm.build.build_corpus` (``meta``, written in ``out``): documents, characters,
+    file, size and licence."""
+    return [Text.from_markup(
+        f"[bold]{escape(name)}[/]: {meta['n_docs']} documents, {meta['n_chars']:,} characters → "
+        f"{escape(str(Path(out) / meta['file']))} ({meta['bytes_file']:,} bytes); licence: {escape(str(meta['licence']))}")]
+
+
+def prepare_view(prepared: PreparedData) -> list[RenderableType]:
+    """Data prepared by :func:`ttlab.lm.data.prepare_data`: the vocabulary, the tokens per split and the cache folder."""
+    d = prepared.describe()
+    return [Text.from_markup(
+        f"[bold]{escape(prepared.corpus.name)}[/]: vocab {prepared.tokenizer.vocab_size}; tokens train "
+        f"{d['tokens']['train']:,}, val {d['tokens']['val']:,}, test {d['tokens']['test']:,}\n  cached in "
+        f"{escape(d['dataset_dir'])}")]
+
+
+def eval_line(row: dict[str, Any]) -> str:
+    """One plain-text line per evaluation of a training run (the ``on_eval`` row of :func:`ttlab.lm.trainer.train`):
+    its phase (two-pass runs), iteration, tokens seen, losses, learning rate and time."""
+    phase = f"[{row['phase']}] " if "phase" in row else ""
+    return (f"{phase}iter {row['iter']:6d}  tokens {row['tokens_seen']:>11,d}  "
+            f"train {row['train_loss']:.4f}  val {row['val_loss']:.4f}  (best {row['best_val_loss']:.4f} @ "
+            f"{row['best_iter']})  lr {row['lr']:.2e}  {row['elapsed_s']:.0f}s")
+
+
+def interrupted_view(result: TrainResult) -> list[RenderableType]:
+    """An interrupted training run (``result.status != "finished"``): where it stopped and how to resume it."""
+    return [Text.from_markup(f"[yellow]interrupted[/] — at iteration {result.iters}; checkpoint saved in "
+                             f"{escape(str(result.out_dir))}. Re-run the same command with --resume to continue.")]
+
+
+def failures_view(res: dict[str, Any]) -> list[RenderableType]:
+    """The failed runs of a data or model sweep (``res["runs"]``) or the failed models of a suite (``res["models"]``)
+    and what a re-run does; empty when nothing failed. (The sweeps' causes: ``error`` of each failed run.)"""
+    if not res["n_failed"]:
+        return []
+    suite = res.get("kind") == "model_suite"
+    failed = ", ".join(r["name"] for r in res["models" if suite else "runs"] if r["status"] != "ok")
+    if suite:
+        return [Text.from_markup(f"[red]{res['n_failed']} model(s) failed:[/] {escape(failed)}; the others are kept "
+                                 "(re-run the command to retry the failed ones).")]
+    return [Text.from_markup(f"[red]{res['n_failed']} run(s) failed:[/] {escape(failed)}; re-run the command to retry "
+                             "them.")]
+
+
+def warnings_view(res: dict[str, Any]) -> list[RenderableType]:
+    """The warnings of a result (``res["warnings"]``, e.g. :func:`ttlab.lm.suite.run_suite`'s), one line each."""
+    return [Text.from_markup(f"[yellow]warning:[/] {escape(note)}") for note in res.get("warnings", [])]
