@@ -63,3 +63,18 @@ def benchmark_module(filename: str) -> Iterator[object]:
             if added == name or getattr(sys.modules[added], "__file__", "") and \
                     Path(sys.modules[added].__file__).parent == BENCHMARKS:
                 sys.modules.pop(added, None)
+
+
+def view_text(view: list, width: int = 200, cells: bool = False) -> str:
+    """A library view (``ttlab.<package>.views``) rendered as the CLI prints it (each item on its own, as
+    :func:`ttlab.cli._common.print_view` does), whitespace collapsed (words one space apart); ``cells``: table
+    borders dropped too, so a row reads as its cells' words."""
+    import io
+
+    from rich.console import Console
+
+    c = Console(record=True, width=width, file=io.StringIO())
+    for item in view:
+        c.print(item)
+    text = c.export_text()
+    return " ".join((text.replace("│", " ").replace("┃", " ") if cells else text).split())

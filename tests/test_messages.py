@@ -196,7 +196,7 @@ def test_lm_and_output_errors_name_their_parameters(tmp_path, monkeypatch):
              (lambda: check_train_time(None, None, max_hours=0), "max_hours must be a positive", ("max_hours",)),
              (lambda: check_out_dir(tmp_path / "afile"), "out ", ("out",)),
              (lambda: check_out_file(tmp_path, param="plot"), "plot ", ("plot",)),
-             (lambda: check_out_file(tmp_path, option="--plot"), "plot ", ("plot",))]  # the legacy keyword: a flag
+             (lambda: check_out_file(tmp_path, param="plot"), "plot ", ("plot",))]
     for call, text, params in cases:
         with pytest.raises(TTLabInputError) as info:
             call()

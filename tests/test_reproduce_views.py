@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import json
 
-from rich.console import Console
-
+from tests.conftest import view_text as render
 from tests.test_reproduce import fakes, registry  # noqa: F401  (fixtures)
 from ttlab.reproduce import PartContext, estimate_cost, run_reproduction
 from ttlab.reproduce.views import (
@@ -17,12 +16,6 @@ from ttlab.reproduce.views import (
     summary_view,
     warnings_view,
 )
-
-
-def render(view) -> str:
-    c = Console(record=True, width=200)
-    c.print(*view)
-    return " ".join(c.export_text().split())
 
 
 def test_duration():

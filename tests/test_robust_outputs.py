@@ -67,7 +67,7 @@ def test_check_out_file_kinds(tmp_path, monkeypatch):
     assert check_out_file(tmp_path / "a" / "b.json") == tmp_path / "a" / "b.json"
     _read_only(monkeypatch)
     with pytest.raises(TTLabInputError, match="Read-only file system"):
-        check_out_file(tmp_path / "r.json", option="--plot")
+        check_out_file(tmp_path / "r.json", param="plot")
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes into chmod-555 folders")

@@ -76,11 +76,6 @@ def _same_file(a: Path, b: Path) -> bool:
         return os.path.realpath(a) == os.path.realpath(b)
 
 
-def _param(param: str, option: str | None) -> str:
-    """The parameter an error names: ``param``, or the one of the legacy ``option`` (a flag, ``--plot`` → plot)."""
-    return param if option is None else option.lstrip("-").replace("-", "_")
-
-
 def _check_replaceable(p: Path, param: str, inputs: Iterable[str | os.PathLike] = ()) -> None:
     why = replace_problem(p)
     if why is not None:
@@ -134,7 +129,6 @@ def check_out_dir(
     overwrite: bool = False,
     overwrite_hint: str = "pass overwrite to replace it",
     files: Iterable[str] = (),
-    option: str | None = None,
 ) -> Path:
     """Check that ``path`` can be used as an output folder before any work starts; returns it as a Path.
 
@@ -144,9 +138,8 @@ def check_out_dir(
     replaced (:func:`replace_problem`), and — when ``run_markers`` are given and ``overwrite`` is false —
     when one of those files already exists in it (an earlier run).
 
-    Errors name ``param`` (the caller's name for the folder; ``option``: the same given as a flag, the legacy way)
-    and, for an earlier run, ``overwrite``."""
-    p, param = Path(path), _param(param, option)
+    Errors name ``param`` (the caller's name for the folder) and, for an earlier run, ``overwrite``."""
+    p = Path(path)
     if p.exists() and not p.is_dir():
         why = replace_problem(p)
         kind = why.split(";")[0] if why else "is an existing file"
@@ -173,7 +166,6 @@ def check_out_file(
     suffixes: Iterable[str] | None = None,
     inputs: Iterable[str | os.PathLike] = (),
     overwrite: bool | None = None,
-    option: str | None = None,
 ) -> Path:
     """Check that ``path`` can be written as a file before any work starts; returns it as a Path.
 
@@ -182,8 +174,8 @@ def check_out_file(
     when ``suffixes`` are given and the name ends in none of them, when a parent is a file, and when
     the folder it would go in (or its nearest existing parent) is not writable. An existing regular
     file is replaced atomically — unless ``overwrite`` is False (a command that refuses to overwrite
-    without ``overwrite``). Errors name ``param`` (``option``: the same given as a flag, the legacy way)."""
-    p, param = Path(path), _param(param, option)
+    without ``overwrite``). Errors name ``param`` (the caller's name for the file)."""
+    p = Path(path)
     if p.is_dir():
         raise TTLabInputError(f"{param} {p} is a folder; give a file name (e.g. {p / 'result.json'}).", params=(param,))
     _check_replaceable(p, param, inputs)

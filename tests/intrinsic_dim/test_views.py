@@ -4,17 +4,11 @@ and the CLI naming the flag of the parameter a library error names."""
 from __future__ import annotations
 
 import numpy as np
-from rich.console import Console
 
+from tests.conftest import view_text as render
 from ttlab.intrinsic_dim import sample_manifold
 from ttlab.intrinsic_dim.files import compare_file, estimate_file
 from ttlab.intrinsic_dim.views import compare_view, estimate_view
-
-
-def render(view) -> str:
-    c = Console(record=True, width=200)
-    c.print(*view)
-    return " ".join(c.export_text().split())  # titles wrap to their table's width
 
 
 def points(tmp_path, n=600):

@@ -267,8 +267,7 @@ def test_cli_embed_untrained_control(run_cli, run_dir, tmp_path):
 
 def test_embed_to_file_and_its_view(run_dir, tmp_path):
     """`ttlab id embed` as one library call: every layer ("all") saved with the ID estimates; the view shows them."""
-    from rich.console import Console
-
+    from tests.conftest import view_text
     from ttlab.lm.embed import embed_to_file, embed_view
 
     out = tmp_path / "v.npz"
@@ -277,9 +276,7 @@ def test_embed_to_file_and_its_view(run_dir, tmp_path):
     assert emb.layers == [0, 1, 2] and len(emb.meta["intrinsic_dim"]) == 3
     saved = Embeddings.load(out)
     assert saved.layers == emb.layers and saved.meta["intrinsic_dim"] == emb.meta["intrinsic_dim"]
-    c = Console(record=True, width=300)
-    c.print(*embed_view(emb, out))
-    text = c.export_text()
+    text = view_text(embed_view(emb, out), width=400)
     m = emb.meta
     assert f"wrote {out} ({m['n_vectors']} vectors × 32, layers [0, 1, 2]) from {m['n_docs']} documents" in text
     assert f"window random, {m['context_used']} tokens" in text

@@ -4,17 +4,10 @@ from __future__ import annotations
 
 import json
 
-from rich.console import Console
-
+from tests.conftest import view_text as render
 from tests.lm.conftest import make_texts
 from tests.lm.test_build import make_tar
 from ttlab.lm.views import build_view, eval_line, failures_view, interrupted_view, prepare_view, warnings_view
-
-
-def render(view) -> str:
-    c = Console(record=True, width=200)
-    c.print(*view)
-    return " ".join(c.export_text().split())
 
 
 def test_build_view(tmp_path):

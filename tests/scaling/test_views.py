@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rich.console import Console
-
+from tests.conftest import view_text as render
 from tests.scaling.test_manifold_sweep import ONE, _synthetic_runs
 from ttlab.scaling import views
 from ttlab.scaling.fit_csv import fit_csv
@@ -13,12 +12,6 @@ from ttlab.scaling.manifold_regression import ManifoldSweepConfig, aggregate, es
 from ttlab.scaling.predictions import convert_exponents, predict_exponents, table1_payload
 from ttlab.scaling.theory import alpha_d
 from ttlab.sweep.records import SweepProgress, TaskRecord
-
-
-def render(view) -> str:
-    c = Console(record=True, width=200)
-    c.print(*view)
-    return " ".join(c.export_text().split())  # titles wrap to their table's width
 
 
 def test_prediction_values_and_convert_views():

@@ -53,9 +53,10 @@ def check_train_time(model: GPTConfig, cfg: TrainConfig, max_hours: float, note:
     hours = seconds / 3600
     if hours > max_hours:
         raise TTLabInputError(
-            f"--max-iters {cfg.max_iters:,} would take ~{hours:,.1f} h on this CPU (extrapolated from timed steps of "
-            f"this model and batch; early stopping may end sooner), above --max-hours {max_hours:g}; lower --max-iters, "
-            f"use a smaller --model or --batch-size, or raise --max-hours to {math.ceil(hours)} to run it anyway")
+            f"max_iters={cfg.max_iters:,} would take ~{hours:,.1f} h on this CPU (extrapolated from timed steps of "
+            f"this model and batch; early stopping may end sooner), above max_hours={max_hours:g}; lower max_iters, "
+            f"use a smaller model or batch_size, or raise max_hours to {math.ceil(hours)} to run it anyway",
+            params=("max_iters", "max_hours", "model", "batch_size"))
     if note is not None:
         note(f"estimated training time ≤ ~{seconds / 60:.1f} min for {cfg.max_iters:,} steps and their "
              "evaluations (timed steps; early stopping can end sooner)")

@@ -101,7 +101,7 @@ def fit_csv(
         from ttlab.scaling.plot import check_plot_suffix
 
         check_plot_suffix(plot)
-        check_out_file(plot, option="--plot", inputs=(csv_file,))
+        check_out_file(plot, param="plot", inputs=(csv_file,))
     if out is not None:
         check_out_file(out, inputs=(csv_file,))
     n_boot = DEFAULT_BOOTSTRAP[form] if bootstrap is None else bootstrap
