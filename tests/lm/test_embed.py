@@ -296,3 +296,12 @@ def test_embed_to_file_and_its_view(run_dir, tmp_path):
 def test_the_cli_shows_the_flag_of_the_out_parameter(run_cli, run_dir, tmp_path):
     res = run_cli("id", "embed", "--model", run_dir, "--out", tmp_path / "x.npy", "--layers", "0,1")
     assert res.code == 2 and "(command-line option: --out)" in " ".join(res.err.split()), res.err
+
+
+def test_a_model_without_its_own_data_needs_a_corpus(model):
+    """Only a ttlab run folder defaults to its own test split; any other model is told to give a corpus (the CLI
+    shows --corpus)."""
+    assert model.run_dir is not None
+    with pytest.raises(TTLabInputError, match="give a corpus: only a ttlab run folder can default") as info:
+        embed_corpus(replace(model, run_dir=None), None, EmbedConfig(tokens_per_doc=2))
+    assert info.value.params == ("corpus",)

@@ -150,7 +150,7 @@ def check_finite_weights(model: torch.nn.Module, name: str) -> None:
         raise TTLabInputError(
             f"model {name}: the weights hold NaN or inf in {len(bad)} parameter tensor(s) ({shown}), so its hidden "
             "states and losses would be NaN. The checkpoint is broken (training diverged?): use another one "
-            "(e.g. --which best) or retrain with a smaller learning rate."
+            "(a ttlab run's best.pt: which='best') or retrain with a smaller learning rate."
         )
 
 
@@ -413,7 +413,8 @@ def _corpus_documents(model: EmbeddingModel, corpus: str | None, split: str, spl
                       val_frac: float, test_frac: float, **corpus_options: Any) -> tuple[Iterator[np.ndarray], int, dict[str, Any]]:
     if corpus is None:
         if model.run_dir is None:
-            raise TTLabInputError("give --corpus: only a ttlab run folder can default to the test split of its own training data.")
+            raise TTLabInputError("give a corpus: only a ttlab run folder can default to the test split of its own "
+                                  "training data.", params=("corpus",))
         from ttlab.lm.checkpoint import load_run
 
         data = load_run(model.run_dir).data()
