@@ -49,6 +49,7 @@ standard: $(VENV)/.pretrained
 
 test: $(VENV)/.dev
 	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile --durations=20
 
 # full sizes take 20+ minutes; `make bench BENCH_ARGS=--quick` runs every benchmark at its small size

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -72,9 +72,10 @@ class Interval:
             return False
         left_in = self.closed in ("left", "both")
         right_in = self.closed in ("right", "both")
-        if self.left is not None and not (value >= self.left if left_in else value > self.left):
+        x = cast(float, value)  # an int or a float: compared exactly, never converted
+        if self.left is not None and not (x >= self.left if left_in else x > self.left):
             return False
-        return self.right is None or (value <= self.right if right_in else value < self.right)
+        return self.right is None or (x <= self.right if right_in else x < self.right)
 
     def __str__(self) -> str:
         """What a value must be: ``an integer >= 2``, ``a number in (0, 1]``, ``a finite number``."""

@@ -152,7 +152,7 @@ def tie_fraction(nbs: list[Neighbors], k: int) -> float:
 def support_notes(est: IDEstimator, d: float, n_batch: int, n_features: int, ties: float) -> list[str]:
     """Why the data cannot support the estimate ``d`` of ``est`` (fitted on batches of ``n_batch``
     distinct points): above n − 1, above K for a local estimator, tied distances, one feature."""
-    notes = []
+    notes: list[str] = []
     if not math.isfinite(d):
         return notes
     if d > (n_batch - 1) * (1 + 1e-9):

@@ -224,6 +224,7 @@ def summarize(result: TrainResult) -> dict:
         if r["step"].size == 0:
             continue
         eta = cfg.eta0 if stage == "1" else cfg.eta
+        assert eta is not None, "summarize() takes a trained run, whose config holds its resolved step sizes"
         star = result.wov_star if stage == "1" else result.wkq_star
         limit = 0.0 if stage == "1" else result.limit_loss
         s = {

@@ -108,6 +108,7 @@ def _inner_peak(m: dict, th: dict, q: str) -> Judgement:
     vals, se, bad = _profile(m, 3, "a peak")
     if bad:
         return bad
+    assert se is not None  # _profile judges a profile without standard errors inconclusive
     inner = max(range(1, len(vals) - 1), key=lambda i: vals[i])  # type: ignore[arg-type,return-value]
     pk = float(vals[inner])  # type: ignore[arg-type]
 
@@ -371,9 +372,10 @@ def _exceeds_control(m: dict, th: dict, q: str) -> tuple:
         if bad:
             return bad
         value, control = float(m["value"]), float(m["control"])
-        value_se, control_se = _se_of(m, "value"), _se_of(m, "control") or 0.0
-        if value_se is None:
+        given_se, control_se = _se_of(m, "value"), _se_of(m, "control") or 0.0
+        if given_se is None:
             return INCONCLUSIVE, "no standard error or interval for the value: cannot tell it from the control"
+        value_se = given_se
         verdict, reason, what = HOLDS, f"{short_number(value)} (SE {short_number(value_se)})", "value"
     diff, s = value - control, z * math.hypot(value_se, control_se)
     versus = (f"{'it' if what == 'value' else 'the change'} {short_number(value)} vs the control's {short_number(control)} (SE "

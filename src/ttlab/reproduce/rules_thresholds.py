@@ -78,12 +78,13 @@ def _beyond_controls(verdict: str, reason: str, margin: float | None, v: float, 
         return INCONCLUSIVE, (f"{reason}, but the control{'s' if len(gone) != 1 else ''} "
                               f"{', '.join(gone) or '(none given)'} {'are' if len(gone) != 1 else 'is'} missing: "
                               "cannot tell it from a trivial model"), margin
-    best = max(vals, key=lambda k: sign * vals[k])  # type: ignore[operator]
-    lead = sign * (v - vals[best])  # type: ignore[operator]
+    found = {k: x for k, x in vals.items() if x is not None}  # all of them (checked above)
+    best = max(found, key=lambda k: sign * found[k])
+    lead = sign * (v - found[best])
     margin = closest(margin, rel_distance(lead, need))
-    text = ", ".join(f"{k} {short_number(x)}" for k, x in vals.items())  # type: ignore[arg-type]
+    text = ", ".join(f"{k} {short_number(x)}" for k, x in found.items())
     if lead < need:
-        return INCONCLUSIVE, (f"{reason}, but the control {best} reaches {short_number(vals[best])} (lead {lead:+.3g} < "
+        return INCONCLUSIVE, (f"{reason}, but the control {best} reaches {short_number(found[best])} (lead {lead:+.3g} < "
                               f"{short_number(need)}; controls: {text}): a trivial model nearly meets it too"), margin
     return verdict, f"{reason}; beats every control by ≥ {short_number(need)} (lead {lead:+.3g} over {best}; {text})", margin
 

@@ -170,7 +170,7 @@ def count_by_kind(claims: Sequence[dict]) -> dict[str, dict[str, int]]:
     (an older schema) counts as ``check``, never as a paper claim."""
     out = {k: {v: 0 for v in VERDICTS} for k in KINDS}
     for c in claims:
-        kind = c.get("kind") if c.get("kind") in KINDS else CHECK
+        kind = str(c["kind"]) if c.get("kind") in KINDS else CHECK
         out[kind][c["verdict"]] = out[kind].get(c["verdict"], 0) + 1
     return out
 

@@ -180,7 +180,7 @@ def _ov_active_set(E: np.ndarray, toks: np.ndarray, lab: np.ndarray, V: int, max
         seen.add(key)
         H = np.zeros((n, n))
         g = np.zeros(n)
-        rows = []
+        rows: list[tuple[np.ndarray, np.ndarray, np.ndarray] | None] = []  # per row: (support, t, R), None when empty
         for i in range(n_rows):
             S = np.flatnonzero(act[i] | is_label[i])
             if S.size == 0:
