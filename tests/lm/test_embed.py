@@ -305,3 +305,23 @@ def test_a_model_without_its_own_data_needs_a_corpus(model):
     with pytest.raises(TTLabInputError, match="give a corpus: only a ttlab run folder can default") as info:
         embed_corpus(replace(model, run_dir=None), None, EmbedConfig(tokens_per_doc=2))
     assert info.value.params == ("corpus",)
+
+
+def test_embed_options_are_embedconfigs_fields_and_errors_show_their_flags(run_cli, run_dir, tmp_path):
+    """`ttlab id embed`'s options set EmbedConfig's fields (defaults and help from the dataclass); an error names the
+    field and the CLI shows the flag, --position-groups for position_edges."""
+    from ttlab.cli import command_flags
+    from ttlab.lm.configs import EmbedConfig
+
+    flags = command_flags(["id", "embed"])
+    assert flags["position_edges"] == "--position-groups" and flags["errors"] == "--decode-errors"
+    assert flags["tokens_per_doc"] == "--tokens-per-doc" and flags["batch_docs"] == "--batch-docs"
+    res = run_cli("id", "embed", "--model", run_dir, "--out", tmp_path / "x.npz", "--position-groups", "5,3")
+    err = " ".join(res.err.split())
+    assert res.code == 2 and "position_edges must be at least two increasing" in err
+    assert err.endswith("(command-line option: --position-groups)")
+    res = run_cli("id", "embed", "--model", run_dir, "--out", tmp_path / "x.npz", "--tokens-per-doc", "0")
+    assert res.code == 2 and "(command-line option: --tokens-per-doc)" in " ".join(res.err.split())
+    with pytest.raises(TTLabInputError) as info:
+        EmbedConfig(window="middle")
+    assert info.value.params == ("window",)

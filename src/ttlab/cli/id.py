@@ -1,6 +1,7 @@
 """`ttlab id …` — intrinsic dimension of data (paper B): each command calls ttlab.intrinsic_dim (or ttlab.lm.embed).
 
-Imports: typer, rich, ttlab.cli._common, ttlab.intrinsic_dim (files, io, protocol, views); in embed ttlab.lm.embed.
+Imports: typer, rich, ttlab.cli._common, ttlab.configs, ttlab.intrinsic_dim (files, io, protocol, views), ttlab.lm
+(configs, corpus: embed's settings, torch-free); in embed ttlab.lm.embed.
 """
 
 from __future__ import annotations
@@ -9,14 +10,28 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from typer import Argument, Option
 
-from ttlab.cli._common import Json, OptInt, OptPath, OptStr, console, console_err, parse_list, print_json, print_view
+from ttlab.cli._common import (
+    Json,
+    OptInt,
+    OptPath,
+    OptStr,
+    Setting,
+    console,
+    console_err,
+    parse_list,
+    print_json,
+    print_view,
+    run_with_progress,
+)
+from ttlab.configs import pick_fields
 from ttlab.intrinsic_dim.files import compare_file, estimate_file
 from ttlab.intrinsic_dim.io import write_manifold
 from ttlab.intrinsic_dim.protocol import PAPER
 from ttlab.intrinsic_dim.views import compare_view, estimate_view
+from ttlab.lm.configs import WHICH, EmbedConfig
+from ttlab.lm.corpus import CorpusSpec
 
 app = typer.Typer(no_args_is_help=True, help="Intrinsic dimension (ID) of point clouds: MLE, TwoNN, GRIDE, the paper's "
                   "batched protocol; `compare` runs 17 estimators (scikit-dimension's set) with one shared neighbour "
@@ -29,6 +44,7 @@ MetricOpt = Annotated[str, Option("--metric", help="euclidean (paper's text) | c
 SeedOpt = Annotated[int, Option("--seed", help="Seed of the shuffle into batches.")]
 KeyOpt = Annotated[OptStr, Option("--key", help="Array name inside an .npz or a saved dict.")]
 DeviceOpt = Annotated[OptStr, Option("--device", help="cpu | cuda (default: cuda if present).")]  # shared by estimate, compare
+E = EmbedConfig  # embed's options set its fields and show their defaults
 
 
 def _report(payload: dict[str, Any], notes: list[str], as_json: bool) -> bool:
@@ -121,22 +137,19 @@ def embed(
     model: Annotated[str, Option("--model", help="A ttlab run folder, a Hugging Face causal-LM folder, a .gguf file or a registry model (gemma3-270m).")],
     out: Annotated[Path, Option("--out", help="vectors.npy (one layer) or vectors.npz (several layers + positions); metadata goes to <out>.json.")],
     corpus: Annotated[OptStr, Option("--corpus", help="Corpus spec (file, folder, .jsonl, hf:NAME, builtin:sotu). Default for a ttlab run: its own dataset.")] = None,
-    split: Annotated[str, Option("--split", help="Which document split to embed: train | val | test.")] = "test",
+    split: Setting(E, "split") = E.split,
     layer: Annotated[int, Option("--layer", help="Layer to keep (0 = embeddings, -1 = last, after the final LayerNorm).")] = -1,
     layers: Annotated[OptStr, Option("--layers", help="'all' or comma-separated layer indices (overrides --layer; needs an .npz output).")] = None,
-    tokens_per_doc: Annotated[int, Option("--tokens-per-doc", help="Token positions sampled per document (per group with --position-groups).")] = 32,
-    context: Annotated[int, Option("--context", help="Window length in tokens (clipped to the model's context).")] = 1024,
-    window: Annotated[str, Option("--window", help="random (a random window per document) | prefix (the document's start, as the authors' code).")] = "random",
-    max_docs: Annotated[OptInt, Option("--max-docs", help="Embed at most N documents.")] = None,
-    windows_per_doc: Annotated[int, Option("--windows-per-doc", help="Non-overlapping windows per document (for corpora of few long documents).")] = 1,
-    position_groups: Annotated[OptStr, Option(
+    tokens_per_doc: Setting(E, "tokens_per_doc") = E.tokens_per_doc, context: Setting(E, "context") = E.context,
+    window: Setting(E, "window") = E.window, max_docs: Setting(E, "max_docs") = E.max_docs,
+    windows_per_doc: Setting(E, "windows_per_doc") = E.windows_per_doc,
+    position_edges: Annotated[OptStr, Option(
         "--position-groups", help="Window-position edges, e.g. 0,16,64,128: sample --tokens-per-doc positions in each "
         "range.")] = None,
-    seed: Annotated[int, Option("--seed", help="Seed of window and position sampling.")] = 0,
-    split_seed: Annotated[int, Option("--split-seed", help="Seed of the document split (use the training run's).")] = 0,
-    decode_errors: Annotated[str, Option("--decode-errors", help="Invalid UTF-8: strict (error) | replace.")] = "strict",
-    batch_docs: Annotated[int, Option("--batch-docs", help="Documents per forward pass.")] = 8,
-    which: Annotated[str, Option("--which", help="ttlab runs: final (ckpt.pt), best (best.pt) or init (the untrained start, from the run's seed: a control).")] = "final",
+    seed: Setting(E, "seed") = E.seed, batch_docs: Setting(E, "batch_docs") = E.batch_docs,
+    split_seed: Annotated[int, Option("--split-seed", help="Seed of the document split (use the training run's).")] = CorpusSpec.split_seed,
+    errors: Setting(CorpusSpec, "errors", "--decode-errors") = CorpusSpec.errors,
+    which: Annotated[str, Option("--which", help="ttlab runs: final (ckpt.pt), best (best.pt) or init (the untrained start, from the run's seed: a control).")] = WHICH[0],
     estimate_id: Annotated[bool, Option(
         "--estimate/--no-estimate", help="Also estimate each layer's ID with the paper's protocol and print α_D, α_N "
         "predictions.")] = False,
@@ -146,15 +159,12 @@ def embed(
     as_json: Annotated[bool, Option("--json", help="Print the metadata (and estimates) as JSON.")] = False,
 ) -> None:
     """Sample token embeddings of a corpus from a causal LM (the paper's text-ID protocol)."""
-    from ttlab.lm.embed import EmbedConfig, embed_to_file, embed_view
+    from ttlab.lm.embed import embed_to_file, embed_view
 
     sel = (layer,) if layers is None else layers if layers.strip().lower() == "all" else parse_list(layers, "--layers", int)
-    cfg = EmbedConfig(tokens_per_doc=tokens_per_doc, context=context, window=window, windows_per_doc=windows_per_doc,
-                      max_docs=max_docs, seed=seed, batch_docs=batch_docs, split=split, position_edges=parse_list(position_groups, "--position-groups", int))
-    with Progress(TextColumn("embedding"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console_err,
-                  transient=True) as bar:
-        task = bar.add_task("docs", total=None)
-        emb = embed_to_file(model, out, corpus, cfg, layers=sel, split_seed=split_seed, which=which, errors=decode_errors,
-                            estimate_id=estimate_id, k=k, average=average, batch_size=batch_size,
-                            progress=lambda done, total: bar.update(task, completed=done, total=total))
+    given = {k: v for k, v in pick_fields(EmbedConfig, locals()).items() if k != "layers"}  # layers: embed_to_file's
+    cfg = EmbedConfig(**{**given, "position_edges": parse_list(position_edges, "--position-groups", int)})
+    emb = run_with_progress(lambda progress: embed_to_file(
+        model, out, corpus, cfg, layers=sel, split_seed=split_seed, which=which, errors=errors, estimate_id=estimate_id,
+        k=k, average=average, batch_size=batch_size, progress=lambda done, total: progress("embedding", done, total)))
     print_json(emb.meta) if as_json else print_view(embed_view(emb, out))

@@ -1,17 +1,20 @@
-"""The configurations of the language models and their training: :class:`GPTConfig` (a model's shape, with the
-size presets :data:`MODEL_PRESETS`) and :class:`TrainConfig` (optimisation, evaluation, stopping, runtime).
+"""The configurations of the language models, their training and their token embeddings: :class:`GPTConfig` (a model's
+shape, with the size presets :data:`MODEL_PRESETS`), :class:`TrainConfig` (optimisation, evaluation, stopping,
+runtime), :class:`SampleConfig` and :class:`EmbedConfig` (what ``ttlab id embed`` samples).
 
 They hold no tensors and import no torch, so the command line reads its defaults from them at start-up;
-:mod:`ttlab.lm.model` and :mod:`ttlab.lm.trainer` re-export them.
+:mod:`ttlab.lm.model`, :mod:`ttlab.lm.trainer` and :mod:`ttlab.lm.embed` re-export them.
 
-Imports: ttlab.configs, ttlab.errors; nothing else of ttlab.
+Imports: numpy, ttlab.configs, ttlab.errors; nothing else of ttlab.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields, replace
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
+
+import numpy as np
 
 from ttlab.configs import DictConfig, field_help, pick_fields, setting  # noqa: F401 (re-exported)
 from ttlab.errors import TTLabInputError
@@ -178,3 +181,56 @@ class SampleConfig:
             raise TTLabInputError(f"tokens must be >= 1, got {self.tokens}.", params=("tokens",))
         if self.which not in WHICH:
             raise TTLabInputError(f"which must be one of {', '.join(WHICH)}, got {self.which!r}.")
+
+
+WINDOWS = ("random", "prefix")
+"""Where :class:`EmbedConfig` places a document's window."""
+
+
+@dataclass(frozen=True)
+class EmbedConfig:
+    """What to sample: layers, tokens per document, window length and placement, documents, seed."""
+
+    layers: tuple[int, ...] | None = (-1,)  # None: every layer (0 … n_layer)
+    tokens_per_doc: int = setting(32, "Token positions sampled per document (per group with --position-groups).")
+    context: int = setting(1024, "Window length in tokens (clipped to the model's context).")
+    window: str = setting("random", "random (a random window per document) | prefix (the document's start, as the "
+                          "authors' code).")
+    windows_per_doc: int = setting(1, "Non-overlapping windows per document (for corpora of few long documents).")
+    max_docs: int | None = setting(None, "Embed at most N documents.")
+    seed: int = setting(0, "Seed of window and position sampling.")
+    batch_docs: int = setting(8, "Documents per forward pass.")
+    position_edges: tuple[int, ...] | None = None  # stratify positions by these window ranges
+    split: str = setting("test", "Which document split to embed: train | val | test.")
+    shuffle_tokens: bool = False  # control: permute each window's tokens (seeded) before the forward pass
+
+    def __post_init__(self) -> None:
+        for name in ("tokens_per_doc", "context", "batch_docs", "windows_per_doc"):
+            v = getattr(self, name)
+            if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 1:
+                raise TTLabInputError(f"{name} must be a positive integer, got {v!r}.", params=(name,))
+        if self.max_docs is not None and self.max_docs < 1:
+            raise TTLabInputError(f"max_docs must be >= 1 when given, got {self.max_docs}.", params=("max_docs",))
+        if self.window not in WINDOWS:
+            raise TTLabInputError(f"window must be one of {', '.join(WINDOWS)}, got {self.window!r}.", params=("window",))
+        if self.layers is not None and len(self.layers) == 0:
+            raise TTLabInputError("layers is empty; give at least one layer index (e.g. -1) or None for all.",
+                                  params=("layers",))
+        if self.split not in ("train", "val", "test"):
+            raise TTLabInputError(f"split must be train, val or test, got {self.split!r}.", params=("split",))
+        e = self.position_edges
+        if e is not None:
+            if len(e) < 2 or any(int(a) >= int(b) for a, b in zip(e, e[1:])) or int(e[0]) < 0:
+                raise TTLabInputError(
+                    f"position_edges must be at least two increasing non-negative integers (e.g. 0,64,256,1024), got {list(e)}.",
+                    params=("position_edges",))
+            if int(e[-1]) > self.context:
+                raise TTLabInputError(f"the last position edge {e[-1]} exceeds the window length context={self.context}.",
+                                      params=("position_edges", "context"))
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict."""
+        d = asdict(self)
+        d["layers"] = None if self.layers is None else list(self.layers)
+        d["position_edges"] = None if self.position_edges is None else list(self.position_edges)
+        return d

@@ -22,7 +22,7 @@ Shuffled-token control (``shuffle_tokens``): the same windows and positions, but
 are permuted (seeded, see :data:`SHUFFLE_STREAM`) before the forward pass — the same token counts without
 their order, so an ID that does not move under shuffling is not a property of the text's sequential structure.
 
-Imports: numpy, torch, ttlab.errors, ttlab.intrinsic_dim.api (PAPER), ttlab.provenance; lazily ttlab.lm (checkpoint,
+Imports: numpy, torch, ttlab.errors, ttlab.intrinsic_dim.api (PAPER), ttlab.lm.configs (EmbedConfig), ttlab.provenance; lazily ttlab.lm (checkpoint,
 corpus, pretrained), ttlab.intrinsic_dim, ttlab.scaling.theory, ttlab.outputs (:func:`embed_to_file`) and rich
 (:func:`embed_view`); never ttlab.cli.
 """
@@ -32,7 +32,7 @@ from __future__ import annotations
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +41,7 @@ import torch
 
 from ttlab.errors import TTLabInputError
 from ttlab.intrinsic_dim.api import PAPER
+from ttlab.lm.configs import WINDOWS, EmbedConfig  # noqa: F401 (re-exported: their home is the torch-free configs)
 from ttlab.provenance import atomic_file, atomic_write_json, read_json, versions
 
 if TYPE_CHECKING:
@@ -65,57 +66,12 @@ LAYER_CONVENTION = (
     "last layer = input of the LM head"
 )
 
-WINDOWS = ("random", "prefix")
 SHUFFLE_STREAM = 7
 """Third seed word of the token-shuffling stream (:attr:`EmbedConfig.shuffle_tokens`): document ``i``'s windows
 are permuted by ``numpy.random.default_rng([seed, i, SHUFFLE_STREAM])``."""
 ProgressFn = Callable[[int, int | None], None]  # (documents done, total or None)
 
 
-@dataclass(frozen=True)
-class EmbedConfig:
-    """What to sample: layers, tokens per document, window length and placement, documents, seed."""
-
-    layers: tuple[int, ...] | None = (-1,)  # None: every layer (0 … n_layer)
-    tokens_per_doc: int = 32
-    context: int = 1024  # window length; clipped to the model's maximum context
-    window: str = "random"  # random | prefix
-    windows_per_doc: int = 1  # several non-overlapping windows per document (corpora of few long documents)
-    max_docs: int | None = None
-    seed: int = 0
-    batch_docs: int = 8  # windows per forward pass
-    position_edges: tuple[int, ...] | None = None  # stratify positions by these window ranges
-    split: str = "test"
-    shuffle_tokens: bool = False  # control: permute each window's tokens (seeded) before the forward pass
-
-    def __post_init__(self) -> None:
-        for name in ("tokens_per_doc", "context", "batch_docs", "windows_per_doc"):
-            v = getattr(self, name)
-            if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 1:
-                raise TTLabInputError(f"{name} must be a positive integer, got {v!r}.")
-        if self.max_docs is not None and self.max_docs < 1:
-            raise TTLabInputError(f"max_docs must be >= 1 when given, got {self.max_docs}.")
-        if self.window not in WINDOWS:
-            raise TTLabInputError(f"window must be one of {', '.join(WINDOWS)}, got {self.window!r}.")
-        if self.layers is not None and len(self.layers) == 0:
-            raise TTLabInputError("layers is empty; give at least one layer index (e.g. -1) or None for all.")
-        if self.split not in ("train", "val", "test"):
-            raise TTLabInputError(f"split must be train, val or test, got {self.split!r}.")
-        e = self.position_edges
-        if e is not None:
-            if len(e) < 2 or any(int(a) >= int(b) for a, b in zip(e, e[1:])) or int(e[0]) < 0:
-                raise TTLabInputError(
-                    f"position_edges must be at least two increasing non-negative integers (e.g. 0,64,256,1024), got {list(e)}."
-                )
-            if int(e[-1]) > self.context:
-                raise TTLabInputError(f"the last position edge {e[-1]} exceeds the window length context={self.context}.")
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain dict."""
-        d = asdict(self)
-        d["layers"] = None if self.layers is None else list(self.layers)
-        d["position_edges"] = None if self.position_edges is None else list(self.position_edges)
-        return d
 
 
 # ------------------------------------------------------------------------------------------ models

@@ -1,7 +1,7 @@
 """What a model suite is evaluated on: :class:`SuiteConfig` (every choice, stored in results.json) and the text
 windows every model scores (:class:`TextWindow`, :func:`select_windows`; see :mod:`ttlab.lm.suite` for the protocol).
 
-Imports: numpy, ttlab.errors, ttlab.intrinsic_dim.api (PAPER), ttlab.configs (setting), ttlab.lm.corpus
+Imports: numpy, ttlab.errors, ttlab.intrinsic_dim.api (PAPER), ttlab.configs (setting), ttlab.lm.configs (WINDOWS), ttlab.lm.corpus
 (CorpusSpec); no torch.
 """
 
@@ -17,6 +17,7 @@ import numpy as np
 from ttlab.configs import setting
 from ttlab.errors import TTLabInputError
 from ttlab.intrinsic_dim.api import PAPER
+from ttlab.lm.configs import WINDOWS
 from ttlab.lm.corpus import CorpusSpec
 
 __all__ = ["BYTES_PER_TOKEN", "DTYPES", "WINDOWS", "SuiteConfig", "TextWindow", "select_windows"]
@@ -24,7 +25,6 @@ __all__ = ["BYTES_PER_TOKEN", "DTYPES", "WINDOWS", "SuiteConfig", "TextWindow", 
 BYTES_PER_TOKEN = 4.0
 """Nominal UTF-8 bytes per token of English BPE text, used only to turn token counts into byte sizes."""
 DTYPES = ("float32", "bfloat16", "float16")
-WINDOWS = ("random", "prefix")
 
 _WORD = re.compile(r"\s*\S+")
 
