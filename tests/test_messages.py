@@ -120,6 +120,8 @@ def test_progress_without_a_terminal_prints_lines_and_a_heartbeat(capsys, monkey
     err = capsys.readouterr().err
     assert "models: 0/1" in err and "models: 1/1" in err
     assert "models: still running, 0/1 done" in err
+    common.run_with_progress(lambda progress: progress("documents", 3, None))  # a total not known yet
+    assert "documents: 3 (" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("command", ["data-sweep", "manifold"])

@@ -118,6 +118,11 @@ HEARTBEAT_SECONDS = 30.0
 """Without a terminal, a "still running" line is printed after this long with no progress."""
 
 
+def _of(done: int, total: int | None) -> str:
+    """``3/10``, or ``3`` while the total is unknown."""
+    return f"{done}" if total is None else f"{done}/{total}"
+
+
 class _LineProgress:
     """Progress where a live bar shows nothing (stderr is a file or a pipe): one line whenever a stage
     advances, and a "still running" line after every :data:`HEARTBEAT_SECONDS` without one, so a long
@@ -127,7 +132,7 @@ class _LineProgress:
         import threading
 
         self.t0 = self.last = time.monotonic()
-        self.state: tuple[str, int, int] | None = None
+        self.state: tuple[str, int, int | None] | None = None
         self.lock = threading.Lock()
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._beat, daemon=True)
@@ -140,12 +145,12 @@ class _LineProgress:
         self.stop.set()
         self.thread.join()
 
-    def __call__(self, stage: str, done: int, total: int) -> None:
+    def __call__(self, stage: str, done: int, total: int | None) -> None:
         with self.lock:
             if self.state == (stage, done, total):
                 return
             self.state, self.last = (stage, done, total), time.monotonic()
-        console_err.print(f"{stage}: {done}/{total} ({self.last - self.t0:.0f} s)", highlight=False)
+        console_err.print(f"{stage}: {_of(done, total)} ({self.last - self.t0:.0f} s)", highlight=False)
 
     def _beat(self) -> None:
         while not self.stop.wait(min(1.0, HEARTBEAT_SECONDS / 4)):
@@ -155,7 +160,7 @@ class _LineProgress:
                     continue
                 self.last = now
                 stage, done, total = self.state
-            console_err.print(f"{stage}: still running, {done}/{total} done ({now - self.t0:.0f} s)", highlight=False)
+            console_err.print(f"{stage}: still running, {_of(done, total)} done ({now - self.t0:.0f} s)", highlight=False)
 
 
 def run_with_progress(fn: Callable[..., Any], **kwargs: Any) -> Any:
