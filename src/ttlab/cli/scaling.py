@@ -191,13 +191,16 @@ def manifold(
     """Regression on d-dimensional manifolds in R^D: does test MSE fall as n^(−2β/(2β+d))?"""
     from ttlab.scaling import manifold_regression as mr
 
-    texts = {"ds": d, "ambients": ambient, "lrs": lr, "betas": beta, "archs": arch, "regimes": regime,
-             "model_widths": model_widths}
-    scalars = {"n_min": n_min, "n_max": n_max, "points": points, "seeds": seeds, "width": width, "depth": depth,
+    lists = {"ds": parse_list(d, "--d", int), "ambients": parse_list(ambient, "--ambient", int),
+             "lrs": parse_list(lr, "--lr", float), "betas": parse_list(beta, "--beta", float),
+             "archs": parse_list(arch, "--arch", str), "regimes": parse_list(regime, "--regime", str),
+             "model_widths": () if (model_widths or "").strip().lower() == "none"
+             else parse_list(model_widths, "--model-widths", int)}
+    scalars = {**lists, "n_min": n_min, "n_max": n_max, "points": points, "seeds": seeds, "width": width, "depth": depth,
                "tokens": tokens, "n_features": features, "n_test": n_test, "model_n": model_n, "noise": noise,
                "min_freq": min_freq, "max_freq": max_freq, "spectrum": spectrum, "oracle_seeds": oracle_seeds,
                "profile": profile, "manifold": manifold_name, "knn": not no_knn}
-    cfg = config_from_options(quick, texts, scalars, parse=parse_list, max_steps=max_steps, epochs=epochs)
+    cfg = config_from_options(quick, scalars, max_steps=max_steps, epochs=epochs)
     with exit_on_interrupt():
         payload = mr.run_manifold_experiment(
             cfg, out, quick=quick, backend=backend, workers=workers, threads=threads, ray_address=ray_address,

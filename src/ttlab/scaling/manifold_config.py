@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -24,7 +24,7 @@ from ttlab.validation import check_float, check_int
 if TYPE_CHECKING:
     from ttlab.scaling.regressors import RegressorConfig
 
-__all__ = ["DEFAULT_MAX_HOURS", "DEFAULT_WORKERS", "LIST_OPTIONS", "ORACLE_KS", "ORACLE_TOL", "REGIMES",
+__all__ = ["DEFAULT_MAX_HOURS", "DEFAULT_WORKERS", "ORACLE_KS", "ORACLE_TOL", "REGIMES",
            "ManifoldSweepConfig", "TrainSettings", "config_from_options", "design_check", "quick_config",
            "standard_config"]
 
@@ -305,39 +305,23 @@ def standard_config(**overrides: Any) -> ManifoldSweepConfig:
     return replace(base, **overrides)
 
 
-LIST_OPTIONS: dict[str, tuple[str, type]] = {
-    "ds": ("--d", int), "ambients": ("--ambient", int), "lrs": ("--lr", float), "betas": ("--beta", float),
-    "archs": ("--arch", str), "regimes": ("--regime", str), "model_widths": ("--model-widths", int),
-}
-"""The config's list fields that ``ttlab scaling manifold`` takes as comma lists: (option, item type)."""
-
-
 def config_from_options(
     quick: bool,
-    texts: dict[str, str | None],
-    scalars: dict[str, Any],
+    options: dict[str, Any],
     *,
-    parse: Callable[[str | None, str, type], Any],
     max_steps: int | None = None,
     epochs: float | None = None,
 ) -> ManifoldSweepConfig:
     """The sweep config of ``ttlab scaling manifold``: the preset (``quick``: :func:`quick_config`, else the full
-    default) with the options given — ``scalars`` (None: the preset's), the comma lists ``texts`` of
-    :data:`LIST_OPTIONS` read with ``parse(text, option, item_type)`` (``--model-widths none`` is an empty list),
-    and the step limit and epochs of the training schedule."""
+    default) with the config fields given in ``options`` (None: the preset's; lists as tuples, ``()`` for no
+    model-size sweep), and the step limit and epochs of the training schedule."""
     base = quick_config() if quick else ManifoldSweepConfig()
     train = base.train
     if max_steps is not None:
         train = replace(train, max_steps=max_steps, min_steps=min(train.min_steps, max_steps))
     if epochs is not None:
         train = replace(train, epochs=epochs)
-    over: dict[str, Any] = {"train": train, **{k: v for k, v in scalars.items() if v is not None}}
-    for key, text in texts.items():
-        option, item = LIST_OPTIONS[key]
-        if key == "model_widths" and text is not None and text.strip().lower() == "none":
-            over[key] = ()
-        elif (values := parse(text, option, item)) is not None:
-            over[key] = values
+    over: dict[str, Any] = {"train": train, **{k: v for k, v in options.items() if v is not None}}
     if "n_min" in over and "n_max" not in over and over["n_min"] > base.n_max:
         raise TTLabInputError(f"n_min {over['n_min']} is above the default n_max {base.n_max}; give n_max too",
                               params=("n_min", "n_max"))
