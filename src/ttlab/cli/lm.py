@@ -181,11 +181,8 @@ def sample(
     """Continue a prompt with a trained model."""
     from ttlab.lm.checkpoint import sample_text
 
-    if which == "best" and not (run / "best.pt").exists():
-        console_err.print(f"note: {run} has no best.pt (trained with --no-keep-best, or stopped before its first "
-                          "evaluation): sampling from its final weights, ckpt.pt", highlight=False, soft_wrap=True)
-        which = "final"
-    typer.echo(sample_text(run, prompt, SampleConfig(**pick_fields(SampleConfig, locals()))))
+    typer.echo(sample_text(run, prompt, SampleConfig(**pick_fields(SampleConfig, locals())),
+                           note=lambda m: print_lines([m], err=True)))
 
 
 @app.command("export-hf")

@@ -8,6 +8,7 @@ Imports: torch, ttlab.errors, ttlab.provenance, ttlab.lm (configs, data, model; 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -151,10 +152,18 @@ def load_run(run_dir: str | Path, device: str = "cpu", which: str = "final") -> 
     return LoadedRun(model, tok, config, result, meta)
 
 
-def sample_text(run_dir: str | Path, prompt: str = DEFAULT_PROMPT, cfg: SampleConfig = SampleConfig()) -> str:
+def sample_text(run_dir: str | Path, prompt: str = DEFAULT_PROMPT, cfg: SampleConfig = SampleConfig(),
+                note: Callable[[str], None] | None = None) -> str:
     """``prompt`` continued by the model of a run folder (:func:`load_run` with ``cfg.which``): ``cfg.tokens`` tokens
-    sampled at ``cfg.temperature`` among the ``cfg.top_k`` most likely, from ``cfg.seed``; the prompt included."""
-    r = load_run(run_dir, which=cfg.which)
+    sampled at ``cfg.temperature`` among the ``cfg.top_k`` most likely, from ``cfg.seed``; the prompt included.
+    ``which="best"`` on a run without best.pt samples its final weights and says so to ``note``."""
+    which = cfg.which
+    if which == "best" and not (Path(run_dir) / "best.pt").exists():
+        if note is not None:
+            note(f"note: {run_dir} has no best.pt (trained with keep_best off, or stopped before its first evaluation): "
+                 "sampling from its final weights, ckpt.pt")
+        which = "final"
+    r = load_run(run_dir, which=which)
     if r.tokenizer is None:
         raise TTLabInputError(f"{run_dir} has no tokenizer.json.")
     ids = r.tokenizer.encode(prompt) or ([r.tokenizer.eot_id] if r.tokenizer.eot_id is not None else [0])
