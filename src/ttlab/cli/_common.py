@@ -19,6 +19,7 @@ from typing import Annotated, Any, Optional, get_type_hints
 
 import typer
 from rich.console import Console, RenderableType
+from rich.text import Text
 
 from ttlab.configs import field_help
 from ttlab.errors import Terminated, TTLabInputError
@@ -50,29 +51,29 @@ def print_json(obj: Any) -> None:
     sys.stdout.flush()
 
 
-def print_lines(lines: Iterable[str], err: bool = False) -> None:
-    """Print the library's summary lines as they are (no markup, no highlighting), on stdout or (``err``) stderr."""
-    for line in lines:
-        (console_err if err else console).print(line, highlight=False, markup=False, soft_wrap=True)
-
-
 def print_view(view: Iterable[RenderableType], err: bool = False) -> None:
     """Print a library view (tables and :class:`rich.text.Text` lines, e.g. :func:`ttlab.ntp.views.run_view`) on
-    stdout or (``err``) stderr."""
+    stdout or (``err``) stderr; a line is not wrapped at the console's width (the terminal wraps it)."""
     for item in view:
-        (console_err if err else console).print(item, soft_wrap=not hasattr(item, "columns"))
+        (console_err if err else console).print(item, soft_wrap=isinstance(item, Text))
+
+
+def print_lines(lines: Iterable[str], err: bool = False) -> None:
+    """Print the library's summary lines as they are (no markup, no highlighting), on stdout or (``err``) stderr."""
+    print_view((Text(line) for line in lines), err)
+
+
+def print_warnings(notes: Iterable[str]) -> None:
+    """One ``warning: …`` line per note on stderr; a note's text is printed as it is (brackets are not markup)."""
+    print_view((Text.assemble(("warning:", "yellow"), f" {note}") for note in notes), err=True)
 
 
 def print_causes(failures: Iterable[tuple[str, str]], limit: int = 5) -> None:
     """One line per failure, ``  name: error`` on stderr (at most ``limit``, then how many more), so the cause
     of a failure (a full disk, a missing file) is on the console, not only inside a results file."""
-    from rich.markup import escape
-
     items = list(failures)
-    for name, error in items[:limit]:
-        console_err.print(f"  {escape(str(name))}: {escape(str(error))}", highlight=False, soft_wrap=True)
-    if len(items) > limit:
-        console_err.print(f"  … and {len(items) - limit} more", highlight=False)
+    more = [f"  … and {len(items) - limit} more"] if len(items) > limit else []
+    print_lines([*(f"  {name}: {error}" for name, error in items[:limit]), *more], err=True)
 
 
 INTERRUPT_EXIT = 130

@@ -19,10 +19,10 @@ from ttlab.cli._common import (
     OptStr,
     Setting,
     console,
-    console_err,
     parse_list,
     print_json,
     print_view,
+    print_warnings,
     run_with_progress,
 )
 from ttlab.configs import pick_fields
@@ -49,8 +49,7 @@ E = EmbedConfig  # embed's options set its fields and show their defaults
 
 def _report(payload: dict[str, Any], notes: list[str], as_json: bool) -> bool:
     """Print the warnings and, with ``--json``, the payload; True when the JSON was the output."""
-    for msg in notes:
-        console_err.print(f"[yellow]warning:[/] {msg}", highlight=False)
+    print_warnings(notes)
     if as_json:
         print_json(payload)
     return as_json

@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from ttlab.cli._common import Json, Setting, print_json, print_lines, print_view, run_with_progress
+from ttlab.cli._common import Json, Setting, print_json, print_lines, print_view, print_warnings, run_with_progress
 from ttlab.configs import pick_fields
 from ttlab.lm.presets import BOOTSTRAP, Execution
 from ttlab.lm.suite import SuiteConfig
@@ -49,7 +49,7 @@ def suite_cmd(
 ) -> None:
     """Evaluate an existing model suite on the same text: loss, bits per byte, N, final-layer ID → α̂_N vs α_N = 2/d."""
     from ttlab.lm import suite as lib
-    from ttlab.lm.views import failures_view, warnings_view
+    from ttlab.lm.views import failures_view
     from ttlab.outputs import check_out_dir
 
     check_out_dir(out, files=lib.SUITE_OUTPUTS)
@@ -59,7 +59,7 @@ def suite_cmd(
                             bootstrap=bootstrap, execution=Execution(**pick_fields(Execution, locals())),
                             overwrite=overwrite)
     print_json(res) if as_json else print_lines(lib.suite_summary(res, out))
-    print_view([] if as_json else warnings_view(res), err=True)
+    print_warnings([] if as_json else res.get("warnings", []))
     print_view(failures_view(res), err=True)
     if res["n_failed"]:
         raise typer.Exit(1)

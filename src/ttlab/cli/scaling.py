@@ -28,6 +28,7 @@ from ttlab.cli._common import (
     print_causes,
     print_json,
     print_view,
+    print_warnings,
 )
 from ttlab.intrinsic_dim import PAPER
 from ttlab.scaling import views
@@ -122,8 +123,7 @@ def fit(
     payload = fit_csv(csv_file, x, y, x2, form=form, bootstrap=bootstrap, seed=seed, ci_level=ci_level,
                       bootstrap_method=bootstrap_method, objective=objective, n_starts=n_starts, plot=plot,
                       intrinsic_dim=intrinsic_dim, beta=beta, kind=kind, out=out)
-    for note in payload["warnings"]:
-        console_err.print(f"[yellow]warning:[/] {note}", highlight=False, soft_wrap=True)
+    print_warnings(payload["warnings"])
     print_json(payload) if json_out else print_view(views.fit_view(payload))
 
 

@@ -1,5 +1,5 @@
 """What the ``ttlab lm`` commands print, built from what the library returns: the built corpus, the prepared data, a
-training run's evaluations and its interruption, and the failures and warnings of the sweeps and the suite. Plain
+training run's evaluations and its interruption, and the failures of the sweeps and the suite. Plain
 summaries are lists of strings (printed as they are: ``catalogue_lines``, ``summary_lines``, ``sweep_summary``,
 ``suite_summary`` live with the results they sum up); the lines with markup are views, lists of rich renderables
 (:class:`rich.text.Text`) that never print and hold no console.
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from ttlab.lm.data import PreparedData
     from ttlab.lm.trainer import TrainResult
 
-__all__ = ["build_view", "eval_line", "failures_view", "interrupted_view", "prepare_view", "warnings_view"]
+__all__ = ["build_view", "eval_line", "failures_view", "interrupted_view", "prepare_view"]
 
 
 def build_view(name: str, meta: dict[str, Any], out: str | Path) -> list[RenderableType]:
@@ -68,7 +68,3 @@ def failures_view(res: dict[str, Any]) -> list[RenderableType]:
     return [Text.from_markup(f"[red]{res['n_failed']} run(s) failed:[/] {escape(failed)}; re-run the command to retry "
                              "them.")]
 
-
-def warnings_view(res: dict[str, Any]) -> list[RenderableType]:
-    """The warnings of a result (``res["warnings"]``, e.g. :func:`ttlab.lm.suite.run_suite`'s), one line each."""
-    return [Text.from_markup(f"[yellow]warning:[/] {escape(note)}") for note in res.get("warnings", [])]
