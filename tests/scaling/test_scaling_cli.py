@@ -245,3 +245,16 @@ def test_one_comma_list_parser():
                             (" , ", int, "at least one value")]:
         with pytest.raises(TTLabInputError, match=msg):
             parse_list(text, "--x", item)
+
+
+def test_manifold_help_quotes_the_presets_it_reads(run_cli):
+    """The `[full; quick: q]` defaults in `scaling manifold --help` are read from the two presets, not restated."""
+    from ttlab.scaling.manifold_config import ManifoldSweepConfig, quick_config
+
+    full, quick = ManifoldSweepConfig(), quick_config()
+    r = run_cli("scaling", "manifold", "--help")
+    text = " ".join(r.out.replace("│", " ").split())
+    assert f"[{','.join(map(str, full.ds))}; quick: {','.join(map(str, quick.ds))}]" in text
+    assert f"[{full.train.max_steps}; quick: {quick.train.max_steps}]" in text
+    assert f"[{full.n_test}; quick: {quick.n_test}]" in text and "quick: none]" in text  # no model sweep in quick
+    assert f"{quick.points} sizes {quick.n_min}..{quick.n_max}" in text

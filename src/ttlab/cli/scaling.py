@@ -10,8 +10,9 @@ predictions, views) and ttlab.intrinsic_dim (the paper's K); ttlab.scaling.manif
 
 from __future__ import annotations
 
+from operator import attrgetter
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from typer import Argument, Option
@@ -34,7 +35,13 @@ from ttlab.intrinsic_dim import PAPER
 from ttlab.scaling import views
 from ttlab.scaling.fit import DEFAULT_BOOTSTRAP, DEFAULT_CI_LEVEL
 from ttlab.scaling.fit_csv import fit_csv
-from ttlab.scaling.manifold_config import DEFAULT_MAX_HOURS, DEFAULT_WORKERS, ManifoldSweepConfig, config_from_options
+from ttlab.scaling.manifold_config import (
+    DEFAULT_MAX_HOURS,
+    DEFAULT_WORKERS,
+    ManifoldSweepConfig,
+    config_from_options,
+    quick_config,
+)
 from ttlab.scaling.predictions import convert_exponents, predict_exponents, table1_payload
 
 app = typer.Typer(
@@ -130,25 +137,44 @@ def fit(
 # ---------------------------------------------------------------------------------------------
 # ttlab scaling manifold — Theorem 1 tested directly (regression on low-dimensional manifolds)
 
+_FULL, _QUICK = ManifoldSweepConfig(), quick_config()  # the presets the options' help quotes
+
+
+def _text(value: Any) -> str:
+    """A setting as its option is written: ``1,0.5``; ``none`` for an empty list."""
+    if isinstance(value, tuple):
+        return ",".join(map(_text, value)) or "none"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _preset(name: str) -> str:
+    """``[full; quick: q]``: a setting (``train.max_steps`` reaches into the schedule) in both presets, read from them."""
+    full, quick = (_text(attrgetter(name)(c)) for c in (_FULL, _QUICK))
+    return f"[{full}]" if full == quick else f"[{full}; quick: {quick}]"
+
+
+_QUICK_TEXT = (f"{_text(_QUICK.archs)}, β {_text(_QUICK.betas)}, {_text(_QUICK.regimes)}; d {_text(_QUICK.ds)}; "
+               f"D {_text(_QUICK.ambients)}; {_QUICK.points} sizes {_QUICK.n_min}..{_QUICK.n_max}; {_QUICK.seeds} seed(s)")
+
 
 @app.command()
 def manifold(
     out: Annotated[Path, Option("--out", help="Output directory (results.json, manifold_scaling.png, cache/).")],
-    d: Annotated[OptStr, Option("--d", help="Intrinsic dimensions d [1,2,4; quick: 2,4].")] = None,
-    ambient: Annotated[OptStr, Option("--ambient", help="Ambient dimensions D [16,128,768; quick: 16,128].")] = None,
-    n_min: Annotated[OptInt, Option("--n-min", help="Smallest training-set size [64; quick: 128].")] = None,
-    n_max: Annotated[OptInt, Option("--n-max", help="Largest training-set size [8192; quick: 2048].")] = None,
-    points: Annotated[OptInt, Option("--points", help="Sizes on the geometric grid [8; quick: 5].")] = None,
+    d: Annotated[OptStr, Option("--d", help=f"Intrinsic dimensions d {_preset('ds')}.")] = None,
+    ambient: Annotated[OptStr, Option("--ambient", help=f"Ambient dimensions D {_preset('ambients')}.")] = None,
+    n_min: Annotated[OptInt, Option("--n-min", help=f"Smallest training-set size {_preset('n_min')}.")] = None,
+    n_max: Annotated[OptInt, Option("--n-max", help=f"Largest training-set size {_preset('n_max')}.")] = None,
+    points: Annotated[OptInt, Option("--points", help=f"Sizes on the geometric grid {_preset('points')}.")] = None,
     arch: Annotated[OptStr, Option(
-        "--arch", help="Comma-separated: softmax | relu (paper's theory transformer) | mlp [softmax,relu,mlp; quick: "
-        "softmax].")] = None,
+        "--arch", help="Comma-separated: softmax | relu (paper's theory transformer) | mlp "
+        f"{_preset('archs')}.")] = None,
     regime: Annotated[OptStr, Option(
         "--regime", help="Comma-separated: noisy (label noise --noise; claim α̂_D ≈ 2β/(2β+d)) | noiseless (σ = 0; "
-        "claim α̂_D ≥ 2β/(2β+d)) [noisy,noiseless; quick: noisy].")] = None,
-    seeds: Annotated[OptInt, Option("--seeds", help="Seeds (data, init, batch order) per size [2; quick: 1].")] = None,
+        f"claim α̂_D ≥ 2β/(2β+d)) {_preset('regimes')}.")] = None,
+    seeds: Annotated[OptInt, Option("--seeds", help=f"Seeds (data, init, batch order) per size {_preset('seeds')}.")] = None,
     oracle_seeds: Annotated[OptInt, Option(
-        "--oracle-seeds", help="Seeds of the k-NN oracle (the first --seeds are the networks' splits) [6; "
-        "quick: 4].")] = None,
+        "--oracle-seeds", help="Seeds of the k-NN oracle (the first --seeds are the networks' splits) "
+        f"{_preset('oracle_seeds')}.")] = None,
     backend: Annotated[str, Option(
         "--backend", help="Sweep backend: local (process pool) | ray (needs pip install 'ttlab[ray]').")] = "local",
     ray_address: Annotated[OptStr, Option(
@@ -159,28 +185,28 @@ def manifold(
         "local Ray).")] = DEFAULT_WORKERS,
     threads: Annotated[OptInt, Option("--threads", help="Torch threads per task (default: cores // workers).")] = None,
     quick: Annotated[bool, Option(
-        "--quick", help="Small preset: softmax, β 1, noisy; d 2,4; D 16,128; 5 sizes 128..2048; 1 seed.")] = False,
-    beta: Annotated[OptStr, Option("--beta", help="Hölder exponent(s) β of the target, 0 < β ≤ 1 [1,0.5; quick: 1].")] = None,
+        "--quick", help=f"Small preset: {_QUICK_TEXT}.")] = False,
+    beta: Annotated[OptStr, Option("--beta", help=f"Hölder exponent(s) β of the target, 0 < β ≤ 1 {_preset('betas')}.")] = None,
     profile: Annotated[str, Option("--profile", help="Ridge profile: sin | cusp (β-Hölder cusps).")] = ManifoldSweepConfig.profile,
     manifold_name: Annotated[str, Option("--manifold", help="sphere | cube | nonlinear.")] = ManifoldSweepConfig.manifold,
-    noise: Annotated[OptFloat, Option("--noise", help="Label-noise σ of the noisy regime (target variance 1) [1].")] = None,
+    noise: Annotated[OptFloat, Option("--noise", help=f"Label-noise σ of the noisy regime (target variance 1) {_preset('noise')}.")] = None,
     spectrum: Annotated[OptStr, Option(
         "--spectrum", help="Target spectrum: weighted (log-spaced frequencies, amplitudes ∝ r^−β) | sampled (density ∝ "
-        "r^−(1+2β), equal amplitudes) [weighted].")] = None,
-    features: Annotated[OptInt, Option("--features", help="Ridge features K of the target [1024].")] = None,
+        f"r^−(1+2β), equal amplitudes) {_preset('spectrum')}.")] = None,
+    features: Annotated[OptInt, Option("--features", help=f"Ridge features K of the target {_preset('n_features')}.")] = None,
     min_freq: Annotated[OptFloat, Option("--min-freq", help="Smallest target frequency r_0 [max(1, d/2)].")] = None,
-    max_freq: Annotated[OptFloat, Option("--max-freq", help="Largest target frequency R [1024].")] = None,
-    lr: Annotated[OptStr, Option("--lr", help="AdamW learning rate(s) [0.002]; several: chosen per size on validation.")] = None,
-    width: Annotated[OptInt, Option("--width", help="Model width: n_embd / MLP hidden width [64; quick: 32].")] = None,
-    depth: Annotated[OptInt, Option("--depth", help="Transformer blocks / MLP hidden layers [2].")] = None,
-    tokens: Annotated[OptInt, Option("--tokens", help="Transformer tokens: x cut into this many chunks [8; quick: 4].")] = None,
-    max_steps: Annotated[OptInt, Option("--max-steps", help="Step limit per run [4000; quick: 1000].")] = None,
-    epochs: Annotated[OptFloat, Option("--epochs", help="Epochs per run below the step limit [100; quick: 30].")] = None,
+    max_freq: Annotated[OptFloat, Option("--max-freq", help=f"Largest target frequency R {_preset('max_freq')}.")] = None,
+    lr: Annotated[OptStr, Option("--lr", help=f"AdamW learning rate(s) {_preset('lrs')}; several: chosen per size on validation.")] = None,
+    width: Annotated[OptInt, Option("--width", help=f"Model width: n_embd / MLP hidden width {_preset('width')}.")] = None,
+    depth: Annotated[OptInt, Option("--depth", help=f"Transformer blocks / MLP hidden layers {_preset('depth')}.")] = None,
+    tokens: Annotated[OptInt, Option("--tokens", help=f"Transformer tokens: x cut into this many chunks {_preset('tokens')}.")] = None,
+    max_steps: Annotated[OptInt, Option("--max-steps", help=f"Step limit per run {_preset('train.max_steps')}.")] = None,
+    epochs: Annotated[OptFloat, Option("--epochs", help=f"Epochs per run below the step limit {_preset('train.epochs')}.")] = None,
     model_widths: Annotated[OptStr, Option(
-        "--model-widths", help="Widths of a model-size sweep at n = --model-n (gives α̂_N) [8,16,32,64,128; quick: "
-        "none]; 'none' to skip.")] = None,
+        "--model-widths", help="Widths of a model-size sweep at n = --model-n (gives α̂_N) "
+        f"{_preset('model_widths')}; 'none' to skip.")] = None,
     model_n: Annotated[OptInt, Option("--model-n", help="Training-set size of the model-size sweep [--n-max].")] = None,
-    n_test: Annotated[OptInt, Option("--n-test", help="Test points (clean targets) per seed [4096; quick: 2048].")] = None,
+    n_test: Annotated[OptInt, Option("--n-test", help=f"Test points (clean targets) per seed {_preset('n_test')}.")] = None,
     no_knn: Annotated[bool, Option("--no-knn", help="Skip the k-NN reference.")] = False,
     estimate_only: Annotated[bool, Option("--estimate-only", help="Print the cost estimate and stop.")] = False,
     max_hours: Annotated[float, Option(
