@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["plot_id_ablations", "plot_lm_scaling", "plot_manifold_scaling"]
+__all__ = ["plot_id_ablations", "plot_lm_scaling", "plot_manifold_scaling", "plot_model_scaling"]
 
 
 def _figure(figsize: tuple[float, float], layout: str | None = None) -> Any:
@@ -270,4 +270,46 @@ def plot_manifold_scaling(payload: dict[str, Any]) -> Any:
         _alpha_panel(fig.add_subplot(nrows, ncols, row * ncols + len(ambients) + 1), payload, beta, regime)
     if has_model:
         _model_panel(fig.add_subplot(nrows, ncols, ncols), payload["model_fits"])
+    return fig
+
+
+# ------------------------------------------------------------------------------- model size (Theorem 2)
+
+
+def _slope_guide(ax: Any, x0: float, y0: float, x1: float, alpha: float, **kw: Any) -> None:
+    """A reference line of slope −``alpha`` (log-log) from (x0, y0) to x1."""
+    ax.plot([x0, x1], [y0, y0 * (x1 / x0) ** (-alpha)], **kw)
+
+
+def plot_model_scaling(payload: dict[str, Any]) -> Any:
+    """Normalised test MSE against parameter count N, one panel per (target, d): every network (seed means and
+    seeds), its fitted power law, the piecewise-constant and piecewise-linear oracles, and slopes 2β/d and 4/d."""
+    results = payload["results"]
+    runs = payload["runs"]
+    fig = _figure((4.6 * len(results), 4.2), layout="constrained")
+    for i, e in enumerate(results):
+        ax = fig.add_subplot(1, len(results), i + 1)
+        xs_all = []
+        for j, (arch, s) in enumerate(e["archs"].items()):
+            mine = [r for r in runs if (r["target_name"], r["d"], r["arch"]) == (e["target"], e["d"], arch)
+                    and not r.get("check") and r["nmse"] > 0]
+            ns = sorted({r["n_params"] for r in mine})
+            means = [float(np.exp(np.mean([np.log(r["nmse"]) for r in mine if r["n_params"] == n]))) for n in ns]
+            ax.scatter([r["n_params"] for r in mine], [r["nmse"] for r in mine], s=8, color=f"C{j}", alpha=0.4)
+            fit = s["fit"]
+            label = f"{arch}" + (f": α̂ {fit['alpha_hat']:.2f}" if "alpha_hat" in fit else "")
+            ax.plot(ns, means, "o-", ms=4, color=f"C{j}", label=label)
+            xs_all += ns
+        for name, style in (("constant", ":"), ("linear", "--")):
+            pts = e["oracle_points"]
+            f = e["oracles"][name]
+            lab = f"oracle, piecewise-{name}" + (f": {f['alpha_hat']:.2f}" if "alpha_hat" in f else "")
+            ax.plot([p["n_params"] for p in pts], [p[name] for p in pts], style, color="0.35", label=lab)
+        if xs_all:
+            x0, x1 = min(xs_all), max(xs_all)
+            _slope_guide(ax, x0, 1.0, x1, e["alpha_pred"], color="k", lw=0.8, label=f"slope 2β/d = {e['alpha_pred']:.2f}")
+            _slope_guide(ax, x0, 0.5, x1, e["alpha_4d"], color="r", lw=0.8, label=f"slope 4/d = {e['alpha_4d']:.2f}")
+        ax.set(xscale="log", yscale="log", xlabel="parameters N", ylabel="test MSE / Var f",
+               title=f"{e['target']} target (β = {e['beta']:g}), d = {e['d']}")
+        ax.legend(fontsize=6.5, loc="lower left")
     return fig
