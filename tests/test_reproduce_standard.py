@@ -67,17 +67,20 @@ def test_standard_corpora_and_position_groups_give_enough_batches():
     assert DATA_SWEEP_PRESETS["standard"].model[0] >= MIN_LAYERS
 
 
-def test_standard_manifold_width_sweep_design():
-    """α_N is tested on the synthetic width sweep: d ∈ {1, 2}, β = 1, noisy regime, with the approximation oracle."""
+def test_standard_manifold_sweep_has_no_data_limited_width_sweep():
+    """α_N is tested by the model_scaling part (online, noiseless: docs/model_scaling.md); the manifold sweep's
+    fixed-n width sweep measured the data axis and is gone from the standard tier."""
+    from ttlab.reproduce.parts_model_scaling import _config
     from ttlab.scaling.manifold_regression import quick_config, standard_config
+    from ttlab.scaling.model_scaling_config import standard_model_config
 
     c = standard_config()
-    assert set(c.ds) == {1, 2} and c.betas == (1.0,) and c.model_regime == "noisy" and "noisy" in c.regimes
-    assert len(c.model_widths) >= 5 and _decades(c.model_widths) >= 1.2 and len(c.approx_cells) >= 5
-    assert c.seeds >= 2 and quick_config().model_widths == ()
+    assert set(c.ds) == {1, 2} and c.betas == (1.0,) and "noisy" in c.regimes and c.seeds >= 2
+    assert c.model_widths == () and quick_config().model_widths == ()
     from ttlab.reproduce.parts_scaling import _manifold_config
 
-    assert _manifold_config(PartContext(mode="standard")).model_widths == c.model_widths
+    assert _manifold_config(PartContext(mode="standard")).model_widths == ()
+    assert _config(PartContext(mode="standard")) == standard_model_config()
 
 
 def test_mode_plumbing_pick_and_estimates(monkeypatch):

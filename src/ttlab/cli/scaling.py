@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from typer import Argument, Option
 
 from ttlab.cli._common import (
@@ -42,6 +43,7 @@ from ttlab.scaling.manifold_config import (
     config_from_options,
     quick_config,
 )
+from ttlab.scaling.model_scaling_config import quick_model_config, standard_model_config
 from ttlab.scaling.predictions import convert_exponents, predict_exponents, table1_payload
 
 app = typer.Typer(
@@ -150,7 +152,7 @@ def _text(value: Any) -> str:
 def _preset(name: str) -> str:
     """``[full; quick: q]``: a setting (``train.max_steps`` reaches into the schedule) in both presets, read from them."""
     full, quick = (_text(attrgetter(name)(c)) for c in (_FULL, _QUICK))
-    return f"[{full}]" if full == quick else f"[{full}; quick: {quick}]"
+    return escape(f"[{full}]" if full == quick else f"[{full}; quick: {quick}]")  # not rich markup: [softmax] is text
 
 
 _QUICK_TEXT = (f"{_text(_QUICK.archs)}, β {_text(_QUICK.betas)}, {_text(_QUICK.regimes)}; d {_text(_QUICK.ds)}; "
@@ -240,5 +242,65 @@ def manifold(
     if not estimate_only and (failed := payload["sweep"]["n_failed"]):
         console_err.print(f"[bold red]{failed} task(s) failed[/]; see 'sweep.failures' in {out / 'results.json'} "
                           "(re-run the same command to retry them)", highlight=False)
+        print_causes((f["key"], f["error"]) for f in payload["sweep"].get("failures", []))
+        raise typer.Exit(1)
+
+
+_MS_STD = standard_model_config()
+_MS_QUICK = quick_model_config()
+
+
+def _ms_preset(name: str) -> str:
+    """``[standard; quick: q]`` of a model-size setting, read from the two presets."""
+    full, quick = (_text(getattr(c, name)) for c in (_MS_STD, _MS_QUICK))
+    return escape(f"[{full}]" if full == quick else f"[{full}; quick: {quick}]")
+
+
+@app.command("model-size")
+def model_size(
+    out: Annotated[Path, Option("--out", help="Output directory (results.json, model_scaling.png, cache/).")],
+    quick: Annotated[bool, Option("--quick", help="The quick preset: d = 2, the smooth target, the control and the "
+                                                  "softmax transformer, one seed (≈ 3 min on 2 cores).")] = False,
+    d: Annotated[OptStr, Option("--d", help=f"Intrinsic dimensions d of the sphere S^d {_ms_preset('ds')}.")] = None,
+    targets: Annotated[OptStr, Option(
+        "--targets", help=f"Comma-separated: smooth (C² field; 4/d reachable) | holder (β-Hölder: 2β/d sharp) "
+        f"{_ms_preset('targets')}.")] = None,
+    arch: Annotated[OptStr, Option(
+        "--arch", help="Transformers judged, comma-separated: softmax | relu (the theory's ReLU attention); the "
+        f"ReLU-MLP control always runs {_ms_preset('archs')}.")] = None,
+    seeds: Annotated[OptInt, Option("--seeds", help=f"Seeds per transformer width {_ms_preset('seeds')}.")] = None,
+    control_seeds: Annotated[OptInt, Option("--control-seeds", help=f"Seeds per control width {_ms_preset('control_seeds')}.")] = None,
+    widths: Annotated[OptStr, Option("--widths", help=f"Transformer widths {_ms_preset('transformer_widths')}.")] = None,
+    holder_beta: Annotated[OptFloat, Option("--holder-beta", help=f"β of the Hölder target, 0 < β ≤ 1 {_ms_preset('holder_beta')}.")] = None,
+    backend: Annotated[str, Option("--backend", help="Sweep backend: local (process pool) | ray.")] = "local",
+    ray_address: Annotated[OptStr, Option("--ray-address", help="With --backend ray: address of a running cluster.")] = None,
+    workers: Annotated[int, Option("--workers", help="Parallel worker processes (one torch thread each).")] = DEFAULT_WORKERS,
+    estimate_only: Annotated[bool, Option("--estimate-only", help="Print the cost estimate and stop.")] = False,
+    max_hours: Annotated[float, Option("--max-hours", help="Refuse runs whose estimated wall time exceeds this many "
+                                                           "hours.")] = DEFAULT_MAX_HOURS,
+    json_out: Json = False,
+) -> None:
+    """Model-size scaling where approximation limits: does MSE fall as N^(−2β/d)? (online, noiseless samples;
+    design and verdicts: docs/model_scaling.md; resumable: re-run the same command)."""
+    from dataclasses import replace
+
+    from ttlab.scaling.model_scaling import run_model_size_experiment
+
+    base = quick_model_config() if quick else standard_model_config()
+    over = {"ds": parse_list(d, "--d", int), "targets": parse_list(targets, "--targets", str),
+            "archs": parse_list(arch, "--arch", str), "transformer_widths": parse_list(widths, "--widths", int),
+            "seeds": seeds, "control_seeds": control_seeds, "holder_beta": holder_beta}
+    cfg = replace(base, **{k: v for k, v in over.items() if v is not None})
+    with exit_on_interrupt():
+        payload = run_model_size_experiment(
+            cfg, out, backend=backend, workers=workers, ray_address=ray_address, max_hours=max_hours,
+            estimate_only=estimate_only, on_estimate=lambda cost: print_view(views.model_size_cost_view(cost, out), err=True),
+            progress=lambda p: print_view([views.model_size_progress_line(p)], err=True))
+    if json_out:
+        print_json(payload)
+    elif not estimate_only:
+        print_view(views.model_size_view(payload))
+    if not estimate_only and (failed := payload["sweep"]["n_failed"]):
+        console_err.print(f"[bold red]{failed} task(s) failed[/]; re-run the same command to retry them", highlight=False)
         print_causes((f["key"], f["error"]) for f in payload["sweep"].get("failures", []))
         raise typer.Exit(1)

@@ -56,10 +56,12 @@ def _profile(m: dict, need: int, shape: str, need_se: bool = True
 
 def _describe_monotone(th: dict, q: str) -> str:
     way = "rises" if th["direction"] > 0 else "falls"
-    return (f"holds if {q} {way} from the first to the last value by more than their combined standard error and no "
-            "step goes clearly (beyond its standard error) the other way; partly if it does so overall but some step "
+    k = th.get("se_mult", 1)
+    se = "their combined standard error" if k == 1 else f"{k:g} × their combined standard error"
+    return (f"holds if {q} {way} from the first to the last value by more than {se} and no "
+            f"step goes clearly (beyond {k:g} × its standard error) the other way; partly if it does so overall but some step "
             "goes clearly the other way; not reproduced if it moves clearly the other way overall; inconclusive if the "
-            "overall change is within the standard error (or there are fewer than 2 values or no standard errors)")
+            f"overall change is within {k:g} × the standard error (or there are fewer than 2 values or no standard errors)")
 
 
 def _capped(m: dict) -> Judgement | None:
@@ -78,21 +80,23 @@ def _monotone(m: dict, th: dict, q: str) -> Judgement:
     bad = bad or _capped(m)
     if bad:
         return bad
-    se = se or [0.0] * len(vals)
+    k = float(th.get("se_mult", 1))  # decide beyond k combined standard errors
+    se = [k * x for x in se] if se else [0.0] * len(vals)
     sgn = 1.0 if th["direction"] > 0 else -1.0
     v = [sgn * x for x in vals]  # type: ignore[operator]
     overall, s_all = v[-1] - v[0], math.hypot(se[0], se[-1])
+    lab = "SE" if k == 1 else f"{k:g}·SE"
     listing = ", ".join(f"{x:.3g}" for x in vals)  # type: ignore[union-attr]
     margin = closest(rel_distance(abs(overall), s_all))  # the overall change against its standard error
     if overall < -s_all:
-        return NOT_REPRODUCED, f"{listing}: moves the other way overall ({abs(overall):.3g} > SE {s_all:.2g})", margin
+        return NOT_REPRODUCED, f"{listing}: moves the other way overall ({abs(overall):.3g} > {lab} {s_all:.2g})", margin
     if overall <= s_all:
-        return INCONCLUSIVE, f"{listing}: overall change {overall * sgn:+.3g} within SE {s_all:.2g}", margin
+        return INCONCLUSIVE, f"{listing}: overall change {overall * sgn:+.3g} within {lab} {s_all:.2g}", margin
     against = [i for i in range(len(v) - 1) if v[i + 1] - v[i] < -math.hypot(se[i], se[i + 1])]
     if against:
-        return (PARTLY, f"{listing}: overall change {overall * sgn:+.3g} (SE {s_all:.2g}) but {len(against)} step(s) go "
+        return (PARTLY, f"{listing}: overall change {overall * sgn:+.3g} ({lab} {s_all:.2g}) but {len(against)} step(s) go "
                         "the other way", margin)
-    return HOLDS, f"{listing}: overall change {overall * sgn:+.3g} (SE {s_all:.2g}), no step clearly against", margin
+    return HOLDS, f"{listing}: overall change {overall * sgn:+.3g} ({lab} {s_all:.2g}), no step clearly against", margin
 
 
 def _describe_peak(th: dict, q: str) -> str:

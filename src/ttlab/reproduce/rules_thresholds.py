@@ -379,3 +379,55 @@ def _exponent_match(m: dict, th: dict, q: str) -> Judgement:
     if rel <= th["partly_rel"]:
         return PARTLY, delta + band, margin
     return NOT_REPRODUCED, delta + band, margin
+
+
+# ---------------------------------------------------------------------------------------------
+# model-size exponent (Theorem 2 of paper B), judged only with a valid harness
+
+
+def _describe_model_rate(th: dict, q: str) -> str:
+    f = short_number(th["fraction"])
+    return (f"inconclusive unless the positive control (a ReLU MLP) reaches ≥ {f} × its known rate in the same design "
+            "(the harness does not reach the known rate) and a width passes the data check (its MSE falls by at most "
+            "10 % with twice the samples; wider widths that fail are left out of the fit); then holds if the deciding "
+            f"interval's lower end ≥ {f} × {q} and the untrained networks' interval lies wholly below it (a trivial "
+            f"model must fail the claim); not reproduced if its upper end < {f} × {q}; inconclusive otherwise (the "
+            "interval straddles the threshold, or fewer than 3 widths were fitted)")
+
+
+@register_rule("model_rate", (HOLDS, NOT_REPRODUCED, INCONCLUSIVE), _describe_model_rate)
+def _model_rate(m: dict, th: dict, q: str) -> Judgement:
+    """``fitted``/``lo``/``hi`` (α̂_N and its deciding interval) against ``fraction`` × ``predicted``; ``control``
+    (the positive control's α̂_N) against ``fraction`` × ``control_rate``; ``untrained_hi`` (the untrained
+    networks' upper end) must lie below the threshold."""
+    bad = missing_inputs(m, "predicted", "control_rate")
+    if bad:
+        return bad
+    frac = float(th["fraction"])
+    need, c_need = frac * float(m["predicted"]), frac * float(m["control_rate"])
+    c = finite_number(m.get("control"))
+    if c is None:
+        return INCONCLUSIVE, "the positive control has no fit: the harness is not validated"
+    if c < c_need:
+        return (INCONCLUSIVE, f"the harness does not reach the known rate: the control's α̂_N {short_number(c)} < "
+                              f"{short_number(c_need)}", rel_distance(c, c_need))
+    ok = finite_number(m.get("data_ok"))
+    if ok is None or ok < 1:
+        return INCONCLUSIVE, ("optimisation- or data-limited: no width passes the data check (its MSE still falls by "
+                              "more than 10 % with twice the samples); a longer training budget would decide"
+                              if ok is not None else "the data check did not run: approximation-limited is not shown")
+    bad = missing_inputs(m, "fitted", "lo", "hi")
+    if bad:
+        return INCONCLUSIVE, bad[1] + " (fewer than 3 widths fitted?)"
+    a, lo, hi = float(m["fitted"]), float(m["lo"]), float(m["hi"])
+    margin = closest(rel_distance(lo, need), rel_distance(hi, need))
+    iv = f"α̂_N = {short_number(a)} [{short_number(lo)}, {short_number(hi)}]"
+    if hi < need:
+        return NOT_REPRODUCED, f"{iv}: upper end < {short_number(need)} = {short_number(frac)} × {q}", margin
+    if lo < need:
+        return INCONCLUSIVE, f"{iv} straddles {short_number(need)}: more seeds or widths would decide", margin
+    u = finite_number(m.get("untrained_hi"))
+    if u is None or u >= need:
+        return (INCONCLUSIVE, f"{iv} ≥ {short_number(need)}, but the untrained networks' interval reaches "
+                              f"{short_number(u) if u is not None else '(missing)'}: a trivial model is not excluded", margin)
+    return HOLDS, f"{iv}: lower end ≥ {short_number(need)} = {short_number(frac)} × {q}; untrained ≤ {short_number(u)}", margin

@@ -26,7 +26,6 @@ inside the tasks and the estimate. Never ttlab.lm or the CLI.
 
 from __future__ import annotations
 
-import math
 import os
 import time
 from dataclasses import asdict
@@ -39,9 +38,15 @@ from ttlab.errors import TTLabInputError
 from ttlab.scaling.model_scaling_analysis import data_check, fit_exponent
 from ttlab.scaling.model_scaling_config import CONTROL_ARCH, ModelScalingConfig
 
-__all__ = ["SCHEMA", "VALID_FRACTION", "aggregate", "estimate_cost", "plan_tasks", "run_model_scaling"]
+__all__ = ["SCHEMA", "VALID_FRACTION", "aggregate", "estimate_cost", "input_ids", "data_checks", "oracle_sizes",
+           "pending_checks", "plan_tasks",
+           "run_model_scaling", "run_model_size_experiment"]
 
 SCHEMA = "ttlab.scaling.model_size/1"
+ORACLE_FIT = "least squares on the centre and 8 points per parameter"
+"""How the oracles' pieces are fitted (part of their task configs, so a change of method re-runs them)."""
+CHECK_SEED = 0
+"""The seed whose run is repeated with twice the samples by the data check."""
 VALID_FRACTION = 0.8
 """The declared threshold: the control must reach this fraction of its known rate for the harness to be valid,
 and a network's lower bound this fraction of 2β/d for the claim to hold."""
@@ -69,24 +74,23 @@ def oracle_sizes(cfg: ModelScalingConfig) -> list[int]:
 
 def plan_tasks(cfg: ModelScalingConfig) -> dict[str, list[dict[str, Any]]]:
     """Task configs: ``train`` (every target, d, arch, width, seed; plus the widest width at twice the samples,
-    ``"check": true``, when ``cfg.check``) and ``oracle`` (every target, d, oracle size)."""
+    ``"check": true``, when ``cfg.check`` — narrower widths are checked later only where the wider fail:
+    :func:`pending_checks`) and ``oracle`` (every target, d, oracle size)."""
     train, oracle = [], []
     sizes = oracle_sizes(cfg)
     for target in cfg.targets:
         for d in cfg.ds:
             base = _base(cfg, target, d)
-            for arch in cfg.all_archs():
+            for arch in cfg.all_archs(target):
                 sched = asdict(cfg.schedule(arch))
                 widths = cfg.widths(arch)
                 for seed in range(cfg.n_seeds(arch)):
                     for w in widths:
                         train.append({**base, "arch": arch, "width": w, "seed": seed,
                                       "model": cfg.model_config(arch, w).to_dict(), "schedule": sched})
-                    if cfg.check:
-                        train.append({**base, "arch": arch, "width": max(widths), "seed": seed, "check": True,
-                                      "sample_scale": 2.0, "model": cfg.model_config(arch, max(widths)).to_dict(),
-                                      "schedule": sched})
-            oracle += [{**base, "n_params": n, "seed": 0} for n in sizes]
+                if cfg.check:
+                    train.append(_check_task(cfg, target, d, arch, max(widths), CHECK_SEED))
+            oracle += [{**base, "n_params": n, "seed": 0, "fit": ORACLE_FIT} for n in sizes]
     return {"train": train, "oracle": oracle}
 
 
@@ -175,20 +179,63 @@ def _rate(target: str, beta: float, d: int) -> dict[str, float]:
             "control_rate": 4.0 / d if target == "smooth" else 2.0 * beta / d}
 
 
-def _arch_summary(cfg: ModelScalingConfig, runs: list[dict[str, Any]], seed: int) -> dict[str, Any]:
-    """Fit, data check and untrained control of one (target, d, arch) from its run rows."""
+def data_checks(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The data check of one (target, d, arch), walked down from the widest width: a width whose MSE (seed
+    :data:`CHECK_SEED`) falls by more than 10 % with twice the samples is left out and the next widest is checked,
+    until one passes or fewer than 3 widths would remain. ``needs``: the width whose check has not run yet (None when the walk is complete)."""
+    from ttlab.scaling.model_scaling_analysis import MIN_SIZES
+
     main = [r for r in runs if not r.get("check")]
-    widest = max(r["width"] for r in main)
-    check = data_check([r["nmse"] for r in main if r["width"] == widest],
-                       [r["nmse"] for r in runs if r.get("check")]) if cfg.check else None
-    kept = [r for r in main if not (check and check["limited"] and r["width"] == widest)]
+    widths = sorted({r["width"] for r in main}, reverse=True)
+    checks: list[dict[str, Any]] = []
+    excluded: list[int] = []
+    needs = None
+    for w in widths:
+        if len(widths) - len(excluded) < MIN_SIZES:
+            break
+        doubled = [r["nmse"] for r in runs if r.get("check") and r["width"] == w]
+        if not doubled:
+            needs = w
+            break
+        checks.append({**data_check([r["nmse"] for r in main if r["width"] == w and r["seed"] == CHECK_SEED], doubled),
+                       "width": w})
+        if not checks[-1]["limited"]:
+            break
+        excluded.append(w)
+    passed = bool(checks) and checks[-1]["limited"] is False
+    return {"checks": checks, "excluded": excluded, "passed": passed, "needs": needs}
+
+
+def _arch_summary(cfg: ModelScalingConfig, runs: list[dict[str, Any]], seed: int) -> dict[str, Any]:
+    """Fit, data checks and untrained control of one (target, d, arch) from its run rows."""
+    main = [r for r in runs if not r.get("check")]
+    dc = data_checks(runs) if cfg.check else {"checks": [], "excluded": [], "passed": None, "needs": None}
+    kept = [r for r in main if r["width"] not in dc["excluded"]]
     fit = fit_exponent([r["n_params"] for r in kept], [r["nmse"] for r in kept], bootstrap=cfg.bootstrap, seed=seed)
     untrained = fit_exponent([r["n_params"] for r in main], [r["nmse_init"] for r in main], bootstrap=cfg.bootstrap,
                              seed=seed)
-    return {"fit": fit, "data_check": {**check, "width": widest} if check else None,
-            "widest_excluded": bool(check and check["limited"]), "untrained": untrained,
+    return {"fit": fit, "data_checks": dc["checks"], "data_check": dc["checks"][-1] if dc["checks"] else None,
+            "data_check_passed": dc["passed"], "excluded_widths": dc["excluded"], "untrained": untrained,
             "n_runs": len(main), "widths": sorted({r["width"] for r in main}),
             "n_params": sorted({r["n_params"] for r in main})}
+
+
+def _check_task(cfg: ModelScalingConfig, target: str, d: int, arch: str, width: int, seed: int) -> dict[str, Any]:
+    return {**_base(cfg, target, d), "arch": arch, "width": width, "seed": seed, "check": True, "sample_scale": 2.0,
+            "model": cfg.model_config(arch, width).to_dict(), "schedule": asdict(cfg.schedule(arch))}
+
+
+def pending_checks(cfg: ModelScalingConfig, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The data-check runs the walk down the widths asks for next (every seed of each width it needs)."""
+    out = []
+    for target in cfg.targets:
+        for d in cfg.ds:
+            for arch in cfg.all_archs(target):
+                runs = [r for r in rows if (r["target_name"], r["d"], r["arch"]) == (target, d, arch)]
+                need = data_checks(runs)["needs"] if runs and cfg.check else None
+                if need is not None:
+                    out.append(_check_task(cfg, target, d, arch, need, CHECK_SEED))
+    return out
 
 
 def aggregate(cfg: ModelScalingConfig, train_rows: list[dict[str, Any]],
@@ -205,7 +252,7 @@ def aggregate(cfg: ModelScalingConfig, train_rows: list[dict[str, Any]],
                                                    bootstrap=0) for name in ("constant", "linear")}
             entry["oracle_points"] = [{"n_params": r["n_params"], "constant": r["nmse_constant"],
                                        "linear": r["nmse_linear"]} for r in orc]
-            for ai, arch in enumerate(cfg.all_archs()):
+            for ai, arch in enumerate(cfg.all_archs(target)):
                 runs = [r for r in train_rows if (r["target_name"], r["d"], r["arch"]) == (target, d, arch)]
                 if runs:
                     entry["archs"][arch] = _arch_summary(cfg, runs, seed=1000 * ti + 10 * d + ai)
@@ -274,8 +321,16 @@ def run_model_scaling(
     kw = dict(backend=resolve_backend(backend, ray_address=ray_address), workers=workers, threads_per_task=1,
               progress=progress)
     rec_train = run_sweep(online_run, tasks["train"], out / "cache", **kw)
+    train_rows = _rows(rec_train, "train")
+    for _ in range(max(len(cfg.mlp_widths), len(cfg.transformer_widths))):  # the data check walks down the widths
+        extra = pending_checks(cfg, train_rows)
+        if not extra:
+            break
+        more = run_sweep(online_run, extra, out / "cache", **kw)
+        rec_train += more
+        train_rows += _rows(more, "train")
     rec_oracle = run_sweep(oracle_run, tasks["oracle"], out / "cache", **kw)
-    train_rows, oracle_rows = _rows(rec_train, "train"), _rows(rec_oracle, "oracle")
+    oracle_rows = _rows(rec_oracle, "oracle")
     payload: dict[str, Any] = {
         "schema": SCHEMA,
         "config": {**cfg.to_dict(), "backend": backend, "workers": workers},
@@ -296,14 +351,35 @@ def run_model_scaling(
     return payload
 
 
-def interval_text(fit: dict[str, Any], digits: int = 3) -> str:
-    """``"1.23 [1.01, 1.40]"`` (α̂ and the deciding interval) or the fit's error."""
-    if "alpha_hat" not in fit:
-        return f"— ({fit.get('error', 'no fit')})"
-    lo, hi = fit["interval"]
-    return f"{fit['alpha_hat']:.{digits}g} [{lo:.{digits}g}, {hi:.{digits}g}]"
+def run_model_size_experiment(
+    cfg: ModelScalingConfig,
+    out: Path,
+    *,
+    backend: str = "local",
+    workers: int = 2,
+    ray_address: str | None = None,
+    max_hours: float = 2.0,
+    estimate_only: bool = False,
+    on_estimate: Callable[[dict[str, Any]], None] | None = None,
+    progress: Callable[[Any], None] | None = None,
+) -> dict[str, Any]:
+    """``ttlab scaling model-size``: check ``out`` and the execution options, estimate the cost and hand it to
+    ``on_estimate(cost)``; with ``estimate_only`` return ``{cost, config}``. Otherwise refuse a run whose remaining
+    wall time exceeds ``max_hours`` (before any work), run :func:`run_model_scaling` and return its payload with
+    the estimate (``cost_estimate``)."""
+    from ttlab.outputs import check_out_dir
+    from ttlab.provenance import atomic_write_json
+    from ttlab.scaling.manifold_regression import check_max_hours, execution_threads
 
-
-def is_finite(x: Any) -> bool:
-    """True for a finite real number."""
-    return isinstance(x, (int, float)) and math.isfinite(x)
+    check_out_dir(out)
+    execution_threads(backend, ray_address, workers, None)
+    cost = estimate_cost(cfg, workers=workers, cache_dir=out / "cache")
+    if on_estimate is not None:
+        on_estimate(cost)
+    if estimate_only:
+        return {"cost": cost, "config": cfg.to_dict()}
+    check_max_hours(cost["remaining_wall_seconds"], max_hours)
+    payload = run_model_scaling(cfg, out, backend=backend, workers=workers, progress=progress, ray_address=ray_address)
+    payload["cost_estimate"] = cost
+    atomic_write_json(out / "results.json", payload)
+    return payload

@@ -141,9 +141,9 @@ def oracle_errors(problem: SphereProblem, n_params: int, u_test: torch.Tensor, f
     least-squares approximants with N = ``n_params`` free parameters, on test points ``u_test`` (natural coordinates).
 
     Cells: the Voronoi cells of seeded uniform centres c on the sphere. Each piece is fitted by least squares to
-    the target on ``points_per_param`` fresh points per free parameter (a constant: the cell mean; a linear piece:
-    a + ⟨g, u − c⟩, lightly ridge-regularised so that an almost empty cell stays bounded); a test point takes the
-    piece of its nearest centre.
+    the target on its centre and ``points_per_param`` fresh points per free parameter (a constant: the cell mean; a
+    linear piece: a + ⟨g, u − c⟩, its slope lightly ridge-regularised so that a cell with too few points for a plane
+    keeps the centre's value); a test point takes the piece of its nearest centre.
     """
     n_params = check_int(n_params, "n_params", problem.d + 1)
     var = float(f_test.double().var())
@@ -154,14 +154,14 @@ def oracle_errors(problem: SphereProblem, n_params: int, u_test: torch.Tensor, f
         c = torch.randn(cells, m, generator=gen, dtype=torch.float64)
         c = c / c.norm(dim=1, keepdim=True)
         _, u_fit, _ = problem.sample(gen, points_per_param * cells * width)
-        u_fit = u_fit.double()
+        u_fit = torch.cat([c, u_fit.double()])  # every centre fits its own cell: no cell is left empty
         f_fit = problem.field(u_fit)
         idx = _nearest(u_fit, c)
         phi = torch.cat([torch.ones(len(u_fit), 1, dtype=torch.float64), u_fit - c[idx]], dim=1)[:, :width]
         gram = torch.zeros(cells, width, width, dtype=torch.float64).index_add_(0, idx, phi[:, :, None] * phi[:, None, :])
         rhs = torch.zeros(cells, width, dtype=torch.float64).index_add_(0, idx, phi * f_fit[:, None])
-        ridge = 1e-6 * torch.eye(width, dtype=torch.float64)
-        ridge[0, 0] = 1e-9
+        ridge = 1e-12 * torch.eye(width, dtype=torch.float64)
+        ridge[0, 0] = 0.0  # every cell holds its centre: the constant is always determined
         coef = torch.linalg.solve(gram + ridge, rhs)
         u = u_test.double()
         t_idx = _nearest(u, c)

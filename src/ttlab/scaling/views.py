@@ -20,7 +20,8 @@ from rich.text import Text
 from ttlab.scaling.manifold_config import ORACLE_TOL, ManifoldSweepConfig, design_check
 from ttlab.scaling.predictions import TABLE1_ROWS
 
-__all__ = ["band_view", "fit_view", "manifold_cost_view", "manifold_progress_line", "manifold_view", "prediction_view",
+__all__ = ["band_view", "fit_view", "manifold_cost_view", "manifold_progress_line", "manifold_view", "model_size_cost_view",
+           "model_size_progress_line", "model_size_view", "prediction_view",
            "ray_note_view", "table1_view", "values_view"]
 
 
@@ -203,3 +204,60 @@ def manifold_view(p: dict[str, Any]) -> list[RenderableType]:
             + (" (includes step-limited widths)" if m.get("includes_step_limited") else "")))
     view.append(Text.from_markup(f"wrote {p['files']['results']} and {p['files']['figure']} in {p['wall_seconds']:.0f} s"))
     return view
+
+
+def model_size_cost_view(cost: dict[str, Any], out: Path) -> list[RenderableType]:
+    """The cost line ``ttlab scaling model-size`` prints before any work."""
+    from ttlab.scaling.manifold_regression import minutes_text
+
+    msg = (f"model-size sweep: {cost['n_train_runs']} training runs + {cost['n_oracle_runs']} oracle runs; estimated "
+           f"≈ {minutes_text(cost['wall_seconds'])} wall on {cost['workers']} worker(s) (step times measured now)")
+    if cost["n_cached"]:
+        msg += (f"; {cost['n_cached']} run(s) already in {out / 'cache'}, remaining ≈ "
+                f"{minutes_text(cost['remaining_wall_seconds'])}")
+    return [Text(msg)]
+
+
+def model_size_progress_line(p: Any) -> Text:
+    """One line per finished task of the model-size sweep."""
+    r, c = p.record, p.record.config
+    what = f"{c['arch']} w={c['width']} seed={c['seed']}" + (" (2× samples)" if c.get("check") else "") \
+        if "arch" in c else f"oracles N={c['n_params']}"
+    state = "cached" if r.cached else ("ok" if r.ok else "FAILED")
+    res = r.result or {}
+    extra = (f"MSE/Var {res['nmse']:.4g}" if "nmse" in res else
+             f"constant {res['nmse_constant']:.4g}, linear {res['nmse_linear']:.4g}" if "nmse_constant" in res else
+             ((r.error or "").strip().splitlines() or [""])[-1])
+    return Text(f"[{p.done}/{p.total}] {c['target_name']} d={c['target']['d']} {what}: {state} ({r.seconds:.1f} s) {extra}")
+
+
+def _fit_text(fit: dict[str, Any]) -> str:
+    if "alpha_hat" not in fit:
+        return f"— ({fit.get('error', 'no fit')})"
+    return f"{fit['alpha_hat']:.3f} [{fit['interval'][0]:.3f}, {fit['interval'][1]:.3f}]"
+
+
+def model_size_view(p: dict[str, Any]) -> list[RenderableType]:
+    """The model-size results: per (target, d, network) α̂_N with its deciding interval, the rates, the data check
+    and the harness; the oracles; the files written."""
+    t = Table(title="α̂_N: −slope of log(MSE/Var f) against log parameter count", box=box.SIMPLE_HEAD)
+    for col in ("target", "d", "network", "N", "α̂_N [interval]", "2β/d", "4/d", "data check", "untrained α̂_N"):
+        t.add_column(col)
+    for e in p["results"]:
+        for arch, s in e["archs"].items():
+            ratio = ", ".join(f"w={c['width']} ×{c['ratio']:.3f}" + (" left out" if c["limited"] else "")
+                              for c in s.get("data_checks") or [] if c.get("ratio") is not None) or "—"
+            t.add_row(e["target"], str(e["d"]), arch + (" (control)" if arch == "mlp" else ""),
+                      f"{min(s['n_params']):,}–{max(s['n_params']):,}", _fit_text(s["fit"]), f"{e['alpha_pred']:.3g}",
+                      f"{e['alpha_4d']:.3g}", ratio, _fit_text(s["untrained"]))
+    lines: list[RenderableType] = [t]
+    for e in p["results"]:
+        valid = {True: "valid", False: "NOT valid (the control misses 0.8 × its known rate)", None: "not validated"}
+        lines.append(Text(f"{e['target']} d={e['d']}: harness {valid[e['harness_valid']]}; oracles: piecewise-constant "
+                          f"{_fit_text(e['oracles']['constant'])}, piecewise-linear {_fit_text(e['oracles']['linear'])}"))
+    ids = ", ".join(f"d={x['d']}: MLE {x['mle']:.2f}, TwoNN {x['twonn']:.2f}" for x in p.get("input_ids", []))
+    lines.append(Text(f"inputs' ID: {ids}"))
+    files = p.get("files") or {}
+    lines.append(Text(f"wrote {files.get('results', '')} and {files.get('figure', '')} "
+                      f"({p.get('wall_seconds', float('nan')):.0f} s); verdicts: ttlab reproduce (docs/model_scaling.md)"))
+    return lines
