@@ -184,13 +184,22 @@ def test_model_scaling_claims_judge_alpha_n_against_the_prediction_and_the_id_ag
     # fitted below the prediction by more than the combined SE: not reproduced
     low = _by_id(parts_lm._model_scaling_claims({**r, "alpha_hat": 0.3, "alpha_hat_ci": [0.28, 0.32]}))
     assert low["lm_model_scaling.id_prediction"]["verdict"] == NOT_REPRODUCED
-    # not data-rich by Kaplan's criterion: both α_N claims are inconclusive, saying why, numbers kept
+    # not data-rich by Kaplan's criterion: both α_N claims are not judged at this scale (listed apart, not counted),
+    # saying why and which command would judge them, numbers kept
     k = {"data_rich": False, "n_params": 1e6, "tokens_needed": 2.3e7, "tokens_available": 2.3e6}
     poor = _by_id(parts_lm._model_scaling_claims({**r, "kaplan": k}))
+    from ttlab.reproduce.verdicts import count_by_kind, headline, not_at_scale
+
     for cid in ("lm_model_scaling.power_law", "lm_model_scaling.id_prediction"):
-        assert poor[cid]["verdict"] == INCONCLUSIVE and poor[cid]["rule_id"] == "unjudgeable"
+        assert poor[cid]["verdict"] == INCONCLUSIVE and poor[cid]["rule_id"] == "not_at_this_scale"
         assert poor[cid]["measured"]["why"].startswith("not in the data-rich regime by Kaplan's criterion")
         assert "(10× short;" in poor[cid]["measured"]["why"]
+        assert poor[cid]["measured"]["command"] == parts_lm.KAPLAN_COMMAND
+        assert "not judged at this scale" in poor[cid]["reason"] and "ttlab lm model-sweep" in poor[cid]["reason"]
+    claims = list(poor.values())
+    assert len(not_at_scale(claims)) == 2
+    assert sum(count_by_kind(claims)["paper"].values()) == sum(c["kind"] == "paper" for c in claims) - 2
+    assert "Not judged at this scale (2)" in headline(count_by_kind(claims), 2)
     assert poor["lm_model_scaling.id_prediction"]["measured"]["control"] == 0.4
     # without the ID's batches the prediction has no SE: the rule cannot beat the control
     one = _by_id(parts_lm._model_scaling_claims({**r, "id_by_model": [{"intrinsic_dim": 5.0}]}))
@@ -504,11 +513,11 @@ def test_suite_claims_outside_kaplans_regime_keep_their_numbers_and_say_why():
     assert why.startswith("not in the data-rich regime by Kaplan's criterion (D ≥ 5×10³·N^0.74): the largest model "
                           "(N = 1,000,000 non-embedding parameters) needs 2.3e+07 training tokens and had 2.3e+06 (10× short;")
     p, a = c["lm_suite_scaling.power_law"], c["lm_suite_scaling.id_prediction"]
-    assert p["measured"] == {"why": why, "alpha": 0.123456, "lo": 0.111111, "hi": 0.133333, "r2": 0.987654,
-                             "n_points": 0, "n_capped": 0}  # no point count stored: 0
-    assert (p["rule_id"], p["verdict"]) == ("unjudgeable", INCONCLUSIVE)
+    assert p["measured"] == {"why": why, "command": parts_lm.KAPLAN_COMMAND, "alpha": 0.123456, "lo": 0.111111,
+                             "hi": 0.133333, "r2": 0.987654, "n_points": 0, "n_capped": 0}  # no point count stored: 0
+    assert (p["rule_id"], p["verdict"]) == ("not_at_this_scale", INCONCLUSIVE)
     assert p["summary"] == "α̂_N = 0.123 [0.111, 0.133], R² (log) = 0.988 over 0 models (bits per byte: 0.457)"
-    assert a["measured"] == {"why": why, "value": 0.123456, "lo": 0.111111, "hi": 0.133333, "control": 0.4,
+    assert a["measured"] == {"why": why, "command": parts_lm.KAPLAN_COMMAND, "value": 0.123456, "lo": 0.111111, "hi": 0.133333, "control": 0.4,
                              "control_se": pytest.approx(0.008), "n_points": 0, "n_capped": 0, "intrinsic_dim": 5.0,
                              "intrinsic_dim_shuffled": 7.5}
     assert a["summary"] == ("predicted 0.400 (SE 0.008) from ID 5 (harmonic rule: 0.42) vs fitted 0.123 [0.111, 0.133]: "

@@ -134,7 +134,7 @@ def test_kaplan_criterion_decides_whether_text_alpha_n_is_judged():
     k = kaplan_regime(runs + [{"selected": False, "params_non_embedding": 10**9, "train_tokens": 1}])
     assert k["n_params"] == 100_000 and not k["data_rich"] and k["tokens_needed"] == pytest.approx(2.506e7, rel=1e-3)
     why = kaplan_why(k)
-    assert "2.51e+07" in why and "1e+06" in why and "25× short" in why and "manifold_regression.model_rate" in why
+    assert "2.51e+07" in why and "1e+06" in why and "25× short" in why and "model_scaling.rate_" in why
     rich = kaplan_regime([{**runs[1], "train_tokens": 3 * 10**7}])
     assert rich["data_rich"] and kaplan_why(rich) is None
     ids = [{"name": f"m{i}", "intrinsic_dim": d, "intrinsic_dim_std": 0.2, "n_vectors": 16384, "batch_size": 4096,

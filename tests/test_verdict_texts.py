@@ -21,6 +21,16 @@ def _key(*parts) -> str:
 
 
 REASONS = {
+    '"not_at_this_scale" {"command": "ttlab lm model-sweep", "why": "needs 7e7 tokens"} {}':
+        ('inconclusive', 'not judged at this scale: needs 7e7 tokens; judge it with `ttlab lm model-sweep`'),
+    '"model_rate" {"control": 1.8, "control_rate": 2.0, "data_ok": 1, "fitted": 1.1, "hi": 1.3, "lo": 0.9, "predicted": 1.0, "untrained_hi": 0.1} {"fraction": 0.8}':
+        ('holds', 'α̂_N = 1.1 [0.9, 1.3]: lower end ≥ 0.8 = 0.8 × x; untrained ≤ 0.1'),
+    '"model_rate" {"control": 1.8, "control_rate": 2.0, "data_ok": 1, "fitted": 0.5, "hi": 0.7, "lo": 0.4, "predicted": 1.0, "untrained_hi": 0.1} {"fraction": 0.8}':
+        ('not reproduced', 'α̂_N = 0.5 [0.4, 0.7]: upper end < 0.8 = 0.8 × x'),
+    '"model_rate" {"control": 1.2, "control_rate": 2.0, "data_ok": 1, "fitted": 0.5, "hi": 0.7, "lo": 0.4, "predicted": 1.0, "untrained_hi": 0.1} {"fraction": 0.8}':
+        ('inconclusive', "the harness does not reach the known rate: the control's α̂_N 1.2 < 1.6"),
+    '"model_rate" {"control": 1.8, "control_rate": 2.0, "data_ok": 0, "fitted": 1.1, "hi": 1.3, "lo": 0.9, "predicted": 1.0, "untrained_hi": 0.1} {"fraction": 0.8}':
+        ('inconclusive', 'optimisation- or data-limited: no width passes the data check (its MSE still falls by more than 10 % with twice the samples); a longer training budget would decide'),
     '"at_least" {"value": 1.0} {"complement": 1, "holds": 0.999, "partly": 0.99}':
         ('holds', 'x = 1 ≥ 0.999'),
     '"at_least" {"value": 0.995} {"complement": 1, "holds": 0.999, "partly": 0.99}':
@@ -238,6 +248,10 @@ REASONS = {
 }
 
 RULE_TEXTS = {
+    '"not_at_this_scale" {}':
+        "not judged at this scale: the run cannot reach the regime the claim is about (the reason says what it needs and the command that would judge it); listed apart from the paper claims' counts",
+    '"model_rate" {"fraction": 0.8}':
+        "inconclusive unless the positive control (a ReLU MLP) reaches ≥ 0.8 × its known rate in the same design (the harness does not reach the known rate) and a width passes the data check (its MSE falls by at most 10 % with twice the samples; wider widths that fail are left out of the fit); then holds if the deciding interval's lower end ≥ 0.8 × x and the untrained networks' interval lies wholly below it (a trivial model must fail the claim); not reproduced if its upper end < 0.8 × x; inconclusive otherwise (the interval straddles the threshold, or fewer than 3 widths were fitted)",
     '"at_least" {"complement": 1, "holds": 0.999, "partly": 0.99}':
         'holds if x ≥ 0.999, partly if ≥ 0.99; inconclusive if the measurement is missing or covers no item',
     '"at_least" {"complement": 1, "control_margin": 0.1, "holds": 0.95, "partly": 0.8}':

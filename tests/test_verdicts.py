@@ -140,6 +140,16 @@ CASES = [
     ("intervals_agree", {"values": [0.5, 0.6], "intervals": [[0.35, 0.65], [0.45, 0.75]]}, {"max_spread": 0.05},
      INCONCLUSIVE),
     ("unjudgeable", {"why": "the sweep was not run"}, {}, INCONCLUSIVE),
+    ("not_at_this_scale", {"why": "needs 7e7 tokens", "command": "ttlab lm model-sweep"}, {}, INCONCLUSIVE),
+    # model_rate (Theorem 2 of paper B): control 1.8 vs 0.8 × 2 = 1.6; threshold 0.8 × 1 = 0.8
+    ("model_rate", {"fitted": 1.1, "lo": 0.9, "hi": 1.3, "predicted": 1.0, "control": 1.8, "control_rate": 2.0,
+                    "untrained_hi": 0.1, "data_ok": 1}, {"fraction": 0.8}, HOLDS),
+    ("model_rate", {"fitted": 0.5, "lo": 0.4, "hi": 0.7, "predicted": 1.0, "control": 1.8, "control_rate": 2.0,
+                    "untrained_hi": 0.1, "data_ok": 1}, {"fraction": 0.8}, NOT_REPRODUCED),
+    ("model_rate", {"fitted": 0.5, "lo": 0.4, "hi": 0.7, "predicted": 1.0, "control": 1.2, "control_rate": 2.0,
+                    "untrained_hi": 0.1, "data_ok": 1}, {"fraction": 0.8}, INCONCLUSIVE),  # harness not valid
+    ("model_rate", {"fitted": 1.1, "lo": 0.9, "hi": 1.3, "predicted": 1.0, "control": 1.8, "control_rate": 2.0,
+                    "untrained_hi": 0.1, "data_ok": 0}, {"fraction": 0.8}, INCONCLUSIVE),  # no width passes the check
     # oracle_validated_exponent, noisy regime: the design passes (oracle within 0.05), then relative tolerances
     ("oracle_validated_exponent", {"fitted": 0.52, "lo": 0.47, "hi": 0.57, "predicted": 0.5, "oracle": 0.53,
                                    "n_points": 5, "n_capped": 0}, ORC, HOLDS),

@@ -227,6 +227,20 @@ def test_tiny_run_flags_its_data_limited_control(tmp_path) -> None:
     assert (tmp_path / "ms" / "model_scaling.png").stat().st_size > 0
     again = run_model_scaling(cfg, tmp_path / "ms")  # resumed from the cache: the same numbers
     assert again["results"] == p["results"] and again["sweep"]["n_cached"] == again["sweep"]["n_tasks"]
+    # the views the CLI prints, from this real payload (a file name with rich markup prints as text)
+    from tests.conftest import view_text
+    from ttlab.scaling.views import model_size_cost_view, model_size_view
+
+    text = view_text(model_size_view({**p, "files": {"results": "a[/x].json", "figure": "f.png"}}), cells=True)
+    fit = ctrl["fit"]
+    assert "mlp (control)" in text and "a[/x].json" in text and "inputs' ID: d=2: MLE" in text
+    shown = (f"{fit['alpha_hat']:.3f} [{fit['interval'][0]:.3f}, {fit['interval'][1]:.3f}]" if "alpha_hat" in fit
+             else f"— ({fit['error']})")
+    assert shown in text
+    cost = {"n_train_runs": 9, "n_oracle_runs": 3, "wall_seconds": 120.0, "workers": 2, "n_cached": 4,
+            "remaining_wall_seconds": 60.0}
+    assert "9 training runs + 3 oracle runs; estimated ≈ 2.0 min wall on 2 worker(s)" in view_text(
+        model_size_cost_view(cost, tmp_path / "ms"))
 
 
 def _row(width: int, nmse: float, check: bool = False) -> dict:

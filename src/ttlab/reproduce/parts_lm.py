@@ -46,7 +46,7 @@ from ttlab.reproduce.parts_lm_id import (  # noqa: F401 (GEMMA_CONTEXT, GEMMA_PR
 )
 from ttlab.reproduce.registry import PartContext, finite, register_part
 from ttlab.reproduce.report import Claims, Figure, Paragraph, Table, fmt
-from ttlab.reproduce.verdicts import make_claim, missing_claim
+from ttlab.reproduce.verdicts import NOT_AT_SCALE, make_claim, missing_claim
 from ttlab.scaling.analysis import step_capped
 
 EXPONENT_TOLERANCE = {"holds_rel": 0.10, "partly_rel": 0.35, "min_points": 3}
@@ -140,7 +140,13 @@ def kaplan_why(k: dict[str, Any] | None) -> str | None:
             f"{k['n_params']:,.0f} non-embedding parameters) needs {k['tokens_needed']:.3g} training tokens and had "
             f"{k['tokens_available']:.3g} ({k['tokens_needed'] / k['tokens_available']:.0f}× short; the shipped corpora "
             "hold a few million tokens): its losses are limited by the data, not by the approximation rate α_N "
-            "describes; α_N is judged on the synthetic width sweep (manifold_regression.model_rate_*) instead")
+            "describes; α_N = 2β/d is judged in the approximation-limited synthetic sweep (model_scaling.rate_*) "
+            "instead")
+
+
+KAPLAN_COMMAND = ("ttlab lm model-sweep --corpus <a corpus of ≥ 7×10⁷ tokens> --models nano,micro,mini,small "
+                  "--out runs/model_sweep (on a GPU)")
+"""The command that would judge the text α_N claims where the data are rich (shown beside them)."""
 
 
 def prediction_sources(r: dict[str, Any]) -> str:
@@ -170,7 +176,7 @@ def _scaling_claims(r: dict[str, Any]) -> list[dict]:
         "power_law_decay", {"min_r2": 0.9, "min_points": 3}, quantity=f"test loss against {x}",
         summary=f"α̂_{sym} = {fmt(a, 3)} [{fmt(ci[0], 3)}, {fmt(ci[1], 3)}], R² (log) = {fmt(r.get('r2_log'), 3)} over "
                 f"{n_points} {'data sizes' if sym == 'D' else 'model sizes'}" + capped_note, kind="paper",
-        cite="Section 3, Figures 2–3")]
+        cite="Section 3, Figures 2–3", command=KAPLAN_COMMAND if why else None)]
     cid = f"lm_{'data' if sym == 'D' else 'model'}_scaling.id_prediction"
     if sym == "N":
         id_se = id_standard_error((r.get("id_by_model") or [{}])[-1])
@@ -229,7 +235,7 @@ def _alpha_n_claim(cid: str, a: Any, ci: list, pred: Any, d: Any, id_se: float |
         "exceeds_control", {"z": ALPHA_N_Z, "min_points": 3}, quantity="the fitted α̂_N against the predicted α_N = 2/d",
         summary=f"predicted {pred:.3f} (SE {fmt(pred_se, 2)}) from ID {fmt(d, 3)} (harmonic rule: {fmt(pred_harmonic, 3)}) "
                 f"vs fitted {fmt(a, 3)} [{fmt(ci[0], 3)}, {fmt(ci[1], 3)}]" + (f": Δ = {a - pred:+.3f}" if finite(a) else "")
-                + note, kind="paper", cite=cite)
+                + note, kind="paper", cite=cite, command=KAPLAN_COMMAND if why else None)
 
 
 def _model_scaling_claims(r: dict[str, Any]) -> list[dict]:
@@ -459,12 +465,15 @@ def position_edges(block: int, groups: int = POSITION_GROUPS) -> list[int]:
 
 
 def _decidable(claim_id: str, statement: str, why: str | None, measured: dict, rule: str, thresholds: dict,
-               **kw: Any) -> dict:
+               *, command: str | None = None, **kw: Any) -> dict:
     """``make_claim``, unless the run cannot decide the claim: then inconclusive with ``why`` (what would decide it),
-    the measured numbers kept beside it."""
+    the measured numbers kept beside it; with ``command`` (what would judge it at scale) the claim is *not judged at
+    this scale* (rule ``not_at_this_scale``: listed apart from the verdict counts)."""
     if why is None:
         return make_claim(claim_id, statement, rule, measured, thresholds, **kw)
-    return make_claim(claim_id, statement, "unjudgeable", {"why": why, **measured}, {}, kind=kw["kind"],
+    extra = {"command": command} if command else {}
+    return make_claim(claim_id, statement, NOT_AT_SCALE if command else "unjudgeable", {"why": why, **extra, **measured},
+                      {}, kind=kw["kind"],
                       cite=kw.get("cite", ""), quantity=kw.get("quantity", "the measured value"),
                       summary=kw.get("summary", ""))
 
@@ -626,7 +635,8 @@ def _suite_claims(r: dict[str, Any]) -> list[dict]:
                                       "n_capped": capped},
         "power_law_decay", {"min_r2": 0.9, "min_points": 3}, quantity="held-out loss against non-embedding N",
         summary=f"α̂_N = {fmt(a, 3)} [{fmt(ci[0], 3)}, {fmt(ci[1], 3)}], R² (log) = {fmt(f.get('r2_log'), 3)} over {n} models "
-                f"(bits per byte: {fmt((r.get('fit_bpb') or {}).get('alpha_hat'), 3)})" + note, kind="paper", cite="Figure 3")]
+                f"(bits per byte: {fmt((r.get('fit_bpb') or {}).get('alpha_hat'), 3)})" + note, kind="paper", cite="Figure 3",
+        command=KAPLAN_COMMAND if kaplan_why(r.get("kaplan")) else None)]
     rows = [m for m in r.get("models", []) if m.get("intrinsic_dim") is not None]
     ref = next((m for m in rows if m.get("name") == r.get("reference")), None)
     out.append(_alpha_n_claim("lm_suite_scaling.id_prediction", a, ci, pred, r.get("intrinsic_dim"),

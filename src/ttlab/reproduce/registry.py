@@ -33,7 +33,7 @@ __all__ = [
 
 MODES = ("quick", "standard", "full", "tiny")
 """``quick`` (the ``make demo`` default, ≤ 12 min), ``standard`` (≤ 60 min on 2 cores: paper B judged at this
-machine's scale — converged data sweeps on two corpora, the synthetic width sweep, a ≥ 4-layer ID profile; parts
+machine's scale — converged data sweeps on two corpora, the approximation-limited model-size sweep, a ≥ 4-layer ID profile; parts
 without a standard size run their quick size), ``full`` (this machine's largest sensible run) and ``tiny`` (test
 size: seconds per part, numbers not meaningful; used by the test suite only)."""
 

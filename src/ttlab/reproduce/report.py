@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Union
 
 from ttlab.reproduce.registry import PAPERS, PARTS
-from ttlab.reproduce.verdicts import NEAR, conditions_met, count_by_kind, headline
+from ttlab.reproduce.verdicts import NEAR, conditions_met, count_by_kind, headline, not_at_scale
 
 __all__ = [
     "Block",
@@ -230,6 +230,16 @@ def run_conditions(results: dict) -> str:
             f"{'—' if wall is None else f'{wall:.0f} s'} wall; load average (1 min): {load or 'not available'}.")
 
 
+def _not_at_scale_blocks(claims: list[dict]) -> list[Block]:
+    """The claims this scale cannot judge, apart from the counts: what each needs and the command that judges it."""
+    rows = [[c["id"], c["statement"], str((c.get("measured") or {}).get("why", "")),
+             f"`{(c.get('measured') or {}).get('command', '')}`"] for c in not_at_scale(claims)]
+    if not rows:
+        return []
+    return [Table(["claim", "statement", "what it needs", "command that would judge it"], rows,
+                  caption="Not judged at this scale (not counted above).")]
+
+
 def _header_blocks(results: dict) -> list[Block]:
     cfg = results.get("config", {})
     by_kind = count_by_kind(results.get("claims", []))
@@ -248,7 +258,8 @@ def _header_blocks(results: dict) -> list[Block]:
     if results.get("run"):
         blocks.append(Paragraph(run_conditions(results)))
     blocks += [
-        Paragraph(headline(by_kind)),
+        Paragraph(headline(by_kind, len(not_at_scale(results.get("claims", []))))),
+        *_not_at_scale_blocks(results.get("claims", [])),
         Paragraph(_flags_sentence(results.get("claims", []))),
         Paragraph(
             "Verdicts are computed from the measured numbers by the rule printed under each claim (never "

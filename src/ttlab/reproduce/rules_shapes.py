@@ -57,11 +57,12 @@ def _profile(m: dict, need: int, shape: str, need_se: bool = True
 def _describe_monotone(th: dict, q: str) -> str:
     way = "rises" if th["direction"] > 0 else "falls"
     k = th.get("se_mult", 1)
-    se = "their combined standard error" if k == 1 else f"{k:g} × their combined standard error"
+    se, its, within = ("their combined standard error", "its standard error", "the standard error") if k == 1 else (
+        f"{k:g} × their combined standard error", f"{k:g} × its standard error", f"{k:g} × the standard error")
     return (f"holds if {q} {way} from the first to the last value by more than {se} and no "
-            f"step goes clearly (beyond {k:g} × its standard error) the other way; partly if it does so overall but some step "
+            f"step goes clearly (beyond {its}) the other way; partly if it does so overall but some step "
             "goes clearly the other way; not reproduced if it moves clearly the other way overall; inconclusive if the "
-            f"overall change is within {k:g} × the standard error (or there are fewer than 2 values or no standard errors)")
+            f"overall change is within {within} (or there are fewer than 2 values or no standard errors)")
 
 
 def _capped(m: dict) -> Judgement | None:
@@ -208,6 +209,16 @@ def _intervals_agree(m: dict, th: dict, q: str) -> Judgement:
 def _unjudgeable(m: dict, th: dict, q: str) -> Judgement:
     """A claim whose inputs are missing (a sub-experiment did not run, stored numbers of an older schema)."""
     return INCONCLUSIVE, str(m.get("why") or "inputs missing")
+
+
+@register_rule("not_at_this_scale", (INCONCLUSIVE,),
+       lambda th, q: "not judged at this scale: the run cannot reach the regime the claim is about (the reason says "
+                     "what it needs and the command that would judge it); listed apart from the paper claims' counts")
+def _not_at_this_scale(m: dict, th: dict, q: str) -> Judgement:
+    """A paper claim this machine's run cannot reach (e.g. text α_N below Kaplan's data-rich regime)."""
+    cmd = m.get("command")
+    return INCONCLUSIVE, "not judged at this scale: " + str(m.get("why") or "needs a larger run") + (
+        f"; judge it with `{cmd}`" if cmd else "")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -83,6 +83,7 @@ __all__ = [
     "HOLDS",
     "INCONCLUSIVE",
     "KINDS",
+    "NOT_AT_SCALE",
     "NOT_REPRODUCED",
     "PARTLY",
     "RULES",
@@ -94,6 +95,7 @@ __all__ = [
     "closest",
     "conditions_met",
     "count_by_kind",
+    "not_at_scale",
     "headline",
     "judge",
     "make_claim",
@@ -165,11 +167,23 @@ def missing_claim(claim_id: str, statement: str, why: str, *, kind: str, cite: s
                       summary=f"not measured: {why}")
 
 
+NOT_AT_SCALE = "not_at_this_scale"
+"""The rule of a claim this machine's run cannot reach: listed apart, never counted among the verdicts."""
+
+
+def not_at_scale(claims: Sequence[dict]) -> list[dict]:
+    """The claims not judged at this scale (rule :data:`NOT_AT_SCALE`)."""
+    return [c for c in claims if c.get("rule_id") == NOT_AT_SCALE]
+
+
 def count_by_kind(claims: Sequence[dict]) -> dict[str, dict[str, int]]:
     """``{kind: {verdict: count}}`` for every kind and verdict (zeros included); a record without a kind
-    (an older schema) counts as ``check``, never as a paper claim."""
+    (an older schema) counts as ``check``, never as a paper claim; claims not judged at this scale are left out
+    (:func:`not_at_scale` lists them)."""
     out = {k: {v: 0 for v in VERDICTS} for k in KINDS}
     for c in claims:
+        if c.get("rule_id") == NOT_AT_SCALE:
+            continue
         kind = str(c["kind"]) if c.get("kind") in KINDS else CHECK
         out[kind][c["verdict"]] = out[kind].get(c["verdict"], 0) + 1
     return out
@@ -180,12 +194,17 @@ def _counts_text(counts: dict[str, int]) -> str:
             f"{counts[INCONCLUSIVE]} inconclusive")
 
 
-def headline(by_kind: dict[str, dict[str, int]]) -> str:
-    """The report's first line on verdicts: the paper claims by verdict, then checks and ablations apart."""
+def headline(by_kind: dict[str, dict[str, int]], n_not_at_scale: int = 0) -> str:
+    """The report's first line on verdicts: the paper claims by verdict, then checks and ablations apart, then how
+    many claims this scale cannot judge (listed apart, with what they need)."""
     n = {k: sum(by_kind[k].values()) for k in KINDS}
-    return (f"Paper claims ({n[PAPER_CLAIM]}): {_counts_text(by_kind[PAPER_CLAIM])}. Counted apart — checks of "
+    text = (f"Paper claims ({n[PAPER_CLAIM]}): {_counts_text(by_kind[PAPER_CLAIM])}. Counted apart — checks of "
             f"ttlab's own tools and runs ({n[CHECK]}): {_counts_text(by_kind[CHECK])}; ablations beyond the papers "
             f"({n[ABLATION]}): {_counts_text(by_kind[ABLATION])}.")
+    if n_not_at_scale:
+        text += (f" Not judged at this scale ({n_not_at_scale}): claims whose regime this run cannot reach, listed "
+                 "apart with what they need and the command that would judge them.")
+    return text
 
 
 def near_threshold_claims(claims: Sequence[dict]) -> list[dict]:

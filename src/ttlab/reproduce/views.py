@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ttlab.reproduce import PARTS, VERDICTS, load_part_record, part_names, part_record_problem
-from ttlab.reproduce.verdicts import count_by_kind, headline
+from ttlab.reproduce.verdicts import count_by_kind, headline, not_at_scale
 
 __all__ = ["duration", "estimate_view", "failures_view", "files_view", "parts_view", "summary_view", "warnings_view"]
 
@@ -86,7 +86,8 @@ def summary_view(results: dict, mode: str) -> list[RenderableType]:
         wall = rec.get("wall_time_s") or 0.0
         t.add_row(name, rec.get("paper", "?"), rec["status"] + (" (reused)" if rec.get("reused") else ""),
                   f"{wall:.1f} s", " / ".join(map(str, counts)) if rec["status"] == "ok" else "—")
-    return [t, Text(headline(count_by_kind(results.get("claims", []))))]
+    claims = results.get("claims", [])
+    return [t, Text(headline(count_by_kind(claims), len(not_at_scale(claims))))]
 
 
 def files_view(results: dict) -> list[RenderableType]:
