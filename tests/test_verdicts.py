@@ -150,6 +150,8 @@ CASES = [
                     "untrained_hi": 0.1, "data_ok": 1}, {"fraction": 0.8}, INCONCLUSIVE),  # harness not valid
     ("model_rate", {"fitted": 1.1, "lo": 0.9, "hi": 1.3, "predicted": 1.0, "control": 1.8, "control_rate": 2.0,
                     "untrained_hi": 0.1, "data_ok": 0}, {"fraction": 0.8}, INCONCLUSIVE),  # no width passes the check
+    ("model_rate", {"fitted": 1.1, "lo": 0.9, "hi": 1.3, "predicted": 1.0, "control": 1.8, "control_rate": 2.0,
+                    "control_data_ok": 0, "untrained_hi": 0.1, "data_ok": 1}, {"fraction": 0.8}, INCONCLUSIVE),
     # oracle_validated_exponent, noisy regime: the design passes (oracle within 0.05), then relative tolerances
     ("oracle_validated_exponent", {"fitted": 0.52, "lo": 0.47, "hi": 0.57, "predicted": 0.5, "oracle": 0.53,
                                    "n_points": 5, "n_capped": 0}, ORC, HOLDS),

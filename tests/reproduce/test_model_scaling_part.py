@@ -75,6 +75,16 @@ def test_rate_claim_needs_a_width_that_passes_the_data_check(passed, words) -> N
     assert rate["verdict"] == INCONCLUSIVE and words in rate["reason"]
 
 
+def test_an_optimisation_limited_control_validates_nothing() -> None:
+    e = _entry(2, 1.8, (1.2, 0.9, 1.4))
+    e["archs"]["mlp"]["data_check_passed"] = False
+    c = _claims([e])
+    assert c["model_scaling.harness_smooth_d2"]["verdict"] == INCONCLUSIVE
+    assert "no width passes" in c["model_scaling.harness_smooth_d2"]["reason"]
+    rate = c["model_scaling.rate_softmax_smooth_d2"]
+    assert rate["verdict"] == INCONCLUSIVE and "harness is not validated" in rate["reason"]
+
+
 def test_harness_check_uses_the_declared_fraction_and_rates() -> None:
     assert FRACTION == 0.8
     c = _claims([_entry(2, 1.61, None), _entry(4, 0.79, None), _entry(2, 0.41, None, target="holder", beta=0.5)])

@@ -261,16 +261,16 @@ def model_size(
     out: Annotated[Path, Option("--out", help="Output directory (results.json, model_scaling.png, cache/).")],
     quick: Annotated[bool, Option("--quick", help="The quick preset: d = 2, the smooth target, the control and the "
                                                   "softmax transformer, one seed (≈ 3 min on 2 cores).")] = False,
-    d: Annotated[OptStr, Option("--d", help=f"Intrinsic dimensions d of the sphere S^d {_ms_preset('ds')}.")] = None,
+    ds: Annotated[OptStr, Option("--d", help=f"Intrinsic dimensions d of the sphere S^d {_ms_preset('ds')}.")] = None,
     targets: Annotated[OptStr, Option(
         "--targets", help=f"Comma-separated: smooth (C² field; 4/d reachable) | holder (β-Hölder: 2β/d sharp) "
         f"{_ms_preset('targets')}.")] = None,
-    arch: Annotated[OptStr, Option(
+    archs: Annotated[OptStr, Option(
         "--arch", help="Transformers judged, comma-separated: softmax | relu (the theory's ReLU attention); the "
         f"ReLU-MLP control always runs {_ms_preset('archs')}.")] = None,
     seeds: Annotated[OptInt, Option("--seeds", help=f"Seeds per transformer width {_ms_preset('seeds')}.")] = None,
     control_seeds: Annotated[OptInt, Option("--control-seeds", help=f"Seeds per control width {_ms_preset('control_seeds')}.")] = None,
-    widths: Annotated[OptStr, Option("--widths", help=f"Transformer widths {_ms_preset('transformer_widths')}.")] = None,
+    transformer_widths: Annotated[OptStr, Option("--widths", help=f"Transformer widths {_ms_preset('transformer_widths')}.")] = None,
     holder_beta: Annotated[OptFloat, Option("--holder-beta", help=f"β of the Hölder target, 0 < β ≤ 1 {_ms_preset('holder_beta')}.")] = None,
     backend: Annotated[str, Option("--backend", help="Sweep backend: local (process pool) | ray.")] = "local",
     ray_address: Annotated[OptStr, Option("--ray-address", help="With --backend ray: address of a running cluster.")] = None,
@@ -287,8 +287,9 @@ def model_size(
     from ttlab.scaling.model_scaling import run_model_size_experiment
 
     base = quick_model_config() if quick else standard_model_config()
-    over = {"ds": parse_list(d, "--d", int), "targets": parse_list(targets, "--targets", str),
-            "archs": parse_list(arch, "--arch", str), "transformer_widths": parse_list(widths, "--widths", int),
+    over = {"ds": parse_list(ds, "--d", int), "targets": parse_list(targets, "--targets", str),
+            "archs": parse_list(archs, "--arch", str),
+            "transformer_widths": parse_list(transformer_widths, "--widths", int),
             "seeds": seeds, "control_seeds": control_seeds, "holder_beta": holder_beta}
     cfg = replace(base, **{k: v for k, v in over.items() if v is not None})
     with exit_on_interrupt():

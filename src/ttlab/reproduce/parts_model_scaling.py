@@ -53,15 +53,21 @@ def checks_text(s: dict[str, Any]) -> str:
 def _harness_claims(results: list[dict[str, Any]]) -> list[dict]:
     out = []
     for e in results:
-        fit = e["archs"].get(CONTROL, {}).get("fit", {})
+        ctrl = e["archs"].get(CONTROL, {})
+        fit = ctrl.get("fit", {})
         rate = e["control_rate"]
         which = "4/d" if e["target"] == "smooth" else "2β/d"
-        out.append(make_claim(
-            f"model_scaling.harness_{e['target']}_d{e['d']}",
-            f"The harness reaches the known rate: the ReLU-MLP control's α̂_N ≥ {FRACTION:g} × {which} = "
-            f"{FRACTION * rate:.3g} ({e['target']} target, d = {e['d']})",
-            "at_least", {"value": fit.get("alpha_hat")}, {"holds": FRACTION * rate}, quantity="the control's α̂_N",
-            summary=f"control α̂_N = {_iv(fit)} vs {which} = {rate:.3g}", kind="check"))
+        cid = f"model_scaling.harness_{e['target']}_d{e['d']}"
+        stmt = (f"The harness reaches the known rate: the ReLU-MLP control's α̂_N ≥ {FRACTION:g} × {which} = "
+                f"{FRACTION * rate:.3g} ({e['target']} target, d = {e['d']})")
+        summary = f"control α̂_N = {_iv(fit)} vs {which} = {rate:.3g}; data check: {checks_text(ctrl)}"
+        if ctrl.get("data_check_passed") is False:
+            out.append(make_claim(cid, stmt, "unjudgeable", {"why": "the control is optimisation- or data-limited: no "
+                                                             "width passes the data check", "value": fit.get("alpha_hat")},
+                                  quantity="the control's α̂_N", summary=summary, kind="check"))
+            continue
+        out.append(make_claim(cid, stmt, "at_least", {"value": fit.get("alpha_hat")}, {"holds": FRACTION * rate},
+                              quantity="the control's α̂_N", summary=summary, kind="check"))
     return out
 
 
@@ -69,6 +75,7 @@ def _rate_claims(results: list[dict[str, Any]]) -> list[dict]:
     out = []
     for e in results:
         ctrl = e["archs"].get(CONTROL, {}).get("fit", {})
+        ctrl_pass = e["archs"].get(CONTROL, {}).get("data_check_passed")
         for arch, s in e["archs"].items():
             if arch == CONTROL:
                 continue
@@ -84,6 +91,7 @@ def _rate_claims(results: list[dict[str, Any]]) -> list[dict]:
                 "model_rate",
                 {"fitted": fit.get("alpha_hat"), "lo": lo, "hi": hi, "predicted": e["alpha_pred"],
                  "control": ctrl.get("alpha_hat"), "control_rate": e["control_rate"],
+                 "control_data_ok": None if ctrl_pass is None else int(ctrl_pass),
                  "untrained_hi": (un.get("interval") or [None, None])[1], "reaches_4d": int(reaches),
                  "data_ok": None if s.get("data_check_passed") is None else int(s["data_check_passed"])},
                 {"fraction": FRACTION}, quantity="2β/d",

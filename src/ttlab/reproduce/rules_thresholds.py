@@ -408,6 +408,9 @@ def _model_rate(m: dict, th: dict, q: str) -> Judgement:
     c = finite_number(m.get("control"))
     if c is None:
         return INCONCLUSIVE, "the positive control has no fit: the harness is not validated"
+    if finite_number(m.get("control_data_ok")) == 0:
+        return INCONCLUSIVE, ("the positive control is optimisation- or data-limited (no width passes the data check): "
+                              "the harness is not validated")
     if c < c_need:
         return (INCONCLUSIVE, f"the harness does not reach the known rate: the control's α̂_N {short_number(c)} < "
                               f"{short_number(c_need)}", rel_distance(c, c_need))

@@ -256,9 +256,10 @@ def aggregate(cfg: ModelScalingConfig, train_rows: list[dict[str, Any]],
                 runs = [r for r in train_rows if (r["target_name"], r["d"], r["arch"]) == (target, d, arch)]
                 if runs:
                     entry["archs"][arch] = _arch_summary(cfg, runs, seed=1000 * ti + 10 * d + ai)
-            ctrl = entry["archs"].get(CONTROL_ARCH, {}).get("fit", {})
-            a = ctrl.get("alpha_hat")
-            entry["harness_valid"] = None if a is None else bool(a >= VALID_FRACTION * entry["control_rate"])
+            ctrl = entry["archs"].get(CONTROL_ARCH, {})
+            a = ctrl.get("fit", {}).get("alpha_hat")
+            entry["harness_valid"] = None if a is None or ctrl.get("data_check_passed") is False else bool(
+                a >= VALID_FRACTION * entry["control_rate"])
             out.append(entry)
     return out
 

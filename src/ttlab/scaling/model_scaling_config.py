@@ -51,10 +51,18 @@ HOLDER_LEVELS = {1: 12, 2: 9, 4: 5}
 (area/N)^(1/d) of the largest model of the standard design, so the target is β-Hölder over the whole fitted range."""
 
 
+def _named(name: str, check: Any, *args: Any) -> Any:
+    """``check(value, name, …)`` whose error names the field (``params``), so the CLI can show its flag."""
+    try:
+        return check(*args[:1], name, *args[1:])
+    except TTLabInputError as exc:
+        raise TTLabInputError(str(exc), params=(name,)) from None
+
+
 def _positive_ints(values: tuple[int, ...], name: str, at_least: int = 1, count: int = 1) -> tuple[int, ...]:
     vals = tuple(values)
     for v in vals:
-        check_int(v, name, at_least)
+        _named(name, check_int, v, at_least)
     if len(vals) < count:
         raise TTLabInputError(f"{name} needs at least {count} values, got {list(vals)!r}", params=(name,))
     if len(set(vals)) != len(vals):
@@ -150,37 +158,35 @@ class ModelScalingConfig:
     def __post_init__(self) -> None:
         _positive_ints(self.ds, "ds")
         for t in self.targets:
-            check_choice(t, "target", TARGETS)
+            _named("targets", check_choice, t, TARGETS)
         if not self.targets or len(set(self.targets)) != len(self.targets):
             raise TTLabInputError(f"targets must list distinct targets of {', '.join(TARGETS)}, got "
                                   f"{list(self.targets)!r}", params=("targets",))
-        check_float(self.holder_beta, "holder_beta", 0.0, 1.0, lo_open=True)
+        _named("holder_beta", check_float, self.holder_beta, 0.0, 1.0, True)
         if self.transformer_targets is not None and not set(self.transformer_targets) <= set(self.targets):
             raise TTLabInputError(f"transformer_targets {list(self.transformer_targets)!r} must be among targets "
                                   f"{list(self.targets)!r}", params=("transformer_targets",))
         for a in self.archs:
-            check_choice(a, "arch", tuple(x for x in ARCHS if x != CONTROL_ARCH))
+            if a == CONTROL_ARCH:
+                raise TTLabInputError(f"{CONTROL_ARCH} is the positive control and always runs; archs lists the "
+                                      "transformers judged: softmax, relu", params=("archs",))
+            _named("archs", check_choice, a, tuple(x for x in ARCHS if x != CONTROL_ARCH))
         if len(set(self.archs)) != len(self.archs):
             raise TTLabInputError(f"archs has duplicates: {list(self.archs)!r}", params=("archs",))
-        check_int(self.ambient, "ambient", max(self.ds) + 1)
+        _named("ambient", check_int, self.ambient, max(self.ds) + 1)
         _positive_ints(self.mlp_widths, "mlp_widths", 1, 3)
         _positive_ints(self.transformer_widths, "transformer_widths", 1, 3 if self.archs else 0)
-        check_int(self.depth, "depth", 1)
-        check_int(self.heads, "heads", 1)
+        for name in ("depth", "heads", "chunk", "seeds", "control_seeds"):
+            _named(name, check_int, getattr(self, name), 1)
         bad = [w for w in self.transformer_widths if w % self.heads]
         if self.archs and bad:
             raise TTLabInputError(f"every transformer width must be a multiple of heads={self.heads}; {bad} are not",
-                                  params=("transformer_widths", "heads"))
-        check_int(self.chunk, "chunk", 1)
+                                  params=("transformer_widths",))
         if self.chunk > self.ambient:
             raise TTLabInputError(f"chunk must be <= ambient={self.ambient}, got {self.chunk}", params=("chunk",))
-        check_int(self.seeds, "seeds", 1)
-        check_int(self.control_seeds, "control_seeds", 1)
-        check_int(self.n_test, "n_test", 256)
-        check_int(self.oracle_points, "oracle_points", 3)
-        check_int(self.id_points, "id_points", 100)
-        check_int(self.bootstrap, "bootstrap", 100)
-        check_int(self.problem_seed, "problem_seed", 0)
+        for name, least in (("n_test", 256), ("oracle_points", 3), ("id_points", 100), ("bootstrap", 100),
+                            ("problem_seed", 0)):
+            _named(name, check_int, getattr(self, name), least)
         if not isinstance(self.mlp_schedule, OnlineSchedule) or not isinstance(self.transformer_schedule, OnlineSchedule):
             raise TTLabInputError("mlp_schedule and transformer_schedule must be OnlineSchedule objects",
                                   params=("mlp_schedule", "transformer_schedule"))
