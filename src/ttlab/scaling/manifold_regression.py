@@ -162,7 +162,7 @@ def train_run(config: dict[str, Any]) -> dict[str, Any]:
     xt, yt = torch.from_numpy(data.x_train), torch.from_numpy(data.y_train)
     xv, yv = torch.from_numpy(data.x_val), torch.from_numpy(data.y_val)
 
-    from ttlab.scaling.regressors import build_regressor, count_parameters
+    from ttlab.scaling.regressors import build_regressor, count_parameters, train_step
 
     with torch.random.fork_rng(devices=[]):  # seeded initialisation without touching the caller's RNG
         torch.manual_seed(seed)
@@ -187,16 +187,9 @@ def train_run(config: dict[str, Any]) -> dict[str, Any]:
             perm, pos = torch.randperm(n, generator=gen), 0
         idx = perm[pos:pos + batch]
         pos += batch
-        for group in opt.param_groups:
-            group["lr"] = lr_at(it, lr, warmup, steps)
-        loss = torch.mean((model(xt[idx]) - yt[idx]) ** 2)
-        if not torch.isfinite(loss):
+        if train_step(model, opt, xt[idx], yt[idx], lr_at(it, lr, warmup, steps), ts.grad_clip) is None:
             diverged = True
             break
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), ts.grad_clip)
-        opt.step()
         step = it + 1
         if step % eval_every == 0 or step == steps:
             model.eval()

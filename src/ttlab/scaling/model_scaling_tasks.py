@@ -28,7 +28,7 @@ import torch
 
 from ttlab.scaling.lattice_fields import SphereProblem, make_field, make_sphere_problem
 from ttlab.scaling.model_scaling_config import OnlineSchedule
-from ttlab.scaling.regressors import RegressorConfig, build_regressor, count_parameters
+from ttlab.scaling.regressors import RegressorConfig, build_regressor, count_parameters, train_step
 from ttlab.validation import check_int
 
 __all__ = ["online_run", "oracle_errors", "oracle_run", "problem_of", "test_set"]
@@ -109,16 +109,10 @@ def online_run(config: dict[str, Any]) -> dict[str, Any]:
     for step in range(total):
         batch = sched.batch if step < small else sched.batch_large
         x, _, y = problem.sample(gen, batch)
-        for group in opt.param_groups:
-            group["lr"] = sched.lr_at(step, total)
-        loss = torch.mean((model(x) - y) ** 2)
-        if not torch.isfinite(loss):
+        loss = train_step(model, opt, x, y, sched.lr_at(step, total), sched.grad_clip)
+        if loss is None:
             diverged = True
             break
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), sched.grad_clip)
-        opt.step()
         seen += batch
         running.append(loss.item())
         if len(running) >= max(1, total // 20) or step == total - 1:

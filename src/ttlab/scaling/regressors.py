@@ -28,7 +28,8 @@ import torch.nn.functional as F
 
 from ttlab.errors import TTLabInputError
 
-__all__ = ["ARCHS", "RegressorConfig", "MLPRegressor", "TransformerRegressor", "build_regressor", "count_parameters"]
+__all__ = ["ARCHS", "RegressorConfig", "MLPRegressor", "TransformerRegressor", "build_regressor", "count_parameters",
+           "train_step"]
 
 ARCHS = ("softmax", "relu", "mlp")
 POSITIONAL = ("learned", "sinusoidal")
@@ -208,3 +209,19 @@ def build_regressor(cfg: RegressorConfig) -> nn.Module:
 def count_parameters(model: nn.Module) -> int:
     """Number of trainable parameters."""
     return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+def train_step(model: nn.Module, opt: torch.optim.Optimizer, x: torch.Tensor, y: torch.Tensor, lr: float,
+               grad_clip: float) -> torch.Tensor | None:
+    """One optimiser step on the mean squared error of ``model(x)`` against ``y`` at learning rate ``lr``, the
+    gradient norm clipped at ``grad_clip``; returns the loss, or None (and no step) when it is not finite."""
+    for group in opt.param_groups:
+        group["lr"] = lr
+    loss = torch.mean((model(x) - y) ** 2)
+    if not torch.isfinite(loss):
+        return None
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
+    opt.step()
+    return loss
