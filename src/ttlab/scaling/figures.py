@@ -289,7 +289,8 @@ def plot_model_scaling(payload: dict[str, Any]) -> Any:
     fig = _figure((4.6 * len(results), 4.2), layout="constrained")
     for i, e in enumerate(results):
         ax = fig.add_subplot(1, len(results), i + 1)
-        xs_all = []
+        xs_all: list[float] = []
+        anchor: tuple[float, float] | None = None  # the slope guides start at the control's smallest model
         for j, (arch, s) in enumerate(e["archs"].items()):
             mine = [r for r in runs if (r["target_name"], r["d"], r["arch"]) == (e["target"], e["d"], arch)
                     and not r.get("check") and r["nmse"] > 0]
@@ -300,15 +301,18 @@ def plot_model_scaling(payload: dict[str, Any]) -> Any:
             label = f"{arch}" + (f": α̂ {fit['alpha_hat']:.2f}" if "alpha_hat" in fit else "")
             ax.plot(ns, means, "o-", ms=4, color=f"C{j}", label=label)
             xs_all += ns
+            if anchor is None and ns:
+                anchor = (ns[0], means[0])
         for name, style in (("constant", ":"), ("linear", "--")):
             pts = e["oracle_points"]
             f = e["oracles"][name]
             lab = f"oracle, piecewise-{name}" + (f": {f['alpha_hat']:.2f}" if "alpha_hat" in f else "")
             ax.plot([p["n_params"] for p in pts], [p[name] for p in pts], style, color="0.35", label=lab)
-        if xs_all:
-            x0, x1 = min(xs_all), max(xs_all)
-            _slope_guide(ax, x0, 1.0, x1, e["alpha_pred"], color="k", lw=0.8, label=f"slope 2β/d = {e['alpha_pred']:.2f}")
-            _slope_guide(ax, x0, 0.5, x1, e["alpha_4d"], color="r", lw=0.8, label=f"slope 4/d = {e['alpha_4d']:.2f}")
+        if anchor is not None:
+            x0, y0 = anchor
+            x1 = max(xs_all)
+            _slope_guide(ax, x0, y0, x1, e["alpha_pred"], color="k", lw=0.8, label=f"slope 2β/d = {e['alpha_pred']:.2f}")
+            _slope_guide(ax, x0, y0, x1, e["alpha_4d"], color="r", lw=0.8, label=f"slope 4/d = {e['alpha_4d']:.2f}")
         ax.set(xscale="log", yscale="log", xlabel="parameters N", ylabel="test MSE / Var f",
                title=f"{e['target']} target (β = {e['beta']:g}), d = {e['d']}")
         ax.legend(fontsize=6.5, loc="lower left")
