@@ -200,7 +200,7 @@ def test_plan_has_every_run_and_the_data_check() -> None:
     ({"ds": (0,)}, "ds"), ({"targets": ("wavy",)}, "target"), ({"archs": ("mlp",)}, "arch"),
     ({"transformer_widths": (3, 4, 6)}, "multiple of heads"), ({"ambient": 4, "ds": (4,)}, "ambient"),
     ({"mlp_widths": (8, 8, 10)}, "duplicates"), ({"holder_beta": 1.5}, "holder_beta"),
-    ({"mlp_schedule": {"lr": 1}}, "OnlineSchedule"), ({"targets": ("smooth",), "transformer_targets": ("holder",)},
+    ({"mlp_schedule": {"lr": 1}}, "OnlineSchedule"), ({"device": "gpu"}, "device"), ({"device": "cuda:x"}, "device"), ({"targets": ("smooth",), "transformer_targets": ("holder",)},
                                                        "transformer_targets"),
 ])
 def test_bad_config_is_refused(bad: dict, match: str) -> None:
@@ -290,6 +290,19 @@ def test_cli_refuses_bad_options_with_exit_2(tmp_path, run_cli) -> None:
     assert r.code == 2 and "target" in r.err and "Traceback" not in r.err + r.out
     r = run_cli("scaling", "model-size", "--out", tmp_path / "o", "--widths", "3,5,7")
     assert r.code == 2 and "heads" in r.err
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")
+def test_cli_refuses_a_gpu_it_does_not_have(tmp_path, run_cli) -> None:
+    r = run_cli("scaling", "model-size", "--out", tmp_path / "o", "--device", "cuda", "--estimate-only")
+    assert r.code == 2 and "no CUDA GPU" in r.err and "--device" in r.err
+
+
+def test_cpu_task_configs_carry_no_device_key() -> None:
+    """CPU runs keep their cache keys; another device is part of the task (a new key)."""
+    t = plan_tasks(tiny_model_config())
+    assert all("device" not in c for c in t["train"] + t["oracle"])
+    assert all(c["device"] == "cuda:1" for c in plan_tasks(tiny_model_config(device="cuda:1"))["train"])
 
 
 def test_cli_estimate_only_prints_the_cost(tmp_path, run_cli) -> None:

@@ -272,6 +272,12 @@ def model_size(
     control_seeds: Annotated[OptInt, Option("--control-seeds", help=f"Seeds per control width {_ms_preset('control_seeds')}.")] = None,
     transformer_widths: Annotated[OptStr, Option("--widths", help=f"Transformer widths {_ms_preset('transformer_widths')}.")] = None,
     holder_beta: Annotated[OptFloat, Option("--holder-beta", help=f"β of the Hölder target, 0 < β ≤ 1 {_ms_preset('holder_beta')}.")] = None,
+    control_spp: Annotated[OptFloat, Option(
+        "--control-spp", help=f"Samples per parameter of the control {escape('[')}{_MS_STD.mlp_schedule.samples_per_param:g}].")] = None,
+    transformer_spp: Annotated[OptFloat, Option(
+        "--transformer-spp", help="Samples per parameter of the transformers "
+        f"{escape('[')}{_MS_STD.transformer_schedule.samples_per_param:g}]; the control needed ≈ 16,000 to pass the data check.")] = None,
+    device: Annotated[str, Option("--device", help="Where the networks train: cpu | cuda | cuda:N.")] = "cpu",
     backend: Annotated[str, Option("--backend", help="Sweep backend: local (process pool) | ray.")] = "local",
     ray_address: Annotated[OptStr, Option("--ray-address", help="With --backend ray: address of a running cluster.")] = None,
     workers: Annotated[int, Option("--workers", help="Parallel worker processes (one torch thread each).")] = DEFAULT_WORKERS,
@@ -291,7 +297,11 @@ def model_size(
             "archs": parse_list(archs, "--arch", str),
             "transformer_widths": parse_list(transformer_widths, "--widths", int),
             "seeds": seeds, "control_seeds": control_seeds, "holder_beta": holder_beta}
-    cfg = replace(base, **{k: v for k, v in over.items() if v is not None})
+    if control_spp is not None:
+        over["mlp_schedule"] = replace(base.mlp_schedule, samples_per_param=control_spp)
+    if transformer_spp is not None:
+        over["transformer_schedule"] = replace(base.transformer_schedule, samples_per_param=transformer_spp)
+    cfg = replace(base, device=device, **{k: v for k, v in over.items() if v is not None})
     with exit_on_interrupt():
         payload = run_model_size_experiment(
             cfg, out, backend=backend, workers=workers, ray_address=ray_address, max_hours=max_hours,

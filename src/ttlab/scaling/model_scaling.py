@@ -53,8 +53,11 @@ and a network's lower bound this fraction of 2β/d for the claim to hold."""
 
 
 def _base(cfg: ModelScalingConfig, target: str, d: int) -> dict[str, Any]:
-    return {"target": cfg.target_params(target, d), "ambient": cfg.ambient, "n_test": cfg.n_test,
+    base = {"target": cfg.target_params(target, d), "ambient": cfg.ambient, "n_test": cfg.n_test,
             "target_name": target}
+    if cfg.device != "cpu":  # only then: CPU runs keep their cache keys
+        base["device"] = cfg.device
+    return base
 
 
 def _param_count(cfg: ModelScalingConfig, arch: str, width: int) -> int:
@@ -374,6 +377,12 @@ def run_model_size_experiment(
 
     check_out_dir(out)
     execution_threads(backend, ray_address, workers, None)
+    if cfg.device.startswith("cuda"):
+        import torch
+
+        if not torch.cuda.is_available():
+            raise TTLabInputError(f"device {cfg.device!r} asked for, but torch sees no CUDA GPU here; use device 'cpu'",
+                                  params=("device",))
     cost = estimate_cost(cfg, workers=workers, cache_dir=out / "cache")
     if on_estimate is not None:
         on_estimate(cost)

@@ -127,7 +127,8 @@ TRANSFORMER_SCHEDULE = OnlineSchedule(lr=3e-3, samples_per_param=100.0)
 class ModelScalingConfig:
     """The model-size experiment. ``archs`` lists the networks judged; the control (``mlp``) always runs.
 
-    ``transformer_targets``: the targets the transformers train on (None: every target). Transformers: ``depth`` blocks, ``heads`` heads, ``chunk`` coordinates per token (l = D/chunk tokens), widths
+    ``transformer_targets``: the targets the transformers train on (None: every target). ``device``: where the
+    networks train (``cpu``, ``cuda``, ``cuda:N``; samples are drawn on the CPU). Transformers: ``depth`` blocks, ``heads`` heads, ``chunk`` coordinates per token (l = D/chunk tokens), widths
     ``transformer_widths``; the control: widths ``mlp_widths`` with two hidden layers. ``check``: the widest width of
     every (target, d, arch) is re-run with twice the samples (the data check). ``oracle_points`` sizes, log-spaced
     over the networks' parameter counts, for the piecewise-constant and piecewise-linear oracles.
@@ -154,6 +155,7 @@ class ModelScalingConfig:
     id_points: int = 4000
     bootstrap: int = 2000
     problem_seed: int = 0
+    device: str = "cpu"
 
     def __post_init__(self) -> None:
         _positive_ints(self.ds, "ds")
@@ -187,6 +189,9 @@ class ModelScalingConfig:
         for name, least in (("n_test", 256), ("oracle_points", 3), ("id_points", 100), ("bootstrap", 100),
                             ("problem_seed", 0)):
             _named(name, check_int, getattr(self, name), least)
+        if not (self.device == "cpu" or self.device == "cuda" or (self.device.startswith("cuda:")
+                                                                   and self.device[5:].isdigit())):
+            raise TTLabInputError(f"device must be cpu, cuda or cuda:N, got {self.device!r}", params=("device",))
         if not isinstance(self.mlp_schedule, OnlineSchedule) or not isinstance(self.transformer_schedule, OnlineSchedule):
             raise TTLabInputError("mlp_schedule and transformer_schedule must be OnlineSchedule objects",
                                   params=("mlp_schedule", "transformer_schedule"))

@@ -84,18 +84,19 @@ def online_run(config: dict[str, Any]) -> dict[str, Any]:
 
     ``config``: ``target`` (make_field arguments), ``ambient``, ``n_test``, ``seed``, ``model``
     (:class:`RegressorConfig` fields), ``schedule`` (:class:`OnlineSchedule` fields), ``sample_scale`` (1, or 2
-    for the data check). Returns ``nmse`` (trained), ``nmse_init`` (the same network untrained), ``n_params``,
+    for the data check), optionally ``device`` (default cpu; samples are drawn on the CPU and moved). Returns ``nmse`` (trained), ``nmse_init`` (the same network untrained), ``n_params``,
     ``samples``, ``steps``, the training-loss trace (``trace``: [samples seen, mean batch MSE of the last stretch])
     and ``seconds``.
     """
     t0 = time.perf_counter()
     sched = OnlineSchedule(**config["schedule"])
     problem = problem_of(config)
-    x_test, _, f_test = test_set(config)
+    device = torch.device(config.get("device", "cpu"))
+    x_test, _, f_test = (t.to(device) for t in test_set(config))
     seed = int(config["seed"])
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        model = build_regressor(RegressorConfig(**config["model"]))
+        model = build_regressor(RegressorConfig(**config["model"])).to(device)
     n_params = count_parameters(model)
     model.eval()
     nmse_init = _normalised_mse(model, x_test, f_test)
@@ -109,7 +110,7 @@ def online_run(config: dict[str, Any]) -> dict[str, Any]:
     for step in range(total):
         batch = sched.batch if step < small else sched.batch_large
         x, _, y = problem.sample(gen, batch)
-        loss = train_step(model, opt, x, y, sched.lr_at(step, total), sched.grad_clip)
+        loss = train_step(model, opt, x.to(device), y.to(device), sched.lr_at(step, total), sched.grad_clip)
         if loss is None:
             diverged = True
             break
