@@ -24,7 +24,7 @@ REASONS = {
     '"model_rate" {"control": 1.8, "control_data_ok": 0, "control_rate": 2.0, "data_ok": 1, "fitted": 1.1, "hi": 1.3, "lo": 0.9, "predicted": 1.0, "untrained_hi": 0.1} {"fraction": 0.8}':
         ('inconclusive', 'the positive control is optimisation- or data-limited (no width passes the data check): the harness is not validated'),
     '"not_at_this_scale" {"command": "ttlab lm model-sweep", "why": "needs 7e7 tokens"} {}':
-        ('inconclusive', 'not judged at this scale: needs 7e7 tokens; judge it with `ttlab lm model-sweep`'),
+        ('inconclusive', 'not judged at this scale: needs 7e7 tokens; judge it with: ttlab lm model-sweep'),
     '"model_rate" {"control": 1.8, "control_rate": 2.0, "data_ok": 1, "fitted": 1.1, "hi": 1.3, "lo": 0.9, "predicted": 1.0, "untrained_hi": 0.1} {"fraction": 0.8}':
         ('holds', 'α̂_N = 1.1 [0.9, 1.3]: lower end ≥ 0.8 = 0.8 × x; untrained ≤ 0.1'),
     '"model_rate" {"control": 1.8, "control_rate": 2.0, "data_ok": 1, "fitted": 0.5, "hi": 0.7, "lo": 0.4, "predicted": 1.0, "untrained_hi": 0.1} {"fraction": 0.8}':

@@ -67,7 +67,8 @@ def test_rate_claim_missing_network_fit_is_inconclusive() -> None:
     assert _claims([e])["model_scaling.rate_softmax_smooth_d2"]["verdict"] == INCONCLUSIVE
 
 
-@pytest.mark.parametrize("passed, words", [(False, "no width passes the data check"), (None, "did not run")])
+@pytest.mark.parametrize("passed, words", [(False, "no width passes the data check"), (False, "--transformer-spp 16000"),
+                                           (None, "did not run")])
 def test_rate_claim_needs_a_width_that_passes_the_data_check(passed, words) -> None:
     e = _entry(2, 1.8, (1.2, 0.9, 1.4))
     e["archs"]["softmax"]["data_check_passed"] = passed

@@ -218,7 +218,7 @@ def _not_at_this_scale(m: dict, th: dict, q: str) -> Judgement:
     """A paper claim this machine's run cannot reach (e.g. text α_N below Kaplan's data-rich regime)."""
     cmd = m.get("command")
     return INCONCLUSIVE, "not judged at this scale: " + str(m.get("why") or "needs a larger run") + (
-        f"; judge it with `{cmd}`" if cmd else "")
+        f"; judge it with: {cmd}" if cmd else "")
 
 
 # ---------------------------------------------------------------------------------------------

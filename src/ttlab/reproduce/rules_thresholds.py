@@ -416,8 +416,10 @@ def _model_rate(m: dict, th: dict, q: str) -> Judgement:
                               f"{short_number(c_need)}", rel_distance(c, c_need))
     ok = finite_number(m.get("data_ok"))
     if ok is None or ok < 1:
+        cmd = m.get("command")
         return INCONCLUSIVE, ("optimisation- or data-limited: no width passes the data check (its MSE still falls by "
                               "more than 10 % with twice the samples); a longer training budget would decide"
+                              + (f" ({cmd})" if cmd else "")
                               if ok is not None else "the data check did not run: approximation-limited is not shown")
     bad = missing_inputs(m, "fitted", "lo", "hi")
     if bad:

@@ -240,10 +240,10 @@ class ModelScalingConfig:
 
 
 def quick_model_config(**overrides: Any) -> ModelScalingConfig:
-    """The quick tier (a few minutes on 2 cores): d = 2, the smooth target, the control (widths 8…30) and the
-    softmax network (widths 4…16), one seed."""
+    """The quick tier (about 2 min on 2 cores): d = 2, the smooth target, the control (widths 8…18) and the
+    softmax network (widths 4…12), one seed — the standard design cut to the demo's budget."""
     base = ModelScalingConfig(ds=(2,), targets=("smooth",), archs=("softmax",), seeds=1, control_seeds=1,
-                              mlp_widths=(8, 10, 14, 18, 23, 30), transformer_widths=(4, 6, 8, 12, 16),
+                              mlp_widths=(8, 10, 14, 18), transformer_widths=(4, 6, 8, 12),
                               oracle_points=5, bootstrap=1000)
     return replace(base, **overrides)
 
