@@ -109,6 +109,16 @@ def test_exponent_falls_with_d_decides_beyond_two_standard_errors() -> None:
     assert c["model_scaling.falls_with_d_softmax_smooth"]["verdict"] == NOT_REPRODUCED
 
 
+def test_exponent_falls_with_d_without_a_fit_is_inconclusive() -> None:
+    c = _claims([_entry(2, 1.8, (1.0, 0.804, 1.196)), _entry(4, 0.9, (0.5, 0.304, 0.696))])
+    assert c["model_scaling.falls_with_d_softmax_smooth"]["measured"]["se"] == pytest.approx([0.1, 0.1])
+    e = _entry(4, 0.9, (0.5, 0.304, 0.696))
+    e["archs"]["softmax"]["fit"] = {"error": "needs 3 sizes"}
+    c = _claims([_entry(2, 1.8, (1.0, 0.804, 1.196)), e])
+    falls = c["model_scaling.falls_with_d_softmax_smooth"]
+    assert falls["verdict"] == INCONCLUSIVE and falls["measured"]["se"] == [pytest.approx(0.1), None]
+
+
 def test_two_se_rule_rarely_decides_on_noise() -> None:
     """Pure noise (equal true exponents, known SE): the 2-SE rule decides about 5 % of the time, the 1-SE rule ~1/3."""
     rng = np.random.default_rng(0)
