@@ -187,6 +187,23 @@ def test_presets_meet_the_declared_design() -> None:
     assert q.ds == (2,) and q.archs == ("softmax",) and q.targets == ("smooth",)
 
 
+def test_restated_constants_agree_with_their_homes() -> None:
+    from ttlab.reproduce.parts_model_scaling import FRACTION
+    from ttlab.scaling.model_scaling import VALID_FRACTION
+    from ttlab.scaling.model_scaling_config import CONTROL_ARCH, TRANSFORMER_ARCHS
+    from ttlab.scaling.regressors import ARCHS
+
+    assert FRACTION == VALID_FRACTION == 0.8
+    assert set(TRANSFORMER_ARCHS) == set(ARCHS) - {CONTROL_ARCH}
+
+
+def test_scheduled_wall_is_longest_first_list_scheduling() -> None:
+    from ttlab.scaling.manifold_regression import scheduled_wall
+
+    assert scheduled_wall([5.0, 4.0, 3.0, 3.0], 2) == 8.0  # {5, 3}, {4, 3}
+    assert scheduled_wall([5.0, 4.0], 10**18) == 5.0 and scheduled_wall([], 4) == 0.0
+
+
 def test_plan_has_every_run_and_the_data_check() -> None:
     cfg = tiny_model_config(control_seeds=2)
     t = plan_tasks(cfg)

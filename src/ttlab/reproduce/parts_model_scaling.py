@@ -24,7 +24,9 @@ from ttlab.reproduce.report import Claims, Figure, Paragraph, Table, fmt
 from ttlab.reproduce.verdicts import make_claim
 
 FRACTION = 0.8
-"""The declared fraction of a rate (docs/model_scaling.md): the control's validity and the claim's threshold."""
+"""The declared fraction of a rate (docs/model_scaling.md): the control's validity and the claim's threshold —
+:data:`ttlab.scaling.model_scaling.VALID_FRACTION`, restated here because claims are rebuilt from stored results
+without importing torch (a test keeps the two equal)."""
 SE_MULT = 2
 """Shape rules decide beyond this many combined standard errors."""
 CONTROL = "mlp"
@@ -38,9 +40,9 @@ def _se(fit: dict[str, Any]) -> float | None:
 
 
 def _iv(fit: dict[str, Any]) -> str:
-    if "alpha_hat" not in fit:
-        return f"— ({fit.get('error', 'no fit')})"
-    return f"{fit['alpha_hat']:.3g} [{fit['interval'][0]:.3g}, {fit['interval'][1]:.3g}]"
+    from ttlab.scaling.model_scaling_analysis import fit_text
+
+    return fit_text(fit)
 
 
 def checks_text(s: dict[str, Any]) -> str:

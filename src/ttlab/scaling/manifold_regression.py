@@ -85,6 +85,7 @@ __all__ = [
     "quick_config",
     "run_manifold_experiment",
     "run_manifold_sweep",
+    "scheduled_wall",
     "standard_config",
     "train_run",
 ]
@@ -350,6 +351,15 @@ def _time_steps(mcfg: RegressorConfig, batch: int, threads: int, n_steps: int = 
         torch.set_num_threads(before)
 
 
+def scheduled_wall(costs: list[float], workers: int) -> float:
+    """Wall time of tasks costing ``costs`` seconds on ``workers`` parallel workers: longest-first list scheduling
+    (no more lanes than tasks, so a huge worker count costs nothing)."""
+    lanes = [0.0] * max(1, min(workers, len(costs)))
+    for c in sorted(costs, reverse=True):
+        lanes[lanes.index(min(lanes))] += c
+    return max(lanes)
+
+
 def estimate_cost(cfg: ManifoldSweepConfig, workers: int = 1, threads_per_task: int = 1,
                   step_seconds: dict[tuple[str, int, int], float] | None = None,
                   cache_dir: str | os.PathLike[str] | None = None) -> dict[str, Any]:
@@ -387,10 +397,7 @@ def estimate_cost(cfg: ManifoldSweepConfig, workers: int = 1, threads_per_task: 
             remaining.append(cost)
 
     def wall(costs: list[float]) -> float:
-        lanes = [0.0] * max(1, workers)  # longest-first list scheduling onto the workers
-        for c in sorted(costs, reverse=True):
-            lanes[lanes.index(min(lanes))] += c
-        return max(lanes) + 5.0 * (workers > 1 and bool(costs))
+        return scheduled_wall(costs, workers) + 5.0 * (workers > 1 and bool(costs))
 
     return {
         "n_train_runs": len(runs),

@@ -26,6 +26,7 @@ inside the tasks and the estimate. Never ttlab.lm or the CLI.
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from dataclasses import asdict
@@ -35,8 +36,9 @@ from typing import Any, Callable
 import numpy as np
 
 from ttlab.errors import TTLabInputError
-from ttlab.scaling.model_scaling_analysis import data_check, fit_exponent
+from ttlab.scaling.model_scaling_analysis import MIN_SIZES, data_check, fit_exponent
 from ttlab.scaling.model_scaling_config import CONTROL_ARCH, ModelScalingConfig
+from ttlab.scaling.regressors import RegressorConfig
 
 __all__ = ["SCHEMA", "VALID_FRACTION", "aggregate", "estimate_cost", "input_ids", "data_checks", "oracle_sizes",
            "pending_checks", "plan_tasks",
@@ -61,12 +63,18 @@ def _base(cfg: ModelScalingConfig, target: str, d: int) -> dict[str, Any]:
 
 
 def _param_count(cfg: ModelScalingConfig, arch: str, width: int) -> int:
+    return _count(cfg.model_config(arch, width))
+
+
+@functools.lru_cache(maxsize=256)
+def _count(mcfg: RegressorConfig) -> int:
+    """Parameters of the network ``mcfg`` (built once per architecture, then remembered)."""
     import torch
 
     from ttlab.scaling.regressors import build_regressor, count_parameters
 
     with torch.random.fork_rng(devices=[]):
-        return count_parameters(build_regressor(cfg.model_config(arch, width)))
+        return count_parameters(build_regressor(mcfg))
 
 
 def oracle_sizes(cfg: ModelScalingConfig) -> list[int]:
@@ -136,6 +144,7 @@ def estimate_cost(cfg: ModelScalingConfig, workers: int = 1,
     """Estimated cost from step times measured now (the smallest and widest width of each arch at each (target,
     d), interpolated linearly in parameter count between them); runs cached in ``cache_dir`` are left out of the
     ``remaining_*`` figures. Oracles are counted at 3 s per size."""
+    from ttlab.scaling.manifold_regression import scheduled_wall
     from ttlab.scaling.model_scaling_tasks import online_run
     from ttlab.sweep import cached_keys, task_key
 
@@ -162,10 +171,7 @@ def estimate_cost(cfg: ModelScalingConfig, workers: int = 1,
     oracle = 3.0 * len(tasks["oracle"])
 
     def wall(costs: list[float]) -> float:
-        lanes = [0.0] * max(1, workers)
-        for c in sorted(costs + [oracle / max(1, workers)] * max(1, workers), reverse=True):
-            lanes[lanes.index(min(lanes))] += c
-        return max(lanes)
+        return scheduled_wall(costs + [oracle / max(1, workers)] * max(1, min(workers, len(costs) + 1)), workers)
 
     return {"n_train_runs": len(tasks["train"]), "n_cached": len(tasks["train"]) - len(remaining),
             "n_oracle_runs": len(tasks["oracle"]), "task_seconds": float(sum(per)) + oracle,
@@ -186,8 +192,6 @@ def data_checks(runs: list[dict[str, Any]]) -> dict[str, Any]:
     """The data check of one (target, d, arch), walked down from the widest width: a width whose MSE (seed
     :data:`CHECK_SEED`) falls by more than 10 % with twice the samples is left out and the next widest is checked,
     until one passes or fewer than 3 widths would remain. ``needs``: the width whose check has not run yet (None when the walk is complete)."""
-    from ttlab.scaling.model_scaling_analysis import MIN_SIZES
-
     main = [r for r in runs if not r.get("check")]
     widths = sorted({r["width"] for r in main}, reverse=True)
     checks: list[dict[str, Any]] = []

@@ -25,7 +25,7 @@ import numpy as np
 
 from ttlab.errors import TTLabInputError
 
-__all__ = ["DATA_CHECK_DROP", "FLOAT32_FLOOR", "MIN_SIZES", "data_check", "fit_exponent", "geometric_mean"]
+__all__ = ["DATA_CHECK_DROP", "FLOAT32_FLOOR", "MIN_SIZES", "data_check", "fit_exponent", "fit_text", "geometric_mean"]
 
 FLOAT32_FLOOR = 1e-4
 """Normalised MSEs below this are left out of fits: float32 training cannot resolve them reliably."""
@@ -125,3 +125,11 @@ def data_check(nmse_n: Sequence[float], nmse_2n: Sequence[float]) -> dict[str, A
     ratio = b / a if a is not None and b is not None else None
     return {"nmse_n": a, "nmse_2n": b, "ratio": ratio,
             "limited": None if ratio is None else bool(ratio < 1.0 - DATA_CHECK_DROP)}
+
+
+def fit_text(fit: dict[str, Any], spec: str = ".3g") -> str:
+    """``"1.57 [1.41, 1.73]"`` — α̂ and its deciding interval in the format ``spec`` — or ``"— (why)"`` without a fit."""
+    if "alpha_hat" not in fit:
+        return f"— ({fit.get('error', 'no fit')})"
+    lo, hi = fit["interval"]
+    return f"{fit['alpha_hat']:{spec}} [{lo:{spec}}, {hi:{spec}}]"

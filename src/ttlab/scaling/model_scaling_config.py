@@ -11,18 +11,20 @@ defaults here are those declared values (change them there first).
 * :class:`ModelScalingConfig`: intrinsic dimensions, targets, architectures and their width grids, seeds, the test
   set, the oracles' N axis and the fit's bootstrap.
 
-Imports: ttlab.errors, ttlab.validation, ttlab.scaling.regressors (RegressorConfig, ARCHS); never torch at import.
+Imports: ttlab.errors, ttlab.validation; ttlab.scaling.regressors (torch) only inside :meth:`ModelScalingConfig.model_config`.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ttlab.errors import TTLabInputError
-from ttlab.scaling.regressors import ARCHS, RegressorConfig
 from ttlab.validation import check_choice, check_float, check_int
+
+if TYPE_CHECKING:
+    from ttlab.scaling.regressors import RegressorConfig
 
 __all__ = [
     "CONTROL_ARCH",
@@ -30,6 +32,7 @@ __all__ = [
     "HOLDER_SPACING",
     "SMOOTH_SPACING",
     "TARGETS",
+    "TRANSFORMER_ARCHS",
     "ModelScalingConfig",
     "OnlineSchedule",
     "quick_model_config",
@@ -38,6 +41,8 @@ __all__ = [
 ]
 
 TARGETS = ("smooth", "holder")
+TRANSFORMER_ARCHS = ("softmax", "relu")
+"""The networks judged (ttlab.scaling.regressors.ARCHS less the control)."""
 CONTROL_ARCH = "mlp"
 """The positive control: a ReLU MLP [D, w, w, 1] (Sharma & Kaplan 2022's student)."""
 
@@ -172,7 +177,7 @@ class ModelScalingConfig:
             if a == CONTROL_ARCH:
                 raise TTLabInputError(f"{CONTROL_ARCH} is the positive control and always runs; archs lists the "
                                       "transformers judged: softmax, relu", params=("archs",))
-            _named("archs", check_choice, a, tuple(x for x in ARCHS if x != CONTROL_ARCH))
+            _named("archs", check_choice, a, TRANSFORMER_ARCHS)
         if len(set(self.archs)) != len(self.archs):
             raise TTLabInputError(f"archs has duplicates: {list(self.archs)!r}", params=("archs",))
         _named("ambient", check_int, self.ambient, max(self.ds) + 1)
@@ -198,6 +203,8 @@ class ModelScalingConfig:
 
     def model_config(self, arch: str, width: int) -> RegressorConfig:
         """The network of ``arch`` at ``width`` (the control: two hidden ReLU layers)."""
+        from ttlab.scaling.regressors import RegressorConfig
+
         if arch == CONTROL_ARCH:
             return RegressorConfig(arch="mlp", ambient=self.ambient, n_embd=width, n_layer=2)
         return RegressorConfig(arch=arch, ambient=self.ambient, n_embd=width, n_layer=self.depth, n_head=self.heads,

@@ -232,9 +232,9 @@ def model_size_progress_line(p: Any) -> Text:
 
 
 def _fit_text(fit: dict[str, Any]) -> str:
-    if "alpha_hat" not in fit:
-        return f"— ({fit.get('error', 'no fit')})"
-    return f"{fit['alpha_hat']:.3f} [{fit['interval'][0]:.3f}, {fit['interval'][1]:.3f}]"
+    from ttlab.scaling.model_scaling_analysis import fit_text
+
+    return fit_text(fit, ".3f")
 
 
 def model_size_view(p: dict[str, Any]) -> list[RenderableType]:
