@@ -20,7 +20,9 @@ command's flag):
 :func:`replace_problem` is also checked by every atomic writer (:func:`ttlab.provenance.atomic_file`),
 so no write path can replace such a file even when a command forgets the check.
 
-Nothing is created or deleted except the probe file.
+Nothing is created or deleted except the probe file — and, by :func:`hold_out_dir`, the folder a run holds and
+its lock file ``.ttlab.lock``: an exclusive lock for the whole run, so a second process on the same folder is
+refused at once (the lock dies with its process, even on kill -9).
 
 Imports: the standard library and ttlab.errors only.
 """
@@ -30,12 +32,16 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterable
 
 from ttlab.errors import TTLabInputError
 
-__all__ = ["check_out_dir", "check_out_file", "replace_problem", "write_problem"]
+__all__ = ["LOCK_NAME", "check_out_dir", "check_out_file", "hold_out_dir", "replace_problem", "write_problem"]
+
+LOCK_NAME = ".ttlab.lock"
 
 _KINDS = ((stat.S_ISCHR, "a character device file"), (stat.S_ISBLK, "a block device file"),
           (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"))
@@ -194,3 +200,28 @@ def check_out_file(
     else:
         _check_writable(_nearest_existing(parent, param), p, param)
     return p
+
+
+@contextmanager
+def hold_out_dir(path: str | os.PathLike, *, param: str = "out") -> Iterator[Path]:
+    """Hold the output folder ``path`` for the duration of the ``with`` block: create it and take an exclusive,
+    non-blocking lock on ``path/.ttlab.lock``; a second process on the same folder is refused at once with a
+    :class:`TTLabInputError` naming ``param``. The lock is the operating system's (``flock``): it is released when the
+    block ends or the process dies, so a stale lock file never blocks a later run."""
+    import fcntl
+
+    p = Path(path)
+    p.mkdir(parents=True, exist_ok=True)
+    fd = os.open(p / LOCK_NAME, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise TTLabInputError(f"{param} {p} is in use by another ttlab process; wait for it to finish (re-running "
+                              f"afterwards resumes from its finished work) or choose another {param}.",
+                              params=(param,)) from None
+    try:
+        yield p
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)

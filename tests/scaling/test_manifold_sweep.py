@@ -232,6 +232,7 @@ def test_cli_estimate_only(run_cli, tmp_path):
         (["--arch", "softmax,cnn"], "unknown arch 'cnn'"),
         (["--lr", "-1"], "learning rates must be positive"),
         (["--workers", "0"], "workers must be >= 1, got 0 (command-line option: --workers)"),
+        (["--workers", str(10**18)], f"workers must be <= 4096, got {10**18} (command-line option: --workers)"),
     ],
 )
 def test_cli_manifold_bad_input(run_cli, tmp_path, args, match):

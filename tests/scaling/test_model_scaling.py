@@ -215,9 +215,12 @@ def test_plan_has_every_run_and_the_data_check() -> None:
 
 @pytest.mark.parametrize("bad, match", [
     ({"ds": (0,)}, "ds"), ({"targets": ("wavy",)}, "target"), ({"archs": ("mlp",)}, "arch"),
-    ({"transformer_widths": (3, 4, 6)}, "multiple of heads"), ({"ambient": 4, "ds": (4,)}, "ambient"),
+    ({"transformer_widths": (3, 4, 6)}, "multiple of heads"), ({"ambient": 4, "ds": (4,)}, "d must be <= 3"),
+    ({"ambient": 1}, "ambient"),
     ({"mlp_widths": (8, 8, 10)}, "duplicates"), ({"holder_beta": 1.5}, "holder_beta"),
-    ({"mlp_schedule": {"lr": 1}}, "OnlineSchedule"), ({"device": "gpu"}, "device"), ({"device": "cuda:x"}, "device"), ({"targets": ("smooth",), "transformer_targets": ("holder",)},
+    ({"mlp_schedule": {"lr": 1}}, "OnlineSchedule"), ({"device": "gpu"}, "device"), ({"device": "cuda:x"}, "device"),
+    ({"seeds": 10**18}, "seeds"), ({"control_seeds": 101}, "control_seeds"), ({"mlp_widths": (8, 10, 10**18)}, "mlp_widths"),
+    ({"ds": (2, 16)}, "d must be <= 15"), ({"targets": ("smooth",), "transformer_targets": ("holder",)},
                                                        "transformer_targets"),
 ])
 def test_bad_config_is_refused(bad: dict, match: str) -> None:
@@ -306,7 +309,39 @@ def test_cli_refuses_bad_options_with_exit_2(tmp_path, run_cli) -> None:
     r = run_cli("scaling", "model-size", "--out", tmp_path / "o", "--targets", "wavy")
     assert r.code == 2 and "target" in r.err and "Traceback" not in r.err + r.out
     r = run_cli("scaling", "model-size", "--out", tmp_path / "o", "--widths", "3,5,7")
-    assert r.code == 2 and "heads" in r.err
+    assert r.code == 2 and "heads" in r.err and "(command-line option: --widths)" in r.err
+    for args, flag in ((("--seeds", str(10**18)), "--seeds"), (("--workers", str(10**18)), "--workers"),
+                       (("--control-spp", "-1"), "--control-spp"), (("--transformer-spp", "nan"), "--transformer-spp"),
+                       (("--d", str(10**18)), "--d")):
+        r = run_cli("scaling", "model-size", "--out", tmp_path / "o", "--quick", "--estimate-only", *args)
+        assert r.code == 2 and f"(command-line option: {flag})" in r.err and "Traceback" not in r.err, (args, r.err)
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_second_process_on_the_same_out_is_refused_at_once(tmp_path, run_cli) -> None:
+    """Two real processes: one holds the folder; the command on the same --out exits 2 before any run; the lock
+    dies with its holder (kill -9), and the folder can then be held again."""
+    import signal
+    import subprocess
+    import sys
+
+    from ttlab.outputs import hold_out_dir
+
+    out = tmp_path / "o"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\nfrom ttlab.outputs import hold_out_dir\n"
+         f"with hold_out_dir({str(out)!r}):\n    print('held', flush=True)\n    time.sleep(60)"],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        r = run_cli("scaling", "model-size", "--out", out, "--quick")
+        assert r.code == 2 and "in use by another ttlab process" in r.err and "(command-line option: --out)" in r.err
+        assert not (out / "cache").exists() and not (out / "results.json").exists()
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait()
+    with hold_out_dir(out):  # released by the holder's death
+        pass
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has a GPU")

@@ -32,6 +32,7 @@ from ttlab.cli._common import (
     print_view,
     print_warnings,
 )
+from ttlab.errors import TTLabInputError
 from ttlab.intrinsic_dim import PAPER
 from ttlab.scaling import views
 from ttlab.scaling.fit import DEFAULT_BOOTSTRAP, DEFAULT_CI_LEVEL
@@ -297,10 +298,13 @@ def model_size(
             "archs": parse_list(archs, "--arch", str),
             "transformer_widths": parse_list(transformer_widths, "--widths", int),
             "seeds": seeds, "control_seeds": control_seeds, "holder_beta": holder_beta}
-    if control_spp is not None:
-        over["mlp_schedule"] = replace(base.mlp_schedule, samples_per_param=control_spp)
-    if transformer_spp is not None:
-        over["transformer_schedule"] = replace(base.transformer_schedule, samples_per_param=transformer_spp)
+    for field_name, flag, spp in (("mlp_schedule", "control_spp", control_spp),
+                                  ("transformer_schedule", "transformer_spp", transformer_spp)):
+        if spp is not None:
+            try:
+                over[field_name] = replace(getattr(base, field_name), samples_per_param=spp)
+            except TTLabInputError as exc:
+                raise TTLabInputError(str(exc), params=(flag,)) from None
     cfg = replace(base, device=device, **{k: v for k, v in over.items() if v is not None})
     with exit_on_interrupt():
         payload = run_model_size_experiment(

@@ -91,6 +91,8 @@ __all__ = [
 ]
 
 SCHEMA = "ttlab.scaling.manifold/1"
+MAX_WORKERS = 4096
+"""Worker processes (or Ray tasks at once) a sweep may ask for; more is refused before any work."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -526,6 +528,8 @@ def execution_threads(backend: str, ray_address: str | None, workers: int, threa
         raise TTLabInputError(f"ray_address needs backend ray (got backend {backend})", params=("ray_address", "backend"))
     if workers < 1:
         raise TTLabInputError(f"workers must be >= 1, got {workers}", params=("workers",))
+    if workers > MAX_WORKERS:
+        raise TTLabInputError(f"workers must be <= {MAX_WORKERS}, got {workers}", params=("workers",))
     if threads is not None and threads < 1:
         raise TTLabInputError(f"threads must be >= 1, got {threads}", params=("threads",))
     return threads if threads is not None else (max(1, (os.cpu_count() or 1) // workers) if workers > 1 else 1)

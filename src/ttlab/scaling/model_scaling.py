@@ -373,9 +373,10 @@ def run_model_size_experiment(
 ) -> dict[str, Any]:
     """``ttlab scaling model-size``: check ``out`` and the execution options, estimate the cost and hand it to
     ``on_estimate(cost)``; with ``estimate_only`` return ``{cost, config}``. Otherwise refuse a run whose remaining
-    wall time exceeds ``max_hours`` (before any work), run :func:`run_model_scaling` and return its payload with
-    the estimate (``cost_estimate``)."""
-    from ttlab.outputs import check_out_dir
+    wall time exceeds ``max_hours`` (before any work), hold ``out`` for the run (:func:`ttlab.outputs.hold_out_dir`:
+    a second process is refused), run :func:`run_model_scaling` and return its payload with the estimate
+    (``cost_estimate``)."""
+    from ttlab.outputs import check_out_dir, hold_out_dir
     from ttlab.provenance import atomic_write_json
     from ttlab.scaling.manifold_regression import check_max_hours, execution_threads
 
@@ -393,7 +394,9 @@ def run_model_size_experiment(
     if estimate_only:
         return {"cost": cost, "config": cfg.to_dict()}
     check_max_hours(cost["remaining_wall_seconds"], max_hours)
-    payload = run_model_scaling(cfg, out, backend=backend, workers=workers, progress=progress, ray_address=ray_address)
-    payload["cost_estimate"] = cost
-    atomic_write_json(out / "results.json", payload)
+    with hold_out_dir(out):  # a second process on the same folder is refused at once
+        payload = run_model_scaling(cfg, out, backend=backend, workers=workers, progress=progress,
+                                    ray_address=ray_address)
+        payload["cost_estimate"] = cost
+        atomic_write_json(out / "results.json", payload)
     return payload

@@ -30,6 +30,8 @@ __all__ = [
     "CONTROL_ARCH",
     "HOLDER_LEVELS",
     "HOLDER_SPACING",
+    "MAX_SEEDS",
+    "MAX_WIDTH",
     "SMOOTH_SPACING",
     "TARGETS",
     "TRANSFORMER_ARCHS",
@@ -41,6 +43,10 @@ __all__ = [
 ]
 
 TARGETS = ("smooth", "holder")
+MAX_WIDTH = 1024
+"""Widths above this are refused before any model is built (a width-1,024 transformer has ≈ 25M parameters)."""
+MAX_SEEDS = 100
+"""Seeds per width above this are refused before the plan is built."""
 TRANSFORMER_ARCHS = ("softmax", "relu")
 """The networks judged (ttlab.scaling.regressors.ARCHS less the control)."""
 CONTROL_ARCH = "mlp"
@@ -164,6 +170,10 @@ class ModelScalingConfig:
 
     def __post_init__(self) -> None:
         _positive_ints(self.ds, "ds")
+        _named("ambient", check_int, self.ambient, 2)
+        if max(self.ds) + 1 > self.ambient:
+            raise TTLabInputError(f"d = {max(self.ds)} does not fit: the sphere S^d lives in R^(d+1) inside "
+                                  f"R^{self.ambient}, so d must be <= {self.ambient - 1}", params=("ds",))
         for t in self.targets:
             _named("targets", check_choice, t, TARGETS)
         if not self.targets or len(set(self.targets)) != len(self.targets):
@@ -180,11 +190,15 @@ class ModelScalingConfig:
             _named("archs", check_choice, a, TRANSFORMER_ARCHS)
         if len(set(self.archs)) != len(self.archs):
             raise TTLabInputError(f"archs has duplicates: {list(self.archs)!r}", params=("archs",))
-        _named("ambient", check_int, self.ambient, max(self.ds) + 1)
         _positive_ints(self.mlp_widths, "mlp_widths", 1, 3)
         _positive_ints(self.transformer_widths, "transformer_widths", 1, 3 if self.archs else 0)
-        for name in ("depth", "heads", "chunk", "seeds", "control_seeds"):
+        for name in ("mlp_widths", "transformer_widths"):
+            for w in getattr(self, name):
+                _named(name, check_int, w, 1, MAX_WIDTH)
+        for name in ("depth", "heads", "chunk"):
             _named(name, check_int, getattr(self, name), 1)
+        for name in ("seeds", "control_seeds"):
+            _named(name, check_int, getattr(self, name), 1, MAX_SEEDS)
         bad = [w for w in self.transformer_widths if w % self.heads]
         if self.archs and bad:
             raise TTLabInputError(f"every transformer width must be a multiple of heads={self.heads}; {bad} are not",
