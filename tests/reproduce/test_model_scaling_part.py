@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from ttlab.reproduce import run_reproduction
-from ttlab.reproduce.parts_model_scaling import FRACTION, SE_MULT, model_claims
+from ttlab.reproduce.parts_model_scaling import DECIDE_COMMAND, FRACTION, SE_MULT, model_claims
 from ttlab.reproduce.verdict_base import HOLDS, INCONCLUSIVE, NOT_REPRODUCED, RULES
 from ttlab.reproduce.verdicts import make_claim
 
@@ -152,3 +152,51 @@ def test_tiny_part_runs_and_renders(tmp_path) -> None:
     assert {"model_scaling.harness_smooth_d2", "model_scaling.rate_softmax_smooth_d2", "model_scaling.inputs_id"} <= ids
     md = (tmp_path / "rep" / "report.md").read_text(encoding="utf-8")
     assert "Theorem 2 decided" in md and "model_scaling/model_scaling.png" in md
+
+
+def test_claim_texts_and_records_pinned() -> None:
+    """The claims' statements, summaries, quantities and measured numbers word for word; an optimisation-limited
+    control before a valid one does not stop the later claims."""
+    limited = _entry(2, 1.8, None, target="holder", beta=0.5)
+    limited["archs"]["mlp"]["data_check_passed"] = False
+    c = _claims([limited, _entry(2, 1.8, (1.2, 0.9, 1.4)), _entry(4, 0.9, (0.5, 0.304, 0.696))])
+    h = c["model_scaling.harness_holder_d2"]
+    assert (h["rule_id"], h["measured"]["value"], h["quantity"]) == ("unjudgeable", 1.8, "the control's α̂_N")
+    assert h["statement"] == ("The harness reaches the known rate: the ReLU-MLP control's α̂_N ≥ 0.8 × 2β/d = 0.4 "
+                              "(holder target, d = 2)")
+    s = c["model_scaling.harness_smooth_d2"]
+    assert s["statement"] == ("The harness reaches the known rate: the ReLU-MLP control's α̂_N ≥ 0.8 × 4/d = 1.6 "
+                              "(smooth target, d = 2)")
+    assert s["summary"] == ("control α̂_N = 1.8 [1.7, 1.9] vs 4/d = 2; data check: w=38 ×0.97 (passes)")
+    assert (s["quantity"], s["thresholds"], s["measured"]) == ("the control's α̂_N", {"holds": 1.6}, {"value": 1.8})
+    r = c["model_scaling.rate_softmax_smooth_d2"]
+    assert r["statement"] == ("Theorem 2: squared error ∝ N^(−2β/d) — α_N ≥ 2β/d = 1 (a lower bound: the target is "
+                              "smooth) for the softmax transformer (smooth target, β = 1, d = 2, online noiseless samples)")
+    assert r["summary"] == ("α̂_N = 1.2 [0.9, 1.4] vs 2β/d = 1; reaches 4/d = 2: no; control (MLP) 1.8 [1.7, 1.9]; "
+                            "untrained 0 [-0.1, 0.1]; oracles: piecewise-constant 1, piecewise-linear 2; data check: "
+                            "w=24 ×0.85 (left out), w=16 ×0.95 (passes)")
+    assert r["measured"] == {"fitted": 1.2, "lo": 0.9, "hi": 1.4, "predicted": 1.0, "control": 1.8, "control_rate": 2.0,
+                             "control_data_ok": 1, "untrained_hi": 0.1, "reaches_4d": 0, "data_ok": 1,
+                             "command": DECIDE_COMMAND}
+    assert (r["thresholds"], r["quantity"]) == ({"fraction": 0.8}, "2β/d")
+    f = c["model_scaling.falls_with_d_softmax_smooth"]
+    assert f["statement"] == "The model-size exponent falls as the intrinsic dimension grows (the softmax transformer's α̂_N, smooth target)"
+    assert f["summary"] == "d=2: 1.2 [0.9, 1.4], d=4: 0.5 [0.304, 0.696] (theory: 2β/d 1, 0.5)"
+    assert (f["measured"]["values"], f["measured"]["d"], f["thresholds"]) == ([1.2, 0.5], [2, 4],
+                                                                              {"direction": -1, "se_mult": 2})
+    i = c["model_scaling.inputs_id"]
+    assert i["summary"] == "d=2: MLE 2.10, TwoNN 2.00" and i["measured"]["n"] == 1
+    assert (i["quantity"], i["thresholds"]) == ("the worst relative error of the MLE", {"holds": 0.10, "partly": 0.20})
+    from ttlab.reproduce.parts_model_scaling import checks_text
+
+    assert checks_text({}) == "not run"
+    assert checks_text({"data_checks": [{"width": 8, "ratio": 0.5, "limited": True}], "data_check_passed": False}) == (
+        "w=8 ×0.5 (left out); no width passes")
+
+
+def test_rate_claim_on_the_holder_target_and_reaching_4_over_d_at_its_threshold() -> None:
+    c = _claims([_entry(2, 0.45, (2.0, 1.6, 2.4), target="holder", beta=0.5)])
+    r = c["model_scaling.rate_softmax_holder_d2"]
+    assert "α_N ≥ 2β/d = 0.5 (the sharp rate)" in r["statement"]
+    assert "reaches 4/d = 2: yes" in r["summary"] and r["measured"]["reaches_4d"] == 1  # lo = 0.8 × 4/d exactly
+    assert r["verdict"] == HOLDS

@@ -362,3 +362,63 @@ def test_cli_estimate_only_prints_the_cost(tmp_path, run_cli) -> None:
     assert r.code == 0, r.err
     assert "training runs" in r.err and "oracle runs" in r.err
     assert not (tmp_path / "o" / "results.json").exists()
+
+
+# ---------------------------------------------------------------------------------------------- pinned numbers
+
+
+def test_fit_numbers_are_pinned_against_independent_references() -> None:
+    """Every number a verdict reads from a fit, recomputed here: scipy's regression for α̂ and the t-interval, a
+    plain loop over the same resamples for the bootstrap, numpy fits for the leave-one-width-out range."""
+    from scipy import stats
+
+    n = np.repeat([100.0, 200.0, 400.0, 800.0, 1600.0], 3)
+    y = 2 * n ** -0.9 * np.exp(0.1 * np.random.default_rng(3).standard_normal(len(n)))
+    fit = fit_exponent(n, y, bootstrap=300, seed=7)
+    lx, ly = np.log(n), np.log(y)
+    lr = stats.linregress(lx, ly)
+    q = stats.t.ppf(0.975, len(n) - 2)
+    assert fit["alpha_hat"] == pytest.approx(-lr.slope, rel=1e-12)
+    assert fit["ci_t"] == pytest.approx([-lr.slope - q * lr.stderr, -lr.slope + q * lr.stderr], rel=1e-10)
+    rng = np.random.default_rng(7)
+    draws = [rng.integers(0, 3, size=(300, 3)) for _ in range(5)]
+    slopes = [-np.polyfit(lx, np.concatenate([ly[3 * g:3 * g + 3][draws[g][b]] for g in range(5)]), 1)[0]
+              for b in range(300)]
+    assert fit["ci_bootstrap"] == pytest.approx(list(np.percentile(slopes, [2.5, 97.5])), rel=1e-10)
+    loo = [-np.polyfit(np.delete(lx, range(3 * g, 3 * g + 3)), np.delete(ly, range(3 * g, 3 * g + 3)), 1)[0]
+           for g in range(5)]
+    assert fit["lowo"] == pytest.approx([min(loo), max(loo)], rel=1e-10)
+    assert fit["interval"] == [min(fit["ci_t"][0], fit["ci_bootstrap"][0], fit["lowo"][0]),
+                               max(fit["ci_t"][1], fit["ci_bootstrap"][1], fit["lowo"][1])]
+    assert fit["n_points"] == 15 and fit["dropped"] == 0 and fit["sizes"] == [100.0, 200.0, 400.0, 800.0, 1600.0]
+    assert fit_exponent(n, y, bootstrap=300)["ci_bootstrap"] == fit_exponent(n, y, bootstrap=300, seed=0)["ci_bootstrap"]
+    assert fit_exponent(n, y, bootstrap=1)["ci_bootstrap"] is not None
+    assert fit_exponent(n[:9], y[:9], bootstrap=10)["lowo"] is None  # 3 sizes: nothing to leave out
+
+
+def test_fit_floor_and_size_edges() -> None:
+    fit = fit_exponent([10, 20, 40, 80, 160], [1e-1, 1e-2, 1e-3, FLOAT32_FLOOR, 1e-5], bootstrap=10)
+    assert fit["sizes"] == [10.0, 20.0, 40.0, 80.0] and fit["dropped"] == 1  # the floor itself is kept
+    bad = fit_exponent([10, 20], [0.1, 0.01], bootstrap=10)
+    assert bad["sizes"] == [10.0, 20.0] and bad["dropped"] == 0
+    with pytest.raises(TTLabInputError) as err:
+        fit_exponent([1, 2], [1.0], bootstrap=10)
+    assert err.value.params == ("n_params", "nmse")
+
+
+def test_geometric_mean_and_data_check_edges() -> None:
+    from ttlab.scaling.model_scaling_analysis import geometric_mean
+
+    assert geometric_mean([1.0, 4.0, 0.0, -1.0, float("nan")]) == pytest.approx(2.0)
+    assert geometric_mean([2.0, 8.0, 4.0]) == pytest.approx(4.0) and geometric_mean([0.0]) is None
+    at = data_check([1.0], [0.9])  # a drop of exactly 10 %: not more than 10 %
+    assert at == {"nmse_n": 1.0, "nmse_2n": pytest.approx(0.9), "ratio": pytest.approx(0.9), "limited": False}
+    assert data_check([1.0], [0.8999])["limited"] is True
+
+
+def test_fit_text_format() -> None:
+    from ttlab.scaling.model_scaling_analysis import fit_text
+
+    fit = {"alpha_hat": 1.23456, "interval": [1.0, 1.5]}
+    assert fit_text(fit) == "1.23 [1, 1.5]" and fit_text(fit, ".3f") == "1.235 [1.000, 1.500]"
+    assert fit_text({"error": "needs 3 sizes"}) == "— (needs 3 sizes)" and fit_text({}) == "— (no fit)"
