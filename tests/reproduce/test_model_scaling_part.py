@@ -131,9 +131,10 @@ def test_two_se_rule_rarely_decides_on_noise() -> None:
     assert decided[2] / 2000 < 0.07 and 0.25 < decided[1] / 2000 < 0.40
 
 
-def test_monotone_default_is_unchanged() -> None:
+def test_monotone_default_is_two_se() -> None:
     m = {"values": [1.0, 0.85], "se": [0.1, 0.1]}
-    assert RULES["monotone"].judge(m, {"direction": -1}, "x")[0] == HOLDS  # 0.15 > 0.141 (1 SE)
+    assert RULES["monotone"].judge(m, {"direction": -1, "se_mult": 1}, "x")[0] == HOLDS  # 0.15 > 0.141 (1 SE)
+    assert RULES["monotone"].judge(m, {"direction": -1}, "x")[0] == INCONCLUSIVE  # 0.15 < 0.283 (2 SE, the default)
     assert RULES["monotone"].judge(m, {"direction": -1, "se_mult": 2}, "x")[0] == INCONCLUSIVE
     claim = make_claim("x", "s", "monotone", m, {"direction": -1, "se_mult": 2}, kind="check")
     assert "2 × their combined standard error" in claim["rule"]

@@ -20,7 +20,7 @@ Exponents are read with the keys of :class:`ttlab.scaling.analysis.FittedExponen
 
 The ID measurements the parts share (protocol per mode, controls, Gemma) are :mod:`ttlab.reproduce.parts_lm_id`'s.
 
-Imports: :mod:`ttlab.reproduce` (parts_lm_id, registry, verdicts, report), :mod:`ttlab.scaling.analysis` and, inside
+Imports: :mod:`ttlab.reproduce` (parts_lm_id, registry, verdict_base, verdicts, report), :mod:`ttlab.scaling.analysis` and, inside
 the parts, :mod:`ttlab.lm` and :mod:`ttlab.scaling`. Not the CLI.
 """
 
@@ -31,26 +31,31 @@ from pathlib import Path
 from typing import Any
 
 from ttlab.reproduce.parts_lm_id import (  # noqa: F401 (GEMMA_CONTEXT, GEMMA_PROFILE_POSITIONS: re-exported)
+    EXPONENT_TOLERANCE,
     GEMMA,
     GEMMA_CONTEXT,
     GEMMA_PROFILE_POSITIONS,
     GEMMA_PROFILE_SECONDS,
+    ID_SOURCE_RULE,
+    alpha_d_claims,
     gemma_layer_profile,
     gemma_prediction,
     gemma_unavailable,
+    id_batches,
     id_options,
     id_row,
     id_standard_error,
+    layer_profile,
+    layer_summary,
+    prediction_sources,
     shuffled_control,
     shuffled_reading,
 )
 from ttlab.reproduce.registry import PartContext, finite, register_part
 from ttlab.reproduce.report import Claims, Figure, Paragraph, Table, fmt
+from ttlab.reproduce.verdict_base import SHAPE_SE_MULT
 from ttlab.reproduce.verdicts import NOT_AT_SCALE, make_claim, missing_claim
 from ttlab.scaling.analysis import step_capped
-
-EXPONENT_TOLERANCE = {"holds_rel": 0.10, "partly_rel": 0.35, "min_points": 3}
-"""Exponent claims: holds within 10 % of the prediction, partly within 35 %; ≥ 3 fitted sizes."""
 
 _TINY_DATA = dict(corpus="builtin:sotu", max_docs=24, vocab_size=300, model=(1, 2, 32), block_size=16, sizes=(400, 1500, 5000),
                   max_iters=12, eval_interval=6, eval_iters=2, warmup_iters=2, batch_size=4, test_max_tokens=2000,
@@ -149,18 +154,6 @@ KAPLAN_COMMAND = ("ttlab lm model-sweep --corpus <a corpus of ≥ 7×10⁷ token
 """The command that would judge the text α_N claims where the data are rich (shown beside them)."""
 
 
-def prediction_sources(r: dict[str, Any]) -> str:
-    """The α predictions beside an exponent claim — the trained model's own final-layer ID (the one the verdict uses),
-    Gemma 3 270M's and the estimator band — as one sentence."""
-    sym = "D" if r.get("kind") == "data_sweep" else "N"
-    band, g = r.get("alpha_pred_band") or {}, r.get("gemma") or {}
-    gemma = (f"Gemma 3 270M (ID {fmt(g.get('intrinsic_dim'), 3)}): α_{sym} {fmt(g.get('alpha_pred'), 3)}"
-             if finite(g.get("alpha_pred")) else f"Gemma 3 270M: {g.get('status', 'not measured')}")
-    return (f"predictions: own model's final-layer ID → {fmt(r.get('alpha_pred'), 3)} (the verdict's: the paper's "
-            f"protocol, the model trained on this data); {gemma}; estimator band {fmt(band.get('lo'), 3)}–"
-            f"{fmt(band.get('hi'), 3)}")
-
-
 def _scaling_claims(r: dict[str, Any]) -> list[dict]:
     sym = "D" if r["kind"] == "data_sweep" else "N"
     x = "D" if sym == "D" else "N"
@@ -184,22 +177,7 @@ def _scaling_claims(r: dict[str, Any]) -> list[dict]:
                                   r.get("alpha_pred_harmonic"), capped_note,
                                   shuffled=(r.get("id_shuffled") or {}).get("intrinsic_dim"), why=why))
         return out
-    stmt = "The exponent predicted from the ID, α_D = 2/(2+d), matches the fitted α̂_D (paper: within ±0.02)"
-    if not finite(pred):
-        out.append(missing_claim(cid, stmt, "no ID-based prediction (the ID was not measured)", kind="paper", cite="Section 3: α_D = 2β/(2β+d)"))
-        return out
-    band = r.get("alpha_pred_band") or {}
-    out.append(make_claim(
-        cid, stmt, "exponent_match",
-        {"fitted": a, "lo": ci[0], "hi": ci[1], "predicted": pred, "n_points": n_points, "n_capped": n_capped,
-         "band_lo": band.get("lo"), "band_hi": band.get("hi"), "intrinsic_dim": r.get("intrinsic_dim"),
-         "intrinsic_dim_shuffled": (r.get("id_shuffled") or {}).get("intrinsic_dim"),
-         "predicted_gemma": (r.get("gemma") or {}).get("alpha_pred")},
-        {**EXPONENT_TOLERANCE, "paper_abs": 0.02}, quantity="α_D = 2/(2+d) from the ID",
-        summary=f"predicted {pred:.3f} from ID {fmt(r.get('intrinsic_dim'), 3)} (harmonic rule: "
-                f"{fmt(r.get('alpha_pred_harmonic'), 3)}) vs fitted {fmt(a, 3)} [{fmt(ci[0], 3)}, {fmt(ci[1], 3)}]"
-                + (f": Δ = {a - pred:+.3f}" if finite(a) else "") + capped_note + "; " + prediction_sources(r),
-        kind="paper", cite="Section 3: α_D = 2β/(2β+d)"))
+    out += alpha_d_claims(cid, r, a, ci, n_points, n_capped, capped_note)
     return out
 
 
@@ -257,7 +235,7 @@ def _id_grows_claim(claim_id: str, statement: str, rows: list[dict[str, Any]],
         claim_id, statement, "exceeds_control",
         {"values": [x["intrinsic_dim"] for x in rows], "se": [id_standard_error(x) for x in rows],
          "control_values": [x.get("intrinsic_dim") for x in control], "control_se": [id_standard_error(x) for x in control]},
-        {"direction": 1}, quantity="the ID by increasing model size",
+        {"direction": 1, "z": SHAPE_SE_MULT}, quantity="the ID by increasing model size",
         summary=f"ID by increasing size: {listing}; untrained copies: "
                 + (", ".join(f"{fmt(x.get('intrinsic_dim'), 3)}" for x in control) or "not measured"),
         kind="paper", cite="Figure 4")
@@ -324,9 +302,8 @@ def _render_scaling(r: dict[str, Any], claims: bool = True) -> list:
     paras.append(Paragraph(shuffled_reading(r.get("id_text"), r.get("id_shuffled"))))
     if data_kind:
         sources = prediction_sources(r)
-        paras.append(Paragraph(sources[0].upper() + sources[1:] + ". The verdict uses the own model's: the paper "
-                               "measures the ID with the final-layer embeddings of the model trained on the data; "
-                               "Gemma's and the band show how far the choice of network and estimator moves α_D."))
+        paras.append(Paragraph(sources[0].upper() + sources[1:] + ". Which ID decides (declared in docs/reproduce.md): "
+                               + ID_SOURCE_RULE + "."))
     elif r.get("kaplan"):
         k = r["kaplan"]
         paras.append(Paragraph(kaplan_why(k) or (f"Data-rich by Kaplan's criterion: the largest model (N = "
@@ -481,8 +458,7 @@ def _decidable(claim_id: str, statement: str, why: str | None, measured: dict, r
 def _ablation_claims(r: dict[str, Any]) -> list[dict]:
     layers, pos = r["per_layer"]["rows"], r["per_position"]["rows"]
     n_layer = len(layers) - 1
-    batches = [x["n_vectors"] // x["batch_size"] if finite(x.get("n_vectors"), x.get("batch_size")) and x["batch_size"] > 0
-               else 0 for x in pos]
+    batches = [id_batches(x) for x in pos]
     few_layers = (None if n_layer >= MIN_LAYERS else
                   f"the model has {n_layer} layer(s), so {max(0, n_layer - 1)} inner layer(s): an inner peak needs a "
                   f"model with ≥ {MIN_LAYERS} layers (e.g. the full preset's)")
@@ -495,10 +471,9 @@ def _ablation_claims(r: dict[str, Any]) -> list[dict]:
     return [
         _decidable(
             "lm_id_ablations.layer_peak", "Across layers the ID rises, then falls back towards the final layer's value "
-            "(Figure 4)", few_layers,
-            {"values": [x["intrinsic_dim"] for x in layers], "se": [id_standard_error(x) for x in layers]}, "inner_peak",
-            {}, quantity="layer's ID",
-            summary="ID by layer: " + ", ".join(f"{fmt(x['intrinsic_dim'], 3)}" for x in layers), kind="paper", cite="Figure 4"),
+            "(Figure 4; layer 0, the context-free embedding lookup, reported apart)", few_layers,
+            layer_profile(layers), "inner_peak", {}, quantity="layer's ID", summary=layer_summary("ID by layer", layers),
+            kind="paper", cite="Figure 4"),
         _decidable(
             "lm_id_ablations.position", "Tokens late in the context have a lower ID than early tokens (Figure 4: 15.86 "
             "for short contexts → 12.9 near 1024)", few_batches,
@@ -516,9 +491,8 @@ def _gemma_layer_claim(layers: list[dict[str, Any]]) -> dict:
         "lm_id_ablations.gemma_layer_peak", "Across the layers of a pretrained model (Gemma 3 270M) the ID rises, then "
         "falls back towards the final layer's value (Figure 4)",
         None if n_layer >= MIN_LAYERS else f"Gemma's profile has {n_layer} layer(s): an inner peak needs ≥ {MIN_LAYERS}",
-        {"values": [x["intrinsic_dim"] for x in layers], "se": [id_standard_error(x) for x in layers]}, "inner_peak", {},
-        quantity="layer's ID", summary="Gemma 3 270M, ID by layer: " + ", ".join(fmt(x["intrinsic_dim"], 3) for x in layers),
-        kind="paper", cite="Figure 4")
+        layer_profile(layers), "inner_peak", {}, quantity="layer's ID",
+        summary=layer_summary("Gemma 3 270M, ID by layer", layers), kind="paper", cite="Figure 4")
 
 
 def _render_ablations(r: dict[str, Any]) -> list:

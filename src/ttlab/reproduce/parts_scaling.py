@@ -292,6 +292,15 @@ DATA_LIMIT = 0.15
 """A model-size sweep is data-limited when the widest model's loss at 2n differs from that at n by more."""
 
 
+def _mse_at_ref_se(fit: dict) -> float | None:
+    """Standard error over seeds of the geometric-mean test MSE at n_ref (None with one seed or no such point)."""
+    from ttlab.scaling.manifold_analysis import geomean_se
+
+    pts = [p for p in fit.get("points") or [] if p.get("n") == fit.get("n_ref")]
+    vals = [v for v in (pts[0].get("test_mse") or []) if finite(v) and v > 0] if pts else []
+    return geomean_se(vals)
+
+
 def _regime_text(regime: str) -> str:
     return "noisy labels" if regime == "noisy" else "noiseless labels"
 
@@ -343,12 +352,13 @@ def _shape_claims(r: dict, fits: list[dict]) -> list[dict]:
                 "monotone", {"values": [f.get("alpha_hat") for f in sel], "se": [_ci_se(f.get("alpha_hat_ci")) for f in sel],
                              "d": [f["d"] for f in sel], "n_capped": _n_capped(sel)},
                 {"direction": -1}, quantity="α̂_D", summary=listing, kind="paper", cite="Theorem 1"))
-            listing = ", ".join(f"d={f['d']}: {fmt(f.get('mse_at_n_ref'), 3)}" for f in sel)
+            ses = [_mse_at_ref_se(f) for f in sel]
+            listing = ", ".join(f"d={f['d']}: {fmt(f.get('mse_at_n_ref'), 3)} (SE {fmt(e, 2)})" for f, e in zip(sel, ses))
             out.append(make_claim(
                 f"manifold_regression.error_rises_{key}_D{D}",
                 f"At fixed n (= {r.get('n_ref')}) the test error grows with the intrinsic dimension d ({tag}, D = {D})",
-                "monotone", {"values": [f.get("mse_at_n_ref") for f in sel], "d": [f["d"] for f in sel]},
-                {"direction": 1, "need_se": False}, quantity="the test MSE", summary="test MSE " + listing, kind="paper", cite="Theorem 1"))
+                "monotone", {"values": [f.get("mse_at_n_ref") for f in sel], "se": ses, "d": [f["d"] for f in sel]},
+                {"direction": 1}, quantity="the test MSE", summary="test MSE " + listing, kind="paper", cite="Theorem 1"))
         for d in sorted({f["d"] for f in mine}):
             sel = sorted((f for f in mine if f["d"] == d), key=lambda f: f["ambient"])
             out.append(make_claim(

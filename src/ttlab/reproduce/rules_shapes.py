@@ -7,6 +7,7 @@ Imports: ttlab.reproduce (verdict_base, rules_thresholds).
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 
 from ttlab.reproduce.rules_thresholds import fit_problem, width_margin
 from ttlab.reproduce.verdict_base import (
@@ -14,6 +15,7 @@ from ttlab.reproduce.verdict_base import (
     INCONCLUSIVE,
     NOT_REPRODUCED,
     PARTLY,
+    SHAPE_SE_MULT,
     Judgement,
     capped_count,
     closest,
@@ -56,7 +58,7 @@ def _profile(m: dict, need: int, shape: str, need_se: bool = True
 
 def _describe_monotone(th: dict, q: str) -> str:
     way = "rises" if th["direction"] > 0 else "falls"
-    k = th.get("se_mult", 1)
+    k = th.get("se_mult", SHAPE_SE_MULT)
     se, its, within = ("their combined standard error", "its standard error", "the standard error") if k == 1 else (
         f"{k:g} × their combined standard error", f"{k:g} × its standard error", f"{k:g} × the standard error")
     return (f"holds if {q} {way} from the first to the last value by more than {se} and no "
@@ -81,7 +83,7 @@ def _monotone(m: dict, th: dict, q: str) -> Judgement:
     bad = bad or _capped(m)
     if bad:
         return bad
-    k = float(th.get("se_mult", 1))  # decide beyond k combined standard errors
+    k = float(th.get("se_mult", SHAPE_SE_MULT))  # decide beyond k combined standard errors
     se = [k * x for x in se] if se else [0.0] * len(vals)
     sgn = 1.0 if th["direction"] > 0 else -1.0
     v = [sgn * x for x in vals]  # type: ignore[operator]
@@ -100,40 +102,59 @@ def _monotone(m: dict, th: dict, q: str) -> Judgement:
     return HOLDS, f"{listing}: overall change {overall * sgn:+.3g} ({lab} {s_all:.2g}), no step clearly against", margin
 
 
+def peak_se_mult(n_values: int) -> float:
+    """Standard errors an inner peak must clear: :data:`SHAPE_SE_MULT`, raised for the number of comparisons that can
+    decide (Bonferroni over 2·(n − 1) one-sided tests at 5 % in all: each of the n − 2 inner values above each end —
+    holds, partly — and each end above the inner maximum — not reproduced), so that on pure noise the rule decides at
+    most 5 % of the time whatever the number of layers."""
+    comparisons = max(1, 2 * (n_values - 1))
+    return max(SHAPE_SE_MULT, NormalDist().inv_cdf(1.0 - PEAK_FALSE_RATE / comparisons))
+
+
+PEAK_FALSE_RATE = 0.05
+"""The largest rate at which :func:`_inner_peak` may decide on a profile of pure noise."""
+
+
 def _describe_peak(th: dict, q: str) -> str:
-    return (f"holds if an inner {q} exceeds both the first and the last by more than their combined standard error; "
-            "partly if it clearly exceeds one end and ties the other (within the standard error); not reproduced if "
-            "an end clearly exceeds every inner value; inconclusive otherwise (ties at both ends, fewer than 3 values, "
-            "no standard errors)")
+    k = (f"k = {th['se_mult']:g}" if "se_mult" in th else
+         f"k = max({SHAPE_SE_MULT:g}, the Bonferroni z of 2·(n − 1) one-sided comparisons at {100 * PEAK_FALSE_RATE:.0f} % "
+         f"in all: {peak_se_mult(3):.2f} for 3 values, {peak_se_mult(19):.2f} for 19)")
+    return (f"with {k}: holds if an inner {q} exceeds both the first and the last by more than k × their combined "
+            "standard error; partly if it clearly exceeds one end and ties the other (within k × the standard error); "
+            "not reproduced if an end clearly exceeds every inner value; inconclusive otherwise (ties at both ends, "
+            "fewer than 3 values, no standard errors)")
 
 
 @register_rule("inner_peak", (HOLDS, PARTLY, NOT_REPRODUCED, INCONCLUSIVE), _describe_peak)
 def _inner_peak(m: dict, th: dict, q: str) -> Judgement:
-    """``values`` (e.g. ID per layer) with standard errors ``se`` peak strictly inside."""
+    """``values`` (e.g. ID per layer) with standard errors ``se`` peak strictly inside, beyond ``se_mult`` combined
+    standard errors (default :func:`peak_se_mult` of the number of values)."""
     vals, se, bad = _profile(m, 3, "a peak")
     if bad:
         return bad
     assert se is not None  # _profile judges a profile without standard errors inconclusive
     inner = max(range(1, len(vals) - 1), key=lambda i: vals[i])  # type: ignore[arg-type,return-value]
     pk = float(vals[inner])  # type: ignore[arg-type]
+    k = float(th["se_mult"]) if "se_mult" in th else peak_se_mult(len(vals))
 
     def side(j: int) -> str:
-        d, s = pk - float(vals[j]), math.hypot(se[inner], se[j])  # type: ignore[arg-type]
+        d, s = pk - float(vals[j]), k * math.hypot(se[inner], se[j])  # type: ignore[arg-type]
         return "above" if d > s else ("below" if d < -s else "tie")
 
     def dist(j: int) -> float | None:
-        return rel_distance(abs(pk - float(vals[j])), math.hypot(se[inner], se[j]))  # type: ignore[arg-type]
+        return rel_distance(abs(pk - float(vals[j])), k * math.hypot(se[inner], se[j]))  # type: ignore[arg-type]
 
     margin = closest(dist(0), dist(len(vals) - 1))
     a, b = side(0), side(len(vals) - 1)
     desc = f"inner maximum {pk:.3g} at position {inner} vs ends {vals[0]:.3g}, {vals[-1]:.3g}"
+    desc += f" ({k:.3g} × combined SE to decide)"
     if a == b == "above":
-        return HOLDS, desc + ": above both ends beyond the standard error", margin
+        return HOLDS, desc + ": above both ends beyond that", margin
     if "below" in (a, b):
         return NOT_REPRODUCED, desc + ": an end is clearly above every inner value", margin
     if "above" in (a, b):
         return PARTLY, desc + ": clearly above one end, tied with the other", margin
-    return INCONCLUSIVE, desc + ": within the standard error of both ends", margin
+    return INCONCLUSIVE, desc + ": within that of both ends", margin
 
 
 def _describe_attention(th: dict, q: str) -> str:
@@ -336,7 +357,8 @@ def _oracle_core(m: dict, th: dict) -> tuple[str, str]:
 def _describe_exceeds(th: dict, q: str) -> str:
     z, tail = short_number(th.get("z", 1.0)), "inconclusive too when inputs are missing or a fitted run hit its step cap"
     if "direction" in th:  # a profile against the same profile of a trivial control
-        return (f"judged as the monotone rule first ({q} {'rises' if th['direction'] > 0 else 'falls'}); then it "
+        return (f"judged as the monotone rule first ({q} {'rises' if th['direction'] > 0 else 'falls'}, beyond "
+                f"{short_number(th.get('se_mult', SHAPE_SE_MULT))} × the combined standard error); then it "
                 f"holds (or stays partly) only if its overall change, first to last value, exceeds the control's "
                 f"(untrained copies measured the same way) by more than {z} × their combined standard error, "
                 f"otherwise inconclusive: the control meets it; {tail}")
@@ -369,7 +391,7 @@ def _exceeds_control(m: dict, th: dict, q: str) -> tuple:
         return INCONCLUSIVE, f"only {m['n_points']} fitted points (need ≥ {th.get('min_points', 2)})"
     profile_margin = None
     if "values" in m:
-        trend = _monotone(m, {"direction": th["direction"]}, q)  # (verdict, reason[, margin])
+        trend = _monotone(m, {"direction": th["direction"], "se_mult": th.get("se_mult", SHAPE_SE_MULT)}, q)
         verdict, reason = trend[0], trend[1]
         profile_margin = trend[2] if len(trend) > 2 else None
         if verdict in (NOT_REPRODUCED, INCONCLUSIVE):

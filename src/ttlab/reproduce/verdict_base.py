@@ -27,6 +27,11 @@ threshold it was compared with (see :func:`closest`); a rule returning two items
 NEAR = 0.10
 """A verdict whose margin is below this (within 10 % of a threshold) is flagged ``near_threshold``."""
 
+SHAPE_SE_MULT = 2.0
+"""Shape and trend rules (``monotone``, ``inner_peak``, the profile form of ``exceeds_control``) decide "holds" or
+"not reproduced" only beyond this many combined standard errors: on pure noise a 1-SE rule decides about a third
+of the time, a 2-SE rule ≤ 5 % (tests/reproduce/test_shape_noise.py measures it)."""
+
 
 @dataclass(frozen=True)
 class Rule:

@@ -246,3 +246,12 @@ def aggregate(cfg: ManifoldSweepConfig, data_runs: list[dict[str, Any]], model_r
 def geomean(values: list[float]) -> float | None:
     """Geometric mean of positive values (None for none)."""
     return float(np.exp(np.mean(np.log(values)))) if values else None
+
+
+def geomean_se(values: list[float]) -> float | None:
+    """Standard error of the geometric mean of positive values over seeds (delta method:
+    geomean · sd(log values, ddof = 1) / √k); None with fewer than 2 values (one seed has no spread)."""
+    if len(values) < 2:
+        return None
+    logs = np.log(np.asarray(values, dtype=float))
+    return float(np.exp(logs.mean()) * logs.std(ddof=1) / np.sqrt(len(logs)))
