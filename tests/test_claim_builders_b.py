@@ -139,10 +139,15 @@ def test_manifold_trend_invariance_model_and_id_claims():
     assert one["manifold_regression.id_recovered"]["verdict"] == INCONCLUSIVE
 
 
+_POINTS = [{"train_tokens": n, "params_non_embedding": n, "loss": 2.0 * n ** -0.3 * (1 + 1e-3 * (-1) ** i)}
+           for i, n in enumerate((1e4, 1e5, 1e6, 1e7))]
+"""A clean power law over 3 decades: it beats the exponential and logarithmic curves by more than 1 decade."""
+
+
 def _sweep(kind: str = "data_sweep", **kw) -> dict:
     runs = [{"selected": True, "stop_reason": "early_stop"} for _ in range(4)] + [{"selected": False, "stop_reason": "max_iters"}]
     return {"kind": kind, "alpha_hat": 0.3, "alpha_hat_ci": [0.27, 0.33], "alpha_pred": 2 / 8.5, "r2_log": 0.98,
-            "points": [1, 2, 3, 4], "runs": runs, "intrinsic_dim": 6.5, "alpha_pred_harmonic": 0.25,
+            "points": _POINTS, "runs": runs, "intrinsic_dim": 6.5, "alpha_pred_harmonic": 0.25,
             "alpha_pred_band": {"lo": 0.2, "hi": 0.3}, "gemma": {"intrinsic_dim": 12.0, "alpha_pred": 0.14},
             "id_shuffled": {"intrinsic_dim": 7.0}, **kw}
 
@@ -153,14 +158,23 @@ def test_data_scaling_claims_take_each_number_from_the_sweep():
     c = _by_id(parts_lm._scaling_claims(_sweep()))
     p = c["lm_data_scaling.power_law"]
     # the unselected step-capped run is not counted; the fit has 4 points
-    assert p["measured"] == {"alpha": 0.3, "lo": 0.27, "hi": 0.33, "r2": 0.98, "n_points": 4, "n_capped": 0}
-    assert (p["rule_id"], p["thresholds"], p["verdict"]) == ("power_law_decay", {"min_r2": 0.9, "min_points": 3}, HOLDS)
+    shape = parts_lm.loss_curve_shapes(_sweep())
+    assert shape["closest"] in ("exponential", "logarithmic") and shape["decades"] > 1.0
+    assert p["measured"] == {"alpha": 0.3, "lo": 0.27, "hi": 0.33, "r2": 0.98, "n_points": 4, "n_capped": 0,
+                             "shape_decades": shape["decades"], "shape_closest": shape["closest"]}
+    assert (p["rule_id"], p["thresholds"], p["verdict"]) == (
+        "power_law_decay", {"min_r2": 0.9, "min_points": 3, "min_decades": parts_lm.SHAPE_DECADES}, HOLDS)
+    assert parts_lm.SHAPE_DECADES == 1.0
+    # the same losses on a logarithmic curve: the power law is no longer told apart (or loses)
+    log_pts = [{**q, "loss": 6.0 - 0.3 * math.log(q["train_tokens"])} for q in _POINTS]
+    flat = _by_id(parts_lm._scaling_claims(_sweep(points=log_pts)))["lm_data_scaling.power_law"]
+    assert flat["verdict"] in (INCONCLUSIVE, NOT_REPRODUCED) and "logarithmic curve" in flat["reason"]
+    assert parts_lm.loss_curve_shapes(_sweep(points=[1, 2, 3])) == {}  # no usable points: no comparison
     assert p["summary"] == "α̂_D = 0.3 [0.27, 0.33], R² (log) = 0.98 over 4 data sizes"
     # the verdict's ID source is the reference network (Gemma 3 270M); the trained model's is a labelled second row
     i, own = c["lm_data_scaling.id_prediction"], c["lm_data_scaling.id_prediction_own"]
     assert i["measured"] == {"fitted": 0.3, "lo": 0.27, "hi": 0.33, "predicted": 0.14, "n_points": 4, "n_capped": 0,
-                             "band_lo": 0.2, "band_hi": 0.3, "intrinsic_dim": 12.0, "id_source": "gemma3-270m",
-                             "id_se": None}
+                             "intrinsic_dim": 12.0, "id_source": "gemma3-270m", "id_se": None}  # no own-model band
     assert own["measured"] == {"fitted": 0.3, "lo": 0.27, "hi": 0.33, "predicted": 2 / 8.5, "n_points": 4,
                                "n_capped": 0, "band_lo": 0.2, "band_hi": 0.3, "intrinsic_dim": 6.5, "id_source": "own",
                                "intrinsic_dim_shuffled": 7.0}

@@ -648,7 +648,8 @@ def test_lm_model_scaling_claims_need_their_controls():
 
     trained = rows([3.98, 4.4, 4.9, 5.23])
     r = {"kind": "model_sweep", "alpha_hat": 0.9, "alpha_hat_ci": [0.8, 1.0], "alpha_pred": 2 / 5.23,
-         "intrinsic_dim": 5.23, "r2_log": 0.99, "points": [{}] * 4, "id_by_model": trained,
+         "intrinsic_dim": 5.23, "r2_log": 0.99, "id_by_model": trained,
+         "points": [{"params_non_embedding": n, "loss": 2 * n ** -0.3} for n in (1e4, 1e5, 1e6, 1e7)],
          "runs": [{"selected": True, "stop_reason": "early_stop"}] * 4, "id_untrained": rows([3.0, 3.0, 3.1, 3.1])}
     by = {c["id"].split(".")[1]: c for c in _model_scaling_claims(r)}
     assert [by[k]["verdict"] for k in ("power_law", "id_prediction", "id_grows")] == ["holds", "holds", "holds"]

@@ -141,7 +141,8 @@ def test_kaplan_criterion_decides_whether_text_alpha_n_is_judged():
             "params_non_embedding": 1000 * (i + 1), "intrinsic_dim_harmonic": d, "alpha_n_pred": 2 / d}
            for i, d in enumerate([4.0, 4.5, 5.0])]
     r = {"kind": "model_sweep", "alpha_hat": 0.9, "alpha_hat_ci": [0.8, 1.0], "alpha_pred": 0.4, "intrinsic_dim": 5.0,
-         "r2_log": 0.99, "points": [{}] * 3, "id_by_model": ids, "runs": [{"selected": True, "stop_reason": "early_stop"}] * 3,
+         "r2_log": 0.99, "points": [{"params_non_embedding": n, "loss": 2 * n ** -0.3} for n in (1e4, 1e5, 1e6)],
+         "id_by_model": ids, "runs": [{"selected": True, "stop_reason": "early_stop"}] * 3,
          "id_untrained": ids, "kaplan": rich}
     assert [c["verdict"] for c in _model_scaling_claims(r)[:2]] == ["holds", "holds"]
     r["kaplan"] = k

@@ -154,6 +154,28 @@ KAPLAN_COMMAND = ("ttlab lm model-sweep --corpus <a corpus of ≥ 7×10⁷ token
 """The command that would judge the text α_N claims where the data are rich (shown beside them)."""
 
 
+SHAPE_DECADES = 1.0
+"""A power-law claim on text holds only if the power law leaves ≥ 1 decade less unexplained variance (of log loss)
+than both an exponential and a logarithmic curve fitted to the same points — the margin of paper A's
+exponential-vs-power test (``exp_vs_power``); an alternative ahead by as much makes it not reproduced."""
+
+
+def loss_curve_shapes(r: dict[str, Any]) -> dict[str, Any]:
+    """The fitted points of a sweep (loss against training tokens or non-embedding parameters) scored as a power law
+    against the closest of an exponential and a logarithmic curve (:func:`ttlab.scaling.analysis.curve_shapes`):
+    ``decades`` (log10 RSS ratio, > 0 favours the power law) and ``closest``; empty when they cannot be fitted."""
+    from ttlab.errors import TTLabInputError
+    from ttlab.scaling.analysis import curve_shapes
+
+    key = "train_tokens" if r.get("kind") == "data_sweep" else "params_non_embedding"
+    pts = [p for p in r.get("points") or [] if isinstance(p, dict) and finite(p.get(key), p.get("loss"))]
+    try:
+        res = curve_shapes([p[key] for p in pts], [p["loss"] for p in pts])
+    except TTLabInputError:
+        return {}
+    return {"decades": res["decades"][res["closest"]], "closest": res["closest"], "rss": res["rss"]}
+
+
 def _scaling_claims(r: dict[str, Any]) -> list[dict]:
     sym = "D" if r["kind"] == "data_sweep" else "N"
     x = "D" if sym == "D" else "N"
@@ -163,10 +185,12 @@ def _scaling_claims(r: dict[str, Any]) -> list[dict]:
     n_capped = sum(step_capped(run) for run in selected)
     capped_note = f"; {n_capped} of {len(selected)} selected runs hit the step cap" if n_capped else ""
     why = kaplan_why(r.get("kaplan")) if sym == "N" else None
+    shape = loss_curve_shapes(r)
     out = [_decidable(
         f"lm_{'data' if sym == 'D' else 'model'}_scaling.power_law", f"Test loss falls as a power law in {x} (log-log linear)",
-        why, {"alpha": a, "lo": ci[0], "hi": ci[1], "r2": r.get("r2_log"), "n_points": n_points, "n_capped": n_capped},
-        "power_law_decay", {"min_r2": 0.9, "min_points": 3}, quantity=f"test loss against {x}",
+        why, {"alpha": a, "lo": ci[0], "hi": ci[1], "r2": r.get("r2_log"), "n_points": n_points, "n_capped": n_capped,
+              "shape_decades": shape.get("decades"), "shape_closest": shape.get("closest")},
+        "power_law_decay", {"min_r2": 0.9, "min_points": 3, "min_decades": SHAPE_DECADES}, quantity=f"test loss against {x}",
         summary=f"α̂_{sym} = {fmt(a, 3)} [{fmt(ci[0], 3)}, {fmt(ci[1], 3)}], R² (log) = {fmt(r.get('r2_log'), 3)} over "
                 f"{n_points} {'data sizes' if sym == 'D' else 'model sizes'}" + capped_note, kind="paper",
         cite="Section 3, Figures 2–3", command=KAPLAN_COMMAND if why else None)]

@@ -161,8 +161,8 @@ def alpha_d_claims(cid: str, r: dict[str, Any], a: Any, ci: list, n_points: int,
     (unjudgeable, saying why, when it was not measured), ``cid + "_own"`` from the trained model's."""
     cite = "Section 3: α_D = 2β/(2β+d)"
     ref, band = r.get("gemma") or {}, r.get("alpha_pred_band") or {}
-    common = {"fitted": a, "lo": ci[0], "hi": ci[1], "n_points": n_points, "n_capped": n_capped,
-              "band_lo": band.get("lo"), "band_hi": band.get("hi")}
+    common = {"fitted": a, "lo": ci[0], "hi": ci[1], "n_points": n_points, "n_capped": n_capped}
+    own_band = {"band_lo": band.get("lo"), "band_hi": band.get("hi")}  # the estimators' band on the own model's vectors
     fit = f"fitted {fmt(a, 3)} [{fmt(ci[0], 3)}, {fmt(ci[1], 3)}]"
 
     def claim(claim_id: str, source: str, pred: Any, d: Any, harmonic: Any, kind: str, extra: dict) -> dict:
@@ -186,8 +186,8 @@ def alpha_d_claims(cid: str, r: dict[str, Any], a: Any, ci: list, n_points: int,
     own = "the model trained on this data (its final layer; not the paper's protocol)"
     if finite(r.get("alpha_pred")):
         out.append(claim(cid + "_own", own, r["alpha_pred"], r.get("intrinsic_dim"), r.get("alpha_pred_harmonic"),
-                         "ablation", {"id_source": "own", "intrinsic_dim_shuffled": (r.get("id_shuffled") or {}).get(
-                             "intrinsic_dim")}))
+                         "ablation", {**own_band, "id_source": "own", "intrinsic_dim_shuffled": (
+                             r.get("id_shuffled") or {}).get("intrinsic_dim")}))
     else:
         out.append(missing_claim(cid + "_own", f"{ALPHA_D_STATEMENT} — ID measured by {own}",
                                  "no ID-based prediction (the ID was not measured)", kind="ablation", cite=cite))

@@ -278,15 +278,41 @@ def _direction_rate(m: dict, th: dict, q: str) -> Judgement:
 
 
 def _describe_power(th: dict, q: str) -> str:
+    shape = ""
+    if "min_decades" in th:
+        k = short_number(th["min_decades"])
+        shape = (f"; and the shape: with D = log10(RSS_alternative / RSS_power) for an exponential and a logarithmic "
+                 f"curve fitted to the same points (residuals of log {q}), not reproduced if an alternative wins by "
+                 f"{k} decade(s) (D ≤ −{k}), inconclusive unless the power law beats both by {k} (D ≥ {k})")
     return (f"holds if the 95 % interval of the fitted exponent of {q} excludes 0 (decay) and R² (log) ≥ "
             f"{short_number(th['min_r2'])}; partly if it excludes 0 with a lower R²; not reproduced if it lies below 0 "
             f"(the loss grows); inconclusive with fewer than {th['min_points']} points, an interval containing 0 or "
-            "any fitted run stopped by its step cap (the slope is then the budget's, not the law's)")
+            "any fitted run stopped by its step cap (the slope is then the budget's, not the law's)" + shape)
+
+
+def _shape_problem(m: dict, th: dict) -> Judgement | None:
+    """The curve-shape part of :func:`_power_law_decay` (only with ``min_decades``): ``shape_decades`` is
+    log10(RSS of the closest alternative / RSS of the power law) and ``shape_closest`` that alternative's name."""
+    if "min_decades" not in th:
+        return None
+    k, dec = float(th["min_decades"]), finite_number(m.get("shape_decades"))
+    alt = str(m.get("shape_closest") or "other")
+    alt = ("an " if alt[:1] in "aeiou" else "a ") + alt
+    if dec is None:
+        return INCONCLUSIVE, "no alternative curve compared on the same points: a power law cannot be told from another shape"
+    margin = closest(rel_distance(dec, k), rel_distance(dec, -k))
+    if dec <= -k:
+        return NOT_REPRODUCED, f"{alt} curve fits the same points better by {-dec:.2f} decade(s) of residual", margin
+    if dec < k:
+        return INCONCLUSIVE, (f"the points do not tell a power law from {alt} curve (D = {dec:+.2f} decades, need "
+                              f"≥ {short_number(k)}); what would decide it: sizes over a wider range"), margin
+    return None
 
 
 @register_rule("power_law_decay", (HOLDS, PARTLY, NOT_REPRODUCED, INCONCLUSIVE), _describe_power)
 def _power_law_decay(m: dict, th: dict, q: str) -> Judgement:
-    """A fitted power-law exponent ``alpha`` with interval [``lo``, ``hi``], ``r2`` and ``n_points``."""
+    """A fitted power-law exponent ``alpha`` with interval [``lo``, ``hi``], ``r2`` and ``n_points``; with threshold
+    ``min_decades`` also the curve shape against the closest alternative (:func:`_shape_problem`)."""
     bad = missing_inputs(m, "alpha", "n_points")
     if bad:
         return bad
@@ -305,9 +331,17 @@ def _power_law_decay(m: dict, th: dict, q: str) -> Judgement:
         return NOT_REPRODUCED, f"interval [{short_number(lo)}, {short_number(hi)}] lies below 0: the loss grows", margin
     if lo <= 0:
         return INCONCLUSIVE, f"interval [{short_number(lo)}, {short_number(hi)}] contains 0: cannot tell decay from none", margin
+    shape = _shape_problem(m, th)
+    if shape:
+        verdict, why, *rest = shape
+        return verdict, f"interval [{short_number(lo)}, {short_number(hi)}] excludes 0, but {why}", closest(
+            margin, *(x for x in rest if x is not None))
+    beats = (f"; beats the {m['shape_closest']} curve by {float(m['shape_decades']):.2f} decades"
+             if "min_decades" in th else "")
     if r2 >= th["min_r2"]:
-        return HOLDS, f"interval [{short_number(lo)}, {short_number(hi)}] excludes 0, R² {r2:.3f}", margin
-    return PARTLY, f"interval [{short_number(lo)}, {short_number(hi)}] excludes 0 but R² {r2:.3f} < {short_number(th['min_r2'])}", margin
+        return HOLDS, f"interval [{short_number(lo)}, {short_number(hi)}] excludes 0, R² {r2:.3f}" + beats, margin
+    return PARTLY, (f"interval [{short_number(lo)}, {short_number(hi)}] excludes 0 but R² {r2:.3f} < "
+                    f"{short_number(th['min_r2'])}" + beats), margin
 
 
 def fit_problem(m: dict, th: dict, p: float) -> str | None:

@@ -26,6 +26,7 @@ __all__ = [
     "SMALL_FIT",
     "FittedExponent",
     "best_by",
+    "curve_shapes",
     "exponent_summary",
     "geometric_sizes",
     "power_law_fits",
@@ -149,3 +150,34 @@ def exponent_summary(fits: dict[str, Any], interval: IntervalRule = "auto") -> d
     for a :func:`power_law_fits` result."""
     offset = (fits.get("offset") or {}).get("params", {}).get("alpha")
     return {**FittedExponent.from_fit(fits.get("power"), interval).to_dict(), "alpha_hat_offset": offset}
+
+
+def curve_shapes(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> dict[str, Any]:
+    """A power law against the two 2-parameter curves a decaying loss is most often mistaken for, on the same points.
+
+    Each curve is fitted by least squares in the space where it is a line — power law: log y on log x; exponential:
+    log y on x; logarithmic: y on log x — and all three are scored by the residual sum of squares of *log y* (a
+    logarithmic fit that goes non-positive at a point scores ∞). Returns ``rss`` (per curve), ``decades``:
+    log10(RSS_alternative / RSS_power) per alternative (> 0: the power law leaves less unexplained), ``closest``: the
+    alternative with the smallest ``decades`` and ``n_points``. Needs ≥ 3 points with x, y > 0 and 2 distinct x.
+    """
+    xs, ys = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if xs.shape != ys.shape or xs.ndim != 1 or len(xs) < 3 or not (np.all(xs > 0) and np.all(ys > 0)):
+        raise TTLabInputError(f"curve_shapes needs ≥ 3 points with positive x and y of equal length, got x={xs.tolist()}, "
+                              f"y={ys.tolist()}")
+    if len(np.unique(xs)) < 2:
+        raise TTLabInputError(f"curve_shapes needs at least 2 distinct x, got {xs.tolist()}")
+    lx, ly = np.log(xs), np.log(ys)
+
+    def line_rss(u: np.ndarray, v: np.ndarray) -> tuple[float, np.ndarray]:
+        coef = np.polyfit(u, v, 1)
+        fitted = np.polyval(coef, u)
+        return float(np.sum((v - fitted) ** 2)), fitted
+
+    rss = {"power": line_rss(lx, ly)[0], "exponential": line_rss(xs, ly)[0]}
+    _, y_log = line_rss(lx, ys)
+    rss["logarithmic"] = float(np.sum((ly - np.log(y_log)) ** 2)) if np.all(y_log > 0) else float("inf")
+    floor = max(rss["power"], 1e-300)
+    decades = {k: float(np.log10(max(v, 1e-300) / floor)) if np.isfinite(v) else float("inf")
+               for k, v in rss.items() if k != "power"}
+    return {"rss": rss, "decades": decades, "closest": min(decades, key=lambda k: decades[k]), "n_points": len(xs)}
