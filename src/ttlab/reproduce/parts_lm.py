@@ -492,11 +492,12 @@ def _ablation_claims(r: dict[str, Any]) -> list[dict]:
                    "(more test windows per group, e.g. the full preset) for a standard error")
     gemma = r.get("gemma_layers") or {}
     extra = [_gemma_layer_claim(gemma["rows"])] if gemma.get("status") == "measured" else []
+    profile = layer_profile(layers)
     return [
         _decidable(
             "lm_id_ablations.layer_peak", "Across layers the ID rises, then falls back towards the final layer's value "
             "(Figure 4; layer 0, the context-free embedding lookup, reported apart)", few_layers,
-            layer_profile(layers), "inner_peak", {}, quantity="layer's ID", summary=layer_summary("ID by layer", layers),
+            profile, "inner_peak", {}, quantity="layer's ID", summary=layer_summary("ID by layer", profile),
             kind="paper", cite="Figure 4"),
         _decidable(
             "lm_id_ablations.position", "Tokens late in the context have a lower ID than early tokens (Figure 4: 15.86 "
@@ -510,13 +511,13 @@ def _ablation_claims(r: dict[str, Any]) -> list[dict]:
 
 def _gemma_layer_claim(layers: list[dict[str, Any]]) -> dict:
     """Figure 4's layer peak judged on Gemma 3 270M's layers (a pretrained model of 18 layers, as the paper's are)."""
-    n_layer = len(layers) - 1
+    n_layer, profile = len(layers) - 1, layer_profile(layers)
     return _decidable(
         "lm_id_ablations.gemma_layer_peak", "Across the layers of a pretrained model (Gemma 3 270M) the ID rises, then "
         "falls back towards the final layer's value (Figure 4)",
         None if n_layer >= MIN_LAYERS else f"Gemma's profile has {n_layer} layer(s): an inner peak needs ≥ {MIN_LAYERS}",
-        layer_profile(layers), "inner_peak", {}, quantity="layer's ID",
-        summary=layer_summary("Gemma 3 270M, ID by layer", layers), kind="paper", cite="Figure 4")
+        profile, "inner_peak", {}, quantity="layer's ID",
+        summary=layer_summary("Gemma 3 270M, ID by layer", profile), kind="paper", cite="Figure 4")
 
 
 def _render_ablations(r: dict[str, Any]) -> list:

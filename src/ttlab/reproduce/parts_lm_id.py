@@ -222,10 +222,9 @@ def layer_profile(layers: list[dict[str, Any]]) -> dict[str, Any]:
                                                  "batches": id_batches(zero)}}
 
 
-def layer_summary(head: str, layers: list[dict[str, Any]]) -> str:
-    """``head``: the IDs of layers 1…L with their standard errors, then layer 0 apart (its distinct vectors and
-    batches)."""
-    m = layer_profile(layers)
+def layer_summary(head: str, m: dict[str, Any]) -> str:
+    """``head``: the IDs of layers 1…L of a :func:`layer_profile` ``m`` with their standard errors, then layer 0 apart
+    (its distinct vectors and batches)."""
     listing = ", ".join(f"{v:.3g} (SE {fmt(e, 2)})" if finite(v) else "—" for v, e in zip(m["values"], m["se"]))
     z = m["layer0"]
     zero = ("" if z is None else f"; layer 0 (context-free embedding lookup, apart): {fmt(z['intrinsic_dim'], 3)} from "

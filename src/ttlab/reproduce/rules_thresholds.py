@@ -334,8 +334,7 @@ def _power_law_decay(m: dict, th: dict, q: str) -> Judgement:
     shape = _shape_problem(m, th)
     if shape:
         verdict, why, *rest = shape
-        return verdict, f"interval [{short_number(lo)}, {short_number(hi)}] excludes 0, but {why}", closest(
-            margin, *(x for x in rest if x is not None))
+        return verdict, f"interval [{short_number(lo)}, {short_number(hi)}] excludes 0, but {why}", closest(margin, *rest)
     beats = (f"; beats the {m['shape_closest']} curve by {float(m['shape_decades']):.2f} decades"
              if "min_decades" in th else "")
     if r2 >= th["min_r2"]:
