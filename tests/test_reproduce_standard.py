@@ -155,9 +155,10 @@ def test_kaplan_criterion_decides_whether_text_alpha_n_is_judged():
     assert _suite_claims(suite)[0]["verdict"] == "holds"
 
 
-def test_capped_runs_are_retrained_with_the_cap_doubled(tmp_path, monkeypatch):
-    """A run that stops at its step cap is re-trained with the cap doubled (up to cap_doublings times); a run that
-    stopped early is not; the replaced runs are kept, and a run still capped stays marked as capped."""
+def test_capped_runs_are_continued_and_the_point_chosen_by_validation(tmp_path, monkeypatch):
+    """A run that stops at its step cap is continued from its checkpoint at its final learning rate (up to
+    cap_doublings times, each to twice the cap); of the capped run and its continuation the lower validation loss
+    is kept with both sets of numbers; a run stopped early is not continued; one still capped stays capped."""
     from ttlab.lm.experiments import Execution, IDOptions, SweepData, model_config, run_data_sweep
     from ttlab.lm.trainer import TrainConfig
     from ttlab.scaling.analysis import step_capped
@@ -169,16 +170,24 @@ def test_capped_runs_are_retrained_with_the_cap_doubled(tmp_path, monkeypatch):
     train = TrainConfig(batch_size=4, max_iters=6, warmup_iters=1, eval_interval=3, eval_iters=2, patience=50,
                         test_max_tokens=1000, lr=3e-3)
     res = run_data_sweep(tmp_path / "a", train=train, cap_doublings=1, **kw)
-    assert len(res["superseded_runs"]) == 3 and all(step_capped(r) for r in res["superseded_runs"])
-    assert [r["name"] for r in res["runs"]] == [f"{r['name']}_cap12" for r in res["superseded_runs"]]
-    assert all(r["iters"] == 12 and r["continued_from"] and r["stop_reason"] == "max_iters" for r in res["runs"])
-    assert all(r["superseded_by"] == n["name"] for r, n in zip(res["superseded_runs"], res["runs"]))
+    runs = res["runs"]
+    assert len(runs) == 3 and len(res["superseded_runs"]) == 3
+    for r in runs:
+        cap, cont = r["capped_point"], r["continued_point"]
+        assert cap["iters"] == 6 and cap["stop_reason"] == "max_iters" and cont["iters"] == 12
+        assert cont["name"] == f"{cap['name']}_cont12" and r["continuation_stop_reason"] == "max_iters"
+        chosen = "continued" if cont["best_val_loss"] < cap["best_val_loss"] else "capped"
+        assert r["point_chosen"] == chosen and r["name"] == (cont if chosen == "continued" else cap)["name"]
+        assert r["best_val_loss"] == min(cap["best_val_loss"], cont["best_val_loss"]) and step_capped(r)
+    assert {r["name"] for r in res["superseded_runs"]} == {
+        (r["capped_point"] if r["point_chosen"] == "continued" else r["continued_point"])["name"] for r in runs}
+    assert all(s["superseded_by"] == r["name"] for s, r in zip(res["superseded_runs"], runs))
     assert res["config"]["cap_doublings"] == 1
     # a run stopped by early stopping (here: min_delta so large that no evaluation counts as an improvement) is
-    # fitted as it is: nothing is re-trained
+    # fitted as it is: nothing is continued
     early = run_data_sweep(tmp_path / "b", train=replace(train, patience=1, min_delta=10.0), cap_doublings=2, **kw)
     assert all(r["status"] == "ok" and r["stop_reason"] == "early_stop" for r in early["runs"]), early["runs"]
-    assert early["superseded_runs"] == [] and not any("_cap" in r["name"] for r in early["runs"])
+    assert early["superseded_runs"] == [] and not any("capped_point" in r for r in early["runs"])
     with pytest.raises(TTLabInputError, match="cap_doublings must be an integer >= 0"):
         run_data_sweep(tmp_path / "c", train=train, cap_doublings=-1, **kw)
 

@@ -114,6 +114,7 @@ ProgressFn = Callable[[str, int, int], None]  # (stage label, done, total)
 @task_name("ttlab.lm.sweeps:train_task")  # its name before the module was renamed: cached runs keep their keys
 def train_task(config: dict[str, Any]) -> dict[str, Any]:
     """One training run of a sweep (a :func:`ttlab.sweep.run_sweep` task; resumes its checkpoint)."""
+    from ttlab.lm.continuation import continue_run
     from ttlab.lm.data import TokenizedCorpus
     from ttlab.lm.trainer import train, train_converged
 
@@ -122,7 +123,10 @@ def train_task(config: dict[str, Any]) -> dict[str, Any]:
     cfg = TrainConfig.from_dict(config["train"])
     out = Path(config["run_dir"])
     extra = {"sweep": config.get("label", {})}
-    if config["protocol"] == "converged":
+    if config["protocol"] == "continue":
+        res = continue_run(data, model_cfg, config["source_dir"], out, int(config["max_iters"]), runtime=cfg,
+                           extra=extra)
+    elif config["protocol"] == "converged":
         res = train_converged(data, model_cfg, cfg, out, resume=True, extra=extra)
     else:
         res = train(data, model_cfg, cfg, out, resume=True, extra=extra)
@@ -312,32 +316,67 @@ def _tasks_for(prep: Any, out: Path, protocol: str, model_cfg: GPTConfig, cfg: T
     return tasks
 
 
+POINT_KEYS = ("name", "iters", "stop_reason", "best_val_loss", "best_iter", *LOSS_METRICS)
+"""What a run's record keeps of a capped point and of its continuation (``capped_point``, ``continued_point``)."""
+
+
+def _source_of(task: dict[str, Any]) -> str:
+    """The folder whose last checkpoint a continuation starts from: a converged run's search pass (the pass that
+    hit the cap), else the run folder itself."""
+    return str(Path(task["run_dir"]) / "search") if task["protocol"] == "converged" else task["run_dir"]
+
+
+def _continuation_task(task: dict[str, Any], out: Path) -> dict[str, Any]:
+    """The task that continues ``task``'s capped run at its final learning rate up to twice its cap."""
+    cap = 2 * int(task["label"].get("max_iters") or task["train"]["max_iters"])
+    stem = task["label"].get("continued_from") or task["label"]["name"]
+    name = f"{stem}_cont{cap}"
+    return {**task, "protocol": "continue", "source_dir": _source_of(task), "max_iters": cap,
+            "run_dir": str(out / "runs" / name),
+            "label": {**task["label"], "name": name, "continued_from": stem, "max_iters": cap}}
+
+
+def choose_point(capped: dict[str, Any], continued: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(chosen, other)``: of a capped run and its continuation, the one with the lower best validation loss
+    (the capped run on a tie; a failed continuation is never chosen). Test losses play no part."""
+    if continued["status"] != "ok" or not continued["best_val_loss"] < capped["best_val_loss"]:
+        return capped, continued
+    return continued, capped
+
+
 def _continue_capped(tasks: list[dict[str, Any]], runs: list[dict[str, Any]], out: Path, ex: Execution,
                      doublings: int, progress: ProgressFn | None) -> list[dict[str, Any]]:
-    """Re-train every finished run that stopped at its step cap with the cap doubled, up to ``doublings`` times.
+    """Continue every finished run that stopped at its step cap (:mod:`ttlab.lm.continuation`: from its last
+    checkpoint, at its final learning rate, until early stopping fires), up to ``doublings`` times, each time
+    to twice the previous cap; keep of the capped run and its last continuation the one with the lower best
+    validation loss (:func:`choose_point`).
 
-    A new run (``<name>_cap<N>``), not an extension: the cosine schedule's length is the cap, so a capped run
-    cannot be continued in place without changing its schedule. ``tasks`` and ``runs`` are updated in place;
-    returns the superseded (capped) runs, each with ``superseded_by``."""
-    superseded: list[dict[str, Any]] = []
+    ``runs`` is updated in place: the kept record carries ``capped_point`` and ``continued_point`` (both sets
+    of numbers), ``point_chosen`` (``"capped"`` or ``"continued"``) and ``continuation_stop_reason`` (whether
+    the continuation converged: :func:`step_capped` reads it). Returns the records not kept, each with
+    ``superseded_by``."""
+    last = {i: (t, r) for i, (t, r) in enumerate(zip(tasks, runs))}
+    continued: dict[int, list[dict[str, Any]]] = {}
     for _ in range(doublings):
-        idx = [i for i, r in enumerate(runs) if r["status"] == "ok" and step_capped(r)]
+        idx = [i for i, (_t, r) in last.items() if r["status"] == "ok" and step_capped(r)]
         if not idx:
             break
-        new_tasks = []
-        for i in idx:
-            t = tasks[i]
-            cap = 2 * int(t["train"]["max_iters"])
-            stem = t["label"].get("continued_from") or t["label"]["name"]
-            name = f"{stem}_cap{cap}"
-            new_tasks.append({**t, "run_dir": str(out / "runs" / name), "train": {**t["train"], "max_iters": cap},
-                              "label": {**t["label"], "name": name, "continued_from": stem, "max_iters": cap}})
+        new_tasks = [_continuation_task(last[i][0], out) for i in idx]
         if progress:
-            progress(f"re-training {len(idx)} capped run(s) with the cap doubled", 0, len(idx))
+            progress(f"continuing {len(idx)} capped run(s) at their final learning rate", 0, len(idx))
         new_runs = _run_tasks(new_tasks, out, ex.backend, ex.workers, ex.threads_per_task, ex.ray_address, progress)
         for i, t, r in zip(idx, new_tasks, new_runs):
-            superseded.append({**runs[i], "superseded_by": r["name"]})
-            tasks[i], runs[i] = t, r
+            last[i] = (t, r)
+            continued.setdefault(i, []).append(r)
+    superseded: list[dict[str, Any]] = []
+    for i, chain in continued.items():
+        chosen, other = choose_point(runs[i], chain[-1])
+        kept = {**chosen, "capped_point": {k: runs[i].get(k) for k in POINT_KEYS},
+                "continued_point": {k: chain[-1].get(k) for k in POINT_KEYS},
+                "point_chosen": "continued" if chosen is chain[-1] else "capped",
+                "continuation_stop_reason": chain[-1].get("stop_reason") if chain[-1]["status"] == "ok" else None}
+        superseded += [{**r, "superseded_by": kept["name"]} for r in (other, *chain[:-1])]
+        runs[i] = kept
     return superseded
 
 
@@ -406,8 +445,11 @@ def run_data_sweep(
 ) -> dict[str, Any]:
     """Train one model shape on geometrically spaced data sizes; fit α̂_D; predict α_D from the ID.
 
-    ``cap_doublings``: a run that stops at its step cap (not by early stopping) is re-trained with the cap
-    doubled, up to this many times (:func:`step_capped`); the runs it replaced are kept in ``superseded_runs``.
+    ``cap_doublings``: a run that stops at its step cap (not by early stopping, :func:`step_capped`) is continued
+    from its last checkpoint at its final learning rate until early stopping fires, up to this many times to
+    twice the previous cap (:mod:`ttlab.lm.continuation`); of the capped run and its continuation the one with
+    the lower validation loss is kept, with both sets of numbers (``capped_point``, ``continued_point``); the
+    other is listed in ``superseded_runs``.
 
     Writes ``DIR/results.json`` (keys ``runs``, ``points``, ``alpha_hat``, ``alpha_hat_ci``,
     ``intrinsic_dim``, ``alpha_pred``, ``alpha_pred_band``, ``fits``, ``id``, ``config``, ``versions``) and
@@ -417,8 +459,8 @@ def run_data_sweep(
     """
     _check_common(protocol, loss, seeds, lrs)
     if isinstance(cap_doublings, bool) or not isinstance(cap_doublings, int) or cap_doublings < 0:
-        raise TTLabInputError(f"cap_doublings must be an integer >= 0 (re-trainings of a step-capped run with the cap "
-                              f"doubled), got {cap_doublings!r}.")
+        raise TTLabInputError(f"cap_doublings must be an integer >= 0 (continuations of a step-capped run, each to "
+                              f"twice the previous cap), got {cap_doublings!r}.")
     t0 = time.perf_counter()
     out = Path(out_dir)
     prep = _prepare(data, progress)

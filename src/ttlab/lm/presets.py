@@ -257,14 +257,15 @@ class ModelSweepPreset(SweepPreset):
 # one learning rate (2e-3, no grid: the budget), the converged protocol (early stopping, patience 4 evaluations of
 # 50 steps, then a retrain with the schedule ending at the stopping point) under a 4,000-step cap (a 2,000-step
 # search pass of the 320k size still improved at its cap: val 4.03 → 3.97 over its last 400 steps); a run whose
-# search pass reaches the cap is re-trained with the cap doubled, up to twice (16,000 steps); one still capped after
-# that is reported as capped and its claims are inconclusive. "Stopped by early stopping or convergence": an evaluation
+# search pass reaches the cap is continued from its last checkpoint at its final learning rate until early stopping
+# fires, up to twice (to 8,000, then 16,000 steps; ttlab.lm.continuation), the point with the lower validation loss
+# kept; one still capped after that is reported as capped and its claims are inconclusive. "Stopped by early stopping or convergence": an evaluation
 # counts as an improvement only when it beats the best validation loss by min_delta (standard 0.005 nats, quick
 # 0.01), so a run whose loss creeps down by less stops as converged (stop_reason early_stop) instead of running to
 # its cap. Quick: early stopping with min_delta on a 2-layer, 32-wide model and 5 sizes over 1.5 decades
 # (5k…160k) × 2 seeds under a 1,200-step cap (with a 600-step cap the 28k–160k runs still improved by more than
 # min_delta at the cap — 16 epochs at 28k: this small model learns slowly; at 1,200 the 28k runs stop at 1,000–1,120).
-# Quick does not re-train capped runs (cap_doublings 0: the doubled runs alone would cost ≈ 4 min of the demo's
+# Quick does not continue capped runs (cap_doublings 0: the continuations alone would cost ≈ 4 min of the demo's
 # 12): a capped run is listed as capped and makes its sweep's exponent claims inconclusive, never fitted silently.
 DATA_SWEEP_PRESETS: dict[str, DataSweepPreset] = {
     "quick": DataSweepPreset(

@@ -234,11 +234,11 @@ def _train(
         return TrainResult("finished", out, int(saved["iter"]), list(saved["history"]), read_run_json(run.result_path))
     if saved is None:
         ls = _LoopState.fresh(run)
-        if run.dist.is_main:
-            _write_run_header(run)
     else:
         ls = _LoopState.from_state(saved, run)
         ls.resumed_at.append(ls.it)
+    if run.dist.is_main and not (out / "config.json").exists():  # a new run, or one seeded from another's checkpoint
+        _write_run_header(run)
     eng = _Engine.build(run, ls)
     if not _loop(run, ls, eng, on_eval, should_stop):
         return TrainResult("interrupted", out, ls.it, ls.history)

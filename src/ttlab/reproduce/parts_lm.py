@@ -106,10 +106,11 @@ def _slim(res: dict[str, Any], sub: str) -> dict[str, Any]:
     out["runs"] = [{k: r.get(k) for k in ("name", "status", "train_tokens", "params_non_embedding", "seed", "lr", "iters",
                                           "stop_reason", "schedule_search", "epochs", "test_loss", "test_loss_best",
                                           "mean_5_lowest_test", "best_val_loss", "selected", "wall_time_s", "run_dir",
-                                          "error")}
+                                          "error", "capped_point", "continued_point", "point_chosen",
+                                          "continuation_stop_reason")}
                    for r in res["runs"]]
-    out["superseded_runs"] = [{k: r.get(k) for k in ("name", "train_tokens", "seed", "iters", "stop_reason",
-                                                     "schedule_search", "superseded_by")}
+    out["superseded_runs"] = [{k: r.get(k) for k in ("name", "train_tokens", "seed", "lr", "iters", "stop_reason",
+                                                     "schedule_search", "best_val_loss", "superseded_by")}
                               for r in res.get("superseded_runs") or []]
     out["r2_log"] = (res["fits"].get("power") or {}).get("goodness_of_fit", {}).get("r2_log")
     c = res["config"]
@@ -347,12 +348,26 @@ def _stops_table(r: dict[str, Any]) -> Table:
         return [x.get("name"), x.get("seed"), x.get("lr"), search.get("stop_reason") or x.get("stop_reason"),
                 search.get("iters") or x.get("iters"), search.get("best_iter"), note]
 
-    rows = [row(x, "selected" if x.get("selected") else "") for x in r.get("runs", [])]
-    rows += [row(x, f"capped, re-trained as {x.get('superseded_by')}") for x in r.get("superseded_runs") or []]
+    rows = [row(x, ", ".join(n for n in ("selected" if x.get("selected") else "", _continuation_note(x)) if n))
+            for x in r.get("runs", [])]
+    rows += [row(x, f"not kept: {x.get('superseded_by')} has the lower validation loss")
+             for x in r.get("superseded_runs") or []]
     return Table(["run", "seed", "learning rate", "stopped by", "steps", "best step (search)", ""], rows,
                  caption="Why each run stopped: early_stop (validation stopped improving by more than min_delta) or "
-                         "max_iters (the step cap: not converged; with cap doublings it is re-trained with the cap "
-                         "doubled and listed as superseded, otherwise its sweep's claims are inconclusive).")
+                         "max_iters (the step cap: not converged). With cap doublings a capped run is continued from "
+                         "its last checkpoint at its final learning rate until early stopping fires, and of the two "
+                         "the one with the lower validation loss is kept (the other is listed as not kept); a run "
+                         "whose continuation hit its cap too leaves its sweep's claims inconclusive.")
+
+
+def _continuation_note(x: dict[str, Any]) -> str:
+    """How a continued run's kept point was chosen: both validation losses and which one won."""
+    cap, cont = x.get("capped_point"), x.get("continued_point")
+    if not cap or not cont:
+        return ""
+    return (f"{x.get('point_chosen')} point kept (best validation {fmt(cap.get('best_val_loss'), 4)} capped, "
+            f"{fmt(cont.get('best_val_loss'), 4)} continued to step {cont.get('iters')}, "
+            f"stopped by {x.get('continuation_stop_reason')})")
 
 
 def _render_data(r: dict[str, Any]) -> list:

@@ -58,7 +58,11 @@ def geometric_sizes(lo: int, hi: int, n: int) -> list[int]:
 
 def step_capped(run: dict[str, Any]) -> bool:
     """True when a training run's record says it stopped at its step cap (``stop_reason == "max_iters"``; for
-    the LM converged protocol, its search pass's): it was not stopped by early stopping and is not converged."""
+    the LM converged protocol, its search pass's): it was not stopped by early stopping and is not converged.
+    A run that was continued (``continuation_stop_reason`` present, :mod:`ttlab.lm.continuation`) is capped when
+    its last continuation stopped at its cap too."""
+    if "continuation_stop_reason" in run:
+        return run["continuation_stop_reason"] == "max_iters"
     search = run.get("schedule_search") or {}
     return (search.get("stop_reason") or run.get("stop_reason")) == "max_iters"
 
