@@ -10,7 +10,7 @@ import math
 import pytest
 
 from tests.test_claim_builders import _by_id
-from ttlab.reproduce import parts_scaling
+from ttlab.reproduce import parts_lm_ablations, parts_lm_id, parts_scaling
 from ttlab.reproduce.verdicts import HOLDS, INCONCLUSIVE, NOT_REPRODUCED, PARTLY
 
 
@@ -179,7 +179,7 @@ def test_data_scaling_claims_take_each_number_from_the_sweep():
                                "n_capped": 0, "band_lo": 0.2, "band_hi": 0.3, "intrinsic_dim": 6.5, "id_source": "own",
                                "intrinsic_dim_shuffled": 7.0}
     assert (i["kind"], own["kind"]) == ("paper", "ablation")
-    th = {**parts_lm.EXPONENT_TOLERANCE, "paper_abs": 0.02}
+    th = {**parts_lm_id.EXPONENT_TOLERANCE, "paper_abs": 0.02}
     assert (i["thresholds"], i["verdict"]) == (th, NOT_REPRODUCED)  # 0.3 vs 0.14: 114 % off
     assert (own["thresholds"], own["verdict"]) == (th, PARTLY)  # 0.3 vs 0.235: 27 % off
     assert i["summary"] == ("predicted 0.140 from ID 12 (the reference network (Gemma 3 270M, final layer, 128-token "
@@ -278,52 +278,67 @@ def _idr(d: float, n: int = 1000, bs: int = 250, sd: float = 0.2, **kw) -> dict:
 
 
 def test_ablation_claims_need_enough_layers_and_batches():
-    from ttlab.reproduce import parts_lm
 
     layers = [_idr(d, layer=i) for i, d in enumerate([3.0, 8.0, 9.0, 7.0, 4.0])]  # 4 layers
     pos = [_idr(d, positions=p) for d, p in ((9.0, [0, 64]), (7.5, [64, 128]), (6.0, [128, 256]))]
     r = {"per_layer": {"rows": layers}, "per_position": {"rows": pos}}
-    c = _by_id(parts_lm._ablation_claims(r))
+    c = _by_id(parts_lm_ablations._ablation_claims(r))
     lp, ps = c["lm_id_ablations.layer_peak"], c["lm_id_ablations.position"]
     assert lp["measured"]["values"] == [8.0, 9.0, 7.0, 4.0]  # layers 1…4: layer 0 (the lookup) is kept apart
     assert lp["measured"]["layers"] == [1, 2, 3, 4]
     assert lp["measured"]["layer0"] == {"intrinsic_dim": 3.0, "se": pytest.approx(0.1), "distinct_vectors": 1000,
                                         "batches": 4}
     assert lp["measured"]["se"] == pytest.approx([0.1] * 4, rel=1e-12)  # 0.2/√(1000 // 250)
-    assert (lp["rule_id"], lp["verdict"], lp["kind"], lp["cite"]) == ("inner_peak", HOLDS, "paper", "Figure 4")
-    assert lp["summary"] == ("ID by layer 1…4: 8 (SE 0.1), 9 (SE 0.1), 7 (SE 0.1), 4 (SE 0.1); layer 0 (context-free "
-                             "embedding lookup, apart): 3 from 1,000 distinct vectors in 4 batch(es)")
+    # one seed, no control: not judged, saying what would judge it
+    assert (lp["rule_id"], lp["verdict"], lp["kind"], lp["cite"]) == ("unjudgeable", INCONCLUSIVE, "paper", "Figure 4")
+    assert lp["measured"]["why"] == ("1 seed(s) of the largest data size: the peak is judged over ≥ 3 seeds, their "
+                                     "spread in each layer's standard error (--standard trains the missing ones)")
+    assert lp["summary"] == ("ID by layer, mean of 1 seed(s) 1…4: 8 (SE 0.1), 9 (SE 0.1), 7 (SE 0.1), 4 (SE 0.1); "
+                             "layer 0 (context-free embedding lookup, apart): 3 from 1,000 distinct vectors in 4 "
+                             "batch(es); untrained copies: not measured")
+    # three seeds, each beside its untrained copy: judged with the control
+    flat = [_idr(5.0, layer=i) for i in range(5)]
+    seeds = [{"seed": s, "run": f"r{s}", "rows": layers, "untrained_rows": flat} for s in range(3)]
+    three = _by_id(parts_lm_ablations._ablation_claims({**r, "per_layer_seeds": seeds}))["lm_id_ablations.layer_peak"]
+    assert (three["rule_id"], three["thresholds"], three["verdict"]) == ("inner_peak", {"control": True}, HOLDS)
+    assert three["measured"]["n_seeds"] == 3 and three["measured"]["control_values"] == [5.0] * 4
+    # identical seeds: no spread, so each layer's SE is the batches' over √3
+    assert three["measured"]["se"] == pytest.approx([0.1 / math.sqrt(3)] * 4, rel=1e-12)
+    assert three["summary"].endswith("; untrained copies: 5, 5, 5, 5")
+    peaked = [{**x, "untrained_rows": layers} for x in seeds]  # the control peaks as well: no evidence
+    assert _by_id(parts_lm_ablations._ablation_claims({**r, "per_layer_seeds": peaked}))[
+        "lm_id_ablations.layer_peak"]["verdict"] == INCONCLUSIVE
     assert ps["measured"]["values"] == [9.0, 7.5, 6.0] and ps["measured"]["batches"] == [4, 4, 4]
-    assert (ps["rule_id"], ps["thresholds"], ps["verdict"]) == ("monotone", {"direction": -1}, HOLDS)
+    assert (ps["rule_id"], ps["thresholds"], ps["verdict"], ps["kind"]) == ("monotone", {"direction": -1}, HOLDS,
+                                                                            "ablation")
     assert ps["summary"] == "ID by window range: 0–64: 9, 64–128: 7.5, 128–256: 6"
     # fewer layers than MIN_LAYERS or fewer batches than MIN_BATCHES: inconclusive, saying what would decide it
-    few = _by_id(parts_lm._ablation_claims({"per_layer": {"rows": layers[:parts_lm.MIN_LAYERS]},
+    few = _by_id(parts_lm_ablations._ablation_claims({"per_layer": {"rows": layers[:parts_lm_ablations.MIN_LAYERS]},
                                             "per_position": {"rows": [_idr(9.0, bs=500, positions=[0, 64]),
                                                                       _idr(6.0, positions=[64, 128])]}}))
-    n = parts_lm.MIN_LAYERS - 1
+    n = parts_lm_ablations.MIN_LAYERS - 1
     assert few["lm_id_ablations.layer_peak"]["measured"]["why"] == (
         f"the model has {n} layer(s), so {n - 1} inner layer(s): an inner peak needs a model with ≥ "
-        f"{parts_lm.MIN_LAYERS} layers (e.g. the full preset's)")
+        f"{parts_lm_ablations.MIN_LAYERS} layers (e.g. the standard preset's)")
     fp = few["lm_id_ablations.position"]
     assert fp["verdict"] == INCONCLUSIVE and fp["measured"]["batches"] == [2, 4]
     assert fp["measured"]["why"].startswith("the position groups hold 2, 4 ID batch(es) of 500 vectors")
     # enough of both: judged at exactly the minimum
-    ok = _by_id(parts_lm._ablation_claims({"per_layer": {"rows": layers[:parts_lm.MIN_LAYERS + 1]},
-                                           "per_position": {"rows": [_idr(9.0, n=250 * parts_lm.MIN_BATCHES,
+    ok = _by_id(parts_lm_ablations._ablation_claims({"per_layer": {"rows": layers[:parts_lm_ablations.MIN_LAYERS + 1]},
+                                           "per_position": {"rows": [_idr(9.0, n=250 * parts_lm_ablations.MIN_BATCHES,
                                                                           positions=[0, 64]),
                                                                      _idr(6.0, positions=[64, 128])]}}))
-    assert ok["lm_id_ablations.layer_peak"]["rule_id"] == "inner_peak"
+    assert ok["lm_id_ablations.layer_peak"]["measured"]["why"].startswith("1 seed(s)")
     assert ok["lm_id_ablations.position"]["rule_id"] == "monotone"
 
 
 def test_gemma_layer_profile_is_judged_only_when_measured():
-    from ttlab.reproduce import parts_lm
 
     layers = [_idr(d, layer=i) for i, d in enumerate([3.0, 8.0, 9.0, 7.0, 4.0])]
     pos = [_idr(d, positions=p) for d, p in ((9.0, [0, 64]), (7.5, [64, 128]))]
     base = {"per_layer": {"rows": layers}, "per_position": {"rows": pos}}
     gemma = [_idr(d, layer=i) for i, d in enumerate([5.0, 12.0, 14.0, 11.0, 10.0, 9.0])]
-    c = _by_id(parts_lm._ablation_claims({**base, "gemma_layers": {"status": "measured", "rows": gemma}}))
+    c = _by_id(parts_lm_ablations._ablation_claims({**base, "gemma_layers": {"status": "measured", "rows": gemma}}))
     g = c["lm_id_ablations.gemma_layer_peak"]
     assert (g["rule_id"], g["verdict"], g["kind"], g["cite"]) == ("inner_peak", HOLDS, "paper", "Figure 4")
     assert g["measured"]["values"] == [12.0, 14.0, 11.0, 10.0, 9.0]
@@ -331,31 +346,31 @@ def test_gemma_layer_profile_is_judged_only_when_measured():
     # Gemma's layer 0 as measured: 34,944 vectors, 29,322 duplicates → 5,622 distinct, one batch of 4,096: no SE,
     # and the rest of the profile is judged without it (a layer 0 far above every layer no longer decides)
     lookup = {**_idr(26.6, n=34944, bs=4096, sd=0.0, layer=0), "n_duplicates_removed": 29322}
-    g0 = _by_id(parts_lm._ablation_claims({**base, "gemma_layers": {"status": "measured", "rows": [lookup] + gemma[1:]}}))[
+    g0 = _by_id(parts_lm_ablations._ablation_claims({**base, "gemma_layers": {"status": "measured", "rows": [lookup] + gemma[1:]}}))[
         "lm_id_ablations.gemma_layer_peak"]
     assert g0["measured"]["layer0"] == {"intrinsic_dim": 26.6, "se": None, "distinct_vectors": 5622, "batches": 1}
     assert g0["verdict"] == HOLDS and g0["summary"].endswith(
         "layer 0 (context-free embedding lookup, apart): 26.6 from 5,622 distinct vectors in 1 batch(es), no standard error")
     # a final layer above the inner peak: not reproduced
     flat = [_idr(d, layer=i) for i, d in enumerate([5.0, 8.0, 9.0, 8.0, 12.0])]
-    assert _by_id(parts_lm._ablation_claims({**base, "gemma_layers": {"status": "measured", "rows": flat}}))[
+    assert _by_id(parts_lm_ablations._ablation_claims({**base, "gemma_layers": {"status": "measured", "rows": flat}}))[
         "lm_id_ablations.gemma_layer_peak"]["verdict"] == NOT_REPRODUCED
     # too few layers: inconclusive with the reason
-    few = _by_id(parts_lm._ablation_claims({**base, "gemma_layers": {"status": "measured", "rows": gemma[:3]}}))
+    few = _by_id(parts_lm_ablations._ablation_claims({**base, "gemma_layers": {"status": "measured", "rows": gemma[:3]}}))
     assert few["lm_id_ablations.gemma_layer_peak"]["measured"]["why"] == (
-        f"Gemma's profile has 2 layer(s): an inner peak needs ≥ {parts_lm.MIN_LAYERS}")
+        f"Gemma's profile has 2 layer(s): an inner peak needs ≥ {parts_lm_ablations.MIN_LAYERS}")
     # not measured (quick mode, not installed, older results): no claim, and the report says why
     for extra in ({}, {"gemma_layers": {"status": "not installed (pip install 'x')"}}):
-        assert "lm_id_ablations.gemma_layer_peak" not in _by_id(parts_lm._ablation_claims({**base, **extra}))
+        assert "lm_id_ablations.gemma_layer_peak" not in _by_id(parts_lm_ablations._ablation_claims({**base, **extra}))
     h = [{**x, "intrinsic_dim_harmonic": 1.0} for x in layers]
     r = {"per_layer": {"rows": h}, "per_position": {"rows": [{**x, "intrinsic_dim_harmonic": 1.0} for x in pos]},
          "run": "r", "context": 64, "figure": "f.png", "claims": [],
          "gemma_layers": {"status": "not installed (pip install 'x')"}}
-    texts = [getattr(b, "text", "") for b in parts_lm._render_ablations(r)]
+    texts = [getattr(b, "text", "") for b in parts_lm_ablations._render_ablations(r)]
     assert "Gemma 3 270M's layer profile: not installed (pip install 'x')." in texts
     r["gemma_layers"] = {"status": "measured", "rows": [{**x, "intrinsic_dim_harmonic": 1.0} for x in gemma],
                          "context": 128}
-    tables = [b for b in parts_lm._render_ablations(r) if getattr(b, "header", None) == ["Gemma layer", "ID (mean)",
+    tables = [b for b in parts_lm_ablations._render_ablations(r) if getattr(b, "header", None) == ["Gemma layer", "ID (mean)",
                                                                                             "ID (harmonic)", "vectors"]]
     assert len(tables) == 1 and [row[1] for row in tables[0].rows] == [5.0, 12.0, 14.0, 11.0, 10.0, 9.0]
 
@@ -399,27 +414,27 @@ def test_suite_claims_use_the_reference_model_and_matched_untrained_copies():
 
 
 def test_ablation_claims_edges_of_the_batch_count_and_the_texts():
-    from ttlab.reproduce import parts_lm
 
     one = [_idr(3.0), _idr(4.0)]  # embeddings + 1 layer: no inner layer
     pos = [_idr(9.0, bs=0, positions=[0, 64]), {"intrinsic_dim": 8.0, "batch_size": 250, "positions": [64, 128]},
            _idr(7.0, n=999, bs=1, positions=[128, 256])]
-    c = _by_id(parts_lm._ablation_claims({"per_layer": {"rows": one}, "per_position": {"rows": pos}}))
+    c = _by_id(parts_lm_ablations._ablation_claims({"per_layer": {"rows": one}, "per_position": {"rows": pos}}))
     assert c["lm_id_ablations.layer_peak"]["measured"]["why"].startswith("the model has 1 layer(s), so 0 inner layer(s)")
     p = c["lm_id_ablations.position"]
     assert p["measured"]["batches"] == [0, 0, 999]  # a zero batch size or no vector count: no batch
     assert p["measured"]["why"] == ("the position groups hold 0, 0, 999 ID batch(es) of 0 vectors: a trend needs ≥ 4 "
-                                    "batches per group (more test windows per group, e.g. the full preset) for a "
-                                    "standard error")
+                                    "batches per group (more test windows per group, e.g. the standard preset) for "
+                                    "a standard error")
     assert p["summary"] == "ID by window range: 0–64: 9, 64–128: 8, 128–256: 7"
-    empty = _by_id(parts_lm._ablation_claims({"per_layer": {"rows": one}, "per_position": {"rows": []}}))
+    empty = _by_id(parts_lm_ablations._ablation_claims({"per_layer": {"rows": one}, "per_position": {"rows": []}}))
     assert empty["lm_id_ablations.position"]["measured"]["why"].startswith(
         "the position groups hold no ID batch(es) of — vectors")
     long = [_idr(3.14159, layer=i) for i in range(5)]
-    assert _by_id(parts_lm._ablation_claims({"per_layer": {"rows": long}, "per_position": {"rows": pos}}))[
-        "lm_id_ablations.layer_peak"]["summary"] == ("ID by layer 1…4: 3.14 (SE 0.1), 3.14 (SE 0.1), 3.14 (SE 0.1), "
-                                                     "3.14 (SE 0.1); layer 0 (context-free embedding lookup, apart): "
-                                                     "3.14 from 1,000 distinct vectors in 4 batch(es)")
+    assert _by_id(parts_lm_ablations._ablation_claims({"per_layer": {"rows": long}, "per_position": {"rows": pos}}))[
+        "lm_id_ablations.layer_peak"]["summary"] == ("ID by layer, mean of 1 seed(s) 1…4: 3.14 (SE 0.1), 3.14 (SE "
+                                                     "0.1), 3.14 (SE 0.1), 3.14 (SE 0.1); layer 0 (context-free embedding "
+                                                     "lookup, apart): 3.14 from 1,000 distinct vectors in 4 batch(es); "
+                                                     "untrained copies: not measured")
 
 
 def test_data_claims_name_each_further_corpus():
@@ -450,6 +465,17 @@ def test_prediction_sources_word_for_word():
     assert "Gemma 3 270M: not measured (the verdict's ID source" in parts_lm.prediction_sources({"kind": "data_sweep"})
 
 
+def _ablation_record(layers: list[dict], pos: list[dict]) -> dict:
+    """An ablations record with every claim judged: 3 seeds with untrained copies, Gemma's sequence-length profile."""
+    flat = [_idr(5.0, layer=x["layer"]) for x in layers]
+    edges = [[0, 32], [32, 128], [128, 512], [512, 1024]]
+    return {"per_layer": {"rows": layers}, "per_position": {"rows": pos}, "context": 64,
+            "per_layer_seeds": [{"seed": s, "run": f"r{s}", "rows": layers, "untrained_rows": flat} for s in range(3)],
+            "gemma_length": {"status": "measured", "context": 1024,
+                             "rows": [_idr(d, positions=p) for d, p in zip([16.0, 15.0, 14.0, 13.0], edges)],
+                             "control": {"rows": [_idr(d, positions=p) for d, p in zip([9.0] * 4, edges)]}}}
+
+
 def _all_b_claims() -> list[dict]:
     from ttlab.reproduce import parts_lm
 
@@ -463,7 +489,7 @@ def _all_b_claims() -> list[dict]:
              "models_untrained": [_idr(9.0, name="m")], "kaplan": {"data_rich": True}}
     return [*parts_scaling._manifold_claims(_manifold()), *parts_lm._scaling_claims(_sweep()),
             *parts_lm._model_scaling_claims(model),
-            *parts_lm._ablation_claims({"per_layer": {"rows": layers}, "per_position": {"rows": pos}}),
+            *parts_lm_ablations._ablation_claims(_ablation_record(layers, pos)),
             *parts_lm._suite_claims(suite)]
 
 
@@ -566,9 +592,14 @@ CLAIM_TEXTS_B = {
     'lm_id_ablations.layer_peak': ('paper', 'Figure 4', 'inner_peak',
         "Across layers the ID rises, then falls back towards the final layer's value (Figure 4; layer 0, the "
         "context-free embedding lookup, reported apart)",
-        "layer's ID"),
-    'lm_id_ablations.position': ('paper', 'Figure 4', 'monotone',
-        'Tokens late in the context have a lower ID than early tokens (Figure 4: 15.86 for short contexts → 12.9 near 1024)',
+        "layer's ID (mean over seeds)"),
+    'lm_id_ablations.sequence_length': ('paper', 'Figure 4', 'exceeds_control',
+        'The ID falls with sequence length (Figure 4: 15.86 for very short sequences → 12.9 for sequences around 1,024 '
+        'tokens), measured by the reference network (Gemma 3 270M, final layer)',
+        'the ID by sequence length'),
+    'lm_id_ablations.position': ('ablation', 'Figure 4', 'monotone',
+        "Within the trained model's 64-token window, late tokens have a lower ID than early ones (an ablation of "
+        "Figure 4's sequence-length statement on a short window)",
         'the ID by window position'),
     'lm_suite_scaling.power_law': ('paper', 'Figure 3', 'power_law_decay',
         'Held-out loss of a model suite falls as a power law in N (Figure 3)',

@@ -225,7 +225,10 @@ def test_resume_and_failure_isolation(tmp_path, fakes):
     assert res["summary"]["verdicts"] == {"holds": 1, "partly": 0, "not reproduced": 0, "inconclusive": 0}
     assert res["summary"]["verdicts_by_kind"]["check"] == {"holds": 0, "partly": 0, "not reproduced": 1,
                                                            "inconclusive": 0}
-    assert "Paper claims (1): 1 hold, 0 partly, 0 not reproduced" in (tmp_path / "report.md").read_text()
+    assert ("Paper statements (1): 1 hold, 0 partly, 0 not reproduced, 0 inconclusive — judged in 1 cases"
+            in (tmp_path / "report.md").read_text())
+    assert res["summary"]["statement_verdicts_by_kind"]["paper"] == res["summary"]["verdicts"]  # one case each
+    assert [s["id"] for s in res["statements"]] == [c["id"] for c in res["claims"]]
     for name in ("fake_ok", "fake_fail", "fake_b"):
         rec = json.loads((tmp_path / "parts" / f"{name}.json").read_text())
         assert rec["mode"] == "tiny" and rec["seed"] == 0 and rec["wall_time_s"] >= 0 and "versions" in rec
@@ -498,7 +501,7 @@ def test_lm_prediction_claim_uses_relative_tolerances():
 def test_ntp_claims_fixed_by_the_review():
     """The attention claim is judged against uniform attention; Proposition 2 with no complete column is
     inconclusive; the layer-ID claim needs an inner peak beyond the standard error."""
-    from ttlab.reproduce.parts_lm import _ablation_claims
+    from ttlab.reproduce.parts_lm_ablations import _ablation_claims
     from ttlab.reproduce.parts_ntp import _attention_claim, _svop_claims
 
     long = {"stage2_steps": 900, "c1": 1.95e-5, "final_min_optimal_attention": 0.733, "baseline_attention": 1 / 6,
@@ -520,9 +523,10 @@ def test_ntp_claims_fixed_by_the_review():
     assert prop2["verdict"] == "inconclusive" and "no column checked (1 columns" in prop2["summary"]
 
     def layers(ids, std):
-        return {"per_layer": {"rows": [{"intrinsic_dim": x, "intrinsic_dim_std": std, "n_vectors": 4000,
-                                        "batch_size": 1000} for x in ids]},
-                "per_position": {"rows": []}}
+        rows = [{"intrinsic_dim": x, "intrinsic_dim_std": std, "n_vectors": 4000, "batch_size": 1000} for x in ids]
+        flat = [{**x, "intrinsic_dim": 3.0} for x in rows]  # the untrained copies: no peak
+        return {"per_layer": {"rows": rows}, "per_position": {"rows": []},
+                "per_layer_seeds": [{"seed": s, "rows": rows, "untrained_rows": flat} for s in range(3)]}
 
     assert _ablation_claims(layers([3.55, 3.9, 4.24, 4.6, 5.00], 0.1))[0]["verdict"] == "not reproduced"
     assert _ablation_claims(layers([3.5, 5.0, 6.0, 5.0, 4.0], 0.1))[0]["verdict"] == "holds"
@@ -601,19 +605,22 @@ def test_lm_suite_claims_handle_missing_inputs():
 def test_lm_ablation_claims_are_inconclusive_where_the_run_cannot_decide():
     """The layer peak needs ≥ 4 layers, the position trend ≥ 4 ID batches per group; otherwise inconclusive with a
     reason naming what would decide it (the measured numbers are kept beside it)."""
-    from ttlab.reproduce.parts_lm import _ablation_claims
+    from ttlab.reproduce.parts_lm_ablations import _ablation_claims
 
     def result(ids, n_vectors):
         rows = [{"intrinsic_dim": x, "intrinsic_dim_std": 0.1, "n_vectors": n_vectors, "batch_size": 1000} for x in ids]
         pos = [{**x, "positions": [i, i + 1]} for i, x in enumerate(rows[:3])]
-        return {"per_layer": {"rows": rows}, "per_position": {"rows": pos[::-1]}}
+        seeds = [{"seed": s, "rows": rows, "untrained_rows": [{**x, "intrinsic_dim": 3.0} for x in rows]}
+                 for s in range(3)]
+        return {"per_layer": {"rows": rows}, "per_position": {"rows": pos[::-1]}, "per_layer_seeds": seeds}
 
     shallow = _ablation_claims(result([3.5, 6.0, 4.0], 1000))
-    assert [c["verdict"] for c in shallow] == ["inconclusive", "inconclusive"]
-    assert "≥ 4 layers" in shallow[0]["reason"] and "≥ 4 batches per group" in shallow[1]["reason"]
+    assert [c["verdict"] for c in shallow] == ["inconclusive"] * 3  # layers, Gemma's sequence length, position
+    assert "≥ 4 layers" in shallow[0]["reason"] and "≥ 4 batches per group" in shallow[2]["reason"]
+    assert "sequence-length profile was not measured" in shallow[1]["reason"]
     assert shallow[0]["measured"]["values"] == [3.5, 6.0, 4.0]
     deep = _ablation_claims(result([3.5, 5.0, 6.0, 5.0, 4.0], 4000))
-    assert [c["verdict"] for c in deep] == ["holds", "holds"]  # position: 6.0, 5.0, 3.5 by increasing position
+    assert [c["verdict"] for c in deep] == ["holds", "inconclusive", "holds"]  # position: 6.0, 5.0, 3.5
 
 
 def test_paper_b_claim_kinds():

@@ -40,12 +40,12 @@ def test_standard_corpora_and_position_groups_give_enough_batches():
     ≥ 4 ID batches of the paper's 4,096 vectors on both corpora's test splits."""
     from ttlab.lm.corpus import load_corpus, split_corpus
     from ttlab.lm.experiments import DATA_SWEEP_PRESETS, STANDARD_CORPORA, IDOptions
-    from ttlab.reproduce.parts_lm import (
+    from ttlab.reproduce.parts_lm import data_corpora
+    from ttlab.reproduce.parts_lm_ablations import (
         MIN_BATCHES,
         MIN_LAYERS,
         POSITION_GROUPS,
         PROFILE_WINDOWS,
-        data_corpora,
         position_edges,
     )
 
@@ -92,13 +92,14 @@ def test_mode_plumbing_pick_and_estimates(monkeypatch):
     assert PartContext(mode="tiny").pick(quick=1, full=2, tiny=4, standard=3) == 4
     # a part with a standard estimate uses it; one without falls back to its quick estimate
     abl, table1 = PARTS["lm_id_ablations"], PARTS["table1"]
-    from ttlab.reproduce import parts_lm
+    from ttlab.reproduce import parts_lm_ablations, parts_lm_id
 
-    monkeypatch.setattr(parts_lm, "gemma_unavailable", lambda ctx: "not installed")
+    monkeypatch.setattr(parts_lm_ablations, "gemma_unavailable", lambda ctx: "not installed")
     assert abl.estimated_seconds(ctx) == abl.estimate_standard != abl.estimate[0]
-    # Gemma's layer profile adds its cost in standard and full mode, when it is measured
-    monkeypatch.setattr(parts_lm, "gemma_unavailable", lambda ctx: None)
-    assert abl.estimated_seconds(ctx) == abl.estimate_standard + parts_lm.GEMMA_PROFILE_SECONDS
+    # Gemma's layer and sequence-length profiles add their cost in standard and full mode, when they are measured
+    monkeypatch.setattr(parts_lm_ablations, "gemma_unavailable", lambda ctx: None)
+    assert abl.estimated_seconds(ctx) == (abl.estimate_standard + parts_lm_id.GEMMA_PROFILE_SECONDS
+                                          + parts_lm_id.GEMMA_LENGTH_SECONDS)
     assert table1.estimate_standard is None and table1.estimated_seconds(ctx) == table1.estimate[0]
     from ttlab.reproduce.parts_lm import STANDARD_DATA_SECONDS
 

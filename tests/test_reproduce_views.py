@@ -29,7 +29,7 @@ def test_summary_files_and_failures_views(tmp_path, fakes):  # noqa: F811
     wall = res["parts"]["fake_ok"]["wall_time_s"]
     assert f"fake_ok │ A │ ok │ {wall:.1f} s │ 1 / 0 / 0 / 0" in text  # the claim counts per verdict
     assert "fake_b │ B │ ok" in text and "0 / 0 / 1 / 0" in text and "fake_fail │ B │ failed" in text
-    assert "Paper claims (1): 1 hold" in text
+    assert "Paper statements (1): 1 hold" in text
     assert render(files_view(res)) == f"wrote {res['files']['report_html']}, {res['files']['report_md']} and " \
                                       f"{res['files']['results']}"
     text = render(failures_view(res))

@@ -247,6 +247,16 @@ REASONS = {
         ('inconclusive', "0.21 (SE 0.03061); it 0.21 vs the control's 0.2 (SE 0.01): difference +0.01, 1.96 × combined SE 0.063: the control meets it, so it is no evidence"),
     '"exceeds_control" {"control": 0.2, "hi": 0.44, "lo": 0.36, "n_capped": 4, "n_points": 4, "value": 0.4} {"min_points": 3, "z": 1.96}':
         ('inconclusive', '4 fitted run(s) hit the step cap: the measurement is budget-limited'),
+    '"inner_peak" {"control_se": [0.2, 0.2, 0.2], "control_values": [3.0, 3.1, 3.0], "se": [0.2, 0.2, 0.2], "values": [3.5, 6.0, 4.0]} {"control": true, "se_mult": 1}':
+        ('holds', 'inner maximum 6 at position 1 vs ends 3.5, 4 (1 × combined SE to decide): above both ends beyond that; the untrained control does not peak (inner maximum 3.1 at position 1 vs ends 3, 3 (1 × combined SE to decide): within that of both ends)'),
+    '"inner_peak" {"control_se": [0.2, 0.2, 0.2], "control_values": [3.0, 3.1, 3.0], "se": [0.2, 0.2, 0.2], "values": [3.5, 6.0, 5.9]} {"control": true, "se_mult": 1}':
+        ('partly', 'inner maximum 6 at position 1 vs ends 3.5, 5.9 (1 × combined SE to decide): clearly above one end, tied with the other; the untrained control does not peak (inner maximum 3.1 at position 1 vs ends 3, 3 (1 × combined SE to decide): within that of both ends)'),
+    '"inner_peak" {"control_se": [0.2, 0.2, 0.2], "control_values": [3.0, 5.0, 3.0], "se": [0.2, 0.2, 0.2], "values": [3.5, 6.0, 4.0]} {"control": true, "se_mult": 1}':
+        ('inconclusive', 'inner maximum 6 at position 1 vs ends 3.5, 4 (1 × combined SE to decide): above both ends beyond that; but the untrained control peaks too (inner maximum 5 at position 1 vs ends 3, 3 (1 × combined SE to decide): above both ends beyond that): no evidence'),
+    '"inner_peak" {"se": [0.2, 0.2, 0.2], "values": [3.5, 6.0, 4.0]} {"control": true, "se_mult": 1}':
+        ('inconclusive', 'inner maximum 6 at position 1 vs ends 3.5, 4 (1 × combined SE to decide): above both ends beyond that; but no usable control (0 value(s), some missing: need ≥ 3 finite values)'),
+    '"inner_peak" {"control_se": [0.1, 0.1, 0.1], "control_values": [3.0, 5.0, 3.0], "se": [0.1, 0.1, 0.1], "values": [3.55, 4.24, 5.0]} {"control": true, "se_mult": 1}':
+        ('not reproduced', 'inner maximum 4.24 at position 1 vs ends 3.55, 5 (1 × combined SE to decide): an end is clearly above every inner value'),
 }
 
 RULE_TEXTS = {
@@ -298,6 +308,8 @@ RULE_TEXTS = {
         'holds if x falls from the first to the last value by more than their combined standard error and no step goes clearly (beyond its standard error) the other way; partly if it does so overall but some step goes clearly the other way; not reproduced if it moves clearly the other way overall; inconclusive if the overall change is within the standard error (or there are fewer than 2 values or no standard errors)',
     '"monotone" {"direction": 1, "need_se": false, "se_mult": 1}':
         'holds if x rises from the first to the last value by more than their combined standard error and no step goes clearly (beyond its standard error) the other way; partly if it does so overall but some step goes clearly the other way; not reproduced if it moves clearly the other way overall; inconclusive if the overall change is within the standard error (or there are fewer than 2 values or no standard errors)',
+    '"inner_peak" {"control": true, "se_mult": 1}':
+        'with k = 1: holds if an inner x exceeds both the first and the last by more than k × their combined standard error; partly if it clearly exceeds one end and ties the other (within k × the standard error); not reproduced if an end clearly exceeds every inner value; inconclusive otherwise (ties at both ends, fewer than 3 values, no standard errors); a holds or partly stands only if the trivial control measured the same way (untrained copies) does not peak by the same test — if it does, or was not measured, inconclusive: the peak is no evidence',
     '"inner_peak" {"se_mult": 1}':
         'with k = 1: holds if an inner x exceeds both the first and the last by more than k × their combined standard error; partly if it clearly exceeds one end and ties the other (within k × the standard error); not reproduced if an end clearly exceeds every inner value; inconclusive otherwise (ties at both ends, fewer than 3 values, no standard errors)',
     '"exceeds_control" {"direction": 1}':

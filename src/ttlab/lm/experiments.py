@@ -103,6 +103,7 @@ __all__ = [
     "measure_run_id",
     "run_data_sweep",
     "run_model_sweep",
+    "train_seed_replicates",
     "train_task",
     "STANDARD_CORPORA",
 ]
@@ -304,13 +305,13 @@ def _ids_by_estimator(emb: Any, layer: int, group: int | None, opts: IDOptions, 
 
 
 # ------------------------------------------------------------------------- shared by both sweeps
-def _tasks_for(prep: Any, out: Path, protocol: str, model_cfg: GPTConfig, cfg: TrainConfig, seeds: Sequence[int],
+def _tasks_for(dataset_dir: str, out: Path, protocol: str, model_cfg: GPTConfig, cfg: TrainConfig, seeds: Sequence[int],
                lrs: Sequence[float] | None, stem: str, label: dict[str, Any]) -> list[dict[str, Any]]:
     """One training task per (seed, learning rate) of one model shape and data size."""
     tasks = []
     for seed, lr in itertools.product(seeds, lrs or (cfg.lr,)):
         name = f"{stem}_s{seed}_lr{lr:g}"
-        tasks.append({"dataset_dir": str(prep.data.root), "run_dir": str(out / "runs" / name), "protocol": protocol,
+        tasks.append({"dataset_dir": dataset_dir, "run_dir": str(out / "runs" / name), "protocol": protocol,
                       "model": model_cfg.to_dict(), "train": replace(cfg, seed=int(seed), lr=float(lr)).to_dict(),
                       "label": {"name": name, **label, "seed": int(seed), "lr": float(lr)}})
     return tasks
@@ -479,7 +480,8 @@ def run_data_sweep(
         raise TTLabInputError(f"data size(s) {too_small} are smaller than block_size + 1 = {model_cfg.block_size + 1}.")
     cfg = _train_for(protocol, train, loss)
     tasks = [t for size in sizes
-             for t in _tasks_for(prep, out, protocol, model_cfg, replace(cfg, max_tokens=size), seeds, lrs, f"D{size}",
+             for t in _tasks_for(str(prep.data.root), out, protocol, model_cfg, replace(cfg, max_tokens=size), seeds, lrs,
+                                 f"D{size}",
                                  {"train_tokens": size})]
     ex = execution
     runs = _run_tasks(tasks, out, ex.backend, ex.workers, ex.threads_per_task, ex.ray_address, progress)
@@ -504,6 +506,29 @@ def run_data_sweep(
               "model": model_cfg.to_dict(), "sizes": sizes, "orders_of_magnitude": float(np.log10(max(sizes) / min(sizes))),
               "cap_doublings": cap_doublings}
     return _finish(result, config, out, "data_scaling.png" if len(points) >= 2 else None, t0)
+
+
+def train_seed_replicates(sweep: dict[str, Any], train_tokens: int, seeds: Sequence[int], out_dir: str | Path, *,
+                          execution: Execution = Execution(), progress: ProgressFn | None = None) -> list[dict[str, Any]]:
+    """Further seeds of one data size of a finished data sweep (``sweep``: its results dict), trained with the
+    sweep's own settings — protocol, model, training config, the learning rate it selected at that size — and
+    continued when capped as the sweep's were (its ``cap_doublings``); cached and resumable in ``out_dir``.
+    Returns one run record per seed (the kept point of each, as in ``sweep["runs"]``)."""
+    c = sweep["config"]
+    chosen = [r for r in sweep["runs"] if r.get("selected") and r.get("train_tokens") == train_tokens]
+    if not chosen:
+        sizes = sorted({r.get("train_tokens") for r in sweep["runs"] if r.get("selected")})
+        raise TTLabInputError(f"the sweep has no selected run at {train_tokens} training tokens (it has {sizes}).")
+    if not seeds:
+        return []
+    out = Path(out_dir)
+    cfg = replace(TrainConfig.from_dict(c["train"]), max_tokens=int(train_tokens))
+    tasks = _tasks_for(c["data_summary"]["dataset_dir"], out, c["protocol"], GPTConfig.from_dict(c["model"]), cfg,
+                       seeds, [chosen[0]["lr"]], f"D{train_tokens}", {"train_tokens": train_tokens})
+    ex = execution
+    runs = _run_tasks(tasks, out, ex.backend, ex.workers, ex.threads_per_task, ex.ray_address, progress)
+    _continue_capped(tasks, runs, out, ex, int(c.get("cap_doublings") or 0), progress)
+    return runs
 
 
 # ----------------------------------------------------------------------------------- model sweep
@@ -542,7 +567,7 @@ def run_model_sweep(
     cfg = _train_for(protocol, replace(train, max_tokens=max_tokens), loss)
     cfgs = [m.replace(vocab_size=prep.data.vocab_size) for m in models]
     tasks = [t for m in cfgs
-             for t in _tasks_for(prep, out, protocol, m, cfg, seeds, lrs, f"L{m.n_layer}_H{m.n_head}_E{m.n_embd}",
+             for t in _tasks_for(str(prep.data.root), out, protocol, m, cfg, seeds, lrs, f"L{m.n_layer}_H{m.n_head}_E{m.n_embd}",
                                  {"n_layer": m.n_layer, "n_head": m.n_head, "n_embd": m.n_embd,
                                   "params_non_embedding": GPT(m).num_params(non_embedding=True)})]
     ex = execution

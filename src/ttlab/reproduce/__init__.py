@@ -86,6 +86,7 @@ from ttlab.reproduce.registry import (
     part_names,
     register_part,
 )
+from ttlab.reproduce.statements import count_statements, group_statements
 from ttlab.reproduce.verdicts import PAPER_CLAIM, count_by_kind, make_claim, missing_claim, rejudge
 
 __all__ = [
@@ -112,7 +113,7 @@ INTERRUPTED = "interrupted"
 """Status of a part stopped by Ctrl-C: stored so the report says so, never reused (only ``ok`` is)."""
 
 # the parts register themselves on import (explicit, in report order: paper A, then paper B)
-from ttlab.reproduce import parts_lm, parts_model_scaling, parts_ntp, parts_scaling  # noqa: E402,F401
+from ttlab.reproduce import parts_lm, parts_lm_ablations, parts_model_scaling, parts_ntp, parts_scaling  # noqa: E402,F401
 
 
 def load_part_record(out_dir: str | Path, name: str) -> dict | None:
@@ -340,6 +341,7 @@ def _collect_claims(results: dict) -> list[dict]:
 
 def _write_all(results: dict, out: Path, t_start: float) -> None:
     results["claims"] = _collect_claims(results)
+    results["statements"] = group_statements(results["claims"])
     parts = results["parts"]
     results["summary"] = {
         "n_parts": len(parts),
@@ -348,6 +350,7 @@ def _write_all(results: dict, out: Path, t_start: float) -> None:
         "failed": [n for n, p in parts.items() if p["status"] != "ok"],
         "verdicts": count_by_kind(results["claims"])[PAPER_CLAIM],
         "verdicts_by_kind": count_by_kind(results["claims"]),
+        "statement_verdicts_by_kind": count_statements(results["statements"]),
         "part_wall_time_s": {n: p.get("wall_time_s") for n, p in parts.items()},
     }
     results["not_run"] = [n for n in part_names() if n not in parts]

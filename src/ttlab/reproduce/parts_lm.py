@@ -31,22 +31,14 @@ from pathlib import Path
 from typing import Any
 
 from ttlab.reproduce.parts_lm_id import (  # noqa: F401 (GEMMA_CONTEXT, GEMMA_PROFILE_POSITIONS: re-exported)
-    EXPONENT_TOLERANCE,
-    GEMMA,
     GEMMA_CONTEXT,
     GEMMA_PROFILE_POSITIONS,
-    GEMMA_PROFILE_SECONDS,
     ID_SOURCE_RULE,
     alpha_d_claims,
-    gemma_layer_profile,
     gemma_prediction,
-    gemma_unavailable,
-    id_batches,
     id_options,
     id_row,
     id_standard_error,
-    layer_profile,
-    layer_summary,
     prediction_sources,
     shuffled_control,
     shuffled_reading,
@@ -78,7 +70,7 @@ def data_corpora(ctx: PartContext) -> tuple[str, ...]:
     return STANDARD_CORPORA if ctx.standard or ctx.tiny else STANDARD_CORPORA[:1]
 
 
-def _sweep(kind: str, out: Path, ctx: PartContext, corpus: str | None = None) -> dict[str, Any]:
+def sweep_results(kind: str, out: Path, ctx: PartContext, corpus: str | None = None) -> dict[str, Any]:
     from ttlab.lm.experiments import run_data_sweep, run_model_sweep, sweep_kwargs
 
     tiny = _TINY_DATA if kind == "data" else _TINY_MODEL
@@ -187,7 +179,7 @@ def _scaling_claims(r: dict[str, Any]) -> list[dict]:
     capped_note = f"; {n_capped} of {len(selected)} selected runs hit the step cap" if n_capped else ""
     why = kaplan_why(r.get("kaplan")) if sym == "N" else None
     shape = loss_curve_shapes(r)
-    out = [_decidable(
+    out = [decidable_claim(
         f"lm_{'data' if sym == 'D' else 'model'}_scaling.power_law", f"Test loss falls as a power law in {x} (log-log linear)",
         why, {"alpha": a, "lo": ci[0], "hi": ci[1], "r2": r.get("r2_log"), "n_points": n_points, "n_capped": n_capped,
               "shape_decades": shape.get("decades"), "shape_closest": shape.get("closest")},
@@ -232,7 +224,7 @@ def _alpha_n_claim(cid: str, a: Any, ci: list, pred: Any, d: Any, id_se: float |
     if not finite(pred):
         return missing_claim(cid, stmt, "no ID-based prediction (the ID was not measured)", kind="paper", cite=cite)
     pred_se = 2 * id_se / d ** 2 if finite(id_se, d) and d > 0 else None
-    return _decidable(
+    return decidable_claim(
         cid, stmt, why, {"value": a, "lo": ci[0], "hi": ci[1], "control": pred, "control_se": pred_se, "n_points": n_points,
          "n_capped": n_capped, "intrinsic_dim": d, "intrinsic_dim_shuffled": shuffled},
         "exceeds_control", {"z": ALPHA_N_Z, "min_points": 3}, quantity="the fitted α̂_N against the predicted α_N = 2/d",
@@ -388,7 +380,7 @@ def _scaling_part(kind: str, sub: str, out: Path, ctx: PartContext, corpus: str 
     for a model sweep also ``id_untrained`` — untrained copies (same sizes, same init seed) of the measured models."""
     from ttlab.lm.experiments import measure_run_id
 
-    res = _sweep(kind, out / sub, ctx, corpus)
+    res = sweep_results(kind, out / sub, ctx, corpus)
     if res["n_failed"]:
         raise RuntimeError(f"{res['n_failed']} training run(s) failed; finished runs are cached — re-run to retry")
     r = _slim(res, sub)
@@ -458,29 +450,7 @@ def lm_model_scaling(out: Path, ctx: PartContext) -> dict:
     return _scaling_part("model", "lm_model_scaling", out, ctx)
 
 
-MIN_LAYERS = 4
-"""The layer-peak claim is judged on models with at least this many blocks (≥ 3 inner layers to peak in)."""
-MIN_BATCHES = 4
-"""The position claim is judged only when every position group holds at least this many ID batches (its SE
-is the spread of the batches / √batches: fewer give no usable standard error)."""
-
-
-POSITION_GROUPS = 4
-"""The position ablation cuts the window into this many groups of equal length (the same vectors per group)."""
-PROFILE_WINDOWS = 64
-"""Test windows per document for the layer and position profiles in standard and full mode: 23 SOTU test documents ×
-64 windows × 16 positions per group ≈ 23.5k vectors, ≥ 5 ID batches of 4,096 per group (quick keeps the sweep's 16)."""
-
-
-def position_edges(block: int, groups: int = POSITION_GROUPS) -> list[int]:
-    """Edges of ``groups`` position groups of equal length over a ``block``-token window (the last ones one token
-    longer when ``block`` is not a multiple)."""
-    if block < groups:
-        raise ValueError(f"a {block}-token window cannot hold {groups} position groups")
-    return [int(i * block // groups) for i in range(groups + 1)]
-
-
-def _decidable(claim_id: str, statement: str, why: str | None, measured: dict, rule: str, thresholds: dict,
+def decidable_claim(claim_id: str, statement: str, why: str | None, measured: dict, rule: str, thresholds: dict,
                *, command: str | None = None, **kw: Any) -> dict:
     """``make_claim``, unless the run cannot decide the claim: then inconclusive with ``why`` (what would decide it),
     the measured numbers kept beside it; with ``command`` (what would judge it at scale) the claim is *not judged at
@@ -492,130 +462,6 @@ def _decidable(claim_id: str, statement: str, why: str | None, measured: dict, r
                       {}, kind=kw["kind"],
                       cite=kw.get("cite", ""), quantity=kw.get("quantity", "the measured value"),
                       summary=kw.get("summary", ""))
-
-
-def _ablation_claims(r: dict[str, Any]) -> list[dict]:
-    layers, pos = r["per_layer"]["rows"], r["per_position"]["rows"]
-    n_layer = len(layers) - 1
-    batches = [id_batches(x) for x in pos]
-    few_layers = (None if n_layer >= MIN_LAYERS else
-                  f"the model has {n_layer} layer(s), so {max(0, n_layer - 1)} inner layer(s): an inner peak needs a "
-                  f"model with ≥ {MIN_LAYERS} layers (e.g. the full preset's)")
-    few_batches = (None if pos and min(batches) >= MIN_BATCHES else
-                   f"the position groups hold {', '.join(map(str, batches)) or 'no'} ID batch(es) of "
-                   f"{pos[0]['batch_size'] if pos else '—'} vectors: a trend needs ≥ {MIN_BATCHES} batches per group "
-                   "(more test windows per group, e.g. the full preset) for a standard error")
-    gemma = r.get("gemma_layers") or {}
-    extra = [_gemma_layer_claim(gemma["rows"])] if gemma.get("status") == "measured" else []
-    profile = layer_profile(layers)
-    return [
-        _decidable(
-            "lm_id_ablations.layer_peak", "Across layers the ID rises, then falls back towards the final layer's value "
-            "(Figure 4; layer 0, the context-free embedding lookup, reported apart)", few_layers,
-            profile, "inner_peak", {}, quantity="layer's ID", summary=layer_summary("ID by layer", profile),
-            kind="paper", cite="Figure 4"),
-        _decidable(
-            "lm_id_ablations.position", "Tokens late in the context have a lower ID than early tokens (Figure 4: 15.86 "
-            "for short contexts → 12.9 near 1024)", few_batches,
-            {"values": [x["intrinsic_dim"] for x in pos], "se": [id_standard_error(x) for x in pos], "batches": batches},
-            "monotone", {"direction": -1}, quantity="the ID by window position",
-            summary="ID by window range: " + ", ".join(f"{x['positions'][0]}–{x['positions'][1]}: "
-                                                      f"{fmt(x['intrinsic_dim'], 3)}" for x in pos), kind="paper", cite="Figure 4"),
-    ] + extra
-
-
-def _gemma_layer_claim(layers: list[dict[str, Any]]) -> dict:
-    """Figure 4's layer peak judged on Gemma 3 270M's layers (a pretrained model of 18 layers, as the paper's are)."""
-    n_layer, profile = len(layers) - 1, layer_profile(layers)
-    return _decidable(
-        "lm_id_ablations.gemma_layer_peak", "Across the layers of a pretrained model (Gemma 3 270M) the ID rises, then "
-        "falls back towards the final layer's value (Figure 4)",
-        None if n_layer >= MIN_LAYERS else f"Gemma's profile has {n_layer} layer(s): an inner peak needs ≥ {MIN_LAYERS}",
-        profile, "inner_peak", {}, quantity="layer's ID",
-        summary=layer_summary("Gemma 3 270M, ID by layer", profile), kind="paper", cite="Figure 4")
-
-
-def _render_ablations(r: dict[str, Any]) -> list:
-    layers = r["per_layer"]["rows"]
-    pos = r["per_position"]["rows"]
-    sizes = r.get("by_data", [])
-    blocks = [
-        Paragraph(f"What was run: the paper's ID protocol on the final model of the largest data size "
-                  f"(`{r['run']}`), at every layer (0 = embeddings, last = after the final LayerNorm) and for token "
-                  f"positions grouped by their place in the {r['context']}-token window; and the final-layer ID of the "
-                  f"model trained on each data size. Mean rule (harmonic in the tables)."),
-        Figure(r["figure"], "ID against model (left; here the data-sweep models, by data size), layer (middle) and "
-                            "context position (right)."),
-        Table(["layer", "ID (mean)", "ID (harmonic)", "vectors"],
-              [[x["layer"], x["intrinsic_dim"], x["intrinsic_dim_harmonic"], x["n_vectors"]] for x in layers]),
-        Table(["window positions", "ID (mean)", "ID (harmonic)", "vectors"],
-              [[f"{x['positions'][0]}–{x['positions'][1]}", x["intrinsic_dim"], x["intrinsic_dim_harmonic"], x["n_vectors"]]
-               for x in pos]),
-    ]
-    gemma = r.get("gemma_layers") or {"status": "not measured (results of an earlier version)"}
-    if gemma.get("status") == "measured":
-        blocks.append(Paragraph(f"Gemma 3 270M's layers, on the same corpus's test split ({gemma['context']}-token "
-                                f"windows of its own tokens, the BOS position left out):"))
-        blocks.append(Table(["Gemma layer", "ID (mean)", "ID (harmonic)", "vectors"],
-                            [[x["layer"], x["intrinsic_dim"], x["intrinsic_dim_harmonic"], x["n_vectors"]]
-                             for x in gemma["rows"]]))
-    else:
-        blocks.append(Paragraph(f"Gemma 3 270M's layer profile: {gemma['status']}."))
-    if sizes:
-        blocks.append(Table(["training tokens", "ID (mean)", "ID (harmonic)"],
-                            [[x["train_tokens"], x["intrinsic_dim"], x["intrinsic_dim_harmonic"]] for x in sizes]))
-    blocks.append(Claims(r["claims"]))
-    return blocks
-
-
-def _ablation_estimate(ctx: PartContext, out: Path | None) -> float:
-    """Seconds on 2 quiet cores: 20 quick, 150 standard, 600 full, plus Gemma's layer profile when it is measured."""
-    base = ctx.pick(quick=20.0, standard=150.0, full=600.0)
-    return base + (0.0 if gemma_unavailable(ctx) else GEMMA_PROFILE_SECONDS)
-
-
-@register_part("lm_id_ablations", paper="B", title="ID ablations: layers, context position, training data (Figure 4)",
-               render=_render_ablations, claims=_ablation_claims, estimate=(20, 600), estimate_standard=150, version=5,
-               estimate_fn=_ablation_estimate)
-def lm_id_ablations(out: Path, ctx: PartContext) -> dict:
-    """Per-layer and per-position ID of the largest data-sweep model, and ID by data size (reuses the
-    data sweep's cached runs; trains them first if the data-scaling part has not run). Standard and full mode
-    measure the profiles on :data:`PROFILE_WINDOWS` windows per test document; the position groups have equal
-    length (:func:`position_edges`)."""
-    from ttlab.lm.experiments import measure_run_id
-    from ttlab.scaling.figures import plot_id_ablations
-
-    res = _sweep("data", out / "lm_data_scaling", ctx)
-    selected = sorted((r for r in res["runs"] if r.get("selected") and r["seed"] == min(x["seed"] for x in res["runs"])),
-                      key=lambda r: r["train_tokens"])
-    if not selected:
-        raise RuntimeError("the data sweep has no finished run to measure")
-    opts = id_options(ctx)
-    by_data = []
-    for i, r in enumerate(selected):
-        ctx.step("ID by data size", i, len(selected))
-        same = res["id"] is not None and res["id"]["run_dir"] == r["run_dir"]  # the sweep measured this one already
-        row = (res["id"] if same else measure_run_id(r["run_dir"], opts))["rows"][0]
-        by_data.append({"train_tokens": r["train_tokens"], **row})
-    big = selected[-1]["run_dir"]
-    prof = replace(opts, windows_per_doc=ctx.pick(quick=opts.windows_per_doc, full=PROFILE_WINDOWS,
-                                                  standard=PROFILE_WINDOWS))
-    ctx.step("ID per layer", 0, 3)
-    per_layer = measure_run_id(big, prof, layers=list(range(res["config"]["model"]["n_layer"] + 1)))
-    block = res["config"]["model"]["block_size"]
-    edges = position_edges(block)
-    ctx.step("ID per position", 1, 3)
-    per_pos = measure_run_id(big, prof, position_edges=edges)
-    sub = out / "lm_id_ablations"
-    fig_data = {"by_model": by_data, "per_layer": {"rows": per_layer["rows"]}, "per_position": {"rows": per_pos["rows"]}}
-    plot_id_ablations(fig_data, sub / "id_ablations.png")
-    ctx.step("Gemma 3 270M per layer", 2, 3)
-    gemma = gemma_layer_profile(res["config"]["data"]["corpus"], ctx)
-    r = {"run": str(Path(big).relative_to(out)) if Path(big).is_relative_to(out) else big, "context": block,
-         "per_layer": {"rows": per_layer["rows"]}, "per_position": {"edges": edges, "rows": per_pos["rows"]},
-         "by_data": [{k: x[k] for k in ("train_tokens", "intrinsic_dim", "intrinsic_dim_harmonic", "n_vectors")} for x in by_data],
-         "id_options": per_layer["options"], "figure": "lm_id_ablations/id_ablations.png", "gemma_layers": gemma}
-    return r
 
 
 # ------------------------------------------------------------------------------------ model suite
@@ -643,7 +489,7 @@ def _suite_claims(r: dict[str, Any]) -> list[dict]:
     a, ci, pred, n = f.get("alpha_hat"), f.get("alpha_hat_ci") or [None, None], r.get("alpha_pred"), f.get("n_points", 0)
     capped = r.get("n_capped") or 0
     note = f"; {capped} of the suite's {len(r.get('models', []))} training runs hit the step cap" if capped else ""
-    out = [_decidable(
+    out = [decidable_claim(
         "lm_suite_scaling.power_law", "Held-out loss of a model suite falls as a power law in N (Figure 3)",
         kaplan_why(r.get("kaplan")), {"alpha": a, "lo": ci[0], "hi": ci[1], "r2": f.get("r2_log"), "n_points": n,
                                       "n_capped": capped},
@@ -729,7 +575,7 @@ def lm_suite_scaling(out: Path, ctx: PartContext) -> dict:
     from ttlab.lm.experiments import Execution
     from ttlab.lm.suite import resolve_model, run_suite
 
-    sweep = _sweep("model", out / "lm_model_scaling", ctx)
+    sweep = sweep_results("model", out / "lm_model_scaling", ctx)
     selected = sorted((r for r in sweep["runs"] if r.get("selected") and r["seed"] == min(x["seed"] for x in sweep["runs"])),
                       key=lambda r: r["params_non_embedding"])
     if not selected:

@@ -142,6 +142,50 @@ GEMMA_PROFILE_SECONDS = 200.0
 added to the ablations' estimate when its package is installed."""
 
 
+GEMMA_LENGTH_CONTEXT = 1024
+"""Gemma's sequence-length profile reads windows of this many tokens (paper B: 15.86 for short sequences → 12.9 near
+1,024 tokens)."""
+GEMMA_LENGTH_EDGES = (0, 32, 128, 512, 1024)
+"""Position groups of the sequence-length profile: in a causal model the final-layer vector at window position p has
+seen exactly p + 1 tokens, so group [lo, hi) holds sequences of length lo + 1 … hi — here 1–32, 33–128, 129–512 and
+513–1,024 tokens (×4 steps, the paper's short-to-1,024 range)."""
+GEMMA_LENGTH_POSITIONS = 32
+"""Positions sampled in each group of each window (the narrowest group's width, so that every group has the same
+number of vectors; the paper samples 32 tokens per window)."""
+GEMMA_LENGTH_WINDOWS = 6
+"""Windows of 1,024 tokens per test document: 23 SOTU test documents × 6 × 32 = 4,416 vectors per group, 4 ID batches
+of :data:`GEMMA_LENGTH_BATCH` (≈ 141k tokens through Gemma, ≈ 6 min on 2 cores)."""
+GEMMA_LENGTH_BATCH = 1024
+"""ID batch size of the sequence-length profile: ≥ 4 batches per group at a cost this machine affords (4 × 4,096 per
+group would need 4× the forward passes); every group has the same batch size, so the MLE's sample-size bias is the
+same in each and the trend is comparable."""
+GEMMA_LENGTH_SECONDS = 420.0
+"""Gemma's sequence-length profile on 2 cores: the forward pass of 141k tokens in 1,024-token windows and the ID of its
+4 groups; its shuffled-token control, when the profile falls, as long again."""
+
+
+def gemma_length_profile(corpus: str, ctx: PartContext, *, shuffle_tokens: bool = False) -> dict[str, Any]:
+    """Gemma 3 270M's final-layer ID by sequence length on ``corpus``'s test split (:data:`GEMMA_LENGTH_EDGES`: equal
+    groups, ≥ 4 batches each), or with ``shuffle_tokens`` the same windows with their tokens permuted (the control);
+    standard and full modes, when its package is installed (otherwise a status saying why not)."""
+    why = gemma_unavailable(ctx)
+    if why is not None:
+        return {"status": why}
+    from ttlab.lm.experiments import measure_run_id
+
+    opts = replace(id_options(ctx), context=GEMMA_LENGTH_CONTEXT, tokens_per_doc=GEMMA_LENGTH_POSITIONS,
+                   windows_per_doc=GEMMA_LENGTH_WINDOWS, batch_size=GEMMA_LENGTH_BATCH)
+    res = measure_run_id(GEMMA, opts, corpus=corpus, position_edges=GEMMA_LENGTH_EDGES, shuffle_tokens=shuffle_tokens)
+    return {"status": "measured", "model": GEMMA, "context": GEMMA_LENGTH_CONTEXT, "n_windows": res["n_windows"],
+            "rows": [id_row(x, positions=x["positions"]) for x in res["rows"]], "shuffle_tokens": shuffle_tokens}
+
+
+def length_profile(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The inputs of a trend over position groups: each group's ID, standard error (distinct vectors) and batches."""
+    return {"values": [x["intrinsic_dim"] for x in rows], "se": [id_standard_error(x) for x in rows],
+            "batches": [id_batches(x) for x in rows]}
+
+
 # ---------------------------------------------------------------------------------------------
 # claims that rest on an ID: which network measured it, and layer profiles
 
@@ -231,3 +275,29 @@ def layer_summary(head: str, m: dict[str, Any]) -> str:
             f"{z['distinct_vectors']:,} distinct vectors in {z['batches']} batch(es)"
             + ("" if z["se"] is not None else ", no standard error"))
     return f"{head} 1…{len(m['values'])}: {listing}{zero}"
+
+
+def seed_layer_profile(profiles: list[list[dict[str, Any]]]) -> dict[str, Any]:
+    """Layer profiles of several seeds (each a list of layer rows, as :func:`layer_profile` takes) as one: per layer
+    1…L the mean ID over seeds and its standard error — the seeds' spread over √seeds combined with the batches' own
+    (√(s²/n + mean SE²/n); conservative: the seeds' spread holds batch noise too); ``n_seeds``; layer 0 apart, from
+    the first seed. A seed without a layer's standard error leaves that layer's SE None; seeds whose layers differ
+    are an error (they are not replicates of one model shape)."""
+    one = [layer_profile(rows) for rows in profiles]
+    if not one:
+        return {"values": [], "se": [], "layers": [], "layer0": None, "n_seeds": 0}
+    layers = one[0]["layers"]
+    if any(p["layers"] != layers for p in one):
+        raise ValueError(f"seed profiles cover different layers: {[p['layers'] for p in one]}")
+    values: list[float] = []
+    ses: list[float | None] = []
+    for j in range(len(layers)):
+        v, e = [p["values"][j] for p in one], [p["se"][j] for p in one]
+        n = len(v)
+        values.append(float(sum(v) / n))
+        if any(x is None for x in e):
+            ses.append(None)
+            continue
+        spread = float(sum((x - values[-1]) ** 2 for x in v) / (n - 1)) if n > 1 else 0.0
+        ses.append(math.sqrt(spread / n + sum(x * x for x in e) / n / n))
+    return {"values": values, "se": ses, "layers": layers, "layer0": one[0]["layer0"], "n_seeds": len(one)}

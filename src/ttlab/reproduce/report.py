@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any, Union
 
 from ttlab.reproduce.registry import PAPERS, PARTS
-from ttlab.reproduce.verdicts import NEAR, conditions_met, count_by_kind, headline, not_at_scale
+from ttlab.reproduce.statements import group_statements, statement_headline
+from ttlab.reproduce.verdicts import NEAR, conditions_met, not_at_scale
 
 __all__ = [
     "Block",
@@ -240,9 +241,23 @@ def _not_at_scale_blocks(claims: list[dict]) -> list[Block]:
                   caption="Not judged at this scale (not counted above).")]
 
 
+def _statement_blocks(claims: list[dict]) -> list[Block]:
+    """The statements judged in several cases, each with its cases' verdicts (the rule that combines them beneath)."""
+    rows = [[s["id"], s["kind"], s["verdict"], f"{s['n_decided']} of {s['n_cases']}",
+             "; ".join(f"{c['id']}: {c['verdict']}" + (" (not judged at this scale)" if c["not_at_scale"] else "")
+                       for c in s["cases"])]
+            for s in group_statements(claims) if s["n_cases"] > 1]
+    if not rows:
+        return []
+    return [Table(["statement", "kind", "verdict", "cases decided", "cases"], rows,
+                  caption="Statements judged in several cases (each corpus, dimension, network, budget or suite a case; "
+                          "the claims below are the cases). A statement's verdict: inconclusive when no case is "
+                          "decided; the decided cases' verdict when they agree; partly when they disagree. Cases not "
+                          "judged at this scale do not vote.")]
+
+
 def _header_blocks(results: dict) -> list[Block]:
     cfg = results.get("config", {})
-    by_kind = count_by_kind(results.get("claims", []))
     parts = results["parts"]
     n_failed = sum(p["status"] != "ok" for p in parts.values())
     v = results.get("versions", {})
@@ -258,7 +273,8 @@ def _header_blocks(results: dict) -> list[Block]:
     if results.get("run"):
         blocks.append(Paragraph(run_conditions(results)))
     blocks += [
-        Paragraph(headline(by_kind, len(not_at_scale(results.get("claims", []))))),
+        Paragraph(statement_headline(results.get("claims", []))),
+        *_statement_blocks(results.get("claims", [])),
         *_not_at_scale_blocks(results.get("claims", [])),
         Paragraph(_flags_sentence(results.get("claims", []))),
         Paragraph(

@@ -119,16 +119,35 @@ def _describe_peak(th: dict, q: str) -> str:
     k = (f"k = {th['se_mult']:g}" if "se_mult" in th else
          f"k = max({SHAPE_SE_MULT:g}, the Bonferroni z of 2·(n − 1) one-sided comparisons at {100 * PEAK_FALSE_RATE:.0f} % "
          f"in all: {peak_se_mult(3):.2f} for 3 values, {peak_se_mult(19):.2f} for 19)")
+    control = ("; a holds or partly stands only if the trivial control measured the same way (untrained copies) does "
+               "not peak by the same test — if it does, or was not measured, inconclusive: the peak is no evidence"
+               if th.get("control") else "")
     return (f"with {k}: holds if an inner {q} exceeds both the first and the last by more than k × their combined "
             "standard error; partly if it clearly exceeds one end and ties the other (within k × the standard error); "
             "not reproduced if an end clearly exceeds every inner value; inconclusive otherwise (ties at both ends, "
-            "fewer than 3 values, no standard errors)")
+            f"fewer than 3 values, no standard errors){control}")
 
 
 @register_rule("inner_peak", (HOLDS, PARTLY, NOT_REPRODUCED, INCONCLUSIVE), _describe_peak)
 def _inner_peak(m: dict, th: dict, q: str) -> Judgement:
     """``values`` (e.g. ID per layer) with standard errors ``se`` peak strictly inside, beyond ``se_mult`` combined
-    standard errors (default :func:`peak_se_mult` of the number of values)."""
+    standard errors (default :func:`peak_se_mult` of the number of values). With threshold ``control``, a holds or
+    partly needs ``control_values``/``control_se`` (a trivial control's profile) that do not peak by the same test."""
+    found = _peak(m, th, q)
+    if not th.get("control") or found[0] not in (HOLDS, PARTLY):
+        return found
+    cm = {"values": m.get("control_values"), "se": m.get("control_se")}
+    bad = _profile(cm, 3, "a peak")[2]
+    if bad:
+        return INCONCLUSIVE, f"{found[1]}; but no usable control ({bad[1]})", found[2]
+    control = _peak(cm, th, q)
+    if control[0] in (HOLDS, PARTLY):
+        return INCONCLUSIVE, f"{found[1]}; but the untrained control peaks too ({control[1]}): no evidence", found[2]
+    return found[0], f"{found[1]}; the untrained control does not peak ({control[1]})", found[2]
+
+
+def _peak(m: dict, th: dict, q: str) -> Judgement:
+    """The inner-peak test of :func:`_inner_peak` on one profile."""
     vals, se, bad = _profile(m, 3, "a peak")
     if bad:
         return bad

@@ -95,6 +95,7 @@ __all__ = [
     "closest",
     "conditions_met",
     "count_by_kind",
+    "counts_text",
     "not_at_scale",
     "headline",
     "judge",
@@ -189,7 +190,8 @@ def count_by_kind(claims: Sequence[dict]) -> dict[str, dict[str, int]]:
     return out
 
 
-def _counts_text(counts: dict[str, int]) -> str:
+def counts_text(counts: dict[str, int]) -> str:
+    """``counts`` by verdict as text: "a hold, b partly, c not reproduced, d inconclusive"."""
     return (f"{counts[HOLDS]} hold, {counts[PARTLY]} partly, {counts[NOT_REPRODUCED]} not reproduced, "
             f"{counts[INCONCLUSIVE]} inconclusive")
 
@@ -198,9 +200,9 @@ def headline(by_kind: dict[str, dict[str, int]], n_not_at_scale: int = 0) -> str
     """The report's first line on verdicts: the paper claims by verdict, then checks and ablations apart, then how
     many claims this scale cannot judge (listed apart, with what they need)."""
     n = {k: sum(by_kind[k].values()) for k in KINDS}
-    text = (f"Paper claims ({n[PAPER_CLAIM]}): {_counts_text(by_kind[PAPER_CLAIM])}. Counted apart — checks of "
-            f"ttlab's own tools and runs ({n[CHECK]}): {_counts_text(by_kind[CHECK])}; ablations beyond the papers "
-            f"({n[ABLATION]}): {_counts_text(by_kind[ABLATION])}.")
+    text = (f"Paper claims ({n[PAPER_CLAIM]}): {counts_text(by_kind[PAPER_CLAIM])}. Counted apart — checks of "
+            f"ttlab's own tools and runs ({n[CHECK]}): {counts_text(by_kind[CHECK])}; ablations beyond the papers "
+            f"({n[ABLATION]}): {counts_text(by_kind[ABLATION])}.")
     if n_not_at_scale:
         text += (f" Not judged at this scale ({n_not_at_scale}): claims whose regime this run cannot reach, listed "
                  "apart with what they need and the command that would judge them.")

@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ttlab.reproduce import PARTS, VERDICTS, load_part_record, part_names, part_record_problem
-from ttlab.reproduce.verdicts import count_by_kind, headline, not_at_scale
+from ttlab.reproduce.statements import statement_headline
 
 __all__ = ["duration", "estimate_view", "failures_view", "files_view", "parts_view", "summary_view", "warnings_view"]
 
@@ -87,7 +87,7 @@ def summary_view(results: dict, mode: str) -> list[RenderableType]:
         t.add_row(name, rec.get("paper", "?"), rec["status"] + (" (reused)" if rec.get("reused") else ""),
                   f"{wall:.1f} s", " / ".join(map(str, counts)) if rec["status"] == "ok" else "—")
     claims = results.get("claims", [])
-    return [t, Text(headline(count_by_kind(claims), len(not_at_scale(claims))))]
+    return [t, Text(statement_headline(claims))]
 
 
 def files_view(results: dict) -> list[RenderableType]:

