@@ -15,7 +15,8 @@ from ttlab.reproduce.verdicts import HOLDS, INCONCLUSIVE, NOT_REPRODUCED
 
 
 def _row(d: float, layer: int | None = None, sd: float = 0.2, n: int = 1000, bs: int = 250, **kw) -> dict:
-    out = {"intrinsic_dim": d, "intrinsic_dim_std": sd, "n_vectors": n, "batch_size": bs, **kw}
+    out = {"intrinsic_dim": d, "intrinsic_dim_std": sd, "intrinsic_dim_harmonic": d - 0.5, "n_vectors": n,
+           "batch_size": bs, **kw}
     return out if layer is None else {**out, "layer": layer}
 
 
@@ -138,3 +139,45 @@ def test_seed_replicates_train_with_the_sweeps_own_settings(tmp_path, monkeypatc
     assert train_seed_replicates(sweep, 1600, [], tmp_path / "none") == []
     with pytest.raises(TTLabInputError, match=r"no selected run at 999 training tokens \(it has \[400, 800, 1600\]\)"):
         train_seed_replicates(sweep, 999, [1], tmp_path / "bad")
+
+
+def test_id_by_network_lists_every_measuring_network_of_the_run():
+    from ttlab.reproduce.parts_lm_id import id_by_network
+
+    data = {"gemma": {"status": "measured", "context": 128, **_row(22.2)}}
+    model = {"config": {"models": [{"block_size": 64}]},
+             "id_by_model": [_row(4.0, n_layer=2, n_embd=32, params_non_embedding=25000)],
+             "id_untrained": [_row(11.8, n_layer=2, n_embd=32, params_non_embedding=25000)]}
+    suite = {"config": {"context": 64}, "models": [_row(4.1, name="m1", params_non_embedding=25000)],
+             "models_untrained": [_row(float("nan"), name="m1")]}  # an ID that is not a number gives no row
+    ablations = {"context": 64, "by_data": [{"train_tokens": 320000, "intrinsic_dim": 6.8}],
+                 **_length([16.0, 15.0, 14.0, 13.0])}
+    rows = id_by_network(data, model, suite, ablations)
+    assert [(x["network"], x["trained"], x["params"], x["context"], x["intrinsic_dim"], x["source"]) for x in rows] == [
+        ("data-sweep model, trained on 320,000 tokens", True, None, 64, 6.8, "lm_id_ablations"),
+        ("model sweep, 2 layers × width 32", True, 25000, 64, 4.0, "lm_model_scaling"),
+        ("model sweep, 2 layers × width 32", False, 25000, 64, 11.8, "lm_model_scaling"),
+        ("suite model m1", True, 25000, 64, 4.1, "lm_suite_scaling"),
+        ("Gemma 3 270M (reference), final layer", "pretrained", None, 128, 22.2, "lm_data_scaling"),
+        ("Gemma 3 270M (reference), final layer, tokens 513–1024 of 1024-token windows", "pretrained", None, 1024,
+         13.0, "lm_id_ablations")]
+    assert rows[1]["se"] == pytest.approx(0.1) and rows[0]["se"] is None  # no batch numbers: no SE
+    assert id_by_network(None, None, None, {}) == []
+
+
+def test_the_ablations_section_shows_the_seeds_the_length_profile_and_the_networks():
+    layers = [_row(d, i) for i, d in enumerate([3.0, 8.0, 9.0, 7.0, 4.0])]
+    r = {**_length([16.0, 15.0, 14.0, 13.0], control=[9.0] * 4), "run": "r", "context": 64, "figure": "f.png",
+         "per_layer": {"rows": layers}, "per_position": {"rows": []},
+         "per_layer_seeds": [{"seed": s, "run": f"r{s}", "rows": layers, "untrained_rows": layers} for s in range(3)],
+         "id_by_network": [{"network": "n", "trained": False, "params": None, "context": 64, "intrinsic_dim": 5.0,
+                            "se": None, "source": "p"}]}
+    r["claims"] = abl._ablation_claims(r)
+    tables = {tuple(b.header): b for b in abl._render_ablations(r) if hasattr(b, "header")}
+    net = tables[("measuring network", "trained", "non-embedding params", "tokens seen (at most)", "ID (mean)", "SE",
+                  "part")]
+    assert net.rows == [["n", "untrained copy", "—", 64, 5.0, "—", "p"]]
+    length = tables[("sequence length (tokens)", "ID (mean)", "batches", "shuffled tokens (control)")]
+    assert [x[0] for x in length.rows] == ["1–32", "33–128", "129–512", "513–1024"] and length.rows[0][3] == 9.0
+    seeds = next(b for h, b in tables.items() if h[0] == "seed")
+    assert [x[0] for x in seeds.rows] == [0, 1, 2] and seeds.rows[0][2:6] == [8.0, 9.0, 7.0, 4.0]

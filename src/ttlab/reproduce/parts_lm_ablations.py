@@ -33,6 +33,7 @@ from ttlab.reproduce.parts_lm_id import (
     gemma_length_profile,
     gemma_unavailable,
     id_batches,
+    id_by_network,
     id_options,
     layer_profile,
     layer_summary,
@@ -196,6 +197,15 @@ def _render_ablations(r: dict[str, Any]) -> list:
              for s in seeds],
             caption="The layer profile of every seed of the largest data size, and of the same model untrained (its "
                     "initial weights): the control the layer peak must beat."))
+    net = r.get("id_by_network") or []
+    if net:
+        blocks.append(Table(
+            ["measuring network", "trained", "non-embedding params", "tokens seen (at most)", "ID (mean)", "SE", "part"],
+            [[x["network"], {True: "yes", False: "untrained copy"}.get(x["trained"], x["trained"]), x["params"] or "—",
+              x["context"] or "—", x["intrinsic_dim"], fmt(x["se"], 2), x["source"]] for x in net],
+            caption="The ID of the same test split as each network measured it: the α predictions assume it is a "
+                    "property of the data, stable in the measuring model (paper B). The verdicts read the reference "
+                    "network's (docs/reproduce.md, \"Which network measures the ID\")."))
     g = r.get("gemma_length") or {"status": "not measured (results of an earlier version)"}
     if g.get("status") == "measured":
         control = (g.get("control") or {}).get("rows") or []
@@ -307,10 +317,24 @@ def lm_id_ablations(out: Path, ctx: PartContext) -> dict:
     ctx.step("Gemma 3 270M by sequence length", 4, 5)
     length = _length_with_control(corpus, ctx)
     big = Path(selected[-1]["run_dir"])
-    return {"run": str(big.relative_to(out)) if big.is_relative_to(out) else str(big), "context": block,
+    r = {"run": str(big.relative_to(out)) if big.is_relative_to(out) else str(big), "context": block,
             "per_layer": {"rows": per_layer["rows"]}, "per_layer_seeds": per_seed,
             "per_position": {"edges": edges, "rows": per_pos["rows"]},
             "by_data": [{k: x[k] for k in ("train_tokens", "intrinsic_dim", "intrinsic_dim_harmonic", "n_vectors")}
                         for x in by_data],
             "id_options": per_layer["options"], "figure": "lm_id_ablations/id_ablations.png", "gemma_layers": gemma,
             "gemma_length": length}
+    r["id_by_network"] = id_by_network(*(_stored(out, name) for name in NETWORK_PARTS), r)
+    return r
+
+
+NETWORK_PARTS = ("lm_data_scaling", "lm_model_scaling", "lm_suite_scaling")
+"""The parts whose stored IDs of the same corpus join the table of the ID by measuring network."""
+
+
+def _stored(out: Path, name: str) -> dict[str, Any] | None:
+    """The result of part ``name`` stored in ``out`` by this or an earlier run (None when it has not run)."""
+    from ttlab.reproduce import load_part_record
+
+    rec = load_part_record(out, name)
+    return rec["result"] if rec and rec.get("status") == "ok" and isinstance(rec.get("result"), dict) else None

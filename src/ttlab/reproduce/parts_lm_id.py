@@ -301,3 +301,43 @@ def seed_layer_profile(profiles: list[list[dict[str, Any]]]) -> dict[str, Any]:
         spread = float(sum((x - values[-1]) ** 2 for x in v) / (n - 1)) if n > 1 else 0.0
         ses.append(math.sqrt(spread / n + sum(x * x for x in e) / n / n))
     return {"values": values, "se": ses, "layers": layers, "layer0": one[0]["layer0"], "n_seeds": len(one)}
+
+
+def id_by_network(data: dict[str, Any] | None, model: dict[str, Any] | None, suite: dict[str, Any] | None,
+                  ablations: dict[str, Any]) -> list[dict[str, Any]]:
+    """The ID of one corpus's test split as each network measured it — the assumption every α prediction rests on
+    (paper B: the ID is a property of the data, stable in the measuring model): the models trained on each data
+    size, the model sweep's widths and their untrained copies, the suite's models and theirs, and the reference
+    network (Gemma 3 270M) on 128- and 1,024-token windows. One row per measurement: ``network``, ``trained``
+    (True, False for an untrained copy, "pretrained"), ``params`` (non-embedding), ``context`` (tokens seen at most),
+    ``intrinsic_dim``, ``se`` (:func:`id_standard_error`) and ``source`` (the part). Parts not run give no rows."""
+    rows: list[dict[str, Any]] = []
+
+    def add(network: str, trained: Any, params: Any, context: Any, row: dict[str, Any], source: str) -> None:
+        if finite(row.get("intrinsic_dim")):
+            rows.append({"network": network, "trained": trained, "params": params, "context": context,
+                         "intrinsic_dim": row["intrinsic_dim"], "se": id_standard_error(row), "source": source})
+
+    ctx = ablations.get("context")
+    for x in ablations.get("by_data") or []:
+        add(f"data-sweep model, trained on {x['train_tokens']:,} tokens", True, None, ctx, x, "lm_id_ablations")
+    m = model or {}
+    mctx = ((m.get("config") or {}).get("models") or [{}])[0].get("block_size")
+    for key, trained in (("id_by_model", True), ("id_untrained", False)):
+        for x in m.get(key) or []:
+            add(f"model sweep, {x.get('n_layer', '?')} layers × width {x.get('n_embd', '?')}", trained,
+                x.get("params_non_embedding"), mctx, x, "lm_model_scaling")
+    s = suite or {}
+    for key, trained in (("models", True), ("models_untrained", False)):
+        for x in s.get(key) or []:
+            add(f"suite model {x.get('name')}", trained, x.get("params_non_embedding"),
+                (s.get("config") or {}).get("context"), x, "lm_suite_scaling")
+    g = (data or {}).get("gemma") or {}
+    if g.get("status") == "measured":
+        add("Gemma 3 270M (reference), final layer", "pretrained", None, g.get("context"), g, "lm_data_scaling")
+    length = ablations.get("gemma_length") or {}
+    if length.get("status") == "measured" and length.get("rows"):
+        last = length["rows"][-1]
+        add(f"Gemma 3 270M (reference), final layer, tokens {last['positions'][0] + 1}–{last['positions'][1]} of "
+            f"{length['context']}-token windows", "pretrained", None, last["positions"][1], last, "lm_id_ablations")
+    return rows
