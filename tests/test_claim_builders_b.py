@@ -338,19 +338,32 @@ def test_gemma_layer_profile_is_judged_only_when_measured():
     pos = [_idr(d, positions=p) for d, p in ((9.0, [0, 64]), (7.5, [64, 128]))]
     base = {"per_layer": {"rows": layers}, "per_position": {"rows": pos}}
     gemma = [_idr(d, layer=i) for i, d in enumerate([5.0, 12.0, 14.0, 11.0, 10.0, 9.0])]
-    c = _by_id(parts_lm_ablations._ablation_claims({**base, "gemma_layers": {"status": "measured", "rows": gemma}}))
+    untrained = [_idr(d, layer=i) for i, d in enumerate([5.0, 30.0, 30.1, 30.0, 29.9, 30.0])]
+    g_rec = {"status": "measured", "rows": gemma, "untrained_rows": untrained}
+    c = _by_id(parts_lm_ablations._ablation_claims({**base, "gemma_layers": g_rec}))
     g = c["lm_id_ablations.gemma_layer_peak"]
     assert (g["rule_id"], g["verdict"], g["kind"], g["cite"]) == ("inner_peak", HOLDS, "paper", "Figure 4")
+    assert g["thresholds"] == {"control": True} and g["measured"]["control_values"] == [30.0, 30.1, 30.0, 29.9, 30.0]
     assert g["measured"]["values"] == [12.0, 14.0, 11.0, 10.0, 9.0]
     assert g["summary"].startswith("Gemma 3 270M, ID by layer 1…5: 12 (SE 0.1), 14 (SE 0.1), 11 (SE 0.1)")
+    assert g["summary"].endswith("; untrained copy: 30, 30.1, 30, 29.9, 30")
+    # the untrained architecture peaks as well, or was not measured (older records): no evidence
+    peaked = {**g_rec, "untrained_rows": gemma}
+    assert _by_id(parts_lm_ablations._ablation_claims({**base, "gemma_layers": peaked}))[
+        "lm_id_ablations.gemma_layer_peak"]["verdict"] == INCONCLUSIVE
+    old = _by_id(parts_lm_ablations._ablation_claims({**base, "gemma_layers": {"status": "measured", "rows": gemma}}))[
+        "lm_id_ablations.gemma_layer_peak"]
+    assert old["verdict"] == INCONCLUSIVE and "no usable control" in old["reason"]
+    assert old["summary"].endswith("; untrained copy: not measured")
     # Gemma's layer 0 as measured: 34,944 vectors, 29,322 duplicates → 5,622 distinct, one batch of 4,096: no SE,
     # and the rest of the profile is judged without it (a layer 0 far above every layer no longer decides)
     lookup = {**_idr(26.6, n=34944, bs=4096, sd=0.0, layer=0), "n_duplicates_removed": 29322}
-    g0 = _by_id(parts_lm_ablations._ablation_claims({**base, "gemma_layers": {"status": "measured", "rows": [lookup] + gemma[1:]}}))[
+    g0 = _by_id(parts_lm_ablations._ablation_claims({**base, "gemma_layers": {**g_rec, "rows": [lookup] + gemma[1:]}}))[
         "lm_id_ablations.gemma_layer_peak"]
     assert g0["measured"]["layer0"] == {"intrinsic_dim": 26.6, "se": None, "distinct_vectors": 5622, "batches": 1}
     assert g0["verdict"] == HOLDS and g0["summary"].endswith(
-        "layer 0 (context-free embedding lookup, apart): 26.6 from 5,622 distinct vectors in 1 batch(es), no standard error")
+        "layer 0 (context-free embedding lookup, apart): 26.6 from 5,622 distinct vectors in 1 batch(es), no standard "
+        "error; untrained copy: 30, 30.1, 30, 29.9, 30")
     # a final layer above the inner peak: not reproduced
     flat = [_idr(d, layer=i) for i, d in enumerate([5.0, 8.0, 9.0, 8.0, 12.0])]
     assert _by_id(parts_lm_ablations._ablation_claims({**base, "gemma_layers": {"status": "measured", "rows": flat}}))[
@@ -370,9 +383,10 @@ def test_gemma_layer_profile_is_judged_only_when_measured():
     assert "Gemma 3 270M's layer profile: not installed (pip install 'x')." in texts
     r["gemma_layers"] = {"status": "measured", "rows": [{**x, "intrinsic_dim_harmonic": 1.0} for x in gemma],
                          "context": 128}
-    tables = [b for b in parts_lm_ablations._render_ablations(r) if getattr(b, "header", None) == ["Gemma layer", "ID (mean)",
-                                                                                            "ID (harmonic)", "vectors"]]
+    tables = [b for b in parts_lm_ablations._render_ablations(r) if getattr(b, "header", None) == [
+        "Gemma layer", "ID (mean)", "ID (harmonic)", "vectors", "untrained copy: ID"]]
     assert len(tables) == 1 and [row[1] for row in tables[0].rows] == [5.0, 12.0, 14.0, 11.0, 10.0, 9.0]
+    assert [row[4] for row in tables[0].rows] == ["—"] * 6  # no untrained copy in this record
 
 
 def test_suite_claims_use_the_reference_model_and_matched_untrained_copies():

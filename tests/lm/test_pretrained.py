@@ -346,3 +346,33 @@ def test_embedding_a_hugging_face_model(tmp_path, model_dirs, tokenizer_dir, wit
         mask = emb.doc_index == i
         np.testing.assert_allclose(emb.vectors[LAYERS][mask], hs[-1][0, pos + shift].numpy(), rtol=1e-4, atol=1e-5)
         np.testing.assert_allclose(emb.vectors[0][mask], hs[0][0, pos + shift].numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_an_untrained_copy_is_the_architecture_with_fresh_weights(tmp_path, model_dirs):
+    """which='init' on a pretrained model: the same architecture and tokenizer, the weights its own initialiser draws
+    (deterministic, the global RNG untouched); 'best' does not exist for it."""
+    from ttlab.lm.embed import open_embedding_model
+    from ttlab.lm.pretrained import untrained_copy
+
+    lm = load_causal_lm(model_dirs["llama"], cache_dir=tmp_path / "cache")
+    torch.manual_seed(123)
+    state = torch.random.get_rng_state()
+    a, b = untrained_copy(lm), untrained_copy(lm)
+    assert torch.equal(torch.random.get_rng_state(), state)
+    pa, pb, p0 = dict(a.model.named_parameters()), dict(b.model.named_parameters()), dict(lm.model.named_parameters())
+    assert set(pa) == set(p0) and all(torch.equal(pa[n], pb[n]) for n in pa)
+    # a known answer: the fixture's model was drawn by from_config under torch seed 0, then its norm weights moved;
+    # the untrained copy (seed 0) has exactly its other weights and the initialiser's norms, not the released ones
+    norms = [n for n in pa if "norm" in n]
+    assert norms and all(torch.equal(pa[n], p0[n]) for n in pa if n not in norms)
+    assert all(not torch.equal(pa[n], p0[n]) for n in norms)
+    other = dict(untrained_copy(lm, seed=1).model.named_parameters())
+    assert not any(torch.equal(other[n], pa[n]) for n in pa if pa[n].ndim == 2)
+    assert (a.n_layer, a.width, a.tokenizer, a.n_params) == (lm.n_layer, lm.width, lm.tokenizer, lm.n_params)
+    assert a.name.endswith("(untrained, seed 0)") and "untrained" in a.source["weights"] and not a.model.training
+    x = torch.tensor([[1, 2, 3, 4]])
+    assert not torch.allclose(hidden_states_of(a, x)[-1], hidden_states_of(lm, x)[-1])
+    init = open_embedding_model(model_dirs["llama"], which="init")
+    assert torch.equal(init.hidden_states(x)[-1], hidden_states_of(a, x)[-1])
+    with pytest.raises(TTLabInputError, match="which='best': a pretrained model has its released weights"):
+        open_embedding_model(model_dirs["llama"], which="best")

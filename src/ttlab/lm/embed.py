@@ -131,7 +131,9 @@ def open_embedding_model(spec: str | Path, *, which: str = "final", device: str 
 
     ``spec`` is a ttlab run folder (``ttlab lm train --out``) or checkpoint-holding folder, or anything
     :func:`ttlab.lm.pretrained.load_causal_lm` accepts (a Hugging Face causal-LM folder, a .gguf file,
-    a registry model name such as ``gemma3-270m``).
+    a registry model name such as ``gemma3-270m``). ``which``: a run's ``final``, ``best`` or ``init`` weights; a
+    pretrained model's released weights (``final``) or an untrained copy of its architecture (``init``,
+    :func:`ttlab.lm.pretrained.untrained_copy`).
     """
     p = Path(spec)
     if p.is_dir() and (p / "ckpt.pt").is_file():
@@ -142,9 +144,14 @@ def open_embedding_model(spec: str | Path, *, which: str = "final", device: str 
         raise TTLabInputError(why)
     if p.suffix == ".pt":
         raise TTLabInputError(f"{p}: give the run folder that holds the checkpoint (it also holds the tokenizer), not the .pt file.")
-    from ttlab.lm.pretrained import hidden_states_of, load_causal_lm
+    from ttlab.lm.pretrained import hidden_states_of, load_causal_lm, untrained_copy
 
+    if which not in ("final", "init"):
+        raise TTLabInputError(f"which={which!r}: a pretrained model has its released weights ('final') or an untrained "
+                              "copy of its architecture ('init'), no best checkpoint.", params=("which",))
     lm = load_causal_lm(str(spec))
+    if which == "init":
+        lm = untrained_copy(lm)
     check_finite_weights(lm.model, lm.name)
     lm.model.to(device)
     info = {"kind": "huggingface", "n_params": lm.n_params, "source": lm.source}

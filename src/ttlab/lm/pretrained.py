@@ -58,7 +58,7 @@ import re
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import metadata
 from pathlib import Path
 from typing import Any, Iterator, Sequence
@@ -178,6 +178,20 @@ def load_causal_lm(
         )
     lm.source["load_seconds"] = round(time.perf_counter() - t0, 3)
     return lm
+
+
+def untrained_copy(lm: PretrainedLM, seed: int = 0) -> PretrainedLM:
+    """``lm``'s architecture and tokenizer with the weights its own initialiser draws under torch seed ``seed`` (the
+    global RNG is left as it was): the trivial control of a measurement on a pretrained model — what the
+    architecture alone gives, before any training. Deterministic for a given seed."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        with _quiet_transformers():
+            model = type(lm.model)(lm.model.config)
+    model.to(dtype=next(lm.model.parameters()).dtype, device=next(lm.model.parameters()).device)
+    model.eval()
+    return replace(lm, model=model, name=f"{lm.name} (untrained, seed {seed})",
+                   source={**lm.source, "weights": f"untrained: the architecture's own initialiser, torch seed {seed}"})
 
 
 def hidden_states_of(lm: PretrainedLM, idx: torch.Tensor, *, final_norm: bool | None = None) -> list[torch.Tensor]:

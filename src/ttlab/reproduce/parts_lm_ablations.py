@@ -149,20 +149,25 @@ def _position_claim(r: dict[str, Any]) -> dict:
         kind="ablation", cite="Figure 4")
 
 
-def _gemma_layer_claim(layers: list[dict[str, Any]]) -> dict:
-    """Figure 4's layer peak judged on Gemma 3 270M's layers (a pretrained model of 18 layers, as the paper's are)."""
+def _gemma_layer_claim(gemma: dict[str, Any]) -> dict:
+    """Figure 4's layer peak judged on Gemma 3 270M's layers (a pretrained model of 18 layers, as the paper's are),
+    against an untrained copy of its architecture (a record without one: no control, so no holds)."""
+    layers = gemma["rows"]
     n_layer, profile = len(layers) - 1, layer_profile(layers)
+    untrained = layer_profile(gemma.get("untrained_rows") or [])
     return decidable_claim(
         "lm_id_ablations.gemma_layer_peak", "Across the layers of a pretrained model (Gemma 3 270M) the ID rises, then "
         "falls back towards the final layer's value (Figure 4)",
         None if n_layer >= MIN_LAYERS else f"Gemma's profile has {n_layer} layer(s): an inner peak needs ≥ {MIN_LAYERS}",
-        profile, "inner_peak", {}, quantity="layer's ID",
-        summary=layer_summary("Gemma 3 270M, ID by layer", profile), kind="paper", cite="Figure 4")
+        {**profile, "control_values": untrained["values"], "control_se": untrained["se"]}, "inner_peak",
+        {"control": True}, quantity="layer's ID",
+        summary=layer_summary("Gemma 3 270M, ID by layer", profile) + "; untrained copy: "
+        + (", ".join(f"{v:.3g}" for v in untrained["values"]) or "not measured"), kind="paper", cite="Figure 4")
 
 
 def _ablation_claims(r: dict[str, Any]) -> list[dict]:
     gemma = r.get("gemma_layers") or {}
-    extra = [_gemma_layer_claim(gemma["rows"])] if gemma.get("status") == "measured" else []
+    extra = [_gemma_layer_claim(gemma)] if gemma.get("status") == "measured" else []
     return [_layer_peak_claim(r), _length_claim(r), _position_claim(r)] + extra
 
 
@@ -223,7 +228,10 @@ def _render_ablations(r: dict[str, Any]) -> list:
     if gemma.get("status") == "measured":
         blocks.append(Paragraph(f"Gemma 3 270M's layers, on the same corpus's test split ({gemma['context']}-token "
                                 f"windows of its own tokens, the BOS position left out):"))
-        blocks.append(_id_table("Gemma layer", gemma["rows"], lambda x: x["layer"]))
+        untrained = {x["layer"]: x["intrinsic_dim"] for x in gemma.get("untrained_rows") or []}
+        blocks.append(Table(["Gemma layer", "ID (mean)", "ID (harmonic)", "vectors", "untrained copy: ID"],
+                            [[x["layer"], x["intrinsic_dim"], x["intrinsic_dim_harmonic"], x["n_vectors"],
+                              untrained.get(x["layer"], "—")] for x in gemma["rows"]]))
     else:
         blocks.append(Paragraph(f"Gemma 3 270M's layer profile: {gemma['status']}."))
     if sizes:

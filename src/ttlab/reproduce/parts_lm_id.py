@@ -121,8 +121,10 @@ def gemma_prediction(corpus: str, ctx: PartContext) -> dict[str, Any]:
 
 def gemma_layer_profile(corpus: str, ctx: PartContext) -> dict[str, Any]:
     """Gemma 3 270M's ID at every layer (0 = scaled token embeddings, last = after the final norm) on ``corpus``'s
-    test split: the windows of :func:`gemma_prediction`, :data:`GEMMA_PROFILE_POSITIONS` positions of each (standard
-    and full modes, when its package is installed; otherwise a status saying why not)."""
+    test split: the windows of :func:`gemma_prediction`, :data:`GEMMA_PROFILE_POSITIONS` positions of each — and the
+    same for an untrained copy of its architecture (``untrained_rows``, :func:`ttlab.lm.pretrained.untrained_copy`:
+    the layer peak's trivial control) — in standard and full modes, when its package is installed (otherwise a status
+    saying why not)."""
     why = gemma_unavailable(ctx)
     if why is not None:
         return {"status": why}
@@ -130,16 +132,18 @@ def gemma_layer_profile(corpus: str, ctx: PartContext) -> dict[str, Any]:
 
     opts = replace(id_options(ctx), context=GEMMA_CONTEXT, tokens_per_doc=GEMMA_PROFILE_POSITIONS)
     res = measure_run_id(GEMMA, opts, corpus=corpus, layers="all")
+    untrained = measure_run_id(GEMMA, opts, corpus=corpus, layers="all", which="init")
     return {"status": "measured", "model": GEMMA, "context": GEMMA_CONTEXT, "n_layer": res["n_layer"],
-            "rows": res["rows"], "id_options": res["options"]}
+            "rows": res["rows"], "untrained_rows": untrained["rows"], "id_options": res["options"]}
 
 
 GEMMA_PROFILE_POSITIONS = 96
 """Positions per 128-token window in Gemma's layer profile: 23 SOTU test documents × 16 windows × 96 ≈ 35k vectors
 per layer, ≥ 5 ID batches of 4,096 (so every layer's ID has a standard error) from one forward pass of 47k tokens."""
-GEMMA_PROFILE_SECONDS = 200.0
+GEMMA_PROFILE_SECONDS = 400.0
 """Gemma 3 270M's layer profile: the forward pass of :func:`gemma_prediction` (≈ 2 min) and the ID of its 19 layers,
-added to the ablations' estimate when its package is installed."""
+twice (the released weights and the untrained copy), added to the ablations' estimate when its package is
+installed."""
 
 
 GEMMA_LENGTH_CONTEXT = 1024
