@@ -148,7 +148,7 @@ def embed(
     seed: Setting(E, "seed") = E.seed, batch_docs: Setting(E, "batch_docs") = E.batch_docs,
     split_seed: Annotated[int, Option("--split-seed", help="Seed of the document split (use the training run's).")] = CorpusSpec.split_seed,
     errors: Setting(CorpusSpec, "errors", "--decode-errors") = CorpusSpec.errors,
-    which: Annotated[str, Option("--which", help="ttlab runs: final (ckpt.pt), best (best.pt) or init (the untrained start, from the run's seed: a control).")] = WHICH[0],
+    which: Annotated[str, Option("--which", help="ttlab runs: final (ckpt.pt), best (best.pt) or init (the untrained start, from the run's seed: a control); pretrained models: final (the released weights) or init (an untrained copy of the architecture, seed 0: a control).")] = WHICH[0],
     estimate_id: Annotated[bool, Option(
         "--estimate/--no-estimate", help="Also estimate each layer's ID with the paper's protocol and print α_D, α_N "
         "predictions.")] = False,
