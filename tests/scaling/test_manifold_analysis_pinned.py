@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 import pytest
-import torch
 from scipy import stats
 
 from ttlab.scaling.fit import fit_offset_power_law, fit_power_law
@@ -30,12 +29,7 @@ NO_EXPONENT = dict.fromkeys(EXPONENT_KEYS)
 GOOD, BAD = 1e-3, 3e-3  # GOOD has the lower validation loss, BAD the lower test loss
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/scaling/conftest.py
 
 
 def _cfg(**kw: Any) -> ManifoldSweepConfig:
@@ -406,3 +400,22 @@ def test_model_fit_edges():
     # no check runs and no runs at all: the check has no numbers
     (mf,) = aggregate(replace(cfg, model_n=None), [], [], [], [], None)["model_fits"]
     assert mf["data_check"] == {"width": 16, "n": 512, "mse_n": None, "mse_2n": None, "ratio": None}
+
+
+def test_estimate_ids_without_a_usable_pointwise_estimate_gives_no_harmonic_id(monkeypatch):
+    """Every pointwise estimate NaN or ≤ 0: the harmonic ID and its predictions are None (it used to raise on NaN)."""
+    import ttlab.intrinsic_dim as id_pkg
+
+    class NoPointwise:
+        def __init__(self, **kw: Any) -> None:
+            pass
+
+        def fit(self, x: np.ndarray) -> "NoPointwise":
+            self.dimension_, self.pointwise_dimension_ = 2.5, np.array([np.nan, -1.0, 0.0])
+            return self
+
+    monkeypatch.setattr(id_pkg, "MLE", NoPointwise)
+    [row] = estimate_ids(_cfg(betas=(0.5, 1.0), id_points=50, id_k=5, manifold="cube"))
+    assert row["id_mean"] == 2.5 and row["id_harmonic"] is None
+    assert row["alpha_pred_from_id"] == pytest.approx({"0.5": 1 / 3.5, "1": 2 / 4.5}, rel=1e-12)
+    assert row["alpha_pred_from_id_harmonic"] == {"0.5": None, "1": None}

@@ -18,14 +18,7 @@ from ttlab.scaling.regressors import (
     count_parameters,
 )
 
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny models run fastest on one thread (and a loaded machine makes idle OpenMP threads costly)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/scaling/conftest.py
 
 
 @pytest.mark.parametrize("arch", ["softmax", "relu", "mlp"])

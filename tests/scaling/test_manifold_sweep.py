@@ -7,7 +7,6 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-import torch
 
 from ttlab.errors import TTLabInputError
 from ttlab.scaling.analysis import geometric_sizes
@@ -22,13 +21,7 @@ from ttlab.scaling.manifold_regression import (
 )
 from ttlab.scaling.theory import alpha_d
 
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/scaling/conftest.py
 
 
 ONE = {"archs": ("softmax",), "betas": (1.0,), "regimes": ("noisy",), "model_widths": ()}

@@ -44,11 +44,13 @@ def estimate_ids(cfg: ManifoldSweepConfig, seed: int = 0) -> list[dict[str, Any]
                 est = MLE(k=cfg.id_k, average="mean", seed=seed).fit(x)
             pw = np.asarray(est.pointwise_dimension_, dtype=float)
             pw = pw[np.isfinite(pw) & (pw > 0)]
+            # no finite positive pointwise estimate: no harmonic ID, and no prediction from it (None, not NaN)
+            harmonic = float(1.0 / np.mean(1.0 / pw)) if pw.size else None
             row: dict[str, Any] = {"d": d, "ambient": D, "n_points": cfg.id_points, "k": cfg.id_k, "method": "mle",
-                                   "id_mean": float(est.dimension_),
-                                   "id_harmonic": float(1.0 / np.mean(1.0 / pw)) if pw.size else float("nan")}
+                                   "id_mean": float(est.dimension_), "id_harmonic": harmonic}
             row["alpha_pred_from_id"] = {f"{b:g}": alpha_d(row["id_mean"], b) for b in cfg.betas}
-            row["alpha_pred_from_id_harmonic"] = {f"{b:g}": alpha_d(row["id_harmonic"], b) for b in cfg.betas}
+            row["alpha_pred_from_id_harmonic"] = {f"{b:g}": None if harmonic is None else alpha_d(harmonic, b)
+                                                  for b in cfg.betas}
             out.append(row)
     return out
 
