@@ -23,10 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from ttlab.errors import TTLabInputError
+from ttlab.lm import trainer
 from ttlab.lm.checkpoint import load_checkpoint_state, read_run_json, save_torch_atomic
 from ttlab.lm.configs import GPTConfig, TrainConfig
 from ttlab.lm.data import TokenizedCorpus
-from ttlab.lm.trainer import RUNTIME_FIELDS, TrainResult, train
+from ttlab.lm.trainer import RUNTIME_FIELDS, TrainResult
 
 __all__ = ["continuation_config", "continue_run"]
 
@@ -93,4 +94,5 @@ def continue_run(
                               "out_dir.", params=("out_dir", "max_iters"))
     src_result = src / "result.json"
     info = {"continued_from": str(src), "continued_at": read_run_json(src_result)["iters"] if src_result.exists() else None}
-    return train(data, model_cfg, cfg, out, resume=True, extra={**(extra or {}), "continuation": info})
+    # trainer.train looked up at call time (not bound at import), as every caller of the trainer sees it
+    return trainer.train(data, model_cfg, cfg, out, resume=True, extra={**(extra or {}), "continuation": info})
