@@ -287,8 +287,8 @@ def test_gemma_length_profile_asks_for_equal_position_groups(monkeypatch):
     assert got["rows"][1]["positions"] == [32, 128] and "alpha_d_pred" not in got["rows"][1]
     assert lid.gemma_length_profile("sotu", ctx, shuffle_tokens=True)["shuffle_tokens"] is True
     # 1,024-token windows cut at 32, 128, 512: sequences of 1–32, 33–128, 129–512 and 513–1,024 tokens, 32 positions
-    # of each group per window, 6 windows per document, batches of 1,024
-    protocol = replace(IDOptions(), context=1024, tokens_per_doc=32, windows_per_doc=6, batch_size=1024)
+    # of each group per window, up to 8 windows per document, batches of 1,024
+    protocol = replace(IDOptions(), context=1024, tokens_per_doc=32, windows_per_doc=8, batch_size=1024)
     edges = (0, 32, 128, 512, 1024)
     assert fake.calls == [("gemma3-270m", protocol, {"corpus": "sotu", "position_edges": edges, "shuffle_tokens": False}),
                           ("gemma3-270m", protocol, {"corpus": "sotu", "position_edges": edges, "shuffle_tokens": True})]

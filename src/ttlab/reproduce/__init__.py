@@ -83,6 +83,7 @@ from ttlab.reproduce.registry import (
     Part,
     PartContext,
     check_claims,
+    load_part_record,
     part_names,
     register_part,
 )
@@ -114,15 +115,6 @@ INTERRUPTED = "interrupted"
 
 # the parts register themselves on import (explicit, in report order: paper A, then paper B)
 from ttlab.reproduce import parts_lm, parts_lm_ablations, parts_model_scaling, parts_ntp, parts_scaling  # noqa: E402,F401
-
-
-def load_part_record(out_dir: str | Path, name: str) -> dict | None:
-    """The stored record ``DIR/parts/<name>.json`` (None when missing or unreadable)."""
-    try:
-        rec = read_json(Path(out_dir) / "parts" / f"{name}.json")
-    except (OSError, ValueError):  # damaged records: see part_record_problem
-        return None
-    return rec if isinstance(rec, dict) else None
 
 
 def part_record_problem(out_dir: str | Path, name: str) -> str | None:

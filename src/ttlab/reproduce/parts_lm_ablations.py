@@ -40,7 +40,7 @@ from ttlab.reproduce.parts_lm_id import (
     length_profile,
     seed_layer_profile,
 )
-from ttlab.reproduce.registry import PartContext, register_part
+from ttlab.reproduce.registry import PartContext, load_part_record, register_part
 from ttlab.reproduce.report import Claims, Figure, Paragraph, Table, fmt
 from ttlab.reproduce.verdicts import HOLDS, PARTLY, judge, missing_claim
 
@@ -342,7 +342,5 @@ NETWORK_PARTS = ("lm_data_scaling", "lm_model_scaling", "lm_suite_scaling")
 
 def _stored(out: Path, name: str) -> dict[str, Any] | None:
     """The result of part ``name`` stored in ``out`` by this or an earlier run (None when it has not run)."""
-    from ttlab.reproduce import load_part_record
-
     rec = load_part_record(out, name)
     return rec["result"] if rec and rec.get("status") == "ok" and isinstance(rec.get("result"), dict) else None

@@ -2,7 +2,7 @@
 
 See the package docstring (:mod:`ttlab.reproduce`) for how to add a part.
 
-Imports: ttlab.errors, ttlab.reproduce.verdicts; never ttlab.cli.
+Imports: ttlab.errors, ttlab.provenance, ttlab.reproduce.verdicts; never ttlab.cli.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ttlab.errors import TTLabInputError
+from ttlab.provenance import read_json
 from ttlab.reproduce.verdicts import KINDS, VERDICTS
 
 __all__ = [
@@ -226,3 +227,12 @@ def finite(*values: Any) -> bool:
         return all(v is not None and math.isfinite(float(v)) for v in values)
     except (TypeError, ValueError):
         return False
+
+
+def load_part_record(out_dir: str | Path, name: str) -> dict | None:
+    """The stored record ``DIR/parts/<name>.json`` (None when missing or unreadable)."""
+    try:
+        rec = read_json(Path(out_dir) / "parts" / f"{name}.json")
+    except (OSError, ValueError):  # damaged records: ttlab.reproduce.part_record_problem says why
+        return None
+    return rec if isinstance(rec, dict) else None
