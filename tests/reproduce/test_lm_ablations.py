@@ -147,7 +147,7 @@ def test_id_by_network_lists_every_measuring_network_of_the_run():
     data = {"gemma": {"status": "measured", "context": 128, **_row(22.2)}}
     model = {"config": {"models": [{"block_size": 64}]},
              "id_by_model": [_row(4.0, n_layer=2, n_embd=32, params_non_embedding=25000)],
-             "id_untrained": [_row(11.8, n_layer=2, n_embd=32, params_non_embedding=25000)]}
+             "id_untrained": [_row(11.8, params_non_embedding=25000)]}  # as stored: the shape from the trained row
     suite = {"config": {"context": 64}, "models": [_row(4.1, name="m1", params_non_embedding=25000)],
              "models_untrained": [_row(float("nan"), name="m1")]}  # an ID that is not a number gives no row
     ablations = {"context": 64, "by_data": [{"train_tokens": 320000, "intrinsic_dim": 6.8}],

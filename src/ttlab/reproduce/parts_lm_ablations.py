@@ -328,7 +328,8 @@ def lm_id_ablations(out: Path, ctx: PartContext) -> dict:
     r = {"run": str(big.relative_to(out)) if big.is_relative_to(out) else str(big), "context": block,
             "per_layer": {"rows": per_layer["rows"]}, "per_layer_seeds": per_seed,
             "per_position": {"edges": edges, "rows": per_pos["rows"]},
-            "by_data": [{k: x[k] for k in ("train_tokens", "intrinsic_dim", "intrinsic_dim_harmonic", "n_vectors")}
+            "by_data": [{k: x.get(k) for k in ("train_tokens", "intrinsic_dim", "intrinsic_dim_harmonic", "n_vectors",
+                                                "intrinsic_dim_std", "batch_size", "n_duplicates_removed")}
                         for x in by_data],
             "id_options": per_layer["options"], "figure": "lm_id_ablations/id_ablations.png", "gemma_layers": gemma,
             "gemma_length": length}

@@ -330,9 +330,11 @@ def id_by_network(data: dict[str, Any] | None, model: dict[str, Any] | None, sui
         add(f"data-sweep model, trained on {x['train_tokens']:,} tokens", True, None, ctx, x, "lm_id_ablations")
     m = model or {}
     mctx = ((m.get("config") or {}).get("models") or [{}])[0].get("block_size")
+    shape = {x.get("params_non_embedding"): x for x in m.get("id_by_model") or []}  # untrained rows name no shape
     for key, trained in (("id_by_model", True), ("id_untrained", False)):
         for x in m.get(key) or []:
-            add(f"model sweep, {x.get('n_layer', '?')} layers × width {x.get('n_embd', '?')}", trained,
+            named = shape.get(x.get("params_non_embedding"), x)
+            add(f"model sweep, {named.get('n_layer', '?')} layers × width {named.get('n_embd', '?')}", trained,
                 x.get("params_non_embedding"), mctx, x, "lm_model_scaling")
     s = suite or {}
     for key, trained in (("models", True), ("models_untrained", False)):
