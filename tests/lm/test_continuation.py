@@ -121,7 +121,7 @@ def test_step_capped_reads_the_last_continuation():
     assert step_capped(capped)
     assert not step_capped({**capped, "continuation_stop_reason": "early_stop"})
     assert step_capped({"stop_reason": "early_stop", "continuation_stop_reason": "max_iters"})
-    assert step_capped({**capped, "continuation_stop_reason": None}) is False
+    assert step_capped({**capped, "continuation_stop_reason": None})  # a failed continuation leaves it capped
 
 
 def test_a_converged_sweep_continues_the_search_pass(tmp_path, monkeypatch):
@@ -142,3 +142,15 @@ def test_a_converged_sweep_continues_the_search_pass(tmp_path, monkeypatch):
         summary = json.loads((tmp_path / "s" / "runs" / cont["name"] / "result.json").read_text())
         src = tmp_path / "s" / "runs" / r["capped_point"]["name"] / "search"
         assert summary["extra"]["continuation"] == {"continued_from": str(src), "continued_at": 6}
+
+
+def test_the_report_says_which_point_was_kept_and_why():
+    from ttlab.reproduce import parts_lm
+
+    kept = {"capped_point": {"best_val_loss": 3.6649, "iters": 4000}, "point_chosen": "continued",
+            "continued_point": {"best_val_loss": 3.65241, "iters": 4050}, "continuation_stop_reason": "early_stop"}
+    assert parts_lm._continuation_note(kept) == ("continued point kept (best validation 3.665 capped, 3.652 continued "
+                                                  "to step 4050, stopped by early_stop)")
+    failed = {**kept, "point_chosen": "capped", "continuation_stop_reason": None}
+    assert parts_lm._continuation_note(failed).endswith("stopped by nothing: the continuation failed)")
+    assert parts_lm._continuation_note({"capped_point": None}) == ""

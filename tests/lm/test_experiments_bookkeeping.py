@@ -18,6 +18,7 @@ from ttlab.lm import experiments as ex
 from ttlab.lm.configs import TrainConfig
 from ttlab.lm.model import GPTConfig
 from ttlab.lm.presets import Execution
+from ttlab.scaling.analysis import step_capped
 
 METRICS = ("mean_5_lowest_test", "test_loss", "test_loss_best")
 
@@ -326,6 +327,7 @@ def test_continue_capped_continues_capped_runs_and_keeps_the_better_point(tmp_pa
                        "continuation_stop_reason": "early_stop"}
     # E: its continuation failed: E is kept and no stop reason is reported for the continuation
     assert runs[4]["point_chosen"] == "capped" and runs[4]["continuation_stop_reason"] is None
+    assert step_capped(runs[4])  # a failed continuation leaves the run capped: its sweep's claims stay inconclusive
     assert runs[4]["name"] == "E" and runs[4]["best_val_loss"] == 4.0
     assert runs[4]["continued_point"] == {"name": "E_cont80", **{k: None for k in keys if k != "name"}}
 

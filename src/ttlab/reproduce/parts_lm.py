@@ -359,7 +359,7 @@ def _continuation_note(x: dict[str, Any]) -> str:
         return ""
     return (f"{x.get('point_chosen')} point kept (best validation {fmt(cap.get('best_val_loss'), 4)} capped, "
             f"{fmt(cont.get('best_val_loss'), 4)} continued to step {cont.get('iters')}, "
-            f"stopped by {x.get('continuation_stop_reason')})")
+            f"stopped by {x.get('continuation_stop_reason') or 'nothing: the continuation failed'})")
 
 
 def _render_data(r: dict[str, Any]) -> list:
