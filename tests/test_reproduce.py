@@ -483,7 +483,8 @@ def test_lm_prediction_claim_uses_relative_tolerances():
         runs = [{"selected": True, "stop_reason": "max_iters" if i < capped else "early_stop"} for i in range(n)]
         r = {"kind": "data_sweep", "alpha_hat": a, "alpha_hat_ci": ci, "alpha_pred": pred, "intrinsic_dim": 2 / pred - 2,
              "r2_log": 0.99, "points": [{}] * n, "runs": runs,
-             "gemma": {"status": "measured", "alpha_pred": pred, "intrinsic_dim": 2 / pred - 2}}
+             "gemma": {"status": "measured", "alpha_pred": pred, "intrinsic_dim": 2 / pred - 2,
+                       "untrained": {"alpha_pred": 10 * pred}}}  # the control: far off every fitted value
         claims = _scaling_claims(r)
         assert claims[1]["verdict"] == claims[2]["verdict"]  # the same prediction from either ID source
         return claims[1]["verdict"]

@@ -257,9 +257,23 @@ REASONS = {
         ('inconclusive', 'inner maximum 6 at position 1 vs ends 3.5, 4 (1 × combined SE to decide): above both ends beyond that; but no usable control (0 value(s), some missing: need ≥ 3 finite values)'),
     '"inner_peak" {"control_se": [0.1, 0.1, 0.1], "control_values": [3.0, 5.0, 3.0], "se": [0.1, 0.1, 0.1], "values": [3.55, 4.24, 5.0]} {"control": true, "se_mult": 1}':
         ('not reproduced', 'inner maximum 4.24 at position 1 vs ends 3.55, 5 (1 × combined SE to decide): an end is clearly above every inner value'),
+    '"exponent_match" {"control_predicted": 0.06, "fitted": 0.19, "hi": 0.21, "lo": 0.17, "n_capped": 0, "n_points": 5, "predicted": 0.184} {"control": true, "holds_rel": 0.1, "min_points": 3, "partly_rel": 0.35}':
+        ('holds', "fitted 0.19 vs predicted 0.184: Δ = +0.006 (3 %); the untrained copy's ID predicts 0.06, partly band [0.039, 0.081]: the fitted interval misses it"),
+    '"exponent_match" {"control_predicted": 0.2, "fitted": 0.19, "hi": 0.21, "lo": 0.17, "n_capped": 0, "n_points": 5, "predicted": 0.184} {"control": true, "holds_rel": 0.1, "min_points": 3, "partly_rel": 0.35}':
+        ('inconclusive', "fitted 0.19 vs predicted 0.184: Δ = +0.006 (3 %); but the untrained copy's ID predicts 0.2, partly band [0.13, 0.27], which holds the fitted exponent: no evidence"),
+    '"exponent_match" {"fitted": 0.19, "hi": 0.21, "lo": 0.17, "n_capped": 0, "n_points": 5, "predicted": 0.184} {"control": true, "holds_rel": 0.1, "min_points": 3, "partly_rel": 0.35}':
+        ('inconclusive', "fitted 0.19 vs predicted 0.184: Δ = +0.006 (3 %); but no trivial control was measured (an untrained copy's ID)"),
+    '"exponent_match" {"control_predicted": 0.02, "fitted": 0.19, "hi": 0.21, "lo": 0.17, "n_capped": 0, "n_points": 5, "predicted": 0.25} {"control": true, "holds_rel": 0.1, "min_points": 3, "partly_rel": 0.35}':
+        ('partly', "fitted 0.19 vs predicted 0.25: Δ = -0.06 (24 %); the untrained copy's ID predicts 0.02, partly band [0.013, 0.027]: the fitted interval misses it"),
+    '"exponent_match" {"control_predicted": 0.14, "fitted": 0.19, "hi": 0.21, "lo": 0.17, "n_capped": 0, "n_points": 5, "predicted": 0.184} {"control": true, "holds_rel": 0.1, "min_points": 3, "partly_rel": 0.35}':
+        ('inconclusive', "fitted 0.19 vs predicted 0.184: Δ = +0.006 (3 %); but the untrained copy's ID predicts 0.14, partly band [0.091, 0.189], which overlaps the fitted interval: no evidence"),
+    '"exponent_match" {"control_predicted": 0.1, "fitted": 0.105, "hi": 0.135, "lo": 0.075, "n_capped": 0, "n_points": 5, "predicted": 0.184} {"control": true, "holds_rel": 0.1, "min_points": 3, "partly_rel": 0.35}':
+        ('not reproduced', 'fitted 0.105 vs predicted 0.184: Δ = -0.079 (43 %)'),
 }
 
 RULE_TEXTS = {
+    '"exponent_match" {"control": true, "holds_rel": 0.1, "min_points": 3, "partly_rel": 0.35}':
+        "holds if |fitted − predicted| ≤ 10 % of the prediction (x), partly if ≤ 35 %; inconclusive if the fitted exponent's interval is wider than the partly band (2 × 35 % of the prediction), the fit has fewer than 3 points, or any fitted run hit its step cap; a holds or partly stands only if the fitted exponent's interval lies wholly outside the partly band (±35 %) of the prediction from the trivial control's ID (an untrained copy of the measuring network, embedded the same way) — if it does not, or the control was not measured, inconclusive: the agreement is no evidence",
     '"not_at_this_scale" {}':
         "not judged at this scale: the run cannot reach the regime the claim is about (the reason says what it needs and the command that would judge it); listed apart from the paper claims' counts",
     '"model_rate" {"fraction": 0.8}':

@@ -106,6 +106,19 @@ CASES = [
      INCONCLUSIVE),
     ("exponent_match", {"fitted": 0.19, "predicted": 0.184, "n_points": 2}, EXP, INCONCLUSIVE),
     ("exponent_match", {"fitted": 0.090, "predicted": 0.0706}, EXP, PARTLY),  # Table 1 without intervals
+    # with a trivial control (the prediction from an untrained copy's ID): agreement counts only if the control misses
+    ("exponent_match", {"fitted": 0.19, "lo": 0.17, "hi": 0.21, "predicted": 0.184, "n_points": 5, "n_capped": 0,
+                        "control_predicted": 0.06}, {**EXP, "control": True}, HOLDS),
+    ("exponent_match", {"fitted": 0.19, "lo": 0.17, "hi": 0.21, "predicted": 0.184, "n_points": 5, "n_capped": 0,
+                        "control_predicted": 0.2}, {**EXP, "control": True}, INCONCLUSIVE),
+    ("exponent_match", {"fitted": 0.19, "lo": 0.17, "hi": 0.21, "predicted": 0.184, "n_points": 5, "n_capped": 0},
+     {**EXP, "control": True}, INCONCLUSIVE),
+    ("exponent_match", {"fitted": 0.19, "lo": 0.17, "hi": 0.21, "predicted": 0.25, "n_points": 5, "n_capped": 0,
+                        "control_predicted": 0.02}, {**EXP, "control": True}, PARTLY),
+    ("exponent_match", {"fitted": 0.19, "lo": 0.17, "hi": 0.21, "predicted": 0.184, "n_points": 5, "n_capped": 0,
+                        "control_predicted": 0.14}, {**EXP, "control": True}, INCONCLUSIVE),  # the interval overlaps
+    ("exponent_match", {"fitted": 0.105, "lo": 0.075, "hi": 0.135, "predicted": 0.184, "n_points": 5, "n_capped": 0,
+                        "control_predicted": 0.1}, {**EXP, "control": True}, NOT_REPRODUCED),
     ("exponent_match", {"fitted": NAN, "predicted": 0.2}, EXP, INCONCLUSIVE),
     ("monotone", {"values": [4.0, 4.5, 5.0], "se": [0.1, 0.1, 0.1]}, {"se_mult": 1, "direction": 1}, HOLDS),
     ("monotone", {"values": [4.0, 5.5, 5.0], "se": [0.1, 0.1, 0.1]}, {"se_mult": 1, "direction": 1}, PARTLY),

@@ -116,13 +116,17 @@ def test_alpha_d_claims_texts_and_records():
     assert ref["statement"] == (f"{STATEMENT} — ID measured by the reference network (Gemma 3 270M, final layer, "
                                 "64-token windows)")
     assert ref["summary"] == ("predicted 0.403 from ID 2.96 (the reference network (Gemma 3 270M, final layer, 64-token "
-                              f"windows); harmonic rule: 0.388) vs {fit}: Δ = +0.009 (1 capped)")
+                              f"windows); harmonic rule: 0.388) vs {fit}: Δ = +0.009 (1 capped); untrained copy of "
+                              "Gemma (the control): not measured")
     assert ref["quantity"] == "α_D = 2/(2+d) from the ID"
     m = ref["measured"]
     assert m["predicted"] == 0.4034567 and m["intrinsic_dim"] == 2.95678 and m["id_source"] == "gemma3-270m"
     assert m["id_se"] == pytest.approx(0.4)  # ⌊17,000 / 4,096⌋ = 4 batches: 0.8 / 2
     assert (m["fitted"], m["lo"], m["hi"], m["n_points"], m["n_capped"]) == (0.4123456, 0.3811111, 0.4455555, 6, 1)
-    assert ref["thresholds"] == {"holds_rel": 0.10, "partly_rel": 0.35, "min_points": 3, "paper_abs": 0.02}
+    assert ref["thresholds"] == {"holds_rel": 0.10, "partly_rel": 0.35, "min_points": 3, "paper_abs": 0.02,
+                                 "control": True}
+    assert m["control_predicted"] is None and m["control_intrinsic_dim"] is None  # no untrained copy in this record
+    assert "control" not in own["thresholds"]  # the ablation row has no control
     assert own["id"] == "lm_alpha_d_own" and own["kind"] == "ablation" and own["cite"] == CITE
     assert own["summary"] == ("predicted 0.371 from ID 3.39 (the model trained on this data (its final layer; not the "
                               f"paper's protocol); harmonic rule: 0.356) vs {fit}: Δ = +0.041 (1 capped)")
@@ -134,7 +138,8 @@ def test_alpha_d_claims_without_a_fit_or_without_ids():
     gemma = {"alpha_pred": 0.4, "intrinsic_dim": 3.0}
     ref, _ = lid.alpha_d_claims("c", {"gemma": gemma, "alpha_pred": 0.4}, None, [None, None], 2, 0, "")
     assert ref["summary"] == ("predicted 0.400 from ID 3 (the reference network (Gemma 3 270M, final layer, 128-token "
-                              "windows); harmonic rule: —) vs fitted — [—, —]")  # no Δ without a fitted exponent
+                              "windows); harmonic rule: —) vs fitted — [—, —]; untrained copy of Gemma (the control): "
+                              "not measured")  # no Δ without a fitted exponent
     ref, own = lid.alpha_d_claims("c", {"gemma": {"status": "not installed"}}, 0.4, [0.3, 0.5], 6, 0, "")
     assert ref["statement"] == (f"{STATEMENT} — ID measured by the reference network (Gemma 3 270M, final layer, "
                                 "128-token windows)")
@@ -238,15 +243,18 @@ def test_gemma_prediction_and_profile_ask_for_its_protocol(monkeypatch):
     from ttlab.lm import experiments
 
     monkeypatch.setattr(lid, "gemma_unavailable", lambda ctx: None)
-    fake = _Measure([MEASURED])
+    copy = {**MEASURED, "intrinsic_dim": 30.0, "alpha_d_pred": 0.0625}
+    fake = _Measure([MEASURED], [copy])
     monkeypatch.setattr(experiments, "measure_run_id", fake)
     ctx = PartContext(mode="standard")
     got = lid.gemma_prediction("python", ctx)
     assert got == {"status": "measured", "model": "gemma3-270m", "context": 128, "intrinsic_dim": 3.25,
                    "intrinsic_dim_std": 0.8, "intrinsic_dim_harmonic": 3.0, "n_vectors": 20_000, "batch_size": 4096,
-                   "n_duplicates_removed": 3000, "alpha_pred": 0.381, "alpha_pred_harmonic": 0.4}
-    ((model, opts, kw),) = fake.calls
+                   "n_duplicates_removed": 3000, "alpha_pred": 0.381, "alpha_pred_harmonic": 0.4,
+                   "untrained": {**lid.id_row(copy), "alpha_pred": 0.0625}}
+    (model, opts, kw), (model2, opts2, kw2) = fake.calls
     assert model == "gemma3-270m" and opts == replace(IDOptions(), context=128) and kw == {"corpus": "python"}
+    assert (model2, opts2, kw2) == (model, opts, {"corpus": "python", "which": "init"})  # the same windows, untrained
 
     untrained = {**MEASURED, "intrinsic_dim": 9.5}
     prof = _Measure([MEASURED, MEASURED], [untrained, untrained], n_layer=18, options={"k": 20})

@@ -416,12 +416,13 @@ QUICK_DATA_SECONDS = 200.0
 """The quick data sweep (10 runs of the 2×2×32 model, the ID and its control): its training pass took 490 s wall at
 load 8–9 on 2 cores (other helpers running; 10–154 s per run, 4 of 10 runs at the 1,200-step cap), ≈ 200 s assumed
 on 2 quiet cores."""
-STANDARD_DATA_SECONDS = 1750.0
+STANDARD_DATA_SECONDS = 1990.0
 """The standard data sweeps of both corpora. Calibration: the 320k-token search pass of the 4×4×64 model ran 2,000
 steps (its evaluations included) in 136 s of CPU (604 s wall at load 9–10, other helpers running): ≈ 15 steps/s on
 a quiet core. Assumed: the searches stop (min_delta 0.005) after ≈ 800 / 1,200 / 2,000 / 3,000 / 2,500 steps from 10k
 to 320k tokens, the retrains last as long → ≈ 800 s of CPU per seed and corpus, 2 seeds × 2 corpora on 2 workers
-≈ 1,600 s, plus the IDs (own model, shuffled control; Gemma ≈ 2 min per corpus when installed)."""
+≈ 1,600 s, plus the IDs (own model, shuffled control; Gemma and its untrained copy ≈ 2 min each per corpus when
+installed)."""
 
 
 @register_part("lm_data_scaling", paper="B", title="Data scaling of GPT models on real text (Figure 2 at our scale)",

@@ -106,8 +106,9 @@ def gemma_unavailable(ctx: PartContext) -> str | None:
 
 
 def gemma_prediction(corpus: str, ctx: PartContext) -> dict[str, Any]:
-    """Gemma 3 270M's final-layer ID of ``corpus``'s test split and the α_D it predicts (standard and full modes, when
-    its package is installed; otherwise a status saying why not)."""
+    """Gemma 3 270M's final-layer ID of ``corpus``'s test split and the α_D it predicts, and the same for an untrained
+    copy of its architecture (``untrained``: the α_D claim's trivial control) — standard and full modes, when its
+    package is installed; otherwise a status saying why not."""
     why = gemma_unavailable(ctx)
     if why is not None:
         return {"status": why}
@@ -115,8 +116,10 @@ def gemma_prediction(corpus: str, ctx: PartContext) -> dict[str, Any]:
 
     opts = replace(id_options(ctx), context=GEMMA_CONTEXT)
     row = measure_run_id(GEMMA, opts, corpus=corpus)["rows"][0]
+    untrained = measure_run_id(GEMMA, opts, corpus=corpus, which="init")["rows"][0]
     return {"status": "measured", "model": GEMMA, "context": GEMMA_CONTEXT, **id_row(row),
-            "alpha_pred": row["alpha_d_pred"], "alpha_pred_harmonic": row["alpha_d_pred_harmonic"]}
+            "alpha_pred": row["alpha_d_pred"], "alpha_pred_harmonic": row["alpha_d_pred_harmonic"],
+            "untrained": {**id_row(untrained), "alpha_pred": untrained["alpha_d_pred"]}}
 
 
 def gemma_layer_profile(corpus: str, ctx: PartContext) -> dict[str, Any]:
@@ -216,19 +219,28 @@ def alpha_d_claims(cid: str, r: dict[str, Any], a: Any, ci: list, n_points: int,
     own_band = {"band_lo": band.get("lo"), "band_hi": band.get("hi")}  # the estimators' band on the own model's vectors
     fit = f"fitted {fmt(a, 3)} [{fmt(ci[0], 3)}, {fmt(ci[1], 3)}]"
 
-    def claim(claim_id: str, source: str, pred: Any, d: Any, harmonic: Any, kind: str, extra: dict) -> dict:
+    def claim(claim_id: str, source: str, pred: Any, d: Any, harmonic: Any, kind: str, extra: dict,
+              control: bool = False, note: str = "") -> dict:
         return make_claim(
             claim_id, f"{ALPHA_D_STATEMENT} — ID measured by {source}", "exponent_match",
-            {**common, "predicted": pred, "intrinsic_dim": d, **extra}, {**EXPONENT_TOLERANCE, "paper_abs": 0.02},
+            {**common, "predicted": pred, "intrinsic_dim": d, **extra},
+            {**EXPONENT_TOLERANCE, "paper_abs": 0.02, **({"control": True} if control else {})},
             quantity="α_D = 2/(2+d) from the ID",
             summary=f"predicted {pred:.3f} from ID {fmt(d, 3)} ({source}; harmonic rule: {fmt(harmonic, 3)}) vs {fit}"
-                    + (f": Δ = {a - pred:+.3f}" if finite(a) else "") + capped_note, kind=kind, cite=cite)
+                    + (f": Δ = {a - pred:+.3f}" if finite(a) else "") + capped_note + note, kind=kind, cite=cite)
 
     out = []
     ref_source = f"the reference network (Gemma 3 270M, final layer, {ref.get('context', GEMMA_CONTEXT)}-token windows)"
     if finite(ref.get("alpha_pred")):
+        control = ref.get("untrained") or {}
         out.append(claim(cid, ref_source, ref["alpha_pred"], ref.get("intrinsic_dim"), ref.get("alpha_pred_harmonic"),
-                         "paper", {"id_source": GEMMA, "id_se": id_standard_error(ref)}))
+                         "paper", {"id_source": GEMMA, "id_se": id_standard_error(ref),
+                                   "control_predicted": control.get("alpha_pred"),
+                                   "control_intrinsic_dim": control.get("intrinsic_dim")},
+                         control=True, note=(f"; untrained copy of Gemma (the control): ID "
+                                             f"{fmt(control.get('intrinsic_dim'), 3)} → α_D "
+                                             f"{fmt(control.get('alpha_pred'), 3)}" if control else
+                                             "; untrained copy of Gemma (the control): not measured")))
     else:
         out.append(missing_claim(cid, f"{ALPHA_D_STATEMENT} — ID measured by {ref_source}",
                                  f"the reference network's ID was not measured ({ref.get('status', 'no record')}); this "

@@ -378,6 +378,11 @@ def _describe_exponent(th: dict, q: str) -> str:
          f"band (2 × {100 * th['partly_rel']:.0f} % of the prediction)")
     if "min_points" in th:
         s += f", the fit has fewer than {th['min_points']} points, or any fitted run hit its step cap"
+    if th.get("control"):
+        s += ("; a holds or partly stands only if the fitted exponent's interval lies wholly outside the partly band "
+              f"(±{100 * th['partly_rel']:.0f} %) of the prediction from the trivial control's ID (an untrained copy of "
+              "the measuring network, embedded the same way) — if it does not, or the control was not measured, "
+              "inconclusive: the agreement is no evidence")
     return s
 
 
@@ -387,7 +392,28 @@ def _exponent_match(m: dict, th: dict, q: str) -> Judgement:
 
     Optional ``n_points`` (too few → inconclusive), ``n_capped`` (runs stopped by the step cap →
     inconclusive), ``band_lo``/``band_hi`` (the prediction's range over ID estimators, quoted in the reason).
+    With threshold ``control``, a holds or partly needs the fitted interval to lie wholly outside the partly band of
+    ``control_predicted`` (the prediction from a trivial control's ID).
     """
+    found = _exponent(m, th)
+    if not th.get("control") or found[0] not in (HOLDS, PARTLY):
+        return found
+    if finite_number(m.get("control_predicted")) is None:
+        return INCONCLUSIVE, f"{found[1]}; but no trivial control was measured (an untrained copy's ID)", found[2]
+    c, a = float(m["control_predicted"]), float(m["fitted"])
+    lo_c, hi_c = sorted((c * (1 - th["partly_rel"]), c * (1 + th["partly_rel"])))
+    lo, hi = finite_number(m.get("lo")), finite_number(m.get("hi"))
+    lo, hi = (lo, hi) if lo is not None and hi is not None else (a, a)
+    versus = (f"the untrained copy's ID predicts {short_number(c)}, partly band [{short_number(lo_c)}, "
+              f"{short_number(hi_c)}]")
+    if hi < lo_c or lo > hi_c:  # the fitted exponent and its whole interval miss the control's partly band
+        return found[0], f"{found[1]}; {versus}: the fitted interval misses it", found[2]
+    how = "holds the fitted exponent" if lo_c <= a <= hi_c else "overlaps the fitted interval"
+    return INCONCLUSIVE, f"{found[1]}; but {versus}, which {how}: no evidence", found[2]
+
+
+def _exponent(m: dict, th: dict) -> Judgement:
+    """The exponent test of :func:`_exponent_match` on one prediction."""
     bad = missing_inputs(m, "fitted", "predicted")
     if bad:
         return bad
