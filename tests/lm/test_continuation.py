@@ -118,10 +118,16 @@ def test_step_capped_reads_the_last_continuation():
     from ttlab.scaling.analysis import step_capped
 
     capped = {"stop_reason": "max_iters", "schedule_search": {"stop_reason": "max_iters"}}
+    cont = {"continued_point": {"name": "x_cont8000", "iters": 4050}}
     assert step_capped(capped)
-    assert not step_capped({**capped, "continuation_stop_reason": "early_stop"})
-    assert step_capped({"stop_reason": "early_stop", "continuation_stop_reason": "max_iters"})
-    assert step_capped({**capped, "continuation_stop_reason": None})  # a failed continuation leaves it capped
+    assert not step_capped({**capped, **cont, "continuation_stop_reason": "early_stop"})
+    assert step_capped({"stop_reason": "early_stop", **cont, "continuation_stop_reason": "max_iters"})
+    assert step_capped({**capped, **cont, "continuation_stop_reason": None})  # a failed continuation leaves it capped
+    # a record that carries the continuation keys empty (the part's slimmed runs) was not continued: its own pass decides
+    empty = {"continued_point": None, "continuation_stop_reason": None, "capped_point": None}
+    assert not step_capped({"stop_reason": "early_stop", **empty})
+    assert not step_capped({"stop_reason": "max_iters", "schedule_search": {"stop_reason": "early_stop"}, **empty})
+    assert step_capped({"stop_reason": "max_iters", **empty})
 
 
 def test_a_converged_sweep_continues_the_search_pass(tmp_path, monkeypatch):

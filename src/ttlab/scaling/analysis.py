@@ -59,11 +59,11 @@ def geometric_sizes(lo: int, hi: int, n: int) -> list[int]:
 def step_capped(run: dict[str, Any]) -> bool:
     """True when a training run's record says it stopped at its step cap (``stop_reason == "max_iters"``; for
     the LM converged protocol, its search pass's): it was not stopped by early stopping and is not converged.
-    A run that was continued (``continuation_stop_reason`` present, :mod:`ttlab.lm.continuation`) is capped unless
-    its last continuation was stopped by early stopping (one that hit its cap too, or failed — None — leaves it
-    capped)."""
-    if "continuation_stop_reason" in run:
-        return run["continuation_stop_reason"] != "early_stop"
+    A run that was continued (a ``continued_point``, :mod:`ttlab.lm.continuation`) is capped unless its last
+    continuation was stopped by early stopping (one that hit its cap too, or failed — no stop reason — leaves it
+    capped). Records that carry the continuation keys empty (``None``) were not continued."""
+    if run.get("continued_point"):
+        return run.get("continuation_stop_reason") != "early_stop"
     search = run.get("schedule_search") or {}
     return (search.get("stop_reason") or run.get("stop_reason")) == "max_iters"
 
