@@ -44,8 +44,9 @@ def continuation_config(source: TrainConfig, max_iters: int) -> TrainConfig:
     return replace(source, max_iters=max_iters, lr_decay_iters=source.schedule_length)
 
 
-def _seed_folder(source: Path, out: Path, max_iters: int, runtime: TrainConfig | None) -> None:
-    """Write ``out``'s ckpt.pt (and best.pt) from the source's final checkpoint, with the continuation config."""
+def _seed_folder(source: Path, out: Path, max_iters: int, runtime: TrainConfig | None) -> TrainConfig:
+    """Write ``out``'s ckpt.pt (and best.pt) from the source's final checkpoint, with the continuation config;
+    returns that config."""
     ckpt = source / "ckpt.pt"
     if not ckpt.exists():
         raise TTLabInputError(f"{source} holds no ckpt.pt: there is no run to continue.", params=("source_dir",))
@@ -64,6 +65,7 @@ def _seed_folder(source: Path, out: Path, max_iters: int, runtime: TrainConfig |
         tmp.replace(out / "best.pt")
     # ckpt.pt last: its presence says the folder is seeded
     save_torch_atomic({**state, "train_config": cfg.to_dict(), "finished": False, "stop_reason": None}, out / "ckpt.pt")
+    return cfg
 
 
 def continue_run(
@@ -85,10 +87,10 @@ def continue_run(
     src, out = Path(source_dir), Path(out_dir)
     if src.resolve() == out.resolve():
         raise TTLabInputError("a continuation needs its own folder: out_dir is the source run's.", params=("out_dir",))
-    if not (out / "ckpt.pt").exists():
-        _seed_folder(src, out, max_iters, runtime)
-    state = load_checkpoint_state(out / "ckpt.pt")
-    cfg = TrainConfig.from_dict(state["train_config"])
+    if (out / "ckpt.pt").exists():  # seeded before: resume it (its config is the one it was seeded with)
+        cfg = TrainConfig.from_dict(load_checkpoint_state(out / "ckpt.pt")["train_config"])
+    else:
+        cfg = _seed_folder(src, out, max_iters, runtime)
     if cfg.max_iters != max_iters:
         raise TTLabInputError(f"{out} holds a continuation to {cfg.max_iters} steps, not {max_iters}; choose another "
                               "out_dir.", params=("out_dir", "max_iters"))
