@@ -132,16 +132,13 @@ def test_step_capped_reads_the_last_continuation():
 
 def test_a_converged_sweep_continues_the_search_pass(tmp_path, monkeypatch):
     """Under the converged protocol the cap is the search pass's: its checkpoint is what a continuation resumes."""
-    from ttlab.lm.experiments import Execution, IDOptions, SweepData, model_config, run_data_sweep
+    from tests.tiny_sweep import tiny_data_sweep
     from ttlab.lm.trainer import TrainConfig
 
     monkeypatch.setenv("TTLAB_CACHE", str(tmp_path / "cache"))
-    res = run_data_sweep(
-        tmp_path / "s", data=SweepData(corpus="builtin:sotu", max_docs=12, vocab_size=300),
-        model=model_config((1, 2, 16), 16), sizes=[400, 800, 1600], protocol="converged", bootstrap=0,
-        execution=Execution(workers=1), id_options=IDOptions(windows_per_doc=2, tokens_per_doc=8, batch_size=50, k=5),
-        train=TrainConfig(batch_size=4, max_iters=6, warmup_iters=1, eval_interval=3, eval_iters=2, patience=50,
-                          test_max_tokens=500, lr=3e-3), cap_doublings=1)
+    res = tiny_data_sweep(tmp_path / "s", protocol="converged", cap_doublings=1,
+                          train=TrainConfig(batch_size=4, max_iters=6, warmup_iters=1, eval_interval=3, eval_iters=2,
+                                            patience=50, test_max_tokens=500, lr=3e-3))
     for r in res["runs"]:
         cont = r["continued_point"]
         assert r["capped_point"]["iters"] <= 6 and cont["iters"] == 12

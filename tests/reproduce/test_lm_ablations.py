@@ -108,23 +108,14 @@ def test_seed_replicates_train_with_the_sweeps_own_settings(tmp_path, monkeypatc
     """A further seed of one size: the sweep's protocol, model and training config, its selected learning rate."""
     import json
 
-    from ttlab.lm.experiments import (
-        Execution,
-        IDOptions,
-        SweepData,
-        model_config,
-        run_data_sweep,
-        train_seed_replicates,
-    )
+    from tests.tiny_sweep import tiny_data_sweep
+    from ttlab.lm.experiments import train_seed_replicates
     from ttlab.lm.trainer import TrainConfig
 
     monkeypatch.setenv("TTLAB_CACHE", str(tmp_path / "cache"))
-    sweep = run_data_sweep(
-        tmp_path / "s", data=SweepData(corpus="builtin:sotu", max_docs=12, vocab_size=300),
-        model=model_config((1, 2, 16), 16), sizes=[400, 800, 1600], protocol="early-stop", bootstrap=0,
-        execution=Execution(workers=1), id_options=IDOptions(windows_per_doc=2, tokens_per_doc=8, batch_size=50, k=5),
-        train=TrainConfig(batch_size=4, max_iters=6, warmup_iters=1, eval_interval=3, eval_iters=2, patience=2,
-                          test_max_tokens=500), lrs=[1e-3, 3e-3])
+    sweep = tiny_data_sweep(tmp_path / "s", protocol="early-stop", lrs=[1e-3, 3e-3],
+                            train=TrainConfig(batch_size=4, max_iters=6, warmup_iters=1, eval_interval=3, eval_iters=2,
+                                              patience=2, test_max_tokens=500))
     chosen = next(r for r in sweep["runs"] if r["selected"] and r["train_tokens"] == 1600)
     runs = train_seed_replicates(sweep, 1600, [1], tmp_path / "extra")
     assert len(runs) == 1 and runs[0]["status"] == "ok" and runs[0]["seed"] == 1 and runs[0]["train_tokens"] == 1600
