@@ -63,7 +63,7 @@ def _run_with_progress(out: Path, mode: str, names: list[str], backend: str, ray
 def reproduce(
     quick: Annotated[bool, typer.Option("--quick", help="Quick mode (the default; ≤ 15 min on 2 cores).")] = False,
     standard: Annotated[bool, typer.Option(
-        "--standard", help="Standard mode: paper B judged at this machine's scale (about 100 min on 2 cores today; "
+        "--standard", help="Standard mode: paper B judged at this machine's scale (about an hour on 2 cores; "
                            "prints its estimated cost per part first).")] = False,
     full: Annotated[bool, typer.Option("--full", help="Full mode (prints its estimated cost first).")] = False,
     out: Annotated[Path, typer.Option(

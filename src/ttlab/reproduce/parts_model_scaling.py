@@ -200,16 +200,14 @@ def _config(ctx: PartContext) -> Any:
         cfg = msc.tiny_model_config()
     elif ctx.mode == "full":
         cfg = msc.standard_model_config(seeds=3, control_seeds=3)
-    elif ctx.standard:
-        cfg = msc.standard_model_config()
-    else:
+    else:  # quick and standard: the standard tier's hour cannot decide the transformers (docs/reproduce.md)
         cfg = msc.quick_model_config()
     return replace(cfg, problem_seed=ctx.seed)
 
 
 @register_part("model_scaling", paper="B",
                title="Theorem 2 decided: model-size scaling in the approximation-limited regime, with a positive control",
-               render=_render, claims=model_claims, estimate=(100, 4800), estimate_standard=2300, version=1)
+               render=_render, claims=model_claims, estimate=(100, 4800), version=1)
 def model_scaling(out: Path, ctx: PartContext) -> dict:
     """ttlab.scaling.model_scaling.run_model_scaling at the mode's size."""
     from ttlab.scaling.model_scaling import run_model_scaling
