@@ -14,7 +14,8 @@ import ast
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src"
-SHARED = {"ttlab", "ttlab.errors", "ttlab.configs", "ttlab.provenance", "ttlab.outputs", "ttlab.validation"}
+SHARED = {"ttlab", "ttlab.errors", "ttlab.configs", "ttlab.provenance", "ttlab.outputs", "ttlab.validation",
+          "ttlab.markup"}
 LIBRARY = ("ntp", "sweep", "intrinsic_dim", "scaling", "lm")
 MAY_IMPORT = {  # top-level package -> the packages it may import besides itself and the shared modules
     "shared": set(),

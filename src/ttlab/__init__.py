@@ -16,7 +16,7 @@ Runnable, tested implementations of two theories of transformers:
 Shared modules: ``ttlab.errors`` (:class:`~ttlab.errors.TTLabInputError`), ``ttlab.configs``
 (dict round trip of config dataclasses), ``ttlab.provenance`` (versions, atomic writers),
 ``ttlab.outputs`` (checks of output paths), ``ttlab.validation`` (parameter checks and scikit-learn-style
-declarative constraints).
+declarative constraints), ``ttlab.markup`` (console text that shows names as they are: escaped rich markup).
 
 What may import what (enforced by ``tests/test_layers.py``, with no import cycle and no private name imported
 across modules): the shared modules import nothing of ttlab but each other; ``ntp`` and

@@ -13,10 +13,10 @@ import errno
 import sys
 
 import typer
-from rich.markup import escape
 
 from ttlab.cli._common import console_err
 from ttlab.errors import TTLabInputError
+from ttlab.markup import markup
 
 app = typer.Typer(
     name="ttlab",
@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         app(args=args, prog_name="ttlab")
     except TTLabInputError as exc:
-        console_err.print(f"[bold red]error:[/] {escape(with_flags(exc, command_flags(args)))}", highlight=False,
+        console_err.print(markup("[bold red]error:[/] {}", with_flags(exc, command_flags(args))), highlight=False,
                           soft_wrap=True)
         sys.exit(2)
     except OSError as exc:
@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> None:
         if exc.errno not in _FILE_ERRNOS:
             raise
         where = f"{exc.filename}: " if exc.filename else ""
-        console_err.print(f"[bold red]error:[/] {escape(where + (exc.strerror or str(exc)))}", highlight=False,
+        console_err.print(markup("[bold red]error:[/] {}", where + (exc.strerror or str(exc))), highlight=False,
                           soft_wrap=True)
         sys.exit(2)
 

@@ -23,6 +23,7 @@ from rich.text import Text
 
 from ttlab.configs import field_help
 from ttlab.errors import Terminated, TTLabInputError
+from ttlab.markup import markup, plain
 from ttlab.provenance import to_json
 
 console = Console(stderr=False)
@@ -105,10 +106,10 @@ def exit_on_interrupt(how: str = RESUME) -> Iterator[None]:
     try:
         yield
     except Terminated:
-        console_err.print(f"[yellow]terminated[/] — {how}", highlight=False, soft_wrap=True)
+        console_err.print(markup("[yellow]terminated[/] — {}", how), highlight=False, soft_wrap=True)
         raise SystemExit(TERMINATE_EXIT) from None
     except KeyboardInterrupt:
-        console_err.print(f"[yellow]interrupted[/] — {how}", highlight=False, soft_wrap=True)
+        console_err.print(markup("[yellow]interrupted[/] — {}", how), highlight=False, soft_wrap=True)
         raise SystemExit(INTERRUPT_EXIT) from None
     finally:
         if main:
@@ -151,7 +152,7 @@ class _LineProgress:
             if self.state == (stage, done, total):
                 return
             self.state, self.last = (stage, done, total), time.monotonic()
-        console_err.print(f"{stage}: {_of(done, total)} ({self.last - self.t0:.0f} s)", highlight=False)
+        console_err.print(plain(f"{stage}: {_of(done, total)} ({self.last - self.t0:.0f} s)"), highlight=False)
 
     def _beat(self) -> None:
         while not self.stop.wait(min(1.0, HEARTBEAT_SECONDS / 4)):
@@ -161,7 +162,8 @@ class _LineProgress:
                     continue
                 self.last = now
                 stage, done, total = self.state
-            console_err.print(f"{stage}: still running, {_of(done, total)} done ({now - self.t0:.0f} s)", highlight=False)
+            console_err.print(plain(f"{stage}: still running, {_of(done, total)} done ({now - self.t0:.0f} s)"),
+                              highlight=False)
 
 
 def run_with_progress(fn: Callable[..., Any], **kwargs: Any) -> Any:

@@ -32,6 +32,7 @@ from ttlab.intrinsic_dim.protocol import PAPER
 from ttlab.intrinsic_dim.views import compare_view, estimate_view
 from ttlab.lm.configs import WHICH, EmbedConfig
 from ttlab.lm.corpus import CorpusSpec
+from ttlab.markup import plain
 
 app = typer.Typer(no_args_is_help=True, help="Intrinsic dimension (ID) of point clouds: MLE, TwoNN, GRIDE, the paper's "
                   "batched protocol; `compare` runs 17 estimators (scikit-dimension's set) with one shared neighbour "
@@ -128,7 +129,7 @@ def sample(
 ) -> None:
     """Sample a manifold of known intrinsic dimension, isometrically rotated into R^D, to FILE.npy."""
     info = write_manifold(out, name, d, ambient, n, noise=noise, seed=seed, overwrite=overwrite)
-    print_json(info) if as_json else console.print(f"wrote {n} points of {name} (d = {info['d']}) in R^{ambient} to {out}")
+    print_json(info) if as_json else console.print(plain(f"wrote {n} points of {name} (d = {info['d']}) in R^{ambient} to {out}"))
 
 
 @app.command("embed")

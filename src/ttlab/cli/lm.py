@@ -19,6 +19,7 @@ from ttlab.configs import pick_fields
 from ttlab.lm.configs import DEFAULT_MODEL, DEFAULT_PROMPT, MAX_HOURS, WHICH, GPTConfig, SampleConfig, TrainConfig
 from ttlab.lm.corpus import BLANK_LINES, CorpusSpec
 from ttlab.lm.tokenizer import DEFAULT_MIN_FREQUENCY, DEFAULT_VOCAB_SIZE
+from ttlab.markup import markup, plain
 
 app = typer.Typer(help="Language models for the scaling experiments: corpora, BPE tokenizers, a nanoGPT-class model and "
                   "its trainer (early stopping, exact resume, torchrun DDP).", no_args_is_help=True)
@@ -53,7 +54,7 @@ def _corpus(p: dict[str, Any]) -> CorpusSpec:
 
 
 def _note(msg: str) -> None:
-    console_err.print(f"[dim]{msg}…[/]", highlight=False)
+    console_err.print(markup("[dim]{}…[/]", msg), highlight=False)
 
 
 @corpus_app.command("list")
@@ -164,7 +165,7 @@ def train_cmd(
                               train_cfg=TrainConfig(**pick_fields(TrainConfig, p)), tokenizer=tokenizer, vocab_size=vocab_size,
                               min_frequency=min_frequency, cache_dir=cache_dir, resume=resume, two_pass=two_pass,
                               max_hours=max_hours, on_eval=on_eval, progress=None if quiet else _note,
-                              note=None if quiet else lambda m: console_err.print(m, highlight=False))
+                              note=None if quiet else lambda m: console_err.print(plain(m), highlight=False))
     if run.is_main and run.result.status != "finished":  # rank 0 reports; an interrupted run says how to resume
         print_view(interrupted_view(run.result), err=True)
         raise typer.Exit(130)

@@ -21,6 +21,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ttlab.cli._common import Setting, console, console_err, exit_on_interrupt, print_json, print_view
 from ttlab.errors import TTLabInputError
+from ttlab.markup import plain
 from ttlab.ntp.config import GENERATORS, STEP_SIZES, UNSEEN_SAMPLES, DatasetSource, RandomSpec, TrainConfig
 from ttlab.ntp.limits import DEFAULT_MAX_HOURS, DEFAULT_MEMORY_LIMIT_GIB, FAST_CHECK_CHARS
 from ttlab.ntp.views import check_view, generalization_view, run_view, svop_view
@@ -42,7 +43,7 @@ Memory = Annotated[float, typer.Option("--memory-limit", help="GiB the dataset a
 
 def _print_err(msg: str) -> None:
     """One line on stderr (a run's time estimate or warning)."""
-    console_err.print(msg, highlight=False)
+    console_err.print(plain(msg), highlight=False)
 
 
 @contextmanager
@@ -116,7 +117,7 @@ def generate(
 
     check_out_file(out, overwrite=overwrite)
     write_dataset(out, RandomSpec(vocab_size, n_sentences, min_len, max_len, seed), method, memory_limit_gib)
-    console.print(f"wrote {out}")
+    console.print(plain(f"wrote {out}"))
 
 
 @app.command()
@@ -168,9 +169,10 @@ def run(
     public = {k: v for k, v in summary.items() if not k.startswith("_")}
     print_json(public) if json_out else print_view(run_view(public, out, time.perf_counter() - started))
     if "interrupted" in public:
-        console_err.print(f"interrupted — at {public['interrupted']}: wrote the {len(summary['_result'].metrics['step']):,} "
-                          f"steps recorded so far to {out}/metrics.csv and {out}/summary.json (no resume: re-run "
-                          "with --overwrite to train again)", highlight=False)
+        console_err.print(plain(f"interrupted — at {public['interrupted']}: wrote the "
+                                f"{len(summary['_result'].metrics['step']):,} steps recorded so far to {out}/metrics.csv "
+                                f"and {out}/summary.json (no resume: re-run with --overwrite to train again)"),
+                          highlight=False)
         raise typer.Exit(130)
 
 

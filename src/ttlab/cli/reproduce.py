@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+from rich.text import Text
 
 from ttlab.cli._common import console_err, exit_on_interrupt, print_view
 
@@ -48,8 +49,9 @@ def _run_with_progress(out: Path, mode: str, names: list[str], backend: str, ray
                 return
             prog.advance(overall)
             prog.update(sub, visible=False)
-            mark = {"ok": "[green]✓[/]", "reused": "[cyan]↺[/]", "failed": "[red]✗[/]", "interrupted": "[yellow]⏸[/]"}.get(status, "?")
-            prog.console.print(f"{mark} {name}: {status}", highlight=False)
+            mark = {"ok": ("✓", "green"), "reused": ("↺", "cyan"), "failed": ("✗", "red"),
+                    "interrupted": ("⏸", "yellow")}.get(status, ("?", ""))
+            prog.console.print(Text.assemble(mark, f" {name}: {status}"), highlight=False)
 
         def progress(name: str, description: str, completed: float | None, total: float | None) -> None:
             prog.update(sub, description=f"  {name}: {description}", completed=completed or 0, total=total)

@@ -34,6 +34,7 @@ from ttlab.cli._common import (
 )
 from ttlab.errors import TTLabInputError
 from ttlab.intrinsic_dim import PAPER
+from ttlab.markup import markup
 from ttlab.scaling import views
 from ttlab.scaling.fit import DEFAULT_BOOTSTRAP, DEFAULT_CI_LEVEL
 from ttlab.scaling.fit_csv import fit_csv
@@ -241,8 +242,8 @@ def manifold(
     elif not estimate_only:
         print_view(views.manifold_view(payload))
     if not estimate_only and (failed := payload["sweep"]["n_failed"]):
-        console_err.print(f"[bold red]{failed} task(s) failed[/]; see 'sweep.failures' in {out / 'results.json'} "
-                          "(re-run the same command to retry them)", highlight=False)
+        console_err.print(markup("[bold red]{} task(s) failed[/]; see 'sweep.failures' in {} (re-run the same command "
+                                 "to retry them)", failed, out / "results.json"), highlight=False)
         print_causes((f["key"], f["error"]) for f in payload["sweep"].get("failures", []))
         raise typer.Exit(1)
 
@@ -316,6 +317,7 @@ def model_size(
     elif not estimate_only:
         print_view(views.model_size_view(payload))
     if not estimate_only and (failed := payload["sweep"]["n_failed"]):
-        console_err.print(f"[bold red]{failed} task(s) failed[/]; re-run the same command to retry them", highlight=False)
+        console_err.print(markup("[bold red]{} task(s) failed[/]; re-run the same command to retry them", failed),
+                          highlight=False)
         print_causes((f["key"], f["error"]) for f in payload["sweep"].get("failures", []))
         raise typer.Exit(1)

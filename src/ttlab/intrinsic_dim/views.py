@@ -1,7 +1,7 @@
 """Views of what ``ttlab id estimate`` and ``ttlab id compare`` return (:func:`~ttlab.intrinsic_dim.files.estimate_file`,
 :func:`~ttlab.intrinsic_dim.files.compare_file`): the lines and the table the commands print. They never print.
 
-Imports: rich, ttlab.intrinsic_dim (api, compare: the result types).
+Imports: rich, ttlab.markup, ttlab.intrinsic_dim (api, compare: the result types).
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import os
 
 from rich.console import RenderableType
 from rich.table import Table
-from rich.text import Text
 
 from ttlab.intrinsic_dim.api import IDResult
 from ttlab.intrinsic_dim.compare import CompareResult
+from ttlab.markup import markup, plain
 
 __all__ = ["compare_view", "estimate_view"]
 
@@ -26,16 +26,16 @@ def estimate_view(res: IDResult, file: str | os.PathLike, metric: str) -> list[R
     """One estimate of the points in ``file``: the ID, the points used, the distance ``metric`` and neighbour
     search, the batches of the paper's protocol (when batched) and the standard error (when the estimator has one)."""
     out: list[RenderableType] = [
-        Text.from_markup(f"[bold]{file}[/]: {res.method} ID = [bold]{res.dimension:.3f}[/]"),
-        Text.from_markup(f"  points {res.n_points}, duplicates removed {res.n_duplicates_removed}, used {res.n_used}; "
-                         f"metric {metric}; neighbours {res.neighbors['backend']}"),
+        markup("[bold]{}[/]: {} ID = [bold]{:.3f}[/]", file, res.method, res.dimension),
+        plain(f"  points {res.n_points}, duplicates removed {res.n_duplicates_removed}, used {res.n_used}; "
+              f"metric {metric}; neighbours {res.neighbors['backend']}"),
     ]
     if res.batches is not None:
-        out.append(Text.from_markup(f"  {len(res.batches)} batch(es) of {res.batch_sizes[0]}: mean {res.dimension:.3f}, "
-                                    f"std {res.dimension_std:.3f}, sem {res.dimension_sem:.3f}"))
-        out.append(Text.from_markup("  per batch: " + ", ".join(f"{v:.3f}" for v in res.batches)))
+        out.append(plain(f"  {len(res.batches)} batch(es) of {res.batch_sizes[0]}: mean {res.dimension:.3f}, "
+                         f"std {res.dimension_std:.3f}, sem {res.dimension_sem:.3f}"))
+        out.append(plain("  per batch: " + ", ".join(f"{v:.3f}" for v in res.batches)))
     if "error" in res.extras:
-        out.append(Text.from_markup(f"  standard error {res.extras['error']:.3f}"))
+        out.append(plain(f"  standard error {res.extras['error']:.3f}"))
     return out
 
 
@@ -43,13 +43,13 @@ def compare_view(res: CompareResult, file: str | os.PathLike) -> list[Renderable
     """The comparison of estimators on the points in ``file``: one row per estimator (d̂, spread over batches when
     batched, time, the predicted α_D and α_N, notes) and the shared neighbour search's line."""
     batched = res.batch_size is not None
-    t = Table(title=f"{file}: {res.n_points} points × {res.n_features}, {res.n_duplicates_removed} duplicate(s) removed"
-                    + (f", {res.n_batches} batch(es) of {res.batch_size}" if batched else ""))
+    t = Table(title=plain(f"{file}: {res.n_points} points × {res.n_features}, {res.n_duplicates_removed} duplicate(s) "
+                          "removed" + (f", {res.n_batches} batch(es) of {res.batch_size}" if batched else "")))
     for col in ["estimator", "d̂", *(["std over batches"] if batched else []), "time (s)", f"α_D (β={res.beta:g})", "α_N",
                 "notes"]:
         t.add_column(col, justify="left" if col in ("estimator", "notes") else "right")
     for r in res.rows:
-        t.add_row(r.method, _num(r.dimension, ".3f"), *([f"{r.dimension_std:.3f}"] if batched else []),
-                  f"{r.seconds:.2f}", _num(r.alpha_d, ".4f"), _num(r.alpha_n, ".4f"), "; ".join(r.notes))
-    return [t, Text.from_markup(f"shared neighbour search: k = {res.knn_k}, {res.knn_seconds:.2f} s ({res.knn_backend}); "
-                                f"total {res.total_seconds:.2f} s")]
+        t.add_row(plain(r.method), _num(r.dimension, ".3f"), *([f"{r.dimension_std:.3f}"] if batched else []),
+                  f"{r.seconds:.2f}", _num(r.alpha_d, ".4f"), _num(r.alpha_n, ".4f"), plain("; ".join(r.notes)))
+    return [t, plain(f"shared neighbour search: k = {res.knn_k}, {res.knn_seconds:.2f} s ({res.knn_backend}); "
+                     f"total {res.total_seconds:.2f} s")]

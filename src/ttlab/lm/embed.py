@@ -511,15 +511,15 @@ def embed_view(emb: Embeddings, out: str | Path) -> list[RenderableType]:
     """What ``ttlab id embed`` prints of :func:`embed_to_file`'s result written to ``out``: the vectors, layers and
     documents, the model and window, and each layer's ID estimate with its predicted exponents (when made). A list
     of :class:`rich.text.Text` lines; never prints."""
-    from rich.text import Text
+    from ttlab.markup import plain
 
     m, mm = emb.meta, emb.meta["model"]
-    view = [Text.from_markup(f"wrote {out} ({m['n_vectors']} vectors × {mm['width']}, layers {m['layers']}) from "
-                             f"{m['n_docs']} documents in {m['wall_time_s']:.1f} s"),
-            Text.from_markup(f"  model {mm['name']} ({mm['n_layer']} layers); window {m['config']['window']}, "
-                             f"{m['context_used']} tokens; last layer after final norm: {mm['final_norm_in_last_layer']}")]
+    view = [plain(f"wrote {out} ({m['n_vectors']} vectors × {mm['width']}, layers {m['layers']}) from "
+                  f"{m['n_docs']} documents in {m['wall_time_s']:.1f} s"),
+            plain(f"  model {mm['name']} ({mm['n_layer']} layers); window {m['config']['window']}, "
+                  f"{m['context_used']} tokens; last layer after final norm: {mm['final_norm_in_last_layer']}")]
     for e in m.get("intrinsic_dim", []):
-        view.append(Text.from_markup(
+        view.append(plain(
             f"  layer {e['layer']}: ID {e['intrinsic_dim']:.2f} (± {e['intrinsic_dim_std']:.2f} over batches, "
             f"{e['n_vectors']} vectors) → α_D {e['alpha_d_pred']:.3f}, α_N {e['alpha_n_pred']:.3f}"))
     return view

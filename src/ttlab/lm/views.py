@@ -4,7 +4,7 @@ summaries are lists of strings (printed as they are: ``catalogue_lines``, ``summ
 ``suite_summary`` live with the results they sum up); the lines with markup are views, lists of rich renderables
 (:class:`rich.text.Text`) that never print and hold no console.
 
-Imports: rich; ttlab.lm (data, trainer) for type hints only.
+Imports: rich, ttlab.markup; ttlab.lm (data, trainer) for type hints only.
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.console import RenderableType
-from rich.markup import escape
-from rich.text import Text
+
+from ttlab.markup import markup
 
 if TYPE_CHECKING:
     from ttlab.lm.data import PreparedData
@@ -26,18 +26,16 @@ __all__ = ["build_view", "eval_line", "failures_view", "interrupted_view", "prep
 def build_view(name: str, meta: dict[str, Any], out: str | Path) -> list[RenderableType]:
     """A corpus built by :func:`ttlab.lm.build.build_corpus` (``meta``, written in ``out``): documents, characters,
     file, size and licence."""
-    return [Text.from_markup(
-        f"[bold]{escape(name)}[/]: {meta['n_docs']} documents, {meta['n_chars']:,} characters → "
-        f"{escape(str(Path(out) / meta['file']))} ({meta['bytes_file']:,} bytes); licence: {escape(str(meta['licence']))}")]
+    return [markup("[bold]{}[/]: {:,} documents, {:,} characters → {} ({:,} bytes); licence: {}", name, meta["n_docs"],
+                   meta["n_chars"], Path(out) / meta["file"], meta["bytes_file"], meta["licence"])]
 
 
 def prepare_view(prepared: PreparedData) -> list[RenderableType]:
     """Data prepared by :func:`ttlab.lm.data.prepare_data`: the vocabulary, the tokens per split and the cache folder."""
     d = prepared.describe()
-    return [Text.from_markup(
-        f"[bold]{escape(prepared.corpus.name)}[/]: vocab {prepared.tokenizer.vocab_size}; tokens train "
-        f"{d['tokens']['train']:,}, val {d['tokens']['val']:,}, test {d['tokens']['test']:,}\n  cached in "
-        f"{escape(d['dataset_dir'])}")]
+    return [markup("[bold]{}[/]: vocab {}; tokens train {:,}, val {:,}, test {:,}\n  cached in {}", prepared.corpus.name,
+                   prepared.tokenizer.vocab_size, d["tokens"]["train"], d["tokens"]["val"], d["tokens"]["test"],
+                   d["dataset_dir"])]
 
 
 def eval_line(row: dict[str, Any]) -> str:
@@ -51,8 +49,8 @@ def eval_line(row: dict[str, Any]) -> str:
 
 def interrupted_view(result: TrainResult) -> list[RenderableType]:
     """An interrupted training run (``result.status != "finished"``): where it stopped and how to resume it."""
-    return [Text.from_markup(f"[yellow]interrupted[/] — at iteration {result.iters}; checkpoint saved in "
-                             f"{escape(str(result.out_dir))}. Re-run the same command with --resume to continue.")]
+    return [markup("[yellow]interrupted[/] — at iteration {}; checkpoint saved in {}. Re-run the same command with "
+                   "--resume to continue.", result.iters, result.out_dir)]
 
 
 def failures_view(res: dict[str, Any]) -> list[RenderableType]:
@@ -63,8 +61,7 @@ def failures_view(res: dict[str, Any]) -> list[RenderableType]:
     suite = res.get("kind") == "model_suite"
     failed = ", ".join(r["name"] for r in res["models" if suite else "runs"] if r["status"] != "ok")
     if suite:
-        return [Text.from_markup(f"[red]{res['n_failed']} model(s) failed:[/] {escape(failed)}; the others are kept "
-                                 "(re-run the command to retry the failed ones).")]
-    return [Text.from_markup(f"[red]{res['n_failed']} run(s) failed:[/] {escape(failed)}; re-run the command to retry "
-                             "them.")]
+        return [markup("[red]{} model(s) failed:[/] {}; the others are kept (re-run the command to retry the failed "
+                       "ones).", res["n_failed"], failed)]
+    return [markup("[red]{} run(s) failed:[/] {}; re-run the command to retry them.", res["n_failed"], failed)]
 

@@ -11,7 +11,7 @@ nothing here prints or holds a console (the CLI prints a view with ``ttlab.cli._
 
 No numpy or torch at import time (the CLI imports this module when it starts).
 
-Imports: rich; inside the functions ttlab.ntp (diagnostics: format_loss; examples; fastcheck; maxmargin:
+Imports: rich, ttlab.markup; inside the functions ttlab.ntp (diagnostics: format_loss; examples; fastcheck; maxmargin:
 certificate_text).
 """
 
@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import RenderableType
-from rich.markup import escape
 from rich.table import Table
-from rich.text import Text
+
+from ttlab.markup import markup, plain
 
 __all__ = ["SHOW_VIOLATIONS", "check_view", "collocation_text", "generalization_view", "run_view", "svop_view"]
 
@@ -41,7 +41,7 @@ def collocation_text(pairs: list[tuple[str, str]]) -> str:
 
 def _degenerate_lines(degenerate: dict[str, str]) -> list[RenderableType]:
     """A note per stage with nothing to learn."""
-    return [Text.from_markup(f"[yellow]note[/]: {stage.replace('stage', 'stage ')} has nothing to learn: {escape(why)}")
+    return [markup("[yellow]note[/]: {} has nothing to learn: {}", stage.replace("stage", "stage "), why)
             for stage, why in degenerate.items()]
 
 
@@ -59,11 +59,11 @@ def check_view(file: str | Path, found: Any) -> list[RenderableType]:
 def _quick_check_view(file: str | Path, qc: Any) -> list[RenderableType]:
     """The report of a :class:`ttlab.ntp.fastcheck.QuickCheck` of a valid file."""
     cost = qc.training_cost()
-    return [Text.from_markup(f"[bold]{file}[/]: {qc.n_sentences:,} distinct sentences, |V| = {qc.vocab_size:,}; "
-                             f"training batch {cost.batch()}"),
-            Text.from_markup(collocation_text(qc.collocation_pairs())),
-            Text.from_markup(f"{qc.n_orders:,} query-dependent orders (--json lists them)"),
-            Text.from_markup("[green]valid[/]: Assumptions 1 and 3 hold."),
+    return [markup("[bold]{}[/]: {:,} distinct sentences, |V| = {:,}; training batch {}", file, qc.n_sentences,
+                   qc.vocab_size, cost.batch()),
+            plain(collocation_text(qc.collocation_pairs())),
+            plain(f"{qc.n_orders:,} query-dependent orders (--json lists them)"),
+            markup("[green]valid[/]: Assumptions 1 and 3 hold."),
             *_degenerate_lines(qc.degenerate())]
 
 
@@ -72,29 +72,29 @@ def _full_check_view(file: str | Path, full: Any) -> list[RenderableType]:
     structure, report, cost = full
     ds = structure.dataset
     out: list[RenderableType] = [
-        Text.from_markup(f"[bold]{file}[/]: {len(ds.sentences):,} distinct sentences, |V| = {ds.vocab_size:,}; "
-                         f"training batch {cost.batch()}"),
-        Text.from_markup(collocation_text(list(structure.collocation.items())))]
+        markup("[bold]{}[/]: {:,} distinct sentences, |V| = {:,}; training batch {}", file, len(ds.sentences),
+               ds.vocab_size, cost.batch()),
+        plain(collocation_text(list(structure.collocation.items())))]
     table = Table("query", "optimal", "non-optimal", "non-comparable", "confused", title="query-dependent orders")
     for q, cats in report["orders"].items():
-        table.add_row(q, " ".join(cats["optimal"]), " ".join(cats["non_optimal"]),
-                      " ".join(cats["non_comparable"]) if "non_comparable" in cats
-                      else f"({cats['n_non_comparable']:,} tokens)", " ".join(cats["confused"]))
+        table.add_row(plain(q), plain(" ".join(cats["optimal"])), plain(" ".join(cats["non_optimal"])),
+                      plain(" ".join(cats["non_comparable"])) if "non_comparable" in cats
+                      else f"({cats['n_non_comparable']:,} tokens)", plain(" ".join(cats["confused"])))
     if len(report["orders"]) <= SHOW_VIOLATIONS:
         out.append(table)
     else:
-        out.append(Text.from_markup(f"{len(report['orders']):,} query-dependent orders (--json lists them)"))
+        out.append(plain(f"{len(report['orders']):,} query-dependent orders (--json lists them)"))
     if structure.valid:
-        out.append(Text.from_markup("[green]valid[/]: Assumptions 1 and 3 hold."))
+        out.append(markup("[green]valid[/]: Assumptions 1 and 3 hold."))
     else:
-        out.append(Text.from_markup(f"[red]invalid[/]: {len(structure.violations):,} violation(s)"))
-        out += [Text.from_markup(f"  [red]{v.kind}[/] {escape(v.message)}")
+        out.append(markup("[red]invalid[/]: {:,} violation(s)", len(structure.violations)))
+        out += [markup("  [red]{}[/] {}", v.kind, v.message)
                 for v in structure.violations[:SHOW_VIOLATIONS]]
         more = len(structure.violations) - SHOW_VIOLATIONS
         if more > 0:
             kinds = Counter(v.kind for v in structure.violations)
-            out.append(Text.from_markup(f"  … and {more:,} more ({', '.join(f'{n:,} {k}' for k, n in kinds.items())} "
-                                        "in all); --json lists every one"))
+            out.append(plain(f"  … and {more:,} more ({', '.join(f'{n:,} {k}' for k, n in kinds.items())} "
+                             "in all); --json lists every one"))
     return out + _degenerate_lines(report["degenerate"])
 
 
@@ -110,26 +110,26 @@ def run_view(summary: dict, out: str | Path, took_s: float) -> list[RenderableTy
                   "loss rate", "norm bounds hold", title="training dynamics")
     table.columns[2].min_width = 10  # tiny losses print in full scientific notation (e.g. 8.138e-23)
     if "stage_2_skipped" in summary:
-        view.append(Text.from_markup(f"stage 2 skipped: {summary['stage_2_skipped']}"))
+        view.append(plain(f"stage 2 skipped: {summary['stage_2_skipped']}"))
     for name, s in summary["stages"].items():
         fit = s["direction_fit"].get("log_t_over_t", {})
-        table.add_row(name, str(s["steps"]), format_loss(s["final_loss"], s.get("final_log_loss")), f"{s['final_cosine']:.6f}",
+        table.add_row(plain(name), f"{s['steps']:d}", format_loss(s["final_loss"], s.get("final_log_loss")), f"{s['final_cosine']:.6f}",
                       f"{s['final_norm']:.4f}", f"{fit.get('C', float('nan')):.3g}",
                       f"{s['loss_fit']['rate']:.3g}", f"{100 * s['norm_bounds']['fraction']:.0f}%")
     view.append(table)
     c, tm = summary["cost"], summary["time"]
-    view.append(Text.from_markup(f"training batch {c['n_sentences']:,} sentences × {c['width']:,} distinct tokens = "
-                                 f"{c['slots']:,} slots (estimated {c['estimated_bytes'] / 2**30:.2f} GiB)"))
-    view.append(Text.from_markup(f"time: training {summary['wall_time_s']:.1f} s (estimated {tm['estimated_training_s']:.1f} s); "
-                                 f"the whole command {took_s:.1f} s (estimated {tm['estimated_total_s']:.1f} s)"))
+    view.append(plain(f"training batch {c['n_sentences']:,} sentences × {c['width']:,} distinct tokens = "
+                      f"{c['slots']:,} slots (estimated {c['estimated_bytes'] / 2**30:.2f} GiB)"))
+    view.append(plain(f"time: training {summary['wall_time_s']:.1f} s (estimated {tm['estimated_training_s']:.1f} s); "
+                      f"the whole command {took_s:.1f} s (estimated {tm['estimated_total_s']:.1f} s)"))
     kq = "—" if summary["wkq_star_norm"] is None else f"{summary['wkq_star_norm']:.4f}"
-    view.append(Text.from_markup(f"‖W*_ov‖ = {summary['wov_star_norm']:.4f}, ‖W*_kq‖ = {kq}"))
+    view.append(plain(f"‖W*_ov‖ = {summary['wov_star_norm']:.4f}, ‖W*_kq‖ = {kq}"))
     if summary.get("wkq_star"):
-        view.append(Text.from_markup(certificate_text("W*_kq", summary["wkq_star"])))
+        view.append(plain(certificate_text("W*_kq", summary["wkq_star"])))
     if "generalization" in summary:
         g = summary["generalization"]
-        view.append(Text.from_markup(f"generalization: agreement {g['agreement']} on {g['n_with_prediction']} unseen sentences"))
-    view.append(Text.from_markup(f"wrote {out}/metrics.csv, {out}/summary.json, {out}/dynamics.png"))
+        view.append(plain(f"generalization: agreement {g['agreement']} on {g['n_with_prediction']} unseen sentences"))
+    view.append(plain(f"wrote {out}/metrics.csv, {out}/summary.json, {out}/dynamics.png"))
     return view
 
 
@@ -140,9 +140,9 @@ def generalization_view(report: dict, out: str | Path) -> list[RenderableType]:
 
     table = Table("case", "sentences", "agreement with theory", title="Theorem 3 on unseen sentences")
     for case, v in report["by_case"].items():
-        table.add_row(case, str(v["n"]), "—" if v["agreement"] is None else f"{100 * v['agreement']:.1f}%")
-    return [table, Text.from_markup(certificate_text("W*_kq", report["wkq_star"])),
-            Text.from_markup(f"overall agreement: {report['agreement']}; wrote {out}/generalization.json")]
+        table.add_row(plain(case), f"{v['n']:d}", "—" if v["agreement"] is None else f"{100 * v['agreement']:.1f}%")
+    return [table, plain(certificate_text("W*_kq", report["wkq_star"])),
+            plain(f"overall agreement: {report['agreement']}; wrote {out}/generalization.json")]
 
 
 def svop_view(walkthrough: dict) -> list[RenderableType]:
@@ -154,16 +154,17 @@ def svop_view(walkthrough: dict) -> list[RenderableType]:
 
     w = walkthrough
     view: list[RenderableType] = [
-        Text.from_markup(f"[bold]Example 1[/]: training sequences {', '.join(s.replace(' ', '') for s in SVOP_SEQUENCES)}"),
-        Text.from_markup("sentences: " + ", ".join(w["sentences"])),
-        Text.from_markup("collocation: " + ", ".join(f"n({k}) = {v}" for k, v in w["collocation"].items()))]
-    view += [Text.from_markup(f"  order under query {q}: {rel}") for q, rel in w["orders"].items()]
-    view.append(Text.from_markup(f"W*_kq column values (Proposition 2): {w['wkq_star_columns']}"))
-    view.append(Text.from_markup(
+        markup("[bold]Example 1[/]: training sequences {}", ", ".join(s.replace(" ", "") for s in SVOP_SEQUENCES)),
+        plain("sentences: " + ", ".join(w["sentences"])),
+        plain("collocation: " + ", ".join(f"n({k}) = {v}" for k, v in w["collocation"].items()))]
+    view += [plain(f"  order under query {q}: {rel}") for q, rel in w["orders"].items()]
+    view.append(plain(f"W*_kq column values (Proposition 2): {w['wkq_star_columns']}"))
+    view.append(plain(
         f"trained: stage-1 cosine {w['cosine_ov']:.6f} (loss L0 {format_loss(w['loss_ov'], w['log_loss_ov'])}), "
         f"stage-2 cosine {w['cosine_kq']:.6f} (loss L {format_loss(w['loss_kq'], w['log_loss_kq'])})"))
-    view.append(Text.from_markup("[bold]Example 2[/]: unseen sentences"))
+    view.append(markup("[bold]Example 2[/]: unseen sentences"))
     for sent, d in w["unseen"].items():
-        mark = "[green]✓[/]" if d["model"] == d["expected"] else "[red]✗[/]"
-        view.append(Text.from_markup(f"  {sent} → model {d['model']} (p = {d['prob']:.3f}), paper {d['expected']} {mark}"))
+        line = ("  {} → model {} (p = {:.3f}), paper {} [green]✓[/]" if d["model"] == d["expected"]
+                else "  {} → model {} (p = {:.3f}), paper {} [red]✗[/]")
+        view.append(markup(line, sent, d["model"], d["prob"], d["expected"]))
     return view

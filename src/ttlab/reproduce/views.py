@@ -2,7 +2,7 @@
 and the cost estimate before a run, the summary table after it, the written files and the failures. Each view is a
 list of rich renderables (tables and :class:`rich.text.Text` lines); views never print and hold no console.
 
-Imports: rich, ttlab.reproduce (PARTS, VERDICTS, estimate records, part records) and ttlab.reproduce.verdicts.
+Imports: rich, ttlab.markup, ttlab.reproduce (PARTS, VERDICTS, estimate records, part records) and ttlab.reproduce.verdicts.
 """
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from rich.console import RenderableType
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from ttlab.markup import markup, plain
 from ttlab.reproduce import PARTS, VERDICTS, load_part_record, part_names, part_record_problem
 from ttlab.reproduce.statements import statement_headline
 
@@ -35,8 +35,9 @@ def parts_view(out: Path) -> list[RenderableType]:
     and the state of its record in ``out``."""
     t = Table(title="ttlab reproduce parts", show_lines=False)
     t.add_column("part", no_wrap=True)
-    for col in ("paper", "what", "≈ quick", "≈ standard", "≈ full", f"in {out}"):
+    for col in ("paper", "what", "≈ quick", "≈ standard", "≈ full"):
         t.add_column(col)
+    t.add_column(plain(f"in {out}"))
     for name in part_names():
         p = PARTS[name]
         rec = load_part_record(out, name)
@@ -44,7 +45,8 @@ def parts_view(out: Path) -> list[RenderableType]:
         if part_record_problem(out, name):
             state = "corrupt record (will re-run)"
         std = p.estimate[0] if p.estimate_standard is None else p.estimate_standard
-        t.add_row(name, p.paper, p.title, duration(p.estimate[0]), duration(std), duration(p.estimate[1]), state)
+        t.add_row(plain(name), plain(p.paper), plain(p.title), duration(p.estimate[0]), duration(std),
+                  duration(p.estimate[1]), plain(state))
     return [t]
 
 
@@ -52,11 +54,10 @@ def warnings_view(out: Path, names: list[str], mode: str) -> list[RenderableType
     """Before a run: a warning per part whose record in ``out`` is corrupt (it runs again), and, in the modes whose
     estimate measures step times (``full``, ``standard``), the line that says so."""
     view: list[RenderableType] = [
-        Text.from_markup(f"[yellow]warning:[/] {escape(problem)}; the part {name} runs again and its new record "
-                         "replaces the file.")
+        markup("[yellow]warning:[/] {}; the part {} runs again and its new record replaces the file.", problem, name)
         for name in names if (problem := part_record_problem(out, name))]
     if mode in ("full", "standard"):
-        view.append(Text.from_markup(f"[bold]Estimating the cost of --{mode}[/] (measuring step times)…"))
+        view.append(markup("[bold]Estimating the cost of --{}[/] (measuring step times)…", mode))
     return view
 
 
@@ -66,15 +67,14 @@ def estimate_view(est: dict, mode: str, out: Path) -> list[RenderableType]:
     todo = [r for r in est["parts"] if not r["cached"]]
     lines = ", ".join(f"{r['part']} ≈ {duration(r['seconds'])}" for r in todo) or "nothing to run"
     reused = len(est["parts"]) - len(todo)
-    return [Text.from_markup(
-        f"[bold]ttlab reproduce --{mode}[/]: {len(est['parts'])} part(s), estimated cost ≈ "
-        f"{duration(est['total_seconds'])} on this machine ({escape(lines)})"
-        + (f"; {reused} finished part(s) in {escape(str(out))} will be reused" if reused else ""))]
+    return [markup("[bold]ttlab reproduce --{}[/]: {} part(s), estimated cost ≈ {} on this machine ({}){}", mode,
+                   len(est["parts"]), duration(est["total_seconds"]), lines,
+                   f"; {reused} finished part(s) in {out} will be reused" if reused else "")]
 
 
 def summary_view(results: dict, mode: str) -> list[RenderableType]:
     """The table of parts with their status, wall time and claim counts per verdict, and the verdicts' headline."""
-    t = Table(title=f"ttlab reproduce --{mode}: parts", show_lines=False)
+    t = Table(title=plain(f"ttlab reproduce --{mode}: parts"), show_lines=False)
     for col in ("part", "paper", "status", "wall time", "claims (holds / partly / not / inconclusive)"):
         t.add_column(col)
     for name in part_names():
@@ -84,8 +84,8 @@ def summary_view(results: dict, mode: str) -> list[RenderableType]:
         claims = rec.get("result", {}).get("claims", []) if rec["status"] == "ok" else []
         counts = [sum(c["verdict"] == v for c in claims) for v in VERDICTS]
         wall = rec.get("wall_time_s") or 0.0
-        t.add_row(name, rec.get("paper", "?"), rec["status"] + (" (reused)" if rec.get("reused") else ""),
-                  f"{wall:.1f} s", " / ".join(map(str, counts)) if rec["status"] == "ok" else "—")
+        t.add_row(plain(name), plain(rec.get("paper", "?")), plain(rec["status"] + (" (reused)" if rec.get("reused") else "")),
+                  f"{wall:.1f} s", plain(" / ".join(map(str, counts))) if rec["status"] == "ok" else "—")
     claims = results.get("claims", [])
     return [t, Text(statement_headline(claims))]
 
@@ -103,13 +103,12 @@ def failures_view(results: dict) -> list[RenderableType]:
     render_errors = results.get("render_errors") or {}
     view: list[RenderableType] = []
     if failed:
-        view.append(Text.from_markup(
-            f"[red]failed parts:[/] {', '.join(failed)} (tracebacks in {escape(str(files['report_md']))}; re-run the "
-            "same command to retry them — finished parts are reused)"))
+        view.append(markup("[red]failed parts:[/] {} (tracebacks in {}; re-run the same command to retry them — "
+                           "finished parts are reused)", ", ".join(failed), files["report_md"]))
         view += [Text(f"  {name}: {results['parts'][name].get('error', 'unknown error')}")
                  for name in failed[:CAUSES_SHOWN]]
         if len(failed) > CAUSES_SHOWN:
             view.append(Text(f"  … and {len(failed) - CAUSES_SHOWN} more"))
     if render_errors:
-        view.append(Text.from_markup(f"[red]report sections that could not be rendered:[/] {', '.join(render_errors)}"))
+        view.append(markup("[red]report sections that could not be rendered:[/] {}", ", ".join(render_errors)))
     return view

@@ -2,7 +2,7 @@
 library's dictionaries (:mod:`~ttlab.scaling.predictions`, :func:`~ttlab.scaling.fit_csv.fit_csv`,
 :func:`~ttlab.scaling.manifold_regression.run_manifold_experiment`). They never print.
 
-Imports: rich, ttlab.scaling (manifold_config, predictions); inside the manifold views ttlab.scaling.manifold_regression
+Imports: rich, ttlab.markup, ttlab.scaling (manifold_config, predictions); inside the manifold views ttlab.scaling.manifold_regression
 (minutes_text).
 """
 
@@ -17,6 +17,7 @@ from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from ttlab.markup import markup, plain
 from ttlab.scaling.manifold_config import ORACLE_TOL, ManifoldSweepConfig, design_check
 from ttlab.scaling.predictions import TABLE1_ROWS
 
@@ -31,11 +32,11 @@ def _fmt(v: Any) -> str:
 
 def values_view(title: str, rows: dict[str, Any]) -> list[RenderableType]:
     """A two-column table (quantity, value) of a flat dictionary: floats to 6 significant digits."""
-    t = Table(title=title, show_header=True)
+    t = Table(title=plain(title), show_header=True)
     t.add_column("quantity")
     t.add_column("value", justify="right")
     for k, v in rows.items():
-        t.add_row(k, _fmt(v))
+        t.add_row(plain(k), plain(_fmt(v)))
     return [t]
 
 
@@ -49,66 +50,65 @@ def prediction_view(out: dict[str, Any], intrinsic_dim: float | None, beta: floa
 
 def band_view(band: dict[str, Any], beta: float) -> list[RenderableType]:
     """A prediction band: the central estimator's exponents, the band's ends and every estimator's row."""
-    t = Table(title=f"Predicted exponents, β = {beta:g}: central from {band['central_estimator']}, band over "
-                    f"{len(band['estimator_set'])} estimator(s)")
+    t = Table(title=plain(f"Predicted exponents, β = {beta:g}: central from {band['central_estimator']}, band over "
+                          f"{len(band['estimator_set'])} estimator(s)"))
     for col in ("", "d", "α_D", "α_N"):
         t.add_column(col, justify="left" if not col else "right")
     rows = [(f"central ({band['central_estimator']})", band["central"]), ("band low (largest d)", band["lo"]),
             ("band high (smallest d)", band["hi"]), *((f"  {name}", v) for name, v in band["estimators"].items())]
     for label, v in rows:
-        t.add_row(label, f"{v['id']:.3f}", f"{v['alpha_d']:.4f}", f"{v['alpha_n']:.4f}")
+        t.add_row(plain(label), f"{v['id']:.3f}", f"{v['alpha_d']:.4f}", f"{v['alpha_n']:.4f}")
     out: list[RenderableType] = [t]
     if band["not_in_band"]:
-        out.append(Text.from_markup("not in the band (not manifold-dimension estimators of the set): "
-                                    f"{', '.join(band['not_in_band'])}"))
+        out.append(plain("not in the band (not manifold-dimension estimators of the set): "
+                         f"{', '.join(band['not_in_band'])}"))
     return out
 
 
 def table1_view(payload: dict[str, Any], beta: float) -> list[RenderableType]:
     """The recomputed Table 1 (:func:`~ttlab.scaling.predictions.table1_payload`): one column per source."""
     rows = payload["rows"]
-    t = Table(title=f"Table 1 recomputed: ID-free scaling exponents (β = {beta:g})")
+    t = Table(title=plain(f"Table 1 recomputed: ID-free scaling exponents (β = {beta:g})"))
     t.add_column("quantity")
     for r in rows:
-        t.add_column(r["short_name"], justify="right")
+        t.add_column(plain(r["short_name"]), justify="right")
     for key, label, fmt in TABLE1_ROWS:
-        t.add_row(label, *(format(r[key], fmt) for r in rows))
+        t.add_row(plain(label), *(format(r[key], fmt) for r in rows))
     return [t]
 
 
 def fit_view(p: dict[str, Any]) -> list[RenderableType]:
     """A scaling-law fit (:func:`~ttlab.scaling.fit_csv.fit_csv`): parameters with intervals, goodness of fit, the
     objective, the predicted exponent, identifiability and the plot."""
-    t = Table(title=f"{p['form']} fit of {p['config']['y']} vs {p['config']['x']} "
-              f"({p['n_points']} points)")
+    t = Table(title=plain(f"{p['form']} fit of {p['config']['y']} vs {p['config']['x']} ({p['n_points']} points)"))
     t.add_column("parameter")
     t.add_column("estimate", justify="right")
     t.add_column(f"{p['ci_level']:.0%} bootstrap CI", justify="right")
     for k, v in p["params"].items():
         lo_hi = p["ci"].get(k)
-        t.add_row(k, f"{v:.6g}", f"[{lo_hi[0]:.6g}, {lo_hi[1]:.6g}]" if lo_hi else "—")
+        t.add_row(plain(k), f"{v:.6g}", plain(f"[{lo_hi[0]:.6g}, {lo_hi[1]:.6g}]") if lo_hi else "—")
     out: list[RenderableType] = [t]
     g = {k: ("n/a" if v is None else format(v, ".5f" if k == "r2_log" else ".4g"))
          for k, v in p["goodness_of_fit"].items()}
-    out.append(Text.from_markup(
+    out.append(plain(
         f"R² (log) = {g['r2_log']}   RMSE (log) = {g['rmse_log']}   RMSE = {g['rmse']}   "
         f"bootstrap: {p['bootstrap']['n_used']} × {p['bootstrap']['method']}, seed {p['bootstrap']['seed']}"
     ))
     if p["fit_config"].get("objective"):
         scale = p["optimizer"].get("scale")
-        out.append(Text.from_markup(f"objective: {p['fit_config']['objective']} (δ = {p['fit_config']['huber_delta']:g})"
-                                    + ("" if scale is None else f", fitted scale σ = {scale:.4g}")))
+        out.append(plain(f"objective: {p['fit_config']['objective']} (δ = {p['fit_config']['huber_delta']:g})"
+                         + ("" if scale is None else f", fitted scale σ = {scale:.4g}")))
     if "prediction" in p:
         pr = p["prediction"]
-        out.append(Text.from_markup(
+        out.append(plain(
             f"predicted α from d = {pr['id']:g} (β = {pr['beta']:g}, {pr['kind']}): "
             f"{pr['alpha_predicted']:.4f}; fitted {pr['alpha_fitted']:.4f}"
         ))
     if not p.get("identifiable", True):
-        out.append(Text.from_markup("[bold yellow]not identifiable[/]: see the warnings above; the parameters are not "
+        out.append(markup("[bold yellow]not identifiable[/]: see the warnings above; the parameters are not "
                                     "meaningful one by one."))
     if "plot" in p:
-        out.append(Text.from_markup(f"plot written to {p['plot']}"))
+        out.append(plain(f"plot written to {p['plot']}"))
     return out
 
 
@@ -120,7 +120,7 @@ def ray_note_view(cost: dict[str, Any], backend: str, ray_address: str | None, c
     """Where a Ray sweep runs (when it has runs to do); nothing for the local backend."""
     if backend == "ray" and cost["n_cached"] < cost["n_train_runs"] + cost["n_knn_runs"]:
         where = ray_address or os.environ.get("RAY_ADDRESS") or f"a local Ray with {cpus} CPU(s)"
-        return [Text.from_markup(f"running on Ray: {where} (a new local Ray takes several seconds to start)")]
+        return [plain(f"running on Ray: {where} (a new local Ray takes several seconds to start)")]
     return []
 
 
@@ -130,7 +130,7 @@ def manifold_cost_view(cfg: ManifoldSweepConfig, out: Path, cost: dict[str, Any]
     :func:`~ttlab.scaling.manifold_regression.run_manifold_experiment` passes them to ``on_estimate``."""
     from ttlab.scaling.manifold_regression import minutes_text
 
-    msg = (f"[bold]manifold sweep[/]: {cost['n_train_runs']} training runs ({','.join(cfg.archs)}, "
+    msg = (f": {cost['n_train_runs']} training runs ({','.join(cfg.archs)}, "
            f"β={list(cfg.betas)}, {','.join(cfg.regimes)}, d={list(cfg.ds)}, D={list(cfg.ambients)}, n={cfg.sizes()}, "
            f"{cfg.seeds} seed(s), lr={list(cfg.lrs)}) + {cost['n_knn_runs']} k-NN oracle runs; estimated cost ≈ {minutes_text(cost['task_seconds'])} of task time, "
            f"≈ {minutes_text(cost['wall_seconds'])} wall on {workers} worker(s) × {tpt} thread(s) "
@@ -138,10 +138,10 @@ def manifold_cost_view(cfg: ManifoldSweepConfig, out: Path, cost: dict[str, Any]
     if cost["n_cached"]:
         msg += (f"; {cost['n_cached']} run(s) already in {out / 'cache'}, remaining ≈ "
                 f"{minutes_text(cost['remaining_wall_seconds'])} wall")
-    view: list[RenderableType] = [Text.from_markup(msg)]
+    view: list[RenderableType] = [Text.assemble(("manifold sweep", "bold"), msg)]
     if full_cost is not None:
         full = ManifoldSweepConfig()
-        view.append(Text.from_markup(
+        view.append(plain(
             f"full default sweep ({','.join(full.archs)}, β={list(full.betas)}, {','.join(full.regimes)}, "
             f"d={list(full.ds)}, D={list(full.ambients)}, {full.points} sizes {full.n_min}..{full.n_max}, {full.seeds} "
             f"seeds, model widths {list(full.model_widths)}): {full_cost['n_train_runs']} runs, estimated ≈ "
@@ -176,19 +176,19 @@ def manifold_view(p: dict[str, Any]) -> list[RenderableType]:
         groups.setdefault((f["arch"], f["beta"], f["regime"]), []).append(f)
     for (arch, beta, regime), fits in groups.items():
         noiseless = regime == "noiseless"
-        t = Table(title=f"Data scaling on manifolds ({arch}, β = {beta:g}, {regime})", box=box.SIMPLE_HEAD,
+        t = Table(title=plain(f"Data scaling on manifolds ({arch}, β = {beta:g}, {regime})"), box=box.SIMPLE_HEAD,
                   padding=(0, 1), show_edge=False)
         for col in ["d", "D", "α̂", "CI", "oracle", "design", "theory"] + (["2β/d"] if noiseless else []) + ["MSE"]:
             t.add_column(col, justify="right", no_wrap=True)
         for f in fits:
             ci, (ok, _) = f.get("alpha_hat_ci") or [None, None], design_check(f)
             star = "*" if f.get("includes_step_limited") else ""
-            t.add_row(str(f["d"]), str(f["ambient"]), num(f["alpha_hat"], ".2f") + star,
-                      f"{num(ci[0], '.2f')}-{num(ci[1], '.2f')}", num(f.get("oracle_alpha"), ".2f"),
+            t.add_row(plain(f["d"]), plain(f["ambient"]), plain(num(f["alpha_hat"], ".2f") + star),
+                      plain(f"{num(ci[0], '.2f')}-{num(ci[1], '.2f')}"), num(f.get("oracle_alpha"), ".2f"),
                       "—" if ok is None else ("pass" if ok else "FAIL"), num(f["alpha_pred"], ".2f"),
                       *([num(f.get("alpha_noiseless"), ".2f")] if noiseless else []), num(f.get("mse_at_n_ref"), ".3g"))
         view.append(t)
-    view.append(Text.from_markup(
+    view.append(plain(
         f"α̂: fitted slope of test MSE vs n (CI 95%); oracle: k-NN slope on the same splits; design: oracle "
         f"within ±{ORACLE_TOL:g} of 2β/(2β+d) (noisy) or ≥ 2β/(2β+d) − {ORACLE_TOL:g} (noiseless); theory: "
         f"2β/(2β+d); 2β/d: noiseless minimax rate; MSE: at n = {p['n_ref']}; *: fit includes step-limited "
@@ -196,13 +196,13 @@ def manifold_view(p: dict[str, Any]) -> list[RenderableType]:
     for m in p.get("model_fits", []):
         dc = m.get("data_check") or {}
         ci = m.get("alpha_hat_ci") or [None, None]
-        view.append(Text.from_markup(
+        view.append(plain(
             f"model size ({m['arch']}, β={m['beta']:g}, {m['regime']}) at n = {m['n']}, d={m['d']} "
             f"D={m['ambient']}: α̂_N = {num(m['alpha_hat'])} [{num(ci[0])}, {num(ci[1])}] vs "
             f"2β/d = {m['alpha_pred']:.3f}; approximation oracle {num(m.get('oracle_alpha'))}; widest model's "
             f"MSE at 2n / at n = {num(dc.get('ratio'))}"
             + (" (includes step-limited widths)" if m.get("includes_step_limited") else "")))
-    view.append(Text.from_markup(f"wrote {p['files']['results']} and {p['files']['figure']} in {p['wall_seconds']:.0f} s"))
+    view.append(plain(f"wrote {p['files']['results']} and {p['files']['figure']} in {p['wall_seconds']:.0f} s"))
     return view
 
 
@@ -247,9 +247,9 @@ def model_size_view(p: dict[str, Any]) -> list[RenderableType]:
         for arch, s in e["archs"].items():
             ratio = ", ".join(f"w={c['width']} ×{c['ratio']:.3f}" + (" left out" if c["limited"] else "")
                               for c in s.get("data_checks") or [] if c.get("ratio") is not None) or "—"
-            t.add_row(e["target"], str(e["d"]), arch + (" (control)" if arch == "mlp" else ""),
-                      f"{min(s['n_params']):,}–{max(s['n_params']):,}", _fit_text(s["fit"]), f"{e['alpha_pred']:.3g}",
-                      f"{e['alpha_4d']:.3g}", ratio, _fit_text(s["untrained"]))
+            t.add_row(plain(e["target"]), plain(e["d"]), plain(arch + (" (control)" if arch == "mlp" else "")),
+                      f"{min(s['n_params']):,}–{max(s['n_params']):,}", plain(_fit_text(s["fit"])), f"{e['alpha_pred']:.3g}",
+                      f"{e['alpha_4d']:.3g}", plain(ratio), plain(_fit_text(s["untrained"])))
     lines: list[RenderableType] = [t]
     for e in p["results"]:
         valid = {True: "valid", False: "NOT valid (the control misses 0.8 × its known rate)", None: "not validated"}
