@@ -176,7 +176,7 @@ def run_with_progress(fn: Callable[..., Any], **kwargs: Any) -> Any:
     if not console_err.is_terminal:
         with exit_on_interrupt(), _LineProgress() as lines:
             return fn(progress=lines, **kwargs)
-    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+    bar = Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                    console=console_err, transient=True)
     with exit_on_interrupt(), bar:
         bar.add_task("total", total=None)  # its clock runs between stages too (fits, plots): never a frozen screen

@@ -13,6 +13,7 @@ import typer
 from rich.text import Text
 
 from ttlab.cli._common import console_err, exit_on_interrupt, print_view
+from ttlab.markup import safe
 
 
 def _selected_parts(part: list[str] | None, quick: bool, full: bool, backend: str,
@@ -44,8 +45,8 @@ def _run_with_progress(out: Path, mode: str, names: list[str], backend: str, ray
 
         def on_part(name: str, status: str) -> None:
             if status == "running":
-                prog.update(overall, description=f"[bold]parts[/] (running {name})")
-                prog.reset(sub, total=None, description=f"  {name}", visible=True)
+                prog.update(overall, description=f"[bold]parts[/] (running {safe(name)})")
+                prog.reset(sub, total=None, description=f"  {safe(name)}", visible=True)
                 return
             prog.advance(overall)
             prog.update(sub, visible=False)
@@ -54,7 +55,7 @@ def _run_with_progress(out: Path, mode: str, names: list[str], backend: str, ray
             prog.console.print(Text.assemble(mark, f" {name}: {status}"), highlight=False)
 
         def progress(name: str, description: str, completed: float | None, total: float | None) -> None:
-            prog.update(sub, description=f"  {name}: {description}", completed=completed or 0, total=total)
+            prog.update(sub, description=f"  {safe(name)}: {safe(description)}", completed=completed or 0, total=total)
 
         results = run_reproduction(out, mode=mode, parts=names, on_part=on_part, backend=backend,
                                    ray_address=ray_address, seed=seed, progress=progress, rerun=rerun)
