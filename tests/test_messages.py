@@ -76,7 +76,7 @@ def test_suite_reads_a_latin1_corpus_with_decode_errors_replace(tmp_path, run_cl
     model.mkdir()
     (model / "config.json").write_text('{"model_type": "gpt2"}')
     r = run_cli("lm", "suite", "--model", model, "--corpus", corpus, "--decode-errors", "bogus", "--out", tmp_path / "o")
-    assert r.code == 2 and "decode_errors must be strict or replace" in r.err
+    assert r.code == 2 and "unknown decode_errors 'bogus'; choose one of strict, replace" in r.err
     import ttlab.lm.suite as suite
 
     seen = {}
@@ -187,7 +187,7 @@ def test_lm_and_output_errors_name_their_parameters(tmp_path, monkeypatch):
     (tmp_path / "afile").write_text("x")
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     spec = {"label": "m", "spec": "m"}
-    cases = [(lambda: SampleConfig(tokens=0), "tokens must be >= 1", ("tokens",)),
+    cases = [(lambda: SampleConfig(tokens=0), "tokens must be an integer >= 1", ("tokens",)),
              (lambda: read_run_json(tmp_path / "bad.json"), "start a new out_dir", ("out_dir",)),
              (lambda: load_checkpoint_state(tmp_path / "bad.pt"), "start a new out_dir", ("out_dir",)),
              (lambda: resolve_device("cuda"), "use device 'cpu'", ("device",)),

@@ -178,3 +178,32 @@ def test_errors_are_value_errors():
     """TTLabInputError derives from ValueError, as scikit-learn's InvalidParameterError does."""
     with pytest.raises(ValueError):
         check_int(-1, "n", 0)
+
+
+def test_declared_configs_check_fields_first_then_the_cross_field_rules():
+    from dataclasses import dataclass, replace
+
+    from ttlab.validation import POSITIVE_INT, Declared
+
+    @dataclass(frozen=True)
+    class Cfg(Declared):
+        lo: int = 1
+        hi: int = 2
+        mode: str | None = None
+        parameter_constraints = {"lo": POSITIVE_INT, "hi": POSITIVE_INT, "mode": [Options(("a", "b")), None]}
+
+        def check(self) -> None:
+            if self.lo > self.hi:
+                raise TTLabInputError(f"lo must be <= hi = {self.hi}, got {self.lo}.", params=("lo", "hi"))
+
+    assert Cfg(3, 4, "a") == Cfg(lo=3, hi=4, mode="a")
+    with pytest.raises(TTLabInputError, match=r"^lo must be an integer >= 1, got 0\.$") as info:
+        Cfg(0, -1)  # both fields bad: the declared check of the first field speaks, before any cross-field rule
+    assert info.value.params == ("lo",)
+    with pytest.raises(TTLabInputError, match="^unknown mode 'c'; choose one of a, b, or None.$"):
+        Cfg(mode="c")
+    with pytest.raises(TTLabInputError, match="lo must be <= hi") as info:
+        replace(Cfg(), lo=5)  # replace() re-runs both
+    assert info.value.params == ("lo", "hi")
+    with pytest.raises(TTLabInputError, match="hi must be an integer >= 1, got True"):
+        Cfg(hi=True)

@@ -15,6 +15,10 @@ value must satisfy — :class:`Interval` (``Interval(numbers.Integral, 1, None, 
 :class:`Options` (``Options({"mean", "median"})``), ``None`` (the value may be None), ``"boolean"``, a type,
 or ``"no_validation"`` instead of a list. :func:`validate_params` checks a dict of values against them.
 
+Config dataclasses declare theirs the same way: a :class:`Declared` subclass lists ``parameter_constraints``
+(field -> constraints), checked after ``__init__`` in this one place; its ``check()`` keeps only the rules that
+relate fields (``n_embd`` divisible by ``n_head``, ``min_lr <= lr``).
+
 Imports: numpy and ttlab.errors only (the bottom of ttlab's layering: every module may import it).
 """
 
@@ -23,13 +27,14 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Iterable, Mapping
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 import numpy as np
 
 from ttlab.errors import TTLabInputError
 
-__all__ = ["Interval", "Options", "check_choice", "check_float", "check_int", "validate_params"]
+__all__ = ["Declared", "Interval", "Options", "POSITIVE_INT", "check_choice", "check_float", "check_int",
+           "validate_params"]
 
 _CLOSED = ("left", "right", "both", "neither")
 
@@ -142,8 +147,9 @@ def _error(name: str, value: Any, constraints: list[Any]) -> TTLabInputError:
     choices = [c for c in constraints if isinstance(c, Options)]
     if choices and all(c is None or isinstance(c, Options) for c in constraints):
         listed = ", ".join(str(o) for c in choices for o in c.options) + (", or None" if None in constraints else "")
-        return TTLabInputError(f"unknown {name} {_show(value)}; choose one of {listed}.")
-    return TTLabInputError(f"{name} must be {' or '.join(_describe(c) for c in constraints)}, got {_show(value)}.")
+        return TTLabInputError(f"unknown {name} {_show(value)}; choose one of {listed}.", params=(name,))
+    return TTLabInputError(f"{name} must be {' or '.join(_describe(c) for c in constraints)}, got {_show(value)}.",
+                           params=(name,))
 
 
 def validate_params(params: Mapping[str, Any], constraints: Mapping[str, Any]) -> None:
@@ -187,3 +193,24 @@ def check_choice(value: Any, name: str, choices: Iterable[Any]) -> Any:
     """``value`` if it is one of ``choices``."""
     validate_params({name: value}, {name: [Options(choices)]})
     return value
+
+
+POSITIVE_INT = [Interval(numbers.Integral, 1, None, closed="left")]
+"""The constraint list of a count: an integer >= 1 (``[*POSITIVE_INT, None]`` when it may be None)."""
+
+
+class Declared:
+    """A config dataclass whose field constraints are declared, as scikit-learn's estimators declare theirs.
+
+    Subclasses set ``parameter_constraints`` (field name -> a list of constraints, as :func:`validate_params`
+    takes) and override :meth:`check` for the rules that relate fields. Both run after the dataclass's
+    ``__init__`` (and after :func:`dataclasses.replace`), the declared ones first, in their declared order."""
+
+    parameter_constraints: ClassVar[dict[str, Any]] = {}
+
+    def __post_init__(self) -> None:
+        validate_params({name: getattr(self, name) for name in self.parameter_constraints}, self.parameter_constraints)
+        self.check()
+
+    def check(self) -> None:
+        """The checks that relate fields (none here); raise :class:`TTLabInputError` naming them in ``params``."""

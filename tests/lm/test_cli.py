@@ -70,7 +70,7 @@ def test_prepare_and_input_errors(run_cli, tmp_path, corpus_file):
         (("--corpus", corpus_file, "--model", "huge"), "unknown model preset 'huge'"),
         (("--corpus", corpus_file, "--n-embd", "30", "--n-head", "4"), "divisible by n_head"),
         (("--corpus", corpus_file, "--max-tokens", "10000000"), "exceeds the"),
-        (("--corpus", corpus_file, "--lr", "-1"), "lr must be a positive number"),
+        (("--corpus", corpus_file, "--lr", "-1"), "lr must be a number > 0"),
     ]
     for extra, msg in bad:
         res = run_cli("lm", "train", "--out", tmp_path / "bad", "--cache-dir", tmp_path / "c", "--vocab-size", "300",

@@ -85,4 +85,4 @@ def test_sample_best_without_best_pt_says_it_uses_the_final_weights(run_cli, tmp
     assert final.code == 0 and final.out == res.out and "best.pt" not in final.err
     bad = run_cli("lm", "sample", "--run", run, "--tokens", "0")
     err = " ".join(bad.err.split())
-    assert bad.code == 2 and "tokens must be >= 1" in err and "(command-line option: --tokens)" in err
+    assert bad.code == 2 and "tokens must be an integer >= 1" in err and "(command-line option: --tokens)" in err

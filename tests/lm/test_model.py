@@ -88,7 +88,7 @@ def test_equivalent_to_transformers_gpt2(bias):
 def test_config_validation_and_presets():
     with pytest.raises(TTLabInputError, match="divisible by n_head"):
         GPTConfig(n_embd=30, n_head=4)
-    with pytest.raises(TTLabInputError, match="n_layer must be a positive integer"):
+    with pytest.raises(TTLabInputError, match="n_layer must be an integer >= 1"):
         GPTConfig(n_layer=0)
     with pytest.raises(TTLabInputError, match="dropout"):
         GPTConfig(dropout=1.0)

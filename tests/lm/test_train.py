@@ -44,7 +44,7 @@ def test_schedule_warmup_cosine_floor():
     short = replace(c, lr_decay_iters=60)  # schedule length independent of max_iters
     assert short.lr_at(60) == pytest.approx(1e-4) and short.lr_at(35) == pytest.approx(1e-4 + 0.5 * 9e-4)
     assert TrainConfig(lr=2e-3).final_lr == pytest.approx(2e-4)
-    with pytest.raises(TTLabInputError, match="batch_size must be a positive integer"):
+    with pytest.raises(TTLabInputError, match="batch_size must be an integer >= 1"):
         TrainConfig(batch_size=0)
     with pytest.raises(TTLabInputError, match="min_lr must be in"):
         TrainConfig(lr=1e-3, min_lr=1e-2)

@@ -83,10 +83,10 @@ def test_chunking_pads_the_last_token():
     "kwargs, match",
     [
         ({"arch": "cnn"}, "unknown arch 'cnn'"),
-        ({"n_embd": 10, "n_head": 4}, "n_head must be a positive integer dividing n_embd=10"),
+        ({"n_embd": 10, "n_head": 4}, "n_head must be an integer >= 1 dividing n_embd=10"),
         ({"ambient": 8, "chunk": 9}, r"chunk .* must be an integer in \[1, D=8\]"),
-        ({"n_layer": 0}, "n_layer must be a positive integer"),
-        ({"pos": "rotary"}, "pos must be one of"),
+        ({"n_layer": 0}, "n_layer must be an integer >= 1"),
+        ({"pos": "rotary"}, "unknown pos .rotary.; choose one of learned, sinusoidal, or None"),
     ],
 )
 def test_bad_architectures_are_rejected(kwargs, match):

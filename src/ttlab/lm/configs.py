@@ -5,19 +5,19 @@ runtime), :class:`SampleConfig` and :class:`EmbedConfig` (what ``ttlab id embed`
 They hold no tensors and import no torch, so the command line reads its defaults from them at start-up;
 :mod:`ttlab.lm.model`, :mod:`ttlab.lm.trainer` and :mod:`ttlab.lm.embed` re-export them.
 
-Imports: numpy, ttlab.configs, ttlab.errors; nothing else of ttlab.
+Imports: ttlab.configs, ttlab.errors, ttlab.validation; nothing else of ttlab.
 """
 
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
-import numpy as np
-
 from ttlab.configs import DictConfig, field_help, pick_fields, setting  # noqa: F401 (re-exported)
 from ttlab.errors import TTLabInputError
+from ttlab.validation import POSITIVE_INT, Declared, Interval, Options
 
 # Model sizes for sweeps (``--model NAME``). The last three are GPT-2's shapes (124M, 350M, 774M with
 # GPT-2's vocabulary); the small ones fit a CPU. ``block_size`` and ``vocab_size`` come from the run.
@@ -33,12 +33,14 @@ MODEL_PRESETS: dict[str, dict[str, int]] = {
 }
 DEFAULT_MODEL = "micro"
 """The size preset a run or a data sweep uses when none is given."""
+DTYPES = ("auto", "float32", "bfloat16", "float16")
+"""The floating-point types a run can train in (``auto``: float32 on the CPU, bfloat16/float16 on CUDA)."""
 MAX_HOURS = 24.0
 """A CPU run whose steps are estimated above this many hours is refused (``ttlab lm train --max-hours``)."""
 
 
 @dataclass(frozen=True)
-class GPTConfig(DictConfig):
+class GPTConfig(DictConfig, Declared):
     """Shape of a :class:`GPT`. ``bias`` adds biases to Linear and LayerNorm layers (GPT-2 has them)."""
 
     vocab_size: int = 2048
@@ -49,18 +51,15 @@ class GPTConfig(DictConfig):
     dropout: float = setting(0.0, "Dropout rate.")
     bias: bool = setting(False, "Biases in Linear and LayerNorm layers.")
 
-    def __post_init__(self) -> None:
-        for name in ("vocab_size", "block_size", "n_layer", "n_head", "n_embd"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise TTLabInputError(f"GPTConfig.{name} must be a positive integer, got {value!r}.")
+    parameter_constraints = {**dict.fromkeys(("vocab_size", "block_size", "n_layer", "n_head", "n_embd"), POSITIVE_INT),
+                             "dropout": [Interval(numbers.Real, 0, 1, closed="left")], "bias": ["boolean"]}
+
+    def check(self) -> None:
+        """``n_embd`` divisible by ``n_head``."""
         if self.n_embd % self.n_head:
             raise TTLabInputError(
                 f"n_embd ({self.n_embd}) must be divisible by n_head ({self.n_head}); "
-                f"e.g. n_embd={self.n_head * max(1, round(self.n_embd / self.n_head))}."
-            )
-        if not 0.0 <= self.dropout < 1.0:
-            raise TTLabInputError(f"dropout must be in [0, 1), got {self.dropout}.")
+                f"e.g. n_embd={self.n_head * max(1, round(self.n_embd / self.n_head))}.", params=("n_embd", "n_head"))
 
     @classmethod
     def from_preset(cls, name: str, **overrides: Any) -> "GPTConfig":
@@ -80,7 +79,7 @@ class GPTConfig(DictConfig):
 
 
 @dataclass(frozen=True)
-class TrainConfig(DictConfig):
+class TrainConfig(DictConfig, Declared):
     """Optimisation, evaluation, stopping and runtime settings of one training run."""
 
     batch_size: int = setting(12, "Sequences per micro-batch (per process).")
@@ -108,32 +107,23 @@ class TrainConfig(DictConfig):
     compile: bool = setting(False, "torch.compile the model.")
     threads: int | None = setting(None, "torch CPU threads (during the run only).")
 
-    def __post_init__(self) -> None:
-        pos_int = ("batch_size", "grad_accum", "max_iters", "eval_interval", "eval_iters")
-        for name in pos_int:
-            v = getattr(self, name)
-            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-                raise TTLabInputError(f"{name} must be a positive integer, got {v!r}.")
-        if self.warmup_iters < 0:
-            raise TTLabInputError(f"warmup_iters must be >= 0, got {self.warmup_iters}.")
-        if not (self.lr > 0 and math.isfinite(self.lr)):
-            raise TTLabInputError(f"lr must be a positive number, got {self.lr}.")
-        if self.min_lr is not None and not 0 <= self.min_lr <= self.lr:
-            raise TTLabInputError(f"min_lr must be in [0, lr={self.lr}], got {self.min_lr}.")
-        if self.lr_decay_iters is not None and self.lr_decay_iters < 1:
-            raise TTLabInputError(f"lr_decay_iters must be >= 1, got {self.lr_decay_iters}.")
-        if self.weight_decay < 0 or self.grad_clip < 0 or self.min_delta < 0:
-            raise TTLabInputError("weight_decay, grad_clip and min_delta must be >= 0.")
-        if not (0 <= self.beta1 < 1 and 0 <= self.beta2 < 1):
-            raise TTLabInputError(f"betas must be in [0, 1), got ({self.beta1}, {self.beta2}).")
-        if self.patience is not None and self.patience < 1:
-            raise TTLabInputError(f"patience must be >= 1 (or None to disable early stopping), got {self.patience}.")
-        for name in ("max_tokens", "test_max_tokens", "threads"):
-            v = getattr(self, name)
-            if v is not None and v < 1:
-                raise TTLabInputError(f"{name} must be >= 1 when given, got {v}.")
-        if self.dtype not in ("auto", "float32", "bfloat16", "float16"):
-            raise TTLabInputError(f"dtype must be auto, float32, bfloat16 or float16, got {self.dtype!r}.")
+    parameter_constraints = {
+        **dict.fromkeys(("batch_size", "grad_accum", "max_iters", "eval_interval", "eval_iters"), POSITIVE_INT),
+        "warmup_iters": [Interval(numbers.Integral, 0, None)],
+        "lr": [Interval(numbers.Real, 0, None, closed="neither")],
+        "min_lr": [Interval(numbers.Real, 0, None), None],
+        "lr_decay_iters": [*POSITIVE_INT, None],
+        **dict.fromkeys(("weight_decay", "grad_clip", "min_delta"), [Interval(numbers.Real, 0, None)]),
+        **dict.fromkeys(("beta1", "beta2"), [Interval(numbers.Real, 0, 1, closed="left")]),
+        **dict.fromkeys(("patience", "max_tokens", "test_max_tokens", "threads"), [*POSITIVE_INT, None]),
+        "dtype": [Options(DTYPES)],
+        **dict.fromkeys(("eval_test", "keep_best", "compile"), ["boolean"]),
+    }
+
+    def check(self) -> None:
+        """``min_lr`` at most ``lr``."""
+        if self.min_lr is not None and self.min_lr > self.lr:
+            raise TTLabInputError(f"min_lr must be in [0, lr={self.lr}], got {self.min_lr}.", params=("min_lr", "lr"))
 
     @property
     def schedule_length(self) -> int:
@@ -166,7 +156,7 @@ DEFAULT_PROMPT = "\n"
 
 
 @dataclass(frozen=True)
-class SampleConfig:
+class SampleConfig(Declared):
     """How :func:`ttlab.lm.checkpoint.sample_text` continues a prompt: ``tokens`` new tokens sampled at ``temperature``
     among the ``top_k`` most likely (None: all) with the ``seed``, from the ``which`` weights of the run."""
 
@@ -176,19 +166,18 @@ class SampleConfig:
     seed: int = setting(0, "Sampling seed.")
     which: str = setting("best", "best (best.pt; a run without one: final, with a note) | final (ckpt.pt) | init.")
 
-    def __post_init__(self) -> None:
-        if isinstance(self.tokens, bool) or not isinstance(self.tokens, int) or self.tokens < 1:
-            raise TTLabInputError(f"tokens must be >= 1, got {self.tokens}.", params=("tokens",))
-        if self.which not in WHICH:
-            raise TTLabInputError(f"which must be one of {', '.join(WHICH)}, got {self.which!r}.")
+    parameter_constraints = {"tokens": POSITIVE_INT, "temperature": [Interval(numbers.Real, 0, None, closed="neither")],
+                             "top_k": [*POSITIVE_INT, None], "which": [Options(WHICH)]}
 
 
 WINDOWS = ("random", "prefix")
 """Where :class:`EmbedConfig` places a document's window."""
+SPLITS = ("train", "val", "test")
+"""The document splits :class:`EmbedConfig` can embed."""
 
 
 @dataclass(frozen=True)
-class EmbedConfig:
+class EmbedConfig(Declared):
     """What to sample: layers, tokens per document, window length and placement, documents, seed."""
 
     layers: tuple[int, ...] | None = (-1,)  # None: every layer (0 … n_layer)
@@ -204,20 +193,16 @@ class EmbedConfig:
     split: str = setting("test", "Which document split to embed: train | val | test.")
     shuffle_tokens: bool = False  # control: permute each window's tokens (seeded) before the forward pass
 
-    def __post_init__(self) -> None:
-        for name in ("tokens_per_doc", "context", "batch_docs", "windows_per_doc"):
-            v = getattr(self, name)
-            if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 1:
-                raise TTLabInputError(f"{name} must be a positive integer, got {v!r}.", params=(name,))
-        if self.max_docs is not None and self.max_docs < 1:
-            raise TTLabInputError(f"max_docs must be >= 1 when given, got {self.max_docs}.", params=("max_docs",))
-        if self.window not in WINDOWS:
-            raise TTLabInputError(f"window must be one of {', '.join(WINDOWS)}, got {self.window!r}.", params=("window",))
+    parameter_constraints = {
+        **dict.fromkeys(("tokens_per_doc", "context", "batch_docs", "windows_per_doc"), POSITIVE_INT),
+        "max_docs": [*POSITIVE_INT, None], "window": [Options(WINDOWS)], "split": [Options(SPLITS)],
+        "shuffle_tokens": ["boolean"]}
+
+    def check(self) -> None:
+        """``layers`` not empty; ``position_edges`` increasing and inside the window."""
         if self.layers is not None and len(self.layers) == 0:
             raise TTLabInputError("layers is empty; give at least one layer index (e.g. -1) or None for all.",
                                   params=("layers",))
-        if self.split not in ("train", "val", "test"):
-            raise TTLabInputError(f"split must be train, val or test, got {self.split!r}.", params=("split",))
         e = self.position_edges
         if e is not None:
             if len(e) < 2 or any(int(a) >= int(b) for a, b in zip(e, e[1:])) or int(e[0]) < 0:

@@ -1,12 +1,13 @@
 """What a model suite is evaluated on: :class:`SuiteConfig` (every choice, stored in results.json) and the text
 windows every model scores (:class:`TextWindow`, :func:`select_windows`; see :mod:`ttlab.lm.suite` for the protocol).
 
-Imports: numpy, ttlab.errors, ttlab.intrinsic_dim.api (PAPER), ttlab.configs (setting), ttlab.lm.configs (WINDOWS), ttlab.lm.corpus
-(CorpusSpec); no torch.
+Imports: numpy, ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (api: PAPER; estimators: AVERAGES), ttlab.configs
+(setting), ttlab.lm.configs (SPLITS, WINDOWS), ttlab.lm.corpus (CorpusSpec); no torch.
 """
 
 from __future__ import annotations
 
+import numbers
 import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -17,21 +18,25 @@ import numpy as np
 from ttlab.configs import setting
 from ttlab.errors import TTLabInputError
 from ttlab.intrinsic_dim.api import PAPER
-from ttlab.lm.configs import WINDOWS
+from ttlab.intrinsic_dim.estimators import AVERAGES
+from ttlab.lm.configs import SPLITS, WINDOWS
 from ttlab.lm.corpus import CorpusSpec
+from ttlab.validation import POSITIVE_INT, Declared, Interval, Options
 
 __all__ = ["BYTES_PER_TOKEN", "DTYPES", "WINDOWS", "SuiteConfig", "TextWindow", "select_windows"]
 
 BYTES_PER_TOKEN = 4.0
 """Nominal UTF-8 bytes per token of English BPE text, used only to turn token counts into byte sizes."""
 DTYPES = ("float32", "bfloat16", "float16")
+DECODE_ERRORS = ("strict", "replace")
+"""What the suite does with invalid UTF-8 in a corpus: stop with an error, or read U+FFFD."""
 
 _WORD = re.compile(r"\s*\S+")
 
 
 # ------------------------------------------------------------------------------------------ config
 @dataclass(frozen=True)
-class SuiteConfig:
+class SuiteConfig(Declared):
     """What every model of a suite is evaluated on, and how (all choices are stored in results.json)."""
 
     corpus: str = setting("builtin:sotu", "Corpus spec: builtin:sotu | FILE.txt | FILE.jsonl[.xz] | DIR | hf:PATH.")
@@ -61,31 +66,21 @@ class SuiteConfig:
     decode_errors: str = setting("strict", "Invalid UTF-8 in the corpus: strict (error) | replace (U+FFFD).")
     shuffle_tokens: bool = setting(False, "Control: each window's tokens permuted (seeded) before scoring and embedding.")
 
-    def __post_init__(self) -> None:
-        if self.decode_errors not in ("strict", "replace"):
-            raise TTLabInputError(f"decode_errors must be strict or replace, got {self.decode_errors!r}.")
-        for name in ("context", "windows_per_doc", "batch_tokens", "id_tokens_per_doc", "id_batch_size", "id_k"):
-            v = getattr(self, name)
-            if not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 1:
-                raise TTLabInputError(f"{name} must be a positive integer, got {v!r}.")
+    parameter_constraints = {
+        **dict.fromkeys(("context", "windows_per_doc", "batch_tokens", "id_tokens_per_doc", "id_batch_size"), POSITIVE_INT),
+        "id_k": [Interval(numbers.Integral, 2, None)],
+        **dict.fromkeys(("window_bytes", "max_docs", "max_tokens", "max_bytes", "max_corpus_docs"), [*POSITIVE_INT, None]),
+        "window": [Options(WINDOWS)], "split": [Options(SPLITS)], "dtype": [Options(DTYPES)],
+        "id_average": [Options(AVERAGES)], "decode_errors": [Options(DECODE_ERRORS)], "shuffle_tokens": ["boolean"]}
+
+    def check(self) -> None:
+        """``context`` ≥ 2 and ``stride`` within it; ``device`` a device name."""
         if self.context < 2:
-            raise TTLabInputError(f"context must be at least 2 tokens (a start token and one scored token), got {self.context}.")
-        if self.stride is not None and not 1 <= self.stride <= self.context:
-            raise TTLabInputError(f"stride must be in 1 … context = {self.context}, got {self.stride}.")
-        for name in ("window_bytes", "max_docs", "max_tokens", "max_bytes", "max_corpus_docs"):
-            v = getattr(self, name)
-            if v is not None and (not isinstance(v, (int, np.integer)) or isinstance(v, bool) or v < 1):
-                raise TTLabInputError(f"{name} must be a positive integer when given, got {v!r}.")
-        if self.window not in WINDOWS:
-            raise TTLabInputError(f"window must be one of {', '.join(WINDOWS)}, got {self.window!r}.")
-        if self.split not in ("train", "val", "test"):
-            raise TTLabInputError(f"split must be train, val or test, got {self.split!r}.")
-        if self.dtype not in DTYPES:
-            raise TTLabInputError(f"dtype must be one of {', '.join(DTYPES)}, got {self.dtype!r}.")
-        if self.id_average not in ("mean", "harmonic", "median"):
-            raise TTLabInputError(f"id_average must be mean, harmonic or median, got {self.id_average!r}.")
-        if self.id_k < 2:
-            raise TTLabInputError(f"id_k must be at least 2, got {self.id_k}.")
+            raise TTLabInputError(f"context must be at least 2 tokens (a start token and one scored token), got {self.context}.",
+                                  params=("context",))
+        if self.stride is not None and not (isinstance(self.stride, numbers.Integral) and 1 <= self.stride <= self.context):
+            raise TTLabInputError(f"stride must be an integer in 1 … context = {self.context}, got {self.stride!r}.",
+                                  params=("stride",))
         dev = str(self.device)
         if not (dev == "cpu" or dev == "mps" or re.fullmatch(r"cuda(:\d+)?", dev)):
             raise TTLabInputError(f"device must be cpu, cuda, cuda:N or mps, got {dev!r}.")

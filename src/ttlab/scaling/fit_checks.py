@@ -3,7 +3,7 @@ that mark a fit not identifiable, the bootstrap percentile and analytic interval
 
 Re-exported by :mod:`ttlab.scaling.fit` (the tolerances, ``MAX_BOOTSTRAP``, :func:`log_correlation`).
 
-Imports: numpy, scipy.stats, ttlab.errors, ttlab.scaling (fit_models, fit_optimize).
+Imports: numpy, scipy.stats, ttlab.errors, ttlab.validation, ttlab.scaling (fit_models, fit_optimize).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from scipy import stats
 from ttlab.errors import TTLabInputError
 from ttlab.scaling.fit_models import MIN_POINTS, OBJECTIVES, PARAM_NAMES, natural_params
 from ttlab.scaling.fit_optimize import DEFAULT_LBFGSB_OPTIONS, EXPONENT_BOUNDS, LBFGSB_KEYS
+from ttlab.validation import check_int
 
 __all__ = [
     "BOOTSTRAP_METHODS", "COLLINEAR_R", "CONSTANT_Y_TOL", "MAX_BOOTSTRAP", "MIN_DISTINCT_SIZES", "NEAR_CONSTANT_Y_TOL",
@@ -151,8 +152,7 @@ def check_optimizer_options(
             raise TTLabInputError(
                 f"unknown L-BFGS-B option(s) {sorted(unknown)}; allowed: {sorted(LBFGSB_KEYS)}"
             )
-    if isinstance(n_starts, bool) or not isinstance(n_starts, (int, np.integer)) or n_starts < 1:
-        raise TTLabInputError(f"n_starts must be a positive integer, got {n_starts!r}")
+    check_int(n_starts, "n_starts", 1)
     return dict(DEFAULT_LBFGSB_OPTIONS if lbfgsb_options is None else lbfgsb_options)
 
 

@@ -14,7 +14,7 @@ positional encoding is added (``chunk=1`` is the paper's one-scalar-per-token em
   fixed rescalings that the weights could absorb; they keep training stable at initialisation.)
 * ``arch="mlp"``: ``n_layer`` hidden ReLU layers of width ``n_embd``.
 
-Imports: torch, ttlab.errors; nothing else of ttlab.
+Imports: torch, ttlab.errors, ttlab.validation; nothing else of ttlab.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from ttlab.errors import TTLabInputError
+from ttlab.validation import POSITIVE_INT, Declared, Options
 
 __all__ = ["ARCHS", "RegressorConfig", "MLPRegressor", "TransformerRegressor", "build_regressor", "count_parameters",
            "train_step"]
@@ -36,7 +37,7 @@ POSITIONAL = ("learned", "sinusoidal")
 
 
 @dataclass(frozen=True)
-class RegressorConfig:
+class RegressorConfig(Declared):
     """Architecture of a regressor; ``chunk``/``n_head``/``pos`` apply to transformers only.
 
     ``pos=None`` picks the default: learned for ``softmax``, fixed sinusoidal for ``relu``.
@@ -52,24 +53,22 @@ class RegressorConfig:
     mlp_ratio: int = 4
     pos: str | None = None
 
-    def __post_init__(self) -> None:
-        if self.arch not in ARCHS:
-            raise TTLabInputError(f"unknown arch {self.arch!r}; choose one of {', '.join(ARCHS)}")
-        for name in ("ambient", "n_embd", "n_layer", "mlp_ratio"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise TTLabInputError(f"{name} must be a positive integer, got {v!r}")
+    parameter_constraints = {"arch": [Options(ARCHS)],
+                             **dict.fromkeys(("ambient", "n_embd", "n_layer", "mlp_ratio"), POSITIVE_INT),
+                             "pos": [Options(POSITIONAL), None]}
+
+    def check(self) -> None:
+        """A transformer's ``chunk`` within ``ambient`` and ``n_head`` dividing ``n_embd``."""
         if self.arch == "mlp":
             return
         if isinstance(self.chunk, bool) or not isinstance(self.chunk, int) or not 1 <= self.chunk <= self.ambient:
             raise TTLabInputError(
-                f"chunk (coordinates per token) must be an integer in [1, D={self.ambient}], got {self.chunk!r}"
-            )
+                f"chunk (coordinates per token) must be an integer in [1, D={self.ambient}], got {self.chunk!r}",
+                params=("chunk",))
         h = self.n_head
         if isinstance(h, bool) or not isinstance(h, int) or h < 1 or self.n_embd % h:
-            raise TTLabInputError(f"n_head must be a positive integer dividing n_embd={self.n_embd}, got {h!r}")
-        if self.pos is not None and self.pos not in POSITIONAL:
-            raise TTLabInputError(f"pos must be one of {', '.join(POSITIONAL)}, got {self.pos!r}")
+            raise TTLabInputError(f"n_head must be an integer >= 1 dividing n_embd={self.n_embd}, got {h!r}",
+                                  params=("n_head",))
 
     @property
     def n_tokens(self) -> int:

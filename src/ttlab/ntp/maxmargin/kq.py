@@ -5,7 +5,7 @@ constraints involve, in closed form when its constraint graph is complete bipart
 else by NNLS-LDP; the columns can be solved in worker processes (:func:`kq_onehot_entries`) with the
 serial result. General embeddings: the Gram-matrix NNLS-LDP of :mod:`ttlab.ntp.maxmargin.qp`.
 
-Imports: numpy, ttlab.errors, ttlab.ntp.maxmargin.qp (the QP kernel).
+Imports: numpy, ttlab.errors, ttlab.validation, ttlab.ntp.maxmargin.qp (the QP kernel).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import numpy as np
 
 import ttlab.ntp.maxmargin.qp as qp
 from ttlab.errors import TTLabInputError
+from ttlab.validation import check_int
 
 
 # ============================================================================================== W*_kq
@@ -56,11 +57,7 @@ def _closed_form_column(P: np.ndarray, V: int) -> np.ndarray | None:
 
 
 def _check_vocab_size(vocab_size) -> int:
-    if isinstance(vocab_size, (bool, np.bool_)) or not isinstance(vocab_size, (int, np.integer)):
-        raise TTLabInputError(f"vocab_size must be a positive integer (got {vocab_size!r})")
-    if vocab_size < 1:
-        raise TTLabInputError(f"vocab_size must be a positive integer (got {vocab_size})")
-    return int(vocab_size)
+    return check_int(vocab_size, "vocab_size", 1)
 
 
 def _check_range(arr: np.ndarray, V: int, name: str) -> None:
@@ -174,8 +171,7 @@ def kq_onehot_entries(
     n_q = starts.size
     if workers is None:
         workers = (os.cpu_count() or 1) if m >= PARALLEL_MIN_TRIPLES else 1
-    if isinstance(workers, bool) or not isinstance(workers, (int, np.integer)) or workers < 1:
-        raise TTLabInputError(f"workers must be a positive integer (got {workers!r})")
+    workers = check_int(workers, "workers", 1)
     n_chunks = min(n_q, int(workers) * CHUNKS_PER_WORKER) if workers > 1 else min(n_q, 64)
     # chunk boundaries at query starts, about equal numbers of constraints per chunk
     cuts = np.unique(np.searchsorted(starts, np.linspace(0, m, n_chunks + 1)[1:-1], side="right") - 1)
