@@ -28,6 +28,7 @@ from ttlab.cli._common import (
 from ttlab.configs import pick_fields
 from ttlab.intrinsic_dim.files import compare_file, estimate_file
 from ttlab.intrinsic_dim.io import write_manifold
+from ttlab.intrinsic_dim.knn import BACKENDS as KNN_BACKENDS
 from ttlab.intrinsic_dim.protocol import PAPER
 from ttlab.intrinsic_dim.views import compare_view, estimate_view
 from ttlab.lm.configs import WHICH, EmbedConfig
@@ -46,6 +47,11 @@ SeedOpt = Annotated[int, Option("--seed", help="Seed of the shuffle into batches
 KeyOpt = Annotated[OptStr, Option("--key", help="Array name inside an .npz or a saved dict.")]
 DeviceOpt = Annotated[OptStr, Option("--device", help="cpu | cuda (default: cuda if present).")]  # shared by estimate, compare
 E = EmbedConfig  # embed's options set its fields and show their defaults
+
+BACKEND_HELP = "Neighbour search: " + " | ".join(
+    {"auto": "auto (k-d tree at low dimension, else torch)", "faiss-hnsw": "faiss-hnsw (approximate)"}.get(b, b)
+    for b in KNN_BACKENDS) + "."
+"""The ``--backend`` help of ``id estimate`` and ``id compare``, built from the library's list of backends."""
 
 
 def _report(payload: dict[str, Any], notes: list[str], as_json: bool) -> bool:
@@ -69,7 +75,7 @@ def estimate(
     remainder: Annotated[str, Option("--remainder", help="Last partial batch: drop | merge | keep.")] = PAPER.remainder,
     seed: SeedOpt = PAPER.seed,
     key: KeyOpt = None,
-    backend: Annotated[str, Option("--backend", help="Neighbour search: auto (k-d tree at low dimension, else torch) | tree | torch | faiss | faiss-hnsw (approximate).")] = "auto",
+    backend: Annotated[str, Option("--backend", help=BACKEND_HELP)] = "auto",
     device: DeviceOpt = None,
     out: Annotated[OptPath, Option("--out", help="Also write the JSON result to this file.")] = None,
     as_json: Json = False,
@@ -97,7 +103,7 @@ def compare_cmd(
     metric: MetricOpt = "euclidean",
     seed: SeedOpt = PAPER.seed,
     key: KeyOpt = None,
-    backend: Annotated[str, Option("--backend", help="Neighbour search: auto | torch | faiss | faiss-hnsw (approximate).")] = "auto",
+    backend: Annotated[str, Option("--backend", help=BACKEND_HELP)] = "auto",
     device: DeviceOpt = None,
     out: Annotated[OptPath, Option("--out", help="Also write the JSON result to this file (input of `ttlab scaling predict --from-compare`).")] = None,
     overwrite: Annotated[bool, Option("--overwrite", help="Replace an existing --out file (refused without it).")] = False,

@@ -16,7 +16,7 @@ A corpus spec is one of
 
 Documents whose text is empty or only whitespace are dropped (and counted).
 
-Imports: numpy, ttlab.configs (setting), ttlab.errors; lazily datasets (``hf:`` specs); never ttlab.cli.
+Imports: numpy, ttlab.configs (setting), ttlab.errors, ttlab.lm.configs (SPLITS); lazily datasets (``hf:`` specs); never ttlab.cli.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ import numpy as np
 
 from ttlab.configs import setting
 from ttlab.errors import TTLabInputError
+from ttlab.lm.configs import SPLITS
 
 #: Bundled corpora: name -> (file inside ``ttlab/data/corpora``, description).
 BUILTIN_CORPORA: dict[str, tuple[str, str]] = {
@@ -469,7 +470,6 @@ def _load(cs: CorpusSpec, cache_dir: str | Path | None) -> Corpus:
 
 
 # --------------------------------------------------------------------------------------------- split
-SPLITS = ("train", "val", "test")
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,8 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 
 from ttlab.errors import TTLabInputError
-from ttlab.lm.corpus import SPLITS, Corpus, CorpusSpec, CorpusSplit, corpus_spec
+from ttlab.lm.configs import SPLITS
+from ttlab.lm.corpus import Corpus, CorpusSpec, CorpusSplit, corpus_spec
 from ttlab.lm.tokenizer import (
     DEFAULT_MIN_FREQUENCY,
     DEFAULT_VOCAB_SIZE,
