@@ -502,25 +502,26 @@ def test_lm_prediction_claim_uses_relative_tolerances():
 def test_ntp_claims_fixed_by_the_review():
     """The attention claim is judged against uniform attention; Proposition 2 with no complete column is
     inconclusive; the layer-ID claim needs an inner peak beyond the standard error."""
+    from ttlab.reproduce.parts.ntp_figure2 import attention_claim
+    from ttlab.reproduce.parts.ntp_svop import claims as svop_claims
     from ttlab.reproduce.parts_lm_ablations import _ablation_claims
-    from ttlab.reproduce.parts_ntp import _attention_claim, _svop_claims
 
     long = {"stage2_steps": 900, "c1": 1.95e-5, "final_min_optimal_attention": 0.733, "baseline_attention": 1 / 6,
             "attention_gap_rate": 2e-3}
     r = {"dataset": {"max_len": 6, "n_occurrences": 100, "vocab_size": 20}, "long_run": long,
          "config": {"eta0": 0.2 / 20**0.5, "eta": 0.05 / 20**0.5, "stage1_steps": 900},
          "wov_star_norm": 10.0, "wkq_star_norm": 4.88}
-    assert _attention_claim(r)["verdict"] == "inconclusive"  # bound 0.145 < 1/6: uniform attention meets it
+    assert attention_claim(r)["verdict"] == "inconclusive"  # bound 0.145 < 1/6: uniform attention meets it
     long["stage2_steps"] = 20000
-    assert _attention_claim(r)["verdict"] == "inconclusive"  # bound 0.2 clears 1/6 by 0.03 < 0.1 only
+    assert attention_claim(r)["verdict"] == "inconclusive"  # bound 0.2 clears 1/6 by 0.03 < 0.1 only
     long["stage2_steps"] = 60000
-    assert _attention_claim(r)["verdict"] == "holds"  # bound 0.35 > 1/6 + 0.1, met, gap rate ≥ C1
+    assert attention_claim(r)["verdict"] == "holds"  # bound 0.35 > 1/6 + 0.1, met, gap rate ≥ C1
     long["final_min_optimal_attention"] = 0.18
-    assert _attention_claim(r)["verdict"] == "not reproduced"
+    assert attention_claim(r)["verdict"] == "not reproduced"
 
     svop = {"orders": {"q": ""}, "categories": {"q": {"optimal": ["a"], "non_optimal": [], "non_comparable": []}},
             "wkq_star_columns": {"q": {"a": 0.0}}, "unseen": {}, "cosine_ov": 1.0, "cosine_kq": 1.0}
-    prop2 = {c["id"]: c for c in _svop_claims(svop)}["ntp_svop.proposition2"]
+    prop2 = {c["id"]: c for c in svop_claims(svop)}["ntp_svop.proposition2"]
     assert prop2["verdict"] == "inconclusive" and "no column checked (1 columns" in prop2["summary"]
 
     def layers(ids, std):

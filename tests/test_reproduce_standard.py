@@ -255,7 +255,7 @@ def test_results_record_the_run_conditions(tmp_path):
 
 def test_every_mode_has_the_continued_stage2_cap():
     """Regression: ntp_figure2 looked its cap up by mode name and failed in standard mode."""
-    from ttlab.reproduce.parts_ntp import long_stage2_cap
+    from ttlab.reproduce.parts.ntp_figure2 import long_stage2_cap
 
     caps = {m: long_stage2_cap(PartContext(mode=m)) for m in MODES}
     assert caps == {"quick": 200_000, "standard": 200_000, "full": 400_000, "tiny": 200}

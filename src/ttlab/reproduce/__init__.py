@@ -114,7 +114,7 @@ INTERRUPTED = "interrupted"
 """Status of a part stopped by Ctrl-C: stored so the report says so, never reused (only ``ok`` is)."""
 
 # the parts register themselves on import (explicit, in report order: paper A, then paper B)
-from ttlab.reproduce import parts_lm, parts_lm_ablations, parts_model_scaling, parts_ntp, parts_scaling  # noqa: E402,F401
+import ttlab.reproduce.parts  # noqa: E402,F401
 
 
 def part_record_problem(out_dir: str | Path, name: str) -> str | None:
