@@ -8,8 +8,16 @@ import math
 import pytest
 
 from ttlab.ntp.diagnostics import proposition1_conditions, theorem1_conditions, theorem2_conditions
-from ttlab.reproduce import parts_lm, parts_scaling
-from ttlab.reproduce.parts import common_ntp, ntp_ablations, ntp_figure2, ntp_generalization, ntp_scale, ntp_svop
+from ttlab.reproduce import parts_scaling
+from ttlab.reproduce.parts import (
+    common_lm_sweep,
+    common_ntp,
+    ntp_ablations,
+    ntp_figure2,
+    ntp_generalization,
+    ntp_scale,
+    ntp_svop,
+)
 from ttlab.reproduce.verdicts import HOLDS, INCONCLUSIVE, NOT_REPRODUCED, PARTLY
 from ttlab.scaling.theory import table1
 
@@ -248,7 +256,7 @@ def test_id_grows_claim_uses_the_standard_errors_of_the_batches():
             {"intrinsic_dim": 5.0, "n_vectors": 1000, "batch_size": 250, "intrinsic_dim_std": 0.4}]
     control = [{"intrinsic_dim": 10.0, "n_vectors": 1000, "batch_size": 250, "intrinsic_dim_std": 0.2},
                {"intrinsic_dim": 10.1, "n_vectors": 1000, "batch_size": 500, "intrinsic_dim_std": 0.3}]
-    c = parts_lm._id_grows_claim("x.grows", "The ID grows", rows, control)
+    c = common_lm_sweep.id_grows_claim("x.grows", "The ID grows", rows, control)
     assert c["measured"]["values"] == [4.0123, 5.0]
     assert c["measured"]["se"] == pytest.approx([0.1, 0.2], rel=1e-12)  # SD / √(1000 // 250)
     assert c["measured"]["control_values"] == [10.0, 10.1]
@@ -259,9 +267,9 @@ def test_id_grows_claim_uses_the_standard_errors_of_the_batches():
     assert c["summary"] == "ID by increasing size: 4.01, 5; untrained copies: 10, 10.1"  # 3 significant digits
     # untrained copies that rise as much: the control meets the claim, so it is no evidence
     same = [{**control[0]}, {**control[1], "intrinsic_dim": 11.0}]
-    assert parts_lm._id_grows_claim("x.grows", "S", rows, same)["verdict"] == INCONCLUSIVE
+    assert common_lm_sweep.id_grows_claim("x.grows", "S", rows, same)["verdict"] == INCONCLUSIVE
     # no control measured: inconclusive, and the summary says so
-    none = parts_lm._id_grows_claim("x.grows", "S", rows, None)
+    none = common_lm_sweep.id_grows_claim("x.grows", "S", rows, None)
     assert (none["measured"]["control_values"], none["verdict"]) == ([], INCONCLUSIVE)
     assert none["summary"].endswith("untrained copies: not measured")
 
@@ -505,7 +513,7 @@ def test_claims_cite_state_and_name_their_quantity_word_for_word():
                           "last_decade": {"t0": 90, "t1": 900, "slope": -0.9, "theory_log_t_over_t": -0.8}}
     claims = [*ntp_figure2.claims(rf), *ntp_svop.claims(_svop_result()),
               *ntp_ablations.claims({"rows": [{"variant": "a", "final_cosine_kq": 0.95,
-                                                     "final_min_optimal_attention": 0.7}]}),
+                                               "final_min_optimal_attention": 0.7}]}),
               *ntp_generalization.claims(rg), *ntp_scale.claims(rs),
               *parts_scaling._table1_claims({"rows": [x.to_dict() for x in table1()]})]
     got = {c["id"]: (c["kind"], c["cite"], c["rule_id"], c["statement"], c["quantity"]) for c in claims}

@@ -7,7 +7,8 @@ of :data:`ttlab.reproduce.PARTS` (``ttlab reproduce --list``, the run and the re
 """
 
 # isort: off
-from ttlab.reproduce import parts_lm, parts_lm_ablations, parts_model_scaling  # noqa: F401
+from ttlab.reproduce.parts import lm_data_scaling, lm_model_scaling, lm_suite_scaling, lm_id_ablations  # noqa: F401
+from ttlab.reproduce import parts_model_scaling  # noqa: F401
 from ttlab.reproduce.parts import ntp_figure2, ntp_ablations, ntp_generalization, ntp_svop, ntp_scale  # noqa: F401
 from ttlab.reproduce import parts_scaling  # noqa: F401
 # isort: on
