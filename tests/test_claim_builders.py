@@ -8,16 +8,18 @@ import math
 import pytest
 
 from ttlab.ntp.diagnostics import proposition1_conditions, theorem1_conditions, theorem2_conditions
-from ttlab.reproduce import parts_scaling
 from ttlab.reproduce.parts import (
     common_lm_sweep,
     common_ntp,
+    common_scaling,
+    id_accuracy,
     ntp_ablations,
     ntp_figure2,
     ntp_generalization,
     ntp_scale,
     ntp_svop,
 )
+from ttlab.reproduce.parts.table1 import claims as table1_claims
 from ttlab.reproduce.verdicts import HOLDS, INCONCLUSIVE, NOT_REPRODUCED, PARTLY
 from ttlab.scaling.theory import table1
 
@@ -239,13 +241,13 @@ def test_svop_claims_on_a_wrong_model():
 
 def test_table1_claims_compare_the_id_free_prediction_with_the_observed_alpha_d():
     rows = [x.to_dict() for x in table1()]
-    c = _by_id(parts_scaling._table1_claims({"rows": rows}))
+    c = _by_id(table1_claims({"rows": rows}))
     assert list(c) == ["table1.kaplan_2020", "table1.chinchilla_2022"]
     k, ch = c["table1.kaplan_2020"], c["table1.chinchilla_2022"]
     assert k["measured"] == pytest.approx({"fitted": 0.095, "predicted": 0.076 / 1.076}, rel=1e-14)
     assert ch["measured"] == pytest.approx({"fitted": 0.28, "predicted": 0.34 / 1.34}, rel=1e-14)
     assert (k["kind"], k["cite"], k["rule_id"]) == ("paper", "Table 1", "exponent_match")
-    assert k["thresholds"] == parts_scaling.EXPONENT_TOLERANCE
+    assert k["thresholds"] == common_scaling.EXPONENT_TOLERANCE
     assert k["summary"] == ("predicted α_D 0.0706 vs observed 0.095 (Δ +0.0244); predicted α_N 0.1050 vs observed "
                             "0.076 (Δ -0.0290)")
     assert k["statement"] == ("Table 1, Kaplan 2020: the ID-free relation α_D = α_N/(1+α_N) predicts the observed α_D")
@@ -382,7 +384,7 @@ def test_scale_claims():
 
 def _id_row(manifold: str, d: int, noise: float, mean: float, harmonic: float) -> dict:
     return {"manifold": manifold, "d": d, "noise": noise,
-            "estimates": {parts_scaling.PAPER_EST: {"mean": mean}, parts_scaling.HARMONIC_EST: {"mean": harmonic}}}
+            "estimates": {id_accuracy.PAPER_EST: {"mean": mean}, id_accuracy.HARMONIC_EST: {"mean": harmonic}}}
 
 
 def test_id_accuracy_claims_on_fixed_estimates():
@@ -390,7 +392,7 @@ def test_id_accuracy_claims_on_fixed_estimates():
             _id_row("cube", 12, 0.0, 6.0, 7.0),  # d > 10: not judged
             _id_row("sphere", 2, 0.1, 9.0, 9.0)]  # noisy: not judged
     r = {"rows": rows, "n": 2000, "cross_check": {"mean": 5.35, "harmonic": 5.2, "ambient": 768, "n": 3600}}
-    c = _by_id(parts_scaling._id_claims(r))
+    c = _by_id(id_accuracy.claims(r))
     p = c["id_accuracy.paper_estimator"]
     rel = [0.1 / 2, 0.5 / 5, 2.0 / 10]
     assert p["measured"] == pytest.approx({"mean": sum(rel) / 3, "worst": 0.2, "n": 3}, rel=1e-12)
@@ -408,12 +410,12 @@ def test_id_accuracy_claims_on_fixed_estimates():
     assert (h["thresholds"], h["verdict"]) == ({"holds": 0.75, "partly": 0.5, "chance": 0.5}, INCONCLUSIVE)
     assert h["summary"] == "closer to d in 2/2 noise-free cases with d ≤ 5"
     six = [_id_row("sphere", d, 0.0, d + 0.5, d + 0.1) for d in (1, 2, 3, 4, 5, 5)]  # 6/6: p = 1/64
-    h6 = _by_id(parts_scaling._id_claims({**r, "rows": six}))["id_accuracy.harmonic_less_biased"]
+    h6 = _by_id(id_accuracy.claims({**r, "rows": six}))["id_accuracy.harmonic_less_biased"]
     assert (h6["measured"], h6["verdict"]) == ({"passed": 6, "total": 6}, HOLDS)
     six[0] = _id_row("sphere", 1, 0.0, 1.1, 1.1)  # a tie is not closer
-    assert _by_id(parts_scaling._id_claims({**r, "rows": six}))["id_accuracy.harmonic_less_biased"]["measured"] == {
+    assert _by_id(id_accuracy.claims({**r, "rows": six}))["id_accuracy.harmonic_less_biased"]["measured"] == {
         "passed": 5, "total": 6}
-    none = _by_id(parts_scaling._id_claims({**r, "rows": rows[3:]}))
+    none = _by_id(id_accuracy.claims({**r, "rows": rows[3:]}))
     assert none["id_accuracy.paper_estimator"]["summary"] == "no noise-free case with d ≤ 10"
     assert none["id_accuracy.paper_estimator"]["verdict"] == INCONCLUSIVE
 
@@ -515,7 +517,7 @@ def test_claims_cite_state_and_name_their_quantity_word_for_word():
               *ntp_ablations.claims({"rows": [{"variant": "a", "final_cosine_kq": 0.95,
                                                "final_min_optimal_attention": 0.7}]}),
               *ntp_generalization.claims(rg), *ntp_scale.claims(rs),
-              *parts_scaling._table1_claims({"rows": [x.to_dict() for x in table1()]})]
+              *table1_claims({"rows": [x.to_dict() for x in table1()]})]
     got = {c["id"]: (c["kind"], c["cite"], c["rule_id"], c["statement"], c["quantity"]) for c in claims}
     assert got == CLAIM_TEXTS
 
@@ -524,7 +526,7 @@ def test_id_claims_texts_and_the_d_limits():
     rows = [_id_row("sphere", 10, 0.0, 11.0, 10.5), _id_row("cube", 11, 0.0, 1.0, 1.0),  # d = 11: not judged
             _id_row("sphere", 5, 0.0, 5.5, 5.1), _id_row("cube", 6, 0.0, 9.0, 6.0)]  # d = 6: not "low d"
     r = {"rows": rows, "n": 2000, "cross_check": {"mean": 5.35, "harmonic": 5.2, "ambient": 768, "n": 3600}}
-    c = _by_id(parts_scaling._id_claims(r))
+    c = _by_id(id_accuracy.claims(r))
     p = c["id_accuracy.paper_estimator"]
     assert p["measured"]["n"] == 3 and p["measured"]["worst"] == pytest.approx(0.5, rel=1e-12)  # cube d = 6
     assert c["id_accuracy.harmonic_less_biased"]["measured"] == {"passed": 1, "total": 1}  # sphere d = 5 only

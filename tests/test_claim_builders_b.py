@@ -1,7 +1,7 @@
-"""Paper B's claim builders (``_manifold_claims``; ``_scaling_claims``, ``_model_scaling_claims``,
-``_ablation_claims``, ``_suite_claims``) on fixed result dicts: each number a rule consumes comes from its
-field, each verdict is reachable, and controls and step caps are honoured (issue 21, item 5; the
-mutation-testing suite, docs/mutation.md)."""
+"""Paper B's claim builders (``manifold_regression.claims``; ``common_lm_sweep.scaling_claims``,
+``lm_model_scaling.claims``, ``lm_id_ablations.claims``, ``lm_suite_scaling.claims``, all in
+:mod:`ttlab.reproduce.parts`) on fixed result dicts: each number a rule consumes comes from its field, each verdict is
+reachable, and controls and step caps are honoured (issue 21, item 5; the mutation-testing suite, docs/mutation.md)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ import math
 import pytest
 
 from tests.test_claim_builders import _by_id
-from ttlab.reproduce import parts_scaling
-from ttlab.reproduce.parts import common_lm_id, lm_id_ablations
+from ttlab.reproduce.parts import common_lm_id, lm_id_ablations, manifold_regression
 from ttlab.reproduce.verdicts import HOLDS, INCONCLUSIVE, NOT_REPRODUCED, PARTLY
 
 
@@ -39,8 +38,8 @@ def _manifold() -> dict:
 
 
 def test_manifold_rate_claims_take_each_number_from_its_fit():
-    c = _by_id(parts_scaling._manifold_claims(_manifold()))
-    th = {**parts_scaling.ORACLE_THRESHOLDS, "bound": 0}
+    c = _by_id(manifold_regression.claims(_manifold()))
+    th = {**manifold_regression.ORACLE_THRESHOLDS, "bound": 0}
     a = c["manifold_regression.rate_attn_b1_noisy_d2_D8"]
     assert a["measured"] == {"fitted": 0.52, "lo": 0.47, "hi": 0.57, "predicted": 0.5, "oracle": 0.53, "n_points": 5,
                              "n_capped": 0}
@@ -63,7 +62,7 @@ def test_manifold_rate_claims_take_each_number_from_its_fit():
 
 
 def test_manifold_trend_invariance_model_and_id_claims():
-    c = _by_id(parts_scaling._manifold_claims(_manifold()))
+    c = _by_id(manifold_regression.claims(_manifold()))
     f = c["manifold_regression.exponent_falls_attn_b1_noisy_D8"]
     assert (f["measured"]["values"], f["measured"]["d"]) == ([0.52, 0.35], [2, 4])  # by increasing d
     assert f["measured"]["se"] == pytest.approx([0.05 / 1.96, 0.03 / 1.96], rel=1e-12)  # half-width / 1.96
@@ -77,12 +76,12 @@ def test_manifold_trend_invariance_model_and_id_claims():
     assert e["measured"]["se"] == pytest.approx(se, rel=1e-12)
     assert e["summary"] == "test MSE d=2: 0.01 (SE 0.001), d=4: 0.05 (SE 0.005)"
     # one seed per size (or no point at n_ref): no standard error, so the trend is not decided
-    lone = _by_id(parts_scaling._manifold_claims({**_manifold(), "fits": [
+    lone = _by_id(manifold_regression.claims({**_manifold(), "fits": [
         _fit("attn", d, 8, 0.5, [0.4, 0.6], 0.5, 0.5, m, n_ref=4000, points=[{"n": 4000, "test_mse": [m]}])
         for d, m in ((2, 0.01), (4, 0.05))]}))["manifold_regression.error_rises_attn_b1_noisy_D8"]
     assert lone["measured"]["se"] == [None, None] and lone["verdict"] == INCONCLUSIVE
     # a rise within 2 combined SE is not decided (it would be at 1 SE)
-    near = _by_id(parts_scaling._manifold_claims({**_manifold(), "fits": [
+    near = _by_id(manifold_regression.claims({**_manifold(), "fits": [
         _fit("attn", d, 8, 0.5, [0.4, 0.6], 0.5, 0.5, math.sqrt(v[0] * v[1]), n_ref=4000,
              points=[{"n": 4000, "test_mse": v}]) for d, v in ((2, [0.008, 0.012]), (4, [0.010, 0.015]))]}))
     assert near["manifold_regression.error_rises_attn_b1_noisy_D8"]["verdict"] == INCONCLUSIVE
@@ -99,7 +98,7 @@ def test_manifold_trend_invariance_model_and_id_claims():
     assert m["measured"] == {"fitted": 0.98, "lo": 0.9, "hi": 1.06, "predicted": 1.0, "oracle": 1.02, "n_points": 5,
                              "n_capped": 0, "data_ratio": 0.97}
     assert (m["thresholds"], m["verdict"]) == (
-        {**parts_scaling.ORACLE_THRESHOLDS, "bound": 0, "max_data_change": parts_scaling.DATA_LIMIT}, HOLDS)
+        {**manifold_regression.ORACLE_THRESHOLDS, "bound": 0, "max_data_change": manifold_regression.DATA_LIMIT}, HOLDS)
     assert m["summary"] == ("α̂_N = 0.98 [0.9, 1.06] vs 2β/d = 1.000; approximation oracle 1.02; widest model (width 64) "
                             "MSE 0.01 at n, 0.0097 at 2n")
     assert c["manifold_regression.error_rises_attn_b1_noisy_D8"]["summary"] == "test MSE d=2: 0.01 (SE 0.001), d=4: 0.05 (SE 0.005)"
@@ -107,12 +106,12 @@ def test_manifold_trend_invariance_model_and_id_claims():
     r = _manifold()
     r["model_fits"][0]["includes_step_limited"] = True
     r["fits"][0] = {**r["fits"][0], "alpha_hat": None, "alpha_hat_ci": None, "error": "too few sizes"}
-    cc = _by_id(parts_scaling._manifold_claims(r))
+    cc = _by_id(manifold_regression.claims(r))
     capped = cc["manifold_regression.model_rate_attn_b1_d2"]
     # a step-limited α̂ makes the trend across d budget-limited too (values that are not converged exponents)
     r2 = _manifold()
     next(f for f in r2["fits"] if f["ambient"] == 8 and f["d"] == 4 and f["arch"] == "attn")["includes_step_limited"] = True
-    trend = _by_id(parts_scaling._manifold_claims(r2))["manifold_regression.exponent_falls_attn_b1_noisy_D8"]
+    trend = _by_id(manifold_regression.claims(r2))["manifold_regression.exponent_falls_attn_b1_noisy_D8"]
     assert (trend["measured"]["n_capped"], trend["verdict"]) == (1, INCONCLUSIVE)
     assert (capped["measured"]["n_capped"], capped["verdict"]) == (1, INCONCLUSIVE)
     failed = cc["manifold_regression.rate_attn_b1_noisy_d2_D8"]
@@ -128,14 +127,14 @@ def test_manifold_trend_invariance_model_and_id_claims():
     # a fit without a regime is the noisy one
     r = _manifold()
     r["fits"] = [{k: v for k, v in f.items() if k != "regime"} for f in r["fits"][:2]]
-    ids = [x["id"] for x in parts_scaling._manifold_claims(r)]
+    ids = [x["id"] for x in manifold_regression.claims(r)]
     assert "manifold_regression.rate_attn_b1_noisy_d2_D8" in ids and "manifold_regression.exponent_falls_attn_b1_noisy_D8" in ids
     assert i["summary"] == "estimated ID 2.10 (d=2, D=8), 3.60 (d=4, D=16); worst relative error 10.0 %"
     # one architecture: no architecture ablation; no ID measured: inconclusive
     r = _manifold()
     r["fits"] = [x for x in r["fits"] if x["arch"] == "attn"]
     r["intrinsic_dim"] = []
-    one = _by_id(parts_scaling._manifold_claims(r))
+    one = _by_id(manifold_regression.claims(r))
     assert not any(k.startswith("manifold_regression.archs_agree") for k in one)
     assert one["manifold_regression.id_recovered"]["verdict"] == INCONCLUSIVE
 
@@ -512,7 +511,7 @@ def _all_b_claims() -> list[dict]:
     suite = {"fit_loss": {"alpha_hat": 0.5, "alpha_hat_ci": [0.45, 0.55], "n_points": 3, "r2_log": 0.97},
              "alpha_pred": 0.4, "intrinsic_dim": 5.0, "reference": "m", "models": [_idr(5.0, name="m")],
              "models_untrained": [_idr(9.0, name="m")], "kaplan": {"data_rich": True}}
-    return [*parts_scaling._manifold_claims(_manifold()), *common_lm_sweep.scaling_claims(_sweep()),
+    return [*manifold_regression.claims(_manifold()), *common_lm_sweep.scaling_claims(_sweep()),
             *lm_model_scaling.claims(model),
             *lm_id_ablations.claims(_ablation_record(layers, pos)),
             *lm_suite_scaling.claims(suite)]

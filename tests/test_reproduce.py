@@ -627,20 +627,21 @@ def test_lm_ablation_claims_are_inconclusive_where_the_run_cannot_decide():
 
 def test_paper_b_claim_kinds():
     """Self-checks of the ID estimator are checks, not claims of paper B; the text claims are the paper's."""
-    from ttlab.reproduce.parts_scaling import HARMONIC_EST, PAPER_EST, _id_claims
+    from ttlab.reproduce.parts.id_accuracy import HARMONIC_EST, PAPER_EST
+    from ttlab.reproduce.parts.id_accuracy import claims as id_claims
 
     def est(v):
         return {"mean": v, "std": 0.0, "rel_error": 0.0}
 
     rows = [{"manifold": "sphere", "d": d, "noise": 0.0, "estimates": {PAPER_EST: est(d * 1.02), HARMONIC_EST: est(d)}}
             for d in (2, 3, 4, 5)]
-    claims = _id_claims({"rows": rows, "n": 100, "cross_check": {"ambient": 768, "n": 100, "mean": 5.3, "harmonic": 5.0}})
+    claims = id_claims({"rows": rows, "n": 100, "cross_check": {"ambient": 768, "n": 100, "mean": 5.3, "harmonic": 5.0}})
     assert {c["id"]: c["kind"] for c in claims} == {"id_accuracy.paper_estimator": "check", "id_accuracy.cross_check": "check",
                                                    "id_accuracy.harmonic_less_biased": "check"}
     assert claims[2]["thresholds"]["chance"] == 0.5
-    from ttlab.reproduce.parts_scaling import _manifold_claims
+    from ttlab.reproduce.parts.manifold_regression import claims as manifold_claims
 
-    [rec] = _manifold_claims({"fits": [], "intrinsic_dim": [{"id_mean": 2.1, "d": 2, "ambient": 8}]})
+    [rec] = manifold_claims({"fits": [], "intrinsic_dim": [{"id_mean": 2.1, "d": 2, "ambient": 8}]})
     assert rec["id"] == "manifold_regression.id_recovered" and rec["kind"] == "check"
 
 

@@ -70,18 +70,16 @@ def test_standard_corpora_and_position_groups_give_enough_batches():
 def test_standard_manifold_sweep_has_no_data_limited_width_sweep():
     """α_N is tested by the model_scaling part (online, noiseless: docs/model_scaling.md); the manifold sweep's
     fixed-n width sweep measured the data axis and is gone from the standard tier."""
-    from ttlab.reproduce.parts_model_scaling import _config
+    from ttlab.reproduce.parts import manifold_regression, model_scaling
     from ttlab.scaling.manifold_regression import quick_config, standard_config
     from ttlab.scaling.model_scaling_config import quick_model_config
 
     c = standard_config()
     assert set(c.ds) == {1, 2} and c.betas == (1.0,) and "noisy" in c.regimes and c.seeds >= 2
     assert c.model_widths == () and quick_config().model_widths == ()
-    from ttlab.reproduce.parts_scaling import _manifold_config
-
-    assert _manifold_config(PartContext(mode="standard")).model_widths == ()
+    assert manifold_regression.config(PartContext(mode="standard")).model_widths == ()
     # the standard tier runs model_scaling at its quick size (its transformers need ≈ 4 core-hours to decide)
-    assert _config(PartContext(mode="standard")) == quick_model_config()
+    assert model_scaling.config(PartContext(mode="standard")) == quick_model_config()
     assert PARTS["model_scaling"].estimate_standard is None
 
 

@@ -8,7 +8,7 @@ of :data:`ttlab.reproduce.PARTS` (``ttlab reproduce --list``, the run and the re
 
 # isort: off
 from ttlab.reproduce.parts import lm_data_scaling, lm_model_scaling, lm_suite_scaling, lm_id_ablations  # noqa: F401
-from ttlab.reproduce import parts_model_scaling  # noqa: F401
+from ttlab.reproduce.parts import model_scaling  # noqa: F401
 from ttlab.reproduce.parts import ntp_figure2, ntp_ablations, ntp_generalization, ntp_svop, ntp_scale  # noqa: F401
-from ttlab.reproduce import parts_scaling  # noqa: F401
+from ttlab.reproduce.parts import id_accuracy, table1, manifold_regression  # noqa: F401
 # isort: on
