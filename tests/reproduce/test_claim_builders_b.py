@@ -9,7 +9,7 @@ import math
 
 import pytest
 
-from tests.test_claim_builders import _by_id
+from tests.reproduce.test_claim_builders import _by_id
 from ttlab.reproduce.parts import common_lm_id, lm_id_ablations, manifold_regression
 from ttlab.reproduce.verdicts import HOLDS, INCONCLUSIVE, NOT_REPRODUCED, PARTLY
 
