@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_reproduce import registry  # noqa: F401  (fixture)
+from tests.reproduce.test_reproduce import registry  # noqa: F401  (fixture)
 from ttlab.reproduce import load_part_record, run_reproduction
 from ttlab.reproduce.registry import PartContext, register_part
 

@@ -20,7 +20,7 @@ from ttlab.ntp.diagnostics import local_loglog_slopes, summarize, theory_attenti
 from ttlab.ntp.examples import svop
 from ttlab.ntp.generate import generate_dataset
 from ttlab.ntp.train import TrainConfig, train
-from ttlab.reproduce.parts_lm import id_standard_error
+from ttlab.reproduce.parts.common_lm_id import id_standard_error
 from ttlab.scaling.theory import (
     alpha_d,
     alpha_d_from_alpha_n,

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import ttlab.outputs as outputs
-from tests.test_reproduce import fakes, registry  # noqa: F401  (fixtures)
+from tests.reproduce.test_reproduce import fakes, registry  # noqa: F401  (fixtures)
 from ttlab.errors import TTLabInputError
 from ttlab.outputs import check_out_dir, check_out_file
 from ttlab.provenance import atomic_write_json, to_json

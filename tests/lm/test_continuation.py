@@ -148,12 +148,12 @@ def test_a_converged_sweep_continues_the_search_pass(tmp_path, monkeypatch):
 
 
 def test_the_report_says_which_point_was_kept_and_why():
-    from ttlab.reproduce import parts_lm
+    from ttlab.reproduce.parts import common_lm_sweep
 
     kept = {"capped_point": {"best_val_loss": 3.6649, "iters": 4000}, "point_chosen": "continued",
             "continued_point": {"best_val_loss": 3.65241, "iters": 4050}, "continuation_stop_reason": "early_stop"}
-    assert parts_lm._continuation_note(kept) == ("continued point kept (best validation 3.665 capped, 3.652 continued "
-                                                  "to step 4050, stopped by early_stop)")
+    assert common_lm_sweep.continuation_note(kept) == ("continued point kept (best validation 3.665 capped, 3.652 continued "
+                                                       "to step 4050, stopped by early_stop)")
     failed = {**kept, "point_chosen": "capped", "continuation_stop_reason": None}
-    assert parts_lm._continuation_note(failed).endswith("stopped by nothing: the continuation failed)")
-    assert parts_lm._continuation_note({"capped_point": None}) == ""
+    assert common_lm_sweep.continuation_note(failed).endswith("stopped by nothing: the continuation failed)")
+    assert common_lm_sweep.continuation_note({"capped_point": None}) == ""

@@ -24,17 +24,12 @@ from ttlab.ntp.diagnostics import (
 from ttlab.ntp.experiment import random_start_stage1 as _random_start_stage1
 from ttlab.ntp.generate import generate_dataset
 from ttlab.reproduce import run_reproduction
-from ttlab.reproduce.parts_ntp import (
-    ATTENTION_CLEARANCE,
-    CONTROL_MARGIN,
-    _agreement_claim,
-    _attention_claim,
-    _continuation_steps,
-    _figure2_claims,
-    _generalization_claims,
-    _prop2_columns,
-    _svop_claims,
-)
+from ttlab.reproduce.parts.common_ntp import CONTROL_MARGIN, agreement_claim
+from ttlab.reproduce.parts.ntp_figure2 import ATTENTION_CLEARANCE, attention_claim, continuation_steps
+from ttlab.reproduce.parts.ntp_figure2 import claims as figure2_claims
+from ttlab.reproduce.parts.ntp_generalization import claims as generalization_claims
+from ttlab.reproduce.parts.ntp_svop import claims as svop_claims
+from ttlab.reproduce.parts.ntp_svop import prop2_columns
 
 # ---------------------------------------------------------------------------------------------
 # the numbers
@@ -48,11 +43,11 @@ def test_steps_to_clear_is_the_first_step_where_the_bound_clears_the_baseline():
     assert attention_bound(c1, L, t - 1) < base + 0.1 <= attention_bound(c1, L, math.ceil(t))
     assert steps_to_clear(c1, L, 0.95, 0.1) == math.inf  # the bound never reaches 1.05
     assert steps_to_clear(c1, 1, 0.3, 0.1) == 0.0  # 1/(1 + 1) = 0.5 ≥ 0.4 from the start
-    rule = _continuation_steps(c1, L, base, cap=200_000)  # aims at 0.1 plus the 10 % near-threshold band
+    rule = continuation_steps(c1, L, base, cap=200_000)  # aims at 0.1 plus the 10 % near-threshold band
     assert rule["clearance"] == pytest.approx(0.11) and rule["t_star"] == steps_to_clear(c1, L, base, 0.11)
     assert rule["t_star"] == pytest.approx(math.log(6 / (1 / (1 / 6 + 0.11) - 1)) / c1) and rule["steps"] == 43_000
-    assert _continuation_steps(c1, L, base, cap=5_000)["steps"] == 5_000  # the cap wins
-    assert _continuation_steps(c1 * 100, L, base, cap=200_000)["steps"] == 10_000  # never below 10,000
+    assert continuation_steps(c1, L, base, cap=5_000)["steps"] == 5_000  # the cap wins
+    assert continuation_steps(c1 * 100, L, base, cap=200_000)["steps"] == 10_000  # never below 10,000
 
 
 @pytest.mark.parametrize("coef, power", [(2.7e14, 2), (1.5e11, 2), (5e7, 1), (30.0, 1)])
@@ -111,7 +106,7 @@ def test_stage2_rates_are_judged_where_float64_resolves_the_step(figure2_tiny):
     assert long["windows"]["last_decade"]["t1"] == long["resolvable_until"] <= long["stage2_steps"]
     long.update(resolvable_until=150.0, resolvable_cosine=0.995, final_cosine=0.5)  # noise after 150: not judged
     long["windows"]["last_decade"].update(slope=-1.0, theory_log2_t_over_t=-0.75)
-    c = next(c for c in _figure2_claims(r) if c["id"] == "ntp_figure2.stage2_direction")
+    c = next(c for c in figure2_claims(r) if c["id"] == "ntp_figure2.stage2_direction")
     assert c["measured"]["final_cosine"] == 0.995 and c["verdict"] == "holds" and "t = 150" in c["summary"]
 
 
@@ -175,14 +170,14 @@ def test_attention_claim_needs_the_clearance_over_uniform_attention(figure2_tiny
     c1 = long["c1"]
     long.update(final_min_optimal_attention=0.99, attention_gap_rate=10 * c1, baseline_attention=1 / L)
     long["stage2_steps"] = math.ceil(steps_to_clear(c1, L, 1 / L, 0.05))  # clears by 0.05 only
-    assert _attention_claim(r)["verdict"] == "inconclusive"
+    assert attention_claim(r)["verdict"] == "inconclusive"
     long["stage2_steps"] = math.ceil(steps_to_clear(c1, L, 1 / L, 0.2))  # clears by 0.2
-    c = _attention_claim(r)
+    c = attention_claim(r)
     assert c["verdict"] == "holds" and c["measured"]["bound"] == pytest.approx(attention_bound(c1, L, long["stage2_steps"]))
     assert 1 / L + 0.2 <= c["measured"]["bound"] < 1 / L + 0.2 + 1e-4
     assert c["measured"]["c1"] == pytest.approx(theory_attention_rate(r["config"]["eta"], r["wkq_star_norm"], L))
     long["final_min_optimal_attention"] = 1 / L + 0.1
-    assert _attention_claim(r)["verdict"] == "not reproduced"
+    assert attention_claim(r)["verdict"] == "not reproduced"
 
 
 @pytest.mark.trains
@@ -192,12 +187,12 @@ def test_linear_convergence_is_judged_against_a_power_law(figure2_tiny):
 
     def verdict(r2e, r2p):
         lin.update(rate=1e-3, r2_exp=r2e, r2_power=r2p, n_points=500)
-        return next(c for c in _figure2_claims(r) if c["id"] == "ntp_figure2.stage2_linear")["verdict"]
+        return next(c for c in figure2_claims(r) if c["id"] == "ntp_figure2.stage2_linear")["verdict"]
 
     assert verdict(0.9997, 0.935) == "holds"  # 1,000…10,000 of the issue: the exponential wins by 2.3 decades
     assert verdict(0.99787, 0.99799) == "inconclusive"  # 450…900: a power law fits as well
     del lin["rate"]  # no fit (the gap at floating-point zero): reported, not dropped
-    assert next(c for c in _figure2_claims(r) if c["id"] == "ntp_figure2.stage2_linear")["verdict"] == "inconclusive"
+    assert next(c for c in figure2_claims(r) if c["id"] == "ntp_figure2.stage2_linear")["verdict"] == "inconclusive"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -212,13 +207,13 @@ def test_agreement_claim_holds_only_beyond_its_controls():
     th = {"holds": 0.95, "partly": 0.8, "min_n": 10}
     trained = _by_case(0.99, 0.97)
     far = {"uniform attention": _by_case(0.4, 0.3), "random attention": _by_case(0.5, 0.45)}
-    c = _agreement_claim("x.t", "T3", trained, th, "here", far)
+    c = agreement_claim("x.t", "T3", trained, th, "here", far)
     assert c["verdict"] == "holds" and c["measured"]["controls"] == {"uniform attention": 0.3, "random attention": 0.45}
     near = {**far, "random attention": _by_case(0.95, 0.92)}  # within 0.1 of the trained 0.97
-    c = _agreement_claim("x.t", "T3", trained, th, "here", near)
+    c = agreement_claim("x.t", "T3", trained, th, "here", near)
     assert c["verdict"] == "inconclusive" and "random attention" in c["reason"]
-    assert _agreement_claim("x.t", "T3", trained, th, "here", None)["verdict"] == "inconclusive"  # no control
-    assert _agreement_claim("x.t", "T3", _by_case(0.5, 0.4), th, "here", far)["verdict"] == "not reproduced"
+    assert agreement_claim("x.t", "T3", trained, th, "here", None)["verdict"] == "inconclusive"  # no control
+    assert agreement_claim("x.t", "T3", _by_case(0.5, 0.4), th, "here", far)["verdict"] == "not reproduced"
     assert CONTROL_MARGIN == 0.1
 
 
@@ -240,10 +235,10 @@ def test_generalization_part_measures_its_controls(figure2_tiny):
     lim = r2["max_margin_limit"]
     lim["by_case"] = _by_case(1.0, 1.0)
     lim["controls"]["random attention"] = _by_case(0.95, 0.95)
-    assert _generalization_claims(r2)[0]["verdict"] == "inconclusive"
+    assert generalization_claims(r2)[0]["verdict"] == "inconclusive"
     lim["controls"]["random attention"] = _by_case(0.3, 0.3)
     lim["controls"]["uniform attention"] = _by_case(0.3, 0.2)
-    assert _generalization_claims(r2)[0]["verdict"] == "holds"
+    assert generalization_claims(r2)[0]["verdict"] == "holds"
 
 
 @pytest.mark.trains
@@ -273,16 +268,16 @@ def test_generalization_random_control_has_the_trained_norm(tmp_path):
 def test_proposition2_is_checked_against_the_qp_not_the_closed_form(figure2_tiny):
     r = copy.deepcopy(figure2_tiny["ntp_svop"])
     assert r["wkq_star_qp_columns"].keys() == r["wkq_star_columns"].keys()
-    worst, checked, _ = _prop2_columns(r)
+    worst, checked, _ = prop2_columns(r)
     assert checked >= 1 and worst < 1e-6
     r["wkq_star_columns"]["O"]["O"] += 0.5  # the default solver's (closed-form) columns are not what is judged
-    assert _prop2_columns(r)[0] == worst
+    assert prop2_columns(r)[0] == worst
     r["wkq_star_qp_columns"]["O"]["O"] += 0.01  # the QP's are
-    assert _prop2_columns(r)[0] == pytest.approx(0.01, rel=1e-3)
-    claims = {c["id"]: c for c in _svop_claims(r)}
+    assert prop2_columns(r)[0] == pytest.approx(0.01, rel=1e-3)
+    claims = {c["id"]: c for c in svop_claims(r)}
     assert claims["ntp_svop.proposition2"]["verdict"] == "partly"
     del r["wkq_star_qp_columns"]
-    assert {c["id"]: c for c in _svop_claims(r)}["ntp_svop.proposition2"]["verdict"] == "inconclusive"
+    assert {c["id"]: c for c in svop_claims(r)}["ntp_svop.proposition2"]["verdict"] == "inconclusive"
 
 
 @pytest.mark.trains
@@ -292,10 +287,10 @@ def test_svop_unseen_claim_beats_uniform_attention(figure2_tiny):
     for d in r["unseen"].values():
         d["model"] = d["expected"]
         d["uniform_attention"] = d["expected"]  # a model without attention gets it right too
-    assert {c["id"]: c for c in _svop_claims(r)}["ntp_svop.unseen"]["verdict"] == "inconclusive"
+    assert {c["id"]: c for c in svop_claims(r)}["ntp_svop.unseen"]["verdict"] == "inconclusive"
     for d in r["unseen"].values():
         d["uniform_attention"] = "?"
-    assert {c["id"]: c for c in _svop_claims(r)}["ntp_svop.unseen"]["verdict"] == "holds"
+    assert {c["id"]: c for c in svop_claims(r)}["ntp_svop.unseen"]["verdict"] == "holds"
 
 
 @pytest.mark.trains

@@ -8,7 +8,8 @@ import json
 import pytest
 
 from ttlab.reproduce import run_reproduction
-from ttlab.reproduce.parts_ntp import SCALE_CONFIGS, _scale_claims
+from ttlab.reproduce.parts.ntp_scale import SCALE_CONFIGS
+from ttlab.reproduce.parts.ntp_scale import claims as scale_claims
 from ttlab.reproduce.registry import PARTS
 from ttlab.reproduce.verdicts import VERDICTS
 
@@ -61,22 +62,22 @@ def test_scale_part_claims_follow_the_numbers(tiny_run):
     r["generalization"]["controls"] = {"uniform attention": low, "random attention": low}
     r["max_margin_limit"]["controls"] = {"uniform attention": low, "random attention": low}
     r["stages"]["stage_2"]["final_cosine"] = 0.95
-    v = {x["id"]: x["verdict"] for x in _scale_claims(r)}
+    v = {x["id"]: x["verdict"] for x in scale_claims(r)}
     assert v["ntp_scale.generalization"] == "holds" and v["ntp_scale.stage2_direction"] == "holds"
     g["non-comparable"]["agreement"] = 0.5
     r["stages"]["stage_2"]["final_cosine"] = 0.6
-    v = {x["id"]: x["verdict"] for x in _scale_claims(r)}
+    v = {x["id"]: x["verdict"] for x in scale_claims(r)}
     assert v["ntp_scale.generalization"] == "not reproduced" and v["ntp_scale.stage2_direction"] == "partly"
     g["non-comparable"]["n"] = 3
-    assert {x["id"]: x["verdict"] for x in _scale_claims(r)}["ntp_scale.generalization"] == "inconclusive"
+    assert {x["id"]: x["verdict"] for x in scale_claims(r)}["ntp_scale.generalization"] == "inconclusive"
     lim = r["max_margin_limit"]["by_case"]
     for agreement, verdict in ((0.995, "partly"), (0.5, "not reproduced")):
         lim["non-comparable"]["agreement"] = agreement
-        assert {x["id"]: x["verdict"] for x in _scale_claims(r)}["ntp_scale.limit"] == verdict
+        assert {x["id"]: x["verdict"] for x in scale_claims(r)}["ntp_scale.limit"] == verdict
     lim["optimal"]["n"] = 2
-    assert {x["id"]: x["verdict"] for x in _scale_claims(r)}["ntp_scale.limit"] == "inconclusive"
+    assert {x["id"]: x["verdict"] for x in scale_claims(r)}["ntp_scale.limit"] == "inconclusive"
     del r["max_margin_limit"]  # a result of the part's version 1 has no limit: no claim, no error
-    assert "ntp_scale.limit" not in {x["id"] for x in _scale_claims(r)}
+    assert "ntp_scale.limit" not in {x["id"] for x in scale_claims(r)}
 
 
 def test_scale_part_is_not_run_in_quick_mode(tmp_path):

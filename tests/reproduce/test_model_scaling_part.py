@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from ttlab.reproduce import run_reproduction
-from ttlab.reproduce.parts_model_scaling import DECIDE_COMMAND, FRACTION, SE_MULT, model_claims
+from ttlab.reproduce.parts.model_scaling import DECIDE_COMMAND, FRACTION, SE_MULT
+from ttlab.reproduce.parts.model_scaling import claims as model_claims
 from ttlab.reproduce.verdict_base import HOLDS, INCONCLUSIVE, NOT_REPRODUCED, RULES
 from ttlab.reproduce.verdicts import make_claim
 
@@ -188,7 +189,7 @@ def test_claim_texts_and_records_pinned() -> None:
     i = c["model_scaling.inputs_id"]
     assert i["summary"] == "d=2: MLE 2.10, TwoNN 2.00" and i["measured"]["n"] == 1
     assert (i["quantity"], i["thresholds"]) == ("the worst relative error of the MLE", {"holds": 0.10, "partly": 0.20})
-    from ttlab.reproduce.parts_model_scaling import checks_text
+    from ttlab.reproduce.parts.model_scaling import checks_text
 
     assert checks_text({}) == "not run"
     assert checks_text({"data_checks": [{"width": 8, "ratio": 0.5, "limited": True}], "data_check_passed": False}) == (

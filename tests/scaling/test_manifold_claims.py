@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ttlab.reproduce.parts_scaling import _manifold_claims, _render_manifold
+from ttlab.reproduce.parts.manifold_regression import claims as manifold_claims
+from ttlab.reproduce.parts.manifold_regression import render as render_manifold
 from ttlab.reproduce.report import fmt
 from ttlab.reproduce.verdicts import HOLDS, INCONCLUSIVE, NOT_REPRODUCED, PARTLY, rejudge
 
@@ -41,7 +42,7 @@ def test_rate_verdicts_follow_the_oracle_and_the_regime():
         _fit(regime="noiseless", d=2, D=16, alpha=0.95, ci=(0.9, 1.0), oracle=1.0),  # the bound holds
         _fit(regime="noiseless", d=2, D=128, alpha=0.4, ci=(0.37, 0.43), oracle=0.98),  # within the partly band
     ]
-    claims = _by_id(_manifold_claims(_result(fits)))
+    claims = _by_id(manifold_claims(_result(fits)))
     v = {k.removeprefix("manifold_regression.rate_softmax_b1_"): c["verdict"] for k, c in claims.items()
          if ".rate_" in k}
     assert v == {"noisy_d2_D16": HOLDS, "noisy_d2_D128": INCONCLUSIVE, "noisy_d4_D16": NOT_REPRODUCED,
@@ -69,14 +70,14 @@ def test_architectures_model_size_and_report_table():
                                                          "ratio": 0.98}}
     limited = {**mf, "arch": "mlp", "data_check": {**mf["data_check"], "mse_2n": 0.05, "ratio": 0.5}}
     r = _result(fits, [mf, limited])
-    claims = _by_id(_manifold_claims(r))
+    claims = _by_id(manifold_claims(r))
     agree = claims["manifold_regression.archs_agree_b1_noisy_d2"]
     assert agree["verdict"] == HOLDS and agree["measured"]["arch"] == ["softmax", "relu", "mlp"]
     assert claims["manifold_regression.model_rate_relu_b1_d2"]["verdict"] == HOLDS
     lim = claims["manifold_regression.model_rate_mlp_b1_d2"]
     assert lim["verdict"] == INCONCLUSIVE and "data-limited" in lim["reason"]
     r["claims"] = list(claims.values())
-    blocks = _render_manifold(r)
+    blocks = render_manifold(r)
     table = next(b for b in blocks if getattr(b, "header", None) and "oracle slope" in b.header)
     row = next(x for x in table.rows if x[0] == "relu")
     assert row[5] == fmt(0.51, 3) and row[6] == "passed" and row[7] == fmt(0.52, 3) and row[-1] == HOLDS
@@ -87,6 +88,6 @@ def test_architectures_model_size_and_report_table():
 @pytest.mark.parametrize("oracle, expected", [(0.5, "passed"), (0.58, "failed"), (None, "—")])
 def test_design_column(oracle, expected):
     r = _result([_fit(oracle=oracle)])
-    r["claims"] = _manifold_claims(r)
-    table = next(b for b in _render_manifold(r) if getattr(b, "header", None) and "design" in b.header)
+    r["claims"] = manifold_claims(r)
+    table = next(b for b in render_manifold(r) if getattr(b, "header", None) and "design" in b.header)
     assert table.rows[0][6] == expected

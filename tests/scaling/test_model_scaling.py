@@ -188,7 +188,7 @@ def test_presets_meet_the_declared_design() -> None:
 
 
 def test_restated_constants_agree_with_their_homes() -> None:
-    from ttlab.reproduce.parts_model_scaling import FRACTION
+    from ttlab.reproduce.parts.model_scaling import FRACTION
     from ttlab.scaling.model_scaling import VALID_FRACTION
     from ttlab.scaling.model_scaling_config import CONTROL_ARCH, TRANSFORMER_ARCHS
     from ttlab.scaling.regressors import ARCHS

@@ -16,30 +16,29 @@ be, and ``ttlab reproduce`` exits with code 1. Interrupts: a part stopped by Ctr
 recorded with status ``interrupted`` — never ``ok``, never reused — the reports are rewritten and the
 interrupt propagates (``ttlab reproduce`` exits with 130; the same command resumes).
 
-Adding a part (one function + one registration)
------------------------------------------------
-Write, in a module of this package (``parts_ntp.py``: paper A; ``parts_scaling.py``: paper B
-theory and synthetic experiments; ``parts_lm.py``: language-model experiments — imported
-automatically when it exists)::
+Adding a part (one module + one import)
+---------------------------------------
+Write a module ``parts/my_part.py`` named as the part (what several parts share goes to a ``parts/common_*.py``
+module) and import it in ``parts/__init__.py``, whose import order is the order of the parts::
 
     from ttlab.reproduce.registry import PartContext, register_part
     from ttlab.reproduce.report import Claims, Figure, Paragraph, Table
     from ttlab.reproduce.verdicts import make_claim
 
-    def _my_claims(r: dict) -> list[dict]:                     # result dict -> judged claim records
+    def claims(r: dict) -> list[dict]:                         # result dict -> judged claim records
         return [make_claim("my_part.accuracy", "The paper's claim", "at_least",
                            {"value": r["x"]}, {"holds": 0.9, "partly": 0.5},
                            kind="paper", cite="Figure 1",      # paper | check | ablation
                            quantity="accuracy", summary=f"accuracy {r['x']:.3f}")]
 
-    def _render_my_part(r: dict) -> list:                      # result dict -> report blocks
+    def render(r: dict) -> list:                               # result dict -> report blocks
         return [Paragraph(f"Trained {r['n_runs']} models ..."),
                 Figure(r["figure"], "Test loss against data size"),
                 Table(["size", "loss"], [[p["n"], p["loss"]] for p in r["points"]]),
                 Claims(r["claims"])]
 
-    @register_part("my_part", paper="B", title="What it reproduces", render=_render_my_part,
-                   claims=_my_claims, estimate=(120, 3600), estimate_standard=480)  # seconds: --quick, --full, --standard
+    @register_part("my_part", paper="B", title="What it reproduces", render=render,
+                   claims=claims, estimate=(120, 3600), estimate_standard=480)  # seconds: --quick, --full, --standard
     def my_part(out: Path, ctx: PartContext) -> dict:
         steps = ctx.pick(quick=1000, full=20000, tiny=10, standard=4000)  # size by mode (tiny = tests)
         d = out / "my_part"                                     # write files under DIR/<name>/
@@ -113,8 +112,8 @@ SCHEMA = "ttlab.reproduce/2"
 INTERRUPTED = "interrupted"
 """Status of a part stopped by Ctrl-C: stored so the report says so, never reused (only ``ok`` is)."""
 
-# the parts register themselves on import (explicit, in report order: paper A, then paper B)
-from ttlab.reproduce import parts_lm, parts_lm_ablations, parts_model_scaling, parts_ntp, parts_scaling  # noqa: E402,F401
+# the parts register themselves on import (ttlab.reproduce.parts imports them in their registration order)
+import ttlab.reproduce.parts  # noqa: E402,F401
 
 
 def part_record_problem(out_dir: str | Path, name: str) -> str | None:

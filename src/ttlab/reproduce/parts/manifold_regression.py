@@ -1,258 +1,32 @@
-"""Paper B parts of ``ttlab reproduce`` that need no language model: ID estimators on manifolds of known
-dimension, Table 1 recomputed, and Theorem 1 tested by regression on low-dimensional manifolds.
+"""Paper B's Theorem 1 tested directly in ``ttlab reproduce``: the part ``manifold_regression`` runs
+:func:`ttlab.scaling.manifold_regression.run_manifold_sweep` (quick preset, the standard tier, or the full default
+sweep) — regression on low-dimensional manifolds.
 
-Claims are judged by the rules of :mod:`ttlab.reproduce.verdicts` from the stored numbers; the report
-prints each rule, its thresholds and the reason of each verdict:
+Claims (rules of :mod:`ttlab.reproduce.verdicts`, each printed with its thresholds and reason): per (arch, β, regime,
+d, D), α̂_D against 2β/(2β+d) — judged only where the k-NN oracle's slope on the same splits validates the design
+(``oracle_validated_exponent``; noisy regime: ≈, noiseless: the bound ≥); α̂_D falls and the error level rises with d;
+α̂_D agrees across D; α̂_N against 2β/d (approximation oracle, data-limit check); the architectures compared; the MLE
+recovers the inputs' ID. Exponents are read with the keys of :class:`ttlab.scaling.analysis.FittedExponent`
+(``alpha_hat_ci``, …).
 
-* ``id_accuracy``: the paper's estimator (MLE, K = 20, arithmetic mean) recovers d ≤ 10 on noise-free
-  manifolds (mean and worst relative error); the cross-check on a 5-dim linear subspace of R^768
-  (≈ 5.3 mean, ≈ 5.0 harmonic); the harmonic rule is less biased at low d.
-* ``table1`` (per published law): the ID-free prediction α_D = α_N/(1+α_N) against the observed α_D,
-  with relative tolerances (10 % holds, 35 % partly).
-* ``manifold_regression``: per (arch, β, regime, d, D), α̂_D against 2β/(2β+d) — judged only where the k-NN
-  oracle's slope on the same splits validates the design (``oracle_validated_exponent``; noisy regime: ≈,
-  noiseless: the bound ≥); α̂_D falls and the error level rises with d; α̂_D agrees across D; α̂_N against
-  2β/d (approximation oracle, data-limit check); the architectures compared; the MLE recovers the inputs' ID.
-  Exponents are read with the keys of :class:`ttlab.scaling.analysis.FittedExponent` (``alpha_hat_ci``, …).
-
-May import: :mod:`ttlab.reproduce` (registry, verdicts, report), :mod:`ttlab.errors`, :mod:`ttlab.provenance` and,
-inside the parts, :mod:`ttlab.intrinsic_dim` and :mod:`ttlab.scaling`. Not the CLI.
+May import: :mod:`ttlab.reproduce` (parts.common_scaling, registry, verdicts, report) and, inside the functions,
+:mod:`ttlab.scaling`. Not the CLI.
 """
 
 from __future__ import annotations
 
 import math
 import os
-import warnings
 from dataclasses import replace
 from pathlib import Path
 
+from ttlab.reproduce.parts.common_scaling import EXPONENT_TOLERANCE
 from ttlab.reproduce.registry import PartContext, finite, register_part
 from ttlab.reproduce.report import Claims, Figure, Paragraph, Table, fmt
 from ttlab.reproduce.verdicts import make_claim
 
-# ---------------------------------------------------------------------------------------------
-# ID estimators on manifolds of known dimension
 
-ID_CASES = [("sphere", 2), ("sphere", 5), ("sphere", 10), ("cube", 3), ("cube", 8), ("linear", 5),
-            ("swiss-roll", 2), ("nonlinear", 4), ("nonlinear", 8)]
-PAPER_EST = "MLE K=20, mean (paper)"
-HARMONIC_EST = "MLE K=20, harmonic"
-
-
-def _estimators() -> dict:
-    from ttlab.intrinsic_dim import GRIDE, MLE, PAPER, TwoNN
-
-    return {
-        PAPER_EST: lambda: MLE(k=PAPER.k, average=PAPER.average),
-        HARMONIC_EST: lambda: MLE(k=PAPER.k, average="harmonic"),
-        "TwoNN (10% discarded)": lambda: TwoNN(),
-        "GRIDE n1=10, n2=20": lambda: GRIDE(n1=10),
-    }
-
-
-def _id_figure(rows: list[dict], names: list[str], noises: list[float], path: Path) -> None:
-    import numpy as np
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure as MplFigure
-
-    from ttlab.provenance import atomic_savefig
-
-    fig = MplFigure(figsize=(5.2 * len(noises), 4.6), layout="constrained")
-    FigureCanvasAgg(fig)
-    dmax = max(r["d"] for r in rows) * 1.15
-    markers = ["o", "s", "^", "D", "v"]
-    for j, noise in enumerate(noises):
-        ax = fig.add_subplot(1, len(noises), j + 1)
-        grid = np.linspace(0, dmax, 50)
-        ax.fill_between(grid, 0.9 * grid, 1.1 * grid, color="0.9", label="±10 %")
-        ax.plot(grid, grid, color="k", lw=1, label="d̂ = d")
-        for i, name in enumerate(names):
-            sel = [r for r in rows if r["noise"] == noise]
-            x = np.array([r["d"] for r in sel], dtype=float) + 0.12 * (i - (len(names) - 1) / 2)
-            y = np.array([r["estimates"][name]["mean"] for r in sel])
-            e = np.array([r["estimates"][name]["std"] for r in sel])
-            ax.errorbar(x, y, yerr=e, fmt=markers[i % len(markers)], ms=4, capsize=2, color=f"C{i}", label=name)
-        ax.set(xlabel="true intrinsic dimension d", ylabel="estimated dimension d̂", xlim=(0, dmax), ylim=(0, None),
-               title=f"noise σ = {noise:g} per coordinate")
-        ax.legend(fontsize=7, loc="upper left")
-    atomic_savefig(fig, path, dpi=100)
-
-
-EXPONENT_TOLERANCE = {"holds_rel": 0.10, "partly_rel": 0.35}
-"""Relative tolerances of every exponent claim: holds within 10 % of the prediction, partly within 35 %."""
-
-
-def _id_claims(r: dict) -> list[dict]:
-    clean = [x for x in r["rows"] if x["noise"] == 0.0 and x["d"] <= 10]
-    rel = [abs(x["estimates"][PAPER_EST]["mean"] - x["d"]) / x["d"] for x in clean]
-    mean_rel = sum(rel) / len(rel) if rel else None
-    worst = max(rel) if rel else None
-    worst_case = f"{clean[rel.index(worst)]['manifold']} d={clean[rel.index(worst)]['d']}" if rel else "—"
-    out = [make_claim(
-        "id_accuracy.paper_estimator",
-        "Paper B's estimator (MLE, K = 20, arithmetic mean) recovers the intrinsic dimension (d ≤ 10, no noise)",
-        "errors_at_most", {"mean": mean_rel, "worst": worst, "n": len(rel)},
-        {"holds_mean": 0.10, "holds_worst": 0.15, "partly_mean": 0.20}, quantity="relative error |d̂ − d|/d",
-        summary=(f"mean relative error {100 * mean_rel:.1f} %, worst {100 * worst:.1f} % ({worst_case}) over "
-                 f"{len(clean)} manifolds, n = {r['n']}") if rel else "no noise-free case with d ≤ 10", kind="check")]
-    x = r["cross_check"]
-    dm, dh = abs(x["mean"] - 5.3), abs(x["harmonic"] - 5.0)
-    out.append(make_claim(
-        "id_accuracy.cross_check",
-        f"Cross-check: 5-dim linear subspace of R^{x['ambient']}, n = {x['n']}, K = 20 gives ≈ 5.3 (mean) and "
-        "≈ 5.0 (harmonic)",
-        "at_most", {"value": max(dm, dh), "mean": x["mean"], "harmonic": x["harmonic"]}, {"holds": 0.1, "partly": 0.3},
-        quantity="the larger distance from 5.3 (mean) / 5.0 (harmonic)",
-        summary=f"mean {x['mean']:.3f}, harmonic {x['harmonic']:.3f}", kind="check"))
-    low = [x for x in r["rows"] if x["noise"] == 0.0 and x["d"] <= 5]
-    better = sum(abs(x["estimates"][HARMONIC_EST]["mean"] - x["d"]) < abs(x["estimates"][PAPER_EST]["mean"] - x["d"])
-                 for x in low)
-    out.append(make_claim(
-        "id_accuracy.harmonic_less_biased",
-        "The harmonic (MacKay–Ghahramani) combination is less biased than the arithmetic mean at low d",
-        "count", {"passed": better, "total": len(low)}, {"holds": 0.75, "partly": 0.5, "chance": 0.5},
-        quantity="the harmonic estimate is closer to d",
-        summary=f"closer to d in {better}/{len(low)} noise-free cases with d ≤ 5", kind="check"))
-    return out
-
-
-def _render_id(r: dict) -> list:
-    names = r["estimators"]
-    summary = []
-    for noise in r["noises"]:
-        sel = [x for x in r["rows"] if x["noise"] == noise]
-        summary.append([f"{noise:g}"] + [f"{100 * sum(x['estimates'][n]['rel_error'] for x in sel) / len(sel):.1f} %"
-                                         for n in names])
-    per = [[f"{x['noise']:g}", x["manifold"], x["d"]] + [f"{x['estimates'][n]['mean']:.2f}" for n in names]
-           for x in r["rows"]]
-    c = r["cross_check"]
-    return [
-        Paragraph(f"What was run: every estimator on {len(r['cases'])} manifolds of known dimension "
-                  f"({', '.join(f'{m} d={d}' for m, d in r['cases'])}), n = {r['n']} points each, isometrically "
-                  f"rotated into R^{r['ambient']}, {r['seeds']} seed(s), Gaussian noise σ ∈ {{{', '.join(f'{v:g}' for v in r['noises'])}}} "
-                  "per ambient coordinate (ttlab.intrinsic_dim.sample_manifold). Paper B estimates the ID of "
-                  "text with the MLE (K = 20); this checks that tool where the answer is known."),
-        Figure(r["figure"], "Estimated against true intrinsic dimension (mean ± std over seeds); grey band ±10 %."),
-        Table(["noise"] + [f"{n}: mean rel. error" for n in names], summary),
-        Table(["noise", "manifold", "d"] + names, per, caption="Mean estimate over seeds."),
-        Paragraph(f"Cross-check (known values for the paper's protocol): 5-dim linear subspace of R^{c['ambient']}, n = {c['n']}, K = 20: "
-                  f"arithmetic mean {c['mean']:.3f}, harmonic {c['harmonic']:.3f}."),
-        Claims(r["claims"]),
-    ]
-
-
-@register_part("id_accuracy", paper="B", title="Intrinsic-dimension estimators on manifolds of known dimension",
-               render=_render_id, claims=_id_claims, estimate=(15, 120), version=2)
-def id_accuracy(out: Path, ctx: PartContext) -> dict:
-    """MLE (mean and harmonic), TwoNN and GRIDE on synthetic manifolds; table, figure and claims."""
-    import numpy as np
-
-    from ttlab.intrinsic_dim import MLE, PAPER, sample_manifold, true_dimension
-
-    cases = ctx.pick(quick=ID_CASES, full=ID_CASES, tiny=ID_CASES[:2] + [("cube", 3)])
-    n = ctx.pick(quick=2000, full=4000, tiny=400)
-    ambient = 64
-    seeds = ctx.pick(quick=2, full=5, tiny=1)
-    noises = ctx.pick(quick=[0.0], full=[0.0, 0.01], tiny=[0.0])
-    est = _estimators()
-    rows = []
-    total, done = len(noises) * len(cases) * seeds + 1, 0
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for noise in noises:
-            for m, d in cases:
-                true = true_dimension(m, d)
-                vals: dict[str, list[float]] = {k: [] for k in est}
-                for s in range(seeds):
-                    X = sample_manifold(m, d, ambient, n, noise=noise, seed=1000 * ctx.seed + 100 + s)
-                    for name, make in est.items():
-                        vals[name].append(float(make().fit(X).dimension_))
-                    done += 1
-                    ctx.step("ID estimators on manifolds", done, total)
-                rows.append({"manifold": m, "d": true, "noise": noise, "estimates": {
-                    k: {"mean": float(np.mean(v)), "std": float(np.std(v)), "values": v,
-                        "rel_error": float(np.mean([abs(x - true) / true for x in v]))} for k, v in vals.items()}})
-        cn, camb = ctx.pick(quick=3600, full=3600, tiny=1000), 768
-        X = sample_manifold("linear", 5, camb, cn, seed=ctx.seed)
-        mean = MLE(k=PAPER.k, average=PAPER.average).fit(X).dimension_
-        harm = MLE(k=PAPER.k, average="harmonic").fit(X).dimension_
-        ctx.step("ID estimators on manifolds", total, total)
-    cross = {"manifold": "linear", "d": 5, "ambient": camb, "n": cn, "k": PAPER.k, "mean": float(mean),
-             "harmonic": float(harm)}
-    fig = "id_accuracy/estimated_vs_true.png"
-    _id_figure(rows, list(est), noises, out / fig)
-    r = {"cases": [list(c) for c in cases], "n": n, "ambient": ambient, "seeds": seeds, "noises": noises,
-         "estimators": list(est), "rows": rows, "cross_check": cross, "figure": fig}
-    return r
-
-
-# ---------------------------------------------------------------------------------------------
-# Table 1
-
-
-def _table1_claims(r: dict) -> list[dict]:
-    out = []
-    for row in r["rows"]:
-        pd, od = row["alpha_d_predicted_from_alpha_n"], row["alpha_d_observed"]
-        pn, on = row["alpha_n_predicted_from_alpha_d"], row["alpha_n_observed"]
-        out.append(make_claim(
-            f"table1.{row['short_name'].lower().replace(' ', '_')}",
-            f"Table 1, {row['short_name']}: the ID-free relation α_D = α_N/(1+α_N) predicts the observed α_D",
-            "exponent_match", {"fitted": od, "predicted": pd}, EXPONENT_TOLERANCE,
-            quantity="α_D from α_N against the published α_D",
-            summary=f"predicted α_D {pd:.4f} vs observed {od:.3f} (Δ {od - pd:+.4f}); predicted α_N {pn:.4f} vs "
-                    f"observed {on:.3f} (Δ {on - pn:+.4f})", kind="paper", cite="Table 1"))
-    return out
-
-
-def _table1_reading(r: dict) -> str:
-    """What the recomputed table says, from its numbers."""
-    parts = []
-    for x in r["rows"]:
-        d_dir = "smaller" if x["alpha_d_predicted_from_alpha_n"] < x["alpha_d_observed"] else "larger"
-        n_dir = "larger" if x["alpha_n_predicted_from_alpha_d"] > x["alpha_n_observed"] else "smaller"
-        parts.append(f"{x['short_name']}: the relation predicts a {d_dir} α_D than observed and a {n_dir} α_N; the two "
-                     f"exponents imply d = {x['id_from_alpha_n']:.2f} (from α_N) and {x['id_from_alpha_d']:.2f} (from α_D)")
-    return "Reading: " + "; ".join(parts) + "."
-
-
-def _render_table1(r: dict) -> list:
-    rows = [[x["short_name"], f"{x['alpha_n_observed']:.3f}", f"{x['alpha_n_predicted_from_alpha_d']:.4f}",
-             f"{x['alpha_d_observed']:.3f}", f"{x['alpha_d_predicted_from_alpha_n']:.4f}",
-             f"{x['id_from_alpha_n']:.2f}", f"{x['id_from_alpha_d']:.2f}", f"{x['id_from_alpha_n_sharma_kaplan']:.2f}"]
-            for x in r["rows"]]
-    return [
-        Paragraph("What was run: the paper's Table 1 recomputed (its printed values were lost): for each published "
-                  "scaling law, each exponent predicted from the other by the ID-free relations "
-                  "α_D = α_N/(1+α_N) and α_N = α_D/(1−α_D), and the intrinsic dimension each exponent implies "
-                  f"at β = {r['beta']:g} (d = 2β/α_N, d = 2β(1−α_D)/α_D), with Sharma & Kaplan's d = 4/α_N for "
-                  "comparison."),
-        Table(["law", "α_N observed", "α_N from α_D", "α_D observed", "α_D from α_N", "d from α_N", "d from α_D",
-               "d = 4/α_N (Sharma–Kaplan)"], rows),
-        Paragraph(_table1_reading(r)),
-        Claims(r["claims"]),
-    ]
-
-
-@register_part("table1", paper="B", title="Table 1: ID-free exponent predictions for published scaling laws",
-               render=_render_table1, claims=_table1_claims, estimate=(1, 1), version=2)
-def table1(out: Path, ctx: PartContext) -> dict:
-    """ttlab.scaling.theory.table1 with claims."""
-    from ttlab.scaling import theory
-
-    rows = [row.to_dict() for row in theory.table1()]
-    r = {"beta": 1.0, "rows": rows,
-         "laws": [{"name": law.name, "citation": law.citation, "alpha_n": law.alpha_n, "alpha_d": law.alpha_d,
-                   "note": law.note} for law in theory.PUBLISHED_LAWS]}
-    return r
-
-
-# ---------------------------------------------------------------------------------------------
-# manifold regression (Theorem 1 tested directly)
-
-
-def _manifold_config(ctx: PartContext):
+def config(ctx: PartContext):
     from ttlab.scaling import manifold_regression as mr
 
     if ctx.mode == "full":
@@ -269,14 +43,14 @@ def _manifold_config(ctx: PartContext):
     return replace(cfg, problem_seed=ctx.seed)
 
 
-def _manifold_estimate(ctx: PartContext, out: Path | None) -> float:
+def estimate(ctx: PartContext, out: Path | None) -> float:
     from ttlab.scaling import manifold_regression as mr
 
     if ctx.mode in ("quick", "tiny"):
         return 150.0 if ctx.mode == "quick" else 90.0
     workers = ctx.n_workers
     cache = None if out is None else out / "manifold_regression" / "cache"
-    cost = mr.estimate_cost(_manifold_config(ctx), workers=workers, threads_per_task=max(1, (os.cpu_count() or 1) // workers),
+    cost = mr.estimate_cost(config(ctx), workers=workers, threads_per_task=max(1, (os.cpu_count() or 1) // workers),
                             cache_dir=cache)
     return cost["remaining_wall_seconds"] + 60.0  # + oracle runs, ID estimates and fits
 
@@ -430,7 +204,7 @@ def _id_claim(r: dict) -> dict:
                 + (f"; worst relative error {100 * max(rel):.1f} %" if rel else "none measured"), kind="check")
 
 
-def _manifold_claims(r: dict) -> list[dict]:
+def claims(r: dict) -> list[dict]:
     """Every claim of the manifold-regression part, from its stored results ``r``."""
     fits = r["fits"]
     return [*_rate_claims(fits), *_shape_claims(r, fits), *_model_claims(r), *_arch_claims(fits), _id_claim(r)]
@@ -443,7 +217,7 @@ def _design_text(f: dict) -> str:
     return "—" if ok is None else ("passed" if ok else "failed")
 
 
-def _render_manifold(r: dict) -> list:
+def render(r: dict) -> list:
     c = r["config"]
     verdict_of = {x["id"]: x["verdict"] for x in r.get("claims", [])}
     rows = []
@@ -503,13 +277,13 @@ def _render_manifold(r: dict) -> list:
 
 @register_part("manifold_regression", paper="B",
                title="Theorem 1 tested directly: regression on low-dimensional manifolds",
-               render=_render_manifold, claims=_manifold_claims, estimate=(150, 60000), estimate_fn=_manifold_estimate,
+               render=render, claims=claims, estimate=(150, 60000), estimate_fn=estimate,
                estimate_standard=120, version=5)  # 5: the standard tier has no (data-limited) width sweep
 def manifold_regression(out: Path, ctx: PartContext) -> dict:
     """ttlab.scaling.manifold_regression.run_manifold_sweep (quick preset, or the full default sweep)."""
     from ttlab.scaling import manifold_regression as mr
 
-    cfg = _manifold_config(ctx)
+    cfg = config(ctx)
     workers = ctx.n_workers
     kwargs: dict = {"backend": ctx.backend, "workers": workers,
                     "threads_per_task": max(1, (os.cpu_count() or 1) // workers) if workers > 1 else None}

@@ -1,4 +1,5 @@
-"""Paper B's model-size exponent decided: ``model_scaling``, the approximation-limited sweep with a positive control.
+"""Paper B's model-size exponent decided in ``ttlab reproduce``: the part ``model_scaling``, the approximation-limited
+sweep with a positive control.
 
 Design, targets and thresholds are declared in ``docs/model_scaling.md`` (run by
 :func:`ttlab.scaling.model_scaling.run_model_scaling`). Claims:
@@ -140,7 +141,7 @@ def _id_claim(r: dict[str, Any]) -> dict:
         summary=", ".join(f"d={x['d']}: MLE {x['mle']:.2f}, TwoNN {x['twonn']:.2f}" for x in ids), kind="check")
 
 
-def model_claims(r: dict[str, Any]) -> list[dict]:
+def claims(r: dict[str, Any]) -> list[dict]:
     """Every claim of the part from its stored result ``r``."""
     res = r["results"]
     return [*_harness_claims(res), *_rate_claims(res), *_falls_claims(res), _id_claim(r)]
@@ -165,7 +166,7 @@ def _table(r: dict[str, Any]) -> Table:
                          "range. Verdict: the control's harness check, or the network's Theorem-2 claim.")
 
 
-def _render(r: dict[str, Any]) -> list:
+def render(r: dict[str, Any]) -> list:
     c = r["config"]
     orc = [[e["target"], e["d"], _iv(e["oracles"]["constant"]), f"{e['alpha_2d'] if e['target'] == 'smooth' else e['alpha_pred']:.3g}",
             _iv(e["oracles"]["linear"]), f"{e['alpha_4d'] if e['target'] == 'smooth' else e['alpha_pred']:.3g}"]
@@ -191,7 +192,7 @@ def _render(r: dict[str, Any]) -> list:
     ]
 
 
-def _config(ctx: PartContext) -> Any:
+def config(ctx: PartContext) -> Any:
     from dataclasses import replace
 
     from ttlab.scaling import model_scaling_config as msc
@@ -207,7 +208,7 @@ def _config(ctx: PartContext) -> Any:
 
 @register_part("model_scaling", paper="B",
                title="Theorem 2 decided: model-size scaling in the approximation-limited regime, with a positive control",
-               render=_render, claims=model_claims, estimate=(100, 4800), version=1)
+               render=render, claims=claims, estimate=(100, 4800), version=1)
 def model_scaling(out: Path, ctx: PartContext) -> dict:
     """ttlab.scaling.model_scaling.run_model_scaling at the mode's size."""
     from ttlab.scaling.model_scaling import run_model_scaling
@@ -220,7 +221,7 @@ def model_scaling(out: Path, ctx: PartContext) -> dict:
     kw: dict[str, Any] = {"backend": ctx.backend, "workers": ctx.n_workers}
     if ctx.ray_address is not None:
         kw["ray_address"] = ctx.ray_address
-    payload = run_model_scaling(_config(ctx), sub, progress=progress, **kw)
+    payload = run_model_scaling(config(ctx), sub, progress=progress, **kw)
     sw = payload["sweep"]
     if sw["n_failed"]:
         first = sw["failures"][0]["error"] if sw["failures"] else ""

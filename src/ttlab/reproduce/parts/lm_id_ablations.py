@@ -1,6 +1,7 @@
 """Paper B's Figure 4 on real text: how the measured ID depends on the layer, the sequence length and the data size.
 
-The part ``lm_id_ablations`` reuses the data sweep's runs (:mod:`ttlab.reproduce.parts_lm`) and measures:
+The part ``lm_id_ablations`` reuses the data sweep's runs (``lm_data_scaling``'s, through
+:func:`ttlab.reproduce.parts.common_lm_sweep.sweep_results`) and measures:
 
 * the **layer profile** of the model trained on the largest data size, over :data:`PEAK_SEEDS` seeds (standard and
   full mode train the seeds the sweep lacks, with the sweep's own settings: :func:`ttlab.lm.experiments.train_seed_replicates`),
@@ -14,8 +15,8 @@ The part ``lm_id_ablations`` reuses the data sweep's runs (:mod:`ttlab.reproduce
   paper's sequences);
 * Gemma's layer profile, and the final-layer ID of the model trained on each data size.
 
-Imports: :mod:`ttlab.reproduce` (parts_lm, parts_lm_id, registry, report, verdicts); inside the part :mod:`ttlab.lm`
-and :mod:`ttlab.scaling`. Not the CLI.
+May import: :mod:`ttlab.reproduce` (parts.common_lm_id, parts.common_lm_sweep, registry, report, verdicts); inside
+the part :mod:`ttlab.lm` and :mod:`ttlab.scaling`. Not the CLI.
 """
 
 from __future__ import annotations
@@ -25,8 +26,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ttlab.reproduce.parts_lm import decidable_claim, sweep_results
-from ttlab.reproduce.parts_lm_id import (
+from ttlab.reproduce.parts.common_lm_id import (
     GEMMA_LENGTH_SECONDS,
     GEMMA_PROFILE_SECONDS,
     gemma_layer_profile,
@@ -40,6 +40,7 @@ from ttlab.reproduce.parts_lm_id import (
     length_profile,
     seed_layer_profile,
 )
+from ttlab.reproduce.parts.common_lm_sweep import decidable_claim, sweep_results
 from ttlab.reproduce.registry import PartContext, load_part_record, register_part
 from ttlab.reproduce.report import Claims, Figure, Paragraph, Table, fmt
 from ttlab.reproduce.verdicts import HOLDS, PARTLY, judge, missing_claim
@@ -107,7 +108,7 @@ def _layer_peak_claim(r: dict[str, Any]) -> dict:
         kind="paper", cite="Figure 4")
 
 
-def _length_claim(r: dict[str, Any]) -> dict:
+def length_claim(r: dict[str, Any]) -> dict:
     """Paper B's sequence-length statement on the reference network, against shuffled tokens."""
     g = r.get("gemma_length") or {"status": "not measured (results of an earlier version)"}
     if g.get("status") != "measured":
@@ -132,7 +133,7 @@ def _length_claim(r: dict[str, Any]) -> dict:
         kind="paper", cite="Figure 4")
 
 
-def _position_claim(r: dict[str, Any]) -> dict:
+def position_claim(r: dict[str, Any]) -> dict:
     """The own model's ID by position inside its short window (an ablation: the paper's sequences are 1,024 long)."""
     pos = r["per_position"]["rows"]
     batches = [id_batches(x) for x in pos]
@@ -149,7 +150,7 @@ def _position_claim(r: dict[str, Any]) -> dict:
         kind="ablation", cite="Figure 4")
 
 
-def _gemma_layer_claim(gemma: dict[str, Any]) -> dict:
+def gemma_layer_claim(gemma: dict[str, Any]) -> dict:
     """Figure 4's layer peak judged on Gemma 3 270M's layers (a pretrained model of 18 layers, as the paper's are),
     against an untrained copy of its architecture (a record without one: no control, so no holds)."""
     layers = gemma["rows"]
@@ -165,10 +166,10 @@ def _gemma_layer_claim(gemma: dict[str, Any]) -> dict:
         + (", ".join(f"{v:.3g}" for v in untrained["values"]) or "not measured"), kind="paper", cite="Figure 4")
 
 
-def _ablation_claims(r: dict[str, Any]) -> list[dict]:
+def claims(r: dict[str, Any]) -> list[dict]:
     gemma = r.get("gemma_layers") or {}
-    extra = [_gemma_layer_claim(gemma)] if gemma.get("status") == "measured" else []
-    return [_layer_peak_claim(r), _length_claim(r), _position_claim(r)] + extra
+    extra = [gemma_layer_claim(gemma)] if gemma.get("status") == "measured" else []
+    return [_layer_peak_claim(r), length_claim(r), position_claim(r)] + extra
 
 
 # ------------------------------------------------------------------------------------------------ report
@@ -177,7 +178,7 @@ def _id_table(head: str, rows: list[dict[str, Any]], key: Any) -> Table:
                  [[key(x), x["intrinsic_dim"], x["intrinsic_dim_harmonic"], x["n_vectors"]] for x in rows])
 
 
-def _render_ablations(r: dict[str, Any]) -> list:
+def render(r: dict[str, Any]) -> list:
     layers = r["per_layer"]["rows"]
     pos = r["per_position"]["rows"]
     sizes = r.get("by_data", [])
@@ -242,20 +243,20 @@ def _render_ablations(r: dict[str, Any]) -> list:
 
 
 # ------------------------------------------------------------------------------------------------ the part
-def _ablation_estimate(ctx: PartContext, out: Path | None) -> float:
+def estimate(ctx: PartContext, out: Path | None) -> float:
     """Seconds on 2 quiet cores: 20 quick, 150 standard, 600 full; with Gemma installed its layer and sequence-length
     profiles; in standard the seed the data sweep lacks."""
     base = ctx.pick(quick=20.0, standard=STANDARD_SECONDS, full=600.0 + SEED_TRAIN_SECONDS)
     return base + (0.0 if gemma_unavailable(ctx) else GEMMA_PROFILE_SECONDS + GEMMA_LENGTH_SECONDS)
 
 
-def _missing_seeds(have: list[int], n: int) -> list[int]:
+def missing_seeds(have: list[int], n: int) -> list[int]:
     """The ``n − len(have)`` smallest non-negative seeds not in ``have``."""
     free = (s for s in itertools.count() if s not in have)
     return [next(free) for _ in range(max(0, n - len(have)))]
 
 
-def _length_with_control(corpus: str, ctx: PartContext) -> dict[str, Any]:
+def length_with_control(corpus: str, ctx: PartContext) -> dict[str, Any]:
     """Gemma's sequence-length profile and, when it falls (the monotone rule holds or partly), its shuffled-token
     control on the same windows (declared in docs/reproduce.md: the control is needed only to confirm a fall)."""
     g = gemma_length_profile(corpus, ctx)
@@ -268,9 +269,9 @@ def _length_with_control(corpus: str, ctx: PartContext) -> dict[str, Any]:
 
 
 @register_part("lm_id_ablations", paper="B", title="ID ablations: layers, sequence length, training data (Figure 4)",
-               render=_render_ablations, claims=_ablation_claims, estimate=(20, 600), estimate_standard=STANDARD_SECONDS,
+               render=render, claims=claims, estimate=(20, 600), estimate_standard=STANDARD_SECONDS,
                version=6,
-               estimate_fn=_ablation_estimate)
+               estimate_fn=estimate)
 def lm_id_ablations(out: Path, ctx: PartContext) -> dict:
     """Per-layer ID of the largest data-sweep model over seeds (with untrained copies), per-position ID, ID by data
     size, and Gemma's layer and sequence-length profiles (reuses the data sweep's cached runs; trains them first if the
@@ -296,7 +297,7 @@ def lm_id_ablations(out: Path, ctx: PartContext) -> dict:
     sub = out / "lm_id_ablations"
     seed_runs = sorted((r for r in sel if r["train_tokens"] == largest), key=lambda r: r["seed"])
     if ctx.standard or ctx.mode == "full":
-        extra = _missing_seeds([r["seed"] for r in seed_runs], PEAK_SEEDS)
+        extra = missing_seeds([r["seed"] for r in seed_runs], PEAK_SEEDS)
         ctx.step(f"training seed(s) {extra} of the largest size", 0, 5)
         seed_runs += train_seed_replicates(res, largest, extra, sub / "seeds", execution=Execution(workers=1))
     prof = replace(opts, windows_per_doc=ctx.pick(quick=opts.windows_per_doc, full=PROFILE_WINDOWS,
@@ -323,7 +324,7 @@ def lm_id_ablations(out: Path, ctx: PartContext) -> dict:
     ctx.step("Gemma 3 270M per layer", 3, 5)
     gemma = gemma_layer_profile(corpus, ctx)
     ctx.step("Gemma 3 270M by sequence length", 4, 5)
-    length = _length_with_control(corpus, ctx)
+    length = length_with_control(corpus, ctx)
     big = Path(selected[-1]["run_dir"])
     r = {"run": str(big.relative_to(out)) if big.is_relative_to(out) else str(big), "context": block,
             "per_layer": {"rows": per_layer["rows"]}, "per_layer_seeds": per_seed,
@@ -333,7 +334,7 @@ def lm_id_ablations(out: Path, ctx: PartContext) -> dict:
                         for x in by_data],
             "id_options": per_layer["options"], "figure": "lm_id_ablations/id_ablations.png", "gemma_layers": gemma,
             "gemma_length": length}
-    r["id_by_network"] = id_by_network(*(_stored(out, name) for name in NETWORK_PARTS), r)
+    r["id_by_network"] = id_by_network(*(stored(out, name) for name in NETWORK_PARTS), r)
     return r
 
 
@@ -341,7 +342,7 @@ NETWORK_PARTS = ("lm_data_scaling", "lm_model_scaling", "lm_suite_scaling")
 """The parts whose stored IDs of the same corpus join the table of the ID by measuring network."""
 
 
-def _stored(out: Path, name: str) -> dict[str, Any] | None:
+def stored(out: Path, name: str) -> dict[str, Any] | None:
     """The result of part ``name`` stored in ``out`` by this or an earlier run (None when it has not run)."""
     rec = load_part_record(out, name)
     return rec["result"] if rec and rec.get("status") == "ok" and isinstance(rec.get("result"), dict) else None

@@ -477,7 +477,7 @@ def test_lm_parts_end_to_end(tmp_path, monkeypatch):
 
 
 def test_lm_prediction_claim_uses_relative_tolerances():
-    from ttlab.reproduce.parts_lm import _scaling_claims
+    from ttlab.reproduce.parts.common_lm_sweep import scaling_claims
 
     def verdict(a, ci, pred, n=3, capped=0):
         runs = [{"selected": True, "stop_reason": "max_iters" if i < capped else "early_stop"} for i in range(n)]
@@ -485,7 +485,7 @@ def test_lm_prediction_claim_uses_relative_tolerances():
              "r2_log": 0.99, "points": [{}] * n, "runs": runs,
              "gemma": {"status": "measured", "alpha_pred": pred, "intrinsic_dim": 2 / pred - 2,
                        "untrained": {"alpha_pred": 10 * pred}}}  # the control: far off every fitted value
-        claims = _scaling_claims(r)
+        claims = scaling_claims(r)
         assert claims[1]["verdict"] == claims[2]["verdict"]  # the same prediction from either ID source
         return claims[1]["verdict"]
 
@@ -496,31 +496,32 @@ def test_lm_prediction_claim_uses_relative_tolerances():
     assert verdict(0.20, [0.18, 0.22], 0.21, n=2) == "inconclusive"  # too few sizes
     assert verdict(0.20, [0.18, 0.22], 0.21, capped=1) == "inconclusive"  # a step-capped run
     r = {"kind": "data_sweep", "alpha_hat": 0.2, "alpha_hat_ci": [0.1, 0.3], "alpha_pred": None, "points": [], "runs": []}
-    assert [c["verdict"] for c in _scaling_claims(r)] == ["inconclusive"] * 3  # reported, not dropped
+    assert [c["verdict"] for c in scaling_claims(r)] == ["inconclusive"] * 3  # reported, not dropped
 
 
 def test_ntp_claims_fixed_by_the_review():
     """The attention claim is judged against uniform attention; Proposition 2 with no complete column is
     inconclusive; the layer-ID claim needs an inner peak beyond the standard error."""
-    from ttlab.reproduce.parts_lm_ablations import _ablation_claims
-    from ttlab.reproduce.parts_ntp import _attention_claim, _svop_claims
+    from ttlab.reproduce.parts.lm_id_ablations import claims as ablation_claims
+    from ttlab.reproduce.parts.ntp_figure2 import attention_claim
+    from ttlab.reproduce.parts.ntp_svop import claims as svop_claims
 
     long = {"stage2_steps": 900, "c1": 1.95e-5, "final_min_optimal_attention": 0.733, "baseline_attention": 1 / 6,
             "attention_gap_rate": 2e-3}
     r = {"dataset": {"max_len": 6, "n_occurrences": 100, "vocab_size": 20}, "long_run": long,
          "config": {"eta0": 0.2 / 20**0.5, "eta": 0.05 / 20**0.5, "stage1_steps": 900},
          "wov_star_norm": 10.0, "wkq_star_norm": 4.88}
-    assert _attention_claim(r)["verdict"] == "inconclusive"  # bound 0.145 < 1/6: uniform attention meets it
+    assert attention_claim(r)["verdict"] == "inconclusive"  # bound 0.145 < 1/6: uniform attention meets it
     long["stage2_steps"] = 20000
-    assert _attention_claim(r)["verdict"] == "inconclusive"  # bound 0.2 clears 1/6 by 0.03 < 0.1 only
+    assert attention_claim(r)["verdict"] == "inconclusive"  # bound 0.2 clears 1/6 by 0.03 < 0.1 only
     long["stage2_steps"] = 60000
-    assert _attention_claim(r)["verdict"] == "holds"  # bound 0.35 > 1/6 + 0.1, met, gap rate ≥ C1
+    assert attention_claim(r)["verdict"] == "holds"  # bound 0.35 > 1/6 + 0.1, met, gap rate ≥ C1
     long["final_min_optimal_attention"] = 0.18
-    assert _attention_claim(r)["verdict"] == "not reproduced"
+    assert attention_claim(r)["verdict"] == "not reproduced"
 
     svop = {"orders": {"q": ""}, "categories": {"q": {"optimal": ["a"], "non_optimal": [], "non_comparable": []}},
             "wkq_star_columns": {"q": {"a": 0.0}}, "unseen": {}, "cosine_ov": 1.0, "cosine_kq": 1.0}
-    prop2 = {c["id"]: c for c in _svop_claims(svop)}["ntp_svop.proposition2"]
+    prop2 = {c["id"]: c for c in svop_claims(svop)}["ntp_svop.proposition2"]
     assert prop2["verdict"] == "inconclusive" and "no column checked (1 columns" in prop2["summary"]
 
     def layers(ids, std):
@@ -529,9 +530,9 @@ def test_ntp_claims_fixed_by_the_review():
         return {"per_layer": {"rows": rows}, "per_position": {"rows": []},
                 "per_layer_seeds": [{"seed": s, "rows": rows, "untrained_rows": flat} for s in range(3)]}
 
-    assert _ablation_claims(layers([3.55, 3.9, 4.24, 4.6, 5.00], 0.1))[0]["verdict"] == "not reproduced"
-    assert _ablation_claims(layers([3.5, 5.0, 6.0, 5.0, 4.0], 0.1))[0]["verdict"] == "holds"
-    assert _ablation_claims(layers([3.5, 3.6, 3.6, 3.6, 3.5], 1.0))[0]["verdict"] == "inconclusive"
+    assert ablation_claims(layers([3.55, 3.9, 4.24, 4.6, 5.00], 0.1))[0]["verdict"] == "not reproduced"
+    assert ablation_claims(layers([3.5, 5.0, 6.0, 5.0, 4.0], 0.1))[0]["verdict"] == "holds"
+    assert ablation_claims(layers([3.5, 3.6, 3.6, 3.6, 3.5], 1.0))[0]["verdict"] == "inconclusive"
 
 
 def test_lm_suite_part_end_to_end(tmp_path, monkeypatch):
@@ -575,38 +576,38 @@ def test_lm_suite_part_end_to_end(tmp_path, monkeypatch):
 def test_lm_suite_claims_handle_missing_inputs():
     """The suite's claims: reported when inputs are missing; α_N judged in the paper's direction; the ID growth
     against its untrained control; nothing holds with step-capped runs."""
-    from ttlab.reproduce.parts_lm import _suite_claims
+    from ttlab.reproduce.parts.lm_suite_scaling import claims as suite_claims
 
-    claims = _suite_claims({"models": [], "fit_loss": None, "alpha_pred": None})
+    claims = suite_claims({"models": [], "fit_loss": None, "alpha_pred": None})
     assert [c["verdict"] for c in claims] == ["inconclusive"] * 3
     rows = [{"name": f"m{i}", "intrinsic_dim": d, "intrinsic_dim_std": 0.1, "n_vectors": 800, "batch_size": 200}
             for i, d in enumerate((5.0, 6.0, 7.0))]
     control = [{**x, "intrinsic_dim": d} for x, d in zip(rows, (10.0, 10.1, 10.2))]
     r = {"models": rows, "models_untrained": control, "reference": "m2", "intrinsic_dim": 7.0, "alpha_pred": 2 / 7.0,
          "fit_loss": {"alpha_hat": 0.40, "alpha_hat_ci": [0.37, 0.43], "r2_log": 0.99, "n_points": 3}, "n_capped": 0}
-    by = {c["id"].split(".")[1]: c for c in _suite_claims(r)}
+    by = {c["id"].split(".")[1]: c for c in suite_claims(r)}
     assert [c["verdict"] for c in by.values()] == ["holds", "holds", "holds"]
     assert by["id_prediction"]["rule_id"] == "exceeds_control" and "under-estimates" in by["id_prediction"]["statement"]
     assert by["id_prediction"]["measured"]["control_se"] == pytest.approx(2 * 0.05 / 49)  # 2·SE(d)/d², SE = 0.1/√4
     assert by["id_grows"]["measured"]["control_values"] == [10.0, 10.1, 10.2]
     r["fit_loss"] = {"alpha_hat": 0.30, "alpha_hat_ci": [0.28, 0.32], "r2_log": 0.99, "n_points": 3}
-    assert _suite_claims(r)[1]["verdict"] == "inconclusive"  # the interval reaches the prediction 0.286
+    assert suite_claims(r)[1]["verdict"] == "inconclusive"  # the interval reaches the prediction 0.286
     r["fit_loss"] = {"alpha_hat": 0.20, "alpha_hat_ci": [0.18, 0.22], "r2_log": 0.99, "n_points": 3}
-    assert _suite_claims(r)[1]["verdict"] == "not reproduced"  # the prediction over-estimates
+    assert suite_claims(r)[1]["verdict"] == "not reproduced"  # the prediction over-estimates
     r["models_untrained"] = [{**x, "intrinsic_dim": d} for x, d in zip(rows, (10.0, 12.0, 14.0))]
-    grows = _suite_claims(r)[2]
+    grows = suite_claims(r)[2]
     assert grows["verdict"] == "inconclusive" and "control meets it" in grows["reason"]  # untrained rise 4 ≥ trained 2
     r.pop("models_untrained")
-    assert _suite_claims(r)[2]["verdict"] == "inconclusive"  # no control: no evidence
+    assert suite_claims(r)[2]["verdict"] == "inconclusive"  # no control: no evidence
     r["n_capped"] = 1
-    assert [c["verdict"] for c in _suite_claims(r)[:2]] == ["inconclusive", "inconclusive"]
-    assert "step cap" in _suite_claims(r)[0]["reason"]
+    assert [c["verdict"] for c in suite_claims(r)[:2]] == ["inconclusive", "inconclusive"]
+    assert "step cap" in suite_claims(r)[0]["reason"]
 
 
 def test_lm_ablation_claims_are_inconclusive_where_the_run_cannot_decide():
     """The layer peak needs ≥ 4 layers, the position trend ≥ 4 ID batches per group; otherwise inconclusive with a
     reason naming what would decide it (the measured numbers are kept beside it)."""
-    from ttlab.reproduce.parts_lm_ablations import _ablation_claims
+    from ttlab.reproduce.parts.lm_id_ablations import claims as ablation_claims
 
     def result(ids, n_vectors):
         rows = [{"intrinsic_dim": x, "intrinsic_dim_std": 0.1, "n_vectors": n_vectors, "batch_size": 1000} for x in ids]
@@ -615,31 +616,32 @@ def test_lm_ablation_claims_are_inconclusive_where_the_run_cannot_decide():
                  for s in range(3)]
         return {"per_layer": {"rows": rows}, "per_position": {"rows": pos[::-1]}, "per_layer_seeds": seeds}
 
-    shallow = _ablation_claims(result([3.5, 6.0, 4.0], 1000))
+    shallow = ablation_claims(result([3.5, 6.0, 4.0], 1000))
     assert [c["verdict"] for c in shallow] == ["inconclusive"] * 3  # layers, Gemma's sequence length, position
     assert "≥ 4 layers" in shallow[0]["reason"] and "≥ 4 batches per group" in shallow[2]["reason"]
     assert "sequence-length profile was not measured" in shallow[1]["reason"]
     assert shallow[0]["measured"]["values"] == [3.5, 6.0, 4.0]
-    deep = _ablation_claims(result([3.5, 5.0, 6.0, 5.0, 4.0], 4000))
+    deep = ablation_claims(result([3.5, 5.0, 6.0, 5.0, 4.0], 4000))
     assert [c["verdict"] for c in deep] == ["holds", "inconclusive", "holds"]  # position: 6.0, 5.0, 3.5
 
 
 def test_paper_b_claim_kinds():
     """Self-checks of the ID estimator are checks, not claims of paper B; the text claims are the paper's."""
-    from ttlab.reproduce.parts_scaling import HARMONIC_EST, PAPER_EST, _id_claims
+    from ttlab.reproduce.parts.id_accuracy import HARMONIC_EST, PAPER_EST
+    from ttlab.reproduce.parts.id_accuracy import claims as id_claims
 
     def est(v):
         return {"mean": v, "std": 0.0, "rel_error": 0.0}
 
     rows = [{"manifold": "sphere", "d": d, "noise": 0.0, "estimates": {PAPER_EST: est(d * 1.02), HARMONIC_EST: est(d)}}
             for d in (2, 3, 4, 5)]
-    claims = _id_claims({"rows": rows, "n": 100, "cross_check": {"ambient": 768, "n": 100, "mean": 5.3, "harmonic": 5.0}})
+    claims = id_claims({"rows": rows, "n": 100, "cross_check": {"ambient": 768, "n": 100, "mean": 5.3, "harmonic": 5.0}})
     assert {c["id"]: c["kind"] for c in claims} == {"id_accuracy.paper_estimator": "check", "id_accuracy.cross_check": "check",
                                                    "id_accuracy.harmonic_less_biased": "check"}
     assert claims[2]["thresholds"]["chance"] == 0.5
-    from ttlab.reproduce.parts_scaling import _manifold_claims
+    from ttlab.reproduce.parts.manifold_regression import claims as manifold_claims
 
-    [rec] = _manifold_claims({"fits": [], "intrinsic_dim": [{"id_mean": 2.1, "d": 2, "ambient": 8}]})
+    [rec] = manifold_claims({"fits": [], "intrinsic_dim": [{"id_mean": 2.1, "d": 2, "ambient": 8}]})
     assert rec["id"] == "manifold_regression.id_recovered" and rec["kind"] == "check"
 
 
@@ -647,7 +649,7 @@ def test_lm_model_scaling_claims_need_their_controls():
     """The model sweep's "ID grows" holds only beyond its untrained copies (the issue's numbers: trained 3.98 → 5.23,
     untrained 11.8 → 16.8 → inconclusive); α_N is judged in the paper's direction; step caps make both power-law
     claims inconclusive."""
-    from ttlab.reproduce.parts_lm import _model_scaling_claims
+    from ttlab.reproduce.parts.lm_model_scaling import claims as model_scaling_claims
 
     def rows(ids):
         return [{"name": f"m{i}", "intrinsic_dim": d, "intrinsic_dim_std": 0.2, "n_vectors": 16384, "batch_size": 4096,
@@ -659,11 +661,11 @@ def test_lm_model_scaling_claims_need_their_controls():
          "intrinsic_dim": 5.23, "r2_log": 0.99, "id_by_model": trained,
          "points": [{"params_non_embedding": n, "loss": 2 * n ** -0.3} for n in (1e4, 1e5, 1e6, 1e7)],
          "runs": [{"selected": True, "stop_reason": "early_stop"}] * 4, "id_untrained": rows([3.0, 3.0, 3.1, 3.1])}
-    by = {c["id"].split(".")[1]: c for c in _model_scaling_claims(r)}
+    by = {c["id"].split(".")[1]: c for c in model_scaling_claims(r)}
     assert [by[k]["verdict"] for k in ("power_law", "id_prediction", "id_grows")] == ["holds", "holds", "holds"]
     r["id_untrained"] = rows([11.8, 14.0, 15.4, 16.8])
-    assert _model_scaling_claims(r)[2]["verdict"] == "inconclusive"
+    assert model_scaling_claims(r)[2]["verdict"] == "inconclusive"
     r["alpha_hat"], r["alpha_hat_ci"] = 0.25, [0.2, 0.3]  # below 2/5.23 = 0.38: the prediction over-estimates
-    assert _model_scaling_claims(r)[1]["verdict"] == "not reproduced"
+    assert model_scaling_claims(r)[1]["verdict"] == "not reproduced"
     r["runs"] = [{"selected": True, "stop_reason": "max_iters"}] * 4
-    assert [c["verdict"] for c in _model_scaling_claims(r)[:2]] == ["inconclusive", "inconclusive"]
+    assert [c["verdict"] for c in model_scaling_claims(r)[:2]] == ["inconclusive", "inconclusive"]

@@ -1,4 +1,4 @@
-"""The ID measurements of the LM parts (:mod:`ttlab.reproduce.parts_lm_id`) pinned against known answers.
+"""The ID measurements of the LM parts (:mod:`ttlab.reproduce.parts.common_lm_id`) pinned against known answers.
 
 Batch counts and standard errors against the closed form sd / √⌊distinct / batch⌋, the shuffled-token reading against
 hand-computed standard errors (its boundary |Δ| = √(se² + se_s²) included), the α_D claims' and layer summaries'
@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from ttlab.lm.presets import IDOptions
-from ttlab.reproduce import parts_lm_id as lid
+from ttlab.reproduce.parts import common_lm_id as lid
 from ttlab.reproduce.registry import PartContext
 
 # ---------------------------------------------------------------------------------------------

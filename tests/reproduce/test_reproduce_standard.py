@@ -40,8 +40,8 @@ def test_standard_corpora_and_position_groups_give_enough_batches():
     ≥ 4 ID batches of the paper's 4,096 vectors on both corpora's test splits."""
     from ttlab.lm.corpus import load_corpus, split_corpus
     from ttlab.lm.experiments import DATA_SWEEP_PRESETS, STANDARD_CORPORA, IDOptions
-    from ttlab.reproduce.parts_lm import data_corpora
-    from ttlab.reproduce.parts_lm_ablations import (
+    from ttlab.reproduce.parts.lm_data_scaling import data_corpora
+    from ttlab.reproduce.parts.lm_id_ablations import (
         MIN_BATCHES,
         MIN_LAYERS,
         POSITION_GROUPS,
@@ -70,18 +70,16 @@ def test_standard_corpora_and_position_groups_give_enough_batches():
 def test_standard_manifold_sweep_has_no_data_limited_width_sweep():
     """α_N is tested by the model_scaling part (online, noiseless: docs/model_scaling.md); the manifold sweep's
     fixed-n width sweep measured the data axis and is gone from the standard tier."""
-    from ttlab.reproduce.parts_model_scaling import _config
+    from ttlab.reproduce.parts import manifold_regression, model_scaling
     from ttlab.scaling.manifold_regression import quick_config, standard_config
     from ttlab.scaling.model_scaling_config import quick_model_config
 
     c = standard_config()
     assert set(c.ds) == {1, 2} and c.betas == (1.0,) and "noisy" in c.regimes and c.seeds >= 2
     assert c.model_widths == () and quick_config().model_widths == ()
-    from ttlab.reproduce.parts_scaling import _manifold_config
-
-    assert _manifold_config(PartContext(mode="standard")).model_widths == ()
+    assert manifold_regression.config(PartContext(mode="standard")).model_widths == ()
     # the standard tier runs model_scaling at its quick size (its transformers need ≈ 4 core-hours to decide)
-    assert _config(PartContext(mode="standard")) == quick_model_config()
+    assert model_scaling.config(PartContext(mode="standard")) == quick_model_config()
     assert PARTS["model_scaling"].estimate_standard is None
 
 
@@ -94,16 +92,16 @@ def test_mode_plumbing_pick_and_estimates(monkeypatch):
     assert PartContext(mode="tiny").pick(quick=1, full=2, tiny=4, standard=3) == 4
     # a part with a standard estimate uses it; one without falls back to its quick estimate
     abl, table1 = PARTS["lm_id_ablations"], PARTS["table1"]
-    from ttlab.reproduce import parts_lm_ablations, parts_lm_id
+    from ttlab.reproduce.parts import common_lm_id, lm_id_ablations
 
-    monkeypatch.setattr(parts_lm_ablations, "gemma_unavailable", lambda ctx: "not installed")
+    monkeypatch.setattr(lm_id_ablations, "gemma_unavailable", lambda ctx: "not installed")
     assert abl.estimated_seconds(ctx) == abl.estimate_standard != abl.estimate[0]
     # Gemma's layer and sequence-length profiles add their cost in standard and full mode, when they are measured
-    monkeypatch.setattr(parts_lm_ablations, "gemma_unavailable", lambda ctx: None)
-    assert abl.estimated_seconds(ctx) == (abl.estimate_standard + parts_lm_id.GEMMA_PROFILE_SECONDS
-                                          + parts_lm_id.GEMMA_LENGTH_SECONDS)
+    monkeypatch.setattr(lm_id_ablations, "gemma_unavailable", lambda ctx: None)
+    assert abl.estimated_seconds(ctx) == (abl.estimate_standard + common_lm_id.GEMMA_PROFILE_SECONDS
+                                          + common_lm_id.GEMMA_LENGTH_SECONDS)
     assert table1.estimate_standard is None and table1.estimated_seconds(ctx) == table1.estimate[0]
-    from ttlab.reproduce.parts_lm import STANDARD_DATA_SECONDS
+    from ttlab.reproduce.parts.lm_data_scaling import STANDARD_DATA_SECONDS
 
     assert PARTS["lm_data_scaling"].estimated_seconds(ctx) == STANDARD_DATA_SECONDS
     assert PARTS["lm_data_scaling"].estimated_seconds(PartContext(mode="quick")) < STANDARD_DATA_SECONDS
@@ -126,7 +124,9 @@ def test_cli_standard_flag(tmp_path, run_cli):
 def test_kaplan_criterion_decides_whether_text_alpha_n_is_judged():
     """Kaplan et al.'s D ≥ 5×10³·N^0.74: 2.5×10⁷ tokens at N = 10⁵; a text model sweep short of it makes the α_N
     claims inconclusive with the numbers, a data-rich one is judged."""
-    from ttlab.reproduce.parts_lm import _model_scaling_claims, _suite_claims, kaplan_regime, kaplan_why
+    from ttlab.reproduce.parts.common_lm_sweep import kaplan_regime, kaplan_why
+    from ttlab.reproduce.parts.lm_model_scaling import claims as model_scaling_claims
+    from ttlab.reproduce.parts.lm_suite_scaling import claims as suite_claims
     from ttlab.scaling.theory import kaplan_data_need
 
     assert kaplan_data_need(1e5) == pytest.approx(5e3 * 10 ** 3.7) == pytest.approx(2.506e7, rel=1e-3)
@@ -147,15 +147,15 @@ def test_kaplan_criterion_decides_whether_text_alpha_n_is_judged():
          "r2_log": 0.99, "points": [{"params_non_embedding": n, "loss": 2 * n ** -0.3} for n in (1e4, 1e5, 1e6)],
          "id_by_model": ids, "runs": [{"selected": True, "stop_reason": "early_stop"}] * 3,
          "id_untrained": ids, "kaplan": rich}
-    assert [c["verdict"] for c in _model_scaling_claims(r)[:2]] == ["holds", "holds"]
+    assert [c["verdict"] for c in model_scaling_claims(r)[:2]] == ["holds", "holds"]
     r["kaplan"] = k
-    short = _model_scaling_claims(r)[:2]
+    short = model_scaling_claims(r)[:2]
     assert [c["verdict"] for c in short] == ["inconclusive", "inconclusive"] and all("Kaplan" in c["reason"] for c in short)
     suite = {"fit_loss": {"alpha_hat": 0.9, "alpha_hat_ci": [0.8, 1.0], "r2_log": 0.99, "n_points": 3}, "alpha_pred": 0.4,
              "intrinsic_dim": 5.0, "models": ids, "reference": "m2", "kaplan": k}
-    assert [c["verdict"] for c in _suite_claims(suite)[:2]] == ["inconclusive", "inconclusive"]
+    assert [c["verdict"] for c in suite_claims(suite)[:2]] == ["inconclusive", "inconclusive"]
     suite["kaplan"] = rich
-    assert _suite_claims(suite)[0]["verdict"] == "holds"
+    assert suite_claims(suite)[0]["verdict"] == "holds"
 
 
 def test_capped_runs_are_continued_and_the_point_chosen_by_validation(tmp_path, monkeypatch):
@@ -255,7 +255,7 @@ def test_results_record_the_run_conditions(tmp_path):
 
 def test_every_mode_has_the_continued_stage2_cap():
     """Regression: ntp_figure2 looked its cap up by mode name and failed in standard mode."""
-    from ttlab.reproduce.parts_ntp import long_stage2_cap
+    from ttlab.reproduce.parts.ntp_figure2 import long_stage2_cap
 
     caps = {m: long_stage2_cap(PartContext(mode=m)) for m in MODES}
     assert caps == {"quick": 200_000, "standard": 200_000, "full": 400_000, "tiny": 200}

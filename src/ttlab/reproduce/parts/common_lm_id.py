@@ -1,10 +1,11 @@
-"""The intrinsic-dimension measurements the LM parts of ``ttlab reproduce`` share (:mod:`ttlab.reproduce.parts_lm`):
+"""The intrinsic-dimension measurements the LM parts of ``ttlab reproduce`` share (``lm_data_scaling``,
+``lm_model_scaling``, ``lm_suite_scaling``, ``lm_id_ablations``; :mod:`ttlab.reproduce.parts.common_lm_sweep`):
 the ID protocol of each mode, an ID row's batches and standard error (counted on distinct vectors) and stored figures,
 the shuffled-token control and its reading, Gemma 3 270M's prediction and layer profile (standard and full modes,
 when installed) — and the claims that rest on an ID: the α_D prediction per ID source (:data:`ID_SOURCE_RULE`) and
 layer profiles with layer 0 kept apart.
 
-Imports: :mod:`ttlab.reproduce` (registry, report, verdicts); inside the functions :mod:`ttlab.lm` (experiments,
+May import: :mod:`ttlab.reproduce` (registry, report, verdicts); inside the functions :mod:`ttlab.lm` (experiments,
 pretrained).
 """
 

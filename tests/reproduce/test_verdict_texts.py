@@ -1,4 +1,4 @@
-"""The reason and rule text of every verdict case in tests/test_verdicts.py, word for word.
+"""The reason and rule text of every verdict case in tests/reproduce/test_verdicts.py, word for word.
 
 The report prints these texts as the evidence behind each verdict, so a change of wording or of a number
 in them must be deliberate: update the tables below with the change (review each line). Cases are keyed
@@ -12,7 +12,7 @@ import json
 
 import pytest
 
-from tests.test_verdicts import CASES
+from tests.reproduce.test_verdicts import CASES
 from ttlab.reproduce.verdicts import judge
 
 

@@ -8,7 +8,18 @@ import math
 import pytest
 
 from ttlab.ntp.diagnostics import proposition1_conditions, theorem1_conditions, theorem2_conditions
-from ttlab.reproduce import parts_lm, parts_ntp, parts_scaling
+from ttlab.reproduce.parts import (
+    common_lm_sweep,
+    common_ntp,
+    common_scaling,
+    id_accuracy,
+    ntp_ablations,
+    ntp_figure2,
+    ntp_generalization,
+    ntp_scale,
+    ntp_svop,
+)
+from ttlab.reproduce.parts.table1 import claims as table1_claims
 from ttlab.reproduce.verdicts import HOLDS, INCONCLUSIVE, NOT_REPRODUCED, PARTLY
 from ttlab.scaling.theory import table1
 
@@ -53,7 +64,7 @@ def _t2(t: int) -> dict:
 
 
 def test_figure2_claims_take_each_number_from_its_field():
-    c = _by_id(parts_ntp._figure2_claims(_figure2()))
+    c = _by_id(ntp_figure2.claims(_figure2()))
     assert list(c) == ["ntp_figure2.stage1_direction", "ntp_figure2.prop1_rate", "ntp_figure2.stage2_direction",
                        "ntp_figure2.norm_bounds", "ntp_figure2.stage1_loss_rate", "ntp_figure2.stage2_linear",
                        "ntp_figure2.attention"]
@@ -77,7 +88,7 @@ def test_figure2_claims_take_each_number_from_its_field():
                             "step float64 resolves (1 − min attention ≥ 1e-10; 0.9950 at 10,000, where the step is "
                             "rounding noise); the paper's 900 steps: 0.9200")
     # a resolvable end before the last step: the cosine and the conditions are taken there
-    d2 = _by_id(parts_ntp._figure2_claims(_figure2(resolvable_until=6000, resolvable_cosine=0.993)))[
+    d2 = _by_id(ntp_figure2.claims(_figure2(resolvable_until=6000, resolvable_cosine=0.993)))[
         "ntp_figure2.stage2_direction"]
     assert d2["measured"]["final_cosine"] == 0.993 and d2["measured"]["conditions"] == _t1(6000)
     assert "0.9930 at t = 6,000" in d2["summary"] and "0.9950 at 10,000" in d2["summary"]
@@ -103,12 +114,12 @@ def test_figure2_claims_take_each_number_from_its_field():
     assert cond == _t2(10_000)
     assert a["measured"] == pytest.approx({"attention": 0.9, "bound": bound, "baseline": 1 / 6, "gap_rate": 5e-4,
                                            "c1": 2e-4}, rel=1e-12)
-    assert (a["thresholds"], a["verdict"]) == ({"min_clearance": parts_ntp.ATTENTION_CLEARANCE}, HOLDS)
+    assert (a["thresholds"], a["verdict"]) == ({"min_clearance": ntp_figure2.ATTENTION_CLEARANCE}, HOLDS)
     assert a["summary"] == ("after 10,000 stage-2 steps: minimum optimal attention 0.9 vs bound 0.5519 and uniform-"
                             "attention baseline 0.1667 (the control, W_kq = 0); 1 − attention decays at 0.0005 per "
                             "step (last resolvable decade) vs C1 = 0.0002")
     rule = {"t_star": 7321.5, "clearance": 0.2, "cap": 50_000}
-    a2 = _by_id(parts_ntp._figure2_claims(_figure2(steps_rule=rule)))["ntp_figure2.attention"]
+    a2 = _by_id(ntp_figure2.claims(_figure2(steps_rule=rule)))["ntp_figure2.attention"]
     assert a2["summary"].endswith("; 10,000 steps chosen before the run as the first multiple of 1,000 ≥ t* = 7321.5, "
                                   "where the bound clears the baseline by 0.2 (cap 50,000)")
 
@@ -117,7 +128,7 @@ def test_prop1_rate_claim_from_the_random_start():
     r = _figure2()
     r["random_start"] = {"steps": 900, "init_scale": 0.01, "initial_cosine": 0.05, "final_cosine": 0.998,
                          "last_decade": {"t0": 90, "t1": 900, "slope": -0.9, "theory_log_t_over_t": -0.8}}
-    p = _by_id(parts_ntp._figure2_claims(r))["ntp_figure2.prop1_rate"]
+    p = _by_id(ntp_figure2.claims(r))["ntp_figure2.prop1_rate"]
     assert p["measured"] == {"final_cosine": 0.998, "slope": -0.9, "theory_slope": -0.8, "initial_cosine": 0.05,
                              "conditions": proposition1_conditions(900, "random")}
     assert p["measured"]["conditions"]["met"] is False  # outside the stated zero start, and the record says so
@@ -126,23 +137,23 @@ def test_prop1_rate_claim_from_the_random_start():
     assert p["summary"] == ("from W_ov(0) ~ N(0, 0.01²) (cos 0.050 at t = 0): slope of 1 − cos -0.9 on t = 90…900 vs "
                             "log t/t's -0.8 on the same steps; final cos 0.998000 after 900 steps")
     r["random_start"]["last_decade"]["slope"] = -0.5  # slower than log t/t + 0.1
-    assert _by_id(parts_ntp._figure2_claims(r))["ntp_figure2.prop1_rate"]["verdict"] == PARTLY
+    assert _by_id(ntp_figure2.claims(r))["ntp_figure2.prop1_rate"]["verdict"] == PARTLY
 
 
 def test_figure2_claims_without_the_long_run_or_with_a_missing_stage():
     r = _figure2()
     del r["long_run"]
-    c = _by_id(parts_ntp._figure2_claims(r))
+    c = _by_id(ntp_figure2.claims(r))
     for cid, cite in (("ntp_figure2.stage2_direction", "Theorem 1"), ("ntp_figure2.attention", "Theorem 2")):
         assert c[cid]["verdict"] == INCONCLUSIVE and c[cid]["cite"] == cite and c[cid]["kind"] == "paper"
         assert c[cid]["measured"] == {"why": "the long stage-2 continuation was not run"}
     r = _figure2(c1=float("nan"))
-    assert _by_id(parts_ntp._figure2_claims(r))["ntp_figure2.attention"]["measured"]["bound"] is None
+    assert _by_id(ntp_figure2.claims(r))["ntp_figure2.attention"]["measured"]["bound"] is None
     r = _figure2()
     r["stages"]["stage_1"]["norm_bounds"] = {"fraction": float("nan")}
-    assert _by_id(parts_ntp._figure2_claims(r))["ntp_figure2.norm_bounds"]["measured"]["value"] is None
+    assert _by_id(ntp_figure2.claims(r))["ntp_figure2.norm_bounds"]["measured"]["value"] is None
     r = _figure2(windows={"paper": {"t0": 90, "t1": 900}, "last_decade": {"t0": 1000, "t1": 10_000}})
-    d = _by_id(parts_ntp._figure2_claims(r))["ntp_figure2.stage2_direction"]
+    d = _by_id(ntp_figure2.claims(r))["ntp_figure2.stage2_direction"]
     assert d["summary"].startswith("1 − cos log-log slope: t = 90…900: 1 − cos at floating-point zero; t = 1000…10000: "
                                    "1 − cos at floating-point zero;")
     assert d["measured"]["slope"] is None and d["measured"]["theory_slope"] is None
@@ -165,7 +176,7 @@ def _svop_result(**kw) -> dict:
 
 
 def test_svop_claims():
-    c = _by_id(parts_ntp._svop_claims(_svop_result()))
+    c = _by_id(ntp_svop.claims(_svop_result()))
     assert list(c) == ["ntp_svop.orders", "ntp_svop.unseen", "ntp_svop.proposition2", "ntp_svop.convergence"]
     o = c["ntp_svop.orders"]
     assert (o["measured"], o["verdict"], o["kind"], o["cite"]) == ({"expected": 5, "shared": 5, "extra": 0}, HOLDS,
@@ -175,23 +186,23 @@ def test_svop_claims():
     # the control: uniform attention gets 1 of the 2 right; conditions: Theorem 1's at the run's stage-2 length
     assert (u["measured"], u["thresholds"], u["verdict"], u["kind"]) == (
         {"value": 1.0, "n": 2, "controls": {"uniform attention": 0.5}, "conditions": _t1(900)},
-        {"holds": 1.0, "partly": 0.5, "control_margin": parts_ntp.CONTROL_MARGIN, "complement": True}, HOLDS, "paper")
+        {"holds": 1.0, "partly": 0.5, "control_margin": common_ntp.CONTROL_MARGIN, "complement": True}, HOLDS, "paper")
     assert u["summary"] == ("SP → V (p = 0.610, paper: V, uniform attention: S); OSP → P (p = 0.550, paper: P, "
                             "uniform attention: P)")
     # a control that is right as often as the model: no evidence
     r = _svop_result()
     r["unseen"]["SP"]["uniform_attention"] = "V"
-    assert _by_id(parts_ntp._svop_claims(r))["ntp_svop.unseen"]["verdict"] == INCONCLUSIVE
+    assert _by_id(ntp_svop.claims(r))["ntp_svop.unseen"]["verdict"] == INCONCLUSIVE
     # without any control measured the claim cannot hold either, and without a run there are no conditions
     r = _svop_result(unseen={"SP": {"model": "V", "prob": 0.61, "expected": "V"}})
     del r["run"]
-    nc = _by_id(parts_ntp._svop_claims(r))
+    nc = _by_id(ntp_svop.claims(r))
     assert nc["ntp_svop.unseen"]["measured"] == {"value": 1.0, "n": 1, "controls": {}, "conditions": None}
     assert nc["ntp_svop.unseen"]["verdict"] == INCONCLUSIVE
     assert nc["ntp_svop.convergence"]["measured"]["conditions"] is None
     p = c["ntp_svop.proposition2"]
     # every column is complete bipartite here; the worst deviation from m/(k+m), −k/(k+m), 0 is |0.6667 − 2/3|
-    assert p["measured"]["n"] == 4 and p["measured"]["conditions"] == parts_ntp._PROP2_CONDITIONS
+    assert p["measured"]["n"] == 4 and p["measured"]["conditions"] == ntp_svop.PROP2_CONDITIONS
     assert p["measured"]["value"] == pytest.approx(abs(0.6667 - 2 / 3), abs=1e-12)
     assert (p["thresholds"], p["verdict"], p["kind"]) == ({"holds": 1e-3, "partly": 0.05}, HOLDS, "paper")
     assert p["summary"] == ("max |W*_kq − closed form| = 3.3e-05 over the 4 of 4 columns whose graph is complete "
@@ -199,7 +210,7 @@ def test_svop_claims():
     # without the QP's solution nothing is checked (the closed form is never compared with itself)
     r = _svop_result()
     del r["wkq_star_qp_columns"]
-    none = _by_id(parts_ntp._svop_claims(r))["ntp_svop.proposition2"]
+    none = _by_id(ntp_svop.claims(r))["ntp_svop.proposition2"]
     assert (none["measured"]["value"], none["measured"]["n"], none["verdict"]) == (None, 0, INCONCLUSIVE)
     assert none["summary"] == "no column checked (4 columns; none complete bipartite, or no QP solution stored)"
     v = c["ntp_svop.convergence"]
@@ -214,7 +225,7 @@ def test_svop_claims_on_a_wrong_model():
                                                "OSP": {"model": "P", "prob": 0.5, "expected": "P", "uniform_attention": "S"}})
     r["orders"] = {**r["orders"], "V": "V >_V S, S >_V P"}  # an extra pair makes V's graph not bipartite-complete
     r["wkq_star_qp_columns"]["S"]["P"] = -0.45  # 0.05 off the closed form
-    c = _by_id(parts_ntp._svop_claims(r))
+    c = _by_id(ntp_svop.claims(r))
     assert c["ntp_svop.orders"]["measured"] == {"expected": 5, "shared": 5, "extra": 1}
     assert c["ntp_svop.unseen"]["measured"] == {"value": 0.5, "n": 2, "controls": {"uniform attention": 0.0},
                                                 "conditions": _t1(900)}
@@ -225,18 +236,18 @@ def test_svop_claims_on_a_wrong_model():
     assert c["ntp_svop.convergence"]["measured"]["value"] == 0.96
     assert c["ntp_svop.convergence"]["verdict"] == PARTLY
     r["cosine_kq"] = 0.5
-    assert _by_id(parts_ntp._svop_claims(r))["ntp_svop.convergence"]["verdict"] == NOT_REPRODUCED
+    assert _by_id(ntp_svop.claims(r))["ntp_svop.convergence"]["verdict"] == NOT_REPRODUCED
 
 
 def test_table1_claims_compare_the_id_free_prediction_with_the_observed_alpha_d():
     rows = [x.to_dict() for x in table1()]
-    c = _by_id(parts_scaling._table1_claims({"rows": rows}))
+    c = _by_id(table1_claims({"rows": rows}))
     assert list(c) == ["table1.kaplan_2020", "table1.chinchilla_2022"]
     k, ch = c["table1.kaplan_2020"], c["table1.chinchilla_2022"]
     assert k["measured"] == pytest.approx({"fitted": 0.095, "predicted": 0.076 / 1.076}, rel=1e-14)
     assert ch["measured"] == pytest.approx({"fitted": 0.28, "predicted": 0.34 / 1.34}, rel=1e-14)
     assert (k["kind"], k["cite"], k["rule_id"]) == ("paper", "Table 1", "exponent_match")
-    assert k["thresholds"] == parts_scaling.EXPONENT_TOLERANCE
+    assert k["thresholds"] == common_scaling.EXPONENT_TOLERANCE
     assert k["summary"] == ("predicted α_D 0.0706 vs observed 0.095 (Δ +0.0244); predicted α_N 0.1050 vs observed "
                             "0.076 (Δ -0.0290)")
     assert k["statement"] == ("Table 1, Kaplan 2020: the ID-free relation α_D = α_N/(1+α_N) predicts the observed α_D")
@@ -247,7 +258,7 @@ def test_id_grows_claim_uses_the_standard_errors_of_the_batches():
             {"intrinsic_dim": 5.0, "n_vectors": 1000, "batch_size": 250, "intrinsic_dim_std": 0.4}]
     control = [{"intrinsic_dim": 10.0, "n_vectors": 1000, "batch_size": 250, "intrinsic_dim_std": 0.2},
                {"intrinsic_dim": 10.1, "n_vectors": 1000, "batch_size": 500, "intrinsic_dim_std": 0.3}]
-    c = parts_lm._id_grows_claim("x.grows", "The ID grows", rows, control)
+    c = common_lm_sweep.id_grows_claim("x.grows", "The ID grows", rows, control)
     assert c["measured"]["values"] == [4.0123, 5.0]
     assert c["measured"]["se"] == pytest.approx([0.1, 0.2], rel=1e-12)  # SD / √(1000 // 250)
     assert c["measured"]["control_values"] == [10.0, 10.1]
@@ -258,9 +269,9 @@ def test_id_grows_claim_uses_the_standard_errors_of_the_batches():
     assert c["summary"] == "ID by increasing size: 4.01, 5; untrained copies: 10, 10.1"  # 3 significant digits
     # untrained copies that rise as much: the control meets the claim, so it is no evidence
     same = [{**control[0]}, {**control[1], "intrinsic_dim": 11.0}]
-    assert parts_lm._id_grows_claim("x.grows", "S", rows, same)["verdict"] == INCONCLUSIVE
+    assert common_lm_sweep.id_grows_claim("x.grows", "S", rows, same)["verdict"] == INCONCLUSIVE
     # no control measured: inconclusive, and the summary says so
-    none = parts_lm._id_grows_claim("x.grows", "S", rows, None)
+    none = common_lm_sweep.id_grows_claim("x.grows", "S", rows, None)
     assert (none["measured"]["control_values"], none["verdict"]) == ([], INCONCLUSIVE)
     assert none["summary"].endswith("untrained copies: not measured")
 
@@ -269,7 +280,7 @@ def test_ablation_claims_count_variants_against_fixed_cutoffs():
     rows = [{"variant": "random init", "final_cosine_kq": 0.95, "final_min_optimal_attention": 0.7},
             {"variant": "joint", "final_cosine_kq": 0.9, "final_min_optimal_attention": 0.5},
             {"variant": "adam", "final_cosine_kq": 0.4, "final_min_optimal_attention": float("nan")}]
-    c = _by_id(parts_ntp._ablation_claims({"rows": rows}))
+    c = _by_id(ntp_ablations.claims({"rows": rows}))
     d, a = c["ntp_ablations.direction"], c["ntp_ablations.attention"]
     assert d["measured"] == {"passed": 2, "total": 3, "cosines": [0.95, 0.9, 0.4]}  # cos ≥ 0.9 counts
     assert (d["thresholds"], d["verdict"], d["kind"], d["cite"]) == ({"holds": 1.0, "partly": 0.5}, PARTLY, "ablation", "")
@@ -277,11 +288,11 @@ def test_ablation_claims_count_variants_against_fixed_cutoffs():
     assert d["quantity"] == "final cos(W_kq, W*_kq) ≥ 0.9"
     assert a["measured"]["passed"] == 1 and a["measured"]["total"] == 3  # attention > 0.5 strictly; NaN fails
     assert a["measured"]["attention"][:2] == [0.7, 0.5] and math.isnan(a["measured"]["attention"][2])
-    three = _by_id(parts_ntp._ablation_claims({"rows": [{**rows[0], "final_min_optimal_attention": 0.123456}]}))
+    three = _by_id(ntp_ablations.claims({"rows": [{**rows[0], "final_min_optimal_attention": 0.123456}]}))
     assert three["ntp_ablations.attention"]["summary"].endswith("(minimum 0.123)")
     assert (a["thresholds"], a["verdict"], a["kind"]) == ({"holds": 1.0, "partly": 0.5}, NOT_REPRODUCED, "ablation")
     assert a["summary"] == ("1/3 variants put > 50 % attention on optimal tokens in every sentence (minimum 0.5)")
-    empty = _by_id(parts_ntp._ablation_claims({"rows": []}))
+    empty = _by_id(ntp_ablations.claims({"rows": []}))
     assert empty["ntp_ablations.attention"]["summary"].endswith("(minimum —)")
 
 
@@ -296,12 +307,12 @@ def test_generalization_claims_judge_the_lower_agreement_with_enough_sentences()
                    "controls": {"uniform attention": uni}},
                   {"stage2_steps": 3000, "cosine_kq": 0.95, "by_case": _by_case(0.99, 0.96),
                    "controls": {"uniform attention": uni, "random": rnd}}], "run": _RUN}
-    c = _by_id(parts_ntp._generalization_claims(r))
+    c = _by_id(ntp_generalization.claims(r))
     assert list(c) == ["ntp_generalization.limit", "ntp_generalization.trained", "ntp_generalization.trained_long"]
     lim, tr, lo = c["ntp_generalization.limit"], c["ntp_generalization.trained"], c["ntp_generalization.trained_long"]
     assert lim["measured"] == {"value": 1.0, "optimal": 1.0, "non_comparable": 1.0, "n": 12,
-                               "controls": {"uniform attention": 0.3}, "conditions": parts_ntp._LIMIT_CONDITIONS}
-    th = {"control_margin": parts_ntp.CONTROL_MARGIN, "complement": True}
+                               "controls": {"uniform attention": 0.3}, "conditions": common_ntp.LIMIT_CONDITIONS}
+    th = {"control_margin": common_ntp.CONTROL_MARGIN, "complement": True}
     assert (lim["thresholds"], lim["verdict"]) == ({"holds": 0.999, "partly": 0.9, "min_n": 10, **th}, HOLDS)
     assert lim["summary"] == ("agreement 100.0% (holds an optimal token), 100.0% (non-comparable + non-optimal only) "
                               "on 52 unseen sentences; controls (lower agreement): uniform attention 30.0%")
@@ -320,19 +331,19 @@ def test_generalization_claims_judge_the_lower_agreement_with_enough_sentences()
     # a control within the margin of the model: inconclusive; no run stored: no conditions
     r["rows"][-1]["controls"]["random"] = _by_case(0.99, 0.9)
     del r["run"]
-    lo2 = _by_id(parts_ntp._generalization_claims(r))["ntp_generalization.trained_long"]
+    lo2 = _by_id(ntp_generalization.claims(r))["ntp_generalization.trained_long"]
     assert (lo2["verdict"], lo2["measured"]["conditions"]) == (INCONCLUSIVE, None)
-    few = parts_ntp._agreement_claim("x", "t", _by_case(1.0, 1.0, n_nc=9), {"holds": 0.9, "min_n": 10}, "",
+    few = common_ntp.agreement_claim("x", "t", _by_case(1.0, 1.0, n_nc=9), {"holds": 0.9, "min_n": 10}, "",
                                      {"u": _by_case(0.1, 0.1)})
     assert few["verdict"] == INCONCLUSIVE and few["measured"]["n"] == 9
-    missing = parts_ntp._agreement_claim("x", "t", _by_case(float("nan"), 1.0), {"holds": 0.9}, "",
+    missing = common_ntp.agreement_claim("x", "t", _by_case(float("nan"), 1.0), {"holds": 0.9}, "",
                                          {"u": _by_case(float("nan"), 0.1)})
     assert missing["measured"]["value"] is None and missing["verdict"] == INCONCLUSIVE
     assert missing["measured"]["controls"] == {"u": None} and missing["summary"].endswith("u —")
 
 
 def test_scale_claims():
-    assert parts_ntp._scale_claims({"skipped": "too big"}) == []
+    assert ntp_scale.claims({"skipped": "too big"}) == []
     r = {"stages": {"stage_1": _stage(final_cosine=1.0), "stage_2": _stage(final_cosine=0.62, final_norm=2.5)},
          **_RUN, "wkq_star_norm": 342.5,
          "generalization": {"n_sentences": 30, "by_case": _by_case(0.9, 0.85),
@@ -342,7 +353,7 @@ def test_scale_claims():
          "linear": {"rate": 0.002, "r2_exp": 0.9997, "r2_power": 0.935, "n_points": 901, "t0": 90, "t1": 900,
                     "power": 1.5}}
     r["dataset"] = {**r["dataset"], "vocab_size": 50257}
-    c = _by_id(parts_ntp._scale_claims(r))
+    c = _by_id(ntp_scale.claims(r))
     assert list(c) == ["ntp_scale.stage1_direction", "ntp_scale.stage2_direction", "ntp_scale.norm_bounds",
                        "ntp_scale.stage1_loss_rate", "ntp_scale.stage2_linear", "ntp_scale.limit",
                        "ntp_scale.generalization"]
@@ -359,21 +370,21 @@ def test_scale_claims():
     assert g["measured"] == {"value": 0.85, "optimal": 0.9, "non_comparable": 0.85, "n": 12,
                              "controls": {"uniform attention": 0.1}, "conditions": t1}
     assert (g["thresholds"], g["verdict"]) == ({"holds": 0.95, "partly": 0.8, "min_n": 10, "complement": True,
-                                                "control_margin": parts_ntp.CONTROL_MARGIN}, PARTLY)
+                                                "control_margin": common_ntp.CONTROL_MARGIN}, PARTLY)
     assert g["summary"].endswith("on 30 unseen sentences after 900 steps, with ‖W_kq‖ = 2.5 (‖W*_kq‖ = 342.5) and "
                                  "final minimum optimal attention 0.8; controls (lower agreement): uniform attention 10.0%")
     assert c["ntp_scale.limit"]["summary"].endswith("on 30 unseen sentences with W_kq = W*_kq scaled to norm 1000; "
                                                     "controls (lower agreement): uniform attention 10.0%")
     assert c["ntp_scale.limit"]["verdict"] == HOLDS
     del r["max_margin_limit"], r["linear"]
-    c = _by_id(parts_ntp._scale_claims(r))
+    c = _by_id(ntp_scale.claims(r))
     assert "ntp_scale.limit" not in c
     assert c["ntp_scale.stage2_linear"]["measured"] == {"why": "no exponential/power-law fit: only 0 resolvable steps to fit"}
 
 
 def _id_row(manifold: str, d: int, noise: float, mean: float, harmonic: float) -> dict:
     return {"manifold": manifold, "d": d, "noise": noise,
-            "estimates": {parts_scaling.PAPER_EST: {"mean": mean}, parts_scaling.HARMONIC_EST: {"mean": harmonic}}}
+            "estimates": {id_accuracy.PAPER_EST: {"mean": mean}, id_accuracy.HARMONIC_EST: {"mean": harmonic}}}
 
 
 def test_id_accuracy_claims_on_fixed_estimates():
@@ -381,7 +392,7 @@ def test_id_accuracy_claims_on_fixed_estimates():
             _id_row("cube", 12, 0.0, 6.0, 7.0),  # d > 10: not judged
             _id_row("sphere", 2, 0.1, 9.0, 9.0)]  # noisy: not judged
     r = {"rows": rows, "n": 2000, "cross_check": {"mean": 5.35, "harmonic": 5.2, "ambient": 768, "n": 3600}}
-    c = _by_id(parts_scaling._id_claims(r))
+    c = _by_id(id_accuracy.claims(r))
     p = c["id_accuracy.paper_estimator"]
     rel = [0.1 / 2, 0.5 / 5, 2.0 / 10]
     assert p["measured"] == pytest.approx({"mean": sum(rel) / 3, "worst": 0.2, "n": 3}, rel=1e-12)
@@ -399,12 +410,12 @@ def test_id_accuracy_claims_on_fixed_estimates():
     assert (h["thresholds"], h["verdict"]) == ({"holds": 0.75, "partly": 0.5, "chance": 0.5}, INCONCLUSIVE)
     assert h["summary"] == "closer to d in 2/2 noise-free cases with d ≤ 5"
     six = [_id_row("sphere", d, 0.0, d + 0.5, d + 0.1) for d in (1, 2, 3, 4, 5, 5)]  # 6/6: p = 1/64
-    h6 = _by_id(parts_scaling._id_claims({**r, "rows": six}))["id_accuracy.harmonic_less_biased"]
+    h6 = _by_id(id_accuracy.claims({**r, "rows": six}))["id_accuracy.harmonic_less_biased"]
     assert (h6["measured"], h6["verdict"]) == ({"passed": 6, "total": 6}, HOLDS)
     six[0] = _id_row("sphere", 1, 0.0, 1.1, 1.1)  # a tie is not closer
-    assert _by_id(parts_scaling._id_claims({**r, "rows": six}))["id_accuracy.harmonic_less_biased"]["measured"] == {
+    assert _by_id(id_accuracy.claims({**r, "rows": six}))["id_accuracy.harmonic_less_biased"]["measured"] == {
         "passed": 5, "total": 6}
-    none = _by_id(parts_scaling._id_claims({**r, "rows": rows[3:]}))
+    none = _by_id(id_accuracy.claims({**r, "rows": rows[3:]}))
     assert none["id_accuracy.paper_estimator"]["summary"] == "no noise-free case with d ≤ 10"
     assert none["id_accuracy.paper_estimator"]["verdict"] == INCONCLUSIVE
 
@@ -502,11 +513,11 @@ def test_claims_cite_state_and_name_their_quantity_word_for_word():
     rf = _figure2()
     rf["random_start"] = {"steps": 900, "init_scale": 0.01, "initial_cosine": 0.05, "final_cosine": 0.998,
                           "last_decade": {"t0": 90, "t1": 900, "slope": -0.9, "theory_log_t_over_t": -0.8}}
-    claims = [*parts_ntp._figure2_claims(rf), *parts_ntp._svop_claims(_svop_result()),
-              *parts_ntp._ablation_claims({"rows": [{"variant": "a", "final_cosine_kq": 0.95,
-                                                     "final_min_optimal_attention": 0.7}]}),
-              *parts_ntp._generalization_claims(rg), *parts_ntp._scale_claims(rs),
-              *parts_scaling._table1_claims({"rows": [x.to_dict() for x in table1()]})]
+    claims = [*ntp_figure2.claims(rf), *ntp_svop.claims(_svop_result()),
+              *ntp_ablations.claims({"rows": [{"variant": "a", "final_cosine_kq": 0.95,
+                                               "final_min_optimal_attention": 0.7}]}),
+              *ntp_generalization.claims(rg), *ntp_scale.claims(rs),
+              *table1_claims({"rows": [x.to_dict() for x in table1()]})]
     got = {c["id"]: (c["kind"], c["cite"], c["rule_id"], c["statement"], c["quantity"]) for c in claims}
     assert got == CLAIM_TEXTS
 
@@ -515,7 +526,7 @@ def test_id_claims_texts_and_the_d_limits():
     rows = [_id_row("sphere", 10, 0.0, 11.0, 10.5), _id_row("cube", 11, 0.0, 1.0, 1.0),  # d = 11: not judged
             _id_row("sphere", 5, 0.0, 5.5, 5.1), _id_row("cube", 6, 0.0, 9.0, 6.0)]  # d = 6: not "low d"
     r = {"rows": rows, "n": 2000, "cross_check": {"mean": 5.35, "harmonic": 5.2, "ambient": 768, "n": 3600}}
-    c = _by_id(parts_scaling._id_claims(r))
+    c = _by_id(id_accuracy.claims(r))
     p = c["id_accuracy.paper_estimator"]
     assert p["measured"]["n"] == 3 and p["measured"]["worst"] == pytest.approx(0.5, rel=1e-12)  # cube d = 6
     assert c["id_accuracy.harmonic_less_biased"]["measured"] == {"passed": 1, "total": 1}  # sphere d = 5 only

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from tests.conftest import view_text as render
-from tests.test_reproduce import fakes, registry  # noqa: F401  (fixtures)
+from tests.reproduce.test_reproduce import fakes, registry  # noqa: F401  (fixtures)
 from ttlab.reproduce import PartContext, estimate_cost, run_reproduction
 from ttlab.reproduce.views import (
     duration,
