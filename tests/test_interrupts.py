@@ -30,14 +30,14 @@ def test_an_interrupted_part_is_recorded_as_interrupted_and_never_reused(registr
     _interrupting_part(calls)
     seen: list[tuple[str, str]] = []
     with pytest.raises(KeyboardInterrupt):
-        run_reproduction(tmp_path, mode="tiny", on_part=lambda n, s: seen.append((n, s)))
+        run_reproduction(tmp_path, PartContext(mode="tiny"), on_part=lambda n, s: seen.append((n, s)))
     rec = load_part_record(tmp_path, "fake_slow")
     assert rec["status"] == "interrupted" and "result" not in rec and "re-run the same command" in rec["error"]
     assert seen == [("fake_slow", "running"), ("fake_slow", "interrupted")]
     results = json.loads((tmp_path / "results.json").read_text())
     assert results["summary"]["failed"] == ["fake_slow"]  # the report counts it as unfinished, not ok
     assert "INTERRUPTED" in (tmp_path / "report.md").read_text()
-    again = run_reproduction(tmp_path, mode="tiny")  # the same command again: the part runs, not "ok (reused)"
+    again = run_reproduction(tmp_path, PartContext(mode="tiny"))  # the same command again: the part runs, not "ok (reused)"
     assert calls["n"] == 2 and again["parts"]["fake_slow"]["status"] == "ok"
     assert again["parts"]["fake_slow"]["reused"] is False
 
@@ -57,7 +57,7 @@ def test_reproduce_stopped_by_sigterm_keeps_it_apart_from_ctrl_c(registry, run_c
 
     _interrupting_part({"n": 0}, Terminated)
     with pytest.raises(Terminated):
-        run_reproduction(tmp_path / "lib", mode="tiny", parts=["fake_slow"])
+        run_reproduction(tmp_path / "lib", PartContext(mode="tiny"), parts=["fake_slow"])
     assert load_part_record(tmp_path / "lib", "fake_slow")["status"] == "interrupted"
     _interrupting_part({"n": 0}, Terminated)
     r = run_cli("reproduce", "--out", tmp_path / "o", "--part", "fake_slow")
@@ -73,7 +73,7 @@ def test_ntp_figure2_interrupted_in_training_is_not_stored_as_ok(tmp_path):
             raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        run_reproduction(tmp_path, mode="tiny", parts=["ntp_figure2"], progress=progress)
+        run_reproduction(tmp_path, PartContext(mode="tiny"), parts=["ntp_figure2"], progress=progress)
     rec = load_part_record(tmp_path, "ntp_figure2")
     assert rec["status"] == "interrupted" and "result" not in rec
 
@@ -163,7 +163,7 @@ def test_a_real_sigint_in_ntp_figure2_is_recorded_as_interrupted(tmp_path):
 
     code = f"""
 import os, signal
-from ttlab.reproduce import run_reproduction
+from ttlab.reproduce import PartContext, run_reproduction
 # a process started in the background by a non-interactive shell inherits SIGINT ignored (CI does that):
 # restore Python's handler, so that the signal below is a Ctrl-C whatever started the test run
 signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -171,7 +171,7 @@ def progress(name, description, completed, total):
     if "stage 2" in description and (completed or 0) >= 10:
         os.kill(os.getpid(), signal.SIGINT)
 try:
-    run_reproduction({str(tmp_path)!r}, mode="tiny", parts=["ntp_figure2"], progress=progress)
+    run_reproduction({str(tmp_path)!r}, PartContext(mode="tiny"), parts=["ntp_figure2"], progress=progress)
 except KeyboardInterrupt:
     raise SystemExit(130)
 """

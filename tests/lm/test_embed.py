@@ -140,7 +140,7 @@ def test_embed_corpus_save_load_and_id(run_dir, model, tmp_path):
 def test_bad_input(model, run_dir, tmp_path):
     with pytest.raises(TTLabInputError, match="does not exist"):
         extract_embeddings(model, docs(), EmbedConfig(layers=(5,)))
-    with pytest.raises(TTLabInputError, match="window must be"):
+    with pytest.raises(TTLabInputError, match="unknown window .middle.; choose one of random, prefix"):
         EmbedConfig(window="middle")
     with pytest.raises(TTLabInputError, match="increasing"):
         EmbedConfig(position_edges=(0, 8, 8))
@@ -174,7 +174,7 @@ def test_cli_embed_and_estimate(run_cli, run_dir, tmp_path):
         (("--out", tmp_path / "x.npy", "--layer", "7"), "does not exist"),
         (("--out", tmp_path / "x.txt"), ".npy or .npz"),
         (("--out", tmp_path / "x.npy", "--position-groups", "0,a"), "comma-separated"),
-        (("--out", tmp_path / "x.npy", "--window", "middle"), "window must be"),
+        (("--out", tmp_path / "x.npy", "--window", "middle"), "unknown window 'middle'"),
     ]:
         res = run_cli("id", "embed", "--model", run_dir, *args)
         assert res.code == 2 and msg in res.err, (args, res.err)

@@ -23,7 +23,7 @@ from ttlab.ntp.diagnostics import (
 )
 from ttlab.ntp.experiment import random_start_stage1 as _random_start_stage1
 from ttlab.ntp.generate import generate_dataset
-from ttlab.reproduce import run_reproduction
+from ttlab.reproduce import PartContext, run_reproduction
 from ttlab.reproduce.parts.common_ntp import CONTROL_MARGIN, agreement_claim
 from ttlab.reproduce.parts.ntp_figure2 import ATTENTION_CLEARANCE, attention_claim, continuation_steps
 from ttlab.reproduce.parts.ntp_figure2 import claims as figure2_claims
@@ -116,7 +116,7 @@ def test_stage2_rates_are_judged_where_float64_resolves_the_step(figure2_tiny):
 
 @pytest.fixture(scope="module")
 def figure2_tiny(tmp_path_factory):
-    res = run_reproduction(tmp_path_factory.mktemp("f2"), mode="tiny", parts=["ntp_figure2", "ntp_generalization",
+    res = run_reproduction(tmp_path_factory.mktemp("f2"), PartContext(mode="tiny"), parts=["ntp_figure2", "ntp_generalization",
                                                                                "ntp_svop"])
     assert res["summary"]["failed"] == [], {n: p.get("error") for n, p in res["parts"].items()}
     return {n: p["result"] for n, p in res["parts"].items()}

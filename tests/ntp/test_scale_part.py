@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from ttlab.reproduce import run_reproduction
+from ttlab.reproduce import PartContext, run_reproduction
 from ttlab.reproduce.parts.ntp_scale import SCALE_CONFIGS
 from ttlab.reproduce.parts.ntp_scale import claims as scale_claims
 from ttlab.reproduce.registry import PARTS
@@ -18,7 +18,7 @@ from ttlab.reproduce.verdicts import VERDICTS
 def tiny_run(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("scale")
     steps: list = []
-    res = run_reproduction(tmp_path, mode="tiny", parts=["ntp_scale"], progress=lambda *a: steps.append(a))
+    res = run_reproduction(tmp_path, PartContext(mode="tiny"), parts=["ntp_scale"], progress=lambda *a: steps.append(a))
     return tmp_path, res, steps
 
 
@@ -27,7 +27,7 @@ def test_scale_part_tiny_end_to_end(tiny_run):
     rec = res["parts"]["ntp_scale"]
     assert rec["status"] == "ok", rec.get("error")
     r = rec["result"]
-    c = SCALE_CONFIGS["tiny"]
+    c = SCALE_CONFIGS.tiny
     assert r["dataset"]["vocab_size"] == c["vocab"] and r["config"]["impl"] == "structured"
     from ttlab.ntp.structured import MATERIALIZE_LIMIT
 
@@ -81,7 +81,7 @@ def test_scale_part_claims_follow_the_numbers(tiny_run):
 
 
 def test_scale_part_is_not_run_in_quick_mode(tmp_path):
-    res = run_reproduction(tmp_path, mode="quick", parts=["ntp_scale"])
+    res = run_reproduction(tmp_path, PartContext(mode="quick"), parts=["ntp_scale"])
     r = res["parts"]["ntp_scale"]["result"]
     assert "--full" in r["skipped"] and r["claims"] == []
     assert PARTS["ntp_scale"].estimate[0] == 0 and PARTS["ntp_scale"].estimate[1] >= 600

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from ttlab.reproduce import run_reproduction
+from ttlab.reproduce import PartContext, run_reproduction
 from ttlab.reproduce.parts.model_scaling import DECIDE_COMMAND, FRACTION, SE_MULT
 from ttlab.reproduce.parts.model_scaling import claims as model_claims
 from ttlab.reproduce.verdict_base import HOLDS, INCONCLUSIVE, NOT_REPRODUCED, RULES
@@ -147,7 +147,7 @@ def test_inputs_id_claim() -> None:
 
 
 def test_tiny_part_runs_and_renders(tmp_path) -> None:
-    r = run_reproduction(tmp_path / "rep", mode="tiny", parts=["model_scaling"])
+    r = run_reproduction(tmp_path / "rep", PartContext(mode="tiny"), parts=["model_scaling"])
     part = r["parts"]["model_scaling"]
     assert part["status"] == "ok"
     ids = {c["id"] for c in part["result"]["claims"]}

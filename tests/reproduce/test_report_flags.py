@@ -59,7 +59,7 @@ def test_flags_of_a_record():
 
 
 def test_report_marks_near_and_outside_claims(tmp_path, flagged_part):
-    res = run_reproduction(tmp_path, mode="tiny")
+    res = run_reproduction(tmp_path, PartContext(mode="tiny"))
     md = (tmp_path / "report.md").read_text()
     page = html.unescape(re.sub(r"<[^>]+>", " ", (tmp_path / "report.html").read_text()))
     for doc in (md, page):

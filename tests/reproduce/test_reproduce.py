@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ttlab.reproduce import PARTS, VERDICTS, PartContext, make_claim, register_part, run_reproduction
+from ttlab.reproduce import PARTS, VERDICTS, PartContext, PerMode, make_claim, register_part, run_reproduction
 from ttlab.reproduce.report import Bullets, Claims, Figure, Paragraph, Table
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -176,9 +176,8 @@ def test_registry_order_and_context(registry, fakes):
     from ttlab.reproduce import part_names
 
     assert part_names() == ["fake_ok", "fake_fail", "fake_b"]
-    ctx = PartContext(mode="tiny")
-    assert ctx.quick and ctx.tiny and ctx.pick(1, 2, tiny=3) == 3 and ctx.pick(1, 2) == 1
-    assert PartContext(mode="full").pick(1, 2, 3) == 2
+    sizes = PerMode(quick=1, standard=2, full=3, tiny=4)
+    assert [PartContext(mode=m).pick(sizes) for m in ("quick", "standard", "full", "tiny")] == [1, 2, 3, 4]
     from ttlab.errors import TTLabInputError
 
     with pytest.raises(TTLabInputError):
@@ -187,23 +186,25 @@ def test_registry_order_and_context(registry, fakes):
         run_reproduction("unused", parts=["nope"])
 
 
-def test_check_run_is_the_one_validation_of_a_run():
-    """run_reproduction and the CLI share check_run: it names the parameter at fault; the CLI shows it as a flag."""
+def test_part_context_is_the_one_validation_of_a_run():
+    """The CLI builds one PartContext from its flags and the library takes it: its check names the parameter at
+    fault (the CLI shows it as a flag); check_parts checks the part names."""
     from ttlab.cli import with_flags
     from ttlab.errors import TTLabInputError
-    from ttlab.reproduce import check_run, part_names
+    from ttlab.reproduce import check_parts, part_names
 
-    assert check_run() == part_names()
-    assert check_run("standard", ["table1", "id_accuracy", "table1"]) == ["table1", "id_accuracy"]
-    cases = [(dict(mode="huge"), "unknown reproduction mode 'huge'", ("mode",)),
-             (dict(parts=["nope"]), "unknown part(s) nope", ("parts",)),
-             (dict(ray_address="auto"), "ray_address is given but backend is 'local'", ("ray_address", "backend"))]
-    for kw, text, params in cases:
+    assert check_parts() == part_names()
+    assert check_parts(["table1", "id_accuracy", "table1"]) == ["table1", "id_accuracy"]
+    cases = [(lambda: PartContext(mode="huge"), "unknown reproduction mode 'huge'", ("mode",)),
+             (lambda: check_parts(["nope"]), "unknown part(s) nope", ("parts",)),
+             (lambda: PartContext(ray_address="auto"), "ray_address is given but backend is 'local'",
+              ("ray_address", "backend"))]
+    for make, text, params in cases:
         with pytest.raises(TTLabInputError) as info:
-            check_run(**kw)
+            make()
         assert text in str(info.value) and info.value.params == params
     with pytest.raises(TTLabInputError, match="backend"):
-        check_run(backend="nope")
+        PartContext(backend="nope")
     with pytest.raises(TTLabInputError, match="out_dir .* exists and is not a directory") as info:
         run_reproduction(__file__, parts=["table1"])
     assert with_flags(info.value).endswith("(command-line option: --out)")
@@ -212,7 +213,7 @@ def test_check_run_is_the_one_validation_of_a_run():
 
 def test_resume_and_failure_isolation(tmp_path, fakes):
     steps = []
-    res = run_reproduction(tmp_path, mode="tiny", progress=lambda *a: steps.append(a))
+    res = run_reproduction(tmp_path, PartContext(mode="tiny"), progress=lambda *a: steps.append(a))
     assert fakes == {"ok": 1, "fail": 1, "b": 1}
     assert steps == [("fake_ok", "fake sub-step", i, 3) for i in (1, 2, 3)]
     parts = res["parts"]
@@ -238,24 +239,24 @@ def test_resume_and_failure_isolation(tmp_path, fakes):
 
     # re-run: finished parts are reused, the failed one is retried
     statuses = []
-    res2 = run_reproduction(tmp_path, mode="tiny", on_part=lambda n, s: statuses.append((n, s)))
+    res2 = run_reproduction(tmp_path, PartContext(mode="tiny"), on_part=lambda n, s: statuses.append((n, s)))
     assert fakes == {"ok": 1, "fail": 2, "b": 1}
     assert ("fake_ok", "reused") in statuses and ("fake_fail", "failed") in statuses
     assert res2["parts"]["fake_ok"]["reused"] is True
     assert res2["parts"]["fake_ok"]["result"] == parts["fake_ok"]["result"]
 
     # another mode or seed is not reused; --rerun forces
-    run_reproduction(tmp_path, mode="quick", parts=["fake_ok"])
+    run_reproduction(tmp_path, PartContext(mode="quick"), parts=["fake_ok"])
     assert fakes["ok"] == 2
-    run_reproduction(tmp_path, mode="quick", parts=["fake_ok"], seed=1)
+    run_reproduction(tmp_path, PartContext(mode="quick", seed=1), parts=["fake_ok"])
     assert fakes["ok"] == 3
-    run_reproduction(tmp_path, mode="quick", parts=["fake_ok"], seed=1, rerun=True)
+    run_reproduction(tmp_path, PartContext(mode="quick", seed=1), parts=["fake_ok"], rerun=True)
     assert fakes["ok"] == 4
 
 
 def test_subset_keeps_other_finished_parts(tmp_path, fakes):
-    run_reproduction(tmp_path, mode="tiny", parts=["fake_ok"])
-    res = run_reproduction(tmp_path, mode="tiny", parts=["fake_b"])
+    run_reproduction(tmp_path, PartContext(mode="tiny"), parts=["fake_ok"])
+    res = run_reproduction(tmp_path, PartContext(mode="tiny"), parts=["fake_b"])
     assert set(res["parts"]) == {"fake_ok", "fake_b"} and res["parts"]["fake_ok"]["reused"]
     assert res["not_run"] == ["fake_fail"]
     md = (tmp_path / "report.md").read_text()
@@ -263,7 +264,7 @@ def test_subset_keeps_other_finished_parts(tmp_path, fakes):
 
 
 def test_report_html_and_markdown(tmp_path, fakes):
-    res = run_reproduction(tmp_path, mode="tiny")
+    res = run_reproduction(tmp_path, PartContext(mode="tiny"))
     md = (tmp_path / "report.md").read_text()
     page = (tmp_path / "report.html").read_text()
     assert check_html_self_contained(page) == 1
@@ -286,7 +287,7 @@ def test_missing_figure_and_bad_renderer(tmp_path, registry):
         lambda out, ctx: {"claims": []})
     register_part("bad_render", paper="A", title="Bad renderer", render=lambda r: [Paragraph(r["missing_key"])])(
         lambda out, ctx: {"claims": []})
-    res = run_reproduction(tmp_path, mode="tiny")
+    res = run_reproduction(tmp_path, PartContext(mode="tiny"))
     assert set(res["render_errors"]) == {"bad_render"}
     page = (tmp_path / "report.html").read_text()
     assert check_html_self_contained(page) == 0
@@ -300,7 +301,7 @@ def test_invalid_claims_fail_the_part(tmp_path, registry):
         lambda out, ctx: {"claims": [{**good, "verdict": "maybe"}]})
     register_part("unstructured", paper="B", title="Unstructured claims", render=lambda r: [])(
         lambda out, ctx: {"claims": [{"claim": "x", "verdict": "holds", "measured": "1"}]})
-    res = run_reproduction(tmp_path, mode="tiny")
+    res = run_reproduction(tmp_path, PartContext(mode="tiny"))
     assert res["parts"]["bad_claims"]["status"] == "failed"
     assert "verdict must be one of" in res["parts"]["bad_claims"]["error"]
     assert res["parts"]["unstructured"]["status"] == "failed"
@@ -308,10 +309,10 @@ def test_invalid_claims_fail_the_part(tmp_path, registry):
 
 
 def test_cached_parts_are_rejudged_under_current_rules(tmp_path, fakes):
-    res = run_reproduction(tmp_path, mode="tiny", parts=["fake_ok"])
+    res = run_reproduction(tmp_path, PartContext(mode="tiny"), parts=["fake_ok"])
     assert res["parts"]["fake_ok"]["result"]["claims"][0]["verdict"] == "holds"
     THRESHOLD["fake_ok"] = 0.1  # the rule changed: 0.123456 no longer meets "holds"
-    res = run_reproduction(tmp_path, mode="tiny", parts=["fake_ok"])
+    res = run_reproduction(tmp_path, PartContext(mode="tiny"), parts=["fake_ok"])
     assert fakes["ok"] == 1 and res["parts"]["fake_ok"]["reused"]
     c = res["parts"]["fake_ok"]["result"]["claims"][0]
     assert c["verdict"] == "partly" and "≤ 0.1" in c["rule"]
@@ -323,11 +324,11 @@ def test_unjudgeable_stored_numbers_are_reported_not_dropped(tmp_path, registry)
                   claims=lambda r: [make_claim("old.c", "c", "at_least", {"value": r["renamed_key"]}, {"holds": 1},
                                                kind="paper")])(
         lambda out, ctx: {"renamed_key": 2.0})
-    run_reproduction(tmp_path, mode="tiny")
+    run_reproduction(tmp_path, PartContext(mode="tiny"))
     rec = json.loads((tmp_path / "parts" / "old.json").read_text())
     del rec["result"]["renamed_key"]  # a record written by older code
     (tmp_path / "parts" / "old.json").write_text(json.dumps(rec))
-    res = run_reproduction(tmp_path, mode="tiny")
+    res = run_reproduction(tmp_path, PartContext(mode="tiny"))
     (c,) = res["parts"]["old"]["result"]["claims"]
     assert c["verdict"] == "inconclusive" and "--rerun" in c["reason"] and "renamed_key" in c["reason"]
 
@@ -380,7 +381,7 @@ def test_cli_input_errors_and_list(tmp_path, run_cli):
 
 def test_real_cheap_parts_end_to_end(tmp_path):
     names = ["table1", "ntp_svop", "id_accuracy", "ntp_figure2", "ntp_generalization"]
-    res = run_reproduction(tmp_path, mode="tiny", parts=names)
+    res = run_reproduction(tmp_path, PartContext(mode="tiny"), parts=names)
     assert res["summary"]["failed"] == [], {n: p.get("error") for n, p in res["parts"].items()}
     assert not res["render_errors"]
     md = (tmp_path / "report.md").read_text()
@@ -432,7 +433,7 @@ def test_lm_parts_end_to_end(tmp_path, monkeypatch):
     """The language-model parts at test size: sweeps, ID, figures embedded, claims rendered, resume."""
     monkeypatch.setenv("TTLAB_CACHE", str(tmp_path / "cache"))
     names = ["lm_data_scaling", "lm_model_scaling", "lm_id_ablations"]
-    res = run_reproduction(tmp_path / "out", mode="tiny", parts=names, workers=1)
+    res = run_reproduction(tmp_path / "out", PartContext(mode="tiny", workers=1), parts=names)
     assert res["summary"]["failed"] == [], {n: p.get("error") for n, p in res["parts"].items()}
     out = tmp_path / "out"
     md, page = (out / "report.md").read_text(), (out / "report.html").read_text()
@@ -472,7 +473,7 @@ def test_lm_parts_end_to_end(tmp_path, monkeypatch):
     assert {c["verdict"] for c in abl["claims"]} == {"inconclusive"}  # 1 layer; one ID batch per position group
     # the ablations reused the data sweep's cached runs, and a re-run reuses every part
     assert all(r["cached"] for r in json.loads((out / "lm_data_scaling" / "results.json").read_text())["runs"])
-    again = run_reproduction(out, mode="tiny", parts=names, workers=1)
+    again = run_reproduction(out, PartContext(mode="tiny", workers=1), parts=names)
     assert again["parts"]["lm_data_scaling"]["result"] == ds
 
 
@@ -541,7 +542,7 @@ def test_lm_suite_part_end_to_end(tmp_path, monkeypatch):
     monkeypatch.setenv("TTLAB_CACHE", str(tmp_path / "cache"))
     out = tmp_path / "out"
     names = ["lm_model_scaling", "lm_suite_scaling"]
-    res = run_reproduction(out, mode="tiny", parts=names, workers=1)
+    res = run_reproduction(out, PartContext(mode="tiny", workers=1), parts=names)
     assert res["summary"]["failed"] == [], {n: p.get("error") for n, p in res["parts"].items()}
     md, page = (out / "report.md").read_text(), (out / "report.html").read_text()
     assert check_html_self_contained(page) == 2 and check_markdown_figures(md, out) == 2
@@ -568,7 +569,7 @@ def test_lm_suite_part_end_to_end(tmp_path, monkeypatch):
     assert all(r["cached"] for r in json.loads((out / "lm_model_scaling" / "results.json").read_text())["runs"])
     from ttlab.lm.suite import run_suite  # noqa: F401  (the part's engine)
 
-    again = run_reproduction(out, mode="tiny", parts=["lm_suite_scaling"], workers=1, rerun=True)
+    again = run_reproduction(out, PartContext(mode="tiny", workers=1), parts=["lm_suite_scaling"], rerun=True)
     su2 = again["parts"]["lm_suite_scaling"]["result"]
     assert all(m["cached"] for m in su2["models"]) and su2["fit_loss"] == su["fit_loss"]
 

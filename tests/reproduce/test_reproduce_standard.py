@@ -86,10 +86,11 @@ def test_standard_manifold_sweep_has_no_data_limited_width_sweep():
 def test_mode_plumbing_pick_and_estimates(monkeypatch):
     assert MODES == ("quick", "standard", "full", "tiny")
     ctx = PartContext(mode="standard")
-    assert ctx.standard and ctx.pick(quick=1, full=2) == 1 and ctx.pick(quick=1, full=2, standard=3) == 3
-    assert PartContext(mode="quick").pick(quick=1, full=2, standard=3) == 1
-    assert PartContext(mode="full").pick(quick=1, full=2, standard=3) == 2
-    assert PartContext(mode="tiny").pick(quick=1, full=2, tiny=4, standard=3) == 4
+    from ttlab.reproduce import PerMode
+
+    assert ctx.pick(PerMode(quick=1, standard=3, full=2, tiny=4)) == 3
+    with pytest.raises(TypeError):  # every mode is written out: no silent fallback
+        PerMode(quick=1, full=2, tiny=4)  # type: ignore[call-arg]
     # a part with a standard estimate uses it; one without falls back to its quick estimate
     abl, table1 = PARTS["lm_id_ablations"], PARTS["table1"]
     from ttlab.reproduce.parts import common_lm_id, lm_id_ablations
@@ -116,9 +117,6 @@ def test_cli_standard_flag(tmp_path, run_cli):
     import json
 
     assert json.loads((tmp_path / "o" / "results.json").read_text())["mode"] == "standard"
-    from ttlab.cli.reproduce import _selected_parts
-
-    assert _selected_parts(["table1"], False, False, "local", None, True) == ("standard", ["table1"])
 
 
 def test_kaplan_criterion_decides_whether_text_alpha_n_is_judged():
@@ -246,7 +244,7 @@ def test_source_commit_and_load_are_recorded(tmp_path):
 def test_results_record_the_run_conditions(tmp_path):
     from ttlab.reproduce import run_reproduction
 
-    res = run_reproduction(tmp_path / "o", mode="standard", parts=["table1"])
+    res = run_reproduction(tmp_path / "o", PartContext(mode="standard"), parts=["table1"])
     run = res["run"]
     assert set(run) == {"source", "cpus", "load_avg_start", "load_avg_at_part_ends", "load_avg_end"}
     assert list(run["load_avg_at_part_ends"]) == ["table1"] and "commit" in run["source"]
@@ -259,3 +257,24 @@ def test_every_mode_has_the_continued_stage2_cap():
 
     caps = {m: long_stage2_cap(PartContext(mode=m)) for m in MODES}
     assert caps == {"quick": 200_000, "standard": 200_000, "full": 400_000, "tiny": 200}
+
+
+def test_the_budgets_are_one_constant_each_quoted_by_help_registry_and_docs():
+    """--help, the registry's mode text and docs/reproduce.md quote QUICK_BUDGET_MINUTES and STANDARD_BUDGET_MINUTES."""
+    import re
+    from pathlib import Path
+
+    import typer
+
+    import ttlab.cli as cli
+    from ttlab.reproduce import QUICK_BUDGET_MINUTES, STANDARD_BUDGET_MINUTES
+
+    opts = {p.name: p.help for p in typer.main.get_command(cli.app).commands["reproduce"].params}
+    assert f"≤ {QUICK_BUDGET_MINUTES} min" in opts["quick"]
+    assert f"≤ {STANDARD_BUDGET_MINUTES} min" in opts["standard"]
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "reproduce.md").read_text(encoding="utf-8")
+    quoted = {int(m) for m in re.findall(r"--quick --out runs/demo .*?≤ (\d+) min", doc)}
+    quoted_std = {int(m) for m in re.findall(r"--standard --out runs/standard .*?≤ (\d+) min", doc)}
+    assert quoted == {QUICK_BUDGET_MINUTES} and quoted_std == {STANDARD_BUDGET_MINUTES}
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    assert f"≤ {STANDARD_BUDGET_MINUTES} min" in readme

@@ -23,7 +23,7 @@ def test_duration():
 
 
 def test_summary_files_and_failures_views(tmp_path, fakes):  # noqa: F811
-    res = run_reproduction(tmp_path, mode="tiny")
+    res = run_reproduction(tmp_path, PartContext(mode="tiny"))
     text = render(summary_view(res, "tiny"))
     assert "ttlab reproduce --tiny: parts" in text
     wall = res["parts"]["fake_ok"]["wall_time_s"]
@@ -34,7 +34,7 @@ def test_summary_files_and_failures_views(tmp_path, fakes):  # noqa: F811
                                       f"{res['files']['results']}"
     text = render(failures_view(res))
     assert "failed parts: fake_fail (tracebacks in" in text and "fake_fail: RuntimeError: boom 42" in text
-    ok = run_reproduction(tmp_path, mode="tiny", parts=["fake_ok", "fake_b"])
+    ok = run_reproduction(tmp_path, PartContext(mode="tiny"), parts=["fake_ok", "fake_b"])
     assert failures_view(ok) == []
     assert "(reused)" in render(summary_view(ok, "tiny"))
 
@@ -51,7 +51,7 @@ def test_failures_view_shows_five_causes_then_counts_the_rest():
 def test_parts_warnings_and_estimate_views(tmp_path, fakes):  # noqa: F811
     text = render(parts_view(tmp_path))
     assert "fake_ok │ A │ Fake part A │ 3 s │ 3 s │ 5.0 min │ —" in text
-    run_reproduction(tmp_path, mode="tiny", parts=["fake_ok"])
+    run_reproduction(tmp_path, PartContext(mode="tiny"), parts=["fake_ok"])
     (tmp_path / "parts" / "fake_b.json").write_text("{not json")
     text = render(parts_view(tmp_path))
     assert "ok (tiny)" in text and "corrupt record (will re-run)" in text

@@ -14,24 +14,21 @@ from rich.text import Text
 
 from ttlab.cli._common import console_err, exit_on_interrupt, print_view
 from ttlab.markup import safe
+from ttlab.reproduce.registry import QUICK_BUDGET_MINUTES, STANDARD_BUDGET_MINUTES, PartContext
 
 
-def _selected_parts(part: list[str] | None, quick: bool, full: bool, backend: str,
-                    ray_address: str | None, standard: bool = False) -> tuple[str, list[str]]:
-    """The mode (from the three exclusive flags) and the part names to run, checked by the library."""
+def _mode(quick: bool, standard: bool, full: bool) -> str:
+    """The mode of the three exclusive flags (the default: quick)."""
     from ttlab.errors import TTLabInputError
-    from ttlab.reproduce import check_run
 
     given = [flag for flag, on in (("--quick", quick), ("--standard", standard), ("--full", full)) if on]
     if len(given) > 1:
         raise TTLabInputError(f"{' and '.join(given)} exclude each other; give one of --quick, --standard, --full "
                               "(the default is --quick).")
-    mode = "full" if full else "standard" if standard else "quick"
-    return mode, check_run(mode, part or None, backend, ray_address)
+    return "full" if full else "standard" if standard else "quick"
 
 
-def _run_with_progress(out: Path, mode: str, names: list[str], backend: str, ray_address: str | None,
-                       seed: int, rerun: bool) -> dict:
+def _run_with_progress(out: Path, ctx: PartContext, names: list[str], rerun: bool) -> dict:
     """Run the parts under a progress display (one bar for the parts, one for the running part)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
@@ -57,17 +54,17 @@ def _run_with_progress(out: Path, mode: str, names: list[str], backend: str, ray
         def progress(name: str, description: str, completed: float | None, total: float | None) -> None:
             prog.update(sub, description=f"  {safe(name)}: {safe(description)}", completed=completed or 0, total=total)
 
-        results = run_reproduction(out, mode=mode, parts=names, on_part=on_part, backend=backend,
-                                   ray_address=ray_address, seed=seed, progress=progress, rerun=rerun)
+        results = run_reproduction(out, ctx, names, on_part, progress=progress, rerun=rerun)
         prog.update(overall, description="[bold]parts[/]")
     return results
 
 
 def reproduce(
-    quick: Annotated[bool, typer.Option("--quick", help="Quick mode (the default; ≤ 15 min on 2 cores).")] = False,
+    quick: Annotated[bool, typer.Option(
+        "--quick", help=f"Quick mode (the default; ≤ {QUICK_BUDGET_MINUTES} min on 2 cores).")] = False,
     standard: Annotated[bool, typer.Option(
-        "--standard", help="Standard mode: paper B judged at this machine's scale (about an hour on 2 cores; "
-                           "prints its estimated cost per part first).")] = False,
+        "--standard", help=f"Standard mode: paper B judged at this machine's scale (≤ {STANDARD_BUDGET_MINUTES} min on 2 "
+                           "cores; prints its estimated cost per part first).")] = False,
     full: Annotated[bool, typer.Option("--full", help="Full mode (prints its estimated cost first).")] = False,
     out: Annotated[Path, typer.Option(
         "--out", help="Output directory: report.html, report.md, results.json, parts/, figures.")] = Path("runs/reproduce"),
@@ -86,20 +83,20 @@ def reproduce(
     the exit code (1) without losing the others.
     """
     from ttlab.outputs import check_out_dir
-    from ttlab.reproduce import PartContext, estimate_cost
+    from ttlab.reproduce import PartContext, check_parts, estimate_cost
     from ttlab.reproduce.views import estimate_view, failures_view, files_view, parts_view, summary_view, warnings_view
 
-    mode, names = _selected_parts(part, quick, full, backend, ray_address, standard)
+    ctx = PartContext(mode=_mode(quick, standard, full), backend=backend, ray_address=ray_address, seed=seed)
+    names = check_parts(part or None)
     if list_parts:
         return print_view(parts_view(out))
     check_out_dir(out, files=("results.json", "report.md", "report.html"))
-    ctx = PartContext(mode=mode, backend=backend, ray_address=ray_address, seed=seed)
-    print_view(warnings_view(out, names, mode), err=True)
-    print_view(estimate_view(estimate_cost(None if rerun else out, ctx, names), mode, out), err=True)
+    print_view(warnings_view(out, names, ctx.mode), err=True)
+    print_view(estimate_view(estimate_cost(None if rerun else out, ctx, names), ctx.mode, out), err=True)
     with exit_on_interrupt("re-run the same command to resume (finished parts are reused; the interrupted part "
                            "runs again)"):
-        results = _run_with_progress(out, mode, names, backend, ray_address, seed, rerun)
-    print_view(summary_view(results, mode) + files_view(results))
+        results = _run_with_progress(out, ctx, names, rerun)
+    print_view(summary_view(results, ctx.mode) + files_view(results))
     failures = failures_view(results)
     print_view(failures, err=True)
     if failures:  # a part failed or a report section could not be rendered

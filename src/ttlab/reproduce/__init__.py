@@ -21,7 +21,7 @@ Adding a part (one module + one import)
 Write a module ``parts/my_part.py`` named as the part (what several parts share goes to a ``parts/common_*.py``
 module) and import it in ``parts/__init__.py``, whose import order is the order of the parts::
 
-    from ttlab.reproduce.registry import PartContext, register_part
+    from ttlab.reproduce.registry import PartContext, PerMode, register_part
     from ttlab.reproduce.report import Claims, Figure, Paragraph, Table
     from ttlab.reproduce.verdicts import make_claim
 
@@ -37,10 +37,12 @@ module) and import it in ``parts/__init__.py``, whose import order is the order 
                 Table(["size", "loss"], [[p["n"], p["loss"]] for p in r["points"]]),
                 Claims(r["claims"])]
 
+    STEPS = PerMode(quick=1000, standard=4000, full=20000, tiny=10)  # sizes by mode, every mode (tiny = tests)
+
     @register_part("my_part", paper="B", title="What it reproduces", render=render,
                    claims=claims, estimate=(120, 3600), estimate_standard=480)  # seconds: --quick, --full, --standard
     def my_part(out: Path, ctx: PartContext) -> dict:
-        steps = ctx.pick(quick=1000, full=20000, tiny=10, standard=4000)  # size by mode (tiny = tests)
+        steps = ctx.pick(STEPS)                                 # the one way a part reads its mode
         d = out / "my_part"                                     # write files under DIR/<name>/
         ...                                                     # use ctx.seed, ctx.backend, ctx.ray_address
         ctx.step("training", i, total)                          # sub-step progress (never print)
@@ -70,6 +72,7 @@ import os
 import time
 import traceback
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from ttlab.errors import TTLabInputError
@@ -78,9 +81,12 @@ from ttlab.reproduce.registry import (
     MODES,
     PAPERS,
     PARTS,
+    QUICK_BUDGET_MINUTES,
+    STANDARD_BUDGET_MINUTES,
     VERDICTS,
     Part,
     PartContext,
+    PerMode,
     check_claims,
     load_part_record,
     part_names,
@@ -93,12 +99,15 @@ __all__ = [
     "MODES",
     "PAPERS",
     "PARTS",
+    "QUICK_BUDGET_MINUTES",
     "SCHEMA",
+    "STANDARD_BUDGET_MINUTES",
     "VERDICTS",
     "Part",
     "PartContext",
+    "PerMode",
     "make_claim",
-    "check_run",
+    "check_parts",
     "estimate_cost",
     "load_part_record",
     "part_record_problem",
@@ -150,21 +159,12 @@ def _check_names(names: list[str]) -> None:
                               params=("parts",))
 
 
-def check_run(mode: str = "quick", parts: list[str] | None = None, backend: str = "local",
-              ray_address: str | None = None) -> list[str]:
-    """The names of the parts a run would run (every part when ``parts`` is None, duplicates dropped), after checking
-    the run's options: an unknown mode, part or backend, or a Ray address without the Ray backend is a
-    :class:`TTLabInputError` naming the parameter. :func:`run_reproduction` and the CLI both call this."""
-    from ttlab.sweep import check_backend
-
-    if mode not in MODES:
-        raise TTLabInputError(f"unknown reproduction mode {mode!r}; choose one of {', '.join(MODES)}", params=("mode",))
+def check_parts(parts: list[str] | None = None) -> list[str]:
+    """The names of the parts a run would run: every part when ``parts`` is None, else ``parts`` with duplicates
+    dropped; an unknown name is a :class:`TTLabInputError` naming ``parts``. (The run's other settings are checked
+    by :class:`PartContext`.) :func:`run_reproduction` and the CLI both call this."""
     names = part_names() if parts is None else list(dict.fromkeys(parts))
     _check_names(names)
-    check_backend(backend)
-    if ray_address is not None and backend != "ray":
-        raise TTLabInputError(f"ray_address is given but backend is {backend!r}: a Ray address needs backend 'ray'",
-                              params=("ray_address", "backend"))
     return names
 
 
@@ -183,26 +183,24 @@ def estimate_cost(out_dir: str | Path | None, ctx: PartContext, parts: list[str]
 
 def run_reproduction(
     out_dir: str | Path,
-    mode: str = "quick",
+    ctx: PartContext | None = None,
     parts: list[str] | None = None,
     on_part: Callable[[str, str], None] | None = None,
     *,
-    backend: str = "local",
-    ray_address: str | None = None,
-    seed: int = 0,
-    workers: int | None = None,
     progress: Callable[[str, str, float | None, float | None], None] | None = None,
     rerun: bool = False,
 ) -> dict:
-    """Run every part (or ``parts``) in ``mode`` (``quick`` | ``standard`` | ``full`` | ``tiny``), reusing finished
-    ones; write results.json, report.md and report.html.
+    """Run every part (or ``parts``) in ``ctx``'s mode (``quick`` | ``standard`` | ``full`` | ``tiny``; default
+    ``PartContext()``: quick, local backend, seed 0), reusing finished ones; write results.json, report.md and
+    report.html.
 
     ``on_part(name, status)`` is called with ``running``, ``reused``, ``ok``, ``failed`` or ``interrupted`` (then
     KeyboardInterrupt propagates); ``progress(name, description, completed, total)`` receives the parts' sub-steps.
     ``rerun=True`` ignores cached records of the selected parts. Parts not selected but finished earlier in
     ``out_dir`` (same mode and seed) are kept in the report. Returns the dict written to ``results.json``.
     """
-    names = check_run(mode, parts, backend, ray_address)
+    ctx = PartContext() if ctx is None else replace(ctx, progress=None)
+    names = check_parts(parts)
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise TTLabInputError(f"out_dir {out} exists and is not a directory", params=("out_dir",))
@@ -211,24 +209,23 @@ def run_reproduction(
     stamp = versions(extra=("scikit-learn", "rich", "typer"))
     results: dict = {
         "schema": SCHEMA,
-        "mode": mode,
-        "config": {"mode": mode, "backend": backend, "ray_address": ray_address, "seed": seed, "workers": workers,
-                   "parts_selected": names, "out": str(out)},
+        "mode": ctx.mode,
+        "config": {"mode": ctx.mode, "backend": ctx.backend, "ray_address": ctx.ray_address, "seed": ctx.seed,
+                   "workers": ctx.workers, "parts_selected": names, "out": str(out)},
         "versions": stamp,
         "started_at": _now(),
         "run": {"source": source_commit(), "cpus": os.cpu_count(), "load_avg_start": load_average(),
                 "load_avg_at_part_ends": {}},
         "parts": {},
     }
-    base_ctx = PartContext(mode=mode, backend=backend, ray_address=ray_address, seed=seed, workers=workers)
     # earlier finished parts that were not selected stay in the report
     for name in part_names():
         rec = None if name in names else load_part_record(out, name)
-        if rec is not None and _reusable(rec, PARTS[name], base_ctx):
+        if rec is not None and _reusable(rec, PARTS[name], ctx):
             results["parts"][name] = {**rec, "reused": True}
     for name in names:
         cached = load_part_record(out, name)
-        if not rerun and _reusable(cached, PARTS[name], base_ctx):
+        if not rerun and _reusable(cached, PARTS[name], ctx):
             results["parts"][name] = {**cached, "reused": True}
             if on_part:
                 on_part(name, "reused")
@@ -236,9 +233,8 @@ def run_reproduction(
             continue
         if on_part:
             on_part(name, "running")
-        ctx = PartContext(mode=mode, backend=backend, ray_address=ray_address, seed=seed, workers=workers,
-                          progress=_part_progress(progress, name))
-        rec, interrupt = _run_part(PARTS[name], out, ctx, stamp)
+        part_ctx = replace(ctx, progress=_part_progress(progress, name))
+        rec, interrupt = _run_part(PARTS[name], out, part_ctx, stamp)
         _record_part(results, out, t_start, out / "parts" / f"{name}.json", rec, on_part)
         if interrupt is not None:  # Ctrl-C or SIGTERM (Terminated): the same exception stops the run
             raise interrupt

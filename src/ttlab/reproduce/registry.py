@@ -2,7 +2,8 @@
 
 See the package docstring (:mod:`ttlab.reproduce`) for how to add a part.
 
-Imports: ttlab.errors, ttlab.provenance, ttlab.reproduce.verdicts; never ttlab.cli.
+Imports: ttlab.errors, ttlab.provenance, ttlab.reproduce.verdicts; inside PartContext's check ttlab.sweep; never
+ttlab.cli.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from ttlab.errors import TTLabInputError
 from ttlab.provenance import read_json
@@ -20,11 +21,14 @@ from ttlab.reproduce.verdicts import KINDS, VERDICTS
 
 __all__ = [
     "MODES",
+    "QUICK_BUDGET_MINUTES",
+    "STANDARD_BUDGET_MINUTES",
     "PAPERS",
     "PARTS",
     "VERDICTS",
     "Part",
     "PartContext",
+    "PerMode",
     "ProgressHook",
     "check_claims",
     "finite",
@@ -33,10 +37,28 @@ __all__ = [
 ]
 
 MODES = ("quick", "standard", "full", "tiny")
-"""``quick`` (the ``make demo`` default, ≤ 12 min), ``standard`` (≤ 60 min on 2 cores: paper B judged at this
-machine's scale — converged data sweeps on two corpora, the approximation-limited model-size sweep, a ≥ 4-layer ID profile; parts
-without a standard size run their quick size), ``full`` (this machine's largest sensible run) and ``tiny`` (test
-size: seconds per part, numbers not meaningful; used by the test suite only)."""
+"""``quick`` (the ``make demo`` default, within :data:`QUICK_BUDGET_MINUTES`), ``standard`` (within
+:data:`STANDARD_BUDGET_MINUTES`: paper B judged at this machine's scale — converged data sweeps on two corpora, a
+≥ 4-layer ID profile on 3 seeds, Gemma 3 270M's IDs; parts without a standard size run their quick size), ``full``
+(this machine's largest sensible run) and ``tiny`` (test size: seconds per part, numbers not meaningful; used by the
+test suite only). Each part states its sizes per mode in :class:`PerMode` tables."""
+QUICK_BUDGET_MINUTES = 12
+"""What ``--quick`` (``make demo``) may take on 2 cores; ``--help`` and docs/reproduce.md quote it (a test checks)."""
+STANDARD_BUDGET_MINUTES = 60
+"""What ``--standard`` may take on 2 cores; ``--help`` and docs/reproduce.md quote it (a test checks)."""
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class PerMode(Generic[T]):
+    """A part's value in each mode of :data:`MODES`, every one written out (a part without a standard size writes
+    its quick value there): read with :meth:`PartContext.pick`, the one way a part asks its mode."""
+
+    quick: T
+    standard: T
+    full: T
+    tiny: T
 
 PAPERS = {
     "A": "Paper A — next-token prediction (Huang, Liang, Yang: Non-asymptotic Convergence of Training "
@@ -69,39 +91,25 @@ class PartContext:
     progress: ProgressHook | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        """The one check of a run's settings (the CLI builds this object from its flags; the library takes it)."""
+        from ttlab.sweep import check_backend
+
         if self.mode not in MODES:
-            raise TTLabInputError(f"unknown reproduction mode {self.mode!r}; choose one of {', '.join(MODES)}")
-
-    @property
-    def quick(self) -> bool:
-        """True unless the mode is ``full`` (``tiny`` counts as quick)."""
-        return self.mode != "full"
-
-    @property
-    def tiny(self) -> bool:
-        """True in the test-size mode."""
-        return self.mode == "tiny"
+            raise TTLabInputError(f"unknown reproduction mode {self.mode!r}; choose one of {', '.join(MODES)}",
+                                  params=("mode",))
+        check_backend(self.backend)
+        if self.ray_address is not None and self.backend != "ray":
+            raise TTLabInputError(f"ray_address is given but backend is {self.backend!r}: a Ray address needs backend "
+                                  "'ray'", params=("ray_address", "backend"))
 
     @property
     def n_workers(self) -> int:
         """``workers``, defaulting to the number of CPU cores."""
         return self.workers or max(1, os.cpu_count() or 1)
 
-    @property
-    def standard(self) -> bool:
-        """True in the one-hour ``standard`` mode."""
-        return self.mode == "standard"
-
-    def pick(self, quick: Any, full: Any, tiny: Any = None, standard: Any = None) -> Any:
-        """The value for the current mode (``tiny`` and ``standard`` fall back to ``quick`` when not given:
-        a part without a standard size runs its quick size, so the hour's budget holds)."""
-        if self.mode == "full":
-            return full
-        if self.mode == "tiny" and tiny is not None:
-            return tiny
-        if self.mode == "standard" and standard is not None:
-            return standard
-        return quick
+    def pick(self, values: PerMode[T]) -> T:
+        """The value of ``values`` for this run's mode."""
+        return getattr(values, self.mode)
 
     def step(self, description: str, completed: float | None = None, total: float | None = None) -> None:
         """Report a sub-step (shown as a progress bar by the CLI; a no-op without a hook)."""
@@ -148,9 +156,14 @@ class Part:
                 return float(self.estimate_fn(ctx, out_dir))
             except Exception:  # noqa: BLE001 - an estimate must never stop a run
                 pass
-        if ctx.mode == "standard" and self.estimate_standard is not None:
-            return float(self.estimate_standard)
-        return float(self.estimate[1] if ctx.mode == "full" else self.estimate[0])
+        return float(ctx.pick(self.static_estimates))
+
+    @property
+    def static_estimates(self) -> PerMode[float]:
+        """The registered estimates by mode (standard: ``estimate_standard``, else the quick one; tiny: the quick)."""
+        quick, full = self.estimate
+        standard = quick if self.estimate_standard is None else self.estimate_standard
+        return PerMode(quick=quick, standard=standard, full=full, tiny=quick)
 
 
 PARTS: dict[str, Part] = {}

@@ -44,7 +44,7 @@ def parts_view(out: Path) -> list[RenderableType]:
         state = "—" if rec is None else f"{rec.get('status')} ({rec.get('mode')})"
         if part_record_problem(out, name):
             state = "corrupt record (will re-run)"
-        std = p.estimate[0] if p.estimate_standard is None else p.estimate_standard
+        std = p.static_estimates.standard
         t.add_row(plain(name), plain(p.paper), plain(p.title), duration(p.estimate[0]), duration(std),
                   duration(p.estimate[1]), plain(state))
     return [t]

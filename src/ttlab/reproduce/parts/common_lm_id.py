@@ -15,7 +15,7 @@ import math
 from dataclasses import replace
 from typing import Any
 
-from ttlab.reproduce.registry import PartContext, finite
+from ttlab.reproduce.registry import PartContext, PerMode, finite
 from ttlab.reproduce.report import fmt
 from ttlab.reproduce.verdicts import make_claim, missing_claim
 
@@ -27,7 +27,8 @@ def id_options(ctx: PartContext) -> Any:
     """The ID protocol of the LM parts (:class:`ttlab.lm.experiments.IDOptions`: the paper's; small in tiny mode)."""
     from ttlab.lm.experiments import IDOptions
 
-    return IDOptions(windows_per_doc=4, tokens_per_doc=12, batch_size=200, k=10) if ctx.tiny else IDOptions()
+    paper, tiny = IDOptions(), IDOptions(windows_per_doc=4, tokens_per_doc=12, batch_size=200, k=10)
+    return ctx.pick(PerMode(quick=paper, standard=paper, full=paper, tiny=tiny))
 
 
 def id_batches(row: dict[str, Any]) -> int:
@@ -88,6 +89,8 @@ def shuffled_reading(real: dict[str, Any] | None, shuffled: dict[str, Any] | Non
 
 
 GEMMA = "gemma3-270m"
+GEMMA_MEASURED = PerMode(quick=False, standard=True, full=True, tiny=False)
+"""The modes that measure Gemma 3 270M (when its package is installed)."""
 """The pretrained model whose final-layer ID is shown beside each α_D prediction when the `pretrained` extra is
 installed (windows of :data:`GEMMA_CONTEXT` of its own tokens, otherwise the sweep's ID protocol)."""
 GEMMA_CONTEXT = 128
@@ -97,7 +100,7 @@ def gemma_unavailable(ctx: PartContext) -> str | None:
     """Why Gemma 3 270M is not measured in ``ctx`` (quick mode, or its package not installed); None when it is."""
     import importlib.util
 
-    if not (ctx.standard or ctx.mode == "full"):
+    if not ctx.pick(GEMMA_MEASURED):
         return f"not measured in {ctx.mode} mode (run --standard)"
     from ttlab.lm.pretrained import REGISTRY
 

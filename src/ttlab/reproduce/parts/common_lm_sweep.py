@@ -37,7 +37,7 @@ from ttlab.reproduce.parts.common_lm_id import (
     shuffled_control,
     shuffled_reading,
 )
-from ttlab.reproduce.registry import PartContext, finite
+from ttlab.reproduce.registry import PartContext, PerMode, finite
 from ttlab.reproduce.report import Claims, Figure, Paragraph, Table, fmt
 from ttlab.reproduce.verdict_base import SHAPE_SE_MULT
 from ttlab.reproduce.verdicts import NOT_AT_SCALE, make_claim, missing_claim
@@ -51,19 +51,20 @@ _TINY_MODEL = dict(corpus="builtin:sotu", max_docs=24, vocab_size=300, models=((
                    test_max_tokens=2000, protocol="budget", workers=1, lr=3e-3, lrs=(1e-3, 3e-3))
 
 
-def _preset(ctx: PartContext) -> str:
-    """The sweep preset of the mode (:data:`ttlab.lm.experiments.DATA_SWEEP_PRESETS`; tiny overrides quick)."""
-    return "full" if ctx.mode == "full" else "standard" if ctx.standard else "quick"
+PRESETS = PerMode(quick="quick", standard="standard", full="full", tiny="quick")
+"""The sweep preset of each mode (:data:`ttlab.lm.experiments.DATA_SWEEP_PRESETS`; tiny overrides quick's sizes)."""
+BOOTSTRAP = PerMode(quick=1000, standard=1000, full=1000, tiny=200)
+"""Bootstrap resamples of the LM parts' fits."""
 
 
 def sweep_results(kind: str, out: Path, ctx: PartContext, corpus: str | None = None) -> dict[str, Any]:
     from ttlab.lm.experiments import run_data_sweep, run_model_sweep, sweep_kwargs
 
     tiny = _TINY_DATA if kind == "data" else _TINY_MODEL
-    overrides: dict[str, Any] = dict(tiny) if ctx.tiny else {}
+    overrides: dict[str, Any] = dict(ctx.pick(PerMode(quick={}, standard={}, full={}, tiny=tiny)))
     if corpus is not None:
         overrides["corpus"] = corpus
-    kw = sweep_kwargs(kind, _preset(ctx), **overrides, id_options=id_options(ctx))
+    kw = sweep_kwargs(kind, ctx.pick(PRESETS), **overrides, id_options=id_options(ctx))
     workers = min(kw["execution"].workers, ctx.n_workers)
     kw["execution"] = replace(kw["execution"], backend=ctx.backend, ray_address=ctx.ray_address, workers=workers,
                               threads_per_task=max(1, ctx.n_workers // workers))
@@ -74,7 +75,7 @@ def sweep_results(kind: str, out: Path, ctx: PartContext, corpus: str | None = N
         ctx.step(f"{label} sweep: {stage}", done, total)
 
     fn = run_data_sweep if kind == "data" else run_model_sweep
-    return fn(out, progress=progress, bootstrap=200 if ctx.tiny else 1000, **kw)
+    return fn(out, progress=progress, bootstrap=ctx.pick(BOOTSTRAP), **kw)
 
 
 def _slim(res: dict[str, Any], sub: str) -> dict[str, Any]:

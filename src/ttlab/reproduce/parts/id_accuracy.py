@@ -15,7 +15,7 @@ from __future__ import annotations
 import warnings
 from pathlib import Path
 
-from ttlab.reproduce.registry import PartContext, register_part
+from ttlab.reproduce.registry import PartContext, PerMode, register_part
 from ttlab.reproduce.report import Claims, Figure, Paragraph, Table
 from ttlab.reproduce.verdicts import make_claim
 
@@ -131,11 +131,11 @@ def id_accuracy(out: Path, ctx: PartContext) -> dict:
 
     from ttlab.intrinsic_dim import MLE, PAPER, sample_manifold, true_dimension
 
-    cases = ctx.pick(quick=ID_CASES, full=ID_CASES, tiny=ID_CASES[:2] + [("cube", 3)])
-    n = ctx.pick(quick=2000, full=4000, tiny=400)
+    cases = ctx.pick(PerMode(quick=ID_CASES, standard=ID_CASES, full=ID_CASES, tiny=ID_CASES[:2] + [("cube", 3)]))
+    n = ctx.pick(PerMode(quick=2000, standard=2000, full=4000, tiny=400))
     ambient = 64
-    seeds = ctx.pick(quick=2, full=5, tiny=1)
-    noises = ctx.pick(quick=[0.0], full=[0.0, 0.01], tiny=[0.0])
+    seeds = ctx.pick(PerMode(quick=2, standard=2, full=5, tiny=1))
+    noises = ctx.pick(PerMode(quick=[0.0], standard=[0.0], full=[0.0, 0.01], tiny=[0.0]))
     est = _estimators()
     rows = []
     total, done = len(noises) * len(cases) * seeds + 1, 0
@@ -154,7 +154,7 @@ def id_accuracy(out: Path, ctx: PartContext) -> dict:
                 rows.append({"manifold": m, "d": true, "noise": noise, "estimates": {
                     k: {"mean": float(np.mean(v)), "std": float(np.std(v)), "values": v,
                         "rel_error": float(np.mean([abs(x - true) / true for x in v]))} for k, v in vals.items()}})
-        cn, camb = ctx.pick(quick=3600, full=3600, tiny=1000), 768
+        cn, camb = ctx.pick(PerMode(quick=3600, standard=3600, full=3600, tiny=1000)), 768
         X = sample_manifold("linear", 5, camb, cn, seed=ctx.seed)
         mean = MLE(k=PAPER.k, average=PAPER.average).fit(X).dimension_
         harm = MLE(k=PAPER.k, average="harmonic").fit(X).dimension_

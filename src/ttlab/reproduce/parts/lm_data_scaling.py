@@ -19,7 +19,7 @@ from typing import Any
 
 from ttlab.reproduce.parts.common_lm_id import gemma_prediction
 from ttlab.reproduce.parts.common_lm_sweep import render_scaling, scaling_claims, scaling_part
-from ttlab.reproduce.registry import PartContext, register_part
+from ttlab.reproduce.registry import PartContext, PerMode, register_part
 from ttlab.reproduce.report import Claims, Paragraph
 
 
@@ -28,7 +28,8 @@ def data_corpora(ctx: PartContext) -> tuple[str, ...]:
     corpus (:data:`ttlab.lm.experiments.STANDARD_CORPORA`), each with its own sweep and ID prediction."""
     from ttlab.lm.experiments import STANDARD_CORPORA
 
-    return STANDARD_CORPORA if ctx.standard or ctx.tiny else STANDARD_CORPORA[:1]
+    one = STANDARD_CORPORA[:1]
+    return ctx.pick(PerMode(quick=one, standard=STANDARD_CORPORA, full=one, tiny=STANDARD_CORPORA))
 
 
 def claims(r: dict[str, Any]) -> list[dict]:
@@ -55,11 +56,8 @@ def render(r: dict[str, Any]) -> list:
 def estimate(ctx: PartContext, out: Path | None) -> float:
     """Seconds on 2 quiet cores: quick measured (README), standard from one measured run (see
     :data:`STANDARD_DATA_SECONDS`), full the pilot's converged sweep."""
-    if ctx.mode == "full":
-        return 14500.0
-    if ctx.standard:
-        return STANDARD_DATA_SECONDS
-    return QUICK_DATA_SECONDS
+    return ctx.pick(PerMode(quick=QUICK_DATA_SECONDS, standard=STANDARD_DATA_SECONDS, full=14500.0,
+                            tiny=QUICK_DATA_SECONDS))
 
 
 QUICK_DATA_SECONDS = 200.0

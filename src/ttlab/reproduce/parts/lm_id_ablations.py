@@ -41,7 +41,7 @@ from ttlab.reproduce.parts.common_lm_id import (
     seed_layer_profile,
 )
 from ttlab.reproduce.parts.common_lm_sweep import decidable_claim, sweep_results
-from ttlab.reproduce.registry import PartContext, load_part_record, register_part
+from ttlab.reproduce.registry import PartContext, PerMode, load_part_record, register_part
 from ttlab.reproduce.report import Claims, Figure, Paragraph, Table, fmt
 from ttlab.reproduce.verdicts import HOLDS, PARTLY, judge, missing_claim
 
@@ -53,6 +53,8 @@ is the spread of the batches / √batches: fewer give no usable standard error).
 PEAK_SEEDS = 3
 """The own model's layer peak is judged over this many seeds of the largest data size (their spread is part of each
 layer's standard error); standard and full mode train the seeds the data sweep lacks."""
+TRAINS_MISSING_SEEDS = PerMode(quick=False, standard=True, full=True, tiny=False)
+"""The modes that train the seeds of :data:`PEAK_SEEDS` the data sweep lacks."""
 SEED_TRAIN_SECONDS = 420.0
 """Training one more seed of the standard data sweep's largest size (320k tokens, converged protocol: the search
 pass and the retrain; ≈ 250 s each measured in the 2026-12-01 standard run) on 2 cores."""
@@ -246,7 +248,7 @@ def render(r: dict[str, Any]) -> list:
 def estimate(ctx: PartContext, out: Path | None) -> float:
     """Seconds on 2 quiet cores: 20 quick, 150 standard, 600 full; with Gemma installed its layer and sequence-length
     profiles; in standard the seed the data sweep lacks."""
-    base = ctx.pick(quick=20.0, standard=STANDARD_SECONDS, full=600.0 + SEED_TRAIN_SECONDS)
+    base = ctx.pick(PerMode(quick=20.0, standard=STANDARD_SECONDS, full=600.0 + SEED_TRAIN_SECONDS, tiny=20.0))
     return base + (0.0 if gemma_unavailable(ctx) else GEMMA_PROFILE_SECONDS + GEMMA_LENGTH_SECONDS)
 
 
@@ -296,12 +298,12 @@ def lm_id_ablations(out: Path, ctx: PartContext) -> dict:
     largest = selected[-1]["train_tokens"]
     sub = out / "lm_id_ablations"
     seed_runs = sorted((r for r in sel if r["train_tokens"] == largest), key=lambda r: r["seed"])
-    if ctx.standard or ctx.mode == "full":
+    if ctx.pick(TRAINS_MISSING_SEEDS):
         extra = missing_seeds([r["seed"] for r in seed_runs], PEAK_SEEDS)
         ctx.step(f"training seed(s) {extra} of the largest size", 0, 5)
         seed_runs += train_seed_replicates(res, largest, extra, sub / "seeds", execution=Execution(workers=1))
-    prof = replace(opts, windows_per_doc=ctx.pick(quick=opts.windows_per_doc, full=PROFILE_WINDOWS,
-                                                  standard=PROFILE_WINDOWS))
+    prof = replace(opts, windows_per_doc=ctx.pick(PerMode(quick=opts.windows_per_doc, standard=PROFILE_WINDOWS,
+                                                          full=PROFILE_WINDOWS, tiny=opts.windows_per_doc)))
     all_layers = list(range(res["config"]["model"]["n_layer"] + 1))
     per_seed = []
     for i, r in enumerate(seed_runs):

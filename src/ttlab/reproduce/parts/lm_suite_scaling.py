@@ -19,6 +19,7 @@ from typing import Any
 
 from ttlab.reproduce.parts.common_lm_id import id_row, id_standard_error, shuffled_reading
 from ttlab.reproduce.parts.common_lm_sweep import (
+    BOOTSTRAP,
     KAPLAN_COMMAND,
     alpha_n_claim,
     decidable_claim,
@@ -27,7 +28,7 @@ from ttlab.reproduce.parts.common_lm_sweep import (
     kaplan_why,
     sweep_results,
 )
-from ttlab.reproduce.registry import PartContext, register_part
+from ttlab.reproduce.registry import PartContext, PerMode, register_part
 from ttlab.reproduce.report import Claims, Figure, Paragraph, Table, fmt
 from ttlab.scaling.analysis import step_capped
 
@@ -43,7 +44,7 @@ def _suite_config(ctx: PartContext, sweep: dict[str, Any]) -> Any:
     common = dict(corpus=data["corpus"], split="test", split_seed=data["split_seed"], val_frac=data["val_frac"],
                   test_frac=data["test_frac"], max_corpus_docs=data["max_docs"], field_name=data["field_name"],
                   context=block, seed=ctx.seed)
-    if ctx.tiny:
+    if ctx.pick(PerMode(quick=False, standard=False, full=False, tiny=True)):
         return SuiteConfig(**common, **_TINY_SUITE)
     opts = sweep["config"]["id_options"]
     return SuiteConfig(**common, windows_per_doc=16, id_tokens_per_doc=opts["tokens_per_doc"],
@@ -126,7 +127,7 @@ def render(r: dict[str, Any]) -> list:
 def estimate(ctx: PartContext, out: Path | None) -> float:
     # quick: 4 models × ~32k tokens + their IDs took 85 s on 2 busy cores; the controls (4 untrained copies, the
     # largest on shuffled tokens) 24 s + 8 s, measured on 2 cores at load 9–12
-    own = 120.0 if ctx.quick else 850.0
+    own = ctx.pick(PerMode(quick=120.0, standard=120.0, full=850.0, tiny=120.0))
     if out is not None and (out / "lm_model_scaling" / "results.json").is_file():
         return own
     from ttlab.reproduce.registry import PARTS
@@ -152,7 +153,7 @@ def lm_suite_scaling(out: Path, ctx: PartContext) -> dict:
 
     cfg, execution = _suite_config(ctx, sweep), Execution(backend=ctx.backend, ray_address=ctx.ray_address, workers=1)
     res = run_suite([r["run_dir"] for r in selected], out / "lm_suite_scaling", cfg,
-                    bootstrap=200 if ctx.tiny else 1000, progress=progress, execution=execution)
+                    bootstrap=ctx.pick(BOOTSTRAP), progress=progress, execution=execution)
     # the control: untrained copies (same sizes, same init seed) scored on the same windows, same ID protocol
     untrained = [{**resolve_model(r["run_dir"], label=f"{r['name']} (untrained)"), "which": "init"} for r in selected]
     ctl = run_suite(untrained, out / "lm_suite_scaling" / "untrained", cfg, bootstrap=0, figure=False,

@@ -21,7 +21,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ttlab.reproduce.parts.common_scaling import EXPONENT_TOLERANCE
-from ttlab.reproduce.registry import PartContext, finite, register_part
+from ttlab.reproduce.registry import PartContext, PerMode, finite, register_part
 from ttlab.reproduce.report import Claims, Figure, Paragraph, Table, fmt
 from ttlab.reproduce.verdicts import make_claim
 
@@ -29,25 +29,19 @@ from ttlab.reproduce.verdicts import make_claim
 def config(ctx: PartContext):
     from ttlab.scaling import manifold_regression as mr
 
-    if ctx.mode == "full":
-        cfg = mr.ManifoldSweepConfig()
-    elif ctx.standard:
-        cfg = mr.standard_config()
-    elif ctx.tiny:
-        cfg = mr.quick_config(ds=(1, 2), ambients=(8, 16), n_min=64, n_max=256, points=3, n_test=256, width=16,
-                              tokens=2, id_points=400, bootstrap=50, bootstrap_offset=20, oracle_seeds=2,
-                              model_widths=(4, 8, 16), model_n=128, approx_cells=(8, 32, 128),
-                              train=mr.TrainSettings(epochs=2, min_steps=20, max_steps=30, eval_points=3, n_val_min=64))
-    else:
-        cfg = mr.quick_config()
-    return replace(cfg, problem_seed=ctx.seed)
+    configs = PerMode(quick=mr.quick_config, standard=mr.standard_config, full=mr.ManifoldSweepConfig, tiny=lambda: mr.quick_config(
+        ds=(1, 2), ambients=(8, 16), n_min=64, n_max=256, points=3, n_test=256, width=16, tokens=2, id_points=400,
+        bootstrap=50, bootstrap_offset=20, oracle_seeds=2, model_widths=(4, 8, 16), model_n=128, approx_cells=(8, 32, 128),
+        train=mr.TrainSettings(epochs=2, min_steps=20, max_steps=30, eval_points=3, n_val_min=64)))
+    return replace(ctx.pick(configs)(), problem_seed=ctx.seed)
 
 
 def estimate(ctx: PartContext, out: Path | None) -> float:
     from ttlab.scaling import manifold_regression as mr
 
-    if ctx.mode in ("quick", "tiny"):
-        return 150.0 if ctx.mode == "quick" else 90.0
+    fixed = ctx.pick(PerMode(quick=150.0, standard=None, full=None, tiny=90.0))  # else measured step times
+    if fixed is not None:
+        return fixed
     workers = ctx.n_workers
     cache = None if out is None else out / "manifold_regression" / "cache"
     cost = mr.estimate_cost(config(ctx), workers=workers, threads_per_task=max(1, (os.cpu_count() or 1) // workers),

@@ -20,7 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ttlab.reproduce.registry import PartContext, register_part
+from ttlab.reproduce.registry import PartContext, PerMode, register_part
 from ttlab.reproduce.report import Claims, Figure, Paragraph, Table, fmt
 from ttlab.reproduce.verdict_base import SHAPE_SE_MULT
 from ttlab.reproduce.verdicts import make_claim
@@ -197,13 +197,10 @@ def config(ctx: PartContext) -> Any:
 
     from ttlab.scaling import model_scaling_config as msc
 
-    if ctx.tiny:
-        cfg = msc.tiny_model_config()
-    elif ctx.mode == "full":
-        cfg = msc.standard_model_config(seeds=3, control_seeds=3)
-    else:  # quick and standard: the standard tier's hour cannot decide the transformers (docs/reproduce.md)
-        cfg = msc.quick_model_config()
-    return replace(cfg, problem_seed=ctx.seed)
+    # standard runs the quick size: the standard tier's hour cannot decide the transformers (docs/reproduce.md)
+    configs = PerMode(quick=msc.quick_model_config, standard=msc.quick_model_config, tiny=msc.tiny_model_config,
+                      full=lambda: msc.standard_model_config(seeds=3, control_seeds=3))
+    return replace(ctx.pick(configs)(), problem_seed=ctx.seed)
 
 
 @register_part("model_scaling", paper="B",

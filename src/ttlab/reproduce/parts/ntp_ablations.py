@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ttlab.reproduce.parts.common_ntp import figure2_dataset, fmt_g, train_progress
-from ttlab.reproduce.registry import PartContext, finite, register_part
+from ttlab.reproduce.registry import PartContext, PerMode, finite, register_part
 from ttlab.reproduce.report import Claims, Figure, Paragraph, Table
 from ttlab.reproduce.verdicts import make_claim
 
@@ -68,7 +68,7 @@ def ntp_ablations(out: Path, ctx: PartContext) -> dict:
     from ttlab.ntp.train import TrainConfig
 
     ds = figure2_dataset(ctx)
-    steps = ctx.pick(quick=900, full=900, tiny=40)
+    steps = ctx.pick(PerMode(quick=900, standard=900, full=900, tiny=40))
     common = dict(stage1_steps=steps, stage2_steps=steps, seed=ctx.seed)
     variants = {
         "paper (two-stage NGD, zero init)": TrainConfig(**common),

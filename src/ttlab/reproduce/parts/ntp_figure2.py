@@ -29,7 +29,7 @@ from ttlab.reproduce.parts.common_ntp import (
     theorem_conditions,
     train_progress,
 )
-from ttlab.reproduce.registry import PartContext, finite, register_part
+from ttlab.reproduce.registry import PartContext, PerMode, finite, register_part
 from ttlab.reproduce.report import Claims, Figure, Paragraph, Table
 from ttlab.reproduce.verdicts import make_claim, missing_claim
 
@@ -38,7 +38,7 @@ ATTENTION_CLEARANCE = 0.1
 #: the longest stage-2 continuation per mode (the step count itself comes from C1, see continuation_steps)
 def long_stage2_cap(ctx: PartContext) -> int:
     """The step cap of the continued stage-2 run (standard mode runs the quick size)."""
-    return ctx.pick(quick=200_000, full=400_000, tiny=200)
+    return ctx.pick(PerMode(quick=200_000, standard=200_000, full=400_000, tiny=200))
 
 
 def claims(r: dict) -> list[dict]:
@@ -208,7 +208,7 @@ def ntp_figure2(out: Path, ctx: PartContext) -> dict:
     from ttlab.ntp.experiment import long_stage2, random_start_stage1, run_dynamics
     from ttlab.ntp.train import TrainConfig
 
-    steps = ctx.pick(quick=900, full=900, tiny=60)
+    steps = ctx.pick(PerMode(quick=900, standard=900, full=900, tiny=60))
     summary = run_dynamics(figure2_dataset(ctx), TrainConfig(stage1_steps=steps, stage2_steps=steps, seed=ctx.seed),
                            out / "ntp_figure2", progress=train_progress(ctx))
     r = {k: v for k, v in summary.items() if not k.startswith("_")} | {"figure": "ntp_figure2/dynamics.png"}
@@ -217,6 +217,6 @@ def ntp_figure2(out: Path, ctx: PartContext) -> dict:
                               float(res.rows("2")["min_optimal_attention"][0]), long_stage2_cap(ctx))
     r["long_run"] = long_stage2(figure2_dataset(ctx), steps, rule["steps"], ctx.seed, train_progress(ctx, "continued: "))
     r["long_run"]["steps_rule"] = rule
-    r["random_start"] = random_start_stage1(figure2_dataset(ctx), ctx.pick(quick=10_000, full=10_000, tiny=60), ctx.seed,
+    r["random_start"] = random_start_stage1(figure2_dataset(ctx), ctx.pick(PerMode(quick=10_000, standard=10_000, full=10_000, tiny=60)), ctx.seed,
                                              train_progress(ctx, "random start: "))
     return r

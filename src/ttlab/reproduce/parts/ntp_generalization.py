@@ -19,7 +19,7 @@ from ttlab.reproduce.parts.common_ntp import (
     theorem_conditions,
     train_progress,
 )
-from ttlab.reproduce.registry import PartContext, register_part
+from ttlab.reproduce.registry import PartContext, PerMode, register_part
 from ttlab.reproduce.report import Bullets, Claims, Paragraph, Table
 
 
@@ -78,5 +78,6 @@ def ntp_generalization(out: Path, ctx: PartContext) -> dict:
     limit itself (W*_kq scaled to :func:`~ttlab.ntp.generalize.max_margin_limit_norm`)."""
     from ttlab.ntp.generalize import generalization_study
 
-    return generalization_study(figure2_dataset(ctx), ctx.pick(quick=[900, 3000], full=[900, 3000, 10000], tiny=[30, 60]),
-                                ctx.pick(1000, 1000, tiny=100), ctx.seed, train_progress(ctx))
+    steps = ctx.pick(PerMode(quick=[900, 3000], standard=[900, 3000], full=[900, 3000, 10000], tiny=[30, 60]))
+    samples = ctx.pick(PerMode(quick=1000, standard=1000, full=1000, tiny=100))
+    return generalization_study(figure2_dataset(ctx), steps, samples, ctx.seed, train_progress(ctx))

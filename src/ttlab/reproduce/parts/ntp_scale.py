@@ -25,7 +25,7 @@ from ttlab.reproduce.parts.common_ntp import (
     theorem_conditions,
     train_progress,
 )
-from ttlab.reproduce.registry import PartContext, register_part
+from ttlab.reproduce.registry import PartContext, PerMode, register_part
 from ttlab.reproduce.report import Claims, Figure, Paragraph, Table
 from ttlab.reproduce.verdicts import make_claim
 
@@ -34,11 +34,12 @@ from ttlab.reproduce.verdicts import make_claim
 #: (0.2 against ‖W*_kq‖ = 342.5 after 900 steps: nothing learned). "figure2" keeps Figure 2's ratios of the
 #: final norm bound tη to ‖W*‖ (ttlab.ntp.train.FIGURE2_NORM_RATIOS, also `ntp run --step-sizes figure2`):
 #: η0 = 9.23·224.2/900 ≈ 2.30, η = 2.06·342.5/900 ≈ 0.784 (‖W*_ov‖ = 224.2, ‖W*_kq‖ = 342.5 here, seed 0).
-SCALE_CONFIGS = {
-    "full": dict(vocab=50_257, sentences=200_000, max_len=32, steps=900, samples=1000, step_sizes="figure2"),
+SCALE_CONFIGS = PerMode(
+    quick=None, standard=None,  # not run: it takes the full tier's time
+    full=dict(vocab=50_257, sentences=200_000, max_len=32, steps=900, samples=1000, step_sizes="figure2"),
     # above MATERIALIZE_LIMIT (2,048): no dense matrix is formed, as at the full size
-    "tiny": dict(vocab=2_500, sentences=800, max_len=10, steps=20, samples=100),
-}
+    tiny=dict(vocab=2_500, sentences=800, max_len=10, steps=20, samples=100),
+)
 
 
 def claims(r: dict) -> list[dict]:
@@ -128,10 +129,10 @@ def ntp_scale(out: Path, ctx: PartContext) -> dict:
     from ttlab.ntp.scale import ScaleGeneralization, max_margin_limit_state, scale_controls
     from ttlab.ntp.train import TrainConfig
 
-    if ctx.mode not in SCALE_CONFIGS:  # quick and standard: not run
+    c = ctx.pick(SCALE_CONFIGS)
+    if c is None:  # quick and standard: not run
         return {"skipped": f"Not run in {ctx.mode} mode: this part trains at |V| = 50,257 on 200,000 sentences "
                            "(≈ 5 min on 2 cores); run `ttlab reproduce --full --part ntp_scale`."}
-    c = SCALE_CONFIGS[ctx.mode]
     phases: dict[str, float] = {}
     t0 = time.perf_counter()
     ctx.step("generating the dataset", 0, 1)
