@@ -9,11 +9,10 @@ import re
 import typer
 
 import ttlab.cli as cli
-from ttlab.intrinsic_dim.api import METHODS
-from ttlab.intrinsic_dim.estimators import AVERAGES, REMAINDERS
+from ttlab.intrinsic_dim._validate import METRICS
+from ttlab.intrinsic_dim.estimators import AVERAGES, METHODS, REMAINDERS
 from ttlab.intrinsic_dim.knn import BACKENDS as KNN_BACKENDS
 from ttlab.intrinsic_dim.manifolds import MANIFOLDS
-from ttlab.intrinsic_dim.estimators import METRICS
 from ttlab.lm.build import SOURCES
 from ttlab.lm.configs import DTYPES, MODEL_PRESETS, SPLITS, WHICH, WINDOWS
 from ttlab.lm.presets import LOSS_METRICS, PROTOCOLS

@@ -10,6 +10,7 @@ import torch
 
 import ttlab.ntp.structured as structured
 from ttlab.errors import TTLabInputError
+from ttlab.ntp.config import METRIC_COLUMNS, TrainConfig
 from ttlab.ntp.dataset import NTPDataset
 from ttlab.ntp.examples import svop
 from ttlab.ntp.generate import generate_dataset
@@ -24,7 +25,7 @@ from ttlab.ntp.structured import (
     sparse_max_margin_kq,
     train_structured,
 )
-from ttlab.ntp.train import METRIC_COLUMNS, TrainConfig, train
+from ttlab.ntp.train import train
 
 
 def _both(ds, **kw):

@@ -24,16 +24,7 @@ ttlab.lm or ttlab.cli.
 """
 
 from ttlab.intrinsic_dim._validate import DuplicatePointsWarning, check_points
-from ttlab.intrinsic_dim.api import (
-    PAPER,
-    PAPER_BATCH_SIZE,
-    PAPER_K,
-    IDProtocol,
-    IDResult,
-    estimate_id,
-    make_estimator,
-    paper_protocol,
-)
+from ttlab.intrinsic_dim.api import IDResult, estimate_id, make_estimator, paper_protocol
 from ttlab.intrinsic_dim.compare import COMPARE_METHODS, CompareResult, CompareRow, compare
 from ttlab.intrinsic_dim.estimators import (
     GRIDE,
@@ -48,9 +39,12 @@ from ttlab.intrinsic_dim.fisher_s import FisherS
 from ttlab.intrinsic_dim.io import load_points
 from ttlab.intrinsic_dim.knn import Neighbors, faiss_available, kneighbors
 from ttlab.intrinsic_dim.knn_length import KNN
+from ttlab.intrinsic_dim.lpca import LPCA, lPCA
 from ttlab.intrinsic_dim.manifolds import MANIFOLDS, random_isometry, sample_manifold, true_dimension
-from ttlab.intrinsic_dim.more_estimators import ESS, LPCA, MADA, MOM, TLE, CorrInt, DANCo, MiND_ML, lPCA
+from ttlab.intrinsic_dim.mind import DANCo, MiND_ML
+from ttlab.intrinsic_dim.more_estimators import ESS, MADA, MOM, TLE, CorrInt
 from ttlab.intrinsic_dim.ph import PH
+from ttlab.intrinsic_dim.protocol import PAPER, PAPER_BATCH_SIZE, PAPER_K, IDProtocol
 
 __all__ = [
     "MLE",

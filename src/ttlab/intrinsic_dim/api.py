@@ -1,7 +1,7 @@
 """One-call estimation with a self-describing result (config, versions), and the paper's protocol.
 
 :class:`IDProtocol` and :data:`PAPER` (paper B's K, batch size, average, seed, remainder) live in
-:mod:`ttlab.intrinsic_dim.protocol` and are re-exported here.
+:mod:`ttlab.intrinsic_dim.protocol`; :func:`paper_protocol` applies them here.
 
 Imports: numpy, ttlab.intrinsic_dim (estimators, protocol), ttlab.provenance, ttlab.validation; never ttlab.cli.
 """
@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ttlab.intrinsic_dim.estimators import GRIDE, METHODS, MLE, TwoNN
-from ttlab.intrinsic_dim.protocol import PAPER, PAPER_BATCH_SIZE, PAPER_K, IDProtocol
+from ttlab.intrinsic_dim.protocol import PAPER_BATCH_SIZE, PAPER_K
 from ttlab.provenance import versions
 from ttlab.validation import check_choice
 
@@ -140,5 +140,5 @@ def paper_protocol(
     )
 
 
-__all__ = ["PAPER", "PAPER_BATCH_SIZE", "PAPER_K", "IDProtocol", "IDResult", "estimate_id", "make_estimator",
+__all__ = ["IDResult", "estimate_id", "make_estimator",
            "paper_protocol"]

@@ -27,7 +27,9 @@ from ttlab.intrinsic_dim.estimators import GRIDE, MLE, IDEstimator, PreparedPoin
 from ttlab.intrinsic_dim.fisher_s import FisherS
 from ttlab.intrinsic_dim.knn import BACKENDS, Neighbors, kneighbors_prepared
 from ttlab.intrinsic_dim.knn_length import KNN
-from ttlab.intrinsic_dim.more_estimators import ESS, LPCA, MADA, MOM, TLE, CorrInt, DANCo, MiND_ML
+from ttlab.intrinsic_dim.lpca import LPCA
+from ttlab.intrinsic_dim.mind import DANCo, MiND_ML
+from ttlab.intrinsic_dim.more_estimators import ESS, MADA, MOM, TLE, CorrInt
 from ttlab.intrinsic_dim.ph import PH
 from ttlab.intrinsic_dim.protocol import PAPER
 from ttlab.validation import check_choice, check_int

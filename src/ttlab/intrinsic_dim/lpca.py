@@ -2,7 +2,7 @@
 
 Global PCA by default (the dimension of the linear span); ``pointwise=True`` fits every kNN neighbourhood.
 The signal-rank versions (MP, GD, KN, Minka, parallel, denoised, scRMT) are :mod:`ttlab.intrinsic_dim.pca_rank`'s.
-Re-exported by :mod:`ttlab.intrinsic_dim.more_estimators` and :mod:`ttlab.intrinsic_dim`.
+Exported by :mod:`ttlab.intrinsic_dim`.
 
 Imports: numpy, ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (estimators, knn, neighbourhoods, pca_rank);
 lazily torch (through neighbourhoods).

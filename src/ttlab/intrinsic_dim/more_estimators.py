@@ -14,9 +14,9 @@ number with no options. Where ttlab differs it says so in the class docstring; i
   random draws are scikit-dimension's (NumPy ``RandomState``), so the results agree.
 - duplicates are dropped (scikit-dimension degenerates on them: zero distances).
 
-Estimators here: :class:`TLE`, :class:`MOM`, :class:`MADA`, :class:`ESS` and :class:`CorrInt`; re-exported
-from their own modules: :class:`LPCA` (``lPCA``; :mod:`ttlab.intrinsic_dim.lpca`), :class:`MiND_ML` and
-:class:`DANCo` (:mod:`ttlab.intrinsic_dim.mind`). Shared machinery: :mod:`ttlab.intrinsic_dim.neighbourhoods`.
+Estimators here: :class:`TLE`, :class:`MOM`, :class:`MADA`, :class:`ESS` and :class:`CorrInt`; in their own
+modules: :class:`LPCA` (``lPCA``; :mod:`ttlab.intrinsic_dim.lpca`), :class:`MiND_ML` and :class:`DANCo`
+(:mod:`ttlab.intrinsic_dim.mind`). Shared machinery: :mod:`ttlab.intrinsic_dim.neighbourhoods`.
 
 Imports: numpy, ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (estimators, knn, lpca, mind, neighbourhoods);
 lazily scipy and torch; never ttlab.cli.
@@ -37,8 +37,8 @@ import numpy as np
 from ttlab.errors import TTLabInputError
 from ttlab.intrinsic_dim.estimators import DegeneratePointsWarning, IDEstimator
 from ttlab.intrinsic_dim.knn import Neighbors
-from ttlab.intrinsic_dim.lpca import LPCA, LPCA_VERSIONS, lPCA, lpca_from_spectrum, pca_spectrum
-from ttlab.intrinsic_dim.mind import DANCo, MiND_ML, danco_stats, exact_knn_low_dim, hyperball, mind_mli, mind_mlk
+from ttlab.intrinsic_dim.lpca import LPCA
+from ttlab.intrinsic_dim.mind import DANCo, MiND_ML
 from ttlab.intrinsic_dim.neighbourhoods import (
     NEIGHBOURHOOD_CONSTRAINTS,
     POSITIVE,
@@ -49,9 +49,8 @@ from ttlab.intrinsic_dim.neighbourhoods import (
 from ttlab.validation import Interval, Options
 
 __all__ = [
-    "CorrInt", "DANCo", "ESS", "LPCA", "LPCA_VERSIONS", "MADA", "MOM", "MORE_METHODS", "MiND_ML", "TLE",
-    "count_pairs_below", "danco_stats", "ess_dimension", "ess_value", "exact_knn_low_dim", "hyperball", "lPCA",
-    "lpca_from_spectrum", "mind_mli", "mind_mlk", "pca_spectrum", "sample_combinations", "tle_pointwise",
+    "CorrInt", "ESS", "MADA", "MOM", "MORE_METHODS", "TLE",
+    "count_pairs_below", "ess_dimension", "ess_value", "sample_combinations", "tle_pointwise",
 ]
 
 #: ESS's blocks stay below this many bytes (unbounded, k = 100 pairs in 2-D took 4.1 GB on a 9.6 MB input)

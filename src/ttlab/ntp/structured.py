@@ -565,7 +565,7 @@ def train_structured(
     A KeyboardInterrupt propagates unless ``keep_interrupted`` (then the steps so far are returned, as
     :func:`ttlab.ntp.train.train` does).
 
-    ``config`` is a :class:`ttlab.ntp.train.TrainConfig` (validated; step sizes resolved here with d = |V|).
+    ``config`` is a :class:`ttlab.ntp.config.TrainConfig` (validated; step sizes resolved here with d = |V|).
     The recorded metrics equal the dense run's to rounding (see the module docstring). The result's dense
     ``W_ov``/``W_kq`` and the W* matrices are filled only for |V| ≤ :data:`MATERIALIZE_LIMIT` (else None /
     0 × 0); the structured parameters are in ``result.structured``.

@@ -2,7 +2,7 @@
 
 See the package docstring (:mod:`ttlab.reproduce`) for how to add a part.
 
-Imports: ttlab.errors, ttlab.provenance, ttlab.reproduce.verdicts; never ttlab.cli.
+Imports: ttlab.errors, ttlab.provenance, ttlab.reproduce.verdict_base; never ttlab.cli.
 """
 
 from __future__ import annotations
@@ -16,13 +16,12 @@ from typing import Any
 
 from ttlab.errors import TTLabInputError
 from ttlab.provenance import read_json
-from ttlab.reproduce.verdicts import KINDS, VERDICTS
+from ttlab.reproduce.verdict_base import KINDS, VERDICTS
 
 __all__ = [
     "MODES",
     "PAPERS",
     "PARTS",
-    "VERDICTS",
     "Part",
     "PartContext",
     "ProgressHook",

@@ -52,12 +52,13 @@ _TINY_MODEL = dict(corpus="builtin:sotu", max_docs=24, vocab_size=300, models=((
 
 
 def _preset(ctx: PartContext) -> str:
-    """The sweep preset of the mode (:data:`ttlab.lm.experiments.DATA_SWEEP_PRESETS`; tiny overrides quick)."""
+    """The sweep preset of the mode (:data:`ttlab.lm.presets.DATA_SWEEP_PRESETS`; tiny overrides quick)."""
     return "full" if ctx.mode == "full" else "standard" if ctx.standard else "quick"
 
 
 def sweep_results(kind: str, out: Path, ctx: PartContext, corpus: str | None = None) -> dict[str, Any]:
-    from ttlab.lm.experiments import run_data_sweep, run_model_sweep, sweep_kwargs
+    from ttlab.lm.experiments import run_data_sweep, run_model_sweep
+    from ttlab.lm.presets import sweep_kwargs
 
     tiny = _TINY_DATA if kind == "data" else _TINY_MODEL
     overrides: dict[str, Any] = dict(tiny) if ctx.tiny else {}

@@ -25,8 +25,8 @@ from ttlab.reproduce.report import Claims, Paragraph
 
 def data_corpora(ctx: PartContext) -> tuple[str, ...]:
     """The corpora of the data-scaling part: SOTU, and in standard (and tiny, to test it) mode also the shipped code
-    corpus (:data:`ttlab.lm.experiments.STANDARD_CORPORA`), each with its own sweep and ID prediction."""
-    from ttlab.lm.experiments import STANDARD_CORPORA
+    corpus (:data:`ttlab.lm.presets.STANDARD_CORPORA`), each with its own sweep and ID prediction."""
+    from ttlab.lm.presets import STANDARD_CORPORA
 
     return STANDARD_CORPORA if ctx.standard or ctx.tiny else STANDARD_CORPORA[:1]
 
