@@ -206,21 +206,21 @@ def test_fit_refuses_an_absurd_bootstrap(run_cli, tmp_path):
 
 # ------------------------------------------------------------------ ESS in bounded blocks
 def test_ess_blocks_are_bounded_and_give_the_same_values(monkeypatch):
-    from ttlab.intrinsic_dim import more_estimators as me
+    from ttlab.intrinsic_dim import ess
 
     X = np.random.default_rng(0).normal(size=(700, 2))
 
     def fit_peak():
         tracemalloc.start()
         try:
-            e = me.ESS(k=40).fit(X)
+            e = ess.ESS(k=40).fit(X)
             return e.pointwise_dimension_, tracemalloc.get_traced_memory()[1]
         finally:
             tracemalloc.stop()
 
-    monkeypatch.setattr(me, "_ESS_BLOCK_BYTES", 2**62)
+    monkeypatch.setattr(ess, "_ESS_BLOCK_BYTES", 2**62)
     ref, unbounded = fit_peak()
-    monkeypatch.setattr(me, "_ESS_BLOCK_BYTES", 2**20)
+    monkeypatch.setattr(ess, "_ESS_BLOCK_BYTES", 2**20)
     got, bounded = fit_peak()
     np.testing.assert_array_equal(ref, got)
     assert bounded < unbounded / 4

@@ -17,7 +17,7 @@ import numpy as np
 
 from ttlab.configs import setting
 from ttlab.errors import TTLabInputError
-from ttlab.intrinsic_dim.estimators import AVERAGES
+from ttlab.intrinsic_dim.base import AVERAGES
 from ttlab.intrinsic_dim.protocol import PAPER
 from ttlab.lm.configs import SPLITS, WINDOWS
 from ttlab.lm.corpus import CorpusSpec
