@@ -62,11 +62,13 @@ def test_the_cli_reads_its_defaults_without_numpy_or_torch():
 def test_the_split_modules_keep_one_address_per_name():
     """The maxmargin package gathers its solvers; the modules themselves re-export nothing of each other."""
     from ttlab.ntp import cost, generate, limits, maxmargin, train
-    from ttlab.ntp.maxmargin import kq, ov, qp
+    from ttlab.ntp.maxmargin import kq, ov, qp, sparse
 
     assert maxmargin.max_margin_ov is ov.max_margin_ov and maxmargin.max_margin_kq is kq.max_margin_kq
     assert maxmargin.MaxMarginSolution is qp.MaxMarginSolution and maxmargin.solve_ldp is qp.solve_ldp
     assert maxmargin.kq_column_closed_form is kq.kq_column_closed_form
+    assert maxmargin.sparse_max_margin_kq is sparse.sparse_max_margin_kq
+    assert maxmargin.SparseMaxMargin is sparse.SparseMaxMargin
     gone = {train: ("FIGURE2_NORM_RATIOS", "IMPLS", "INITS", "OPTIMIZERS", "SCHEDULES"),
             cost: ("CHECK_BYTES_PER_TOKEN", "require_readable")}
     assert [(m.__name__, n) for m, names in gone.items() for n in names if hasattr(m, n)] == []
