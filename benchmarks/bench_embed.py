@@ -48,8 +48,9 @@ def main() -> None:
     from threadpoolctl import threadpool_limits
 
     from ttlab.lm import GPT, GPTConfig, load_corpus, prepare_data
+    from ttlab.lm.configs import EmbedConfig
     from ttlab.lm.corpus import split_corpus
-    from ttlab.lm.embed import EmbedConfig, EmbeddingModel, embed_corpus, sample_windows, text_intrinsic_dimension
+    from ttlab.lm.embed import EmbeddingModel, embed_corpus, sample_windows, text_intrinsic_dimension
 
     with tempfile.TemporaryDirectory() as tmp, threadpool_limits(args.threads):
         prep = prepare_data("builtin:sotu", vocab_size=2048, cache_dir=Path(tmp) / "cache")

@@ -92,7 +92,7 @@ def _worker(kind: str, data: str, opts: dict) -> dict:
                 "peak_rss_mib": _peak_rss_mib(), "threads": threads}
     if kind == "approx":  # faiss HNSW (approximate) or CUDA: recall of neighbours and change of the estimate
         from ttlab.intrinsic_dim import MLE, kneighbors
-        from ttlab.intrinsic_dim.estimators import mle_pointwise
+        from ttlab.intrinsic_dim.mle import mle_pointwise
 
         exact = kneighbors(X, k)
         t0 = time.perf_counter()

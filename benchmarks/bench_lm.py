@@ -230,7 +230,7 @@ def side_by_side(data, cfg: RefConfig, args, seed: int, workdir: Path) -> dict[s
     began with an evaluation (iteration ``it`` does when ``it - 1`` is a multiple of ``eval_interval``).
     """
     from ttlab.lm import GPTConfig, TrainConfig, train
-    from ttlab.lm.trainer import VAL_WINDOW_SEED, eval_windows
+    from ttlab.lm.evaluation import VAL_WINDOW_SEED, eval_windows
 
     n = args.warmup + args.iters + 1
     n_windows = int(eval_windows(data.tokens("val").size, cfg.block_size, args.eval_iters * args.batch_size,

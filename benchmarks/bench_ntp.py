@@ -29,9 +29,10 @@ CASES = {
 def run_case(name: str, dtype: str, ref_steps: int, warmup: int) -> dict:
     import torch
 
+    from ttlab.ntp.config import TrainConfig
     from ttlab.ntp.generate import generate_dataset
     from ttlab.ntp.model import NTPTransformer
-    from ttlab.ntp.train import TrainConfig, logit_spread_bound, train
+    from ttlab.ntp.train import logit_spread_bound, train
     from ttlab.ntp.train import threads_for as _threads_for
 
     torch.set_num_threads(2)

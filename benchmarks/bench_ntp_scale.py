@@ -41,10 +41,11 @@ def _rss_gib() -> float:
 def run_v500(ref_steps: int, warmup: int, threads: int) -> dict:
     import torch
 
+    from ttlab.ntp.config import TrainConfig
     from ttlab.ntp.generate import generate_dataset
     from ttlab.ntp.model import NTPTransformer
     from ttlab.ntp.structured import SparseKQ, StructuredOV, StructuredProblem
-    from ttlab.ntp.train import TrainConfig, train
+    from ttlab.ntp.train import train
 
     torch.set_num_threads(threads)  # every side of the timing runs with the same thread count
     c = CASES["v500"]
@@ -122,8 +123,8 @@ def run_v500(ref_steps: int, warmup: int, threads: int) -> dict:
 def run_gpt2(sentences: int, steps: int) -> dict:
     import torch
 
+    from ttlab.ntp.config import TrainConfig
     from ttlab.ntp.structured import StructuredProblem, train_structured
-    from ttlab.ntp.train import TrainConfig
 
     torch.set_num_threads(2)
     c = CASES["gpt2"]

@@ -4,9 +4,9 @@ Setting: a GPT-2-architecture model (Hugging Face ``GPT2LMHeadModel``, random we
 depend on training) of 4 layers, 4 heads, width 256, saved as a model folder with a byte-level BPE
 tokenizer (vocabulary 4,096) trained on the bundled State of the Union corpus, and loaded the way
 ``ttlab lm suite`` loads it. Text: word-aligned windows of ``--window-bytes`` bytes from the corpus's
-test split (``ttlab.lm.suite.select_windows``), every window within the context.
+test split (``ttlab.lm.suite_windows.select_windows``), every window within the context.
 
-Ours: :func:`ttlab.lm.suite.score_windows` — tokenize every window, chunk, token-budgeted batches, one
+Ours: :func:`ttlab.lm.suite_scoring.score_windows` — tokenize every window, chunk, token-budgeted batches, one
 forward pass per batch giving the logits (cross-entropy summed per token) *and* the last hidden state
 at the sampled ID positions (forward hook on the final norm).
 
@@ -42,7 +42,9 @@ def main() -> None:
     import transformers
 
     from ttlab.lm.corpus import load_corpus, split_corpus
-    from ttlab.lm.suite import SuiteConfig, open_suite_model, resolve_model, score_windows, select_windows
+    from ttlab.lm.suite_models import open_suite_model, resolve_model
+    from ttlab.lm.suite_scoring import score_windows
+    from ttlab.lm.suite_windows import SuiteConfig, select_windows
     from ttlab.lm.tokenizer import train_bpe
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -10,7 +10,7 @@ import typer
 
 import ttlab.cli as cli
 from ttlab.intrinsic_dim.api import METHODS
-from ttlab.intrinsic_dim.estimators import AVERAGES, METRICS, REMAINDERS
+from ttlab.intrinsic_dim.base import AVERAGES, METRICS, REMAINDERS
 from ttlab.intrinsic_dim.knn import BACKENDS as KNN_BACKENDS
 from ttlab.intrinsic_dim.manifolds import MANIFOLDS
 from ttlab.lm.build import SOURCES

@@ -13,14 +13,14 @@ import pytest
 import torch
 
 from ttlab.errors import TTLabInputError
-from ttlab.ntp import experiment
+from ttlab.ntp import cost, experiment
+from ttlab.ntp.config import FIGURE2_NORM_RATIOS, RandomSpec, TrainConfig
 from ttlab.ntp.cost import generation_bytes
 from ttlab.ntp.dataset import NTPDataset
-from ttlab.ntp.generate import RandomSpec, generate_dataset, generate_text
+from ttlab.ntp.generate import generate_dataset, generate_text
 from ttlab.ntp.maxmargin import max_margin_kq, max_margin_ov
 from ttlab.ntp.structure import analyze
 from ttlab.ntp.structured import StructuredProblem
-from ttlab.ntp.train import FIGURE2_NORM_RATIOS, TrainConfig
 
 
 # ------------------------------------------------------------------ ntp run: the time estimate
@@ -35,7 +35,7 @@ def test_structured_steps_are_timed_on_the_thread_count_training_uses(monkeypatc
     before = torch.get_num_threads()
     torch.set_num_threads(2)
     try:
-        assert experiment.estimate_seconds(prob, TrainConfig(stage1_steps=5, stage2_steps=5), budget_s=0.01) > 0
+        assert cost.estimate_seconds(prob, TrainConfig(stage1_steps=5, stage2_steps=5), budget_s=0.01) > 0
         assert torch.get_num_threads() == 2  # restored
     finally:
         torch.set_num_threads(before)
@@ -53,13 +53,13 @@ def test_run_estimates_the_whole_command_before_training(run_cli, tmp_path, monk
     assert "the whole command" in out and "estimated" in out
     t = json.loads((tmp_path / "o" / "summary.json").read_text())["time"]
     assert t["estimated_total_s"] == pytest.approx(t["before_training_s"] + t["estimated_training_s"]
-                                                   + experiment.WRITE_SECONDS)
+                                                   + cost.WRITE_SECONDS)
     assert t["before_training_s"] > 0 and t["estimated_training_s"] > 0
 
 
 def test_the_max_hours_check_counts_the_writing_too(run_cli, tmp_path):
     res = run_cli("ntp", "run", "--vocab", "6", "--sentences", "20", "--quiet", "--stage1-steps", "2",
-                  "--stage2-steps", "2", "--out", tmp_path / "o", "--max-hours", str(experiment.WRITE_SECONDS / 3600 / 2))
+                  "--stage2-steps", "2", "--out", tmp_path / "o", "--max-hours", str(cost.WRITE_SECONDS / 3600 / 2))
     assert res.code == 2 and "--max-hours" in " ".join(res.err.split())
     assert not (tmp_path / "o" / "summary.json").exists()
 
@@ -195,7 +195,7 @@ def test_bootstrap_is_chunked_without_changing_the_replicates(monkeypatch):
 
 
 def test_fit_refuses_an_absurd_bootstrap(run_cli, tmp_path):
-    from ttlab.scaling.fit import MAX_BOOTSTRAP
+    from ttlab.scaling.fit_checks import MAX_BOOTSTRAP
 
     csv = tmp_path / "runs.csv"
     csv.write_text("n,loss\n" + "".join(f"{n},{3 * n ** -0.3}\n" for n in (100, 300, 1000, 3000, 10000)))
@@ -206,21 +206,21 @@ def test_fit_refuses_an_absurd_bootstrap(run_cli, tmp_path):
 
 # ------------------------------------------------------------------ ESS in bounded blocks
 def test_ess_blocks_are_bounded_and_give_the_same_values(monkeypatch):
-    from ttlab.intrinsic_dim import more_estimators as me
+    from ttlab.intrinsic_dim import ess
 
     X = np.random.default_rng(0).normal(size=(700, 2))
 
     def fit_peak():
         tracemalloc.start()
         try:
-            e = me.ESS(k=40).fit(X)
+            e = ess.ESS(k=40).fit(X)
             return e.pointwise_dimension_, tracemalloc.get_traced_memory()[1]
         finally:
             tracemalloc.stop()
 
-    monkeypatch.setattr(me, "_ESS_BLOCK_BYTES", 2**62)
+    monkeypatch.setattr(ess, "_ESS_BLOCK_BYTES", 2**62)
     ref, unbounded = fit_peak()
-    monkeypatch.setattr(me, "_ESS_BLOCK_BYTES", 2**20)
+    monkeypatch.setattr(ess, "_ESS_BLOCK_BYTES", 2**20)
     got, bounded = fit_peak()
     np.testing.assert_array_equal(ref, got)
     assert bounded < unbounded / 4
@@ -250,8 +250,8 @@ def test_lm_train_refuses_an_endless_run_before_training(run_cli, tmp_path):
 
 
 def test_lm_time_estimate_is_positive_and_grows_with_steps():
-    from ttlab.lm.model import GPTConfig
-    from ttlab.lm.trainer import TrainConfig as LMConfig
+    from ttlab.lm.configs import GPTConfig
+    from ttlab.lm.configs import TrainConfig as LMConfig
     from ttlab.lm.trainer import estimate_seconds
 
     m = GPTConfig.from_preset("nano", n_layer=1, n_head=2, n_embd=32, block_size=16, vocab_size=300)

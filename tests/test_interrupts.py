@@ -141,6 +141,7 @@ def test_an_interrupted_lm_sweep_run_stops_the_sweep(monkeypatch, tmp_path):
     """A run stopped at a checkpoint raises KeyboardInterrupt (a failed task would let the next one start)."""
     import ttlab.lm.experiments as ex
     import ttlab.lm.trainer as trainer
+    from ttlab.lm.configs import GPTConfig, TrainConfig
 
     class Stopped:
         status = "interrupted"
@@ -149,8 +150,8 @@ def test_an_interrupted_lm_sweep_run_stops_the_sweep(monkeypatch, tmp_path):
     import ttlab.lm.data as data
 
     monkeypatch.setattr(data, "TokenizedCorpus", lambda d: None)
-    monkeypatch.setattr(ex.GPTConfig, "from_dict", staticmethod(lambda d: None))
-    monkeypatch.setattr(ex.TrainConfig, "from_dict", staticmethod(lambda d: None))
+    monkeypatch.setattr(GPTConfig, "from_dict", staticmethod(lambda d: None))
+    monkeypatch.setattr(TrainConfig, "from_dict", staticmethod(lambda d: None))
     with pytest.raises(KeyboardInterrupt, match="run the sweep again to resume"):
         ex.train_task({"dataset_dir": str(tmp_path), "model": {}, "train": {}, "run_dir": str(tmp_path / "r"),
                        "protocol": "fixed"})

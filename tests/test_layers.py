@@ -5,6 +5,8 @@
   only the shared modules; ``intrinsic_dim`` → ``scaling`` → ``lm`` each the ones before it and ``sweep``;
   ``reproduce`` every library package; only ``cli`` (and ``python -m ttlab.lm``) imports ``cli``;
 * no module imports another module's private names (``_name``), nor a private module of another package;
+* one address per name: outside the packages' ``__init__`` no module re-exports another's names (its ``__all__`` lists
+  only what it defines, and no import is kept with ``noqa: F401``);
 * no module over 800 lines and no function over 90 lines.
 """
 
@@ -165,6 +167,40 @@ def test_no_private_imports_across_modules():
                 leaf = m.rpartition(".")
                 if leaf[2].startswith("_") and not leaf[2].startswith("__") and not mod.startswith(leaf[0]):
                     bad.append(f"{mod}:{line} imports the private module {m}")
+    assert bad == []
+
+
+def _defined(tree: ast.Module) -> set[str]:
+    """The names a module's top level (its ``if``/``try`` blocks included) defines; imports are not definitions."""
+    out: set[str] = set()
+    todo = list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            out |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+        elif isinstance(node, (ast.If, ast.Try)):
+            todo += node.body + node.orelse + getattr(node, "finalbody", [])
+            todo += [n for h in getattr(node, "handlers", []) for n in h.body]
+    return out
+
+
+def test_one_address_per_name():
+    bad = []
+    for mod, path in MODULES.items():
+        if path.name == "__init__.py":
+            continue
+        text = path.read_text(encoding="utf-8")
+        tree = ast.parse(text)
+        defined = _defined(tree)
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets):
+                bad += [f"{mod}.__all__ lists {e.value}, defined elsewhere" for e in node.value.elts
+                        if e.value not in defined]
+        bad += [f"{mod}:{i} keeps an unused import" for i, line in enumerate(text.splitlines(), 1)
+                if "noqa: F401" in line]
     assert bad == []
 
 

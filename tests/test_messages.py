@@ -43,8 +43,9 @@ def test_ntp_errors_name_parameters_and_the_cli_shows_the_commands_flags(run_cli
 
 @pytest.mark.parametrize("method", ["dense", "large"])
 def test_the_stage2_test_of_generate_agrees_with_the_checker(method):
+    from ttlab.ntp.config import RandomSpec
     from ttlab.ntp.dataset import NTPDataset
-    from ttlab.ntp.generate import RandomSpec, _text_and_stage2
+    from ttlab.ntp.generate import _text_and_stage2
     from ttlab.ntp.structure import analyze
 
     seen = set()
@@ -61,7 +62,8 @@ def test_the_stage2_test_of_generate_agrees_with_the_checker(method):
 
 # ------------------------------------------------------------------------------ corpus decoding
 def test_suite_reads_a_latin1_corpus_with_decode_errors_replace(tmp_path, run_cli, monkeypatch):
-    from ttlab.lm.suite import SuiteConfig, _split_texts
+    from ttlab.lm.suite import _split_texts
+    from ttlab.lm.suite_windows import SuiteConfig
 
     corpus = tmp_path / "latin1.txt"
     corpus.write_bytes("\n\n".join(f"Café number {i} près de la gare." for i in range(30)).encode("latin-1"))

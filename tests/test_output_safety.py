@@ -191,7 +191,8 @@ def _suite_dir(tmp_path, cfg) -> Path:
 
 
 def test_suite_refuses_another_configuration_unless_overwrite(tmp_path):
-    from ttlab.lm.suite import SuiteConfig, check_suite_folder
+    from ttlab.lm.suite import check_suite_folder
+    from ttlab.lm.suite_windows import SuiteConfig
 
     old = SuiteConfig(corpus="builtin:sotu", seed=0)
     out = _suite_dir(tmp_path, old)
@@ -207,8 +208,9 @@ def test_suite_refuses_another_configuration_unless_overwrite(tmp_path):
 
 def test_suite_cli_refuses_a_changed_configuration_before_work(run_cli, tmp_path, monkeypatch):
     import ttlab.lm.suite as suite
+    from ttlab.lm.suite_windows import SuiteConfig
 
-    out = _suite_dir(tmp_path, suite.SuiteConfig(corpus="builtin:sotu", seed=0))
+    out = _suite_dir(tmp_path, SuiteConfig(corpus="builtin:sotu", seed=0))
     spec = {"label": "m", "spec": "m", "kind": "hf", "target": "m"}
     monkeypatch.setattr(suite, "resolve_model", lambda s: spec)
     monkeypatch.setattr(suite, "_split_texts", lambda cfg: (_ for _ in ()).throw(AssertionError("work started")))
@@ -219,7 +221,7 @@ def test_suite_cli_refuses_a_changed_configuration_before_work(run_cli, tmp_path
 
 # -------------------------------------------------------------------------------------------- BOMs
 def test_json_with_a_byte_order_mark_is_read_everywhere(tmp_path):
-    from ttlab.lm.suite import read_suite_file
+    from ttlab.lm.suite_models import read_suite_file
     from ttlab.scaling.band import ids_from_compare_json
 
     p = tmp_path / "bom.json"
@@ -236,7 +238,7 @@ def test_json_with_a_byte_order_mark_is_read_everywhere(tmp_path):
 
 
 def test_a_run_folder_without_ckpt_is_named_not_taken_for_hugging_face(tmp_path, run_cli):
-    from ttlab.lm.suite import resolve_model
+    from ttlab.lm.suite_models import resolve_model
 
     run = tmp_path / "run"
     run.mkdir()

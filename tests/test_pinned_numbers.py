@@ -16,10 +16,11 @@ import pytest
 import torch
 
 from ttlab.intrinsic_dim.api import paper_protocol
+from ttlab.ntp.config import TrainConfig
 from ttlab.ntp.diagnostics import local_loglog_slopes, summarize, theory_attention_rate
 from ttlab.ntp.examples import svop
 from ttlab.ntp.generate import generate_dataset
-from ttlab.ntp.train import TrainConfig, train
+from ttlab.ntp.train import train
 from ttlab.reproduce.parts.common_lm_id import id_standard_error
 from ttlab.scaling.theory import (
     alpha_d,

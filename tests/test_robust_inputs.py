@@ -11,7 +11,7 @@ import pytest
 
 from ttlab.errors import TTLabInputError
 from ttlab.intrinsic_dim import MLE, load_points
-from ttlab.intrinsic_dim.estimators import SmallKWarning, small_k_warnings
+from ttlab.intrinsic_dim.mle import SmallKWarning, small_k_warnings
 from ttlab.scaling.io import read_columns_csv
 
 BOM = "\ufeff"

@@ -107,6 +107,7 @@ def test_cli_manifold_passes_the_ray_options_to_the_sweep(run_cli, tmp_path, mon
     """The wiring only (a real manifold sweep on Ray costs ~20 s here, mostly worker imports)."""
     pytest.importorskip("ray")
     from ttlab.scaling import manifold_regression as mr
+    from ttlab.scaling.manifold_config import quick_config
 
     seen = {}
 
@@ -121,7 +122,7 @@ def test_cli_manifold_passes_the_ray_options_to_the_sweep(run_cli, tmp_path, mon
     assert seen["backend"] == "ray" and seen["ray_address"] == "auto" and seen["workers"] == 2
     # and run_manifold_sweep hands ray_address on to run_sweep, which checks it before running anything
     monkeypatch.undo()
-    cfg = mr.quick_config()
+    cfg = quick_config()
     with pytest.raises(TTLabInputError, match="ray_address is only used by backend='ray'"):
         mr.run_manifold_sweep(cfg, tmp_path / "o2", backend="local", ray_address="auto")
     assert not (tmp_path / "o2").exists()

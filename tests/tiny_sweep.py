@@ -9,7 +9,8 @@ from typing import Any
 def tiny_data_sweep(out: Path, *, protocol: str, train: Any, **kw: Any) -> dict[str, Any]:
     """``run_data_sweep`` on 12 SOTU documents at 400, 800 and 1,600 tokens, one worker, no bootstrap (set
     ``TTLAB_CACHE`` to a temporary folder first); ``kw`` adds or overrides its keyword arguments."""
-    from ttlab.lm.experiments import Execution, IDOptions, SweepData, model_config, run_data_sweep
+    from ttlab.lm.experiments import run_data_sweep
+    from ttlab.lm.presets import Execution, IDOptions, SweepData, model_config
 
     base: dict[str, Any] = dict(
         data=SweepData(corpus="builtin:sotu", max_docs=12, vocab_size=300), model=model_config((1, 2, 16), 16),

@@ -131,7 +131,7 @@ class lPCA(_Shim):
                          quantile=quantile, null=null, random_state=random_state or 0)
 
     def fit(self, X, y=None):
-        if self.ver not in tid.more_estimators.LPCA_VERSIONS:
+        if self.ver not in tid.lpca.LPCA_VERSIONS:
             raise Documented(f"lpca-{self.ver}")
         if self.fit_explained_variance:
             raise Documented("lpca-spectrum-input")

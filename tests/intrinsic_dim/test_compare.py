@@ -10,7 +10,8 @@ import pytest
 from ttlab.errors import TTLabInputError
 from ttlab.intrinsic_dim import GRIDE, MLE, TLE, TwoNN, compare, paper_protocol, sample_manifold
 from ttlab.intrinsic_dim.compare import COMPARE_METHODS, parse_methods
-from ttlab.intrinsic_dim.more_estimators import ESS, DANCo, MiND_ML
+from ttlab.intrinsic_dim.ess import ESS
+from ttlab.intrinsic_dim.mind import DANCo, MiND_ML
 
 
 @pytest.fixture(scope="module")

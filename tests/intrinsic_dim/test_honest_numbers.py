@@ -11,8 +11,9 @@ import pytest
 
 from ttlab.errors import TTLabInputError
 from ttlab.intrinsic_dim import MLE, compare
-from ttlab.intrinsic_dim.estimators import prepare_points, scale_to_safe_range
-from ttlab.intrinsic_dim.more_estimators import ESS, CorrInt
+from ttlab.intrinsic_dim.base import prepare_points, scale_to_safe_range
+from ttlab.intrinsic_dim.corrint import CorrInt
+from ttlab.intrinsic_dim.ess import ESS
 
 
 @pytest.fixture(scope="module")

@@ -9,17 +9,12 @@ import pytest
 
 from ttlab.errors import TTLabInputError
 from ttlab.intrinsic_dim import sample_manifold
-from ttlab.intrinsic_dim.more_estimators import (
-    ESS,
-    LPCA,
-    MADA,
-    MOM,
-    TLE,
-    CorrInt,
-    DANCo,
-    MiND_ML,
-    count_pairs_below,
-)
+from ttlab.intrinsic_dim.corrint import CorrInt, count_pairs_below
+from ttlab.intrinsic_dim.ess import ESS
+from ttlab.intrinsic_dim.local import MADA, MOM
+from ttlab.intrinsic_dim.lpca import LPCA
+from ttlab.intrinsic_dim.mind import DANCo, MiND_ML
+from ttlab.intrinsic_dim.tle import TLE
 
 skdim = pytest.importorskip("skdim")
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from ttlab.intrinsic_dim import MLE, estimate_id, paper_protocol, sample_manifold, split_batches
-from ttlab.intrinsic_dim.estimators import mle_pointwise
+from ttlab.intrinsic_dim.mle import mle_pointwise
 
 
 def test_split_batches():
@@ -80,7 +80,7 @@ def test_fit_on_a_shared_neighbour_search_equals_fit():
     search) gives what fit gives, and plan_batches checks the parameters and the points first."""
     from ttlab.errors import TTLabInputError
     from ttlab.intrinsic_dim import MLE, TwoNN
-    from ttlab.intrinsic_dim.estimators import prepare_points
+    from ttlab.intrinsic_dim.base import prepare_points
     from ttlab.intrinsic_dim.knn import kneighbors_prepared
     from ttlab.intrinsic_dim.manifolds import sample_manifold
 

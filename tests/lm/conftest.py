@@ -63,14 +63,14 @@ def token_data(tmp_path):
 
 @pytest.fixture
 def tiny_model_cfg():
-    from ttlab.lm.model import GPTConfig
+    from ttlab.lm.configs import GPTConfig
 
     return GPTConfig(vocab_size=32, block_size=16, n_layer=1, n_head=2, n_embd=32)
 
 
 @pytest.fixture
 def tiny_train_cfg():
-    from ttlab.lm.trainer import TrainConfig
+    from ttlab.lm.configs import TrainConfig
 
     return TrainConfig(batch_size=8, max_iters=40, lr=3e-3, warmup_iters=5, eval_interval=10, eval_iters=4,
                        device="cpu", seed=0, threads=1)

@@ -37,11 +37,11 @@ def test_commands_are_registered_in_cli_lm_only():
 
 
 def test_cli_defaults_are_the_configs_defaults():
-    from ttlab.intrinsic_dim.api import PAPER
+    from ttlab.intrinsic_dim.protocol import PAPER
     from ttlab.lm.configs import DEFAULT_PROMPT, GPTConfig, SampleConfig, TrainConfig
     from ttlab.lm.corpus import CorpusSpec
     from ttlab.lm.presets import IDOptions
-    from ttlab.lm.suite import SuiteConfig
+    from ttlab.lm.suite_windows import SuiteConfig
 
     train = _defaults("train")
     for f in fields(TrainConfig):

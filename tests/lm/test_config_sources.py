@@ -15,10 +15,10 @@ from .conftest import make_texts
 
 
 def test_id_protocol_defaults_come_from_paper():
-    from ttlab.intrinsic_dim.api import PAPER
+    from ttlab.intrinsic_dim.protocol import PAPER
     from ttlab.lm.embed import text_intrinsic_dimension
-    from ttlab.lm.experiments import IDOptions
-    from ttlab.lm.suite import SuiteConfig
+    from ttlab.lm.presets import IDOptions
+    from ttlab.lm.suite_windows import SuiteConfig
 
     opts, suite = IDOptions(), SuiteConfig()
     assert (opts.k, opts.batch_size, opts.average) == (PAPER.k, PAPER.batch_size, PAPER.average) == (20, 4096, "mean")
@@ -29,14 +29,7 @@ def test_id_protocol_defaults_come_from_paper():
 
 def test_presets_contain_their_configs_and_overrides_reach_them():
     from ttlab.lm.configs import TrainConfig
-    from ttlab.lm.experiments import (
-        DATA_SWEEP_PRESETS,
-        MODEL_SWEEP_PRESETS,
-        Execution,
-        IDOptions,
-        SweepData,
-        sweep_kwargs,
-    )
+    from ttlab.lm.presets import DATA_SWEEP_PRESETS, MODEL_SWEEP_PRESETS, Execution, IDOptions, SweepData, sweep_kwargs
 
     for p in (*DATA_SWEEP_PRESETS.values(), *MODEL_SWEEP_PRESETS.values()):
         assert isinstance(p.train, TrainConfig) and isinstance(p.data, SweepData)
@@ -79,7 +72,7 @@ def test_corpus_spec_is_what_load_corpus_and_prepare_data_take(tmp_path):
 
 def test_configs_import_without_torch():
     code = ("import sys, ttlab.lm.configs, ttlab.lm.presets, ttlab.lm.corpus, ttlab.lm\n"
-            "from ttlab.lm.suite import SuiteConfig\n"
+            "import ttlab.lm.suite, ttlab.lm.suite_windows\n"
             "assert 'torch' not in sys.modules, 'torch imported'\n"
             "from ttlab.lm import GPT, TrainConfig, load_run, train_on_corpus\n"
             "import ttlab.lm as lm\n"

@@ -133,7 +133,7 @@ def test_step_capped_reads_the_last_continuation():
 def test_a_converged_sweep_continues_the_search_pass(tmp_path, monkeypatch):
     """Under the converged protocol the cap is the search pass's: its checkpoint is what a continuation resumes."""
     from tests.tiny_sweep import tiny_data_sweep
-    from ttlab.lm.trainer import TrainConfig
+    from ttlab.lm.configs import TrainConfig
 
     monkeypatch.setenv("TTLAB_CACHE", str(tmp_path / "cache"))
     res = tiny_data_sweep(tmp_path / "s", protocol="converged", cap_doublings=1,

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from ttlab.errors import TTLabInputError
-from ttlab.lm.trainer import load_checkpoint_state
+from ttlab.lm.checkpoint import load_checkpoint_state
 
 from .conftest import make_texts
 

@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from ttlab.errors import TTLabInputError
+from ttlab.lm.configs import EmbedConfig
 from ttlab.lm.embed import (
-    EmbedConfig,
     Embeddings,
     embed_corpus,
     extract_embeddings,
@@ -212,8 +212,9 @@ def test_shuffled_token_control_permutes_each_window_and_keeps_positions(model):
 def test_untrained_control_is_the_runs_own_initial_weights(run_dir):
     """load_model(which="init"): the run's architecture initialised from its training seed as the trainer does —
     within the few optimizer steps of the trained weights, far from another seed's start; the caller's RNG kept."""
+    from ttlab.lm.checkpoint import load_model
+    from ttlab.lm.configs import TrainConfig
     from ttlab.lm.model import GPT
-    from ttlab.lm.trainer import TrainConfig, load_model
 
     trained, meta = load_model(run_dir)
     state = torch.get_rng_state()
@@ -235,7 +236,8 @@ def test_untrained_control_is_the_runs_own_initial_weights(run_dir):
 
 def test_measure_run_id_controls_use_the_same_windows(run_dir):
     """measure_run_id's controls: the untrained weights and the shuffled tokens, on the same vectors' positions."""
-    from ttlab.lm.experiments import IDOptions, measure_run_id
+    from ttlab.lm.experiments import measure_run_id
+    from ttlab.lm.presets import IDOptions
 
     opts = IDOptions(windows_per_doc=1, tokens_per_doc=16, batch_size=64, k=10)
     real = measure_run_id(run_dir, opts)

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from ttlab.errors import TTLabInputError
-from ttlab.lm.experiments import IDOptions, SweepData, id_ablations, run_data_sweep, run_model_sweep
-from ttlab.lm.model import GPTConfig
-from ttlab.lm.trainer import TrainConfig
+from ttlab.lm.configs import GPTConfig, TrainConfig
+from ttlab.lm.experiments import id_ablations, run_data_sweep, run_model_sweep
+from ttlab.lm.presets import IDOptions, SweepData
 from ttlab.scaling.analysis import geometric_sizes
 
 from .conftest import make_texts
@@ -175,7 +175,7 @@ def test_cli_data_sweep(run_cli, sweep_data, tmp_path):
 
 
 def test_presets_are_typed_and_text_is_parsed_by_the_cli_only():
-    from ttlab.lm.experiments import DATA_SWEEP_PRESETS, MODEL_SWEEP_PRESETS, sweep_kwargs
+    from ttlab.lm.presets import DATA_SWEEP_PRESETS, MODEL_SWEEP_PRESETS, sweep_kwargs
 
     assert DATA_SWEEP_PRESETS["quick"].sizes == (5_000, 11_900, 28_300, 67_300, 160_000)
     assert MODEL_SWEEP_PRESETS["quick"].lrs is None and MODEL_SWEEP_PRESETS["full"].seeds == (0, 1)

@@ -15,8 +15,7 @@ import pytest
 
 from ttlab.errors import TTLabInputError
 from ttlab.lm import experiments as ex
-from ttlab.lm.configs import TrainConfig
-from ttlab.lm.model import GPTConfig
+from ttlab.lm.configs import GPTConfig, TrainConfig
 from ttlab.lm.presets import Execution
 from ttlab.scaling.analysis import step_capped
 

@@ -8,7 +8,8 @@ import pytest
 import torch
 
 from ttlab.errors import TTLabInputError
-from ttlab.lm.model import GPT, MODEL_PRESETS, GPTConfig
+from ttlab.lm.configs import MODEL_PRESETS, GPTConfig
+from ttlab.lm.model import GPT
 
 CFG = GPTConfig(vocab_size=97, block_size=16, n_layer=2, n_head=4, n_embd=32)
 
@@ -126,7 +127,8 @@ def test_export_trained_run_to_hugging_face(tmp_path, token_data, tiny_model_cfg
     transformers = pytest.importorskip("transformers")
     from dataclasses import replace
 
-    from ttlab.lm.trainer import load_run, train
+    from ttlab.lm.checkpoint import load_run
+    from ttlab.lm.trainer import train
 
     train(token_data, tiny_model_cfg, replace(tiny_train_cfg, max_iters=5, eval_interval=5), tmp_path / "run")
     res = run_cli("lm", "export-hf", "--run", tmp_path / "run", "--out", tmp_path / "hf")

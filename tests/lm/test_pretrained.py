@@ -138,7 +138,8 @@ def test_bos_is_added_when_the_tokenizer_adds_it(tmp_path, tokenizer_dir):
 
 
 def test_final_norm_helpers_on_ttlab_gpt():
-    from ttlab.lm.model import GPT, GPTConfig
+    from ttlab.lm.configs import GPTConfig
+    from ttlab.lm.model import GPT
 
     torch.manual_seed(0)
     m = GPT(GPTConfig(vocab_size=32, block_size=16, n_layer=2, n_head=2, n_embd=16)).eval()
@@ -324,7 +325,8 @@ def test_embedding_a_hugging_face_model(tmp_path, model_dirs, tokenizer_dir, wit
     and every kept vector is the model's hidden state at that token."""
     import numpy as np
 
-    from ttlab.lm.embed import EmbedConfig, extract_embeddings, open_embedding_model, sample_windows
+    from ttlab.lm.configs import EmbedConfig
+    from ttlab.lm.embed import extract_embeddings, open_embedding_model, sample_windows
 
     path = model_dirs["llama"]
     if with_bos:

@@ -13,18 +13,10 @@ import torch
 transformers = pytest.importorskip("transformers")
 
 from ttlab.errors import TTLabInputError  # noqa: E402
-from ttlab.lm.suite import (  # noqa: E402
-    SuiteConfig,
-    TextWindow,
-    chunk_tokens,
-    non_embedding_params,
-    open_suite_model,
-    resolve_model,
-    run_suite,
-    score_windows,
-    select_windows,
-    split_texts,
-)
+from ttlab.lm.suite import run_suite, split_texts  # noqa: E402
+from ttlab.lm.suite_models import non_embedding_params, open_suite_model, resolve_model  # noqa: E402
+from ttlab.lm.suite_scoring import chunk_tokens, score_windows  # noqa: E402
+from ttlab.lm.suite_windows import SuiteConfig, TextWindow, select_windows  # noqa: E402
 
 from .conftest import make_texts  # noqa: E402
 
@@ -104,7 +96,7 @@ def test_chunks_score_and_embed_every_token_exactly_once():
 
 # ------------------------------------------------------------------------------------------- models
 def test_parameter_counts_follow_kaplan(runs):
-    from ttlab.lm.trainer import load_model
+    from ttlab.lm.checkpoint import load_model
 
     m, _ = load_model(runs[32])
     total, non_emb = non_embedding_params(m)
@@ -317,7 +309,7 @@ def test_cli_suite_file_reports_failed_model_and_keeps_others(tmp_path, runs, co
 def test_untrained_control_spec_loads_the_runs_initial_weights(runs, corpus_file, tmp_path):
     """A ttlab spec with "which": "init" scores and embeds the run's untrained start (the ID control of the
     reproduce suite part): its weights are load_model(which="init")'s, its loss near ln(vocab); no figure asked."""
-    from ttlab.lm.trainer import load_model
+    from ttlab.lm.checkpoint import load_model
 
     spec = {**resolve_model(str(runs[32]), label="w32 (untrained)"), "which": "init"}
     sm = open_suite_model(spec)
@@ -340,7 +332,8 @@ def test_shuffled_token_control_scores_and_embeds_each_window_permuted(runs, cor
     from dataclasses import replace
 
     from ttlab.lm.embed import SHUFFLE_STREAM
-    from ttlab.lm.suite import score_windows, split_texts
+    from ttlab.lm.suite import split_texts
+    from ttlab.lm.suite_scoring import score_windows
 
     cfg = _cfg(corpus_file, window_bytes=30, windows_per_doc=2)
     windows = select_windows(split_texts(cfg)[0], cfg)

@@ -8,7 +8,8 @@ import pytest
 
 pytest.importorskip("transformers")
 
-from ttlab.lm.suite import non_embedding_params, run_suite, suite_design_notes  # noqa: E402
+from ttlab.lm.suite import run_suite, suite_design_notes  # noqa: E402
+from ttlab.lm.suite_models import non_embedding_params  # noqa: E402
 
 from .test_suite import _byte_level_pair, _cfg, corpus_file, runs  # noqa: E402,F401  (fixtures)
 
@@ -17,7 +18,7 @@ def test_n_is_the_same_for_a_run_and_its_hf_export(runs):  # noqa: F811
     """Before: the GPT-2 export's zero biases (bias-free run) were counted into N."""
     import transformers
 
-    from ttlab.lm.trainer import load_model
+    from ttlab.lm.checkpoint import load_model
 
     m, _ = load_model(runs[32])
     hf = transformers.AutoModelForCausalLM.from_pretrained(str(runs["hf32"]))
@@ -80,7 +81,7 @@ def test_nan_weights_are_named_not_blamed_on_the_points(runs, corpus_file, tmp_p
 
     from ttlab.errors import TTLabInputError
     from ttlab.lm.embed import open_embedding_model
-    from ttlab.lm.suite import open_suite_model, resolve_model
+    from ttlab.lm.suite_models import open_suite_model, resolve_model
 
     bad = tmp_path / "diverged"
     shutil.copytree(runs[16], bad)

@@ -79,7 +79,8 @@ PINNED = {
 
 @pytest.mark.parametrize("kind,preset", sorted(PINNED))
 def test_preset_tasks_are_unchanged(capture, tmp_path, kind, preset):
-    from ttlab.lm.experiments import run_data_sweep, run_model_sweep, sweep_kwargs
+    from ttlab.lm.experiments import run_data_sweep, run_model_sweep
+    from ttlab.lm.presets import sweep_kwargs
 
     out = tmp_path / "sweep"
     kw = sweep_kwargs(kind, preset)
@@ -97,7 +98,8 @@ PINNED_TINY = {
 @pytest.mark.parametrize("kind", ["data", "model"])
 def test_reproduce_tiny_tasks_are_unchanged(capture, tmp_path, kind):
     """The tiny sizes of ``ttlab reproduce`` (flat overrides of the quick preset)."""
-    from ttlab.lm.experiments import IDOptions, run_data_sweep, run_model_sweep, sweep_kwargs
+    from ttlab.lm.experiments import run_data_sweep, run_model_sweep
+    from ttlab.lm.presets import IDOptions, sweep_kwargs
 
     tiny = {"data": dict(corpus="builtin:sotu", max_docs=24, vocab_size=300, model=(1, 2, 32), block_size=16,
                          sizes=(400, 1500, 5000), max_iters=12, eval_interval=6, eval_iters=2, warmup_iters=2,

@@ -12,17 +12,11 @@ import pytest
 import torch
 
 from ttlab.errors import TTLabInputError
+from ttlab.lm.checkpoint import load_model, load_run
+from ttlab.lm.configs import TrainConfig
 from ttlab.lm.data import write_token_dataset
-from ttlab.lm.trainer import (
-    METRICS_COLUMNS,
-    TrainConfig,
-    load_model,
-    load_run,
-    mean_lowest,
-    params_digest,
-    train,
-    train_converged,
-)
+from ttlab.lm.evaluation import METRICS_COLUMNS, mean_lowest, params_digest
+from ttlab.lm.trainer import train, train_converged
 
 from .conftest import pattern_docs
 

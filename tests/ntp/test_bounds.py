@@ -15,11 +15,14 @@ import torch
 from tests.ntp.test_model import literal_loss
 from ttlab.errors import TTLabInputError
 from ttlab.ntp import experiment
-from ttlab.ntp.cost import MAX_STEPS, require_readable, require_trainable, training_cost
+from ttlab.ntp.config import TrainConfig
+from ttlab.ntp.cost import require_trainable, training_cost
 from ttlab.ntp.dataset import NTPDataset, TokenSeq
+from ttlab.ntp.limits import MAX_STEPS
 from ttlab.ntp.model import NTPTransformer
+from ttlab.ntp.reading import require_readable
 from ttlab.ntp.structure import analyze
-from ttlab.ntp.train import TrainConfig, train
+from ttlab.ntp.train import train
 
 
 def cycle_text(n_tokens: int) -> str:
@@ -201,9 +204,9 @@ def test_reading_refuses_above_the_limit_before_building_anything():
 
 def test_the_cli_default_memory_limit_is_the_library_default():
     from ttlab.cli import ntp as cli_ntp
-    from ttlab.ntp import cost
+    from ttlab.ntp import limits
 
-    assert cli_ntp.DEFAULT_MEMORY_LIMIT_GIB == cost.DEFAULT_MEMORY_LIMIT_GIB == 4.0
+    assert cli_ntp.DEFAULT_MEMORY_LIMIT_GIB == limits.DEFAULT_MEMORY_LIMIT_GIB == 4.0
 
 
 def test_a_valid_text_over_the_worst_case_budget_is_read_after_the_vectorized_check():

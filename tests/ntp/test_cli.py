@@ -7,8 +7,8 @@ import json
 
 import pytest
 
+from ttlab.ntp.config import METRIC_COLUMNS
 from ttlab.ntp.examples import SVOP_SEQUENCES
-from ttlab.ntp.train import METRIC_COLUMNS
 
 
 @pytest.fixture

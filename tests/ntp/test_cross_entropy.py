@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from ttlab.errors import TTLabInputError
+from ttlab.ntp.config import TrainConfig
 from ttlab.ntp.diagnostics import format_loss
 from ttlab.ntp.examples import svop
 from ttlab.ntp.generate import generate_dataset
@@ -22,7 +23,7 @@ from ttlab.ntp.model import (
     softmax_cross_entropy,
 )
 from ttlab.ntp.structure import analyze
-from ttlab.ntp.train import TrainConfig, logit_spread_bound, train
+from ttlab.ntp.train import logit_spread_bound, train
 
 
 def ray_log_loss(norm: np.ndarray, star_norm: float, vocab_size: int) -> np.ndarray:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from ttlab.errors import TTLabInputError
+from ttlab.ntp.config import RandomSpec
 from ttlab.ntp.dataset import NTPDataset
 from ttlab.ntp.examples import svop
-from ttlab.ntp.generate import RandomSpec, generate_dataset, generate_text
+from ttlab.ntp.generate import generate_dataset, generate_text
 from ttlab.ntp.structure import VIOLATION_KINDS, analyze
 
 COLLOC = "a => A\nb => B\nc => C\nq => Q\nA => a\nB => b\nC => c\nQ => q\n"

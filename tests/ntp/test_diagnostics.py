@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import torch
 
+from ttlab.ntp.config import METRIC_COLUMNS, TrainConfig, TrainResult
 from ttlab.ntp.diagnostics import (
     fit_direction_rate,
     fit_loss_rate,
@@ -22,7 +23,6 @@ from ttlab.ntp.diagnostics import (
     theory_attention_rate,
 )
 from ttlab.ntp.maxmargin import MaxMarginSolution
-from ttlab.ntp.train import METRIC_COLUMNS, TrainConfig, TrainResult
 
 
 def _polyfit(x: np.ndarray, y: np.ndarray) -> tuple[float, float]:

@@ -5,11 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from ttlab.ntp.config import RandomSpec
 from ttlab.ntp.cost import training_cost
 from ttlab.ntp.dataset import NTPDataset
 from ttlab.ntp.examples import SVOP_SEQUENCES
 from ttlab.ntp.fastcheck import quick_check
-from ttlab.ntp.generate import RandomSpec, generate_text
+from ttlab.ntp.generate import generate_text
 from ttlab.ntp.structure import analyze
 
 COLLOC = "a => A\nb => B\nc => C\nq => Q\nA => a\nB => b\nC => c\nQ => q\n"

@@ -6,15 +6,9 @@ import numpy as np
 import pytest
 
 from ttlab.errors import TTLabInputError
+from ttlab.ntp.config import RandomSpec
 from ttlab.ntp.dataset import NTPDataset
-from ttlab.ntp.generate import (
-    DENSE_TABLE_BYTES,
-    RandomSpec,
-    generate_dataset,
-    generate_text,
-    resolve_method,
-    token_names,
-)
+from ttlab.ntp.generate import DENSE_TABLE_BYTES, generate_dataset, generate_text, resolve_method, token_names
 from ttlab.ntp.structure import analyze
 
 

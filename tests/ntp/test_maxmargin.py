@@ -449,7 +449,7 @@ def test_kq_columns_in_parallel_are_identical_to_serial_with_progress():
 
 
 def test_sparse_kq_certificate_with_workers():
-    from ttlab.ntp.structured import sparse_max_margin_kq
+    from ttlab.ntp.maxmargin import sparse_max_margin_kq
 
     T, V = _scale_triples()
     calls: list[tuple[str, int, int]] = []

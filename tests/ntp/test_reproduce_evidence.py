@@ -63,7 +63,8 @@ def test_smallest_t_is_the_largest_root_found_by_bisection(coef, power):
 
 @pytest.mark.trains
 def test_theorem_conditions_on_a_tiny_run_match_the_statements():
-    from ttlab.ntp.train import TrainConfig, train
+    from ttlab.ntp.config import TrainConfig
+    from ttlab.ntp.train import train
 
     ds = generate_dataset(6, 12, 2, 4, seed=1)
     res = train(ds, TrainConfig(stage1_steps=20, stage2_steps=30, impl="dense"))
@@ -149,7 +150,8 @@ def test_random_start_run_tests_the_rate_not_the_zero_start():
     ds = generate_dataset(8, 20, 2, 4, seed=0)
     rs = _random_start_stage1(ds, 300, seed=0, progress=None)
     assert rs["initial_cosine"] < 0.5  # it starts off the max-margin ray (from zero it is on it after one step)
-    from ttlab.ntp.train import TrainConfig, train
+    from ttlab.ntp.config import TrainConfig
+    from ttlab.ntp.train import train
 
     res = train(ds, TrainConfig(stage1_steps=300, stage2_steps=0, init="random", init_scale=0.01, impl="dense"))
     rows = res.rows("1")
@@ -244,9 +246,10 @@ def test_generalization_part_measures_its_controls(figure2_tiny):
 @pytest.mark.trains
 def test_generalization_random_control_has_the_trained_norm(tmp_path):
     """The random-attention control is a seeded Gaussian W_kq rescaled to the checkpoint's norm."""
+    from ttlab.ntp.config import TrainConfig
     from ttlab.ntp.generalize import evaluate_generalization, unseen_sentences
     from ttlab.ntp.model import NTPTransformer
-    from ttlab.ntp.train import TrainConfig, train
+    from ttlab.ntp.train import train
     from ttlab.reproduce.registry import PARTS, PartContext
 
     ctx = PartContext(mode="tiny")

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from ttlab.errors import TTLabInputError
+from ttlab.ntp.config import TrainConfig
 from ttlab.ntp.generalize import (
     LIMIT_SCORE_GAP,
     evaluate_generalization,
@@ -17,7 +18,7 @@ from ttlab.ntp.generate import generate_dataset
 from ttlab.ntp.model import NTPTransformer
 from ttlab.ntp.scale import ScaleGeneralization, structured_predict
 from ttlab.ntp.structure import analyze
-from ttlab.ntp.train import TrainConfig, train
+from ttlab.ntp.train import train
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from ttlab.reproduce import PartContext, run_reproduction
 from ttlab.reproduce.parts.ntp_scale import SCALE_CONFIGS
 from ttlab.reproduce.parts.ntp_scale import claims as scale_claims
 from ttlab.reproduce.registry import PARTS
-from ttlab.reproduce.verdicts import VERDICTS
+from ttlab.reproduce.verdict_base import VERDICTS
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +29,7 @@ def test_scale_part_tiny_end_to_end(tiny_run):
     r = rec["result"]
     c = SCALE_CONFIGS.tiny
     assert r["dataset"]["vocab_size"] == c["vocab"] and r["config"]["impl"] == "structured"
-    from ttlab.ntp.structured import MATERIALIZE_LIMIT
+    from ttlab.ntp.limits import MATERIALIZE_LIMIT
 
     assert c["vocab"] > MATERIALIZE_LIMIT  # the full size's path: no dense |V| × |V| matrix
     assert r["stages"]["stage_1"]["steps"] == r["stages"]["stage_2"]["steps"] == c["steps"]

@@ -10,10 +10,11 @@ import torch
 
 import ttlab.ntp.structured as structured
 from ttlab.errors import TTLabInputError
+from ttlab.ntp.config import METRIC_COLUMNS, TrainConfig
 from ttlab.ntp.dataset import NTPDataset
 from ttlab.ntp.examples import svop
 from ttlab.ntp.generate import generate_dataset
-from ttlab.ntp.maxmargin import max_margin_kq
+from ttlab.ntp.maxmargin import max_margin_kq, sparse_max_margin_kq
 from ttlab.ntp.model import make_embeddings, softmax_cross_entropy
 from ttlab.ntp.structure import analyze
 from ttlab.ntp.structured import (
@@ -21,10 +22,9 @@ from ttlab.ntp.structured import (
     StructuredProblem,
     bucket_width,
     compressed_cross_entropy,
-    sparse_max_margin_kq,
     train_structured,
 )
-from ttlab.ntp.train import METRIC_COLUMNS, TrainConfig, train
+from ttlab.ntp.train import train
 
 
 def _both(ds, **kw):

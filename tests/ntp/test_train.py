@@ -10,13 +10,14 @@ import pytest
 import torch
 
 from ttlab.errors import TTLabInputError
+from ttlab.ntp.config import TrainConfig
 from ttlab.ntp.diagnostics import fit_direction_rate, fit_loss_rate, norm_bounds_hold, summarize
 from ttlab.ntp.examples import svop
 from ttlab.ntp.generalize import evaluate_generalization, theory_prediction, unseen_sentences
 from ttlab.ntp.generate import generate_dataset
 from ttlab.ntp.model import NTPTransformer
 from ttlab.ntp.structure import analyze
-from ttlab.ntp.train import TrainConfig, train
+from ttlab.ntp.train import train
 
 
 @pytest.fixture(scope="module")

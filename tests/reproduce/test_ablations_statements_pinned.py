@@ -14,7 +14,8 @@ from ttlab.reproduce import statements as st
 from ttlab.reproduce.parts import lm_id_ablations as abl
 from ttlab.reproduce.parts.common_lm_id import GEMMA_LENGTH_EDGES
 from ttlab.reproduce.registry import PartContext
-from ttlab.reproduce.verdicts import HOLDS, INCONCLUSIVE, NOT_AT_SCALE, NOT_REPRODUCED, PARTLY
+from ttlab.reproduce.verdict_base import HOLDS, INCONCLUSIVE, NOT_REPRODUCED, PARTLY
+from ttlab.reproduce.verdicts import NOT_AT_SCALE
 
 # ------------------------------------------------------------------------------------------------ statements
 

@@ -20,7 +20,7 @@ from ttlab.reproduce.parts import (
     ntp_svop,
 )
 from ttlab.reproduce.parts.table1 import claims as table1_claims
-from ttlab.reproduce.verdicts import HOLDS, INCONCLUSIVE, NOT_REPRODUCED, PARTLY
+from ttlab.reproduce.verdict_base import HOLDS, INCONCLUSIVE, NOT_REPRODUCED, PARTLY
 from ttlab.scaling.theory import table1
 
 

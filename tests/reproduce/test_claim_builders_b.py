@@ -11,7 +11,7 @@ import pytest
 
 from tests.reproduce.test_claim_builders import _by_id
 from ttlab.reproduce.parts import common_lm_id, lm_id_ablations, manifold_regression
-from ttlab.reproduce.verdicts import HOLDS, INCONCLUSIVE, NOT_REPRODUCED, PARTLY
+from ttlab.reproduce.verdict_base import HOLDS, INCONCLUSIVE, NOT_REPRODUCED, PARTLY
 
 
 def _fit(arch: str, d: int, D: int, a: float, ci: list, pred: float, oracle: float, mse: float, regime: str = "noisy",

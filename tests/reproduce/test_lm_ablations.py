@@ -11,7 +11,7 @@ import pytest
 from ttlab.errors import TTLabInputError
 from ttlab.reproduce.parts import lm_id_ablations as abl
 from ttlab.reproduce.parts.common_lm_id import GEMMA_LENGTH_EDGES, seed_layer_profile
-from ttlab.reproduce.verdicts import HOLDS, INCONCLUSIVE, NOT_REPRODUCED
+from ttlab.reproduce.verdict_base import HOLDS, INCONCLUSIVE, NOT_REPRODUCED
 
 
 def _row(d: float, layer: int | None = None, sd: float = 0.2, n: int = 1000, bs: int = 250, **kw) -> dict:
@@ -109,8 +109,8 @@ def test_seed_replicates_train_with_the_sweeps_own_settings(tmp_path, monkeypatc
     import json
 
     from tests.tiny_sweep import tiny_data_sweep
+    from ttlab.lm.configs import TrainConfig
     from ttlab.lm.experiments import train_seed_replicates
-    from ttlab.lm.trainer import TrainConfig
 
     monkeypatch.setenv("TTLAB_CACHE", str(tmp_path / "cache"))
     sweep = tiny_data_sweep(tmp_path / "s", protocol="early-stop", lrs=[1e-3, 3e-3],

@@ -414,10 +414,11 @@ def test_generalization_checkpoints_equal_separate_runs():
     """One long run with checkpoints gives the same W_kq(t) as a run of t steps (the optimisation of the part)."""
     import torch
 
+    from ttlab.ntp.config import TrainConfig
     from ttlab.ntp.generalize import train_with_checkpoints as _train_with_checkpoints
     from ttlab.ntp.generate import generate_dataset
     from ttlab.ntp.model import NTPTransformer
-    from ttlab.ntp.train import TrainConfig, train
+    from ttlab.ntp.train import train
 
     ds = generate_dataset(8, 20, 2, 4, seed=0)
     model = NTPTransformer(ds)

@@ -21,7 +21,7 @@ def test_data_sweep_design_is_pinned(preset):
     """Both presets: ≥ 5 sizes over ≥ 1.5 decades, ≥ 2 seeds, runs stopped by early stopping or convergence (min_delta);
     standard: the converged protocol on a ≥ 4-layer model, a capped run re-trained with the cap doubled (quick: listed
     as capped, its claims inconclusive)."""
-    from ttlab.lm.experiments import DATA_SWEEP_PRESETS
+    from ttlab.lm.presets import DATA_SWEEP_PRESETS
 
     p = DATA_SWEEP_PRESETS[preset]
     assert len(set(p.sizes)) >= 5 and _decades(p.sizes) >= 1.5
@@ -39,7 +39,7 @@ def test_standard_corpora_and_position_groups_give_enough_batches():
     """Standard: SOTU and the shipped code corpus; the profiles' position groups have equal length and each holds
     ≥ 4 ID batches of the paper's 4,096 vectors on both corpora's test splits."""
     from ttlab.lm.corpus import load_corpus, split_corpus
-    from ttlab.lm.experiments import DATA_SWEEP_PRESETS, STANDARD_CORPORA, IDOptions
+    from ttlab.lm.presets import DATA_SWEEP_PRESETS, STANDARD_CORPORA, IDOptions
     from ttlab.reproduce.parts.lm_data_scaling import data_corpora
     from ttlab.reproduce.parts.lm_id_ablations import (
         MIN_BATCHES,
@@ -71,7 +71,7 @@ def test_standard_manifold_sweep_has_no_data_limited_width_sweep():
     """α_N is tested by the model_scaling part (online, noiseless: docs/model_scaling.md); the manifold sweep's
     fixed-n width sweep measured the data axis and is gone from the standard tier."""
     from ttlab.reproduce.parts import manifold_regression, model_scaling
-    from ttlab.scaling.manifold_regression import quick_config, standard_config
+    from ttlab.scaling.manifold_config import quick_config, standard_config
     from ttlab.scaling.model_scaling_config import quick_model_config
 
     c = standard_config()
@@ -160,8 +160,9 @@ def test_capped_runs_are_continued_and_the_point_chosen_by_validation(tmp_path, 
     """A run that stops at its step cap is continued from its checkpoint at its final learning rate (up to
     cap_doublings times, each to twice the cap); of the capped run and its continuation the lower validation loss
     is kept with both sets of numbers; a run stopped early is not continued; one still capped stays capped."""
-    from ttlab.lm.experiments import Execution, IDOptions, SweepData, model_config, run_data_sweep
-    from ttlab.lm.trainer import TrainConfig
+    from ttlab.lm.configs import TrainConfig
+    from ttlab.lm.experiments import run_data_sweep
+    from ttlab.lm.presets import Execution, IDOptions, SweepData, model_config
     from ttlab.scaling.analysis import step_capped
 
     monkeypatch.setenv("TTLAB_CACHE", str(tmp_path / "cache"))

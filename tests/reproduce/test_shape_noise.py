@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from ttlab.reproduce.rules_shapes import PEAK_FALSE_RATE, peak_se_mult
-from ttlab.reproduce.verdict_base import HOLDS, INCONCLUSIVE, SHAPE_SE_MULT
-from ttlab.reproduce.verdicts import RULES, make_claim
+from ttlab.reproduce.verdict_base import HOLDS, INCONCLUSIVE, RULES, SHAPE_SE_MULT
+from ttlab.reproduce.verdicts import make_claim
 
 TRIALS = 3000
 

@@ -15,7 +15,8 @@ from ttlab.reproduce.statements import (
     statement_id,
     statement_verdict,
 )
-from ttlab.reproduce.verdicts import HOLDS, INCONCLUSIVE, NOT_AT_SCALE, NOT_REPRODUCED, PARTLY
+from ttlab.reproduce.verdict_base import HOLDS, INCONCLUSIVE, NOT_REPRODUCED, PARTLY
+from ttlab.reproduce.verdicts import NOT_AT_SCALE
 
 STANDARD = Path(__file__).resolve().parents[2] / "docs" / "results" / "standard" / "results.json"
 

@@ -351,7 +351,7 @@ def test_reason_and_rule_text_word_for_word(rule, measured, thresholds, expected
 @pytest.fixture
 def scratch_rules():
     """Rules registered by a test under scratch names, removed afterwards."""
-    from ttlab.reproduce.verdicts import RULES
+    from ttlab.reproduce.verdict_base import RULES
 
     before = set(RULES)
     yield RULES
@@ -363,7 +363,7 @@ def test_threshold_rules_registered_afresh_judge_and_describe_as_the_built_in_on
     """``at_least``/``at_most`` are built at import; building them again under new names (the same code path)
     must give the same verdicts, reasons and rule texts, word for word."""
     from ttlab.reproduce.rules_thresholds import _threshold_rule
-    from ttlab.reproduce.verdicts import Rule
+    from ttlab.reproduce.verdict_base import Rule
 
     _threshold_rule("scratch_at_least", +1)
     _threshold_rule("scratch_at_most", -1)
@@ -402,8 +402,8 @@ def test_threshold_rules_registered_afresh_judge_and_describe_as_the_built_in_on
 
 
 def test_a_registered_rule_is_stored_with_its_parts(scratch_rules):
+    from ttlab.reproduce.verdict_base import Rule
     from ttlab.reproduce.verdict_base import register_rule as _rule
-    from ttlab.reproduce.verdicts import Rule
 
     def describe(th, q):
         return f"scratch rule on {q}"

@@ -6,18 +6,8 @@ import math
 
 import pytest
 
-from ttlab.reproduce.verdicts import (
-    HOLDS,
-    INCONCLUSIVE,
-    NOT_REPRODUCED,
-    PARTLY,
-    RULES,
-    VERDICTS,
-    judge,
-    make_claim,
-    missing_claim,
-    rejudge,
-)
+from ttlab.reproduce.verdict_base import HOLDS, INCONCLUSIVE, NOT_REPRODUCED, PARTLY, RULES, VERDICTS
+from ttlab.reproduce.verdicts import judge, make_claim, missing_claim, rejudge
 
 NAN = float("nan")
 EXP = {"holds_rel": 0.10, "partly_rel": 0.35, "min_points": 3}
@@ -244,7 +234,7 @@ CASES += [
 
 def test_exceeds_control_margin_is_the_distance_to_the_nearer_threshold():
     """The rule's third item: |difference − threshold| / threshold, the threshold being z × combined SE."""
-    from ttlab.reproduce.verdicts import RULES
+    from ttlab.reproduce.verdict_base import RULES
 
     m = {"value": 0.40, "value_se": 0.03, "control": 0.20, "control_se": 0.04}  # combined SE 0.05, z 2 → 0.1
     verdict, _, margin = RULES["exceeds_control"].judge(m, {"z": 2.0}, "x")
@@ -357,14 +347,16 @@ def test_both_exponent_rules_refuse_the_same_unusable_fits(extra, phrase):
 
 def test_rule_cases_sit_away_from_thresholds():
     """A rule test on a threshold proves nothing about the rule; every case with a margin is ≥ 10 % from one."""
-    from ttlab.reproduce.verdicts import NEAR, assess
+    from ttlab.reproduce.verdict_base import NEAR
+    from ttlab.reproduce.verdicts import assess
 
     near = [(r, m) for r, m, t, _ in CASES if (a := assess(r, m, t))["margin"] is not None and a["margin"] < NEAR]
     assert not near
 
 
 def test_margin_is_the_relative_distance_to_the_nearest_threshold_and_flags_near_verdicts():
-    from ttlab.reproduce.verdicts import assess, closest, rel_distance
+    from ttlab.reproduce.verdict_base import closest, rel_distance
+    from ttlab.reproduce.verdicts import assess
 
     assert rel_distance(0.9, 1.0) == pytest.approx(0.1) and rel_distance(1.1, 1.0) == pytest.approx(0.1)
     assert rel_distance(0.9995, 0.999, complement=True) == pytest.approx(0.5)  # 5e-4 against 1e-3 on 1 − cos
@@ -387,7 +379,7 @@ def test_margin_is_the_relative_distance_to_the_nearest_threshold_and_flags_near
 
 
 def test_count_chance_uses_a_one_sided_binomial_test():
-    from ttlab.reproduce.verdicts import binomial_tail
+    from ttlab.reproduce.rules_thresholds import binomial_tail
 
     assert binomial_tail(3, 6, 0.5) == pytest.approx(42 / 64)  # C(6,3)+C(6,4)+C(6,5)+C(6,6) = 42
     assert binomial_tail(6, 6, 0.5) == pytest.approx(1 / 64)
@@ -449,7 +441,8 @@ MARGINS = [
 
 @pytest.mark.parametrize("rule, measured, thresholds, margin", MARGINS)
 def test_margin_of_each_rule(rule, measured, thresholds, margin):
-    from ttlab.reproduce.verdicts import NEAR, assess
+    from ttlab.reproduce.verdict_base import NEAR
+    from ttlab.reproduce.verdicts import assess
 
     a = assess(rule, measured, thresholds, "x")
     assert a["margin"] == pytest.approx(margin, rel=1e-9)
@@ -610,7 +603,8 @@ MARGINS_MORE = [
 
 @pytest.mark.parametrize("rule, measured, thresholds, margin", MARGINS_MORE)
 def test_margin_when_each_comparison_is_the_nearest(rule, measured, thresholds, margin):
-    from ttlab.reproduce.verdicts import NEAR, assess
+    from ttlab.reproduce.verdict_base import NEAR
+    from ttlab.reproduce.verdicts import assess
 
     a = assess(rule, measured, thresholds, "x")
     assert a["margin"] == pytest.approx(margin, rel=1e-9, abs=1e-12)
@@ -620,8 +614,9 @@ def test_margin_when_each_comparison_is_the_nearest(rule, measured, thresholds, 
 def test_rule_texts_and_odd_inputs():
     from dataclasses import FrozenInstanceError
 
+    from ttlab.reproduce.rules_thresholds import binomial_tail
     from ttlab.reproduce.verdict_base import finite_number as _num
-    from ttlab.reproduce.verdicts import assess, binomial_tail, count_by_kind
+    from ttlab.reproduce.verdicts import assess, count_by_kind
 
     with pytest.raises(FrozenInstanceError):
         RULES["at_least"].name = "x"  # type: ignore[misc]

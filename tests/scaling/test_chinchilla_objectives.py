@@ -11,16 +11,8 @@ from scipy import integrate
 from scipy.optimize import check_grad
 
 from ttlab.errors import TTLabInputError
-from ttlab.scaling.fit import (
-    DEFAULT_BOOTSTRAP_METHOD,
-    OBJECTIVES,
-    chinchilla_huber_nll,
-    fit_chinchilla,
-    fit_power_law,
-    huber_log_normaliser,
-    huber_logpdf,
-)
-from ttlab.scaling.fit_models import profile_scale
+from ttlab.scaling.fit import DEFAULT_BOOTSTRAP_METHOD, fit_chinchilla, fit_power_law
+from ttlab.scaling.fit_models import OBJECTIVES, chinchilla_huber_nll, huber_log_normaliser, huber_logpdf, profile_scale
 
 CHIN = {"E": 1.69, "A": 406.4, "alpha": 0.34, "B": 410.7, "beta": 0.28}
 

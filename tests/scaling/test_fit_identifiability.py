@@ -9,6 +9,7 @@ import pytest
 import ttlab.scaling.fit as fit_mod
 from ttlab.errors import TTLabInputError
 from ttlab.scaling import fit_chinchilla, fit_offset_power_law, fit_power_law
+from ttlab.scaling.fit_checks import COLLINEAR_R, log_correlation
 
 CHIN = {"E": 1.69, "A": 406.4, "alpha": 0.34, "B": 410.7, "beta": 0.28}
 
@@ -41,7 +42,7 @@ def test_chinchilla_with_d_proportional_to_n_is_refused_with_the_correlation():
         fit_chinchilla(n, d, loss, bootstrap=0)
     # nearly proportional (jitter of a few percent) is still refused ...
     d2 = d * np.exp(rng.normal(0, 0.05, n.size))
-    assert abs(fit_mod.log_correlation(np.log(n), np.log(d2))) >= fit_mod.COLLINEAR_R
+    assert abs(log_correlation(np.log(n), np.log(d2))) >= COLLINEAR_R
     with pytest.raises(TTLabInputError, match="not identifiable"):
         fit_chinchilla(n, d2, loss, bootstrap=0)
 

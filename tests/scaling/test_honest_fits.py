@@ -11,7 +11,7 @@ import pytest
 from ttlab.errors import TTLabInputError
 from ttlab.scaling import fit_chinchilla, fit_offset_power_law, fit_power_law
 from ttlab.scaling.band import ids_from_compare_json, parse_ids, prediction_band
-from ttlab.scaling.fit import design_notes
+from ttlab.scaling.fit_checks import design_notes
 
 
 def test_two_distinct_sizes_are_not_identifiable():

@@ -7,7 +7,8 @@ import pytest
 from ttlab.reproduce.parts.manifold_regression import claims as manifold_claims
 from ttlab.reproduce.parts.manifold_regression import render as render_manifold
 from ttlab.reproduce.report import fmt
-from ttlab.reproduce.verdicts import HOLDS, INCONCLUSIVE, NOT_REPRODUCED, PARTLY, rejudge
+from ttlab.reproduce.verdict_base import HOLDS, INCONCLUSIVE, NOT_REPRODUCED, PARTLY
+from ttlab.reproduce.verdicts import rejudge
 
 
 def _fit(arch="softmax", beta=1.0, regime="noisy", d=2, D=16, alpha=0.5, ci=(0.45, 0.55), oracle=0.51, limited=False):

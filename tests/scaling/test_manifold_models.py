@@ -9,7 +9,8 @@ import pytest
 import torch
 
 from ttlab.errors import TTLabInputError
-from ttlab.scaling.manifold_regression import TrainSettings, lr_at, plan_tasks, quick_config, train_run
+from ttlab.scaling.manifold_config import TrainSettings, quick_config
+from ttlab.scaling.manifold_regression import lr_at, plan_tasks, train_run
 from ttlab.scaling.regressors import (
     RegressorConfig,
     SelfAttention,

@@ -11,14 +11,9 @@ import pytest
 from ttlab.errors import TTLabInputError
 from ttlab.scaling.analysis import geometric_sizes
 from ttlab.scaling.figures import plot_manifold_scaling
-from ttlab.scaling.manifold_regression import (
-    ManifoldSweepConfig,
-    aggregate,
-    approximation_error,
-    design_check,
-    plan_tasks,
-    quick_config,
-)
+from ttlab.scaling.manifold_analysis import aggregate
+from ttlab.scaling.manifold_config import ManifoldSweepConfig, design_check, quick_config
+from ttlab.scaling.manifold_regression import approximation_error, plan_tasks
 from ttlab.scaling.theory import alpha_d
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")  # tests/scaling/conftest.py

@@ -17,7 +17,7 @@ from ttlab.scaling import (
     fit_power_law,
     fit_scaling_law,
 )
-from ttlab.scaling.fit import log_model
+from ttlab.scaling.fit_models import log_model
 
 # Chinchilla's published fit (Hoffmann et al. 2022, approach 3).
 CHIN = {"E": 1.69, "A": 406.4, "alpha": 0.34, "B": 410.7, "beta": 0.28}

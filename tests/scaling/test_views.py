@@ -8,7 +8,9 @@ from tests.conftest import view_text as render
 from tests.scaling.test_manifold_sweep import ONE, _synthetic_runs
 from ttlab.scaling import views
 from ttlab.scaling.fit_csv import fit_csv
-from ttlab.scaling.manifold_regression import ManifoldSweepConfig, aggregate, estimate_cost
+from ttlab.scaling.manifold_analysis import aggregate
+from ttlab.scaling.manifold_config import ManifoldSweepConfig
+from ttlab.scaling.manifold_regression import estimate_cost
 from ttlab.scaling.predictions import convert_exponents, predict_exponents, table1_payload
 from ttlab.scaling.theory import alpha_d
 from ttlab.sweep.records import SweepProgress, TaskRecord

@@ -12,7 +12,7 @@ import typer
 from ttlab.cli._common import Json, Setting, print_json, print_lines, print_view, print_warnings, run_with_progress
 from ttlab.configs import pick_fields
 from ttlab.lm.presets import BOOTSTRAP, Execution
-from ttlab.lm.suite import SuiteConfig
+from ttlab.lm.suite_windows import SuiteConfig
 
 S, E = SuiteConfig, Execution  # the suite's options set their fields and show their defaults
 Models = Annotated[Optional[list[str]], typer.Option("--model", help="A model (repeatable): ttlab run folder, Hugging "

@@ -1,14 +1,15 @@
 """Intrinsic-dimension (ID) estimation: correct, fast, robust, and paper B's protocol.
 
 Estimators (scikit-learn style: parameters in ``__init__``, ``fit(X)`` sets ``dimension_`` and
-``pointwise_dimension_``): :class:`MLE` (Levina–Bickel; mean, harmonic = MacKay–Ghahramani, or
-median of pointwise estimates; optional K − 2 variant), :class:`TwoNN` (Facco et al. 2017) and
-:class:`GRIDE` (Denti et al. 2022, multiscale); and, equal to scikit-dimension's for the same
-settings, :class:`LPCA` (``lPCA``), :class:`TLE`, :class:`CorrInt`, :class:`DANCo`, :class:`ESS`,
-:class:`MOM`, :class:`MiND_ML` and :class:`MADA` (:mod:`ttlab.intrinsic_dim.more_estimators`, with lPCA in
-:mod:`~ttlab.intrinsic_dim.lpca` and MiND_ML/DANCo in :mod:`~ttlab.intrinsic_dim.mind`), and
-:class:`FisherS` (:mod:`ttlab.intrinsic_dim.fisher_s`), :class:`KNN` (:mod:`ttlab.intrinsic_dim.knn_length`) and
-:class:`PH` (:mod:`ttlab.intrinsic_dim.ph`). Each supports ``metric='euclidean'|'chord'|'cosine'`` (``cosine`` = 1 − cos as in scipy, for the estimators that read distances only) and
+``pointwise_dimension_``; their base is :mod:`ttlab.intrinsic_dim.base`), one family per module: :class:`MLE`
+(:mod:`~ttlab.intrinsic_dim.mle`; Levina–Bickel; mean, harmonic = MacKay–Ghahramani, or median of pointwise
+estimates; optional K − 2 variant), :class:`TwoNN` (:mod:`~ttlab.intrinsic_dim.twonn`; Facco et al. 2017) and
+:class:`GRIDE` (:mod:`~ttlab.intrinsic_dim.gride`; Denti et al. 2022, multiscale); and, equal to scikit-dimension's
+for the same settings, :class:`LPCA` (``lPCA``; :mod:`~ttlab.intrinsic_dim.lpca`), :class:`TLE`
+(:mod:`~ttlab.intrinsic_dim.tle`), :class:`CorrInt` (:mod:`~ttlab.intrinsic_dim.corrint`), :class:`DANCo` and
+:class:`MiND_ML` (:mod:`~ttlab.intrinsic_dim.mind`), :class:`ESS` (:mod:`~ttlab.intrinsic_dim.ess`), :class:`MOM`
+and :class:`MADA` (:mod:`~ttlab.intrinsic_dim.local`), :class:`FisherS` (:mod:`~ttlab.intrinsic_dim.fisher_s`),
+:class:`KNN` (:mod:`~ttlab.intrinsic_dim.knn_length`) and :class:`PH` (:mod:`~ttlab.intrinsic_dim.ph`). Each supports ``metric='euclidean'|'chord'|'cosine'`` (``cosine`` = 1 − cos as in scipy, for the estimators that read distances only) and
 ``batch_size`` (the paper's protocol: shuffled, seeded batches, estimates averaged).
 
 Neighbours are exact, from blocked float32 matrix products certified and re-measured in
@@ -24,33 +25,25 @@ ttlab.lm or ttlab.cli.
 """
 
 from ttlab.intrinsic_dim._validate import DuplicatePointsWarning, check_points
-from ttlab.intrinsic_dim.api import (
-    PAPER,
-    PAPER_BATCH_SIZE,
-    PAPER_K,
-    IDProtocol,
-    IDResult,
-    estimate_id,
-    make_estimator,
-    paper_protocol,
-)
+from ttlab.intrinsic_dim.api import IDResult, estimate_id, make_estimator, paper_protocol
+from ttlab.intrinsic_dim.base import DegeneratePointsWarning, split_batches
 from ttlab.intrinsic_dim.compare import COMPARE_METHODS, CompareResult, CompareRow, compare
-from ttlab.intrinsic_dim.estimators import (
-    GRIDE,
-    MLE,
-    DegeneratePointsWarning,
-    TwoNN,
-    gride_mle,
-    mle_pointwise,
-    split_batches,
-)
+from ttlab.intrinsic_dim.corrint import CorrInt
+from ttlab.intrinsic_dim.ess import ESS
 from ttlab.intrinsic_dim.fisher_s import FisherS
+from ttlab.intrinsic_dim.gride import GRIDE, gride_mle
 from ttlab.intrinsic_dim.io import load_points
 from ttlab.intrinsic_dim.knn import Neighbors, faiss_available, kneighbors
 from ttlab.intrinsic_dim.knn_length import KNN
+from ttlab.intrinsic_dim.local import MADA, MOM
+from ttlab.intrinsic_dim.lpca import LPCA, lPCA
 from ttlab.intrinsic_dim.manifolds import MANIFOLDS, random_isometry, sample_manifold, true_dimension
-from ttlab.intrinsic_dim.more_estimators import ESS, LPCA, MADA, MOM, TLE, CorrInt, DANCo, MiND_ML, lPCA
+from ttlab.intrinsic_dim.mind import DANCo, MiND_ML
+from ttlab.intrinsic_dim.mle import MLE, mle_pointwise
 from ttlab.intrinsic_dim.ph import PH
+from ttlab.intrinsic_dim.protocol import PAPER, PAPER_BATCH_SIZE, PAPER_K, IDProtocol
+from ttlab.intrinsic_dim.tle import TLE
+from ttlab.intrinsic_dim.twonn import TwoNN
 
 __all__ = [
     "MLE",

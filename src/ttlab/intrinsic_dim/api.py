@@ -1,9 +1,9 @@
 """One-call estimation with a self-describing result (config, versions), and the paper's protocol.
 
 :class:`IDProtocol` and :data:`PAPER` (paper B's K, batch size, average, seed, remainder) live in
-:mod:`ttlab.intrinsic_dim.protocol` and are re-exported here.
+:mod:`ttlab.intrinsic_dim.protocol`; :func:`paper_protocol` applies them here.
 
-Imports: numpy, ttlab.intrinsic_dim (estimators, protocol), ttlab.provenance, ttlab.validation; never ttlab.cli.
+Imports: numpy, ttlab.intrinsic_dim (gride, mle, twonn, protocol), ttlab.provenance, ttlab.validation; never ttlab.cli.
 """
 
 from __future__ import annotations
@@ -15,10 +15,15 @@ from typing import Any
 
 import numpy as np
 
-from ttlab.intrinsic_dim.estimators import GRIDE, METHODS, MLE, TwoNN
-from ttlab.intrinsic_dim.protocol import PAPER, PAPER_BATCH_SIZE, PAPER_K, IDProtocol
+from ttlab.intrinsic_dim.gride import GRIDE
+from ttlab.intrinsic_dim.mle import MLE
+from ttlab.intrinsic_dim.protocol import PAPER_BATCH_SIZE, PAPER_K
+from ttlab.intrinsic_dim.twonn import TwoNN
 from ttlab.provenance import versions
 from ttlab.validation import check_choice
+
+METHODS = {"mle": MLE, "twonn": TwoNN, "gride": GRIDE}
+"""The estimators :func:`make_estimator` and :func:`estimate_id` build, by name (``ttlab id estimate --method``)."""
 
 
 @dataclass
@@ -140,5 +145,4 @@ def paper_protocol(
     )
 
 
-__all__ = ["PAPER", "PAPER_BATCH_SIZE", "PAPER_K", "IDProtocol", "IDResult", "estimate_id", "make_estimator",
-           "paper_protocol"]
+__all__ = ["METHODS", "IDResult", "estimate_id", "make_estimator", "paper_protocol"]

@@ -7,8 +7,8 @@ largest k any selected estimator needs, and each kNN-based estimator reads its f
 estimator's own time (the shared search is timed separately) and the exponents the estimate
 predicts, α_D = 2β/(2β + d̂) and α_N = 2β/d̂ (Havrilla & Liao, Theorems 1–2).
 
-Imports: numpy, ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (protocol, estimators, more_estimators, fisher_s,
-knn_length, ph, knn, _validate); lazily ttlab.provenance and ttlab.scaling.theory; never ttlab.cli.
+Imports: numpy, ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (protocol, base and the estimators' modules, knn,
+_validate); lazily ttlab.provenance and ttlab.scaling.theory; never ttlab.cli.
 """
 
 from __future__ import annotations
@@ -23,13 +23,21 @@ import numpy as np
 
 from ttlab.errors import TTLabInputError
 from ttlab.intrinsic_dim._validate import check_metric
-from ttlab.intrinsic_dim.estimators import GRIDE, MLE, IDEstimator, PreparedPoints, TwoNN, prepare_points
+from ttlab.intrinsic_dim.base import IDEstimator, PreparedPoints, prepare_points
+from ttlab.intrinsic_dim.corrint import CorrInt
+from ttlab.intrinsic_dim.ess import ESS
 from ttlab.intrinsic_dim.fisher_s import FisherS
+from ttlab.intrinsic_dim.gride import GRIDE
 from ttlab.intrinsic_dim.knn import BACKENDS, Neighbors, kneighbors_prepared
 from ttlab.intrinsic_dim.knn_length import KNN
-from ttlab.intrinsic_dim.more_estimators import ESS, LPCA, MADA, MOM, TLE, CorrInt, DANCo, MiND_ML
+from ttlab.intrinsic_dim.local import MADA, MOM
+from ttlab.intrinsic_dim.lpca import LPCA
+from ttlab.intrinsic_dim.mind import DANCo, MiND_ML
+from ttlab.intrinsic_dim.mle import MLE
 from ttlab.intrinsic_dim.ph import PH
 from ttlab.intrinsic_dim.protocol import PAPER
+from ttlab.intrinsic_dim.tle import TLE
+from ttlab.intrinsic_dim.twonn import TwoNN
 from ttlab.validation import check_choice, check_int
 
 DANCO_MAX_DIM = 48
@@ -66,6 +74,18 @@ COMPARE_METHODS: dict[str, _Spec] = {
 """Estimators of :func:`compare` and their settings (scikit-dimension's defaults, except where noted)."""
 
 ALIASES = {"mle_mean": "mle", "mle_mle": "mle_harmonic"}
+
+MORE_METHODS: dict[str, type[IDEstimator]] = {
+    "lpca": LPCA,
+    "tle": TLE,
+    "corrint": CorrInt,
+    "danco": DANCo,
+    "ess": ESS,
+    "mom": MOM,
+    "mind_ml": MiND_ML,
+    "mada": MADA,
+}
+"""The estimators equal to scikit-dimension's, by name (with their own defaults, not :data:`COMPARE_METHODS`' settings)."""
 
 
 @dataclass
@@ -299,4 +319,5 @@ def compare(
     )
 
 
-__all__ = ["COMPARE_METHODS", "DANCO_MAX_DIM", "CompareResult", "CompareRow", "compare", "parse_methods"]
+__all__ = ["COMPARE_METHODS", "DANCO_MAX_DIM", "MORE_METHODS", "CompareResult", "CompareRow", "compare",
+           "parse_methods"]

@@ -12,7 +12,7 @@ Equal to scikit-dimension / the original MATLAB code (tested on its reference da
 After whitening, the projected points are the rows of the left singular vectors ``U[:, kept]``
 normalised to unit length, so no covariance matrix is formed.
 
-Imports: numpy, scipy (lazily), ttlab.errors, ttlab.intrinsic_dim (estimators, knn).
+Imports: numpy, scipy (lazily), ttlab.errors, ttlab.intrinsic_dim (base, knn).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from ttlab.errors import TTLabInputError
-from ttlab.intrinsic_dim.estimators import IDEstimator
+from ttlab.intrinsic_dim.base import IDEstimator
 from ttlab.intrinsic_dim.knn import Neighbors
 
 DEFAULT_ALPHAS = np.arange(0.6, 1, 0.02)

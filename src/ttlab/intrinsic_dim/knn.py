@@ -71,9 +71,10 @@ class Neighbors:
 def faiss_available() -> bool:
     """True when the optional ``faiss`` package can be imported."""
     try:
-        import faiss  # noqa: F401
+        import faiss
     except ImportError:
         return False
+    del faiss  # only whether it imports is asked here; the backends import it where they use it
     return True
 
 

@@ -7,7 +7,7 @@ set, ``L ≈ c p^{(m − γ)/m}``; the estimate is the ``m`` in 1..n_features wh
 leaves the smallest residual (``residual_``). Only the sampled points' distances are computed (scikit-
 dimension forms the full n × n distance matrix).
 
-Imports: numpy, scipy (lazily), ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (estimators, knn).
+Imports: numpy, scipy (lazily), ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (base, knn).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ttlab.errors import TTLabInputError
-from ttlab.intrinsic_dim.estimators import IDEstimator
+from ttlab.intrinsic_dim.base import IDEstimator
 from ttlab.intrinsic_dim.knn import Neighbors
 from ttlab.validation import Interval
 

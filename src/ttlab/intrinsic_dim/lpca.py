@@ -2,9 +2,9 @@
 
 Global PCA by default (the dimension of the linear span); ``pointwise=True`` fits every kNN neighbourhood.
 The signal-rank versions (MP, GD, KN, Minka, parallel, denoised, scRMT) are :mod:`ttlab.intrinsic_dim.pca_rank`'s.
-Re-exported by :mod:`ttlab.intrinsic_dim.more_estimators` and :mod:`ttlab.intrinsic_dim`.
+Exported by :mod:`ttlab.intrinsic_dim`.
 
-Imports: numpy, ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (estimators, knn, neighbourhoods, pca_rank);
+Imports: numpy, ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (base, knn, neighbourhoods, pca_rank);
 lazily torch (through neighbourhoods).
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ttlab.errors import TTLabInputError
-from ttlab.intrinsic_dim.estimators import IDEstimator
+from ttlab.intrinsic_dim.base import IDEstimator
 from ttlab.intrinsic_dim.knn import Neighbors
 from ttlab.intrinsic_dim.neighbourhoods import (
     FRACTION,

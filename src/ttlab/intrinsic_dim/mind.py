@@ -1,9 +1,9 @@
 """MiND_ML and DANCo, numerically equal to scikit-dimension 0.5's for the same settings: likelihood of the
 ratio of first to (k+1)-th neighbour distances (Rozza et al. 2012), and DANCo's comparison of that estimate and
 the von Mises statistics of neighbour angles with those of uniform balls (Ceruti et al. 2012).
-Re-exported by :mod:`ttlab.intrinsic_dim.more_estimators` and :mod:`ttlab.intrinsic_dim`.
+Exported by :mod:`ttlab.intrinsic_dim`.
 
-Imports: numpy, ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (estimators, knn, neighbourhoods); lazily scipy.
+Imports: numpy, ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (base, knn, neighbourhoods); lazily scipy.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ttlab.errors import TTLabInputError
-from ttlab.intrinsic_dim.estimators import IDEstimator
+from ttlab.intrinsic_dim.base import IDEstimator
 from ttlab.intrinsic_dim.knn import Neighbors, kneighbors_prepared
 from ttlab.intrinsic_dim.neighbourhoods import batched_gram, blas_controller, chunk_size
 from ttlab.validation import Interval, Options

@@ -1,7 +1,7 @@
 """Shared machinery of the neighbourhood-based estimators: blocked batched Gram matrices, the combination
 of pointwise estimates, BLAS thread control and the parameter constraints they share.
 
-Imports: numpy, ttlab.errors, ttlab.validation, ttlab.intrinsic_dim.estimators; lazily torch and threadpoolctl.
+Imports: numpy, ttlab.errors, ttlab.validation, ttlab.intrinsic_dim.base; lazily torch and threadpoolctl.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ttlab.errors import TTLabInputError
-from ttlab.intrinsic_dim.estimators import AVERAGES, DegeneratePointsWarning
+from ttlab.intrinsic_dim.base import AVERAGES, DegeneratePointsWarning
 from ttlab.validation import Interval, Options
 
 __all__ = ["FRACTION", "NEIGHBOURHOOD_CONSTRAINTS", "POSITIVE", "SMALL_BLAS", "batched_gram", "blas_controller",

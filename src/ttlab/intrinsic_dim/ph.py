@@ -9,7 +9,7 @@ the estimate is ``alpha / (1 − slope)`` with the slope of the least-squares li
 edge lengths, so ``E`` does not depend on the algorithm: here Prim's, vectorised over the subsample's
 distance matrix (scikit-dimension builds a sparse graph of all pairs for each subsample).
 
-Imports: numpy, scipy (lazily), ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (estimators, knn).
+Imports: numpy, scipy (lazily), ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (base, knn).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ttlab.errors import TTLabInputError
-from ttlab.intrinsic_dim.estimators import IDEstimator
+from ttlab.intrinsic_dim.base import IDEstimator
 from ttlab.intrinsic_dim.knn import Neighbors
 from ttlab.validation import Interval, Options, check_int
 

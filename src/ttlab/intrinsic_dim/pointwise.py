@@ -5,7 +5,7 @@
 - :func:`smooth_pointwise`: each point's estimate averaged with those of its ``k`` neighbours
   (scikit-dimension's ``dimension_pw_smooth_``), for any pointwise estimates.
 
-Imports: numpy, ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (estimators, knn, _validate).
+Imports: numpy, ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (base, knn, _validate).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import numpy as np
 
 from ttlab.errors import TTLabInputError
 from ttlab.intrinsic_dim._validate import check_points
-from ttlab.intrinsic_dim.estimators import IDEstimator
+from ttlab.intrinsic_dim.base import IDEstimator
 from ttlab.intrinsic_dim.knn import kneighbors_prepared
 from ttlab.validation import check_int
 

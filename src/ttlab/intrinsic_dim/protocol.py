@@ -2,7 +2,7 @@
 
 The one home of the paper's K and batch size: every default of them in ttlab (the MLE's ``k``, the batch
 size of ``paper=True`` / ``--paper``, the CLI's ``--k`` and ``--batch-size``) reads :data:`PAPER`.
-Re-exported by :mod:`ttlab.intrinsic_dim.api` and :mod:`ttlab.intrinsic_dim`.
+Exported by :mod:`ttlab.intrinsic_dim`.
 
 Imports: nothing of ttlab (the estimators import it).
 """

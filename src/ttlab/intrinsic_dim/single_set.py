@@ -7,10 +7,10 @@
   mean von Mises location ``mu_nu`` and concentration ``mu_tau`` of neighbour angles), the
   numbers DANCo compares with its calibration (scikit-dimension's ``_dancoDimEstNoCalibration``).
 
-Both reuse the estimators' code in :mod:`ttlab.intrinsic_dim.more_estimators` and :mod:`ttlab.intrinsic_dim.mind`;
+Both reuse the estimators' code in :mod:`ttlab.intrinsic_dim.ess` and :mod:`ttlab.intrinsic_dim.mind`;
 nothing is re-derived.
 
-Imports: numpy, ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (_validate, more_estimators, mind).
+Imports: numpy, ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (_validate, ess, mind).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def ess_single_neighbourhood(X: Any, ver: str = "a", d: int = 1, random_state: i
 
     ``C(n, d + 1) <= 5000`` simplices: all; more: 5,000 drawn with ``numpy.random.default_rng(random_state)``
     in scikit-dimension's order (as :class:`~ttlab.intrinsic_dim.ESS` does per neighbourhood)."""
-    from ttlab.intrinsic_dim.more_estimators import ess_dimension, ess_value, sample_combinations
+    from ttlab.intrinsic_dim.ess import ess_dimension, ess_value, sample_combinations
 
     X = check_points(X).astype(np.float64)
     check_choice(ver, "ESS version", ("a", "b"))

@@ -16,12 +16,12 @@ from typing import Any
 import torch
 
 from ttlab.errors import TTLabInputError
-from ttlab.lm.configs import DEFAULT_PROMPT, WHICH, SampleConfig
+from ttlab.lm.configs import DEFAULT_PROMPT, WHICH, GPTConfig, SampleConfig
 from ttlab.lm.data import TokenizedCorpus
-from ttlab.lm.model import GPT, GPTConfig
+from ttlab.lm.model import GPT
 from ttlab.provenance import atomic_file, read_json
 
-__all__ = ["CKPT_FORMAT", "WHICH", "LoadedRun", "load_checkpoint_state", "load_model", "load_run", "missing_checkpoint",
+__all__ = ["CKPT_FORMAT", "LoadedRun", "load_checkpoint_state", "load_model", "load_run", "missing_checkpoint",
            "read_run_json", "sample_text", "save_torch_atomic"]
 
 CKPT_FORMAT = "ttlab.lm.ckpt/1"

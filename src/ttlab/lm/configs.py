@@ -2,8 +2,8 @@
 shape, with the size presets :data:`MODEL_PRESETS`), :class:`TrainConfig` (optimisation, evaluation, stopping,
 runtime), :class:`SampleConfig` and :class:`EmbedConfig` (what ``ttlab id embed`` samples).
 
-They hold no tensors and import no torch, so the command line reads its defaults from them at start-up;
-:mod:`ttlab.lm.model`, :mod:`ttlab.lm.trainer` and :mod:`ttlab.lm.embed` re-export them.
+They hold no tensors and import no torch, so the command line reads its defaults from them at start-up; this is
+their one home (:mod:`ttlab.lm.model`, :mod:`ttlab.lm.trainer` and :mod:`ttlab.lm.embed` import them from here).
 
 Imports: ttlab.configs, ttlab.errors, ttlab.validation; nothing else of ttlab.
 """
@@ -15,7 +15,7 @@ import numbers
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
-from ttlab.configs import DictConfig, field_help, pick_fields, setting  # noqa: F401 (re-exported)
+from ttlab.configs import DictConfig, setting
 from ttlab.errors import TTLabInputError
 from ttlab.validation import POSITIVE_INT, Declared, Interval, Options
 

@@ -22,7 +22,7 @@ Shuffled-token control (``shuffle_tokens``): the same windows and positions, but
 are permuted (seeded, see :data:`SHUFFLE_STREAM`) before the forward pass — the same token counts without
 their order, so an ID that does not move under shuffling is not a property of the text's sequential structure.
 
-Imports: numpy, torch, ttlab.errors, ttlab.intrinsic_dim.api (PAPER), ttlab.lm.configs (EmbedConfig), ttlab.provenance; lazily ttlab.lm (checkpoint,
+Imports: numpy, torch, ttlab.errors, ttlab.intrinsic_dim.protocol (PAPER), ttlab.lm.configs (EmbedConfig), ttlab.provenance; lazily ttlab.lm (checkpoint,
 corpus, pretrained), ttlab.intrinsic_dim, ttlab.scaling.theory, ttlab.outputs (:func:`embed_to_file`) and rich
 (:func:`embed_view`); never ttlab.cli.
 """
@@ -40,8 +40,8 @@ import numpy as np
 import torch
 
 from ttlab.errors import TTLabInputError
-from ttlab.intrinsic_dim.api import PAPER
-from ttlab.lm.configs import WINDOWS, EmbedConfig  # noqa: F401 (re-exported: their home is the torch-free configs)
+from ttlab.intrinsic_dim.protocol import PAPER
+from ttlab.lm.configs import EmbedConfig
 from ttlab.provenance import atomic_file, atomic_write_json, read_json, versions
 
 if TYPE_CHECKING:
@@ -49,7 +49,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "LAYER_CONVENTION",
-    "EmbedConfig",
     "EmbeddingModel",
     "Embeddings",
     "embed_corpus",

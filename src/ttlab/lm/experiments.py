@@ -29,14 +29,14 @@ of ``batch_size``, MLE with ``k`` neighbours, arithmetic mean), and the harmonic
 combination as a second figure; predicted α_D = 2/(2+d), α_N = 2/d (β = 1).
 
 The settings — typed presets that contain the runs' TrainConfig, SweepData, Execution and IDOptions
-(:class:`DataSweepPreset`, :class:`ModelSweepPreset`, :func:`sweep_kwargs`) — are :mod:`ttlab.lm.presets`'s,
-re-exported here; :func:`run_preset_sweep` runs a preset with overrides (the CLI's one call). Text such as
+(:class:`DataSweepPreset`, :class:`ModelSweepPreset`, :func:`sweep_kwargs`) — are :mod:`ttlab.lm.presets`'s;
+:func:`run_preset_sweep` runs a preset with overrides (the CLI's one call). Text such as
 ``"4x4x128"`` or ``"0,1"`` is parsed by the CLI (:mod:`ttlab.cli.lm_sweeps`), not here. Size grids, learning-rate
 selection and the exponent fits come from :mod:`ttlab.scaling.analysis` (the JSON keys of a fitted exponent are
 :class:`ttlab.scaling.analysis.FittedExponent`'s), the figures from :mod:`ttlab.scaling.figures`.
 
-Imports: numpy, :mod:`ttlab.errors`, :mod:`ttlab.intrinsic_dim` (api; compare lazily), :mod:`ttlab.provenance`,
-:mod:`ttlab.sweep`, :mod:`ttlab.scaling` (analysis, figures, band) and :mod:`ttlab.lm` (model, presets, trainer;
+Imports: numpy, :mod:`ttlab.errors`, :mod:`ttlab.intrinsic_dim` (protocol; compare lazily), :mod:`ttlab.provenance`,
+:mod:`ttlab.sweep`, :mod:`ttlab.scaling` (analysis, figures, band) and :mod:`ttlab.lm` (configs, model, presets, trainer;
 lazily checkpoint, data, embed; torch through them). Not the CLI.
 """
 
@@ -54,26 +54,19 @@ from typing import Any
 import numpy as np
 
 from ttlab.errors import TTLabInputError
-from ttlab.intrinsic_dim.api import PAPER
-from ttlab.lm.configs import TrainConfig
-from ttlab.lm.model import DEFAULT_MODEL, GPT, GPTConfig
+from ttlab.intrinsic_dim.protocol import PAPER
+from ttlab.lm.configs import DEFAULT_MODEL, GPTConfig, TrainConfig
+from ttlab.lm.model import GPT
 from ttlab.lm.presets import (
     BOOTSTRAP,
-    DATA_SWEEP_PRESETS,
     DEFAULT_LOSS,
     LOSS_METRICS,
     MIN_TOKENS,
-    MODEL_SWEEP_PRESETS,
     N_SIZES,
     PROTOCOLS,
-    STANDARD_CORPORA,
-    DataSweepPreset,
     Execution,
     IDOptions,
-    ModelSweepPreset,
     SweepData,
-    SweepPreset,
-    model_config,
     sweep_kwargs,
 )
 from ttlab.provenance import atomic_write_json, versions
@@ -82,22 +75,9 @@ from ttlab.scaling.figures import plot_id_ablations, plot_lm_scaling
 from ttlab.sweep import task_name
 
 __all__ = [
-    "DEFAULT_LOSS",
-    "DataSweepPreset",
-    "Execution",
-    "ModelSweepPreset",
-    "SweepPreset",
-    "model_config",
-    "sweep_kwargs",
     "run_preset_sweep",
     "sweep_summary",
     "ablations_summary",
-    "DATA_SWEEP_PRESETS",
-    "MODEL_SWEEP_PRESETS",
-    "LOSS_METRICS",
-    "PROTOCOLS",
-    "IDOptions",
-    "SweepData",
     "fit_loss_scaling",
     "id_ablations",
     "measure_run_id",
@@ -105,7 +85,6 @@ __all__ = [
     "run_model_sweep",
     "train_seed_replicates",
     "train_task",
-    "STANDARD_CORPORA",
 ]
 
 ProgressFn = Callable[[str, int, int], None]  # (stage label, done, total)
@@ -244,12 +223,13 @@ def measure_run_id(run_dir: str | Path, opts: IDOptions = IDOptions(), *, layers
 
     Controls, on the same windows, positions, K and batches: ``which="init"`` embeds with the untrained
     weights the run started from (:func:`ttlab.lm.checkpoint.load_model`); ``shuffle_tokens=True`` permutes each
-    window's tokens first (:attr:`ttlab.lm.embed.EmbedConfig.shuffle_tokens`). Both are recorded in ``options``.
+    window's tokens first (:attr:`ttlab.lm.configs.EmbedConfig.shuffle_tokens`). Both are recorded in ``options``.
 
     ``band=True`` also runs every estimator of :data:`ttlab.scaling.band.BAND_ESTIMATORS` on the same
     vectors and batches (``intrinsic_dim.compare``, one shared neighbour search) and stores them in
     each row as ``ids_by_estimator`` ``{name: {"id", "std", "seconds", "notes"}}``."""
-    from ttlab.lm.embed import EmbedConfig, embed_corpus, open_embedding_model, text_intrinsic_dimension
+    from ttlab.lm.configs import EmbedConfig
+    from ttlab.lm.embed import embed_corpus, open_embedding_model, text_intrinsic_dimension
 
     model = open_embedding_model(run_dir, which=which)
     context = opts.context or model.max_context

@@ -6,7 +6,7 @@ GPT-2's ``Conv1D`` layers store weights transposed, GPT-2 always has biases (our
 ``bias=False``), and GPT-2's default activation is the tanh-approximated GELU (the export uses
 ``activation_function="gelu"``, the exact one we train with). Needs the ``transformers`` package.
 
-Imports: torch, ttlab.errors, ttlab.lm.model; lazily ttlab.lm.checkpoint (export_hf) and transformers; never ttlab.cli.
+Imports: torch, ttlab.errors, ttlab.lm (configs, model); lazily ttlab.lm.checkpoint (export_hf) and transformers; never ttlab.cli.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from typing import Any
 import torch
 
 from ttlab.errors import TTLabInputError
-from ttlab.lm.model import GPT, GPTConfig
+from ttlab.lm.configs import GPTConfig
+from ttlab.lm.model import GPT
 
 _CONV1D = ("attn.c_attn", "attn.c_proj", "mlp.c_fc", "mlp.c_proj")
 

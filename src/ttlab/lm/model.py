@@ -9,8 +9,8 @@ Hidden states follow the Hugging Face convention (``output_hidden_states``): ent
 embedding (token + position), entry i the output of block i, and the last entry has the final
 LayerNorm applied, so ``hidden_states(idx)[-1]`` is what the output layer reads.
 
-Imports: torch, ttlab.errors, ttlab.lm.configs (GPTConfig and the size presets, re-exported here); nothing else
-of ttlab.
+Imports: torch, ttlab.errors, ttlab.lm.configs (GPTConfig: a model's shape and its size presets live there);
+nothing else of ttlab.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ import torch.nn as nn
 from torch.nn import functional as F
 
 from ttlab.errors import TTLabInputError
-from ttlab.lm.configs import DEFAULT_MODEL, MODEL_PRESETS, GPTConfig
+from ttlab.lm.configs import GPTConfig
 
-__all__ = ["DEFAULT_MODEL", "GPT", "GPTConfig", "MODEL_PRESETS"]
+__all__ = ["GPT"]
 
 
 class CausalSelfAttention(nn.Module):

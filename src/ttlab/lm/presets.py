@@ -9,7 +9,7 @@ protocol). A setting changes in one way, whatever its origin (the CLI, ``ttlab r
 
 Text such as ``"4x4x128"`` or ``"0,1"`` is parsed by the CLI (:mod:`ttlab.cli.lm_sweeps`), not here.
 
-Imports: numpy, :mod:`ttlab.configs` (setting), :mod:`ttlab.errors`, :mod:`ttlab.intrinsic_dim.api` (PAPER), :mod:`ttlab.lm.configs`,
+Imports: numpy, :mod:`ttlab.configs` (setting), :mod:`ttlab.errors`, :mod:`ttlab.intrinsic_dim.protocol` (PAPER), :mod:`ttlab.lm.configs`,
 :mod:`ttlab.lm.corpus` (CorpusSpec), :mod:`ttlab.lm.tokenizer` (the default vocabulary); no torch.
 """
 
@@ -23,7 +23,7 @@ import numpy as np
 
 from ttlab.configs import setting
 from ttlab.errors import TTLabInputError
-from ttlab.intrinsic_dim.api import PAPER
+from ttlab.intrinsic_dim.protocol import PAPER
 from ttlab.lm.configs import MODEL_PRESETS, GPTConfig, TrainConfig
 from ttlab.lm.corpus import CorpusSpec
 from ttlab.lm.tokenizer import DEFAULT_VOCAB_SIZE

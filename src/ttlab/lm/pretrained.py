@@ -514,12 +514,13 @@ def _load_gguf(
     known_sha: str | None = None,
 ) -> PretrainedLM:
     try:
-        import gguf  # noqa: F401
+        import gguf
     except ImportError as exc:
         raise TTLabInputError(
             f"loading {path.name} needs the 'gguf' package (and 'accelerate'): pip install gguf accelerate "
             "(or pip install 'ttlab[pretrained]')."
         ) from exc
+    del gguf  # only whether it imports is checked here: transformers reads the file with it
     with path.open("rb") as fh:
         if fh.read(4) != b"GGUF":
             raise TTLabInputError(f"{path} is not a GGUF file (it does not start with the bytes 'GGUF').")

@@ -42,7 +42,7 @@ tokens and at most :data:`MAX_LOGITS` logits (large vocabularies get smaller bat
 The pieces: what is scored, :mod:`ttlab.lm.suite_windows` (:class:`SuiteConfig`, :func:`select_windows`); the models,
 :mod:`ttlab.lm.suite_models` (:func:`resolve_model`, :func:`open_suite_model`); scoring one model,
 :mod:`ttlab.lm.suite_scoring` (:func:`score_windows`, :func:`evaluate_model`); here the suite as a sweep
-(:func:`run_suite`, its task :func:`evaluate_task`), its fits, report and figure — every name re-exported here.
+(:func:`run_suite`, its task :func:`evaluate_task`), its fits, report and figure. Each name is imported from its module.
 
 Imports: numpy, ttlab.errors, ttlab.provenance, ttlab.lm (presets, suite_models, suite_scoring, suite_windows);
 lazily ttlab.lm.experiments (fit_loss_scaling), ttlab.scaling.analysis, ttlab.sweep and matplotlib; never ttlab.cli.
@@ -63,45 +63,24 @@ import numpy as np
 from ttlab.errors import TTLabInputError
 from ttlab.lm.presets import BOOTSTRAP, Execution
 from ttlab.lm.suite_models import (
-    SuiteModel,
     check_device,
-    non_embedding_params,
-    open_suite_model,
     read_suite_file,
     resolve_model,
 )
-from ttlab.lm.suite_scoring import MAX_LOGITS, Chunk, chunk_tokens, evaluate_model, score_windows, suite_id
-from ttlab.lm.suite_windows import BYTES_PER_TOKEN, DTYPES, WINDOWS, SuiteConfig, TextWindow, select_windows
+from ttlab.lm.suite_scoring import evaluate_model
+from ttlab.lm.suite_windows import SuiteConfig, TextWindow, select_windows
 from ttlab.provenance import atomic_write_json, atomic_write_text, read_json, versions
 
 __all__ = [
-    "BYTES_PER_TOKEN",
-    "Chunk",
     "SUITE_OUTPUTS",
-    "WINDOWS",
-    "check_device",
     "check_suite_folder",
-    "chunk_tokens",
     "split_texts",
     "suite_design_notes",
-    "suite_id",
-    "DTYPES",
-    "MAX_LOGITS",
-    "SuiteConfig",
-    "SuiteModel",
-    "TextWindow",
-    "evaluate_model",
     "evaluate_task",
-    "non_embedding_params",
-    "open_suite_model",
     "plot_suite",
-    "read_suite_file",
-    "resolve_model",
     "run_suite",
     "suite_specs",
     "suite_summary",
-    "score_windows",
-    "select_windows",
 ]
 
 ProgressFn = Callable[[str, int, int], None]
@@ -200,7 +179,7 @@ def run_suite(
 
     Writes ``DIR/windows.json``, ``DIR/results.json`` and (unless ``figure=False``) ``DIR/suite_scaling.png``;
     returns the results dict. Models that fail are recorded with their error; the others are kept. ``execution``: where
-    the models are evaluated (:class:`ttlab.lm.experiments.Execution`; default: one local worker).
+    the models are evaluated (:class:`ttlab.lm.presets.Execution`; default: one local worker).
     """
     execution = execution or Execution()
     t0 = time.perf_counter()

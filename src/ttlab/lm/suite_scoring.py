@@ -82,7 +82,8 @@ def score_windows(sm: SuiteModel, windows: Sequence[TextWindow], cfg: SuiteConfi
     import torch
     import torch.nn.functional as F
 
-    from ttlab.lm.embed import SHUFFLE_STREAM, EmbedConfig, sample_positions
+    from ttlab.lm.configs import EmbedConfig
+    from ttlab.lm.embed import SHUFFLE_STREAM, sample_positions
 
     C = min(cfg.context, sm.max_context)
     if C < 2:

@@ -1,7 +1,7 @@
 """What a model suite is evaluated on: :class:`SuiteConfig` (every choice, stored in results.json) and the text
 windows every model scores (:class:`TextWindow`, :func:`select_windows`; see :mod:`ttlab.lm.suite` for the protocol).
 
-Imports: numpy, ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (api: PAPER; estimators: AVERAGES), ttlab.configs
+Imports: numpy, ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (protocol: PAPER; estimators: AVERAGES), ttlab.configs
 (setting), ttlab.lm.configs (SPLITS, WINDOWS), ttlab.lm.corpus (CorpusSpec); no torch.
 """
 
@@ -17,13 +17,13 @@ import numpy as np
 
 from ttlab.configs import setting
 from ttlab.errors import TTLabInputError
-from ttlab.intrinsic_dim.api import PAPER
-from ttlab.intrinsic_dim.estimators import AVERAGES
+from ttlab.intrinsic_dim.base import AVERAGES
+from ttlab.intrinsic_dim.protocol import PAPER
 from ttlab.lm.configs import SPLITS, WINDOWS
 from ttlab.lm.corpus import CorpusSpec
 from ttlab.validation import POSITIVE_INT, Declared, Interval, Options
 
-__all__ = ["BYTES_PER_TOKEN", "DTYPES", "WINDOWS", "SuiteConfig", "TextWindow", "select_windows"]
+__all__ = ["BYTES_PER_TOKEN", "DTYPES", "SuiteConfig", "TextWindow", "select_windows"]
 
 BYTES_PER_TOKEN = 4.0
 """Nominal UTF-8 bytes per token of English BPE text, used only to turn token counts into byte sizes."""

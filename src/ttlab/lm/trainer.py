@@ -21,8 +21,8 @@ bit, as one that never stopped (same device, dtype and thread count).
 
 What it is for: training the GPT language models of the data-scaling experiments (Paper B, Section 3). Its
 settings are :class:`ttlab.lm.configs.TrainConfig`; the checkpoint format and reading run folders back
-(:func:`load_run`, :func:`load_model`) are :mod:`ttlab.lm.checkpoint`'s, the evaluation windows, losses and
-metrics.csv :mod:`ttlab.lm.evaluation`'s — all re-exported here.
+(:func:`ttlab.lm.checkpoint.load_run`, :func:`ttlab.lm.checkpoint.load_model`) are :mod:`ttlab.lm.checkpoint`'s, the
+evaluation windows, losses and metrics.csv :mod:`ttlab.lm.evaluation`'s.
 
 How :func:`train` is put together — one small piece each:
 
@@ -54,23 +54,16 @@ import numpy as np
 import torch
 
 from ttlab.errors import TTLabInputError
-from ttlab.lm.checkpoint import (  # noqa: F401 (re-exported: loading runs lived here)
+from ttlab.lm.checkpoint import (
     CKPT_FORMAT,
-    WHICH,
-    LoadedRun,
     load_checkpoint_state,
-    load_model,
-    load_run,
-    missing_checkpoint,
     read_run_json,
-    sample_text,
     save_torch_atomic,
 )
-from ttlab.lm.configs import TrainConfig
+from ttlab.lm.configs import GPTConfig, TrainConfig
 from ttlab.lm.data import TokenizedCorpus
 from ttlab.lm.distributed import DistInfo, init_distributed
-from ttlab.lm.evaluation import (  # noqa: F401 (METRICS_COLUMNS, VAL_WINDOW_SEED, params_digest: re-exported)
-    METRICS_COLUMNS,
+from ttlab.lm.evaluation import (
     VAL_WINDOW_SEED,
     Evaluator,
     eval_windows,
@@ -78,7 +71,7 @@ from ttlab.lm.evaluation import (  # noqa: F401 (METRICS_COLUMNS, VAL_WINDOW_SEE
     metrics_csv,
     params_digest,
 )
-from ttlab.lm.model import GPT, GPTConfig
+from ttlab.lm.model import GPT
 from ttlab.provenance import atomic_write_json, atomic_write_text, median_call_seconds, versions
 
 RESULT_FORMAT = "ttlab.lm.result/1"

@@ -19,7 +19,7 @@ on the product (CPython 3.11, torch CPU) and are rounded up:
 Above ``memory_limit_gib`` (default :data:`~ttlab.ntp.limits.DEFAULT_MEMORY_LIMIT_GIB`) the work is refused
 with the line responsible and how to proceed, instead of being OOM-killed; step counts above
 :data:`~ttlab.ntp.limits.MAX_STEPS` are refused outright, and runs estimated above ``max_hours``
-(:func:`require_hours`). The limits and the reading budget are re-exported here.
+(:func:`require_hours`). The limits are :mod:`ttlab.ntp.limits`'s, the reading budget :mod:`ttlab.ntp.reading`'s.
 
 Imports: ttlab.errors, ttlab.provenance, ttlab.ntp (config, dataset, limits, reading); model, structured and
 train inside :func:`estimate_seconds` only (it times their steps). Never ttlab.cli.
@@ -35,18 +35,16 @@ from typing import TYPE_CHECKING
 from ttlab.errors import TTLabInputError
 from ttlab.ntp.config import RandomSpec, TrainConfig
 from ttlab.ntp.dataset import NTPDataset, batch_width
-from ttlab.ntp.limits import (  # noqa: F401  (DEFAULT_MEMORY_LIMIT_GIB and MAX_STEPS re-exported: defined here before)
+from ttlab.ntp.limits import (
     DEFAULT_MEMORY_LIMIT_GIB,
     GIB,
     MAX_STEPS,
     check_limit,
     gib_text,
 )
-from ttlab.ntp.reading import (  # noqa: F401  (re-exported: the reading budget was defined here before)
-    CHECK_BYTES_PER_TOKEN,
+from ttlab.ntp.reading import (
     MAX_SLOTS,
     VALID_CHECK_BYTES_PER_TOKEN,
-    require_readable,
 )
 from ttlab.provenance import median_call_seconds
 

@@ -19,7 +19,7 @@
   given in the main text, so c0 = 1 (the most lenient) decides ``met``; the appendix's explicit constants
   (1696 and 384) are recorded beside it.
 
-Imports: numpy, ttlab.ntp.train; never ttlab.cli.
+Imports: numpy, ttlab.ntp (config, train); never ttlab.cli.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from ttlab.ntp.train import TrainResult
+from ttlab.ntp.config import TrainResult
 
 _TINY = 1e-13
 #: differences of two numbers exact to rounding (1 − attention, L − L∞ relative to L∞) are resolvable above this

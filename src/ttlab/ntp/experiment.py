@@ -1,7 +1,7 @@
 """One paper-A experiment from dataset to files: metrics.csv, summary.json, dynamics.png.
 
-The checks before training, the memory and time estimates (:mod:`ttlab.ntp.cost`; the time estimate
-:func:`estimate_seconds` is re-exported here), the step sizes, training on the structured or the dense
+The checks before training, the memory and time estimates (:mod:`ttlab.ntp.cost`, with the time estimate
+:func:`~ttlab.ntp.cost.estimate_seconds`), the step sizes, training on the structured or the dense
 path, the rate fits and the files (:func:`run_dynamics`; `ttlab ntp run` is :func:`run_experiment`); and
 Figure 2's two extra runs of `ttlab reproduce`: stage 2 continued (:func:`long_stage2`) and stage 1 from a
 random start (:func:`random_start_stage1`).

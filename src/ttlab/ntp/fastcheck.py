@@ -41,7 +41,7 @@ from ttlab.ntp.limits import DEFAULT_MEMORY_LIMIT_GIB, FAST_CHECK_CHARS
 from ttlab.ntp.reading import MAX_SLOTS, TextScan, scan_text
 from ttlab.ntp.structure import DatasetStructure, analyze
 
-__all__ = ["MAX_SLOTS", "FullCheck", "QuickCheck", "check_dataset_file", "quick_check"]
+__all__ = ["FullCheck", "QuickCheck", "check_dataset_file", "quick_check"]
 
 
 @dataclass

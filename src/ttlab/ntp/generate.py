@@ -43,11 +43,12 @@ import numpy as np
 from ttlab.errors import TTLabInputError
 from ttlab.ntp.config import GENERATORS, DatasetSource, RandomSpec
 from ttlab.ntp.cost import require_generable
-from ttlab.ntp.dataset import ARROW, NTPDataset
+from ttlab.ntp.dataset import NTPDataset
 from ttlab.ntp.limits import DEFAULT_MEMORY_LIMIT_GIB
+from ttlab.ntp.reading import ARROW
 from ttlab.provenance import atomic_write_text
 
-__all__ = ["DENSE_MAX_BYTES", "DENSE_TABLE_BYTES", "METHODS", "RandomSpec", "generate_dataset", "generate_text",
+__all__ = ["DENSE_MAX_BYTES", "DENSE_TABLE_BYTES", "METHODS", "generate_dataset", "generate_text",
            "load_dataset", "resolve_method", "token_names", "write_dataset"]
 
 METHODS = GENERATORS  # "auto", "dense", "large"

@@ -54,11 +54,9 @@ by the same arithmetic), the dense path leaves the ray through rounding (measure
 1 − cos = 1e-4 at t = 40). (ii) stage 2 at large margins with large η, where a relative perturbation of
 1e-14 in η grows to 1e-3 in cos(W_kq, W*_kq) within ~50 steps in either path (measured on both).
 
-Max-margin solutions. W*_ov is closed form (column x = e_{n(x)} − 1/|V|·1 for tokens with a collocation),
-so ⟨W_ov, W*_ov⟩ = Σ_x [ℓ_x(1 − 1/|V|) − (|V|−1)o_x/|V|] and ‖W*_ov‖² = m(|V|−1)/|V|. W*_kq splits into
-independent per-query columns supported on the tokens of that query's constraints (a subset of the
-co-occurring pairs); it is solved per query by :func:`ttlab.ntp.maxmargin.kq_onehot_entries` and its
-inner product with W_kq is taken over the pairs.
+Max-margin solutions. W*_ov and W*_kq are solved by :mod:`ttlab.ntp.maxmargin.sparse`, which keeps them by their
+support (W*_ov closed form, two values per column; W*_kq per query column, on a subset of the co-occurring pairs);
+here the inner products with W_ov and W_kq are taken on the stored structure (for W*_kq, over the pairs).
 
 Where the structure does not hold — random init (W_ov(0) is dense), Adam (it is not a function of the
 gradient direction alone; kept dense for now), the joint schedule (W_ov then sees the full loss, whose
@@ -85,7 +83,7 @@ from ttlab.errors import TTLabInputError
 from ttlab.ntp.config import METRIC_COLUMNS, TrainConfig, TrainResult
 from ttlab.ntp.dataset import NTPDataset
 from ttlab.ntp.limits import MATERIALIZE_LIMIT
-from ttlab.ntp.maxmargin import RESCALE_TOL, MaxMarginSolution, kq_onehot_entries, unique_triples
+from ttlab.ntp.maxmargin import SparseMaxMargin, sparse_max_margin_kq, sparse_max_margin_ov, sparse_ov_solution
 from ttlab.ntp.model import CEBlock, ce_combine
 from ttlab.ntp.structure import DatasetStructure, analyze
 
@@ -175,96 +173,6 @@ class SparseKQ:
         W = torch.zeros((V, V), dtype=torch.float64)
         W[self.token, self.query] = self.values
         return W
-
-
-@dataclass
-class SparseMaxMargin:
-    """A max-margin solution given by its support, with the certificate of :class:`MaxMarginSolution`."""
-
-    vocab_size: int
-    rows: np.ndarray
-    cols: np.ndarray
-    values: np.ndarray
-    norm: float
-    min_margin: float
-    max_violation: float
-    n_constraints: int
-    method: str
-
-    def solution(self, dense: bool) -> MaxMarginSolution:
-        """As a :class:`MaxMarginSolution`; its matrix is filled only when ``dense`` (else 0 × 0)."""
-        if dense:
-            W = np.zeros((self.vocab_size, self.vocab_size))
-            W[self.rows, self.cols] = self.values
-        else:
-            W = np.zeros((0, 0))
-        return MaxMarginSolution(W, self.norm, self.min_margin, self.max_violation, self.n_constraints, self.method)
-
-
-def _certify(rows, cols, vals, margins_fn, n_cons: int, V: int, method: str) -> SparseMaxMargin:
-    """Margins from the support, the same tiny-violation rescaling as the dense solver, packaged."""
-    if n_cons == 0:
-        return SparseMaxMargin(V, rows, cols, vals, float(np.linalg.norm(vals)), math.inf, 0.0, 0, method)
-    marg = margins_fn(vals)
-    mmin = float(marg.min())
-    if 1.0 - RESCALE_TOL <= mmin < 1.0:
-        vals = vals / mmin
-        mmin = float(margins_fn(vals).min())
-    return SparseMaxMargin(V, rows, cols, vals, float(np.linalg.norm(vals)), mmin, max(0.0, 1.0 - mmin), n_cons, method)
-
-
-def sparse_max_margin_ov(next_token: np.ndarray) -> SparseMaxMargin:
-    """One-hot W*_ov (column x = e_{n(x)} − 1/|V|·1) as its support: O(#collocation tokens · |V|) entries
-    would be dense, so the support is kept as the two values per column (rows −1 = "every other class")."""
-    V = len(next_token)
-    toks = np.flatnonzero(next_token >= 0)
-    lab = next_token[toks]
-    n_cons = toks.size * (V - 1)
-    lab_val = np.full(toks.size, 1.0 - 1.0 / V)
-    oth_val = np.full(toks.size, -1.0 / V)
-
-    def margins(v: np.ndarray) -> np.ndarray:  # v = (label values, other values)
-        return v[: toks.size] - v[toks.size :] if V > 1 else np.full(toks.size, np.inf)
-
-    vals = np.concatenate([lab_val, oth_val])
-    out = _certify(np.r_[lab, np.full(toks.size, -1)], np.r_[toks, toks], vals, margins, n_cons, V, "closed-form")
-    # the norm counts every "other" entry |V| − 1 times
-    lv, ov = out.values[: toks.size], out.values[toks.size :]
-    out.norm = math.sqrt(float((lv**2).sum() + (V - 1) * (ov**2).sum()))
-    return out
-
-
-def sparse_max_margin_kq(
-    triples: np.ndarray,
-    vocab_size: int,
-    workers: int | None = None,
-    progress: Callable[[str, int, int], None] | None = None,
-) -> SparseMaxMargin:
-    """One-hot W*_kq per query column (Proposition 2 or NNLS-LDP) as (token, query, value) entries.
-
-    The columns are solved in parallel by :func:`ttlab.ntp.maxmargin.kq_onehot_entries` (``workers``:
-    processes, ``None`` = one per core for large problems; the result is identical to the serial one);
-    ``progress("W*_kq", done, total)`` counts solved query columns. The certificate (min margin, max
-    violation) is computed from the returned values on every constraint.
-    """
-    V = vocab_size
-    T = unique_triples(np.asarray(triples, dtype=np.int64).reshape(-1, 3), V)
-    m = T.shape[0]
-    if m == 0:
-        e = np.zeros(0, dtype=np.int64)
-        return _certify(e, e.copy(), np.zeros(0), None, 0, V, "closed-form")
-    tok, qry, val, tag = kq_onehot_entries(
-        T, V, "auto", workers=workers, progress=(lambda d, n: progress("W*_kq", d, n)) if progress else None)
-    key = qry * V + tok
-    order = np.argsort(key)
-    tok, qry, val, key = tok[order], qry[order], val[order], key[order]
-    pos_o = np.searchsorted(key, T[:, 0] * V + T[:, 1])
-    pos_u = np.searchsorted(key, T[:, 0] * V + T[:, 2])
-
-    def margins(v: np.ndarray) -> np.ndarray:
-        return v[pos_o] - v[pos_u]
-
-    return _certify(tok, qry, val, margins, m, V, tag)
 
 
 #: sentences with at most this many distinct tokens are batched with others of exactly that number; above
@@ -468,7 +376,7 @@ class StructuredProblem:
     def max_margin(self, progress: Callable[[str, int, int], None] | None = None) -> tuple[SparseMaxMargin,
                                                                                           SparseMaxMargin]:
         """W*_ov and W*_kq of the dataset (solved once, then kept: a run can size its step sizes from their
-        norms before training). ``progress`` as in :func:`sparse_max_margin_kq`."""
+        norms before training). ``progress`` as in :func:`~ttlab.ntp.maxmargin.sparse.sparse_max_margin_kq`."""
         if self._stars is None:
             self._stars = (sparse_max_margin_ov(self.next_token),
                            sparse_max_margin_kq(self.structure.kq_triples(), self.vocab_size, progress=progress))
@@ -565,7 +473,7 @@ def train_structured(
     A KeyboardInterrupt propagates unless ``keep_interrupted`` (then the steps so far are returned, as
     :func:`ttlab.ntp.train.train` does).
 
-    ``config`` is a :class:`ttlab.ntp.train.TrainConfig` (validated; step sizes resolved here with d = |V|).
+    ``config`` is a :class:`ttlab.ntp.config.TrainConfig` (validated; step sizes resolved here with d = |V|).
     The recorded metrics equal the dense run's to rounding (see the module docstring). The result's dense
     ``W_ov``/``W_kq`` and the W* matrices are filled only for |V| ≤ :data:`MATERIALIZE_LIMIT` (else None /
     0 × 0); the structured parameters are in ``result.structured``.
@@ -665,7 +573,7 @@ def _train(prob: StructuredProblem, config: TrainConfig, progress, t0: float, ke
         config=cfg,
         W_ov=ov.dense() if dense else None,
         W_kq=kq.dense() if dense else None,
-        wov_star=_ov_solution(star_ov, m_col, dense),
+        wov_star=sparse_ov_solution(star_ov, m_col, dense),
         wkq_star=star_kq.solution(dense),
         metrics=metrics,
         wall_time_s=time.perf_counter() - t0,
@@ -712,17 +620,6 @@ def _step_kq(kq: SparseKQ, ce: Stage2Loss, grad: torch.Tensor, cfg: TrainConfig)
     else:
         scale = math.exp(ce.log_scale) if ce.log_scale else 1.0
         kq.values = kq.values - cfg.eta * (grad * scale)
-
-
-def _ov_solution(star: SparseMaxMargin, m: int, dense: bool) -> MaxMarginSolution:
-    """W*_ov as a MaxMarginSolution (matrix filled only when ``dense``): label values on (n(x), x), the
-    "other" value on the rest of column x."""
-    W = np.zeros((star.vocab_size, star.vocab_size) if dense else (0, 0))
-    if dense:
-        toks = star.cols[:m]
-        W[:, toks] = star.values[m:]
-        W[star.rows[:m], toks] = star.values[:m]
-    return MaxMarginSolution(W, star.norm, star.min_margin, star.max_violation, star.n_constraints, star.method)
 
 
 @dataclass

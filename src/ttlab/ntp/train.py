@@ -26,13 +26,8 @@ import numpy as np
 import torch
 
 from ttlab.errors import TTLabInputError
-from ttlab.ntp.config import (  # noqa: F401  (re-exported: TrainConfig and its constants were defined here)
-    FIGURE2_NORM_RATIOS,
-    IMPLS,
-    INITS,
+from ttlab.ntp.config import (
     METRIC_COLUMNS,
-    OPTIMIZERS,
-    SCHEDULES,
     ProgressFn,
     TrainConfig,
     TrainResult,

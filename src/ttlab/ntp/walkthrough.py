@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import torch
 
+from ttlab.ntp.config import TrainConfig
 from ttlab.ntp.dataset import dataset_info
 from ttlab.ntp.examples import SVOP_UNSEEN, svop
 from ttlab.ntp.model import NTPTransformer
 from ttlab.ntp.structure import analyze
-from ttlab.ntp.train import TrainConfig, cosine, train
+from ttlab.ntp.train import cosine, train
 
 
 def _qp_columns(st, ds) -> dict:

@@ -83,7 +83,6 @@ from ttlab.reproduce.registry import (
     PARTS,
     QUICK_BUDGET_MINUTES,
     STANDARD_BUDGET_MINUTES,
-    VERDICTS,
     Part,
     PartContext,
     PerMode,
@@ -93,7 +92,8 @@ from ttlab.reproduce.registry import (
     register_part,
 )
 from ttlab.reproduce.statements import count_statements, group_statements
-from ttlab.reproduce.verdicts import PAPER_CLAIM, count_by_kind, make_claim, missing_claim, rejudge
+from ttlab.reproduce.verdict_base import PAPER_CLAIM, VERDICTS
+from ttlab.reproduce.verdicts import count_by_kind, make_claim, missing_claim, rejudge
 
 __all__ = [
     "MODES",

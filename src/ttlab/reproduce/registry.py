@@ -2,8 +2,8 @@
 
 See the package docstring (:mod:`ttlab.reproduce`) for how to add a part.
 
-Imports: ttlab.errors, ttlab.provenance, ttlab.reproduce.verdicts; inside PartContext's check ttlab.sweep; never
-ttlab.cli.
+Imports: ttlab.errors, ttlab.provenance, ttlab.reproduce.verdict_base; inside PartContext's check ttlab.sweep;
+never ttlab.cli.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any, Generic, TypeVar
 
 from ttlab.errors import TTLabInputError
 from ttlab.provenance import read_json
-from ttlab.reproduce.verdicts import KINDS, VERDICTS
+from ttlab.reproduce.verdict_base import KINDS, VERDICTS
 
 __all__ = [
     "MODES",
@@ -25,7 +25,6 @@ __all__ = [
     "STANDARD_BUDGET_MINUTES",
     "PAPERS",
     "PARTS",
-    "VERDICTS",
     "Part",
     "PartContext",
     "PerMode",

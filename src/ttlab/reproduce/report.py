@@ -26,7 +26,8 @@ from typing import Any, Union
 
 from ttlab.reproduce.registry import PAPERS, PARTS
 from ttlab.reproduce.statements import group_statements, statement_headline
-from ttlab.reproduce.verdicts import NEAR, conditions_met, not_at_scale
+from ttlab.reproduce.verdict_base import NEAR
+from ttlab.reproduce.verdicts import conditions_met, not_at_scale
 
 __all__ = [
     "Block",

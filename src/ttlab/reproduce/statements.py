@@ -19,8 +19,18 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ttlab.reproduce.verdict_base import CHECK, HOLDS, INCONCLUSIVE, KINDS, NOT_REPRODUCED, PARTLY, VERDICTS
-from ttlab.reproduce.verdicts import ABLATION, NOT_AT_SCALE, PAPER_CLAIM, count_by_kind, counts_text
+from ttlab.reproduce.verdict_base import (
+    ABLATION,
+    CHECK,
+    HOLDS,
+    INCONCLUSIVE,
+    KINDS,
+    NOT_REPRODUCED,
+    PAPER_CLAIM,
+    PARTLY,
+    VERDICTS,
+)
+from ttlab.reproduce.verdicts import NOT_AT_SCALE, count_by_kind, counts_text
 
 __all__ = ["STATEMENT_CASES", "count_statements", "group_statements", "statement_headline", "statement_id",
            "statement_verdict"]

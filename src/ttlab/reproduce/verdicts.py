@@ -51,7 +51,7 @@ Conditions. A claim of a theorem may state the theorem's preconditions computed 
 outside them.
 
 Imports: ttlab.reproduce.verdict_base and the rule modules (rules_thresholds, rules_shapes), which register
-the rules on import.
+the rules on import (:data:`RULE_MODULES`).
 """
 
 
@@ -59,8 +59,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import ttlab.reproduce.rules_shapes  # noqa: F401 - registers the rules (rules_thresholds: by the import below)
-from ttlab.reproduce.rules_thresholds import binomial_tail
+from ttlab.reproduce import rules_shapes, rules_thresholds
 from ttlab.reproduce.verdict_base import (
     ABLATION,
     CHECK,
@@ -73,26 +72,13 @@ from ttlab.reproduce.verdict_base import (
     PARTLY,
     RULES,
     VERDICTS,
-    Rule,
-    closest,
     finite_number,
-    rel_distance,
 )
 
 __all__ = [
-    "HOLDS",
-    "INCONCLUSIVE",
-    "KINDS",
     "NOT_AT_SCALE",
-    "NOT_REPRODUCED",
-    "PARTLY",
-    "RULES",
-    "VERDICTS",
-    "NEAR",
-    "Rule",
+    "RULE_MODULES",
     "assess",
-    "binomial_tail",
-    "closest",
     "conditions_met",
     "count_by_kind",
     "counts_text",
@@ -103,8 +89,10 @@ __all__ = [
     "missing_claim",
     "near_threshold_claims",
     "rejudge",
-    "rel_distance",
 ]
+
+RULE_MODULES = (rules_thresholds, rules_shapes)
+"""The modules whose ``@register_rule`` functions fill :data:`RULES` when they are imported (here)."""
 
 
 # ---------------------------------------------------------------------------------------------

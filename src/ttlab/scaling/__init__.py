@@ -20,18 +20,9 @@ ttlab.intrinsic_dim; the experiment modules add torch and ttlab.sweep; never ttl
 from typing import Any
 
 from ttlab.scaling.band import BAND_ESTIMATORS, PredictionBand, prediction_band
-from ttlab.scaling.fit import (
-    DEFAULT_LBFGSB_OPTIONS,
-    FORMS,
-    MIN_POINTS,
-    PARAM_NAMES,
-    FitResult,
-    chinchilla_huber_objective,
-    fit_chinchilla,
-    fit_offset_power_law,
-    fit_power_law,
-    fit_scaling_law,
-)
+from ttlab.scaling.fit import FitResult, fit_chinchilla, fit_offset_power_law, fit_power_law, fit_scaling_law
+from ttlab.scaling.fit_models import FORMS, MIN_POINTS, PARAM_NAMES, chinchilla_huber_objective
+from ttlab.scaling.fit_optimize import DEFAULT_LBFGSB_OPTIONS
 from ttlab.scaling.io import read_columns_csv
 from ttlab.scaling.theory import (
     PUBLISHED_LAWS,

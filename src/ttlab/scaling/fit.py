@@ -27,7 +27,7 @@ the bootstrap whose spread matches Besiroglu et al.'s published standard errors 
 bootstrap is about 2x narrower there). See :data:`DEFAULT_BOOTSTRAP_METHOD`.
 
 Imports: numpy, ttlab.errors, ttlab.scaling (fit_models, fit_optimize, fit_checks: the pieces this module was split
-into; their public names are re-exported here); nothing else of ttlab.
+into; their names are imported from there); nothing else of ttlab.
 """
 
 from __future__ import annotations
@@ -41,12 +41,6 @@ from numpy.typing import ArrayLike
 
 from ttlab.errors import TTLabInputError
 from ttlab.scaling.fit_checks import (
-    BOOTSTRAP_METHODS,
-    COLLINEAR_R,
-    CONSTANT_Y_TOL,
-    MAX_BOOTSTRAP,
-    MIN_DISTINCT_SIZES,
-    NEAR_CONSTANT_Y_TOL,
     analytic_ci,
     bound_notes,
     check_optimizer_options,
@@ -55,7 +49,6 @@ from ttlab.scaling.fit_checks import (
     diagnostics,
     fit_config,
     goodness,
-    log_correlation,
     percentile_ci,
     prepare_data,
 )
@@ -63,48 +56,21 @@ from ttlab.scaling.fit_models import (
     FORMS,
     HUBER_DELTA,
     MIN_POINTS,
-    OBJECTIVES,
     PARAM_NAMES,
-    Form,
-    chinchilla_huber_nll,
-    chinchilla_huber_objective,
-    huber_log_normaliser,
-    huber_logpdf,
     log_model,
     natural_params,
 )
-from ttlab.scaling.fit_optimize import DEFAULT_LBFGSB_OPTIONS, fit_theta, start_points
+from ttlab.scaling.fit_optimize import fit_theta, start_points
 
 __all__ = [
-    "FORMS",
-    "PARAM_NAMES",
-    "MIN_POINTS",
-    "DEFAULT_LBFGSB_OPTIONS",
     "FitResult",
     "fit_power_law",
     "fit_offset_power_law",
     "fit_chinchilla",
     "fit_scaling_law",
-    "chinchilla_huber_objective",
-    "chinchilla_huber_nll",
-    "huber_log_normaliser",
-    "huber_logpdf",
-    "OBJECTIVES",
     "DEFAULT_BOOTSTRAP_METHOD",
     "DEFAULT_BOOTSTRAP",
     "DEFAULT_CI_LEVEL",
-    # re-exported from fit_models, fit_optimize and fit_checks (the modules this one was split into)
-    "BOOTSTRAP_METHODS",
-    "COLLINEAR_R",
-    "CONSTANT_Y_TOL",
-    "Form",
-    "HUBER_DELTA",
-    "MAX_BOOTSTRAP",
-    "MIN_DISTINCT_SIZES",
-    "NEAR_CONSTANT_Y_TOL",
-    "design_notes",
-    "log_correlation",
-    "log_model",
 ]
 
 DEFAULT_BOOTSTRAP_METHOD: dict[str, str] = {"power": "residual", "offset": "residual", "chinchilla": "pairs"}

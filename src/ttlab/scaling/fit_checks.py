@@ -1,8 +1,6 @@
 """Checks and diagnostics of a scaling-law fit: validation of the data and options, goodness of fit, the notes
 that mark a fit not identifiable, the bootstrap percentile and analytic intervals, and the fit's config record.
 
-Re-exported by :mod:`ttlab.scaling.fit` (the tolerances, ``MAX_BOOTSTRAP``, :func:`log_correlation`).
-
 Imports: numpy, scipy.stats, ttlab.errors, ttlab.validation, ttlab.scaling (fit_models, fit_optimize).
 """
 

@@ -16,7 +16,8 @@ from typing import Any
 from ttlab.errors import TTLabInputError
 from ttlab.outputs import check_out_file
 from ttlab.provenance import atomic_savefig, atomic_write_json, versions
-from ttlab.scaling.fit import DEFAULT_BOOTSTRAP, DEFAULT_CI_LEVEL, FORMS, MIN_POINTS, OBJECTIVES, fit_scaling_law
+from ttlab.scaling.fit import DEFAULT_BOOTSTRAP, DEFAULT_CI_LEVEL, fit_scaling_law
+from ttlab.scaling.fit_models import FORMS, MIN_POINTS, OBJECTIVES
 from ttlab.scaling.io import read_columns_csv
 
 __all__ = ["KINDS", "fit_csv"]

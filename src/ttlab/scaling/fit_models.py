@@ -4,7 +4,7 @@ Internal parameter vector θ per form (log-amplitudes): power (a, α); offset (e
 Natural parameters: E = e^e, A = e^a, B = e^b (:func:`natural_params`). :func:`log_model` gives log L̂ and its
 Jacobian; :func:`chinchilla_huber_objective` (summed Huber loss, Hoffmann et al. 2022) and
 :func:`chinchilla_huber_nll` (Huber likelihood with a fitted scale, Besiroglu et al. 2024) are what the
-Chinchilla fit minimises. Re-exported by :mod:`ttlab.scaling.fit`.
+Chinchilla fit minimises.
 
 Imports: numpy, scipy.special; nothing of ttlab.
 """

@@ -1,8 +1,6 @@
 """Point estimates θ of the three forms: ordinary least squares (power), bounded least squares from a grid
 of starts (offset), L-BFGS-B on the Huber objectives from the best points of Epoch AI's grid (Chinchilla).
 
-Re-exported by :mod:`ttlab.scaling.fit` (``DEFAULT_LBFGSB_OPTIONS``).
-
 Imports: numpy, scipy.optimize, ttlab.errors, ttlab.scaling.fit_models.
 """
 

@@ -1,7 +1,7 @@
 """Configuration of the manifold-regression experiment (:mod:`ttlab.scaling.manifold_regression`): the sweep's
 grid and problem (:class:`ManifoldSweepConfig`), the optimisation of one run (:class:`TrainSettings`), the presets
 (:func:`quick_config`, :func:`standard_config`) and the oracle's design check (:func:`design_check`).
-Configs validate when made (``__post_init__``). Re-exported by :mod:`ttlab.scaling.manifold_regression`.
+Configs validate when made (``__post_init__``).
 
 Imports: numpy, ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (PAPER), ttlab.scaling (analysis, targets;
 regressors, hence torch, only when a config is made: the CLI reads the defaults without torch).

@@ -20,7 +20,7 @@ point used by ``ttlab scaling manifold``.
 
 The configuration (:class:`ManifoldSweepConfig`, :class:`TrainSettings`, the presets) is
 :mod:`ttlab.scaling.manifold_config`'s and the ID estimates and fits (:func:`estimate_ids`, :func:`aggregate`)
-:mod:`ttlab.scaling.manifold_analysis`'s, re-exported here; this module holds the sweep tasks (their cache keys
+:mod:`ttlab.scaling.manifold_analysis`'s; this module holds the sweep tasks (their cache keys
 name this module), the plan, the cost estimate and the whole experiment. Size grids, learning-rate selection and
 the power-law fits come from :mod:`ttlab.scaling.analysis`; every fitted exponent (α̂_D, α̂_N, the oracles') is
 written with the keys of :class:`ttlab.scaling.analysis.FittedExponent` (bootstrap interval). The figure is
@@ -50,43 +50,26 @@ from ttlab.scaling.manifold_config import (
     DEFAULT_MAX_HOURS,
     DEFAULT_WORKERS,
     ORACLE_KS,
-    ORACLE_TOL,
-    REGIMES,
     ManifoldSweepConfig,
     TrainSettings,
-    config_from_options,
-    design_check,
-    quick_config,
-    standard_config,
 )
 from ttlab.scaling.regressors import RegressorConfig
 from ttlab.scaling.targets import ManifoldProblem, make_problem, make_splits
 from ttlab.validation import check_int
 
 __all__ = [
-    "ORACLE_KS",
-    "ORACLE_TOL",
-    "REGIMES",
-    "ManifoldSweepConfig",
-    "TrainSettings",
-    "aggregate",
     "approx_run",
     "approximation_error",
     "check_max_hours",
-    "config_from_options",
-    "design_check",
     "estimate_cost",
-    "estimate_ids",
     "execution_threads",
     "knn_run",
     "lr_at",
     "plan_tasks",
     "minutes_text",
-    "quick_config",
     "run_manifold_experiment",
     "run_manifold_sweep",
     "scheduled_wall",
-    "standard_config",
     "train_run",
 ]
 

@@ -3,9 +3,8 @@
 A task's key is the first :data:`KEY_LENGTH` hex digits of the sha256 of the canonical JSON of
 ``{"fn": <task name>, "config": <config>}``. The task name is ``module:qualname``, or the name given
 with :func:`task_name`. Keys name the cache files (``<key>.json``), so this scheme must never change:
-users' caches of finished work depend on it (``tests/test_sweep.py`` pins values). :func:`check_int`, the
-integer-option check of :func:`ttlab.sweep.run_sweep` and the backends, is :func:`ttlab.validation.check_int`
-(re-exported here).
+users' caches of finished work depend on it (``tests/test_sweep.py`` pins values). The integer-option check of
+:func:`ttlab.sweep.run_sweep` and the backends is :func:`ttlab.validation.check_int`.
 
 Imports: the standard library, :mod:`ttlab.errors` and :mod:`ttlab.validation` only.
 """
@@ -18,9 +17,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ttlab.errors import TTLabInputError
-from ttlab.validation import check_int
 
-__all__ = ["KEY_LENGTH", "canonical_json", "check_int", "function_name", "key_name", "task_key", "task_name"]
+__all__ = ["KEY_LENGTH", "canonical_json", "function_name", "key_name", "task_key", "task_name"]
 
 KEY_LENGTH = 20  # hex characters of the sha256 kept in a key (80 bits)
 _TASK_NAME_ATTR = "__ttlab_task_name__"

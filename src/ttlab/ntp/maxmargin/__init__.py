@@ -12,8 +12,9 @@ Both problems have the form ``min ||W||_F  s.t.  a_cᵀ W b_c ≥ 1`` for a list
 
 One module per subject: :mod:`~ttlab.ntp.maxmargin.qp` (the QP kernel: the exact least-distance
 solver, constraint generation, the certificate, the reference Clarabel solver),
-:mod:`~ttlab.ntp.maxmargin.ov` (W*_ov) and :mod:`~ttlab.ntp.maxmargin.kq` (W*_kq, also its one-hot
-columns in parallel). Every public name is re-exported here. No other ttlab module (the trainers and
+:mod:`~ttlab.ntp.maxmargin.ov` (W*_ov), :mod:`~ttlab.ntp.maxmargin.kq` (W*_kq, also its one-hot
+columns in parallel) and :mod:`~ttlab.ntp.maxmargin.sparse` (the one-hot W*_ov and W*_kq of the structured path,
+kept by their support, with their certificates). Every public name is re-exported here. No other ttlab module (the trainers and
 the structured path build on it). Nothing here prints; the parallel one-hot W*_kq reports progress
 through a callback.
 
@@ -27,7 +28,7 @@ Performance
     Lawson–Hanson loop.  BLAS is limited to one thread (with threadpoolctl, when installed) during the
     many small dense operations, which multi-threaded OpenBLAS slows down badly on a busy machine.
 
-Imports: ttlab.ntp.maxmargin (qp, ov, kq).
+Imports: ttlab.ntp.maxmargin (qp, ov, kq, sparse).
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from ttlab.ntp.maxmargin.kq import (
 )
 from ttlab.ntp.maxmargin.ov import max_margin_ov
 from ttlab.ntp.maxmargin.qp import RESCALE_TOL, MaxMarginSolution, certificate_text, solution_info, solve_ldp
+from ttlab.ntp.maxmargin.sparse import SparseMaxMargin, sparse_max_margin_kq, sparse_max_margin_ov, sparse_ov_solution
 
 __all__ = [
     "MaxMarginSolution",
@@ -58,4 +60,8 @@ __all__ = [
     "RESCALE_TOL",
     "solution_info",
     "certificate_text",
+    "SparseMaxMargin",
+    "sparse_max_margin_ov",
+    "sparse_max_margin_kq",
+    "sparse_ov_solution",
 ]

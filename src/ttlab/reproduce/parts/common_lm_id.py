@@ -24,8 +24,8 @@ EXPONENT_TOLERANCE = {"holds_rel": 0.10, "partly_rel": 0.35, "min_points": 3}
 
 
 def id_options(ctx: PartContext) -> Any:
-    """The ID protocol of the LM parts (:class:`ttlab.lm.experiments.IDOptions`: the paper's; small in tiny mode)."""
-    from ttlab.lm.experiments import IDOptions
+    """The ID protocol of the LM parts (:class:`ttlab.lm.presets.IDOptions`: the paper's; small in tiny mode)."""
+    from ttlab.lm.presets import IDOptions
 
     paper, tiny = IDOptions(), IDOptions(windows_per_doc=4, tokens_per_doc=12, batch_size=200, k=10)
     return ctx.pick(PerMode(quick=paper, standard=paper, full=paper, tiny=tiny))

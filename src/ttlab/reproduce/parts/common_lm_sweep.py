@@ -52,13 +52,14 @@ _TINY_MODEL = dict(corpus="builtin:sotu", max_docs=24, vocab_size=300, models=((
 
 
 PRESETS = PerMode(quick="quick", standard="standard", full="full", tiny="quick")
-"""The sweep preset of each mode (:data:`ttlab.lm.experiments.DATA_SWEEP_PRESETS`; tiny overrides quick's sizes)."""
+"""The sweep preset of each mode (:data:`ttlab.lm.presets.DATA_SWEEP_PRESETS`; tiny overrides quick's sizes)."""
 BOOTSTRAP = PerMode(quick=1000, standard=1000, full=1000, tiny=200)
 """Bootstrap resamples of the LM parts' fits."""
 
 
 def sweep_results(kind: str, out: Path, ctx: PartContext, corpus: str | None = None) -> dict[str, Any]:
-    from ttlab.lm.experiments import run_data_sweep, run_model_sweep, sweep_kwargs
+    from ttlab.lm.experiments import run_data_sweep, run_model_sweep
+    from ttlab.lm.presets import sweep_kwargs
 
     tiny = _TINY_DATA if kind == "data" else _TINY_MODEL
     overrides: dict[str, Any] = dict(ctx.pick(PerMode(quick={}, standard={}, full={}, tiny=tiny)))

@@ -25,8 +25,8 @@ from ttlab.reproduce.report import Claims, Paragraph
 
 def data_corpora(ctx: PartContext) -> tuple[str, ...]:
     """The corpora of the data-scaling part: SOTU, and in standard (and tiny, to test it) mode also the shipped code
-    corpus (:data:`ttlab.lm.experiments.STANDARD_CORPORA`), each with its own sweep and ID prediction."""
-    from ttlab.lm.experiments import STANDARD_CORPORA
+    corpus (:data:`ttlab.lm.presets.STANDARD_CORPORA`), each with its own sweep and ID prediction."""
+    from ttlab.lm.presets import STANDARD_CORPORA
 
     one = STANDARD_CORPORA[:1]
     return ctx.pick(PerMode(quick=one, standard=STANDARD_CORPORA, full=one, tiny=STANDARD_CORPORA))

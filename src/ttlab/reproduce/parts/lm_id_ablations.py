@@ -43,7 +43,8 @@ from ttlab.reproduce.parts.common_lm_id import (
 from ttlab.reproduce.parts.common_lm_sweep import decidable_claim, sweep_results
 from ttlab.reproduce.registry import PartContext, PerMode, load_part_record, register_part
 from ttlab.reproduce.report import Claims, Figure, Paragraph, Table, fmt
-from ttlab.reproduce.verdicts import HOLDS, PARTLY, judge, missing_claim
+from ttlab.reproduce.verdict_base import HOLDS, PARTLY
+from ttlab.reproduce.verdicts import judge, missing_claim
 
 MIN_LAYERS = 4
 """The layer-peak claim is judged on models with at least this many blocks (≥ 3 inner layers to peak in)."""
@@ -279,7 +280,8 @@ def lm_id_ablations(out: Path, ctx: PartContext) -> dict:
     size, and Gemma's layer and sequence-length profiles (reuses the data sweep's cached runs; trains them first if the
     data-scaling part has not run). Standard and full mode measure the profiles on :data:`PROFILE_WINDOWS` windows per
     test document and train the seeds the sweep lacks (:data:`PEAK_SEEDS`)."""
-    from ttlab.lm.experiments import Execution, measure_run_id, train_seed_replicates
+    from ttlab.lm.experiments import measure_run_id, train_seed_replicates
+    from ttlab.lm.presets import Execution
     from ttlab.scaling.figures import plot_id_ablations
 
     res = sweep_results("data", out / "lm_data_scaling", ctx)

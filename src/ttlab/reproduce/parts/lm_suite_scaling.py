@@ -38,7 +38,7 @@ _TINY_SUITE = dict(window_bytes=48, windows_per_doc=8, id_tokens_per_doc=8, id_b
 def _suite_config(ctx: PartContext, sweep: dict[str, Any]) -> Any:
     """The suite evaluation of the model sweep's runs: the sweep's corpus and test split, windows of the
     runs' block size, 16 windows per test document (the sweep's ID protocol), tiny sizes in tiny mode."""
-    from ttlab.lm.suite import SuiteConfig
+    from ttlab.lm.suite_windows import SuiteConfig
 
     data, block = sweep["config"]["data"], sweep["config"]["models"][0]["block_size"]
     common = dict(corpus=data["corpus"], split="test", split_seed=data["split_seed"], val_frac=data["val_frac"],
@@ -139,8 +139,9 @@ def estimate(ctx: PartContext, out: Path | None) -> float:
                render=render, claims=claims, estimate=(420, 15000), estimate_fn=estimate, version=3)
 def lm_suite_scaling(out: Path, ctx: PartContext) -> dict:
     """``ttlab lm suite`` on the model sweep's own runs (trains them first, or reuses the sweep's cache)."""
-    from ttlab.lm.experiments import Execution
-    from ttlab.lm.suite import resolve_model, run_suite
+    from ttlab.lm.presets import Execution
+    from ttlab.lm.suite import run_suite
+    from ttlab.lm.suite_models import resolve_model
 
     sweep = sweep_results("model", out / "lm_model_scaling", ctx)
     selected = sorted((r for r in sweep["runs"] if r.get("selected") and r["seed"] == min(x["seed"] for x in sweep["runs"])),

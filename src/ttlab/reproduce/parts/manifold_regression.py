@@ -27,12 +27,12 @@ from ttlab.reproduce.verdicts import make_claim
 
 
 def config(ctx: PartContext):
-    from ttlab.scaling import manifold_regression as mr
+    from ttlab.scaling import manifold_config as mc
 
-    configs = PerMode(quick=mr.quick_config, standard=mr.standard_config, full=mr.ManifoldSweepConfig, tiny=lambda: mr.quick_config(
+    configs = PerMode(quick=mc.quick_config, standard=mc.standard_config, full=mc.ManifoldSweepConfig, tiny=lambda: mc.quick_config(
         ds=(1, 2), ambients=(8, 16), n_min=64, n_max=256, points=3, n_test=256, width=16, tokens=2, id_points=400,
         bootstrap=50, bootstrap_offset=20, oracle_seeds=2, model_widths=(4, 8, 16), model_n=128, approx_cells=(8, 32, 128),
-        train=mr.TrainSettings(epochs=2, min_steps=20, max_steps=30, eval_points=3, n_val_min=64)))
+        train=mc.TrainSettings(epochs=2, min_steps=20, max_steps=30, eval_points=3, n_val_min=64)))
     return replace(ctx.pick(configs)(), problem_seed=ctx.seed)
 
 
@@ -205,7 +205,7 @@ def claims(r: dict) -> list[dict]:
 
 
 def _design_text(f: dict) -> str:
-    from ttlab.scaling.manifold_regression import design_check
+    from ttlab.scaling.manifold_config import design_check
 
     ok, _ = design_check(f, ORACLE_THRESHOLDS["oracle_tol"])
     return "—" if ok is None else ("passed" if ok else "failed")

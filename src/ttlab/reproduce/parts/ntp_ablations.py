@@ -63,9 +63,9 @@ def render(r: dict) -> list:
                render=render, claims=claims, estimate=(30, 30), version=3)
 def ntp_ablations(out: Path, ctx: PartContext) -> dict:
     """Algorithm 1 against random init, joint training, plain GD and Adam on the Figure 2 data."""
+    from ttlab.ntp.config import TrainConfig
     from ttlab.ntp.experiment import run_dynamics
     from ttlab.ntp.plots import ablation_figure
-    from ttlab.ntp.train import TrainConfig
 
     ds = figure2_dataset(ctx)
     steps = ctx.pick(PerMode(quick=900, standard=900, full=900, tiny=40))

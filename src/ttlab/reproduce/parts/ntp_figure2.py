@@ -130,7 +130,7 @@ def continuation_steps(c1: float, max_len: int, baseline: float, cap: int) -> di
     plus the report's near-threshold band (so that the clearance is not itself a verdict on its threshold),
     from C1 of the paper-length run; at most ``cap``, never shorter than 10,000 (the direction's last decade)."""
     from ttlab.ntp.diagnostics import steps_to_clear
-    from ttlab.reproduce.verdicts import NEAR
+    from ttlab.reproduce.verdict_base import NEAR
 
     target = ATTENTION_CLEARANCE * (1 + NEAR)
     t_star = steps_to_clear(c1, max_len, baseline, target)
@@ -205,8 +205,8 @@ def render(r: dict) -> list:
                render=render, claims=claims, estimate=(60, 60), version=4)
 def ntp_figure2(out: Path, ctx: PartContext) -> dict:
     """The paper's Figure 2 (|V| = 20, 900 + 900 NGD steps) with the theorems' rates and bounds."""
+    from ttlab.ntp.config import TrainConfig
     from ttlab.ntp.experiment import long_stage2, random_start_stage1, run_dynamics
-    from ttlab.ntp.train import TrainConfig
 
     steps = ctx.pick(PerMode(quick=900, standard=900, full=900, tiny=60))
     summary = run_dynamics(figure2_dataset(ctx), TrainConfig(stage1_steps=steps, stage2_steps=steps, seed=ctx.seed),

@@ -32,7 +32,7 @@ from ttlab.reproduce.verdicts import make_claim
 #: the ntp_scale configurations: --full (GPT-2's vocabulary), test-only tiny; --quick does not run it.
 #: Step sizes at |V| = 50,257: the defaults 0.2/√|V|, 0.05/√|V| would leave ‖W‖ ≤ tη far below ‖W*‖
 #: (0.2 against ‖W*_kq‖ = 342.5 after 900 steps: nothing learned). "figure2" keeps Figure 2's ratios of the
-#: final norm bound tη to ‖W*‖ (ttlab.ntp.train.FIGURE2_NORM_RATIOS, also `ntp run --step-sizes figure2`):
+#: final norm bound tη to ‖W*‖ (ttlab.ntp.config.FIGURE2_NORM_RATIOS, also `ntp run --step-sizes figure2`):
 #: η0 = 9.23·224.2/900 ≈ 2.30, η = 2.06·342.5/900 ≈ 0.784 (‖W*_ov‖ = 224.2, ‖W*_kq‖ = 342.5 here, seed 0).
 SCALE_CONFIGS = PerMode(
     quick=None, standard=None,  # not run: it takes the full tier's time
@@ -122,12 +122,12 @@ def ntp_scale(out: Path, ctx: PartContext) -> dict:
     import resource
     import time
 
+    from ttlab.ntp.config import TrainConfig
     from ttlab.ntp.diagnostics import TINY_GAP, fit_exp_vs_power, resolvable_until
     from ttlab.ntp.experiment import run_dynamics
     from ttlab.ntp.fastcheck import quick_check
     from ttlab.ntp.generate import generate_dataset
     from ttlab.ntp.scale import ScaleGeneralization, max_margin_limit_state, scale_controls
-    from ttlab.ntp.train import TrainConfig
 
     c = ctx.pick(SCALE_CONFIGS)
     if c is None:  # quick and standard: not run

@@ -1,4 +1,5 @@
-"""Intrinsic-dimension estimators with a scikit-learn-style API.
+"""The base of the intrinsic-dimension estimators: :class:`IDEstimator`, a scikit-learn-style API, and what every
+estimator shares — parameter checks, the metric map, duplicate removal, the protocol's batches, the neighbour search.
 
 Every estimator takes its parameters in ``__init__`` and ``fit(X)`` sets ``dimension_`` and
 ``pointwise_dimension_`` (plus diagnostics). Shared options:
@@ -17,41 +18,40 @@ Every estimator takes its parameters in ``__init__`` and ``fit(X)`` sets ``dimen
   ``n_duplicates_removed_`` (a zero distance would give an ID of 0 or infinity).
 - ``backend``, ``block_size``, ``device``: neighbour search, see :func:`ttlab.intrinsic_dim.knn.kneighbors`.
 
-Conventions (identical to scikit-dimension 0.5, checked to 1e-6 in the tests):
-
-- MLE (Levina–Bickel): with ``T_1 <= ... <= T_K`` the distances to the K nearest neighbours
-  (the point itself excluded), the pointwise estimate is ``(K - 1) / sum_{j<K} log(T_K / T_j)``
-  (``K - 2`` with ``unbiased=True``). ``K`` here is scikit-dimension's ``n_neighbors`` argument of
-  ``MLE.fit`` (its constructor's ``K`` is unused in the default neighbourhood mode).
-  ``average='mean'`` is scikit-dimension's ``comb='mean'`` (what the paper's code used),
-  ``'harmonic'`` is its default ``comb='mle'`` (MacKay–Ghahramani: 1 / mean(1 / pointwise)),
-  ``'median'`` is ``comb='median'``.
-- TwoNN (Facco et al. 2017): ``mu = r_2 / r_1``; the largest ``discard_fraction`` of the
-  ratios is discarded and the slope of ``-log(1 - i/N)`` against ``log mu_(i)`` through the origin
-  is the ID (``method='linear'``, scikit-dimension's default); ``method='mle'`` is the censored
-  closed-form MLE.
-- GRIDE (Denti et al. 2022): likelihood of ``mu = r_{n2} / r_{n1}``, with DADApy's conventions
-  (``N - 1`` in place of ``N``; ratios above ``q50 + 20 (q95 - q50)`` dropped).
-
 Parameters are declared in each class's ``_parameter_constraints`` (scikit-learn's convention,
 :func:`ttlab.validation.validate_params`) and checked when ``fit`` starts; checks that depend on other
 parameters stay in ``_check_params``.
 
-Imports: numpy, scipy, torch (lazily), ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (_params, _validate, knn,
-mle_variants, protocol); never ttlab.cli.
+The estimators, one family per module: :mod:`~ttlab.intrinsic_dim.mle`, :mod:`~ttlab.intrinsic_dim.twonn` and
+:mod:`~ttlab.intrinsic_dim.gride`; and, numerically equal to scikit-dimension 0.5's for the same settings,
+:mod:`~ttlab.intrinsic_dim.lpca`, :mod:`~ttlab.intrinsic_dim.local` (MOM, MADA), :mod:`~ttlab.intrinsic_dim.tle`,
+:mod:`~ttlab.intrinsic_dim.ess`, :mod:`~ttlab.intrinsic_dim.corrint`, :mod:`~ttlab.intrinsic_dim.mind` (MiND_ML,
+DANCo), :mod:`~ttlab.intrinsic_dim.fisher_s`, :mod:`~ttlab.intrinsic_dim.knn_length` (KNN) and
+:mod:`~ttlab.intrinsic_dim.ph`. Those take scikit-dimension's defaults, so the same data give the same number with
+no options; where ttlab differs the class docstring says so; in short:
+
+- combination of pointwise estimates: scikit-dimension's ``comb='mean'`` (the default of its
+  local estimators' ``fit``) is ``average='mean'``; ``'median'`` is ``comb='median'``.
+  Non-finite pointwise values are left out with a :class:`DegeneratePointsWarning`
+  (scikit-dimension returns NaN).
+- randomised estimators (DANCo's calibration) default to ``random_state=0`` rather than an
+  unseeded generator, so the same call gives the same number; with the same integer seed the
+  random draws are scikit-dimension's (NumPy ``RandomState``), so the results agree.
+- duplicates are dropped (scikit-dimension degenerates on them: zero distances).
+
+Imports: numpy, torch (lazily), ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (_params, _validate, knn);
+never ttlab.cli.
 """
 
 from __future__ import annotations
 
 import math
-import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from numbers import Integral, Real
+from numbers import Integral
 from typing import Any
 
 import numpy as np
-from scipy.optimize import brentq
 
 from ttlab.errors import TTLabInputError
 from ttlab.intrinsic_dim._params import ParamsMixin
@@ -64,9 +64,7 @@ from ttlab.intrinsic_dim._validate import (
     to_metric_distances,
 )
 from ttlab.intrinsic_dim.knn import BACKENDS, Neighbors, kneighbors_prepared
-from ttlab.intrinsic_dim.mle_variants import DNOISE
-from ttlab.intrinsic_dim.protocol import PAPER
-from ttlab.validation import Interval, Options, check_choice, check_int, validate_params
+from ttlab.validation import Interval, Options, check_choice, validate_params
 
 AVERAGES = ("mean", "harmonic", "median")
 REMAINDERS = ("drop", "merge", "keep")
@@ -382,358 +380,3 @@ def _mean_of(vals: list[Any]) -> Any:
         return np.mean(np.stack(vals), axis=0)
     except ValueError:
         return vals[0]
-
-
-def _combine(pw: np.ndarray, average: str) -> float:
-    finite = pw[np.isfinite(pw)]
-    if len(finite) < len(pw):
-        warnings.warn(
-            f"{len(pw) - len(finite)} point(s) have all K neighbours at the same distance, so their "
-            "pointwise estimate is undefined; they are left out of the average.",
-            DegeneratePointsWarning,
-            stacklevel=4,
-        )
-    if not len(finite):
-        raise TTLabInputError(
-            "every point has all K neighbours at the same distance (e.g. one-hot or lattice rows), so the MLE is "
-            "undefined: distance ratios carry no dimension here. A larger K helps only if farther neighbours lie "
-            "at other distances."
-        )
-    if average == "mean":
-        return float(np.mean(finite))
-    if average == "harmonic":
-        return float(1.0 / np.mean(1.0 / finite))
-    return float(np.median(finite))
-
-
-class MLE(IDEstimator):
-    """Levina–Bickel maximum-likelihood estimator with K neighbours.
-
-    ``average``: 'mean' (arithmetic mean of pointwise estimates; the paper's code), 'harmonic'
-    (MacKay–Ghahramani, less biased) or 'median'. ``unbiased=True`` uses K − 2 instead of K − 1.
-    scikit-dimension's options (:mod:`ttlab.intrinsic_dim.mle_variants`): ``dnoise='dnoiseGaussH'``
-    with ``sigma`` (Haro et al.'s Gaussian noise correction) and ``neighborhood_based=False`` (one
-    global estimate from the ``k`` smallest distinct distances among every point's ``global_k``
-    nearest neighbours; scikit-dimension's ``K``).
-    """
-
-    name = "mle"
-    distance_only = True
-    _parameter_constraints: dict[str, Any] = {
-        **IDEstimator._parameter_constraints,
-        "k": [Interval(Integral, 2, None, closed="left")],  # >= 3 with unbiased=True (_check_params)
-        "average": [Options(AVERAGES)],
-        "unbiased": "no_validation",
-        "dnoise": [None, Options(DNOISE)],
-        "sigma": "no_validation",  # > 0 when dnoise is given (_check_params)
-        "neighborhood_based": "no_validation",
-        "global_k": "no_validation",  # >= 1 when neighborhood_based=False (_check_params)
-    }
-
-    def __init__(
-        self,
-        k: int = PAPER.k,
-        average: str = "mean",
-        unbiased: bool = False,
-        dnoise: str | None = None,
-        sigma: float = 0.0,
-        neighborhood_based: bool = True,
-        global_k: int = 5,
-        *,
-        metric: str = "euclidean",
-        batch_size: int | None = None,
-        seed: int = 0,
-        remainder: str = "drop",
-        backend: str = "auto",
-        block_size: int = 2048,
-        device: str | None = None,
-    ) -> None:
-        self._set_common(metric, batch_size, seed, remainder, backend, block_size, device)
-        self.k = k
-        self.average = average
-        self.unbiased = unbiased
-        self.dnoise = dnoise
-        self.sigma = sigma
-        self.neighborhood_based = neighborhood_based
-        self.global_k = global_k
-
-    def _check_params(self) -> None:
-        if self.unbiased:
-            check_int(self.k, "k", 3)
-        if self.dnoise is not None:
-            if isinstance(self.sigma, bool) or not isinstance(self.sigma, (int, float)) or not self.sigma > 0:
-                raise TTLabInputError(f"dnoise={self.dnoise!r} needs a noise scale sigma > 0; got sigma={self.sigma!r}.")
-        if not self.neighborhood_based:
-            check_int(self.global_k, "global_k", 1)
-
-    def fit(self, X: Any, y: Any = None) -> "MLE":
-        """Estimate the ID of the rows of ``X``; warns (:class:`SmallKWarning`) when K is too small to trust it."""
-        super().fit(X, y)
-        for msg in small_k_warnings(int(self.k), self.dimension_, self.average, self.unbiased):
-            warnings.warn(msg, SmallKWarning, stacklevel=2)
-        return self
-
-    def _n_neighbors(self) -> int:
-        return int(self.k) if self.neighborhood_based else int(self.global_k)
-
-    def _from_distances(self, dist: np.ndarray) -> tuple[float, np.ndarray | None, dict[str, Any]]:
-        import ttlab.intrinsic_dim.mle_variants as mv
-
-        if not self.neighborhood_based:
-            radii = mv.global_radii(dist, int(self.k))
-            return mv.mle_from_radii(radii, self.unbiased, float(self.sigma), self.dnoise), None, {}
-        if self.dnoise is not None:
-            pw = mv.mle_pointwise_noisy(dist, float(self.sigma), self.unbiased)
-        else:
-            pw = mle_pointwise(dist, unbiased=self.unbiased)
-        return _combine(pw, self.average), pw, {}
-
-
-MLE_MIN_K = 10
-"""Below this many neighbours the MLE is flagged (see :func:`small_k_warnings`)."""
-
-
-class SmallKWarning(UserWarning):
-    """The MLE used too few neighbours for its estimate to be trusted."""
-
-
-def small_k_warnings(k: int, dimension: float, average: str = "mean", unbiased: bool = False) -> list[str]:
-    """Why an MLE with ``k`` neighbours that gave ``dimension`` should not be trusted (empty when fine).
-
-    Rule: for locally uniform data the pointwise estimate is (K − 1)/Γ(K − 1, d) (inverse gamma), so
-    its relative spread is 1/√(K − 3) (infinite for K ≤ 3) and the arithmetic mean of pointwise
-    estimates is biased by the factor (K − 1)/(K − 2) (with the K − 2 numerator, or the harmonic combination, the bias vanishes).
-    Flag K < :data:`MLE_MIN_K` (bias ≥ 12.5 %, spread ≥ 38 %), and an estimate above K, which
-    K neighbours cannot resolve (the neighbourhood is dominated by curvature, noise and boundaries).
-    """
-    out = []
-    if k < MLE_MIN_K:
-        spread = "infinite" if k <= 3 else f"{100 / math.sqrt(k - 3):.0f} %"
-        if average == "mean" and not unbiased:
-            bias = ("; their mean has no finite expectation" if k <= 2
-                    else f"; their mean is biased upwards by {100 / (k - 2):.0f} %")
-        else:
-            bias = ""
-        out.append(
-            f"MLE with K = {k} neighbours is unreliable: a pointwise estimate has relative spread {spread}{bias} "
-            f"(locally uniform data); use K ≥ {MLE_MIN_K} (the paper uses {PAPER.k})."
-        )
-    if math.isfinite(dimension) and dimension > k:
-        out.append(
-            f"the estimate {dimension:.3g} exceeds K = {k}: {k} neighbours cannot resolve a dimension that high; "
-            "increase K (and the number of points)."
-        )
-    return out
-
-
-def mle_pointwise(dist: np.ndarray, unbiased: bool = False) -> np.ndarray:
-    """Levina–Bickel pointwise estimates from sorted neighbour distances ``dist`` (n, K), all > 0.
-
-    ``(K − 1) / sum_{j<K} log(T_K / T_j)`` (``K − 2`` if ``unbiased``); ``inf`` where all K
-    distances are equal.
-    """
-    K = dist.shape[1]
-    s = np.log(dist[:, -1:] / dist[:, :-1]).sum(axis=1)
-    with np.errstate(divide="ignore"):
-        return (K - 2 if unbiased else K - 1) / s
-
-
-TWONN_MIN_POINTS = 10
-"""TwoNN fits a line through the empirical distribution of the ratios r2/r1; with fewer points (after
-the discarded fraction, ~8) that line is meaningless (3 points gave 12.6 on planar data)."""
-
-
-class TwoNN(IDEstimator):
-    """TwoNN (Facco et al. 2017) from the ratio of second to first neighbour distances.
-
-    ``discard_fraction`` (default 0.1, the paper's) of the largest ratios is discarded.
-    ``method='linear'`` fits the empirical distribution (the paper's estimator);
-    ``method='mle'`` is the closed-form censored MLE. ``pointwise_dimension_`` holds the
-    one-point estimates ``1 / log(mu)`` (very noisy; for diagnostics).
-    """
-
-    name = "twonn"
-    distance_only = True
-    _parameter_constraints: dict[str, Any] = {
-        **IDEstimator._parameter_constraints,
-        "discard_fraction": [Interval(Real, 0, 1, closed="left")],
-        "method": [Options(("linear", "mle"))],
-    }
-
-    def __init__(
-        self,
-        discard_fraction: float = 0.1,
-        method: str = "linear",
-        *,
-        metric: str = "euclidean",
-        batch_size: int | None = None,
-        seed: int = 0,
-        remainder: str = "drop",
-        backend: str = "auto",
-        block_size: int = 2048,
-        device: str | None = None,
-    ) -> None:
-        self._set_common(metric, batch_size, seed, remainder, backend, block_size, device)
-        self.discard_fraction = discard_fraction
-        self.method = method
-
-    def _check_params(self) -> None:
-        if self.method == "linear" and self.discard_fraction == 0:
-            raise TTLabInputError(
-                "TwoNN method='linear' needs discard_fraction > 0: the largest ratio has empirical CDF 1, "
-                "and -log(1 - 1) is infinite. Use discard_fraction=0.1 (the paper's) or method='mle'."
-            )
-
-    def _n_neighbors(self) -> int:
-        return 2
-
-    def _min_points(self) -> int:
-        return TWONN_MIN_POINTS
-
-    def _from_distances(self, dist: np.ndarray) -> tuple[float, np.ndarray, dict[str, Any]]:
-        mu_all = dist[:, 1] / dist[:, 0]
-        with np.errstate(divide="ignore"):
-            pw = 1.0 / np.log(mu_all)
-        N = len(mu_all)
-        n_keep = int(N * (1 - self.discard_fraction))
-        if n_keep < 2:
-            raise TTLabInputError(
-                f"TwoNN keeps {n_keep} of {N} points after discarding {self.discard_fraction:.0%}; "
-                "it needs at least 2 (use more points or a smaller discard_fraction)."
-            )
-        log_mu = np.log(np.sort(mu_all)[:n_keep])
-        if self.method == "mle":
-            d = (n_keep - 1) / (np.sum(log_mu) + (N - n_keep) * log_mu[-1])
-        else:
-            y = -np.log(1 - np.arange(1, n_keep + 1) / N)
-            d = float(np.dot(log_mu, y) / np.dot(log_mu, log_mu))
-        return float(d), pw, {}
-
-
-class GRIDE(IDEstimator):
-    """GRIDE (Denti et al. 2022): likelihood of the ratio ``r_{n2} / r_{n1}``.
-
-    Larger ``n1`` looks at a larger scale, which makes the estimate robust to small noise.
-    ``n2`` defaults to ``2 * n1``. With ``multiscale=True`` it also reports the estimates at
-    ``n1 = 1, 2, 4, ...`` (``n2 = 2 n1 <= range_max``) in ``scales_``, ``dimension_scales_``,
-    ``error_scales_`` and ``radius_scales_`` (mean distance to the ``n2``-th neighbour): a plateau
-    across scales is the ID; a rise at small scales is noise. ``error_`` is the standard error.
-    """
-
-    name = "gride"
-    distance_only = True
-    _parameter_constraints: dict[str, Any] = {
-        **IDEstimator._parameter_constraints,
-        "n1": [Interval(Integral, 1, None, closed="left")],
-        "n2": [Interval(Integral, 2, None, closed="left"), None],
-        "multiscale": "no_validation",
-        "range_max": "no_validation",  # >= 2 when multiscale=True (_check_params)
-    }
-
-    def __init__(
-        self,
-        n1: int = 10,
-        n2: int | None = None,
-        multiscale: bool = False,
-        range_max: int = 64,
-        *,
-        metric: str = "euclidean",
-        batch_size: int | None = None,
-        seed: int = 0,
-        remainder: str = "drop",
-        backend: str = "auto",
-        block_size: int = 2048,
-        device: str | None = None,
-    ) -> None:
-        self._set_common(metric, batch_size, seed, remainder, backend, block_size, device)
-        self.n1 = n1
-        self.n2 = n2
-        self.multiscale = multiscale
-        self.range_max = range_max
-
-    def _n2(self) -> int:
-        return 2 * int(self.n1) if self.n2 is None else int(self.n2)
-
-    def _check_params(self) -> None:
-        if not self._n2() > self.n1:
-            raise TTLabInputError(f"GRIDE needs n2 > n1; got n1={self.n1}, n2={self._n2()}.")
-        if self.multiscale:
-            check_int(self.range_max, "range_max", 2)
-
-    def _n_neighbors(self) -> int:
-        return max(self._n2(), int(self.range_max)) if self.multiscale else self._n2()
-
-    def _min_points(self) -> int:
-        return self._n2() + 1 if not self.multiscale else self._n_neighbors() + 1
-
-    def _from_distances(self, dist: np.ndarray) -> tuple[float, np.ndarray, dict[str, Any]]:
-        n1, n2 = int(self.n1), self._n2()
-        d, err = gride_mle(dist, n1, n2)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            log_mu = np.log(dist[:, n2 - 1] / dist[:, n1 - 1])
-        extra: dict[str, Any] = {"error_": err}
-        if self.multiscale:
-            rmax = min(int(self.range_max), dist.shape[1])
-            scales = 2 ** np.arange(int(np.log2(rmax)))
-            res = np.array([gride_mle(dist, s, 2 * s) for s in scales])
-            extra.update(
-                scales_=scales,
-                dimension_scales_=res[:, 0],
-                error_scales_=res[:, 1],
-                radius_scales_=dist[:, 2 * scales - 1].mean(axis=0),
-            )
-        return d, _gride_pointwise(log_mu, n1, n2), extra
-
-
-def gride_mle(dist: np.ndarray, n1: int, n2: int) -> tuple[float, float]:
-    """GRIDE estimate and its standard error from sorted neighbour distances (n, >= n2)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        log_mu = np.log(dist[:, n2 - 1] / dist[:, n1 - 1])
-    ok = np.isfinite(log_mu) & (log_mu > 0)
-    if not ok.all():
-        warnings.warn(
-            f"GRIDE (n1={n1}, n2={n2}): {int((~ok).sum())} point(s) with tied neighbour distances skipped.",
-            DegeneratePointsWarning,
-            stacklevel=3,
-        )
-        log_mu = log_mu[ok]
-    if len(log_mu):
-        q95, q50 = np.percentile(np.exp(log_mu), [95, 50])
-        log_mu = log_mu[np.exp(log_mu) < 20 * (q95 - q50) + q50]
-    N = len(log_mu)
-    if N < 2:
-        raise TTLabInputError(f"GRIDE (n1={n1}, n2={n2}) has fewer than 2 usable points.")
-    sum_log = float(np.sum(log_mu))
-
-    def score(d: float) -> float:
-        return (N - 1) / d + (n2 - n1 - 1) * float(np.sum(log_mu / -np.expm1(-d * log_mu))) - (n2 - 1) * sum_log
-
-    hi = 1.0
-    while score(hi) > 0:
-        hi *= 2
-    d = brentq(score, 1e-8, hi, xtol=1e-12, rtol=1e-12)
-    info = N / d**2 + (n2 - n1 - 1) * float(np.sum((log_mu / (2 * np.sinh(d * log_mu / 2))) ** 2))
-    return float(d), float(1 / math.sqrt(info))
-
-
-def _gride_pointwise(log_mu: np.ndarray, n1: int, n2: int, iters: int = 80) -> np.ndarray:
-    """One-point GRIDE likelihood roots (bisection in log d); ``inf`` where ``mu == 1``."""
-    out = np.full(log_mu.shape, np.inf)
-    ok = np.isfinite(log_mu) & (log_mu > 0)
-    L = log_mu[ok]
-    if n2 - n1 - 1 == 0:  # Pareto: closed form
-        out[ok] = 1.0 / L
-        return out
-    lo, hi = np.full(L.shape, -30.0), np.full(L.shape, 30.0)  # bracket in log d
-    for _ in range(iters):
-        mid = 0.5 * (lo + hi)
-        d = np.exp(mid)
-        s = 1.0 / d + (n2 - n1 - 1) * L / -np.expm1(-d * L) - (n2 - 1) * L
-        pos = s > 0
-        lo = np.where(pos, mid, lo)
-        hi = np.where(pos, hi, mid)
-    out[ok] = np.exp(0.5 * (lo + hi))
-    return out
-
-
-METHODS = {"mle": MLE, "twonn": TwoNN, "gride": GRIDE}
