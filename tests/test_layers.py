@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src"
@@ -216,3 +217,10 @@ def test_module_and_function_sizes():
                 if n > MAX_FUNCTION_LINES:
                     long.append(f"{mod}.{node.name}: {n} lines")
     assert big == [] and long == []
+
+
+def test_no_module_restates_its_imports():
+    """What a module imports is stated once, by its import statements and the rules above; a prose "Imports:" line in a
+    docstring went stale where nothing checked it (issue 32), so there is none."""
+    stale = [name for name, path in MODULES.items() if re.search(r"^Imports:", path.read_text(encoding="utf-8"), re.M)]
+    assert stale == []

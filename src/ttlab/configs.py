@@ -1,7 +1,5 @@
 """Configuration dataclasses: their plain-dict round trip (stored in checkpoints and result files) and their documented
 fields (:func:`setting`: a default with what it means; the command line shows that as the option's help).
-
-Imports: dataclasses, ttlab.errors; nothing else of ttlab.
 """
 
 from __future__ import annotations

@@ -2,8 +2,6 @@
 
 Every error caused by bad user input derives from :class:`TTLabInputError`; the CLI turns it
 into a one-paragraph message and a non-zero exit code instead of a traceback.
-
-Imports: nothing; every ttlab module may import it.
 """
 
 

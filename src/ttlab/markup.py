@@ -6,8 +6,6 @@ The views therefore never put a value into markup themselves: :func:`markup` fil
 with values escaped for rich (numbers are formatted as the field says), and :func:`plain` wraps a value as text
 that is never read as markup (table cells, titles). ``tests/test_markup.py`` checks that no view or command
 builds markup from an f-string, and renders the views with ``[/x]`` in every name they show.
-
-Imports: rich.
 """
 
 from __future__ import annotations

@@ -23,8 +23,6 @@ so no write path can replace such a file even when a command forgets the check.
 Nothing is created or deleted except the probe file — and, by :func:`hold_out_dir`, the folder a run holds and
 its lock file ``.ttlab.lock``: an exclusive lock for the whole run, so a second process on the same folder is
 refused at once (the lock dies with its process, even on kill -9).
-
-Imports: the standard library and ttlab.errors only.
 """
 
 from __future__ import annotations

@@ -1,7 +1,4 @@
 """Provenance and safe output: versions of everything, atomic writes of results, timed calls for estimates.
-
-Imports: the standard library (numpy lazily); of ttlab only ttlab.outputs (lazily: which files may be
-replaced).
 """
 
 from __future__ import annotations

@@ -18,8 +18,6 @@ or ``"no_validation"`` instead of a list. :func:`validate_params` checks a dict 
 Config dataclasses declare theirs the same way: a :class:`Declared` subclass lists ``parameter_constraints``
 (field -> constraints), checked after ``__init__`` in this one place; its ``check()`` keeps only the rules that
 relate fields (``n_embd`` divisible by ``n_head``, ``min_lr <= lr``).
-
-Imports: numpy and ttlab.errors only (the bottom of ttlab's layering: every module may import it).
 """
 
 from __future__ import annotations

@@ -2,9 +2,6 @@
 
 Each domain registers a sub-command group from its own module. Errors caused by bad input
 (:class:`ttlab.errors.TTLabInputError`) are printed as a clear message with exit code 2.
-
-Imports: typer, rich, ttlab.errors and the command modules ttlab.cli.*; nothing in the library
-imports ttlab.cli (only ``python -m ttlab.lm``).
 """
 
 from __future__ import annotations

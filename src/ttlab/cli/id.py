@@ -1,7 +1,4 @@
 """`ttlab id …` — intrinsic dimension of data (paper B): each command calls ttlab.intrinsic_dim (or ttlab.lm.embed).
-
-Imports: typer, rich, ttlab.cli._common, ttlab.configs, ttlab.intrinsic_dim (files, io, protocol, views), ttlab.lm
-(configs, corpus: embed's settings, torch-free); in embed ttlab.lm.embed.
 """
 
 from __future__ import annotations

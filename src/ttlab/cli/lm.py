@@ -1,9 +1,6 @@
 """`ttlab lm …` — corpora, tokenizers and GPT-style language models for paper B. The one place the ``lm`` commands are
 registered (``suite`` and the sweeps are plain functions of lm_suite / lm_sweeps). Options are named like the config
 fields they set (CorpusSpec, GPTConfig, TrainConfig, SampleConfig), whose defaults and meanings they show.
-
-Imports: typer, ttlab.cli (_common, lm_suite, lm_sweeps), ttlab.configs, ttlab.lm (configs, corpus, tokenizer); inside the commands
-ttlab.lm (build, checkpoint, data, hf, train_corpus, views) and ttlab.outputs.
 """
 
 import codecs

@@ -1,7 +1,5 @@
 """`ttlab lm suite` — model scaling from an existing model suite (paper B's Figure-3 method; a plain function that
 :mod:`ttlab.cli.lm` registers).
-
-Imports: typer, ttlab.cli._common, ttlab.configs, ttlab.lm (presets, suite, views), ttlab.outputs. Not ttlab.cli.lm.
 """
 
 from pathlib import Path

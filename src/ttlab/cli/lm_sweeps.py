@@ -1,9 +1,6 @@
 """`ttlab lm data-sweep | model-sweep | id-ablations` — paper B's scaling experiments on real text: option text (comma
 lists, model shapes) parsed into the typed settings of :mod:`ttlab.lm.presets`, the results printed. Plain functions;
 :mod:`ttlab.cli.lm` registers them.
-
-Imports: typer, ttlab.cli._common, ttlab.errors, ttlab.lm (configs, presets; inside the commands
-experiments, views), ttlab.outputs. Not ttlab.cli.lm.
 """
 
 from pathlib import Path

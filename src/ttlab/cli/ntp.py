@@ -4,9 +4,6 @@ Each command parses its options, calls one library function and prints what it r
 builds the tables and lines). The options set the fields of :mod:`ttlab.ntp.config`'s dataclasses, whose defaults
 and help texts they show (:func:`ttlab.cli._common.Setting`; with :mod:`ttlab.ntp.limits`: no numpy or torch, so
 `ttlab --help` stays fast), and are named like the library's parameters (errors name those).
-
-Imports: typer, rich, ttlab.cli._common, ttlab.errors, ttlab.ntp (config, limits, views); inside the commands
-ttlab.ntp (experiment, fastcheck, generalize, generate, walkthrough) and ttlab.outputs.
 """
 
 from __future__ import annotations

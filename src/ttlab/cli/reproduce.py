@@ -1,7 +1,4 @@
 """`ttlab reproduce` — the main job: every experiment of both papers this machine allows, one report.
-
-Imports: typer, ttlab.cli._common; inside the command rich, ttlab.reproduce (and its views), ttlab.outputs and
-ttlab.errors.
 """
 
 from __future__ import annotations

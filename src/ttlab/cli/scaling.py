@@ -3,9 +3,6 @@
 Each command parses its options, calls one function of :mod:`ttlab.scaling` (:mod:`~ttlab.scaling.predictions`,
 :func:`~ttlab.scaling.fit_csv.fit_csv`, :func:`~ttlab.scaling.manifold_regression.run_manifold_experiment`) and
 prints its view (:mod:`ttlab.scaling.views`).
-
-Imports: typer, ttlab.cli._common (option-text parsing, printing), ttlab.scaling (fit, fit_csv, manifold_config,
-predictions, views) and ttlab.intrinsic_dim (the paper's K); ttlab.scaling.manifold_regression (torch) inside its command.
 """
 
 from __future__ import annotations

@@ -18,10 +18,6 @@ float64 (:func:`kneighbors`). Exact duplicate points are dropped with a warning 
 :func:`compare` runs many estimators on the same data with one shared neighbour search.
 One-call helpers return a self-describing :class:`IDResult`: :func:`estimate_id` and
 :func:`paper_protocol`. Known-answer data: :func:`sample_manifold`. Files: :func:`load_points`.
-
-Imports: its own modules (numpy, scipy, torch lazily, faiss optionally through them), ttlab.errors,
-ttlab.provenance; lazily ttlab.scaling.theory (predicted exponents in :func:`compare`); never
-ttlab.lm or ttlab.cli.
 """
 
 from ttlab.intrinsic_dim._validate import DuplicatePointsWarning, check_points

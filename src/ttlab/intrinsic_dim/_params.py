@@ -7,8 +7,6 @@ of its contract that tools rely on: ``get_params(deep=True)``, ``set_params`` (w
 ``__sklearn_tags__`` (imported lazily: only scikit-learn calls it). ``sklearn.base.clone``,
 ``check_estimator``, ``GridSearchCV``-style tools and ``Pipeline`` then work on every estimator
 (tested in tests/intrinsic_dim/test_sklearn_contract.py).
-
-Imports: inspect, ttlab.errors; lazily sklearn.utils (in ``__sklearn_tags__`` only).
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
 """Input checks shared by the estimators: shape, dtype, finiteness, duplicates, metric.
 
 Checks of scalar parameters (``check_int``, ``check_choice``) are :mod:`ttlab.validation`'s.
-
-Imports: numpy, ttlab.errors, ttlab.validation.
 """
 
 from __future__ import annotations

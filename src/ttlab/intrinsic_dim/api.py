@@ -2,8 +2,6 @@
 
 :class:`IDProtocol` and :data:`PAPER` (paper B's K, batch size, average, seed, remainder) live in
 :mod:`ttlab.intrinsic_dim.protocol`; :func:`paper_protocol` applies them here.
-
-Imports: numpy, ttlab.intrinsic_dim (gride, mle, twonn, protocol), ttlab.provenance, ttlab.validation; never ttlab.cli.
 """
 
 from __future__ import annotations

@@ -38,9 +38,6 @@ no options; where ttlab differs the class docstring says so; in short:
   unseeded generator, so the same call gives the same number; with the same integer seed the
   random draws are scikit-dimension's (NumPy ``RandomState``), so the results agree.
 - duplicates are dropped (scikit-dimension degenerates on them: zero distances).
-
-Imports: numpy, torch (lazily), ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (_params, _validate, knn);
-never ttlab.cli.
 """
 
 from __future__ import annotations

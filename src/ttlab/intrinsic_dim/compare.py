@@ -6,9 +6,6 @@ largest k any selected estimator needs, and each kNN-based estimator reads its f
 (identical to its own search). Each row reports the estimate, its spread over the batches, the
 estimator's own time (the shared search is timed separately) and the exponents the estimate
 predicts, α_D = 2β/(2β + d̂) and α_N = 2β/d̂ (Havrilla & Liao, Theorems 1–2).
-
-Imports: numpy, ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (protocol, base and the estimators' modules, knn,
-_validate); lazily ttlab.provenance and ttlab.scaling.theory; never ttlab.cli.
 """
 
 from __future__ import annotations

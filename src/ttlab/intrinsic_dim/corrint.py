@@ -1,7 +1,5 @@
 """The correlation dimension (Grassberger–Procaccia): :class:`CorrInt`, numerically equal to scikit-dimension 0.5's,
 from exact counts of the pairs closer than a radius (:func:`count_pairs_below`).
-
-Imports: numpy, ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (base, knn); lazily torch; never ttlab.cli.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
 """Expected simplex skewness (Johnsson et al. 2015): :class:`ESS`, numerically equal to scikit-dimension 0.5's; the
 ESS value of a neighbourhood (:func:`ess_value`), its inversion through the uniform-ball reference
 (:func:`ess_dimension`) and scikit-dimension's sample of simplices (:func:`sample_combinations`).
-
-Imports: numpy, ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (base, knn, local, neighbourhoods); lazily scipy
-and torch; never ttlab.cli.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
 """``ttlab id estimate`` and ``ttlab id compare`` as library calls on a file of points: the output path checked
 before any work, the points loaded, the estimate made with its warnings recorded, the JSON result written
 (:func:`estimate_file`, :func:`compare_file`).
-
-Imports: ttlab.outputs, ttlab.provenance, ttlab.intrinsic_dim (api, compare, io, protocol); never ttlab.cli.
 """
 
 from __future__ import annotations

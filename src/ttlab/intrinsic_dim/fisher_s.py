@@ -11,8 +11,6 @@ Equal to scikit-dimension / the original MATLAB code (tested on its reference da
 
 After whitening, the projected points are the rows of the left singular vectors ``U[:, kept]``
 normalised to unit length, so no covariance matrix is formed.
-
-Imports: numpy, scipy (lazily), ttlab.errors, ttlab.intrinsic_dim (base, knn).
 """
 
 from __future__ import annotations

@@ -3,8 +3,6 @@
 
 The likelihood of ``mu = r_{n2} / r_{n1}``, with DADApy's conventions (``N - 1`` in place of ``N``; ratios above
 ``q50 + 20 (q95 - q50)`` dropped).
-
-Imports: numpy, scipy, ttlab.errors, ttlab.validation, ttlab.intrinsic_dim.base; never ttlab.cli.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
 """Reading point clouds from files: .npy, .npz, .pt/.pth, .csv, .tsv (rows = points); writing them (.npy), and a
 sampled manifold of known dimension to a file (:func:`write_manifold`, ``ttlab id sample-manifold``).
-
-Imports: numpy, torch (lazily, for .pt files), ttlab.errors, ttlab.intrinsic_dim (_validate, manifolds), and
-lazily ttlab.outputs and ttlab.provenance (writing); never ttlab.cli.
 """
 
 from __future__ import annotations

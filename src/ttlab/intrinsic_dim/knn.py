@@ -30,9 +30,6 @@ same float64 routine as the blocked path, so both return identical neighbours an
 ``backend="faiss"`` uses faiss' exact flat index for the float32 selection (same certification);
 ``backend="faiss-hnsw"`` is approximate (HNSW graph): faster on huge data, but neighbours can be
 missed, so its result is flagged ``exact=False``. faiss is optional.
-
-Imports: numpy, ttlab.errors, ttlab.validation, ttlab.intrinsic_dim._validate; lazily scipy, torch and faiss
-(optional); never ttlab.cli.
 """
 
 from __future__ import annotations

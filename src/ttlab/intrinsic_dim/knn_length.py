@@ -6,8 +6,6 @@ the total length ``L`` of their kNN graph with edge weights ``distance**gamma``.
 set, ``L ≈ c p^{(m − γ)/m}``; the estimate is the ``m`` in 1..n_features whose least-squares fit of ``c``
 leaves the smallest residual (``residual_``). Only the sampled points' distances are computed (scikit-
 dimension forms the full n × n distance matrix).
-
-Imports: numpy, scipy (lazily), ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (base, knn).
 """
 
 from __future__ import annotations

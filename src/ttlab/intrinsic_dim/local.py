@@ -2,8 +2,6 @@
 :class:`MOM` (method of moments) and :class:`MADA` (manifold-adaptive dimension); and their base :class:`LocalKNN`
 (pointwise estimates combined by ``average``), which :class:`~ttlab.intrinsic_dim.tle.TLE` and
 :class:`~ttlab.intrinsic_dim.ess.ESS` share.
-
-Imports: numpy, ttlab.intrinsic_dim (base, knn, neighbourhoods); never ttlab.cli.
 """
 
 from __future__ import annotations

@@ -3,9 +3,6 @@
 Global PCA by default (the dimension of the linear span); ``pointwise=True`` fits every kNN neighbourhood.
 The signal-rank versions (MP, GD, KN, Minka, parallel, denoised, scRMT) are :mod:`ttlab.intrinsic_dim.pca_rank`'s.
 Exported by :mod:`ttlab.intrinsic_dim`.
-
-Imports: numpy, ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (base, knn, neighbourhoods, pca_rank);
-lazily torch (through neighbourhoods).
 """
 
 from __future__ import annotations

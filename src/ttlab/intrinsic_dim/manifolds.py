@@ -14,8 +14,6 @@ swiss-roll     3    the Swiss roll (d = 2): (t cos t, 21 v, t sin t), t = 1.5 pi
 nonlinear      2d   graph of a smooth coupled map over [0,1]^d:
                     (t, sin(pi (t_j + t_{j+1})) cos(pi t_{j+2}))_j, indices mod d
 =============  ===  ==============================================================================
-
-Imports: numpy, ttlab.errors, ttlab.validation; never ttlab.cli.
 """
 
 from __future__ import annotations

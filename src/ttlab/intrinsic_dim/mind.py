@@ -2,8 +2,6 @@
 ratio of first to (k+1)-th neighbour distances (Rozza et al. 2012), and DANCo's comparison of that estimate and
 the von Mises statistics of neighbour angles with those of uniform balls (Ceruti et al. 2012).
 Exported by :mod:`ttlab.intrinsic_dim`.
-
-Imports: numpy, ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (base, knn, neighbourhoods); lazily scipy.
 """
 
 from __future__ import annotations

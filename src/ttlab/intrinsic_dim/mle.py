@@ -9,8 +9,6 @@ distances to the K nearest neighbours (the point itself excluded), the pointwise
 default ``comb='mle'`` (MacKay–Ghahramani: 1 / mean(1 / pointwise)), ``'median'`` is ``comb='median'``.
 
 scikit-dimension's other options (the noise model, the global estimate) are :mod:`ttlab.intrinsic_dim.mle_variants`'s.
-
-Imports: numpy, ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (base, mle_variants, protocol); never ttlab.cli.
 """
 
 from __future__ import annotations

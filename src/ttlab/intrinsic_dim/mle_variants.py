@@ -8,8 +8,6 @@
   so the numbers are the same; quad's actual error is far below them on this smooth integrand.
 - Global (``neighborhood_based=False``): one estimate from the ``k`` smallest *distinct* distances among
   all points' ``global_k`` nearest neighbours, ``(k − 1) / Σ log(R_k / R_j)``.
-
-Imports: numpy, scipy (lazily).
 """
 
 from __future__ import annotations

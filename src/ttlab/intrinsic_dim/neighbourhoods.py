@@ -1,7 +1,5 @@
 """Shared machinery of the neighbourhood-based estimators: blocked batched Gram matrices, the combination
 of pointwise estimates, BLAS thread control and the parameter constraints they share.
-
-Imports: numpy, ttlab.errors, ttlab.validation, ttlab.intrinsic_dim.base; lazily torch and threadpoolctl.
 """
 
 from __future__ import annotations

@@ -18,8 +18,6 @@ scran and the randomly package), so the same data give the same rank:
   Marchenko–Pastur edge plus one Tracy–Widom unit (the null bulk from a permuted copy).
 
 These estimate the rank of a *linear* signal, not a manifold dimension.
-
-Imports: numpy, scipy (lazily), ttlab.errors, ttlab.validation.
 """
 
 from __future__ import annotations

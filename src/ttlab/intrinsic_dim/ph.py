@@ -8,8 +8,6 @@ the estimate is ``alpha / (1 − slope)`` with the slope of the least-squares li
 ``log s`` (``x_``, ``y_``: the points of that fit). Every minimum spanning tree has the same multiset of
 edge lengths, so ``E`` does not depend on the algorithm: here Prim's, vectorised over the subsample's
 distance matrix (scikit-dimension builds a sparse graph of all pairs for each subsample).
-
-Imports: numpy, scipy (lazily), ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (base, knn).
 """
 
 from __future__ import annotations

@@ -4,8 +4,6 @@
   excluded, as scikit-dimension), one estimate per point; neighbours from the shared exact search.
 - :func:`smooth_pointwise`: each point's estimate averaged with those of its ``k`` neighbours
   (scikit-dimension's ``dimension_pw_smooth_``), for any pointwise estimates.
-
-Imports: numpy, ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (base, knn, _validate).
 """
 
 from __future__ import annotations

@@ -3,8 +3,6 @@
 The one home of the paper's K and batch size: every default of them in ttlab (the MLE's ``k``, the batch
 size of ``paper=True`` / ``--paper``, the CLI's ``--k`` and ``--batch-size``) reads :data:`PAPER`.
 Exported by :mod:`ttlab.intrinsic_dim`.
-
-Imports: nothing of ttlab (the estimators import it).
 """
 
 from __future__ import annotations

@@ -9,8 +9,6 @@
 
 Both reuse the estimators' code in :mod:`ttlab.intrinsic_dim.ess` and :mod:`ttlab.intrinsic_dim.mind`;
 nothing is re-derived.
-
-Imports: numpy, ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (_validate, ess, mind).
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
 """The tight local ID estimator (Amsaleg et al. 2019): :class:`TLE`, numerically equal to scikit-dimension 0.5's,
 and its pointwise estimates from the neighbourhoods' Gram matrices (:func:`tle_pointwise`).
-
-Imports: numpy, ttlab.intrinsic_dim (base, knn, local, neighbourhoods); lazily torch; never ttlab.cli.
 """
 
 from __future__ import annotations

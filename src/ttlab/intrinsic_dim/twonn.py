@@ -4,8 +4,6 @@ Conventions (identical to scikit-dimension 0.5, checked to 1e-6 in the tests): `
 ``discard_fraction`` of the ratios is discarded and the slope of ``-log(1 - i/N)`` against ``log mu_(i)`` through
 the origin is the ID (``method='linear'``, scikit-dimension's default); ``method='mle'`` is the censored
 closed-form MLE.
-
-Imports: numpy, ttlab.errors, ttlab.validation, ttlab.intrinsic_dim.base; never ttlab.cli.
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
 """Views of what ``ttlab id estimate`` and ``ttlab id compare`` return (:func:`~ttlab.intrinsic_dim.files.estimate_file`,
 :func:`~ttlab.intrinsic_dim.files.compare_file`): the lines and the table the commands print. They never print.
-
-Imports: rich, ttlab.markup, ttlab.intrinsic_dim (api, compare: the result types).
 """
 
 from __future__ import annotations

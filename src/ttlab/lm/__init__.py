@@ -13,8 +13,6 @@ registries: :func:`ttlab.lm.build.build_corpus`.
 
 The names are loaded on first use (PEP 562), so ``import ttlab.lm.configs`` — what the command line reads its
 defaults from — does not import torch.
-
-Imports: its own modules (numpy, torch, tokenizers through them), on first use; never ttlab.cli.
 """
 
 from __future__ import annotations

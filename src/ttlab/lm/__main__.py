@@ -1,6 +1,4 @@
 """``python -m ttlab.lm ARGS`` = ``ttlab lm ARGS``; lets ``torchrun … -m ttlab.lm train …`` launch DDP runs.
-
-Imports: ttlab.cli (the one library-side module that does).
 """
 
 import sys

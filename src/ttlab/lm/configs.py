@@ -4,8 +4,6 @@ runtime), :class:`SampleConfig` and :class:`EmbedConfig` (what ``ttlab id embed`
 
 They hold no tensors and import no torch, so the command line reads its defaults from them at start-up; this is
 their one home (:mod:`ttlab.lm.model`, :mod:`ttlab.lm.trainer` and :mod:`ttlab.lm.embed` import them from here).
-
-Imports: ttlab.configs, ttlab.errors, ttlab.validation; nothing else of ttlab.
 """
 
 from __future__ import annotations

@@ -11,8 +11,6 @@ schedule-free tail. Early stopping counts on from where the run was.
 The continuation is a new run folder (the source is left as it was), seeded with the source's ckpt.pt and
 best.pt and then trained with :func:`ttlab.lm.trainer.train` (``resume=True``), so it is resumable like any
 run. Its result.json records where it came from under ``extra.continued_from``.
-
-Imports: ttlab.errors, ttlab.lm (checkpoint, configs, data, trainer). Never ttlab.lm.experiments: it imports this.
 """
 
 from __future__ import annotations

@@ -15,8 +15,6 @@ A corpus spec is one of
   (default: blank lines, so paragraphs are documents; ``None`` keeps the file as one document).
 
 Documents whose text is empty or only whitespace are dropped (and counted).
-
-Imports: numpy, ttlab.configs (setting), ttlab.errors, ttlab.lm.configs (SPLITS); lazily datasets (``hf:`` specs); never ttlab.cli.
 """
 
 from __future__ import annotations

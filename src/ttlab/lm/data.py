@@ -11,8 +11,6 @@ A prepared dataset is a folder::
 The folder name holds a hash of the corpus content, the split, the tokenizer and the format, so a
 changed corpus or tokenizer gets a new folder. Folders are built under a temporary name and renamed
 into place, so concurrent builders and interrupted builds never leave a half-written cache.
-
-Imports: numpy, ttlab.errors, ttlab.provenance, ttlab.lm (corpus, tokenizer); never ttlab.cli.
 """
 
 from __future__ import annotations

@@ -1,6 +1,4 @@
 """Device choice and multi-process data parallelism (``torchrun`` → DDP, gloo on CPU, NCCL on CUDA).
-
-Imports: torch, ttlab.errors; never ttlab.cli.
 """
 
 from __future__ import annotations

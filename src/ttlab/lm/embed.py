@@ -21,10 +21,6 @@ Sampling is reproducible: document ``i`` draws its window and positions from
 Shuffled-token control (``shuffle_tokens``): the same windows and positions, but the tokens of each window
 are permuted (seeded, see :data:`SHUFFLE_STREAM`) before the forward pass — the same token counts without
 their order, so an ID that does not move under shuffling is not a property of the text's sequential structure.
-
-Imports: numpy, torch, ttlab.errors, ttlab.intrinsic_dim.protocol (PAPER), ttlab.lm.configs (EmbedConfig), ttlab.provenance; lazily ttlab.lm (checkpoint,
-corpus, pretrained), ttlab.intrinsic_dim, ttlab.scaling.theory, ttlab.outputs (:func:`embed_to_file`) and rich
-(:func:`embed_view`); never ttlab.cli.
 """
 
 from __future__ import annotations

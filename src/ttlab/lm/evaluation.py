@@ -2,8 +2,6 @@
 (:func:`eval_windows`), the mean per-token loss over them shared out over the ranks (:class:`Evaluator`), the mean of
 the lowest evaluations (:func:`mean_lowest`), metrics.csv (:func:`metrics_csv`) and the weights' digest
 (:func:`params_digest`).
-
-Imports: numpy, torch, ttlab.lm.distributed (DistInfo); never ttlab.lm.trainer (which imports this) or ttlab.cli.
 """
 
 from __future__ import annotations

@@ -34,10 +34,6 @@ The settings — typed presets that contain the runs' TrainConfig, SweepData, Ex
 ``"4x4x128"`` or ``"0,1"`` is parsed by the CLI (:mod:`ttlab.cli.lm_sweeps`), not here. Size grids, learning-rate
 selection and the exponent fits come from :mod:`ttlab.scaling.analysis` (the JSON keys of a fitted exponent are
 :class:`ttlab.scaling.analysis.FittedExponent`'s), the figures from :mod:`ttlab.scaling.figures`.
-
-Imports: numpy, :mod:`ttlab.errors`, :mod:`ttlab.intrinsic_dim` (protocol; compare lazily), :mod:`ttlab.provenance`,
-:mod:`ttlab.sweep`, :mod:`ttlab.scaling` (analysis, figures, band) and :mod:`ttlab.lm` (configs, model, presets, trainer;
-lazily checkpoint, data, embed; torch through them). Not the CLI.
 """
 
 from __future__ import annotations

@@ -5,8 +5,6 @@ The architectures are the same (pre-LN GPT-2 blocks, tied embeddings); the diffe
 GPT-2's ``Conv1D`` layers store weights transposed, GPT-2 always has biases (ours are zero when
 ``bias=False``), and GPT-2's default activation is the tanh-approximated GELU (the export uses
 ``activation_function="gelu"``, the exact one we train with). Needs the ``transformers`` package.
-
-Imports: torch, ttlab.errors, ttlab.lm (configs, model); lazily ttlab.lm.checkpoint (export_hf) and transformers; never ttlab.cli.
 """
 
 from __future__ import annotations

@@ -8,9 +8,6 @@ scaled by 1/√(2·n_layer)).
 Hidden states follow the Hugging Face convention (``output_hidden_states``): entry 0 is the input
 embedding (token + position), entry i the output of block i, and the last entry has the final
 LayerNorm applied, so ``hidden_states(idx)[-1]`` is what the output layer reads.
-
-Imports: torch, ttlab.errors, ttlab.lm.configs (GPTConfig: a model's shape and its size presets live there);
-nothing else of ttlab.
 """
 
 from __future__ import annotations

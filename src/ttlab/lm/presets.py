@@ -8,9 +8,6 @@ protocol). A setting changes in one way, whatever its origin (the CLI, ``ttlab r
 :meth:`kwargs` gives the sweep function's arguments, the TrainConfig itself among them.
 
 Text such as ``"4x4x128"`` or ``"0,1"`` is parsed by the CLI (:mod:`ttlab.cli.lm_sweeps`), not here.
-
-Imports: numpy, :mod:`ttlab.configs` (setting), :mod:`ttlab.errors`, :mod:`ttlab.intrinsic_dim.protocol` (PAPER), :mod:`ttlab.lm.configs`,
-:mod:`ttlab.lm.corpus` (CorpusSpec), :mod:`ttlab.lm.tokenizer` (the default vocabulary); no torch.
 """
 
 from __future__ import annotations

@@ -43,8 +43,6 @@ stream has norm ~35k against ~100 after the norm; the 4.x modelling code appends
 too). :attr:`PretrainedLM.final_norm_in_last_hidden_state` is measured on each loaded model with a
 forward hook on that norm layer, not assumed; ``final_norm=False`` returns the raw last residual
 stream instead.
-
-Imports: torch, ttlab.errors, ttlab.provenance (read_json), ttlab.lm (data, hf); lazily transformers and gguf; never ttlab.cli.
 """
 
 from __future__ import annotations

@@ -43,9 +43,6 @@ The pieces: what is scored, :mod:`ttlab.lm.suite_windows` (:class:`SuiteConfig`,
 :mod:`ttlab.lm.suite_models` (:func:`resolve_model`, :func:`open_suite_model`); scoring one model,
 :mod:`ttlab.lm.suite_scoring` (:func:`score_windows`, :func:`evaluate_model`); here the suite as a sweep
 (:func:`run_suite`, its task :func:`evaluate_task`), its fits, report and figure. Each name is imported from its module.
-
-Imports: numpy, ttlab.errors, ttlab.provenance, ttlab.lm (presets, suite_models, suite_scoring, suite_windows);
-lazily ttlab.lm.experiments (fit_loss_scaling), ttlab.scaling.analysis, ttlab.sweep and matplotlib; never ttlab.cli.
 """
 
 from __future__ import annotations

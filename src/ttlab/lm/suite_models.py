@@ -1,9 +1,6 @@
 """The models of a suite: model specs checked and resolved (:func:`resolve_model`, :func:`read_suite_file`), opened
 for evaluation (:func:`open_suite_model` → :class:`SuiteModel`: a forward giving logits, the module whose output is
 the last hidden state, the tokenizer and start token, the parameter counts; :func:`non_embedding_params`).
-
-Imports: ttlab.errors, ttlab.lm.suite_windows (DTYPES), ttlab.provenance (read_json); lazily torch, ttlab.lm (checkpoint, embed, hf, pretrained)
-and huggingface_hub; never ttlab.cli.
 """
 
 from __future__ import annotations

@@ -2,8 +2,6 @@
 of at most the context (:func:`chunk_tokens`), batched by a token budget; loss, bits per byte and the final-layer
 vectors at the sampled positions from the same forward passes (:func:`score_windows`), their ID (:func:`suite_id`),
 one model's whole row (:func:`evaluate_model`). The protocol is described in :mod:`ttlab.lm.suite`.
-
-Imports: numpy, ttlab.errors, ttlab.lm (suite_windows, suite_models; embed lazily); torch lazily; never ttlab.cli.
 """
 
 from __future__ import annotations

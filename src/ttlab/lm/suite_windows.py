@@ -1,8 +1,5 @@
 """What a model suite is evaluated on: :class:`SuiteConfig` (every choice, stored in results.json) and the text
 windows every model scores (:class:`TextWindow`, :func:`select_windows`; see :mod:`ttlab.lm.suite` for the protocol).
-
-Imports: numpy, ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (protocol: PAPER; estimators: AVERAGES), ttlab.configs
-(setting), ttlab.lm.configs (SPLITS, WINDOWS), ttlab.lm.corpus (CorpusSpec); no torch.
 """
 
 from __future__ import annotations

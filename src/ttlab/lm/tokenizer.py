@@ -2,8 +2,6 @@
 
 :class:`TextTokenizer` wraps a ``tokenizers.Tokenizer`` with what training needs: batch encoding,
 the end-of-text id that separates documents, a content fingerprint (cache key) and saving.
-
-Imports: ttlab.errors, ttlab.provenance; lazily tokenizers and transformers; never ttlab.cli.
 """
 
 from __future__ import annotations

@@ -2,8 +2,6 @@
 ranks then read its cache), the model's vocabulary set from the tokenizer, a CPU run's duration checked against a
 limit, and one protocol run — :func:`ttlab.lm.trainer.train`, or :func:`ttlab.lm.trainer.train_converged` with
 ``two_pass``. The one place the DDP set-up (torchrun detection, prepare, barrier) lives.
-
-Imports: ttlab.errors, ttlab.lm (configs, corpus, data, distributed, tokenizer, trainer); never ttlab.cli.
 """
 
 from __future__ import annotations

@@ -35,9 +35,6 @@ How :func:`train` is put together — one small piece each:
 * the loop (:func:`_loop`) and the step (:func:`_train_step`, shaped like nanoGPT's train.py);
 * evaluation and the stop decision (:func:`_evaluate`, :func:`_update_best_and_decide`);
 * finalisation (:func:`_finish`: test loss, final checkpoint, result.json).
-
-Imports: numpy, torch, ttlab.errors, ttlab.provenance, ttlab.lm (checkpoint, configs, data, distributed, evaluation,
-model). Never ttlab.cli, ttlab.lm.experiments, ttlab.lm.embed or ttlab.lm.hf: those import it.
 """
 
 from __future__ import annotations

@@ -3,8 +3,6 @@ training run's evaluations and its interruption, and the failures of the sweeps 
 summaries are lists of strings (printed as they are: ``catalogue_lines``, ``summary_lines``, ``sweep_summary``,
 ``suite_summary`` live with the results they sum up); the lines with markup are views, lists of rich renderables
 (:class:`rich.text.Text`) that never print and hold no console.
-
-Imports: rich, ttlab.markup; ttlab.lm (data, trainer) for type hints only.
 """
 
 from __future__ import annotations

@@ -14,7 +14,4 @@ several modules read) and :mod:`~ttlab.ntp.config` (what a run is given and retu
 :mod:`~ttlab.ntp.reading` (the format's arrow, the reading budget and the array scan) → dataset → structure
 → maxmargin → model → structured → train → :mod:`~ttlab.ntp.cost` (every memory and time estimate) →
 fastcheck, generate, generalize, scale, experiment, walkthrough → views.
-
-Imports: numpy, scipy, torch, matplotlib (plots only), rich (views only), ttlab.configs, ttlab.errors,
-ttlab.provenance; never ttlab.intrinsic_dim, ttlab.scaling, ttlab.lm or ttlab.cli.
 """

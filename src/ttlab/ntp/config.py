@@ -8,8 +8,6 @@
 * the choices of a run beyond its config: :data:`STEP_SIZES`, :data:`GENERATORS`, :data:`UNSEEN_SAMPLES`.
 
 Nothing here imports numpy or torch at import time (``TrainResult.rows`` imports numpy when called).
-
-Imports: ttlab.configs (setting), ttlab.errors; ttlab.ntp.maxmargin and torch for type annotations only.
 """
 
 from __future__ import annotations

@@ -20,9 +20,6 @@ Above ``memory_limit_gib`` (default :data:`~ttlab.ntp.limits.DEFAULT_MEMORY_LIMI
 with the line responsible and how to proceed, instead of being OOM-killed; step counts above
 :data:`~ttlab.ntp.limits.MAX_STEPS` are refused outright, and runs estimated above ``max_hours``
 (:func:`require_hours`). The limits are :mod:`ttlab.ntp.limits`'s, the reading budget :mod:`ttlab.ntp.reading`'s.
-
-Imports: ttlab.errors, ttlab.provenance, ttlab.ntp (config, dataset, limits, reading); model, structured and
-train inside :func:`estimate_seconds` only (it times their steps). Never ttlab.cli.
 """
 
 from __future__ import annotations

@@ -12,8 +12,6 @@ A sequence line of L tokens implies L − 1 sentences holding ~L²/2 token slots
 each sentence's tokens are a :class:`TokenSeq`, a view of the first k tokens of the line, and repeated
 sentences are found with a prefix tree, so reading a line costs O(L) memory and time. A text whose reading
 would exceed the memory limit is refused first (:func:`ttlab.ntp.reading.require_readable`).
-
-Imports: numpy, ttlab.errors, ttlab.ntp (limits, reading).
 """
 
 from __future__ import annotations

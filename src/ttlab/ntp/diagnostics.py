@@ -18,8 +18,6 @@
   :func:`theorem1_conditions`, :func:`theorem2_conditions`): the paper's absolute constant c0 is not
   given in the main text, so c0 = 1 (the most lenient) decides ``met``; the appendix's explicit constants
   (1696 and 384) are recorded beside it.
-
-Imports: numpy, ttlab.ntp (config, train); never ttlab.cli.
 """
 
 from __future__ import annotations

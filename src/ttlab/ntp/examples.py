@@ -1,6 +1,4 @@
 """Built-in datasets from the paper.
-
-Imports: ttlab.ntp.dataset; never ttlab.cli.
 """
 
 from __future__ import annotations

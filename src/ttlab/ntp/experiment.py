@@ -5,10 +5,6 @@ The checks before training, the memory and time estimates (:mod:`ttlab.ntp.cost`
 path, the rate fits and the files (:func:`run_dynamics`; `ttlab ntp run` is :func:`run_experiment`); and
 Figure 2's two extra runs of `ttlab reproduce`: stage 2 continued (:func:`long_stage2`) and stage 1 from a
 random start (:func:`random_start_stage1`).
-
-Imports: numpy, ttlab.errors, ttlab.provenance, ttlab.ntp (config, cost, dataset, diagnostics, generalize,
-generate, limits, maxmargin, model, structure, structured, train; plots when writing); lazily matplotlib;
-never ttlab.cli.
 """
 
 from __future__ import annotations

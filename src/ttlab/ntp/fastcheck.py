@@ -23,8 +23,6 @@ and the full list. Sequence lines expand into their prefixes (L(L−1)/2 slots p
 :data:`MAX_SLOTS` expanded slots :func:`quick_check` returns None and the incremental checker is used.
 
 :func:`check_dataset_file` is `ttlab ntp check`: this check first on a large text, else the full one.
-
-Imports: numpy, ttlab.ntp (cost: the training-cost record; dataset; limits; reading: the scan; structure).
 """
 
 from __future__ import annotations

@@ -13,9 +13,6 @@ For an unseen sentence with query q the theory therefore predicts:
 :func:`generalization_run` is `ttlab ntp generalize`: Algorithm 1 on a dataset, then the model against
 the theory on unseen sentences, written to generalization.json; :func:`generalization_study` is the same
 comparison at several training lengths and in the max-margin limit, beside controls (`ttlab reproduce`).
-
-Imports: numpy, torch, ttlab.errors, ttlab.provenance, ttlab.ntp (config, cost, dataset, generate, limits,
-maxmargin, model, structure, train); never ttlab.cli.
 """
 
 from __future__ import annotations

@@ -28,9 +28,6 @@ Two implementations of this construction, with different random streams:
   O(tokens). It is realizable by the argument above (tested on random seeds; run ``ttlab ntp check``).
 
 ``method="auto"`` picks ``"large"`` when the dense role table would exceed :data:`DENSE_TABLE_BYTES`.
-
-Imports: numpy, ttlab.errors, ttlab.provenance, ttlab.ntp (config, cost, dataset, limits; fastcheck and
-structure inside :func:`generate_dataset`: the dense generator checks its output).
 """
 
 from __future__ import annotations

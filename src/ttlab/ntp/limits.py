@@ -8,8 +8,6 @@
 
 What reading a dataset costs is in :mod:`ttlab.ntp.reading`; the estimates that are compared with these
 limits are in :mod:`ttlab.ntp.cost`. Cheap to import (the CLI reads its defaults here).
-
-Imports: ttlab.errors.
 """
 
 from __future__ import annotations

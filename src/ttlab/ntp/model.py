@@ -19,9 +19,6 @@ gradient are computed without cancellation (see :func:`softmax_cross_entropy`), 
 normalized direction stay exact at any margin, also past exp's range. That cross-entropy
 (:class:`CEBlock`, :func:`ce_combine`) is the one implementation, also used by the structured path
 (:mod:`ttlab.ntp.structured`, rows with multiplicities, in several blocks).
-
-Imports: numpy, torch, ttlab.errors and ttlab.ntp.{config, dataset, structure}; never the trainers, the
-structured path, the CLI or plotting.
 """
 
 from __future__ import annotations

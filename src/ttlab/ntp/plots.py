@@ -1,7 +1,5 @@
 """The paper's Figure 2: six panels of training dynamics, with the theorem's norm bounds drawn; and the
 ablations' comparison of the training variants (`ttlab reproduce`).
-
-Imports: matplotlib, numpy, ttlab.provenance, ttlab.ntp.config; never ttlab.cli.
 """
 
 from __future__ import annotations

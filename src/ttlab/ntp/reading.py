@@ -14,8 +14,6 @@ rules): the text is parsed once into integer arrays (token ids in order of first
 :class:`ttlab.ntp.dataset.NTPDataset` numbers them) and every assumption is one array pass. Sequence
 lines expand into their prefixes (L(L−1)/2 slots per line); above :data:`MAX_SLOTS` expanded slots
 :func:`scan_text` returns None.
-
-Imports: numpy, ttlab.errors, ttlab.ntp.limits.
 """
 
 from __future__ import annotations

@@ -17,9 +17,6 @@ Nothing here prints.
 The theory's rule is :func:`ttlab.ntp.generalize.theory_prediction` itself, asked about categories that
 answer membership from those sets. The max-margin limit and the controls on W*_kq's support
 (:func:`max_margin_limit_state`, :func:`scale_controls`) are those of the dense comparison.
-
-Imports: numpy, torch, ttlab.errors, ttlab.ntp (dataset, fastcheck: orders from the vectorized check;
-generalize: its cases and rules; structure; structured: the structured state).
 """
 
 from __future__ import annotations

@@ -14,8 +14,6 @@ n(x) = y). Assumption 3: in every sentence the number of optimal-token occurrenc
 of occurrences of each non-optimal token.
 
 The checks a run makes of its dataset before training: :func:`require_valid`, :func:`require_learnable`.
-
-Imports: numpy, scipy, ttlab.errors, ttlab.ntp (config, dataset); never ttlab.cli.
 """
 
 from __future__ import annotations

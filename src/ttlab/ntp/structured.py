@@ -62,9 +62,6 @@ Where the structure does not hold — random init (W_ov(0) is dense), Adam (it i
 gradient direction alone; kept dense for now), the joint schedule (W_ov then sees the full loss, whose
 gradient is not of the two-valued column form) or general embeddings — the dense path is used
 (``impl="auto"`` picks it; ``impl="structured"`` refuses with the reason).
-
-Imports: numpy, torch, ttlab.errors and ttlab.ntp.{config, dataset, limits, maxmargin, model, structure}; never the
-trainer (ttlab.ntp.train dispatches here), the CLI or plotting.
 """
 
 from __future__ import annotations

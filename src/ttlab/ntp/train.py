@@ -9,9 +9,6 @@
 Every step records the loss (exact to rounding at any margin, and its natural log ``log_loss``, which
 stays finite when the loss itself is below float64's range), the cosine to the max-margin direction, the Frobenius norm, the theorem's
 norm bounds t·η/(2‖W*‖) ≤ ‖W(t)‖ ≤ t·η, and the minimum attention on optimal tokens.
-
-Imports: numpy, torch, ttlab.errors, ttlab.ntp (config, dataset, maxmargin, model, structured); never
-ttlab.cli.
 """
 
 from __future__ import annotations

@@ -10,9 +10,6 @@ nothing here prints or holds a console (the CLI prints a view with ``ttlab.cli._
 * :func:`svop_view`: the walkthrough of `ntp example svop` (:func:`ttlab.ntp.walkthrough.svop_walkthrough`).
 
 No numpy or torch at import time (the CLI imports this module when it starts).
-
-Imports: rich, ttlab.markup; inside the functions ttlab.ntp (diagnostics: format_loss; examples; fastcheck; maxmargin:
-certificate_text).
 """
 
 from __future__ import annotations

@@ -1,6 +1,4 @@
 """The paper's Examples 1–2 computed end to end (used by `ttlab ntp example svop` and the report).
-
-Imports: torch, ttlab.ntp (dataset, examples, maxmargin, model, structure, train); never ttlab.cli.
 """
 
 from __future__ import annotations

@@ -59,9 +59,6 @@ theorem may store the theorem's preconditions computed for the run in ``measured
 conditions. Bump ``version=`` when a part's output changes so that
 cached records of older code are re-run. A part may be long; it should be resumable itself (e.g.
 through :func:`ttlab.sweep.run_sweep`'s per-task cache under ``DIR/<name>``) so that an interrupted ``--full`` run loses little.
-
-Imports: ttlab.errors, ttlab.provenance, ttlab.reproduce's own modules, ttlab.sweep (lazily); the
-parts import the library (ntp, intrinsic_dim, scaling, lm); never ttlab.cli.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
 """The part registry of ``ttlab reproduce``: what a part is, the context it runs in, and claim verdicts.
 
 See the package docstring (:mod:`ttlab.reproduce`) for how to add a part.
-
-Imports: ttlab.errors, ttlab.provenance, ttlab.reproduce.verdict_base; inside PartContext's check ttlab.sweep;
-never ttlab.cli.
 """
 
 from __future__ import annotations

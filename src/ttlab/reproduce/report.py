@@ -9,8 +9,6 @@ the parts' sections into one document:
   base64 ``data:`` URI, no scripts and no external resources.
 
 Inline text may use ``backticks`` for code; nothing else is interpreted (HTML is escaped).
-
-Imports: the standard library, ttlab.reproduce.registry; never ttlab.cli.
 """
 
 from __future__ import annotations

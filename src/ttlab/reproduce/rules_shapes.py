@@ -1,7 +1,5 @@
 """Verdict rules on shapes and comparisons: monotone profiles and inner peaks with standard errors, the attention
 bound, agreeing intervals, exponents validated by an oracle, a value beyond its control, and unjudgeable claims.
-
-Imports: ttlab.reproduce (verdict_base, rules_thresholds).
 """
 
 from __future__ import annotations

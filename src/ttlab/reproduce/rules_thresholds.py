@@ -1,7 +1,5 @@
 """Verdict rules on single numbers and fits: thresholds with controls (``at_least``/``at_most``), counts against
 chance, error counts, set matches, exponential and power-law decay, directions and fitted exponents.
-
-Imports: ttlab.reproduce.verdict_base.
 """
 
 from __future__ import annotations

@@ -10,8 +10,6 @@ is a statement of its own). A statement's verdict follows from its cases' by :fu
 * no case decided (all inconclusive) → inconclusive;
 * every decided case agrees → that verdict (inconclusive cases beside them are counted in ``n_decided``);
 * decided cases disagree → partly (the statement holds in some cases and not in others).
-
-Imports: :mod:`ttlab.reproduce.verdict_base` and :mod:`ttlab.reproduce.verdicts` only.
 """
 
 from __future__ import annotations

@@ -3,8 +3,6 @@
 
 The rules themselves live in :mod:`ttlab.reproduce.rules_thresholds` and :mod:`ttlab.reproduce.rules_shapes`;
 claim records in :mod:`ttlab.reproduce.verdicts`, whose docstring describes all of it.
-
-Imports: the standard library only.
 """
 
 from __future__ import annotations

@@ -49,9 +49,6 @@ holds/partly verdict stands only when the value beats every control by that marg
 Conditions. A claim of a theorem may state the theorem's preconditions computed for the run in
 ``measured["conditions"]`` (``{"met": bool, ...}``, see :func:`conditions_met`); the report marks claims judged
 outside them.
-
-Imports: ttlab.reproduce.verdict_base and the rule modules (rules_thresholds, rules_shapes), which register
-the rules on import (:data:`RULE_MODULES`).
 """
 
 

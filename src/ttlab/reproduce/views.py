@@ -1,8 +1,6 @@
 """What ``ttlab reproduce`` prints, built from what the library returns: the table of parts (``--list``), the warnings
 and the cost estimate before a run, the summary table after it, the written files and the failures. Each view is a
 list of rich renderables (tables and :class:`rich.text.Text` lines); views never print and hold no console.
-
-Imports: rich, ttlab.markup, ttlab.reproduce (PARTS, VERDICTS, estimate records, part records) and ttlab.reproduce.verdicts.
 """
 
 from __future__ import annotations

@@ -12,9 +12,6 @@
   selection, power-law fits and one JSON schema of a fitted exponent (:class:`FittedExponent`).
 * :mod:`ttlab.scaling.figures` — the figures of the LM sweeps, the ID ablations and the manifold sweep.
 * :mod:`ttlab.scaling.manifold_regression` — Theorem 1 tested by regression on manifolds.
-
-Imports: numpy and scipy through fit, band, io and theory (matplotlib lazily, for plots);
-ttlab.intrinsic_dim; the experiment modules add torch and ttlab.sweep; never ttlab.lm or ttlab.cli.
 """
 
 from typing import Any

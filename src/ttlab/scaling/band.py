@@ -8,8 +8,6 @@ estimators of the *manifold* dimension (:data:`BAND_ESTIMATORS`: MLE with the me
 median rules, TwoNN, GRIDE, TLE, MOM, MADA, MiND_ML, CorrInt, DANCo, ESS — the names of
 ``ttlab id compare``). PCA-based dimensions (``lpca``, ``lpca_pr``) measure the linear span, not the
 manifold, and are left out unless listed explicitly.
-
-Imports: ttlab.errors, ttlab.provenance (read_json), ttlab.scaling.theory; never ttlab.cli.
 """
 
 from __future__ import annotations

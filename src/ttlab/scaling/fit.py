@@ -25,9 +25,6 @@ resamples leverage-adjusted, centred log residuals around the fitted curve (fixe
 the few points a scaling sweep has); the Chinchilla form's default resamples data points ("pairs"),
 the bootstrap whose spread matches Besiroglu et al.'s published standard errors (a residual
 bootstrap is about 2x narrower there). See :data:`DEFAULT_BOOTSTRAP_METHOD`.
-
-Imports: numpy, ttlab.errors, ttlab.scaling (fit_models, fit_optimize, fit_checks: the pieces this module was split
-into; their names are imported from there); nothing else of ttlab.
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
 """Checks and diagnostics of a scaling-law fit: validation of the data and options, goodness of fit, the notes
 that mark a fit not identifiable, the bootstrap percentile and analytic intervals, and the fit's config record.
-
-Imports: numpy, scipy.stats, ttlab.errors, ttlab.validation, ttlab.scaling (fit_models, fit_optimize).
 """
 
 from __future__ import annotations

@@ -3,9 +3,6 @@ exponent an intrinsic dimension predicts, plotted and written (:func:`fit_csv`).
 
 Its errors name its keyword arguments (``form``, ``x2``, ``plot`` …: ``params`` of :class:`~ttlab.errors.TTLabInputError`),
 which are the parameter names of the command ``ttlab scaling fit``; the CLI shows them as its flags.
-
-Imports: ttlab.errors, ttlab.outputs, ttlab.provenance, ttlab.scaling (fit, io; plot lazily, which imports
-matplotlib); never ttlab.cli.
 """
 
 from __future__ import annotations

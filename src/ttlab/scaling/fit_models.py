@@ -5,8 +5,6 @@ Natural parameters: E = e^e, A = e^a, B = e^b (:func:`natural_params`). :func:`l
 Jacobian; :func:`chinchilla_huber_objective` (summed Huber loss, Hoffmann et al. 2022) and
 :func:`chinchilla_huber_nll` (Huber likelihood with a fitted scale, Besiroglu et al. 2024) are what the
 Chinchilla fit minimises.
-
-Imports: numpy, scipy.special; nothing of ttlab.
 """
 
 from __future__ import annotations

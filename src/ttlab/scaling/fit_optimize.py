@@ -1,7 +1,5 @@
 """Point estimates θ of the three forms: ordinary least squares (power), bounded least squares from a grid
 of starts (offset), L-BFGS-B on the Huber objectives from the best points of Epoch AI's grid (Chinchilla).
-
-Imports: numpy, scipy.optimize, ttlab.errors, ttlab.scaling.fit_models.
 """
 
 from __future__ import annotations

@@ -1,6 +1,4 @@
 """Reading scaling-law measurements from CSV files, with precise error messages.
-
-Imports: numpy, ttlab.errors, ttlab.intrinsic_dim.io; never ttlab.cli.
 """
 
 from __future__ import annotations

@@ -22,8 +22,6 @@ z) (the permutation-table idea of Perlin noise).
 Both are centred and scaled to unit variance on the sphere (``center``, ``scale`` from ``REFERENCE_POINTS``
 seeded points). :class:`SphereProblem` puts a field on S^d embedded isometrically in R^D (x = √D·Qu with Q
 orthonormal columns: every ambient coordinate has unit mean square) and draws seeded samples.
-
-Imports: numpy, torch, ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (random_isometry); never ttlab.cli.
 """
 
 from __future__ import annotations

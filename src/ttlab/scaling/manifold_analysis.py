@@ -1,8 +1,6 @@
 """Analysis of the manifold-regression experiment: the ID of every input point cloud (:func:`estimate_ids`) and
 the fits of α̂_D, α̂_N and the oracles' slopes next to the theory (:func:`aggregate`). Every fitted exponent is
 written with the keys of :class:`ttlab.scaling.analysis.FittedExponent` (bootstrap interval).
-
-Imports: numpy, ttlab.intrinsic_dim (lazily), ttlab.scaling (analysis, manifold_config, targets, theory lazily).
 """
 
 from __future__ import annotations

@@ -2,9 +2,6 @@
 grid and problem (:class:`ManifoldSweepConfig`), the optimisation of one run (:class:`TrainSettings`), the presets
 (:func:`quick_config`, :func:`standard_config`) and the oracle's design check (:func:`design_check`).
 Configs validate when made (``__post_init__``).
-
-Imports: numpy, ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (PAPER), ttlab.scaling (analysis, targets;
-regressors, hence torch, only when a config is made: the CLI reads the defaults without torch).
 """
 
 from __future__ import annotations

@@ -19,9 +19,6 @@ set. The design — targets, control, oracles, thresholds — is declared in ``d
 
 :func:`run_model_scaling` runs (or resumes) everything through :func:`ttlab.sweep.run_sweep` and writes
 ``results.json`` and ``model_scaling.png``; :func:`estimate_cost` says what it will cost before any work.
-
-Imports: numpy, ttlab.errors, ttlab.provenance, ttlab.sweep, ttlab.intrinsic_dim, the ttlab.scaling modules; torch
-inside the tasks and the estimate. Never ttlab.lm or the CLI.
 """
 
 from __future__ import annotations

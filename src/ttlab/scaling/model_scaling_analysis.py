@@ -11,8 +11,6 @@
 ``interval`` = [min of the lower ends, max of the upper ends]. ``local_slopes`` are the slopes between
 neighbouring widths of the per-width geometric means. Points below :data:`FLOAT32_FLOOR` or not finite are left
 out; a fit needs 3 distinct sizes.
-
-Imports: numpy, scipy.stats, ttlab.errors; nothing else of ttlab.
 """
 
 from __future__ import annotations

@@ -10,8 +10,6 @@ defaults here are those declared values (change them there first).
   and a cosine decay of the learning rate to ``final_lr_frac`` of the peak at the last step.
 * :class:`ModelScalingConfig`: intrinsic dimensions, targets, architectures and their width grids, seeds, the test
   set, the oracles' N axis and the fit's bootstrap.
-
-Imports: ttlab.errors, ttlab.validation; ttlab.scaling.regressors (torch) only inside :meth:`ModelScalingConfig.model_config`.
 """
 
 from __future__ import annotations

@@ -12,9 +12,6 @@ Every task is a module-level function of a JSON config (picklable, cacheable by 
   C² target; still N^(−2β/d) on a β-Hölder one) — so a reader sees which regime each network reaches.
 
 The seed fixes the initialisation and the stream of training samples; the test set depends on the problem only.
-
-Imports: numpy, torch, ttlab.errors, ttlab.validation, ttlab.scaling.lattice_fields, ttlab.scaling.regressors,
-ttlab.scaling.model_scaling_config; never ttlab.cli.
 """
 
 from __future__ import annotations

@@ -1,6 +1,4 @@
 """Log-log plots of a fitted scaling law against the data and the ID-based prediction.
-
-Imports: numpy, ttlab.errors, ttlab.scaling (fit, theory); matplotlib lazily; never ttlab.cli.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
 """What ``ttlab scaling predict``, ``convert`` and ``table1`` report, as JSON-ready dictionaries: exponents predicted
 from an intrinsic dimension (or a band over several estimates), the ID-free conversion between α_N and α_D, and
 the recomputed Table 1 with its formulas.
-
-Imports: ttlab.errors, ttlab.scaling (band, theory); never ttlab.cli.
 """
 
 from __future__ import annotations

@@ -13,8 +13,6 @@ positional encoding is added (``chunk=1`` is the paper's one-scalar-per-token em
   encoding; the output is the first entry of the last token. (The 1/√d_h and 1/l factors are
   fixed rescalings that the weights could absorb; they keep training stable at initialisation.)
 * ``arch="mlp"``: ``n_layer`` hidden ReLU layers of width ``n_embd``.
-
-Imports: torch, ttlab.errors, ttlab.validation; nothing else of ttlab.
 """
 
 from __future__ import annotations

@@ -24,8 +24,6 @@ similarity — an isometry up to the global scale √D/rms). The target depends 
 and d only (not on D); the samples depend on ``seed`` and d only, so the same intrinsic points
 appear at every D, and the first n training points are the same for every training-set size
 (nested training sets, common test set).
-
-Imports: numpy, ttlab.errors, ttlab.validation, ttlab.intrinsic_dim (manifolds); torch lazily; never ttlab.cli.
 """
 
 from __future__ import annotations

@@ -10,8 +10,6 @@ Eliminating d (β cancels) gives the ID-free relations α_D = α_N / (1 + α_N) 
 α_N = α_D / (1 − α_D), which the paper's Table 1 applies to published exponents; see
 :func:`table1`. Sharma & Kaplan (2022) predicted α_N ≈ 4/d instead; :func:`id_from_alpha_n_sharma_kaplan`
 gives the ID that prediction implies, for comparison.
-
-Imports: the standard library and ttlab.errors; nothing else of ttlab.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
 """Views of what the scaling commands return: the tables and lines ``ttlab scaling …`` prints, built from the
 library's dictionaries (:mod:`~ttlab.scaling.predictions`, :func:`~ttlab.scaling.fit_csv.fit_csv`,
 :func:`~ttlab.scaling.manifold_regression.run_manifold_experiment`). They never print.
-
-Imports: rich, ttlab.markup, ttlab.scaling (manifold_config, predictions); inside the manifold views ttlab.scaling.manifold_regression
-(minutes_text).
 """
 
 from __future__ import annotations

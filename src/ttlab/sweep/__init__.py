@@ -19,10 +19,6 @@ others go on. Where the tasks run is the ``backend``:
 Modules: :mod:`~ttlab.sweep.keys` (task names and keys), :mod:`~ttlab.sweep.records` (running one
 task, its record, the cache file), :mod:`~ttlab.sweep.runner` (:func:`run_sweep`, caching and
 resume), :mod:`~ttlab.sweep.local` and :mod:`~ttlab.sweep.ray` (the backends).
-
-Imports: from ttlab only :mod:`ttlab.errors`, :mod:`ttlab.provenance` and :mod:`ttlab.validation`; ``import ttlab.sweep``
-never imports ray or torch (ray is imported when a sweep runs on it, torch when a task limits or
-uses its threads).
 """
 
 from ttlab.sweep.keys import canonical_json, function_name, task_key, task_name

@@ -5,8 +5,6 @@ A task's key is the first :data:`KEY_LENGTH` hex digits of the sha256 of the can
 with :func:`task_name`. Keys name the cache files (``<key>.json``), so this scheme must never change:
 users' caches of finished work depend on it (``tests/test_sweep.py`` pins values). The integer-option check of
 :func:`ttlab.sweep.run_sweep` and the backends is :func:`ttlab.validation.check_int`.
-
-Imports: the standard library, :mod:`ttlab.errors` and :mod:`ttlab.validation` only.
 """
 
 from __future__ import annotations

@@ -4,8 +4,6 @@
 while each runs, when given). ``workers > 1`` uses a :class:`concurrent.futures.ProcessPoolExecutor`
 with the ``spawn`` start method (safe with torch and threads); each worker is limited to
 ``threads_per_task`` torch/OpenMP/BLAS threads before a task's module is imported there.
-
-Imports: the standard library, ttlab.errors and :mod:`ttlab.sweep`'s own modules only.
 """
 
 from __future__ import annotations

@@ -20,10 +20,6 @@ worker or node died; a task's own exception is *not* retried, it becomes a faile
 
 The workers get the same thread limit as ``local`` (``OMP_NUM_THREADS`` etc. and
 ``torch.set_num_threads``). Ctrl-C cancels the outstanding Ray tasks and keeps the finished ones.
-
-Imports: the standard library, :mod:`ttlab.errors`, :mod:`ttlab.validation` and :mod:`ttlab.sweep`'s own modules;
-``ray`` only
-inside the functions that run a sweep on it.
 """
 
 from __future__ import annotations

@@ -5,9 +5,6 @@ A :class:`Task` is ``fn(config)`` with its key; running it yields a :class:`Task
 ``<cache_dir>/<key>.json``. :func:`limit_threads` caps the OpenMP/BLAS/torch threads of a worker
 process before a task runs there (both backends use it). torch is imported only when a thread
 limit applies to it.
-
-Imports: the standard library, :mod:`ttlab.errors` (through :mod:`ttlab.sweep.keys`) and
-:mod:`ttlab.provenance` only.
 """
 
 from __future__ import annotations

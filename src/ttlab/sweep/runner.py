@@ -7,9 +7,6 @@ recorded as failed and the other tasks go on; failed tasks are retried on the ne
 ``retry_failed=False``. Caching, ordering, de-duplication and progress live here; a backend
 (:class:`Backend`: :class:`~ttlab.sweep.local.LocalBackend`, :class:`~ttlab.sweep.ray.RayBackend`)
 only runs the pending tasks and hands each record back.
-
-Imports: the standard library, :mod:`ttlab.errors`, :mod:`ttlab.provenance`, :mod:`ttlab.validation` and
-:mod:`ttlab.sweep`'s own modules only (never ray or torch).
 """
 
 from __future__ import annotations

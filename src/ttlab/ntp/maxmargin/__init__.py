@@ -27,8 +27,6 @@ Performance
     #25389, PR #26180): its KKT conditions are checked and, if needed, the point is refined by a plain
     Lawson–Hanson loop.  BLAS is limited to one thread (with threadpoolctl, when installed) during the
     many small dense operations, which multi-threaded OpenBLAS slows down badly on a busy machine.
-
-Imports: ttlab.ntp.maxmargin (qp, ov, kq, sparse).
 """
 
 from __future__ import annotations

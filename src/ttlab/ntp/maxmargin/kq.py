@@ -4,8 +4,6 @@ One-hot embeddings: one independent QP per query column, restricted to the token
 constraints involve, in closed form when its constraint graph is complete bipartite (Proposition 2),
 else by NNLS-LDP; the columns can be solved in worker processes (:func:`kq_onehot_entries`) with the
 serial result. General embeddings: the Gram-matrix NNLS-LDP of :mod:`ttlab.ntp.maxmargin.qp`.
-
-Imports: numpy, ttlab.errors, ttlab.validation, ttlab.ntp.maxmargin.qp (the QP kernel).
 """
 
 from __future__ import annotations

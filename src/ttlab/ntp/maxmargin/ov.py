@@ -10,8 +10,6 @@ Exact method for W*_ov with full-column-rank embeddings ("active-set")
     active set, all margins ≥ 1); if it does not settle it falls back to the NNLS-LDP path.
     Classes that are nobody's collocation are interchangeable, so the unique optimum gives them
     equal rows; they are merged into one row of weight |N| (an exact reformulation).
-
-Imports: numpy, ttlab.errors, ttlab.ntp.maxmargin.qp (the QP kernel).
 """
 
 from __future__ import annotations

@@ -23,8 +23,6 @@ Verification
     the returned ``W`` in the original coordinates.  When rounding leaves a tiny violation
     (min margin in ``[1 − 1e-6, 1)``), ``W`` is rescaled by ``1 / min_margin``: the result is
     feasible and its norm exceeds the optimum by at most that factor (≤ 1 + 1e-6, in practice ~1e-13).
-
-Imports: numpy, scipy, ttlab.errors; optionally threadpoolctl and clarabel (reference solver).
 """
 
 from __future__ import annotations

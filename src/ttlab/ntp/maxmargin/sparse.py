@@ -8,8 +8,6 @@ constraints (a subset of the co-occurring pairs); :func:`sparse_max_margin_kq` s
 certificate of :class:`~ttlab.ntp.maxmargin.qp.MaxMarginSolution` (min margin, max violation, with the dense
 solver's rescaling of a tiny violation), computed from the support on every constraint; no |V| × |V| array is
 formed unless asked (:meth:`SparseMaxMargin.solution`, :func:`sparse_ov_solution`).
-
-Imports: numpy, ttlab.ntp.maxmargin (kq, qp).
 """
 
 from __future__ import annotations
