@@ -97,3 +97,20 @@ def test_fit_on_a_shared_neighbour_search_equals_fit():
         MLE(k=20, batch_size=1).plan_batches(prep)
     with pytest.raises(TTLabInputError, match="at least 21 distinct points"):
         MLE(k=20).plan_batches(prepare_points(X[:10]))
+
+
+def test_fit_estimate_takes_the_estimator_object_and_records_it():
+    """The typed path (the CLI's): make_estimator builds the object, fit_estimate fits it; the result is the one
+    estimate_id's flat options give, and the config names the method and GRIDE's k (its n2)."""
+    import pytest
+
+    from ttlab.errors import TTLabInputError
+    from ttlab.intrinsic_dim import LPCA, estimate_id, fit_estimate, make_estimator, sample_manifold
+
+    X = sample_manifold("sphere", 3, 10, 800, seed=1)
+    for method, opts in (("mle", dict(k=12, batch_size=300, seed=2)), ("twonn", {}), ("gride", dict(k=14))):
+        a, b = fit_estimate(make_estimator(method, **opts), X), estimate_id(X, method, **opts)
+        assert a.method == method and a.dimension == b.dimension and a.config == b.config
+    assert fit_estimate(make_estimator("gride", k=14), X).config["k"] == 14
+    with pytest.raises(TTLabInputError, match="fit_estimate takes one of MLE, TwoNN, GRIDE, got LPCA"):
+        fit_estimate(LPCA(), X)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from tests.conftest import view_text as render
-from ttlab.intrinsic_dim import sample_manifold
+from ttlab.intrinsic_dim import make_estimator, sample_manifold
 from ttlab.intrinsic_dim.files import compare_file, estimate_file
 from ttlab.intrinsic_dim.views import compare_view, estimate_view
 
@@ -19,13 +19,13 @@ def points(tmp_path, n=600):
 
 def test_estimate_view_shows_the_estimate_and_its_batches(tmp_path):
     path = points(tmp_path)
-    res, _, _ = estimate_file(path, "mle", k=10, batch_size=200, seed=0)
+    res, _, _ = estimate_file(path, make_estimator("mle", k=10, batch_size=200, seed=0))
     text = render(estimate_view(res, path, "euclidean"))
     assert f"{path}: mle ID = {res.dimension:.3f}" in text
     assert f"points {res.n_points}, duplicates removed 0, used {res.n_used}; metric euclidean" in text
     assert f"3 batch(es) of 200: mean {res.dimension:.3f}, std {res.dimension_std:.3f}" in text
     assert "per batch: " + ", ".join(f"{v:.3f}" for v in res.batches) in text
-    res, _, _ = estimate_file(path, "twonn")
+    res, _, _ = estimate_file(path, make_estimator("twonn"))
     text = render(estimate_view(res, path, "chord"))
     assert f"twonn ID = {res.dimension:.3f}" in text and "metric chord" in text and "batch(es)" not in text
     if "error" in res.extras:

@@ -23,6 +23,7 @@ from ttlab.cli._common import (
     run_with_progress,
 )
 from ttlab.configs import pick_fields
+from ttlab.intrinsic_dim.api import make_estimator
 from ttlab.intrinsic_dim.files import compare_file, estimate_file
 from ttlab.intrinsic_dim.io import write_manifold
 from ttlab.intrinsic_dim.knn import BACKENDS as KNN_BACKENDS
@@ -78,8 +79,10 @@ def estimate(
     as_json: Json = False,
 ) -> None:
     """Estimate the intrinsic dimension of the points in FILE."""
-    res, payload, notes = estimate_file(file, method, key=key, paper=paper, batch_size=batch_size, out=out, k=k, average=average,
-                                        unbiased=unbiased, metric=metric, seed=seed, remainder=remainder, backend=backend, device=device)
+    estimator = make_estimator(method, k=k, average=average, unbiased=unbiased, metric=metric, seed=seed,
+                               batch_size=PAPER.batch_size if paper and batch_size is None else batch_size,
+                               remainder=remainder, backend=backend, device=device)
+    res, payload, notes = estimate_file(file, estimator, key=key, out=out)
     if not _report(payload, notes, as_json):
         print_view(estimate_view(res, file, metric))
 

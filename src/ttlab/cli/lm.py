@@ -149,7 +149,9 @@ def train_cmd(
     as_json: Json = False,
 ) -> None:
     """Train a GPT-style model on a corpus; works unchanged under `torchrun --nproc_per_node N`."""
-    p = dict(locals())
+    # the options are named as the configs' fields (Setting binds each to its field): the configs are built here
+    corpus, model_cfg = _corpus(locals()), GPTConfig.from_preset(model, **pick_fields(GPTConfig, locals()))
+    train_cfg = TrainConfig(**pick_fields(TrainConfig, locals()))
     from ttlab.lm.train_corpus import train_on_corpus
     from ttlab.lm.views import eval_line, interrupted_view
     from ttlab.outputs import check_out_dir
@@ -158,8 +160,7 @@ def train_cmd(
     quiet = quiet or as_json
     on_eval = None if quiet else lambda row: print_lines([eval_line(row)], err=True)
     with exit_on_interrupt("re-run the same command with --resume to continue from the last checkpoint"):
-        run = train_on_corpus(_corpus(p), out, model=GPTConfig.from_preset(model, **pick_fields(GPTConfig, p)),
-                              train_cfg=TrainConfig(**pick_fields(TrainConfig, p)), tokenizer=tokenizer, vocab_size=vocab_size,
+        run = train_on_corpus(corpus, out, model=model_cfg, train_cfg=train_cfg, tokenizer=tokenizer, vocab_size=vocab_size,
                               min_frequency=min_frequency, cache_dir=cache_dir, resume=resume, two_pass=two_pass,
                               max_hours=max_hours, on_eval=on_eval, progress=None if quiet else _note,
                               note=None if quiet else lambda m: console_err.print(plain(m), highlight=False))

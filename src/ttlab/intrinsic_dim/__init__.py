@@ -21,7 +21,7 @@ One-call helpers return a self-describing :class:`IDResult`: :func:`estimate_id`
 """
 
 from ttlab.intrinsic_dim._validate import DuplicatePointsWarning, check_points
-from ttlab.intrinsic_dim.api import IDResult, estimate_id, make_estimator, paper_protocol
+from ttlab.intrinsic_dim.api import IDResult, estimate_id, fit_estimate, make_estimator, paper_protocol
 from ttlab.intrinsic_dim.base import DegeneratePointsWarning, split_batches
 from ttlab.intrinsic_dim.compare import COMPARE_METHODS, CompareResult, CompareRow, compare
 from ttlab.intrinsic_dim.corrint import CorrInt
@@ -72,6 +72,7 @@ __all__ = [
     "DegeneratePointsWarning",
     "check_points",
     "estimate_id",
+    "fit_estimate",
     "faiss_available",
     "gride_mle",
     "kneighbors",

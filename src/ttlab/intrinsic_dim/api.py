@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ttlab.errors import TTLabInputError
 from ttlab.intrinsic_dim.gride import GRIDE
 from ttlab.intrinsic_dim.mle import MLE
 from ttlab.intrinsic_dim.protocol import PAPER_BATCH_SIZE, PAPER_K
@@ -84,10 +85,20 @@ def make_estimator(
 def estimate_id(X: Any, method: str = "mle", **options: Any) -> IDResult:
     """Estimate the intrinsic dimension of ``X`` and return an :class:`IDResult`.
 
-    ``options`` are those of :func:`make_estimator`. Warnings (duplicates dropped, degenerate
-    points) are re-emitted and also recorded in ``IDResult.warnings``.
+    ``options`` are those of :func:`make_estimator` (a convenience for one call; :func:`fit_estimate` takes the
+    estimator object). Warnings (duplicates dropped, degenerate points) are re-emitted and also recorded in
+    ``IDResult.warnings``.
     """
-    est = make_estimator(method, **options)
+    return fit_estimate(make_estimator(method, **options), X)
+
+
+def fit_estimate(est: MLE | TwoNN | GRIDE, X: Any) -> IDResult:
+    """Fit the estimator ``est`` (one of :data:`METHODS`, e.g. built by :func:`make_estimator`) to ``X`` and return
+    an :class:`IDResult` (its ``config`` names the method and the estimator's parameters)."""
+    method = next((name for name, cls in METHODS.items() if type(est) is cls), None)
+    if method is None:
+        raise TTLabInputError(f"fit_estimate takes one of {', '.join(c.__name__ for c in METHODS.values())}, "
+                              f"got {type(est).__name__}", params=("estimator",))
     t0 = time.perf_counter()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -102,7 +113,7 @@ def estimate_id(X: Any, method: str = "mle", **options: Any) -> IDResult:
     nb = len(est.batch_sizes_)
     config = {"method": method, **est.get_params()}
     if method == "gride":
-        config["k"] = options.get("k", PAPER_K)
+        config["k"] = est.n2  # make_estimator's k is GRIDE's n2
     return IDResult(
         method=method,
         dimension=est.dimension_,

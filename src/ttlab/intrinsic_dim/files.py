@@ -9,10 +9,12 @@ import os
 import warnings
 from typing import Any, Callable
 
-from ttlab.intrinsic_dim.api import IDResult, estimate_id
+from ttlab.intrinsic_dim.api import IDResult, fit_estimate
 from ttlab.intrinsic_dim.compare import CompareResult, compare
+from ttlab.intrinsic_dim.gride import GRIDE
 from ttlab.intrinsic_dim.io import load_points
-from ttlab.intrinsic_dim.protocol import PAPER
+from ttlab.intrinsic_dim.mle import MLE
+from ttlab.intrinsic_dim.twonn import TwoNN
 from ttlab.outputs import check_out_file
 from ttlab.provenance import atomic_write_json
 
@@ -36,21 +38,15 @@ def _run_on_file(file: str | os.PathLike, key: str | None, out: str | os.PathLik
 
 def estimate_file(
     file: str | os.PathLike,
-    method: str = "mle",
+    estimator: MLE | TwoNN | GRIDE,
     *,
     key: str | None = None,
-    paper: bool = False,
-    batch_size: int | None = None,
     out: str | os.PathLike | None = None,
-    **options: Any,
 ) -> tuple[IDResult, dict[str, Any], list[str]]:
-    """:func:`ttlab.intrinsic_dim.estimate_id` on the points of ``file`` (array ``key`` of an .npz or saved dict);
-    ``paper=True`` batches them by ``PAPER.batch_size`` unless ``batch_size`` is given. Writes the JSON payload to
-    ``out`` when given. Returns (result, payload, the distinct warning messages)."""
-    if paper and batch_size is None:
-        batch_size = PAPER.batch_size
-    return _run_on_file(file, key, out, None,
-                        lambda X: estimate_id(X, method, batch_size=batch_size, **options))
+    """:func:`ttlab.intrinsic_dim.fit_estimate` of ``estimator`` (built by
+    :func:`~ttlab.intrinsic_dim.make_estimator`) on the points of ``file`` (array ``key`` of an .npz or saved dict).
+    Writes the JSON payload to ``out`` when given. Returns (result, payload, the distinct warning messages)."""
+    return _run_on_file(file, key, out, None, lambda X: fit_estimate(estimator, X))
 
 
 def compare_file(
