@@ -76,9 +76,10 @@ def sweep_cmd(
     ray_address: Setting(E, "ray_address") = E.ray_address, as_json: Json = False,
 ) -> None:
     """One implementation of `ttlab lm data-sweep` and `ttlab lm model-sweep` (the command name picks the kind)."""
-    given = dict(locals())
+    named = {k: v for k, v in locals().items() if k in DS.option_names() | MS.option_names()}  # the presets' fields
     from ttlab.cli._common import print_causes
     from ttlab.lm.experiments import run_preset_sweep, sweep_summary
+    from ttlab.lm.presets import sweep_preset
     from ttlab.lm.views import failures_view
     from ttlab.outputs import check_out_dir
 
@@ -86,13 +87,13 @@ def sweep_cmd(
     if shapes is not None and len(shapes) != 1:
         raise TTLabInputError(f"a data sweep trains one model shape; got {len(shapes)} ({model}).")
     check_out_dir(out)
-    overrides = {k: given[k] for k in DS.option_names() | MS.option_names() if k in given}  # named like preset fields
+    overrides = dict(named)
     overrides.update(seeds=parse_list(seeds, "--seeds", int), lrs=parse_list(lrs, "--lrs", float), model=shapes and shapes[0],
                      sizes=parse_list(sizes, "--sizes", int), models=parse_model_shapes(models, "--models"),
                      id_options=IDOptions(windows_per_doc=id_windows, tokens_per_doc=id_tokens, batch_size=id_batch,
                                           k=id_k, average=id_average))
-    res = run_with_progress(run_preset_sweep, kind="data" if ctx.info_name == "data-sweep" else "model", out_dir=out,
-                            preset="quick" if quick else "full", loss=loss, **overrides)
+    sweep = sweep_preset("data" if ctx.info_name == "data-sweep" else "model", "quick" if quick else "full", **overrides)
+    res = run_with_progress(run_preset_sweep, preset=sweep, out_dir=out, loss=loss)
     print_json(res) if as_json else print_lines(sweep_summary(res, out))
     if res["n_failed"]:
         print_view(failures_view(res), err=True)

@@ -60,10 +60,11 @@ from ttlab.lm.presets import (
     MIN_TOKENS,
     N_SIZES,
     PROTOCOLS,
+    DataSweepPreset,
     Execution,
     IDOptions,
     SweepData,
-    sweep_kwargs,
+    SweepPreset,
 )
 from ttlab.provenance import atomic_write_json, versions
 from ttlab.scaling.analysis import best_by, exponent_summary, geometric_sizes, power_law_fits, step_capped
@@ -567,13 +568,12 @@ def run_model_sweep(
     return _finish(result, config, out, "model_scaling.png", t0)
 
 
-def run_preset_sweep(kind: str, out_dir: str | Path, preset: str = "quick", *, loss: str = DEFAULT_LOSS,
-                     progress: ProgressFn | None = None, **overrides: Any) -> dict[str, Any]:
-    """``ttlab lm data-sweep | model-sweep``: the preset with ``overrides`` (:func:`sweep_kwargs`; None keeps a value),
-    run by :func:`run_data_sweep` (``kind="data"``) or :func:`run_model_sweep`."""
-    kw = sweep_kwargs(kind, preset, **overrides)
-    run = run_data_sweep if kind == "data" else run_model_sweep
-    return run(out_dir=out_dir, loss=loss, progress=progress, **kw)
+def run_preset_sweep(preset: SweepPreset, out_dir: str | Path, *, loss: str = DEFAULT_LOSS,
+                     progress: ProgressFn | None = None) -> dict[str, Any]:
+    """``ttlab lm data-sweep | model-sweep``: the sweep ``preset`` (:func:`ttlab.lm.presets.sweep_preset`, with the
+    command's overrides) run by :func:`run_data_sweep` (a :class:`DataSweepPreset`) or :func:`run_model_sweep`."""
+    run = run_data_sweep if isinstance(preset, DataSweepPreset) else run_model_sweep
+    return run(out_dir=out_dir, loss=loss, progress=progress, **preset.kwargs())
 
 
 # -------------------------------------------------------------------------------------- ablations

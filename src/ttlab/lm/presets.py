@@ -43,6 +43,7 @@ __all__ = [
     "SweepPreset",
     "model_config",
     "sweep_kwargs",
+    "sweep_preset",
 ]
 
 PROTOCOLS = ("converged", "early-stop", "budget")
@@ -305,9 +306,14 @@ MODEL_SWEEP_PRESETS["standard"] = MODEL_SWEEP_PRESETS["quick"]
 
 def sweep_kwargs(kind: str, preset: str = "quick", **overrides: Any) -> dict[str, Any]:
     """Keyword arguments for :func:`ttlab.lm.experiments.run_data_sweep` (``kind="data"``) or ``run_model_sweep``
-    (``"model"``) from a preset of :data:`DATA_SWEEP_PRESETS` / :data:`MODEL_SWEEP_PRESETS` with typed
+    (``"model"``): :func:`sweep_preset`'s ``kwargs()``."""
+    return sweep_preset(kind, preset, **overrides).kwargs()
+
+
+def sweep_preset(kind: str, preset: str = "quick", **overrides: Any) -> SweepPreset:
+    """A preset of :data:`DATA_SWEEP_PRESETS` (``kind="data"``) / :data:`MODEL_SWEEP_PRESETS` (``"model"``) with
     ``overrides`` of its fields or of its configs' fields (None = keep the preset's value;
-    :meth:`SweepPreset.with_overrides`)."""
+    :meth:`SweepPreset.with_overrides`); an option of the other kind's sweep is named as such."""
     presets: dict[str, dict[str, Any]] = {"data": DATA_SWEEP_PRESETS, "model": MODEL_SWEEP_PRESETS}
     if kind not in presets:
         raise TTLabInputError(f"kind must be 'data' or 'model', got {kind!r}.")
@@ -320,4 +326,4 @@ def sweep_kwargs(kind: str, preset: str = "quick", **overrides: Any) -> dict[str
         theirs = [k for k in unknown if k in next(iter(presets[other].values())).option_names()]
         raise TTLabInputError(f"unknown {kind}-sweep option(s): {', '.join(unknown)}" +
                               (f" ({', '.join(theirs)}: option(s) of `ttlab lm {other}-sweep`)" if theirs else "") + ".")
-    return base.with_overrides(**overrides).kwargs()
+    return base.with_overrides(**overrides)
