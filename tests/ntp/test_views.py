@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tests.conftest import view_text
-from ttlab.ntp.config import DatasetSource, RandomSpec
+from ttlab.ntp.config import DatasetSource, RandomSpec, TrainConfig
 from ttlab.ntp.fastcheck import FullCheck, QuickCheck, check_dataset_file
 from ttlab.ntp.generate import generate_text
 from ttlab.ntp.views import SHOW_VIOLATIONS, check_view, collocation_text, generalization_view, run_view, svop_view
@@ -13,8 +13,8 @@ def render(view: list) -> str:
     return view_text(view, cells=True)  # table rows as their cells' words
 
 
-TRAIN = dict(stage1_steps=6, stage2_steps=7, eta0=None, eta=None, init="zero", init_scale=0.01, schedule="two-stage",
-             optimizer="ngd", dtype="auto", impl="auto")
+TRAIN = TrainConfig(stage1_steps=6, stage2_steps=7, init="zero", init_scale=0.01, schedule="two-stage",
+                    optimizer="ngd", dtype="auto", impl="auto")
 
 
 def test_check_view_of_a_quick_and_of_a_full_check(tmp_path):

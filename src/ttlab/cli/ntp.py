@@ -155,11 +155,11 @@ def run(
 
     check_out_dir(out, run_markers=("summary.json", "metrics.csv"), overwrite=overwrite,
                   files=("dataset.txt", "dynamics.png"))
-    train = dict(stage1_steps=stage1_steps, stage2_steps=stage2_steps, eta0=eta0, eta=eta, init=init,
-                 init_scale=init_scale, schedule=schedule, optimizer=optimizer, dtype=dtype, impl=impl)
+    config = TrainConfig(stage1_steps=stage1_steps, stage2_steps=stage2_steps, eta0=eta0, eta=eta, init=init,
+                         init_scale=init_scale, schedule=schedule, optimizer=optimizer, dtype=dtype, impl=impl, seed=seed)
     with exit_on_interrupt("outside the training steps: no complete run was written; re-run with --overwrite"), \
             _progress(not (quiet or json_out)) as progress:  # during training the steps so far are kept (below)
-        summary = run_experiment(DatasetSource(data, vocab_size, n_sentences, min_len, max_len, seed), out, train,
+        summary = run_experiment(DatasetSource(data, vocab_size, n_sentences, min_len, max_len, seed), out, config,
                                  embeddings, dim, progress=progress, generalization_samples=generalization_samples,
                                  memory_limit_gib=memory_limit_gib, max_hours=max_hours, announce=_print_err,
                                  step_sizes=step_sizes, started=started)

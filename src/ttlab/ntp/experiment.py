@@ -207,7 +207,7 @@ def run_dynamics(
 def run_experiment(
     source: DatasetSource,
     out_dir: str | Path | None,
-    train_options: dict,
+    config: TrainConfig,
     embedding_kind: str = "onehot",
     dim: int | None = None,
     *,
@@ -220,15 +220,11 @@ def run_experiment(
     started: float | None = None,
 ) -> dict:
     """`ttlab ntp run`: load ``source`` (a file or a random dataset), make the ``embedding_kind`` embeddings
-    (seed + 1), build the :class:`TrainConfig` from ``train_options`` (its fields but the seed, which is the
-    source's) and :func:`run_dynamics` with the other options, keeping the steps of an interrupted run.
-
-    The step counts are checked before the dataset is read, the config after it (a bad dataset is
-    reported first)."""
-    require_steps(train_options["stage1_steps"], train_options["stage2_steps"])
+    (seed ``source.seed + 1``) and :func:`run_dynamics` with ``config`` and the other options, keeping the steps of an
+    interrupted run. The step counts are checked before the dataset is read."""
+    require_steps(config.stage1_steps, config.stage2_steps)
     dataset = load_dataset(source, memory_limit_gib)
     embeddings = make_embeddings(embedding_kind, dataset.vocab_size, dim, seed=source.seed + 1)
-    config = TrainConfig(**train_options, seed=source.seed)
     return run_dynamics(dataset, config, out_dir, embeddings=embeddings, embedding_kind=embedding_kind,
                         progress=progress, generalization_samples=generalization_samples,
                         memory_limit_gib=memory_limit_gib, max_hours=max_hours, announce=announce,
