@@ -16,7 +16,7 @@ import numpy as np
 from ttlab.errors import TTLabInputError
 from ttlab.intrinsic_dim.gride import GRIDE
 from ttlab.intrinsic_dim.mle import MLE
-from ttlab.intrinsic_dim.protocol import PAPER_BATCH_SIZE, PAPER_K
+from ttlab.intrinsic_dim.protocol import PAPER
 from ttlab.intrinsic_dim.twonn import TwoNN
 from ttlab.provenance import versions
 from ttlab.validation import check_choice
@@ -55,13 +55,13 @@ class IDResult:
 def make_estimator(
     method: str = "mle",
     *,
-    k: int = PAPER_K,
-    average: str = "mean",
+    k: int = PAPER.k,
+    average: str = PAPER.average,
     unbiased: bool = False,
     metric: str = "euclidean",
     batch_size: int | None = None,
-    seed: int = 0,
-    remainder: str = "drop",
+    seed: int = PAPER.seed,
+    remainder: str = PAPER.remainder,
     backend: str = "auto",
     block_size: int = 2048,
     device: str | None = None,
@@ -137,11 +137,11 @@ def fit_estimate(est: MLE | TwoNN | GRIDE, X: Any) -> IDResult:
 def paper_protocol(
     X: Any,
     *,
-    batch_size: int = PAPER_BATCH_SIZE,
-    k: int = PAPER_K,
-    average: str = "mean",
+    batch_size: int = PAPER.batch_size,
+    k: int = PAPER.k,
+    average: str = PAPER.average,
     unbiased: bool = False,
-    seed: int = 0,
+    seed: int = PAPER.seed,
     **options: Any,
 ) -> IDResult:
     """Havrilla & Liao's ID protocol: shuffle (seeded), batches of ``batch_size``, MLE with ``k``

@@ -140,9 +140,12 @@ def continuation_steps(c1: float, max_len: int, baseline: float, cap: int) -> di
 
 def _setting_note(cfg: dict, ds: dict) -> str:
     """Whether this run is the paper's Section 7 setting, decided from its configuration."""
+    from ttlab.ntp.config import TrainConfig
+
     d = ds["vocab_size"]
+    default = TrainConfig().resolved(d)  # the paper's step sizes: 0.2/√d, 0.05/√d (their one home)
     paper = (d == 20 and cfg["stage1_steps"] == cfg["stage2_steps"] == 900
-             and math.isclose(cfg["eta0"], 0.2 / math.sqrt(d)) and math.isclose(cfg["eta"], 0.05 / math.sqrt(d)))
+             and math.isclose(cfg["eta0"], default.eta0) and math.isclose(cfg["eta"], default.eta))
     return " (the paper's Section 7 setting)" if paper else " (not the paper's Section 7 step counts or sizes)"
 
 
