@@ -3,10 +3,12 @@ and the CLI naming the flag of the parameter a library error names."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from tests.conftest import view_text as render
-from ttlab.intrinsic_dim import make_estimator, sample_manifold
+from ttlab.intrinsic_dim import compare, make_estimator, sample_manifold
 from ttlab.intrinsic_dim.files import compare_file, estimate_file
 from ttlab.intrinsic_dim.views import compare_view, estimate_view
 
@@ -34,13 +36,13 @@ def test_estimate_view_shows_the_estimate_and_its_batches(tmp_path):
 
 def test_compare_view_has_a_row_per_estimator(tmp_path):
     path = points(tmp_path)
-    res, _, _ = compare_file(path, "mle,twonn,lpca", beta=0.5)
+    res, _, _ = compare_file(path, partial(compare, methods="mle,twonn,lpca", beta=0.5))
     text = render(compare_view(res, path))
     assert "x.npy: 600 points × 12, 0 duplicate(s) removed" in text and "α_D (β=0.5)" in text
     for r in res.rows:
         assert f"{r.method} │ {r.dimension:.3f} │" in text and f"│ {r.alpha_d:.4f} │ {r.alpha_n:.4f} │" in text
     assert f"shared neighbour search: k = {res.knn_k}" in text and f"total {res.total_seconds:.2f} s" in text
-    res, _, _ = compare_file(path, "mle", batch_size=300)
+    res, _, _ = compare_file(path, partial(compare, methods="mle", batch_size=300))
     text = render(compare_view(res, path))
     assert "2 batch(es) of 300" in text and "std over batches" in text and f"{res.rows[0].dimension_std:.3f}" in text
 

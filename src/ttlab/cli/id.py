@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -24,6 +25,7 @@ from ttlab.cli._common import (
 )
 from ttlab.configs import pick_fields
 from ttlab.intrinsic_dim.api import make_estimator
+from ttlab.intrinsic_dim.compare import compare
 from ttlab.intrinsic_dim.files import compare_file, estimate_file
 from ttlab.intrinsic_dim.io import write_manifold
 from ttlab.intrinsic_dim.knn import BACKENDS as KNN_BACKENDS
@@ -114,8 +116,9 @@ def compare_cmd(
 
     Exact duplicate rows are dropped and counted first; scikit-dimension keeps them, which breaks
     several of its estimators (docs/scikit_dimension.md)."""
-    res, payload, notes = compare_file(file, methods, key=key, out=out, overwrite=overwrite, paper=paper, batch_size=batch_size,
-                                       seed=seed, beta=beta, metric=metric, backend=backend, device=device)
+    run = partial(compare, methods=methods, paper=paper, batch_size=batch_size, seed=seed, beta=beta, metric=metric,
+                  backend=backend, device=device)
+    res, payload, notes = compare_file(file, run, key=key, out=out, overwrite=overwrite)
     if not _report(payload, notes, as_json):
         print_view(compare_view(res, file))
 

@@ -10,7 +10,7 @@ import warnings
 from typing import Any, Callable
 
 from ttlab.intrinsic_dim.api import IDResult, fit_estimate
-from ttlab.intrinsic_dim.compare import CompareResult, compare
+from ttlab.intrinsic_dim.compare import CompareResult
 from ttlab.intrinsic_dim.gride import GRIDE
 from ttlab.intrinsic_dim.io import load_points
 from ttlab.intrinsic_dim.mle import MLE
@@ -51,13 +51,14 @@ def estimate_file(
 
 def compare_file(
     file: str | os.PathLike,
-    methods: str | list[str] | tuple[str, ...] | None = "all",
+    run: Callable[[Any], CompareResult],
     *,
     key: str | None = None,
     out: str | os.PathLike | None = None,
     overwrite: bool | None = None,
-    **options: Any,
 ) -> tuple[CompareResult, dict[str, Any], list[str]]:
-    """:func:`ttlab.intrinsic_dim.compare` on the points of ``file``; writes the JSON payload to ``out`` when given
-    (an existing file only with ``overwrite``). Returns (result, payload, the distinct warning messages)."""
-    return _run_on_file(file, key, out, overwrite, lambda X: compare(X, methods, **options))
+    """``run`` — :func:`ttlab.intrinsic_dim.compare` with its settings bound, e.g.
+    ``functools.partial(compare, methods="mle,twonn", beta=0.5)`` — on the points of ``file``; writes the JSON payload
+    to ``out`` when given (an existing file only with ``overwrite``). Returns (result, payload, the distinct warning
+    messages)."""
+    return _run_on_file(file, key, out, overwrite, run)
