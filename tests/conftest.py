@@ -67,7 +67,7 @@ def benchmark_module(filename: str) -> Iterator[object]:
 
 def view_text(view: list, width: int = 200, cells: bool = False) -> str:
     """A library view (``ttlab.<package>.views``) rendered as the CLI prints it (each item on its own, as
-    :func:`ttlab.cli._common.print_view` does), whitespace collapsed (words one space apart); ``cells``: table
+    :func:`ttlab.cli.common.print_view` does), whitespace collapsed (words one space apart); ``cells``: table
     borders dropped too, so a row reads as its cells' words."""
     import io
 

@@ -69,7 +69,7 @@ def test_cold_and_speed_sentences_follow_the_numbers(notes) -> None:
 
 
 def test_with_duplicates_makes_exactly_that_many(notes) -> None:
-    from ttlab.intrinsic_dim._validate import find_duplicates
+    from ttlab.intrinsic_dim.validate import find_duplicates
 
     X = np.random.default_rng(1).standard_normal((500, 6))
     for f, m in ((0.0, 0), (0.01, 5), (0.2, 100)):

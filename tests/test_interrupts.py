@@ -221,7 +221,7 @@ def test_sigterm_stops_the_command_and_its_pool_workers(tmp_path):
     pid_dir.mkdir()
     code = f"""
 from tests.test_interrupts import sleeping_task
-from ttlab.cli._common import exit_on_interrupt
+from ttlab.cli.common import exit_on_interrupt
 from ttlab.sweep import run_sweep
 with exit_on_interrupt():
     run_sweep(sleeping_task, [{{"i": i, "pid_dir": {str(pid_dir)!r}}} for i in range(2)], {str(tmp_path / "c")!r},

@@ -224,3 +224,16 @@ def test_no_module_restates_its_imports():
     docstring went stale where nothing checked it (issue 32), so there is none."""
     stale = [name for name, path in MODULES.items() if re.search(r"^Imports:", path.read_text(encoding="utf-8"), re.M)]
     assert stale == []
+
+
+def test_no_test_imports_a_private_name():
+    """Tests use the library's public names: a private helper a test needs is made public, so that it has one
+    address and a name that says what it is."""
+    found = []
+    for path in sorted((SRC.parent / "tests").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("ttlab"):
+                private = [a.name for a in node.names if a.name.startswith("_") and not a.name.startswith("__")]
+                if private or any(p.startswith("_") and not p.startswith("__") for p in node.module.split(".")):
+                    found.append(f"{path.name}:{node.lineno} {node.module} {private}")
+    assert found == []

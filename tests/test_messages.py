@@ -45,14 +45,14 @@ def test_ntp_errors_name_parameters_and_the_cli_shows_the_commands_flags(run_cli
 def test_the_stage2_test_of_generate_agrees_with_the_checker(method):
     from ttlab.ntp.config import RandomSpec
     from ttlab.ntp.dataset import NTPDataset
-    from ttlab.ntp.generate import _text_and_stage2
+    from ttlab.ntp.generate import text_and_stage2
     from ttlab.ntp.structure import analyze
 
     seen = set()
     for vocab in (2, 3, 4, 8):
         for seed in range(8):
             try:
-                text, orders = _text_and_stage2(RandomSpec(vocab, 3, 2, 6, seed), method)
+                text, orders = text_and_stage2(RandomSpec(vocab, 3, 2, 6, seed), method)
             except TTLabInputError:
                 continue
             assert orders == ("stage2" not in analyze(NTPDataset.from_text(text)).degenerate()), (vocab, seed)
@@ -62,14 +62,14 @@ def test_the_stage2_test_of_generate_agrees_with_the_checker(method):
 
 # ------------------------------------------------------------------------------ corpus decoding
 def test_suite_reads_a_latin1_corpus_with_decode_errors_replace(tmp_path, run_cli, monkeypatch):
-    from ttlab.lm.suite import _split_texts
+    from ttlab.lm.suite import split_texts
     from ttlab.lm.suite_windows import SuiteConfig
 
     corpus = tmp_path / "latin1.txt"
     corpus.write_bytes("\n\n".join(f"Café number {i} près de la gare." for i in range(30)).encode("latin-1"))
     with pytest.raises(TTLabInputError, match="pass errors='replace'") as info:
-        _split_texts(SuiteConfig(corpus=str(corpus)))
-    texts, _ = _split_texts(SuiteConfig(corpus=str(corpus), decode_errors="replace"))
+        split_texts(SuiteConfig(corpus=str(corpus)))
+    texts, _ = split_texts(SuiteConfig(corpus=str(corpus), decode_errors="replace"))
     assert info.value.params == ("errors",)
     assert texts and all("\ufffd" in t for t in texts)
     assert "decode_errors" not in SuiteConfig().plain_fields()  # cached runs of the default keep their keys
@@ -107,7 +107,7 @@ def test_reproduce_prints_a_failed_parts_cause_on_the_console(registry, run_cli,
 
 # ------------------------------------------------------------------------------------- progress
 def test_progress_without_a_terminal_prints_lines_and_a_heartbeat(capsys, monkeypatch):
-    import ttlab.cli._common as common
+    import ttlab.cli.common as common
 
     monkeypatch.setattr(common, "HEARTBEAT_SECONDS", 0.2)
     assert not common.console_err.is_terminal  # pytest captures stderr: the case of a log file or a pipe
@@ -179,7 +179,7 @@ def test_lm_and_output_errors_name_their_parameters(tmp_path, monkeypatch):
     from ttlab.lm.checkpoint import load_checkpoint_state, read_run_json
     from ttlab.lm.configs import SampleConfig
     from ttlab.lm.distributed import resolve_device
-    from ttlab.lm.suite import _checked_specs, suite_specs
+    from ttlab.lm.suite import checked_specs, suite_specs
     from ttlab.lm.suite_models import check_device
     from ttlab.lm.train_corpus import check_train_time
     from ttlab.outputs import check_out_dir, check_out_file
@@ -195,8 +195,8 @@ def test_lm_and_output_errors_name_their_parameters(tmp_path, monkeypatch):
              (lambda: resolve_device("cuda"), "use device 'cpu'", ("device",)),
              (lambda: check_device("cuda"), "use device 'cpu'", ("device",)),
              (lambda: suite_specs([]), "give the models", ("models", "suite_file")),
-             (lambda: _checked_specs([], None), "give at least one model", ("models",)),
-             (lambda: _checked_specs([spec], "other"), "reference 'other' is none of", ("reference",)),
+             (lambda: checked_specs([], None), "give at least one model", ("models",)),
+             (lambda: checked_specs([spec], "other"), "reference 'other' is none of", ("reference",)),
              (lambda: check_train_time(None, None, max_hours=0), "max_hours must be a positive", ("max_hours",)),
              (lambda: check_out_dir(tmp_path / "afile"), "out ", ("out",)),
              (lambda: check_out_file(tmp_path, param="plot"), "plot ", ("plot",)),

@@ -213,7 +213,7 @@ def test_suite_cli_refuses_a_changed_configuration_before_work(run_cli, tmp_path
     out = _suite_dir(tmp_path, SuiteConfig(corpus="builtin:sotu", seed=0))
     spec = {"label": "m", "spec": "m", "kind": "hf", "target": "m"}
     monkeypatch.setattr(suite, "resolve_model", lambda s: spec)
-    monkeypatch.setattr(suite, "_split_texts", lambda cfg: (_ for _ in ()).throw(AssertionError("work started")))
+    monkeypatch.setattr(suite, "split_texts", lambda cfg: (_ for _ in ()).throw(AssertionError("work started")))
     r = run_cli("lm", "suite", "--model", "m", "--corpus", "builtin:sotu", "--seed", "1", "--out", out)
     assert r.code == 2 and "another configuration" in r.err and "--overwrite" in r.err
     assert json.loads((out / "results.json").read_text()) == {"old": True}

@@ -19,4 +19,4 @@ class TTLabInputError(ValueError):
 class Terminated(KeyboardInterrupt):
     """SIGTERM received (a scheduler's time limit, ``kill``): raised like Ctrl-C so that a run stops the same way —
     finished work kept, the interrupted task recorded as unfinished — and its worker processes are stopped too
-    (a process pool's workers get no signal of their own). See :func:`ttlab.cli._common.exit_on_interrupt`."""
+    (a process pool's workers get no signal of their own). See :func:`ttlab.cli.common.exit_on_interrupt`."""

@@ -100,17 +100,17 @@ def test_the_point_is_chosen_by_validation_loss_never_by_test_loss():
 def test_continuation_tasks_start_from_the_pass_that_hit_the_cap(tmp_path):
     """A converged run's cap is its search pass's: the continuation starts from run_dir/search; a chain doubles
     the previous continuation's cap and keeps the original run's stem."""
-    from ttlab.lm.experiments import _continuation_task
+    from ttlab.lm.experiments import continuation_task
 
     conv = {"protocol": "converged", "run_dir": str(tmp_path / "runs" / "D1_s0"), "train": {"max_iters": 4000},
             "label": {"name": "D1_s0", "train_tokens": 1}}
-    t1 = _continuation_task(conv, tmp_path)
+    t1 = continuation_task(conv, tmp_path)
     assert t1["protocol"] == "continue" and t1["source_dir"] == str(tmp_path / "runs" / "D1_s0" / "search")
     assert t1["max_iters"] == 8000 and t1["label"]["name"] == "D1_s0_cont8000" and t1["label"]["train_tokens"] == 1
-    t2 = _continuation_task(t1, tmp_path)
+    t2 = continuation_task(t1, tmp_path)
     assert t2["source_dir"] == t1["run_dir"] and t2["max_iters"] == 16000
     assert t2["label"]["name"] == "D1_s0_cont16000" and t2["label"]["continued_from"] == "D1_s0"
-    early = _continuation_task({**conv, "protocol": "early-stop"}, tmp_path)
+    early = continuation_task({**conv, "protocol": "early-stop"}, tmp_path)
     assert early["source_dir"] == conv["run_dir"]
 
 

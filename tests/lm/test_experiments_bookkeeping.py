@@ -194,7 +194,7 @@ def test_tasks_for_makes_one_task_per_seed_and_learning_rate(tmp_path):
     assert one[0]["train"]["lr"] == 0.002 and one[0]["train"]["seed"] == 4
 
 
-# --------------------------------------------------------------------- _source_of / _continuation_task / choose
+# --------------------------------------------------------------------- _source_of / continuation_task / choose
 def _task(tmp_path, name, protocol="early-stop", max_iters=40, **label):
     return {"dataset_dir": "/data", "run_dir": str(tmp_path / "runs" / name), "protocol": protocol,
             "model": {"n_layer": 1}, "train": {"max_iters": max_iters, "lr": 1e-3},
@@ -204,7 +204,7 @@ def _task(tmp_path, name, protocol="early-stop", max_iters=40, **label):
 def test_continuation_task_is_the_capped_task_continued_to_twice_its_cap(tmp_path):
     out = tmp_path / "out"
     conv = _task(tmp_path, "D8_s0", protocol="converged", train_tokens=8)
-    t1 = ex._continuation_task(conv, out)
+    t1 = ex.continuation_task(conv, out)
     assert t1 == {"dataset_dir": "/data", "run_dir": str(out / "runs" / "D8_s0_cont80"), "protocol": "continue",
                   "model": {"n_layer": 1}, "train": {"max_iters": 40, "lr": 1e-3},
                   "source_dir": str(tmp_path / "runs" / "D8_s0" / "search"), "max_iters": 80,
@@ -212,18 +212,18 @@ def test_continuation_task_is_the_capped_task_continued_to_twice_its_cap(tmp_pat
                             "continued_from": "D8_s0", "max_iters": 80}}
     assert conv["label"] == {"name": "D8_s0", "seed": 0, "lr": 1e-3, "train_tokens": 8}  # left as it was
     # the next one doubles the continuation's cap (not the training config's) and keeps the original stem
-    t2 = ex._continuation_task(t1, out)
+    t2 = ex.continuation_task(t1, out)
     assert t2 == {**t1, "run_dir": str(out / "runs" / "D8_s0_cont160"), "source_dir": str(out / "runs" / "D8_s0_cont80"),
                   "max_iters": 160, "label": {**t1["label"], "name": "D8_s0_cont160", "max_iters": 160}}
     assert ex._source_of(t1) == t1["run_dir"] and ex._source_of(conv) == str(tmp_path / "runs" / "D8_s0" / "search")
     for protocol in ("early-stop", "budget"):
         plain = _task(tmp_path, "D8_s1", protocol=protocol)
         assert ex._source_of(plain) == plain["run_dir"]
-        assert ex._continuation_task(plain, out)["source_dir"] == str(tmp_path / "runs" / "D8_s1")
+        assert ex.continuation_task(plain, out)["source_dir"] == str(tmp_path / "runs" / "D8_s1")
     # a label whose max_iters is None falls back to the training config's
     none = _task(tmp_path, "x", max_iters=7)
     none["label"]["max_iters"] = None
-    assert ex._continuation_task(none, out)["max_iters"] == 14
+    assert ex.continuation_task(none, out)["max_iters"] == 14
 
 
 def test_choose_point_never_takes_a_failed_or_a_worse_continuation():

@@ -68,7 +68,7 @@ def test_failures_view():
 def test_a_results_warnings_are_printed_as_they_are(capsys):
     """`lm suite`, `scaling fit` and `id estimate/compare` print a result's warnings with one helper; a note's
     brackets are text, never rich markup (an unmatched closing tag used to end the command with a traceback)."""
-    from ttlab.cli._common import print_warnings
+    from ttlab.cli.common import print_warnings
     from ttlab.lm.suite import suite_design_notes
 
     ok = [{"name": n, "tokens": 100, "params_non_embedding": p} for n, p in (("a", 10), ("b", 10), ("c", 20))]

@@ -227,7 +227,7 @@ def test_gd_and_adam_runs_have_exact_finite_losses(optimizer, lr):
 def test_steppers_use_the_direction_or_the_true_scale():
     """NGD needs only the direction of a rescaled gradient; GD and Adam get exp(grad_log_scale) × grad."""
     from ttlab.ntp.model import LossGrad
-    from ttlab.ntp.train import _Stepper
+    from ttlab.ntp.train import Stepper
 
     g = torch.tensor([[3.0, -4.0]], dtype=torch.float64)
     for log_scale, gd_move in ((-10.0, 0.5 * math.exp(-10.0) * 5.0), (-800.0, 0.0)):
@@ -235,7 +235,7 @@ def test_steppers_use_the_direction_or_the_true_scale():
         moves = {}
         for kind in ("ngd", "gd", "adam"):
             W = torch.zeros_like(g)
-            _Stepper(W, kind, 0.5).step(lg, g)
+            Stepper(W, kind, 0.5).step(lg, g)
             moves[kind] = float(W.norm())
         assert moves["ngd"] == pytest.approx(0.5, rel=1e-15)
         assert moves["gd"] == pytest.approx(gd_move, rel=1e-12, abs=0.0)

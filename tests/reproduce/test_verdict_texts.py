@@ -362,11 +362,11 @@ def scratch_rules():
 def test_threshold_rules_registered_afresh_judge_and_describe_as_the_built_in_ones(scratch_rules):
     """``at_least``/``at_most`` are built at import; building them again under new names (the same code path)
     must give the same verdicts, reasons and rule texts, word for word."""
-    from ttlab.reproduce.rules_thresholds import _threshold_rule
+    from ttlab.reproduce.rules_thresholds import threshold_rule
     from ttlab.reproduce.verdict_base import Rule
 
-    _threshold_rule("scratch_at_least", +1)
-    _threshold_rule("scratch_at_most", -1)
+    threshold_rule("scratch_at_least", +1)
+    threshold_rule("scratch_at_most", -1)
     checked = 0
     for rule, measured, thresholds, _ in CASES:
         if rule not in ("at_least", "at_most") or _key(rule, measured, thresholds) not in REASONS:

@@ -179,9 +179,9 @@ def test_presets_meet_the_declared_design() -> None:
     ratios = np.diff(np.log(std.mlp_widths))
     assert len(std.mlp_widths) >= 6 and std.mlp_widths[0] == 8 and 36 <= std.mlp_widths[-1] <= 40
     assert np.all(ratios > math.log(1.2)) and np.all(ratios < math.log(1.4))
-    from ttlab.scaling.model_scaling import _param_count  # noqa: PLC2701 - the count the design is about
+    from ttlab.scaling.model_scaling import param_count  # noqa: PLC2701 - the count the design is about
 
-    counts = [_param_count(std, "softmax", w) for w in std.transformer_widths]
+    counts = [param_count(std, "softmax", w) for w in std.transformer_widths]
     assert len(counts) >= 5 and counts[-1] / counts[0] >= 20
     q = quick_model_config()
     assert q.ds == (2,) and q.archs == ("softmax",) and q.targets == ("smooth",)

@@ -233,7 +233,7 @@ def test_fit_constant_losses_are_an_error_not_nulls(run_cli, tmp_path, form, as_
 
 
 def test_one_comma_list_parser():
-    from ttlab.cli._common import parse_list
+    from ttlab.cli.common import parse_list
     from ttlab.errors import TTLabInputError
 
     assert parse_list("0, 64,256", "--x") == (0, 64, 256)

@@ -11,7 +11,7 @@ import sys
 
 import typer
 
-from ttlab.cli._common import console_err
+from ttlab.cli.common import console_err
 from ttlab.errors import TTLabInputError
 from ttlab.markup import markup
 

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 from typer import Argument, Option
 
-from ttlab.cli._common import (
+from ttlab.cli.common import (
     Json,
     OptInt,
     OptPath,

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from ttlab.cli._common import Json, Setting, console_err, exit_on_interrupt, print_json, print_lines, print_view
+from ttlab.cli.common import Json, Setting, console_err, exit_on_interrupt, print_json, print_lines, print_view
 from ttlab.cli.lm_suite import suite_cmd
 from ttlab.cli.lm_sweeps import SWEEP_HELP, id_ablations_cmd, sweep_cmd
 from ttlab.configs import pick_fields

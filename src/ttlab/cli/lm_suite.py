@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from ttlab.cli._common import Json, Setting, print_json, print_lines, print_view, print_warnings, run_with_progress
+from ttlab.cli.common import Json, Setting, print_json, print_lines, print_view, print_warnings, run_with_progress
 from ttlab.configs import pick_fields
 from ttlab.lm.presets import BOOTSTRAP, Execution
 from ttlab.lm.suite_windows import SuiteConfig

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from ttlab.cli._common import Json, Setting, parse_list, print_json, print_lines, print_view, run_with_progress
+from ttlab.cli.common import Json, Setting, parse_list, print_json, print_lines, print_view, run_with_progress
 from ttlab.errors import TTLabInputError
 from ttlab.lm.configs import MODEL_PRESETS, TrainConfig
 from ttlab.lm.presets import DEFAULT_LOSS, DataSweepPreset, Execution, IDOptions, ModelSweepPreset, SweepData
@@ -77,7 +77,7 @@ def sweep_cmd(
 ) -> None:
     """One implementation of `ttlab lm data-sweep` and `ttlab lm model-sweep` (the command name picks the kind)."""
     named = {k: v for k, v in locals().items() if k in DS.option_names() | MS.option_names()}  # the presets' fields
-    from ttlab.cli._common import print_causes
+    from ttlab.cli.common import print_causes
     from ttlab.lm.experiments import run_preset_sweep, sweep_summary
     from ttlab.lm.presets import sweep_preset
     from ttlab.lm.views import failures_view

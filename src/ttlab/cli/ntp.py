@@ -2,7 +2,7 @@
 
 Each command parses its options, calls one library function and prints what it returns (:mod:`ttlab.ntp.views`
 builds the tables and lines). The options set the fields of :mod:`ttlab.ntp.config`'s dataclasses, whose defaults
-and help texts they show (:func:`ttlab.cli._common.Setting`; with :mod:`ttlab.ntp.limits`: no numpy or torch, so
+and help texts they show (:func:`ttlab.cli.common.Setting`; with :mod:`ttlab.ntp.limits`: no numpy or torch, so
 `ttlab --help` stays fast), and are named like the library's parameters (errors name those).
 """
 
@@ -16,7 +16,7 @@ from typing import Annotated, Iterator, Optional
 import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ttlab.cli._common import Setting, console, console_err, exit_on_interrupt, print_json, print_view
+from ttlab.cli.common import Setting, console, console_err, exit_on_interrupt, print_json, print_view
 from ttlab.errors import TTLabInputError
 from ttlab.markup import plain
 from ttlab.ntp.config import GENERATORS, STEP_SIZES, UNSEEN_SAMPLES, DatasetSource, RandomSpec, TrainConfig

@@ -9,7 +9,7 @@ from typing import Annotated, Optional
 import typer
 from rich.text import Text
 
-from ttlab.cli._common import console_err, exit_on_interrupt, print_view
+from ttlab.cli.common import console_err, exit_on_interrupt, print_view
 from ttlab.markup import safe
 from ttlab.reproduce.registry import QUICK_BUDGET_MINUTES, STANDARD_BUDGET_MINUTES, PartContext
 

@@ -15,7 +15,7 @@ import typer
 from rich.markup import escape
 from typer import Argument, Option
 
-from ttlab.cli._common import (
+from ttlab.cli.common import (
     Json,
     OptFloat,
     OptInt,

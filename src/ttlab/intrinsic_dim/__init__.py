@@ -20,7 +20,6 @@ One-call helpers return a self-describing :class:`IDResult`: :func:`estimate_id`
 :func:`paper_protocol`. Known-answer data: :func:`sample_manifold`. Files: :func:`load_points`.
 """
 
-from ttlab.intrinsic_dim._validate import DuplicatePointsWarning, check_points
 from ttlab.intrinsic_dim.api import IDResult, estimate_id, fit_estimate, make_estimator, paper_protocol
 from ttlab.intrinsic_dim.base import DegeneratePointsWarning, split_batches
 from ttlab.intrinsic_dim.compare import COMPARE_METHODS, CompareResult, CompareRow, compare
@@ -40,6 +39,7 @@ from ttlab.intrinsic_dim.ph import PH
 from ttlab.intrinsic_dim.protocol import PAPER, PAPER_BATCH_SIZE, PAPER_K, IDProtocol
 from ttlab.intrinsic_dim.tle import TLE
 from ttlab.intrinsic_dim.twonn import TwoNN
+from ttlab.intrinsic_dim.validate import DuplicatePointsWarning, check_points
 
 __all__ = [
     "MLE",

@@ -7,7 +7,7 @@ Every estimator takes its parameters in ``__init__`` and ``fit(X)`` sets ``dimen
 - ``metric``: 'euclidean', 'chord' (Euclidean distance between the unit-scaled rows,
   ``sqrt(2 (1 - cos))``) or 'cosine' (``1 - cos`` as in scipy/scikit-learn, half the chord's MLE;
   only for the estimators that read neighbour distances alone), see
-  :data:`ttlab.intrinsic_dim._validate.METRICS`.
+  :data:`ttlab.intrinsic_dim.validate.METRICS`.
 - ``batch_size``: ``None`` fits all points at once. An integer runs the paper's protocol:
   the (deduplicated) points are shuffled with ``seed``, split into batches of ``batch_size``,
   the estimator is fitted per batch, and ``dimension_`` is the mean of the batch values
@@ -52,7 +52,8 @@ import numpy as np
 
 from ttlab.errors import TTLabInputError
 from ttlab.intrinsic_dim._params import ParamsMixin
-from ttlab.intrinsic_dim._validate import (
+from ttlab.intrinsic_dim.knn import BACKENDS, Neighbors, kneighbors_prepared
+from ttlab.intrinsic_dim.validate import (
     METRICS,
     apply_metric,
     check_metric,
@@ -60,7 +61,6 @@ from ttlab.intrinsic_dim._validate import (
     drop_duplicates,
     to_metric_distances,
 )
-from ttlab.intrinsic_dim.knn import BACKENDS, Neighbors, kneighbors_prepared
 from ttlab.validation import Interval, Options, check_choice, validate_params
 
 AVERAGES = ("mean", "harmonic", "median")

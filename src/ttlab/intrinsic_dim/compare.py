@@ -19,7 +19,6 @@ from typing import Any, Callable
 import numpy as np
 
 from ttlab.errors import TTLabInputError
-from ttlab.intrinsic_dim._validate import check_metric
 from ttlab.intrinsic_dim.base import IDEstimator, PreparedPoints, prepare_points
 from ttlab.intrinsic_dim.corrint import CorrInt
 from ttlab.intrinsic_dim.ess import ESS
@@ -35,6 +34,7 @@ from ttlab.intrinsic_dim.ph import PH
 from ttlab.intrinsic_dim.protocol import PAPER
 from ttlab.intrinsic_dim.tle import TLE
 from ttlab.intrinsic_dim.twonn import TwoNN
+from ttlab.intrinsic_dim.validate import check_metric
 from ttlab.validation import check_choice, check_int
 
 DANCO_MAX_DIM = 48

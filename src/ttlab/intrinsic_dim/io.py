@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 
 from ttlab.errors import TTLabInputError
-from ttlab.intrinsic_dim._validate import check_points
 from ttlab.intrinsic_dim.manifolds import sample_manifold, true_dimension
+from ttlab.intrinsic_dim.validate import check_points
 
 SUFFIXES = (".npy", ".npz", ".pt", ".pth", ".csv", ".tsv")
 

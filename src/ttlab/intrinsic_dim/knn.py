@@ -41,7 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ttlab.errors import TTLabInputError
-from ttlab.intrinsic_dim._validate import check_points
+from ttlab.intrinsic_dim.validate import check_points
 from ttlab.validation import check_choice, check_int
 
 BACKENDS = ("auto", "torch", "tree", "faiss", "faiss-hnsw")

@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 
 from ttlab.errors import TTLabInputError
-from ttlab.intrinsic_dim._validate import check_points
 from ttlab.intrinsic_dim.base import IDEstimator
 from ttlab.intrinsic_dim.knn import kneighbors_prepared
+from ttlab.intrinsic_dim.validate import check_points
 from ttlab.validation import check_int
 
 

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ttlab.errors import TTLabInputError
-from ttlab.intrinsic_dim._validate import check_points
+from ttlab.intrinsic_dim.validate import check_points
 from ttlab.validation import check_choice, check_int
 
 

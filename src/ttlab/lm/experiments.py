@@ -304,7 +304,7 @@ def _source_of(task: dict[str, Any]) -> str:
     return str(Path(task["run_dir"]) / "search") if task["protocol"] == "converged" else task["run_dir"]
 
 
-def _continuation_task(task: dict[str, Any], out: Path) -> dict[str, Any]:
+def continuation_task(task: dict[str, Any], out: Path) -> dict[str, Any]:
     """The task that continues ``task``'s capped run at its final learning rate up to twice its cap."""
     cap = 2 * int(task["label"].get("max_iters") or task["train"]["max_iters"])
     stem = task["label"].get("continued_from") or task["label"]["name"]
@@ -339,7 +339,7 @@ def _continue_capped(tasks: list[dict[str, Any]], runs: list[dict[str, Any]], ou
         idx = [i for i, (_t, r) in last.items() if r["status"] == "ok" and step_capped(r)]
         if not idx:
             break
-        new_tasks = [_continuation_task(last[i][0], out) for i in idx]
+        new_tasks = [continuation_task(last[i][0], out) for i in idx]
         if progress:
             progress(f"continuing {len(idx)} capped run(s) at their final learning rate", 0, len(idx))
         new_runs = _run_tasks(new_tasks, out, ex.backend, ex.workers, ex.threads_per_task, ex.ray_address, progress)

@@ -92,7 +92,7 @@ def split_texts(cfg: SuiteConfig) -> tuple[list[str], dict[str, Any]]:
                                        "split_fingerprint": sp.fingerprint(cfg.split)}
 
 
-_split_texts = split_texts  # its former name (tests patch it)
+split_texts = split_texts  # its former name (tests patch it)
 
 
 def _read_windows(path: str, sha256: str) -> list[TextWindow]:
@@ -180,7 +180,7 @@ def run_suite(
     """
     execution = execution or Execution()
     t0 = time.perf_counter()
-    specs = _checked_specs(models, reference)
+    specs = checked_specs(models, reference)
     if execution.backend == "local":  # with Ray the GPUs may be on other nodes: each task checks its own device
         check_device(cfg.device)
     out = Path(out_dir)
@@ -188,7 +188,7 @@ def run_suite(
     out.mkdir(parents=True, exist_ok=True)
     if progress:
         progress("selecting windows", 0, 1)
-    texts, split_info = _split_texts(cfg)
+    texts, split_info = split_texts(cfg)
     windows = select_windows(texts, cfg)
     wfile, sha = _write_windows(out, cfg, windows)
     rows = _evaluate_models(specs, cfg, wfile, sha, out, execution, progress)
@@ -207,7 +207,7 @@ def run_suite(
     return result
 
 
-def _checked_specs(models: Sequence[str | dict[str, Any]], reference: str | None) -> list[dict[str, Any]]:
+def checked_specs(models: Sequence[str | dict[str, Any]], reference: str | None) -> list[dict[str, Any]]:
     """The models resolved (:func:`resolve_model`), with unique names, ``reference`` among them when given."""
     specs = [m if isinstance(m, dict) else resolve_model(m) for m in models]
     if not specs:

@@ -182,7 +182,7 @@ def _pairs(spec: RandomSpec, method: str) -> tuple[list[str], np.ndarray, Iterat
     return names, nxt, sents
 
 
-def _text_and_stage2(spec: RandomSpec, method: str) -> tuple[str, bool]:
+def text_and_stage2(spec: RandomSpec, method: str) -> tuple[str, bool]:
     """The explicit-line text of ``spec`` and whether stage 2 has something to learn: some multi-token
     sentence holds a non-optimal token (n(x) ≠ its label; every generated sentence holds an optimal one)."""
     names, nxt, sents = _pairs(spec, method)
@@ -207,7 +207,7 @@ def _stage2_refusal(spec: RandomSpec, method: str) -> TTLabInputError:
         return TTLabInputError(f"{head}; give n_sentences 1 or more", params=("n_sentences",))
     for v in range(spec.vocab_size + 1, spec.vocab_size + 65):
         try:
-            if _text_and_stage2(replace(spec, vocab_size=v), method)[1]:
+            if text_and_stage2(replace(spec, vocab_size=v), method)[1]:
                 return TTLabInputError(f"{head}; the smallest vocab_size that works with these options is {v} (or "
                                        "try another seed)", params=("vocab_size",))
         except TTLabInputError:
@@ -222,7 +222,7 @@ def generate_text(spec: RandomSpec, method: str = "dense", require_stage2: bool 
     ``require_stage2``: refuse (:class:`TTLabInputError` naming the smallest vocab_size that works) a dataset
     whose sentences hold no non-optimal token — W*_kq would have no constraint and ``ttlab ntp run``
     would refuse it; a tiny vocabulary (|V| ≤ 3) often gives one."""
-    text, orders = _text_and_stage2(spec, method)
+    text, orders = text_and_stage2(spec, method)
     if require_stage2 and not orders:
         raise _stage2_refusal(spec, method)
     return text

@@ -48,7 +48,7 @@ def cosine(a: torch.Tensor, b: np.ndarray | torch.Tensor) -> float:
     return float((a * b).sum()) / (na * nb)
 
 
-class _Stepper:
+class Stepper:
     """One parameter's update rule."""
 
     def __init__(self, W: torch.Tensor, optimizer: str, lr: float) -> None:
@@ -219,7 +219,7 @@ def _train(
             m[c].append(v)
 
     if cfg.schedule == "two-stage":
-        stepper = _Stepper(W_ov, cfg.optimizer, cfg.eta0)
+        stepper = Stepper(W_ov, cfg.optimizer, cfg.eta0)
         for t in range(cfg.stage1_steps + 1):
             lg = model.collocation_loss_and_grad(W_ov)
             record("1", t, lg, W_ov, wov_star, cfg.eta0, nan)
@@ -229,7 +229,7 @@ def _train(
                 progress("stage 1", t, cfg.stage1_steps)
         W_ov = W_ov.detach()
         frozen_ov = (cosine(W_ov, star_ov), float(W_ov.norm()))
-        stepper = _Stepper(W_kq, cfg.optimizer, cfg.eta)
+        stepper = Stepper(W_kq, cfg.optimizer, cfg.eta)
         for t in range(cfg.stage2_steps + 1 if cfg.stage2_steps or wkq_star.n_constraints else 0):
             lg = model.loss_and_grad(W_ov, W_kq, wrt=("kq",))
             record("2", t, lg, W_kq, wkq_star, cfg.eta, model.min_optimal_attention(lg.attention))
@@ -239,8 +239,8 @@ def _train(
                 progress("stage 2", t, cfg.stage2_steps)
     else:
         steps = cfg.stage1_steps + cfg.stage2_steps
-        s_ov = _Stepper(W_ov, cfg.optimizer, cfg.eta0)
-        s_kq = _Stepper(W_kq, cfg.optimizer, cfg.eta)
+        s_ov = Stepper(W_ov, cfg.optimizer, cfg.eta0)
+        s_kq = Stepper(W_kq, cfg.optimizer, cfg.eta)
         for t in range(steps + 1):
             lg = model.loss_and_grad(W_ov, W_kq)
             record("joint", t, lg, W_kq, wkq_star, cfg.eta, model.min_optimal_attention(lg.attention))

@@ -1,7 +1,7 @@
 """Views of paper A's results: the tables and lines `ttlab ntp …` prints, built from what the library returns.
 
 Each ``*_view`` function returns a list of rich renderables (:class:`rich.table.Table`, :class:`rich.text.Text`);
-nothing here prints or holds a console (the CLI prints a view with ``ttlab.cli._common.print_view``):
+nothing here prints or holds a console (the CLI prints a view with ``ttlab.cli.common.print_view``):
 
 * :func:`check_view`: `ntp check`'s report of a :class:`~ttlab.ntp.fastcheck.QuickCheck` or
   :class:`~ttlab.ntp.fastcheck.FullCheck` (at most :data:`SHOW_VIOLATIONS` violations and orders);

@@ -27,7 +27,7 @@ from ttlab.reproduce.verdict_base import (
 # generic thresholds
 
 
-def _threshold_rule(name: str, sign: int) -> None:
+def threshold_rule(name: str, sign: int) -> None:
     """Register ``at_least`` (sign +1: larger is better) or ``at_most`` (sign −1): ``value`` meets holds →
     holds; meets partly → partly; else not reproduced; inconclusive when missing or covering too few items."""
     ok, bad_word, worse = ("≥", "below", "<") if sign > 0 else ("≤", "above", ">")
@@ -87,8 +87,8 @@ def _beyond_controls(verdict: str, reason: str, margin: float | None, v: float, 
     return verdict, f"{reason}; beats every control by ≥ {short_number(need)} (lead {lead:+.3g} over {best}; {text})", margin
 
 
-_threshold_rule("at_least", +1)
-_threshold_rule("at_most", -1)
+threshold_rule("at_least", +1)
+threshold_rule("at_most", -1)
 
 
 def binomial_tail(k: int, n: int, p: float) -> float:

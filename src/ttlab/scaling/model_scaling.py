@@ -59,7 +59,7 @@ def _base(cfg: ModelScalingConfig, target: str, d: int) -> dict[str, Any]:
     return base
 
 
-def _param_count(cfg: ModelScalingConfig, arch: str, width: int) -> int:
+def param_count(cfg: ModelScalingConfig, arch: str, width: int) -> int:
     return _count(cfg.model_config(arch, width))
 
 
@@ -76,7 +76,7 @@ def _count(mcfg: RegressorConfig) -> int:
 
 def oracle_sizes(cfg: ModelScalingConfig) -> list[int]:
     """The oracles' N axis: ``oracle_points`` log-spaced sizes over every network's parameter counts."""
-    counts = [_param_count(cfg, a, w) for a in cfg.all_archs() for w in cfg.widths(a)]
+    counts = [param_count(cfg, a, w) for a in cfg.all_archs() for w in cfg.widths(a)]
     return sorted({int(round(x)) for x in np.geomspace(min(counts), max(counts), cfg.oracle_points)})
 
 
@@ -155,10 +155,10 @@ def estimate_cost(cfg: ModelScalingConfig, workers: int = 1,
         sched = cfg.schedule(arch)
         if key not in probe:
             lo_w, hi_w = min(cfg.widths(arch)), max(cfg.widths(arch))
-            probe[key] = (_param_count(cfg, arch, lo_w), _step_seconds(cfg, arch, lo_w, sched.batch_large, target, d),
-                          _param_count(cfg, arch, hi_w), _step_seconds(cfg, arch, hi_w, sched.batch_large, target, d))
+            probe[key] = (param_count(cfg, arch, lo_w), _step_seconds(cfg, arch, lo_w, sched.batch_large, target, d),
+                          param_count(cfg, arch, hi_w), _step_seconds(cfg, arch, hi_w, sched.batch_large, target, d))
         n0, s0, n1, s1 = probe[key]
-        n = _param_count(cfg, arch, t["width"])
+        n = param_count(cfg, arch, t["width"])
         sec_large = s0 + (s1 - s0) * (n - n0) / max(1, n1 - n0)
         small, large = sched.steps(sched.samples(n, float(t.get("sample_scale", 1.0))))
         cost = sec_large * (large + 0.5 * small) + 1.0
