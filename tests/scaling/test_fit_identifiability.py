@@ -1,130 +1,63 @@
-"""Fits that cannot be identified say so: constant losses, collinear N and D, estimates at a bound,
-and every bootstrap interval contains its point estimate."""
+"""Nothing certain that is not (issue 33): near-duplicate sizes count as one, a floor at its lower limit or under a
+point, a collapsed interval and a duplicated CSV column each stop a fit from looking identified."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-import ttlab.scaling.fit as fit_mod
 from ttlab.errors import TTLabInputError
-from ttlab.scaling import fit_chinchilla, fit_offset_power_law, fit_power_law
-from ttlab.scaling.fit_checks import COLLINEAR_R, log_correlation
-
-CHIN = {"E": 1.69, "A": 406.4, "alpha": 0.34, "B": 410.7, "beta": 0.28}
-
-
-def _chin_loss(n, d):
-    return CHIN["E"] + CHIN["A"] / n ** CHIN["alpha"] + CHIN["B"] / d ** CHIN["beta"]
+from ttlab.scaling.fit import fit_chinchilla, fit_power_law
+from ttlab.scaling.fit_checks import SIZE_RTOL, collapse_notes, distinct_sizes, floor_notes
+from ttlab.scaling.fit_csv import fit_csv
 
 
-@pytest.mark.parametrize("fitter", [fit_power_law, fit_offset_power_law])
-@pytest.mark.parametrize("y", [[2.0] * 6, [2.0, 2.0 + 1e-12, 2.0, 2.0 - 1e-12, 2.0, 2.0]])
-def test_constant_or_near_constant_loss_is_an_error(fitter, y):
-    with pytest.raises(TTLabInputError, match="y is constant.*not identifiable"):
-        fitter(np.geomspace(1, 1e5, 6), y, bootstrap=0)
+def test_sizes_within_the_tolerance_are_one_size():
+    logs = np.log([1e4, 1e4 * (1 + SIZE_RTOL / 10), 1e6, 1e6, 1e5])
+    assert distinct_sizes(logs) == 3 and distinct_sizes(logs[:4]) == 2 and distinct_sizes(np.array([])) == 0
+    assert distinct_sizes(np.log([1.0, 1 + 3 * SIZE_RTOL])) == 2  # just outside the tolerance: two sizes
 
 
-def test_small_real_variation_is_still_fitted():
-    x = np.geomspace(1, 1e5, 6)
-    r = fit_power_law(x, 2.0 * x**-1e-4, bootstrap=0)  # tiny but real exponent
-    assert r.params["alpha"] == pytest.approx(1e-4, rel=1e-6) and r.identifiable
+def test_near_duplicate_sizes_are_not_identifiable():
+    """The red team's CSV: 10000 and 10000.000000001 (and 1e6 twice) were 3 sizes, α with an interval of width
+    4e-15 and identifiable; they are 2 sizes."""
+    x = np.array([1e4, 1e4 + 1e-5, 1e6, 1e6])
+    r = fit_power_law(x, 3 * x ** -0.1 * np.array([1, 1.001, 0.999, 1.0005]), bootstrap=200)
+    assert not r.identifiable and r.diagnostics["distinct_x"] == 2
+    assert any("only 2 distinct x value(s)" in w for w in r.warnings)
+    with pytest.raises(TTLabInputError, match="at least 2 distinct values .*relative 1e-06 count as one"):
+        fit_power_law(np.array([1e4, 1e4 + 1e-6, 1e4]), np.array([3.0, 2.9, 2.8]), bootstrap=50)
 
 
-def test_chinchilla_with_d_proportional_to_n_is_refused_with_the_correlation():
-    """D = 20·N: A/N^α and B/D^β are both powers of N. The old fit answered β = 0.309 [0.305, 0.310]
-    with R² = 1 while the truth was 0.28; now it refuses and reports corr(log N, log D)."""
-    rng = np.random.default_rng(0)
-    n = np.geomspace(1e7, 1e10, 12)
-    d = 20 * n
-    loss = _chin_loss(n, d) * np.exp(rng.normal(0, 0.01, n.size))
-    with pytest.raises(TTLabInputError, match=r"collinear \(correlation 1\.0000"):
-        fit_chinchilla(n, d, loss, bootstrap=0)
-    # nearly proportional (jitter of a few percent) is still refused ...
-    d2 = d * np.exp(rng.normal(0, 0.05, n.size))
-    assert abs(log_correlation(np.log(n), np.log(d2))) >= COLLINEAR_R
-    with pytest.raises(TTLabInputError, match="not identifiable"):
-        fit_chinchilla(n, d2, loss, bootstrap=0)
+def _chinchilla_grid(rng):
+    N = np.repeat(np.geomspace(1e6, 1e9, 6), 4)
+    D = np.tile(np.geomspace(1e8, 1e11, 4), 6)
+    L = 1.69 + 406.4 / N ** 0.34 + 410.7 / D ** 0.28
+    return N, D, L * np.exp(rng.normal(0, 0.003, L.size))
 
 
-def test_chinchilla_on_independent_n_and_d_reports_the_correlation():
-    n, d = np.meshgrid(np.geomspace(1e7, 1e10, 4), np.geomspace(1e9, 1e12, 4))
-    n, d = n.ravel(), d.ravel()
-    r = fit_chinchilla(n, d, _chin_loss(n, d), bootstrap=0)
-    assert r.identifiable and r.warnings == []
-    assert r.diagnostics["corr_log_x_log_x2"] == pytest.approx(0.0, abs=1e-12)
-    assert r.to_dict()["diagnostics"]["distinct_x2"] == 4
+def test_a_point_below_the_fitted_floor_is_named():
+    N, D, L = _chinchilla_grid(np.random.default_rng(0))
+    clean = fit_chinchilla(N, D, L, bootstrap=100)
+    assert clean.identifiable and clean.warnings == []  # the control: the same grid without the low point
+    L[-1] = 1.0
+    r = fit_chinchilla(N, D, L, bootstrap=100)
+    assert not r.identifiable and any("1 point(s) lie below the fitted floor" in w and "#23" in w for w in r.warnings)
 
 
-def test_offset_exponent_at_its_bound_is_flagged_not_identifiable():
-    x = np.geomspace(10, 1e5, 8)
-    r = fit_offset_power_law(x, 1 + 0.1 * np.log(x), bootstrap=30)  # loss *rises*: α̂ pinned at 0
-    assert r.params["alpha"] < 1e-6
-    assert r.identifiable is False
-    assert any("at its bound" in w for w in r.warnings)
-    d = r.to_dict()
-    assert d["identifiable"] is False and d["warnings"]
+def test_floor_at_zero_and_collapsed_intervals_are_reported():
+    names = ("N", "loss", "D")
+    assert floor_notes({"E": 2.56e-75, "A": 1.0}, np.array([2.0, 3.0]), names)[0].startswith("the floor E = 2.56e-75")
+    assert floor_notes({"E": 0.5}, np.array([2.0, 3.0]), names) == []
+    assert floor_notes({"A": 1.0}, np.array([2.0]), names) == []  # the power form has no floor
+    ci = {"E": (2.56e-75, 2.56e-75), "alpha": (0.2, 0.3)}
+    notes = collapse_notes(ci, {"E": 2.56e-75, "alpha": 0.24}, rmse_log=0.01)
+    assert len(notes) == 1 and "interval of E has collapsed" in notes[0]
+    assert collapse_notes(ci, {"E": 2.56e-75, "alpha": 0.24}, rmse_log=0.0) == []  # an exact fit is certain
 
 
-def _check_ci_contains_estimate(r):
-    assert r.ci, "bootstrap intervals expected"
-    for k, (lo, hi) in r.ci.items():
-        assert lo <= r.params[k] <= hi, (k, lo, r.params[k], hi)
-
-
-@pytest.mark.parametrize("method", ["residual", "pairs"])
-def test_every_interval_contains_its_estimate_power(method):
-    for seed in range(40):
-        rng = np.random.default_rng(seed)
-        x = np.geomspace(1e2, 1e7, int(rng.integers(3, 12)))
-        y = rng.uniform(1, 50) * x ** -rng.uniform(-0.2, 1.0) * np.exp(rng.normal(0, rng.choice([1e-3, 0.05, 0.3]), x.size))
-        _check_ci_contains_estimate(fit_power_law(x, y, bootstrap=60, seed=seed, bootstrap_method=method))
-
-
-@pytest.mark.parametrize("method", ["residual", "pairs"])
-def test_every_interval_contains_its_estimate_offset(method):
-    for seed in range(6):
-        rng = np.random.default_rng(100 + seed)
-        x = np.geomspace(1e3, 1e7, int(rng.integers(4, 10)))
-        y = (rng.uniform(0.5, 3) + rng.uniform(1, 100) * x ** -rng.uniform(0.05, 0.8)) * np.exp(
-            rng.normal(0, rng.choice([0.001, 0.02, 0.1]), x.size))
-        _check_ci_contains_estimate(fit_offset_power_law(x, y, bootstrap=30, seed=seed, bootstrap_method=method))
-
-
-def test_every_interval_contains_its_estimate_chinchilla():
-    for seed in range(2):
-        rng = np.random.default_rng(seed)
-        n, d = np.meshgrid(np.geomspace(1e7, 1e10, 4), np.geomspace(1e9, 1e12, 4))
-        n, d = n.ravel(), d.ravel()
-        loss = _chin_loss(n, d) * np.exp(rng.normal(0, 0.02, n.size))
-        _check_ci_contains_estimate(fit_chinchilla(n, d, loss, bootstrap=15, seed=seed))
-
-
-def test_interval_that_misses_its_estimate_is_widened_and_flagged(monkeypatch):
-    real = fit_mod._bootstrap
-
-    def shifted(*args, **kwargs):  # a bootstrap distribution entirely above the estimate
-        samples, rejected = real(*args, **kwargs)
-        samples = samples.copy()
-        samples[:, 1] += 1.0  # α
-        return samples, rejected
-
-    monkeypatch.setattr(fit_mod, "_bootstrap", shifted)
-    x = np.geomspace(1, 1e4, 8)
-    r = fit_power_law(x, 3 * x**-0.5, bootstrap=50)
-    lo, hi = r.ci["alpha"]
-    assert lo == pytest.approx(r.params["alpha"]) and hi > 1.4
-    assert "alpha" in r.diagnostics["ci_widened_to_estimate"]
-    assert any("widened" in w for w in r.warnings)
-
-
-@pytest.mark.parametrize("as_json", [False, True])
-def test_cli_chinchilla_collinear_exits_2_with_the_correlation(run_cli, tmp_path, as_json):
-    n = np.geomspace(1e7, 1e10, 8)
-    rows = "\n".join(f"{a},{20 * a},{_chin_loss(a, 20 * a)}" for a in n)
-    p = tmp_path / "chin.csv"
-    p.write_text("N,D,L\n" + rows + "\n")
-    res = run_cli("scaling", "fit", p, "--form", "chinchilla", "--x", "N", "--x2", "D", "--y", "L",
-                  *(["--json"] if as_json else []))
-    assert res.code == 2 and res.out == ""
-    assert "log N and log D are collinear (correlation 1.0000" in res.err.replace("\n", " ")
+def test_a_duplicated_column_name_is_refused_with_both_positions(tmp_path):
+    f = tmp_path / "runs.csv"
+    f.write_text("tokens,loss,loss\n1000,3.0,9\n10000,2.5,9\n100000,2.1,9\n", encoding="utf-8")
+    with pytest.raises(TTLabInputError, match="column 'loss' appears 2 times in the header \\(positions 2, 3\\)"):
+        fit_csv(f, x="tokens", y="loss", form="power", bootstrap=50)

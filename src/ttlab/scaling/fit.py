@@ -42,9 +42,11 @@ from ttlab.scaling.fit_checks import (
     bound_notes,
     check_optimizer_options,
     check_options,
+    collapse_notes,
     design_notes,
     diagnostics,
     fit_config,
+    floor_notes,
     goodness,
     percentile_ci,
     prepare_data,
@@ -248,8 +250,9 @@ def _fit(
         form, lx, lx2, ly, theta, n_boot=bootstrap, rng=np.random.default_rng(seed), method=bootstrap_method,
         delta=delta, reduction=reduction, options=options, objective=objective,
     )
-    id_notes = bound_notes(form, params) + design_notes(lx, ly, lx2, r2_log, names)
     ci, ci_widened, n_used, ci_notes = percentile_ci(form, samples, params, ci_level)
+    id_notes = (bound_notes(form, params) + floor_notes(params, np.exp(ly), names)
+                + design_notes(lx, ly, lx2, r2_log, names) + collapse_notes(ci, params, rmse_log))
     ci_analytic, stderr = analytic_ci(form, lx, ly - pred, theta, ci_level)
     return FitResult(
         form=form,

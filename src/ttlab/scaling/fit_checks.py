@@ -18,8 +18,9 @@ from ttlab.validation import check_int
 
 __all__ = [
     "BOOTSTRAP_METHODS", "COLLINEAR_R", "CONSTANT_Y_TOL", "MAX_BOOTSTRAP", "MIN_DISTINCT_SIZES", "NEAR_CONSTANT_Y_TOL",
-    "analytic_ci", "bound_notes", "check_optimizer_options", "check_options", "design_notes", "diagnostics",
-    "fit_config", "goodness", "log_correlation", "percentile_ci", "prepare_data",
+    "SIZE_RTOL", "analytic_ci", "bound_notes", "check_optimizer_options", "check_options", "collapse_notes",
+    "design_notes", "diagnostics", "distinct_sizes", "fit_config", "floor_notes", "goodness", "log_correlation",
+    "percentile_ci", "prepare_data",
 ]
 
 CONSTANT_Y_TOL = 1e-9
@@ -33,6 +34,14 @@ through 2 points, its exponent fixed by them and untested (its interval only ref
 COLLINEAR_R = 0.99
 """Chinchilla form: |corr(log N, log D)| at or above this is an error (α and β not identifiable)."""
 _AT_BOUND = 1e-6  # an exponent this close to a bound makes its term merge with another one
+SIZE_RTOL = 1e-6
+"""Sizes closer than this (relative) are one size: 10,000 and 10,000.000000001 cannot tell an exponent apart, so a
+design's spread, not its count of different numbers, decides whether an exponent is identified."""
+FLOOR_AT_ZERO = 1e-6
+"""A fitted floor E below this fraction of the smallest loss sits at its lower limit 0: the data do not pin it down."""
+COLLAPSED_CI = 1e-9
+"""An interval narrower than this fraction of its estimate, while the points scatter around the fit, has collapsed:
+the resamples cannot move the parameter, which is false certainty, not precision."""
 BOOTSTRAP_METHODS = ("residual", "pairs")
 #: bootstrap replicates above which a fit is refused (the replicates are kept for the percentiles)
 MAX_BOOTSTRAP = 1_000_000
@@ -92,12 +101,13 @@ def prepare_data(form: str, x: ArrayLike, y: ArrayLike, x2: ArrayLike | None, na
             f"the {form} form has {len(PARAM_NAMES[form])} parameters and needs at least "
             f"{MIN_POINTS[form]} points, got {n}"
         )
-    if np.unique(xa).size < 2:
-        raise TTLabInputError(f"{names[0]} needs at least 2 distinct values to fit an exponent")
-    if form == "offset" and np.unique(xa).size < 3:
-        raise TTLabInputError(f"the offset form needs at least 3 distinct {names[0]} values")
-    if form == "chinchilla" and np.unique(arrays[2]).size < 2:
-        raise TTLabInputError(f"{names[2]} needs at least 2 distinct values to fit its exponent")
+    tol = f" (values closer than a relative {SIZE_RTOL:g} count as one)"
+    if distinct_sizes(np.log(xa)) < 2:
+        raise TTLabInputError(f"{names[0]} needs at least 2 distinct values to fit an exponent{tol}")
+    if form == "offset" and distinct_sizes(np.log(xa)) < 3:
+        raise TTLabInputError(f"the offset form needs at least 3 distinct {names[0]} values{tol}")
+    if form == "chinchilla" and distinct_sizes(np.log(arrays[2])) < 2:
+        raise TTLabInputError(f"{names[2]} needs at least 2 distinct values to fit its exponent{tol}")
     lx, ly = np.log(xa), np.log(ya)
     spread = float(np.ptp(ly))
     if spread <= CONSTANT_Y_TOL:
@@ -117,6 +127,42 @@ def prepare_data(form: str, x: ArrayLike, y: ArrayLike, x2: ArrayLike | None, na
                 f"{names[0]}), or fit the power/offset form against one of them"
             )
     return lx, ly, lx2, n
+
+
+def distinct_sizes(log_sizes: np.ndarray) -> int:
+    """How many sizes ``exp(log_sizes)`` holds, values within a relative :data:`SIZE_RTOL` of their neighbour (in
+    sorted order) counted as one."""
+    s = np.sort(np.asarray(log_sizes, dtype=float))
+    return 0 if s.size == 0 else 1 + int(np.sum(np.diff(s) > math.log1p(SIZE_RTOL)))
+
+
+def floor_notes(params: dict[str, float], y: np.ndarray, names: tuple[str, str, str]) -> list[str]:
+    """A floor ``E`` (offset and Chinchilla forms) pinned at 0, and the points that lie below the fitted floor."""
+    if "E" not in params:
+        return []
+    E, y = params["E"], np.asarray(y, dtype=float)
+    notes = []
+    if E < FLOOR_AT_ZERO * float(np.min(y)):
+        notes.append(f"the floor E = {E:.3g} sits at its lower limit 0 (below {FLOOR_AT_ZERO:g} × the smallest "
+                     f"{names[1]}): the data do not pin the floor down, so E and the exponent(s) are not identifiable "
+                     "one by one (an E this small is the power form); fit the power form, or add sizes where the loss "
+                     "flattens")
+    below = np.flatnonzero(y < E)
+    if below.size:
+        shown = ", ".join(f"#{i} ({names[1]} = {y[i]:.6g})" for i in below[:5]) + (" …" if below.size > 5 else "")
+        notes.append(f"{below.size} point(s) lie below the fitted floor E = {E:.6g}: {shown} (0-based, in input "
+                     "order); a loss under the floor contradicts the form — check those points")
+    return notes
+
+
+def collapse_notes(ci: dict[str, tuple[float, float]], params: dict[str, float], rmse_log: float) -> list[str]:
+    """Intervals that collapsed (width below :data:`COLLAPSED_CI` of the estimate) although the points scatter."""
+    if not rmse_log > 1e-12:  # an exact fit: a zero-width interval is what the data say
+        return []
+    return [f"the interval of {k} has collapsed to [{lo:.6g}, {hi:.6g}] (width {hi - lo:.1e}) although the points "
+            f"scatter around the fit (RMSE of log {rmse_log:.2g}): the resamples cannot move {k}, which is false "
+            f"certainty, not precision ({k} is not identifiable)"
+            for k, (lo, hi) in ci.items() if hi - lo <= COLLAPSED_CI * max(abs(params[k]), 1e-300)]
 
 
 def log_correlation(lx: np.ndarray, lx2: np.ndarray) -> float:
@@ -182,9 +228,10 @@ def design_notes(
     sizes, a near-constant loss (:data:`NEAR_CONSTANT_Y_TOL`), or R²(log) < 0 (worse than a constant)."""
     notes = []
     for name, col in ((names[0], lx), (names[2], lx2)):
-        if col is not None and np.unique(col).size < MIN_DISTINCT_SIZES:
+        if col is not None and distinct_sizes(col) < MIN_DISTINCT_SIZES:
             notes.append(
-                f"only {np.unique(col).size} distinct {name} value(s): an exponent through fewer than "
+                f"only {distinct_sizes(col)} distinct {name} value(s) (within a relative {SIZE_RTOL:g}): an exponent "
+                "through fewer than "
                 f"{MIN_DISTINCT_SIZES} sizes is fixed by them, not tested, and its interval reflects only the "
                 f"scatter at each size (not identifiable); add a third {name}"
             )
@@ -256,9 +303,9 @@ def analytic_ci(
 
 def diagnostics(lx: np.ndarray, ly: np.ndarray, lx2: np.ndarray | None, ci_widened: list[str]) -> dict[str, Any]:
     """Design diagnostics: distinct sizes, range of log L, collinearity of the two sizes."""
-    diagnostics: dict[str, Any] = {"distinct_x": int(np.unique(lx).size), "log_y_range": float(np.ptp(ly))}
+    diagnostics: dict[str, Any] = {"distinct_x": distinct_sizes(lx), "log_y_range": float(np.ptp(ly))}
     if lx2 is not None:
-        diagnostics["distinct_x2"] = int(np.unique(lx2).size)
+        diagnostics["distinct_x2"] = distinct_sizes(lx2)
         diagnostics["corr_log_x_log_x2"] = log_correlation(lx, lx2)
     if ci_widened:
         diagnostics["ci_widened_to_estimate"] = ci_widened

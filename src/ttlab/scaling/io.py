@@ -46,6 +46,11 @@ def read_columns_csv(
             f"{path}: column(s) {', '.join(repr(c) for c in missing)} not found; "
             f"available columns: {', '.join(repr(c) for c in header)}"
         )
+    for col in columns:
+        where = [i for i, h in enumerate(header) if h == col]
+        if len(where) > 1:
+            raise TTLabInputError(f"{path}: column {col!r} appears {len(where)} times in the header (positions "
+                                  f"{', '.join(str(i + 1) for i in where)}); rename one so that {col!r} names one column")
     if not rows:
         raise TTLabInputError(f"{path} has a header but no data rows")
     return {col: _column(path, rows, header.index(col), col, positive) for col in columns}
