@@ -120,6 +120,21 @@ HEARTBEAT_SECONDS = 30.0
 """Without a terminal, a "still running" line is printed after this long with no progress."""
 
 
+@contextmanager
+def held(out: Path) -> Iterator[None]:
+    """Hold the output folder ``out`` for the block (:func:`ttlab.outputs.hold_out_dir`: a second process on it is
+    refused at once). Under ``torchrun`` only rank 0 holds it: the ranks of one run share their folder."""
+    import os
+
+    from ttlab.outputs import hold_out_dir
+
+    if int(os.environ.get("RANK", "0") or 0) != 0:
+        yield
+        return
+    with hold_out_dir(out):
+        yield
+
+
 def _of(done: int, total: int | None) -> str:
     """``3/10``, or ``3`` while the total is unknown."""
     return f"{done}" if total is None else f"{done}/{total}"

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from ttlab.cli.common import Json, Setting, console_err, exit_on_interrupt, print_json, print_lines, print_view
+from ttlab.cli.common import Json, Setting, console_err, exit_on_interrupt, held, print_json, print_lines, print_view
 from ttlab.cli.lm_suite import suite_cmd
 from ttlab.cli.lm_sweeps import SWEEP_HELP, id_ablations_cmd, sweep_cmd
 from ttlab.configs import pick_fields
@@ -159,7 +159,7 @@ def train_cmd(
     check_out_dir(out)
     quiet = quiet or as_json
     on_eval = None if quiet else lambda row: print_lines([eval_line(row)], err=True)
-    with exit_on_interrupt("re-run the same command with --resume to continue from the last checkpoint"):
+    with exit_on_interrupt("re-run the same command with --resume to continue from the last checkpoint"), held(out):
         run = train_on_corpus(corpus, out, model=model_cfg, train_cfg=train_cfg, tokenizer=tokenizer, vocab_size=vocab_size,
                               min_frequency=min_frequency, cache_dir=cache_dir, resume=resume, two_pass=two_pass,
                               max_hours=max_hours, on_eval=on_eval, progress=None if quiet else _note,

@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from ttlab.cli.common import Json, Setting, print_json, print_lines, print_view, print_warnings, run_with_progress
+from ttlab.cli.common import Json, Setting, held, print_json, print_lines, print_view, print_warnings, run_with_progress
 from ttlab.configs import pick_fields
 from ttlab.lm.presets import BOOTSTRAP, Execution
 from ttlab.lm.suite_windows import SuiteConfig
@@ -53,9 +53,10 @@ def suite_cmd(
     check_out_dir(out, files=lib.SUITE_OUTPUTS)
     specs, file_reference = lib.suite_specs(models or [], suite_file)
     cfg = SuiteConfig(**pick_fields(SuiteConfig, locals()))
-    res = run_with_progress(lib.run_suite, models=specs, out_dir=out, cfg=cfg, reference=reference or file_reference,
-                            bootstrap=bootstrap, execution=Execution(**pick_fields(Execution, locals())),
-                            overwrite=overwrite)
+    execution = Execution(**pick_fields(Execution, locals()))
+    with held(out):
+        res = run_with_progress(lib.run_suite, models=specs, out_dir=out, cfg=cfg, reference=reference or file_reference,
+                                bootstrap=bootstrap, execution=execution, overwrite=overwrite)
     print_json(res) if as_json else print_lines(lib.suite_summary(res, out))
     print_warnings([] if as_json else res.get("warnings", []))
     print_view(failures_view(res), err=True)

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from ttlab.cli.common import Json, Setting, parse_list, print_json, print_lines, print_view, run_with_progress
+from ttlab.cli.common import Json, Setting, held, parse_list, print_json, print_lines, print_view, run_with_progress
 from ttlab.errors import TTLabInputError
 from ttlab.lm.configs import MODEL_PRESETS, TrainConfig
 from ttlab.lm.presets import DEFAULT_LOSS, DataSweepPreset, Execution, IDOptions, ModelSweepPreset, SweepData
@@ -93,7 +93,8 @@ def sweep_cmd(
                      id_options=IDOptions(windows_per_doc=id_windows, tokens_per_doc=id_tokens, batch_size=id_batch,
                                           k=id_k, average=id_average))
     sweep = sweep_preset("data" if ctx.info_name == "data-sweep" else "model", "quick" if quick else "full", **overrides)
-    res = run_with_progress(run_preset_sweep, preset=sweep, out_dir=out, loss=loss)
+    with held(out):
+        res = run_with_progress(run_preset_sweep, preset=sweep, out_dir=out, loss=loss)
     print_json(res) if as_json else print_lines(sweep_summary(res, out))
     if res["n_failed"]:
         print_view(failures_view(res), err=True)

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import time
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Iterator, Optional
 
 import typer
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ttlab.cli.common import Setting, console, console_err, exit_on_interrupt, print_json, print_view
+from ttlab.cli.common import Setting, console, console_err, exit_on_interrupt, held, print_json, print_view
 from ttlab.errors import TTLabInputError
 from ttlab.markup import plain
 from ttlab.ntp.config import GENERATORS, STEP_SIZES, UNSEEN_SAMPLES, DatasetSource, RandomSpec, TrainConfig
@@ -153,12 +154,14 @@ def run(
     from ttlab.ntp.experiment import run_experiment
     from ttlab.outputs import check_out_dir
 
-    check_out_dir(out, run_markers=("summary.json", "metrics.csv"), overwrite=overwrite,
-                  files=("dataset.txt", "dynamics.png"))
+    check = partial(check_out_dir, out, run_markers=("summary.json", "metrics.csv"), overwrite=overwrite,
+                    files=("dataset.txt", "dynamics.png"))
+    check()
     config = TrainConfig(stage1_steps=stage1_steps, stage2_steps=stage2_steps, eta0=eta0, eta=eta, init=init,
                          init_scale=init_scale, schedule=schedule, optimizer=optimizer, dtype=dtype, impl=impl, seed=seed)
     with exit_on_interrupt("outside the training steps: no complete run was written; re-run with --overwrite"), \
-            _progress(not (quiet or json_out)) as progress:  # during training the steps so far are kept (below)
+            held(out), _progress(not (quiet or json_out)) as progress:  # during training the steps so far are kept
+        check()  # again, holding the folder: a run that finished meanwhile is not replaced
         summary = run_experiment(DatasetSource(data, vocab_size, n_sentences, min_len, max_len, seed), out, config,
                                  embeddings, dim, progress=progress, generalization_samples=generalization_samples,
                                  memory_limit_gib=memory_limit_gib, max_hours=max_hours, announce=_print_err,

@@ -73,6 +73,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ttlab.errors import TTLabInputError
+from ttlab.outputs import hold_out_dir
 from ttlab.provenance import atomic_write_json, atomic_write_text, load_average, read_json, source_commit, versions
 from ttlab.reproduce.registry import (
     MODES,
@@ -201,7 +202,13 @@ def run_reproduction(
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise TTLabInputError(f"out_dir {out} exists and is not a directory", params=("out_dir",))
-    out.mkdir(parents=True, exist_ok=True)
+    with hold_out_dir(out, param="out_dir"):  # a second process on the same folder is refused at once
+        return _run_held(out, ctx, names, on_part, progress, rerun)
+
+
+def _run_held(out: Path, ctx: PartContext, names: list[str], on_part: Callable[[str, str], None] | None,
+              progress: Callable[[str, str, float | None, float | None], None] | None, rerun: bool) -> dict:
+    """:func:`run_reproduction`'s work, in the folder it holds."""
     t_start = time.perf_counter()
     stamp = versions(extra=("scikit-learn", "rich", "typer"))
     results: dict = {

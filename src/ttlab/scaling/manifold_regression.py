@@ -550,7 +550,7 @@ def run_manifold_experiment(
     ``estimate_only`` return ``{cost, full_sweep_cost, config}``. Otherwise refuse a sweep above ``max_hours``,
     call ``on_start(cost, threads_per_task)``, run :func:`run_manifold_sweep` and rewrite its ``results.json``
     with the estimates (``cost_estimate``, ``full_sweep_cost_estimate``); return that payload."""
-    from ttlab.outputs import check_out_dir
+    from ttlab.outputs import check_out_dir, hold_out_dir
     from ttlab.provenance import atomic_write_json
 
     check_out_dir(out)
@@ -564,10 +564,11 @@ def run_manifold_experiment(
     check_max_hours(cost["remaining_wall_seconds"], max_hours)
     if on_start is not None:
         on_start(cost, tpt)
-    payload = run_manifold_sweep(cfg, out, backend=backend, workers=workers, threads_per_task=tpt,
-                                 progress=progress, ray_address=ray_address)
-    payload["cost_estimate"] = cost
-    if full_cost is not None:
-        payload["full_sweep_cost_estimate"] = full_cost
-    atomic_write_json(out / "results.json", payload)
+    with hold_out_dir(out):  # a second process on the same folder is refused at once
+        payload = run_manifold_sweep(cfg, out, backend=backend, workers=workers, threads_per_task=tpt,
+                                     progress=progress, ray_address=ray_address)
+        payload["cost_estimate"] = cost
+        if full_cost is not None:
+            payload["full_sweep_cost_estimate"] = full_cost
+        atomic_write_json(out / "results.json", payload)
     return payload

@@ -1,0 +1,60 @@
+"""Nothing lost to a second process (issue 33): every command that writes a run folder holds it for the whole run,
+so a second process on the same --out is refused at once (exit 2, the flag named) and writes nothing there. A real
+second process holds the folder; each command is then run against it."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+COMMANDS = {
+    "ntp run": lambda out, tmp: ["ntp", "run", "--out", out, "--stage1-steps", "2", "--stage2-steps", "2"],
+    "lm train": lambda out, tmp: ["lm", "train", "--corpus", "builtin:sotu", "--out", out, "--max-iters", "2"],
+    "lm data-sweep": lambda out, tmp: ["lm", "data-sweep", "--quick", "--out", out],
+    "lm suite": lambda out, tmp: ["lm", "suite", "--model", _fake_hf(tmp), "--corpus", "builtin:sotu", "--out", out],
+    "reproduce": lambda out, tmp: ["reproduce", "--part", "table1", "--out", out],
+    "scaling manifold": lambda out, tmp: ["scaling", "manifold", "--quick", "--out", out],
+}
+
+
+def _fake_hf(tmp: Path) -> Path:
+    model = tmp / "hf"
+    model.mkdir(exist_ok=True)
+    (model / "config.json").write_text('{"model_type": "gpt2"}')
+    return model
+
+
+@pytest.fixture
+def held_folder(tmp_path):
+    out = tmp_path / "o"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import time\nfrom ttlab.outputs import hold_out_dir\n"
+         f"with hold_out_dir({str(out)!r}):\n    print('held', flush=True)\n    time.sleep(120)"],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        yield out
+    finally:
+        holder.send_signal(signal.SIGKILL)
+        holder.wait()
+
+
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_a_second_process_on_the_same_out_is_refused(command, held_folder, tmp_path, run_cli):
+    r = run_cli(*COMMANDS[command](held_folder, tmp_path))
+    assert r.code == 2, (r.out, r.err)
+    assert "in use by another ttlab process" in r.err and "--out" in r.err and "Traceback" not in r.err
+    assert sorted(p.name for p in held_folder.iterdir()) == [".ttlab.lock"]  # nothing written
+
+
+def test_the_library_run_holds_its_folder(held_folder):
+    from ttlab.errors import TTLabInputError
+    from ttlab.reproduce import PartContext, run_reproduction
+
+    with pytest.raises(TTLabInputError, match="in use by another ttlab process") as info:
+        run_reproduction(held_folder, PartContext(mode="tiny"), parts=["table1"])
+    assert info.value.params == ("out_dir",)
