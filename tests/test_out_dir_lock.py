@@ -58,3 +58,23 @@ def test_the_library_run_holds_its_folder(held_folder):
     with pytest.raises(TTLabInputError, match="in use by another ttlab process") as info:
         run_reproduction(held_folder, PartContext(mode="tiny"), parts=["table1"])
     assert info.value.params == ("out_dir",)
+
+
+@pytest.mark.parametrize("planted", ["record", "folder"])
+def test_a_planted_link_is_refused_before_any_part_runs(planted, tmp_path):
+    """A link at parts/NAME.json (or at the part's folder) pointing outside the output folder was read through and
+    refused only after the part ran; it is refused first, and nothing outside is touched."""
+    from ttlab.errors import TTLabInputError
+    from ttlab.reproduce import PartContext, run_reproduction
+
+    out, outside = tmp_path / "o", tmp_path / "elsewhere"
+    (out / "parts").mkdir(parents=True)
+    outside.mkdir()
+    target = outside / ("table1.json" if planted == "record" else "table1")
+    target.write_text("{}") if planted == "record" else target.mkdir()
+    (out / "parts" / "table1.json" if planted == "record" else out / "table1").symlink_to(target)
+    seen = []
+    with pytest.raises(TTLabInputError, match="symbolic link to .*outside") as info:
+        run_reproduction(out, PartContext(mode="tiny"), parts=["table1"], on_part=lambda n, s: seen.append(s))
+    assert seen == [] and info.value.params == ("out_dir",)
+    assert (target.read_text() == "{}") if planted == "record" else list(target.iterdir()) == []

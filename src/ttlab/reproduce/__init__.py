@@ -203,7 +203,25 @@ def run_reproduction(
     if out.exists() and not out.is_dir():
         raise TTLabInputError(f"out_dir {out} exists and is not a directory", params=("out_dir",))
     with hold_out_dir(out, param="out_dir"):  # a second process on the same folder is refused at once
+        _check_part_paths(out, names)
         return _run_held(out, ctx, names, on_part, progress, rerun)
+
+
+def _check_part_paths(out: Path, names: list[str]) -> None:
+    """Before any part runs: every record a part will write (``parts/<name>.json``) may be replaced, and no part folder
+    is a link out of ``out`` — a planted link is refused now, not after a long part ran."""
+    from ttlab.outputs import replace_problem
+
+    for name in names:
+        record = out / "parts" / f"{name}.json"
+        why = replace_problem(record)
+        if why:
+            raise TTLabInputError(f"out_dir {out}: {record.relative_to(out)} {why}", params=("out_dir",))
+        folder = out / name
+        if folder.is_symlink() and Path(os.path.realpath(out)) not in Path(os.path.realpath(folder)).parents:
+            raise TTLabInputError(f"out_dir {out}: the part folder {name} is a symbolic link to "
+                                  f"{os.path.realpath(folder)}, outside {out}; ttlab writes only inside its output "
+                                  "folder — remove the link or choose another out_dir", params=("out_dir",))
 
 
 def _run_held(out: Path, ctx: PartContext, names: list[str], on_part: Callable[[str, str], None] | None,
