@@ -123,6 +123,38 @@ def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
         fh.write(data)
 
 
+def atomic_write_many(files: dict[Path, bytes]) -> None:
+    """Write several files so that either every one is replaced or none is: each new content goes to a temporary
+    file in its folder and is synced first (a full disk or a refused path stops here, nothing replaced), then the
+    renames follow in the given order. The same refusals as :func:`atomic_file`."""
+    from ttlab.outputs import replace_problem
+
+    staged: list[tuple[str, Path]] = []
+    try:
+        for path, data in files.items():
+            path = Path(path)
+            why = replace_problem(path)
+            if why is not None:
+                raise OSError(errno.EEXIST, why, str(path))
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+            staged.append((tmp, path))
+            os.chmod(tmp, default_file_mode())
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(data)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+            except OSError as exc:  # name the user's file, not the temporary one
+                raise OSError(exc.errno, exc.strerror, str(path)) from exc
+    except BaseException:
+        for tmp, _ in staged:
+            Path(tmp).unlink(missing_ok=True)
+        raise
+    for tmp, path in staged:
+        os.replace(tmp, path)
+
+
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     """Write ``text`` to ``path`` so that readers see either the old or the new file, never half."""
     atomic_write_bytes(Path(path), text.encode("utf-8"))

@@ -74,7 +74,15 @@ from pathlib import Path
 
 from ttlab.errors import TTLabInputError
 from ttlab.outputs import hold_out_dir
-from ttlab.provenance import atomic_write_json, atomic_write_text, load_average, read_json, source_commit, versions
+from ttlab.provenance import (
+    atomic_write_json,
+    atomic_write_many,
+    load_average,
+    read_json,
+    source_commit,
+    to_json,
+    versions,
+)
 from ttlab.reproduce.registry import (
     MODES,
     PAPERS,
@@ -366,17 +374,20 @@ def _write_all(results: dict, out: Path, t_start: float) -> None:
     results["generated_at"] = _now()
     results["wall_time_s"] = time.perf_counter() - t_start
     results["run"]["load_avg_end"] = load_average()
-    results["files"] = write_reports(results, out)
-    atomic_write_json(out / "results.json", results)
+    write_reports(results, out)
 
 
 def write_reports(results: dict, out_dir: str | Path) -> dict:
-    """Render ``results`` to ``report.md`` and ``report.html`` in ``out_dir``; returns their paths."""
+    """Write ``results`` to ``results.json`` and render it to ``report.md`` and ``report.html`` in ``out_dir``, the
+    three in one step (:func:`ttlab.provenance.atomic_write_many`: a full disk leaves the old three, never a report
+    that disagrees with results.json); sets and returns ``results["files"]``, their paths."""
     from ttlab.reproduce.report import build_sections, render_html, render_markdown
 
     out = Path(out_dir)
+    results["files"] = {"report_html": str(out / "report.html"), "report_md": str(out / "report.md"),
+                        "results": str(out / "results.json")}
     sections = build_sections(results)
-    atomic_write_text(out / "report.md", render_markdown(results, out, sections))
-    atomic_write_text(out / "report.html", render_html(results, out, sections))
-    return {"report_html": str(out / "report.html"), "report_md": str(out / "report.md"),
-            "results": str(out / "results.json")}
+    md, html = render_markdown(results, out, sections), render_html(results, out, sections)
+    atomic_write_many({out / "results.json": (to_json(results) + "\n").encode(), out / "report.md": md.encode(),
+                       out / "report.html": html.encode()})
+    return results["files"]
