@@ -22,7 +22,7 @@ Write a module ``parts/my_part.py`` named as the part (what several parts share 
 module) and import it in ``parts/__init__.py``, whose import order is the order of the parts::
 
     from ttlab.reproduce.registry import PartContext, PerMode, register_part
-    from ttlab.reproduce.report import Claims, Figure, Paragraph, Table
+    from ttlab.reproduce.report_blocks import Claims, Figure, Paragraph, Table
     from ttlab.reproduce.verdicts import make_claim
 
     def claims(r: dict) -> list[dict]:                         # result dict -> judged claim records
@@ -347,7 +347,9 @@ def _write_all(results: dict, out: Path, t_start: float) -> None:
 
 def write_reports(results: dict, out_dir: str | Path) -> dict:
     """Render ``results`` to ``report.md`` and ``report.html`` in ``out_dir``; returns their paths."""
-    from ttlab.reproduce.report import build_sections, render_html, render_markdown
+    from ttlab.reproduce.report_document import build_sections
+    from ttlab.reproduce.report_html import render_html
+    from ttlab.reproduce.report_markdown import render_markdown
 
     out = Path(out_dir)
     sections = build_sections(results)
