@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from statistics import NormalDist
 
-from ttlab.reproduce.rules_thresholds import fit_problem, width_margin
+from ttlab.reproduce.rules_exponents import fit_problem, width_margin
 from ttlab.reproduce.verdict_base import (
     HOLDS,
     INCONCLUSIVE,

@@ -1,8 +1,8 @@
 """The vocabulary of verdicts: the four verdicts, the claim kinds, the rule registry (:data:`RULES`,
 :func:`register_rule`) and the number helpers every rule shares (margins: :func:`rel_distance`, :func:`closest`).
 
-The rules themselves live in :mod:`ttlab.reproduce.rules_thresholds` and :mod:`ttlab.reproduce.rules_shapes`;
-claim records in :mod:`ttlab.reproduce.verdicts`, whose docstring describes all of it.
+The rules themselves live in :mod:`ttlab.reproduce.rules_thresholds`, :mod:`ttlab.reproduce.rules_rates`,
+:mod:`ttlab.reproduce.rules_exponents` and :mod:`ttlab.reproduce.rules_shapes`; claim records in :mod:`ttlab.reproduce.verdicts`, whose docstring describes all of it.
 """
 
 from __future__ import annotations
