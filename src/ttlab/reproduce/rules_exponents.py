@@ -1,6 +1,7 @@
-"""Verdict rules on fitted exponents: an exponent against its prediction (``exponent_match``) and the model-size
-exponent judged only with a valid harness (``model_rate``); the fit checks they share (:func:`fit_problem`,
-:func:`width_margin`).
+"""Verdict rules on fitted exponents: an exponent against its prediction (``exponent_match``), the model-size
+exponent judged only with a valid harness (``model_rate``), an exponent judged only where an oracle shows the design
+can show it (``oracle_validated_exponent``) and estimates that agree across settings (``intervals_agree``); the fit
+checks they share (:func:`fit_problem`, :func:`width_margin`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from ttlab.reproduce.verdict_base import (
     NOT_REPRODUCED,
     PARTLY,
     Judgement,
+    budget_limited,
     capped_count,
     closest,
     finite_number,
@@ -173,3 +175,154 @@ def _model_rate(m: dict, th: dict, q: str) -> Judgement:
         return (INCONCLUSIVE, f"{iv} ≥ {short_number(need)}, but the untrained networks' interval reaches "
                               f"{short_number(u) if u is not None else '(missing)'}: a trivial model is not excluded", margin)
     return HOLDS, f"{iv}: lower end ≥ {short_number(need)} = {short_number(frac)} × {q}; untrained ≤ {short_number(u)}", margin
+
+
+# ---------------------------------------------------------------------------------------------
+# exponents judged only where an oracle shows the design can show them
+
+
+ORACLE_DECIDER = ("; what would decide it: sizes (or a target function) over which the oracle's slope comes within the "
+                  "tolerance of the theory's")
+"""Appended to an inconclusive oracle verdict: the design, not the network, is what has to change."""
+
+
+def _describe_oracle(th: dict, q: str) -> str:
+    tol = short_number(th["oracle_tol"])
+    if th.get("bound"):
+        return (f"bound form (noiseless regime): inconclusive if the oracle's slope is below the theory's exponent ({q}) "
+                f"by more than {tol} (the design cannot show the bound); otherwise holds if the fitted exponent ≥ "
+                f"(1 − {100 * th['holds_rel']:.0f} %) × theory, partly if ≥ (1 − {100 * th['partly_rel']:.0f} %) × theory, "
+                f"not reproduced below; inconclusive if its interval is wider than 2 × {100 * th['partly_rel']:.0f} % of "
+                f"the theory, the fit has fewer than {th.get('min_points', 2)} points or a fitted run hit its step cap"
+                + _data_clause(th))
+    return (f"inconclusive unless the oracle's slope lies within ±{tol} of the theory's exponent ({q}) — design not in "
+            f"the asymptotic regime; then holds if |fitted − theory| ≤ {100 * th['holds_rel']:.0f} % of the theory, "
+            f"partly if ≤ {100 * th['partly_rel']:.0f} %, not reproduced beyond; inconclusive if the fitted interval is "
+            f"wider than 2 × {100 * th['partly_rel']:.0f} % of the theory, the fit has fewer than "
+            f"{th.get('min_points', 2)} points or a fitted run hit its step cap" + _data_clause(th))
+
+
+def _data_clause(th: dict) -> str:
+    if "max_data_change" not in th:
+        return ""
+    return (f"; inconclusive if the widest model is data-limited (its loss at 2n differs from that at n by more than "
+            f"{100 * th['max_data_change']:.0f} %)")
+
+
+def _oracle_margin(m: dict, th: dict) -> float | None:
+    """Margin of :func:`_oracle_validated_exponent`: the oracle's miss against its tolerance, the fitted exponent's
+    relative error against the holds/partly bands, the interval's width against the partly band and the data check."""
+    p, o = finite_number(m.get("predicted")), finite_number(m.get("oracle"))
+    if p is None or o is None or p <= 0:
+        return None
+    bound = bool(th.get("bound"))
+    a = finite_number(m.get("fitted"))
+    rel = None if a is None else ((p - a) / p if bound else abs(a - p) / p)
+    ratio = finite_number(m.get("data_ratio"))
+    return closest(rel_distance(p - o if bound else abs(o - p), th["oracle_tol"]),
+                   rel_distance(rel, th["holds_rel"]), rel_distance(rel, th["partly_rel"]), width_margin(m, th, p),
+                   rel_distance(abs(ratio - 1.0), th["max_data_change"]) if ratio is not None and "max_data_change" in th
+                   else None)
+
+
+@register_rule("oracle_validated_exponent", (HOLDS, PARTLY, NOT_REPRODUCED, INCONCLUSIVE), _describe_oracle)
+def _oracle_validated_exponent(m: dict, th: dict, q: str) -> Judgement:
+    """See :func:`_oracle_core` (the verdict) and :func:`_oracle_margin` (its distance to the thresholds)."""
+    verdict, reason = _oracle_core(m, th)
+    return verdict, reason, _oracle_margin(m, th)
+
+
+def _oracle_core(m: dict, th: dict) -> tuple[str, str]:
+    """A network's fitted exponent judged only where an estimator of known rate (the oracle) shows the design
+    can exhibit the theory's exponent.
+
+    ``measured``: ``fitted`` (with ``lo``/``hi``), ``predicted``, ``oracle`` (the oracle's fitted slope on the
+    same splits), optional ``n_points``, ``n_capped`` and ``data_ratio``. ``thresholds``: ``oracle_tol``
+    (absolute), ``holds_rel``/``partly_rel`` (relative to the prediction), ``bound`` (1: the claim is the
+    bound fitted ≥ predicted — the noiseless regime, where the minimax rate is faster), ``min_points``,
+    and for a model-size exponent ``max_data_change``: inconclusive unless the widest model's loss at 2n
+    is within this relative change of its loss at n (``data_ratio``), i.e. the sweep is not data-limited.
+    """
+    bad = missing_inputs(m, "predicted", "oracle")
+    if bad:
+        return INCONCLUSIVE, f"no oracle check of the design ({bad[1]})"
+    p, o, tol = float(m["predicted"]), float(m["oracle"]), float(th["oracle_tol"])
+    if p <= 0:
+        return INCONCLUSIVE, "the prediction is not positive: no relative tolerance"
+    bound = bool(th.get("bound"))
+    miss = o - p
+    if bound and miss < -tol:
+        return INCONCLUSIVE, (f"design not in the asymptotic regime: the oracle's slope {short_number(o)} is shallower than the "
+                              f"bound {short_number(p)} by {-miss:.3g} > {short_number(tol)}" + ORACLE_DECIDER)
+    if not bound and abs(miss) > tol:
+        way = "steeper" if miss > 0 else "shallower"
+        return INCONCLUSIVE, (f"design not in the asymptotic regime: the oracle's slope {short_number(o)} is {way} than the "
+                              f"theory's {short_number(p)} by {abs(miss):.3g} > {short_number(tol)}" + ORACLE_DECIDER)
+    design = f"oracle {short_number(o)} within {short_number(tol)} of {short_number(p)}" if not bound else f"oracle {short_number(o)} ≥ {short_number(p)} − {short_number(tol)}"
+    if "max_data_change" in th:  # a model-size sweep: the widest model must not be data-limited
+        ratio = finite_number(m.get("data_ratio"))
+        if ratio is None:
+            return INCONCLUSIVE, f"{design}, but no data-limit check (loss of the widest model at n and 2n)"
+        if abs(ratio - 1.0) > th["max_data_change"]:
+            return INCONCLUSIVE, (f"{design}, but the widest model is data-limited: its loss at 2n is {ratio:.3g} × "
+                                  f"that at n (more than ±{100 * th['max_data_change']:.0f} %)")
+        design += f"; widest model not data-limited (loss at 2n / n = {ratio:.3g})"
+    bad = missing_inputs(m, "fitted")
+    if bad:
+        return INCONCLUSIVE, f"{design}, but {bad[1]}"
+    a = float(m["fitted"])
+    problem = fit_problem(m, th, p)
+    if problem:
+        return INCONCLUSIVE, f"{design}, but {problem}"
+    rel = (a - p) / p
+    delta = f"fitted {short_number(a)} vs {short_number(p)}: Δ = {a - p:+.3g} ({100 * rel:+.0f} %); {design}"
+    if bound:
+        if rel >= -th["holds_rel"]:
+            return HOLDS, delta + " (the bound holds)"
+        if rel >= -th["partly_rel"]:
+            return PARTLY, delta + " (below the bound within the partly band)"
+        return NOT_REPRODUCED, delta + " (below the bound)"
+    if abs(rel) <= th["holds_rel"]:
+        return HOLDS, delta
+    if abs(rel) <= th["partly_rel"]:
+        return PARTLY, delta
+    return NOT_REPRODUCED, delta
+
+
+# ---------------------------------------------------------------------------------------------
+# estimates that agree across settings
+
+
+def _describe_agree(th: dict, q: str) -> str:
+    return (f"holds if the 95 % intervals of {q} overlap and the point estimates lie within {short_number(th['max_spread'])}; "
+            "partly if only one of the two holds; not reproduced if neither; inconclusive with fewer than 2 intervals "
+            f"or when overlapping intervals include one wider than the tolerance {short_number(th['max_spread'])} (overlap of "
+            "wide intervals cannot show agreement within the tolerance)")
+
+
+@register_rule("intervals_agree", (HOLDS, PARTLY, NOT_REPRODUCED, INCONCLUSIVE), _describe_agree)
+def _intervals_agree(m: dict, th: dict, q: str) -> Judgement:
+    """Estimates ``values`` with intervals ``intervals`` ([lo, hi] each) agree across settings; inconclusive
+    when ``n_capped`` of them come from step-capped fits."""
+    vals = [finite_number(v) for v in m.get("values") or []]
+    ivs = [iv for iv in (m.get("intervals") or []) if iv and finite_number(iv[0]) is not None and finite_number(iv[1]) is not None]
+    if len(ivs) < 2 or len(vals) != len(ivs) or any(v is None for v in vals):
+        return INCONCLUSIVE, f"{len(ivs)} usable interval(s): need ≥ 2"
+    capped = budget_limited(m)
+    if capped:
+        return capped
+    overlap = max(iv[0] for iv in ivs) <= min(iv[1] for iv in ivs)
+    spread = max(vals) - min(vals)  # type: ignore[type-var,operator]
+    tol = float(th["max_spread"])
+    close = spread <= tol
+    width = max(float(iv[1]) - float(iv[0]) for iv in ivs)
+    margin = closest(rel_distance(spread, tol), rel_distance(width, tol))
+    desc = f"spread {spread:.3g}, intervals {'overlap' if overlap else 'do not overlap'}"
+    if width > tol and overlap:  # disjoint intervals still show a difference, however wide
+        return INCONCLUSIVE, (f"{desc}, but the widest interval ({width:.3g}) is wider than the tolerance {short_number(tol)}: "
+                              "their overlap cannot show agreement within the tolerance"), margin
+    if overlap and close:
+        return HOLDS, desc, margin
+    if overlap or close:
+        return PARTLY, desc, margin
+    return NOT_REPRODUCED, desc, margin

@@ -1,5 +1,6 @@
 """Verdict rules on how a quantity decays: exponential decay against a reference rate, an exponential told from a
-power law, the direction's convergence rate and power-law decay (with the curve's shape against alternatives).
+power law, the direction's convergence rate, power-law decay (with the curve's shape against alternatives) and the
+attention bound of Theorem 2 (paper A) with the gap's rate against C1.
 """
 
 from __future__ import annotations
@@ -172,3 +173,40 @@ def _power_law_decay(m: dict, th: dict, q: str) -> Judgement:
         return HOLDS, f"interval [{short_number(lo)}, {short_number(hi)}] excludes 0, R² {r2:.3f}" + beats, margin
     return PARTLY, (f"interval [{short_number(lo)}, {short_number(hi)}] excludes 0 but R² {r2:.3f} < "
                     f"{short_number(th['min_r2'])}" + beats), margin
+
+
+# ---------------------------------------------------------------------------------------------
+# the attention bound (Theorem 2 of paper A), judged against the uniform-attention baseline
+
+
+def _describe_attention(th: dict, q: str) -> str:
+    clear = th.get("min_clearance", 0.0)
+    return ("not reproduced if the final minimum attention on optimal tokens is below the theorem's bound "
+            "1/(1 + L_max·exp(−C1 t)); inconclusive if the bound does not clear the uniform-attention baseline of the "
+            f"same sentences (the control: W_kq = 0, no training) by at least {short_number(clear)} (a bound that uniform "
+            "attention nearly meets says nothing); otherwise holds if the attention gap decays at a fitted rate ≥ C1, "
+            "partly if not")
+
+
+@register_rule("attention_bound", (HOLDS, PARTLY, NOT_REPRODUCED, INCONCLUSIVE), _describe_attention)
+def _attention_bound(m: dict, th: dict, q: str) -> Judgement:
+    """Theorem 2's attention bound judged against the uniform-attention baseline (the control): the bound must
+    exceed it by ``min_clearance`` (default 0) for meeting the bound to say anything."""
+    bad = missing_inputs(m, "attention", "bound", "baseline")
+    if bad:
+        return bad
+    att, bound, base = float(m["attention"]), float(m["bound"]), float(m["baseline"])
+    clear = float(th.get("min_clearance", 0.0))
+    rate, c1 = finite_number(m.get("gap_rate")), finite_number(m.get("c1"))
+    margin = closest(rel_distance(att, bound), rel_distance(bound - base, clear), rel_distance(rate, c1))
+    if att < bound:
+        return NOT_REPRODUCED, f"attention {att:.4f} < bound {bound:.4f}", margin
+    if bound - base < clear or bound <= base:
+        return INCONCLUSIVE, (f"bound {bound:.4f} clears the uniform-attention baseline {base:.4f} by "
+                              f"{bound - base:+.4f} < {short_number(clear)}: uniform attention (no training) nearly meets it, so "
+                              f"meeting it says nothing (attention {att:.4f})"), margin
+    if rate is not None and c1 is not None and rate >= c1:
+        return HOLDS, (f"attention {att:.4f} ≥ bound {bound:.4f}, which clears the uniform baseline {base:.4f} by "
+                       f"{bound - base:.4f} ≥ {short_number(clear)}; gap rate {short_number(rate)} ≥ C1 {short_number(c1)}"), margin
+    return PARTLY, (f"attention {att:.4f} ≥ bound {bound:.4f} (baseline {base:.4f} + {bound - base:.4f}), but gap rate "
+                    f"{'—' if rate is None else short_number(rate)} < C1 {'—' if c1 is None else short_number(c1)}"), margin
