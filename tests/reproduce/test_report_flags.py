@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from ttlab.reproduce import PARTS, PartContext, make_claim, register_part, run_reproduction
-from ttlab.reproduce.report import Claims, claim_flags
+from ttlab.reproduce.report_blocks import Claims
+from ttlab.reproduce.report_document import claim_flags
 from ttlab.reproduce.verdicts import conditions_met, near_threshold_claims
 
 OUTSIDE = {"met": False, "unmet": ["t ≥ 3e14·log²t"], "items": [{"name": "t", "required": 3e14, "actual": 900}]}

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from ttlab.reproduce import PARTS, VERDICTS, PartContext, PerMode, make_claim, register_part, run_reproduction
-from ttlab.reproduce.report import Bullets, Claims, Figure, Paragraph, Table
+from ttlab.reproduce.report_blocks import Bullets, Claims, Figure, Paragraph, Table
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 

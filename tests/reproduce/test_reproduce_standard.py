@@ -209,7 +209,7 @@ def test_source_commit_and_load_are_recorded(tmp_path):
     import subprocess
 
     from ttlab.provenance import load_average, source_commit
-    from ttlab.reproduce.report import run_conditions
+    from ttlab.reproduce.report_document import run_conditions
 
     outside = source_commit(tmp_path)
     assert outside["commit"] is None and "is not in a git checkout" in outside["why"]

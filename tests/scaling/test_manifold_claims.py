@@ -6,7 +6,7 @@ import pytest
 
 from ttlab.reproduce.parts.manifold_regression import claims as manifold_claims
 from ttlab.reproduce.parts.manifold_regression import render as render_manifold
-from ttlab.reproduce.report import fmt
+from ttlab.reproduce.report_blocks import fmt
 from ttlab.reproduce.verdict_base import HOLDS, INCONCLUSIVE, NOT_REPRODUCED, PARTLY
 from ttlab.reproduce.verdicts import rejudge
 

@@ -28,13 +28,14 @@ from ttlab.intrinsic_dim.ess import ESS
 from ttlab.intrinsic_dim.fisher_s import FisherS
 from ttlab.intrinsic_dim.gride import GRIDE, gride_mle
 from ttlab.intrinsic_dim.io import load_points
-from ttlab.intrinsic_dim.knn import Neighbors, faiss_available, kneighbors
+from ttlab.intrinsic_dim.knn import faiss_available, kneighbors
 from ttlab.intrinsic_dim.knn_length import KNN
 from ttlab.intrinsic_dim.local import MADA, MOM
 from ttlab.intrinsic_dim.lpca import LPCA, lPCA
 from ttlab.intrinsic_dim.manifolds import MANIFOLDS, random_isometry, sample_manifold, true_dimension
 from ttlab.intrinsic_dim.mind import DANCo, MiND_ML
 from ttlab.intrinsic_dim.mle import MLE, mle_pointwise
+from ttlab.intrinsic_dim.neighbors import Neighbors
 from ttlab.intrinsic_dim.ph import PH
 from ttlab.intrinsic_dim.protocol import PAPER, PAPER_BATCH_SIZE, PAPER_K, IDProtocol
 from ttlab.intrinsic_dim.tle import TLE

@@ -52,7 +52,8 @@ import numpy as np
 
 from ttlab.errors import TTLabInputError
 from ttlab.intrinsic_dim._params import ParamsMixin
-from ttlab.intrinsic_dim.knn import BACKENDS, Neighbors, kneighbors_prepared
+from ttlab.intrinsic_dim.knn import BACKENDS, kneighbors_prepared
+from ttlab.intrinsic_dim.neighbors import Neighbors
 from ttlab.intrinsic_dim.validate import (
     METRICS,
     apply_metric,

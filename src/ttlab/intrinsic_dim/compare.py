@@ -24,12 +24,13 @@ from ttlab.intrinsic_dim.corrint import CorrInt
 from ttlab.intrinsic_dim.ess import ESS
 from ttlab.intrinsic_dim.fisher_s import FisherS
 from ttlab.intrinsic_dim.gride import GRIDE
-from ttlab.intrinsic_dim.knn import BACKENDS, Neighbors, kneighbors_prepared
+from ttlab.intrinsic_dim.knn import BACKENDS, kneighbors_prepared
 from ttlab.intrinsic_dim.knn_length import KNN
 from ttlab.intrinsic_dim.local import MADA, MOM
 from ttlab.intrinsic_dim.lpca import LPCA
 from ttlab.intrinsic_dim.mind import DANCo, MiND_ML
 from ttlab.intrinsic_dim.mle import MLE
+from ttlab.intrinsic_dim.neighbors import Neighbors
 from ttlab.intrinsic_dim.ph import PH
 from ttlab.intrinsic_dim.protocol import PAPER
 from ttlab.intrinsic_dim.tle import TLE

@@ -11,7 +11,7 @@ import numpy as np
 
 from ttlab.errors import TTLabInputError
 from ttlab.intrinsic_dim.base import IDEstimator
-from ttlab.intrinsic_dim.knn import Neighbors
+from ttlab.intrinsic_dim.neighbors import Neighbors
 from ttlab.validation import Interval
 
 

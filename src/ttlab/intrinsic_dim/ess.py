@@ -17,8 +17,8 @@ import numpy as np
 
 from ttlab.errors import TTLabInputError
 from ttlab.intrinsic_dim.base import DegeneratePointsWarning
-from ttlab.intrinsic_dim.knn import Neighbors
 from ttlab.intrinsic_dim.local import LocalKNN
+from ttlab.intrinsic_dim.neighbors import Neighbors
 from ttlab.intrinsic_dim.neighbourhoods import batched_gram, chunk_size
 from ttlab.validation import Interval, Options
 

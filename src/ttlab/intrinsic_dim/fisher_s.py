@@ -23,7 +23,7 @@ import numpy as np
 
 from ttlab.errors import TTLabInputError
 from ttlab.intrinsic_dim.base import IDEstimator
-from ttlab.intrinsic_dim.knn import Neighbors
+from ttlab.intrinsic_dim.neighbors import Neighbors
 
 DEFAULT_ALPHAS = np.arange(0.6, 1, 0.02)
 """scikit-dimension's margins 0.60, 0.62, ..., 0.98."""

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ttlab.intrinsic_dim.base import IDEstimator
-from ttlab.intrinsic_dim.knn import Neighbors
+from ttlab.intrinsic_dim.neighbors import Neighbors
 from ttlab.intrinsic_dim.neighbourhoods import NEIGHBOURHOOD_CONSTRAINTS, combine_pointwise
 
 

@@ -16,7 +16,8 @@ import numpy as np
 
 from ttlab.errors import TTLabInputError
 from ttlab.intrinsic_dim.base import IDEstimator
-from ttlab.intrinsic_dim.knn import Neighbors, kneighbors_prepared
+from ttlab.intrinsic_dim.knn import kneighbors_prepared
+from ttlab.intrinsic_dim.neighbors import Neighbors
 from ttlab.intrinsic_dim.neighbourhoods import batched_gram, blas_controller, chunk_size
 from ttlab.validation import Interval, Options
 

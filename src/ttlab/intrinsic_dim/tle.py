@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 
 from ttlab.intrinsic_dim.base import DegeneratePointsWarning
-from ttlab.intrinsic_dim.knn import Neighbors
 from ttlab.intrinsic_dim.local import LocalKNN
+from ttlab.intrinsic_dim.neighbors import Neighbors
 from ttlab.intrinsic_dim.neighbourhoods import POSITIVE, batched_gram, chunk_size
 
 

@@ -22,7 +22,7 @@ Write a module ``parts/my_part.py`` named as the part (what several parts share 
 module) and import it in ``parts/__init__.py``, whose import order is the order of the parts::
 
     from ttlab.reproduce.registry import PartContext, PerMode, register_part
-    from ttlab.reproduce.report import Claims, Figure, Paragraph, Table
+    from ttlab.reproduce.report_blocks import Claims, Figure, Paragraph, Table
     from ttlab.reproduce.verdicts import make_claim
 
     def claims(r: dict) -> list[dict]:                         # result dict -> judged claim records
@@ -381,7 +381,9 @@ def write_reports(results: dict, out_dir: str | Path) -> dict:
     """Write ``results`` to ``results.json`` and render it to ``report.md`` and ``report.html`` in ``out_dir``, the
     three in one step (:func:`ttlab.provenance.atomic_write_many`: a full disk leaves the old three, never a report
     that disagrees with results.json); sets and returns ``results["files"]``, their paths."""
-    from ttlab.reproduce.report import build_sections, render_html, render_markdown
+    from ttlab.reproduce.report_document import build_sections
+    from ttlab.reproduce.report_html import render_html
+    from ttlab.reproduce.report_markdown import render_markdown
 
     out = Path(out_dir)
     results["files"] = {"report_html": str(out / "report.html"), "report_md": str(out / "report.md"),

@@ -181,7 +181,7 @@ def register_part(
     """Decorator: register ``fn(out: Path, ctx: PartContext) -> dict`` as part ``name``.
 
     ``render(result) -> list[Block]`` turns the returned dict into the part's report section
-    (blocks from :mod:`ttlab.reproduce.report`); ``claims(result) -> list[claim record]`` judges the
+    (blocks from :mod:`ttlab.reproduce.report_blocks`); ``claims(result) -> list[claim record]`` judges the
     paper's claims from that dict (see :class:`Part`). Re-registering a name replaces the part.
     """
     if not name or not name.replace("_", "").isalnum():

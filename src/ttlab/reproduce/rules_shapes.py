@@ -1,5 +1,6 @@
-"""Verdict rules on shapes and comparisons: monotone profiles and inner peaks with standard errors, the attention
-bound, agreeing intervals, exponents validated by an oracle, a value beyond its control, and unjudgeable claims.
+"""Verdict rules on the shape of a profile, judged with standard errors: monotone (``monotone``), an inner peak
+(``inner_peak``), and a value or a profile's change beyond a trivial control measured in the same run
+(``exceeds_control``).
 """
 
 from __future__ import annotations
@@ -7,7 +8,6 @@ from __future__ import annotations
 import math
 from statistics import NormalDist
 
-from ttlab.reproduce.rules_thresholds import fit_problem, width_margin
 from ttlab.reproduce.verdict_base import (
     HOLDS,
     INCONCLUSIVE,
@@ -15,6 +15,7 @@ from ttlab.reproduce.verdict_base import (
     PARTLY,
     SHAPE_SE_MULT,
     Judgement,
+    budget_limited,
     capped_count,
     closest,
     finite_number,
@@ -65,20 +66,12 @@ def _describe_monotone(th: dict, q: str) -> str:
             f"overall change is within {within} (or there are fewer than 2 values or no standard errors)")
 
 
-def _capped(m: dict) -> Judgement | None:
-    """Inconclusive when ``measured['n_capped']`` > 0: values fitted on step-capped runs are budget-limited."""
-    n = capped_count(m)
-    if n:
-        return INCONCLUSIVE, f"{n} of the compared values come from fits that include step-capped runs: budget-limited"
-    return None
-
-
 @register_rule("monotone", (HOLDS, PARTLY, NOT_REPRODUCED, INCONCLUSIVE), _describe_monotone)
 def _monotone(m: dict, th: dict, q: str) -> Judgement:
     """``values`` (ordered) with standard errors ``se`` move in ``direction`` (+1 up, −1 down); inconclusive
     when ``n_capped`` of them come from step-capped fits."""
     vals, se, bad = _profile(m, 2, "a change", th.get("need_se", True))
-    bad = bad or _capped(m)
+    bad = bad or budget_limited(m)
     if bad:
         return bad
     k = float(th.get("se_mult", SHAPE_SE_MULT))  # decide beyond k combined standard errors
@@ -172,203 +165,6 @@ def _peak(m: dict, th: dict, q: str) -> Judgement:
     if "above" in (a, b):
         return PARTLY, desc + ": clearly above one end, tied with the other", margin
     return INCONCLUSIVE, desc + ": within that of both ends", margin
-
-
-def _describe_attention(th: dict, q: str) -> str:
-    clear = th.get("min_clearance", 0.0)
-    return ("not reproduced if the final minimum attention on optimal tokens is below the theorem's bound "
-            "1/(1 + L_max·exp(−C1 t)); inconclusive if the bound does not clear the uniform-attention baseline of the "
-            f"same sentences (the control: W_kq = 0, no training) by at least {short_number(clear)} (a bound that uniform "
-            "attention nearly meets says nothing); otherwise holds if the attention gap decays at a fitted rate ≥ C1, "
-            "partly if not")
-
-
-@register_rule("attention_bound", (HOLDS, PARTLY, NOT_REPRODUCED, INCONCLUSIVE), _describe_attention)
-def _attention_bound(m: dict, th: dict, q: str) -> Judgement:
-    """Theorem 2's attention bound judged against the uniform-attention baseline (the control): the bound must
-    exceed it by ``min_clearance`` (default 0) for meeting the bound to say anything."""
-    bad = missing_inputs(m, "attention", "bound", "baseline")
-    if bad:
-        return bad
-    att, bound, base = float(m["attention"]), float(m["bound"]), float(m["baseline"])
-    clear = float(th.get("min_clearance", 0.0))
-    rate, c1 = finite_number(m.get("gap_rate")), finite_number(m.get("c1"))
-    margin = closest(rel_distance(att, bound), rel_distance(bound - base, clear), rel_distance(rate, c1))
-    if att < bound:
-        return NOT_REPRODUCED, f"attention {att:.4f} < bound {bound:.4f}", margin
-    if bound - base < clear or bound <= base:
-        return INCONCLUSIVE, (f"bound {bound:.4f} clears the uniform-attention baseline {base:.4f} by "
-                              f"{bound - base:+.4f} < {short_number(clear)}: uniform attention (no training) nearly meets it, so "
-                              f"meeting it says nothing (attention {att:.4f})"), margin
-    if rate is not None and c1 is not None and rate >= c1:
-        return HOLDS, (f"attention {att:.4f} ≥ bound {bound:.4f}, which clears the uniform baseline {base:.4f} by "
-                       f"{bound - base:.4f} ≥ {short_number(clear)}; gap rate {short_number(rate)} ≥ C1 {short_number(c1)}"), margin
-    return PARTLY, (f"attention {att:.4f} ≥ bound {bound:.4f} (baseline {base:.4f} + {bound - base:.4f}), but gap rate "
-                    f"{'—' if rate is None else short_number(rate)} < C1 {'—' if c1 is None else short_number(c1)}"), margin
-
-
-def _describe_agree(th: dict, q: str) -> str:
-    return (f"holds if the 95 % intervals of {q} overlap and the point estimates lie within {short_number(th['max_spread'])}; "
-            "partly if only one of the two holds; not reproduced if neither; inconclusive with fewer than 2 intervals "
-            f"or when overlapping intervals include one wider than the tolerance {short_number(th['max_spread'])} (overlap of "
-            "wide intervals cannot show agreement within the tolerance)")
-
-
-@register_rule("intervals_agree", (HOLDS, PARTLY, NOT_REPRODUCED, INCONCLUSIVE), _describe_agree)
-def _intervals_agree(m: dict, th: dict, q: str) -> Judgement:
-    """Estimates ``values`` with intervals ``intervals`` ([lo, hi] each) agree across settings; inconclusive
-    when ``n_capped`` of them come from step-capped fits."""
-    vals = [finite_number(v) for v in m.get("values") or []]
-    ivs = [iv for iv in (m.get("intervals") or []) if iv and finite_number(iv[0]) is not None and finite_number(iv[1]) is not None]
-    if len(ivs) < 2 or len(vals) != len(ivs) or any(v is None for v in vals):
-        return INCONCLUSIVE, f"{len(ivs)} usable interval(s): need ≥ 2"
-    capped = _capped(m)
-    if capped:
-        return capped
-    overlap = max(iv[0] for iv in ivs) <= min(iv[1] for iv in ivs)
-    spread = max(vals) - min(vals)  # type: ignore[type-var,operator]
-    tol = float(th["max_spread"])
-    close = spread <= tol
-    width = max(float(iv[1]) - float(iv[0]) for iv in ivs)
-    margin = closest(rel_distance(spread, tol), rel_distance(width, tol))
-    desc = f"spread {spread:.3g}, intervals {'overlap' if overlap else 'do not overlap'}"
-    if width > tol and overlap:  # disjoint intervals still show a difference, however wide
-        return INCONCLUSIVE, (f"{desc}, but the widest interval ({width:.3g}) is wider than the tolerance {short_number(tol)}: "
-                              "their overlap cannot show agreement within the tolerance"), margin
-    if overlap and close:
-        return HOLDS, desc, margin
-    if overlap or close:
-        return PARTLY, desc, margin
-    return NOT_REPRODUCED, desc, margin
-
-
-@register_rule("unjudgeable", (INCONCLUSIVE,),
-       lambda th, q: "inconclusive: the numbers this claim needs are not available (the reason says why)")
-def _unjudgeable(m: dict, th: dict, q: str) -> Judgement:
-    """A claim whose inputs are missing (a sub-experiment did not run, stored numbers of an older schema)."""
-    return INCONCLUSIVE, str(m.get("why") or "inputs missing")
-
-
-@register_rule("not_at_this_scale", (INCONCLUSIVE,),
-       lambda th, q: "not judged at this scale: the run cannot reach the regime the claim is about (the reason says "
-                     "what it needs and the command that would judge it); listed apart from the paper claims' counts")
-def _not_at_this_scale(m: dict, th: dict, q: str) -> Judgement:
-    """A paper claim this machine's run cannot reach (e.g. text α_N below Kaplan's data-rich regime)."""
-    cmd = m.get("command")
-    return INCONCLUSIVE, "not judged at this scale: " + str(m.get("why") or "needs a larger run") + (
-        f"; judge it with: {cmd}" if cmd else "")
-
-
-# ---------------------------------------------------------------------------------------------
-# exponents judged only where an oracle shows the design can show them
-
-
-ORACLE_DECIDER = ("; what would decide it: sizes (or a target function) over which the oracle's slope comes within the "
-                  "tolerance of the theory's")
-"""Appended to an inconclusive oracle verdict: the design, not the network, is what has to change."""
-
-
-def _describe_oracle(th: dict, q: str) -> str:
-    tol = short_number(th["oracle_tol"])
-    if th.get("bound"):
-        return (f"bound form (noiseless regime): inconclusive if the oracle's slope is below the theory's exponent ({q}) "
-                f"by more than {tol} (the design cannot show the bound); otherwise holds if the fitted exponent ≥ "
-                f"(1 − {100 * th['holds_rel']:.0f} %) × theory, partly if ≥ (1 − {100 * th['partly_rel']:.0f} %) × theory, "
-                f"not reproduced below; inconclusive if its interval is wider than 2 × {100 * th['partly_rel']:.0f} % of "
-                f"the theory, the fit has fewer than {th.get('min_points', 2)} points or a fitted run hit its step cap"
-                + _data_clause(th))
-    return (f"inconclusive unless the oracle's slope lies within ±{tol} of the theory's exponent ({q}) — design not in "
-            f"the asymptotic regime; then holds if |fitted − theory| ≤ {100 * th['holds_rel']:.0f} % of the theory, "
-            f"partly if ≤ {100 * th['partly_rel']:.0f} %, not reproduced beyond; inconclusive if the fitted interval is "
-            f"wider than 2 × {100 * th['partly_rel']:.0f} % of the theory, the fit has fewer than "
-            f"{th.get('min_points', 2)} points or a fitted run hit its step cap" + _data_clause(th))
-
-
-def _data_clause(th: dict) -> str:
-    if "max_data_change" not in th:
-        return ""
-    return (f"; inconclusive if the widest model is data-limited (its loss at 2n differs from that at n by more than "
-            f"{100 * th['max_data_change']:.0f} %)")
-
-
-def _oracle_margin(m: dict, th: dict) -> float | None:
-    """Margin of :func:`_oracle_validated_exponent`: the oracle's miss against its tolerance, the fitted exponent's
-    relative error against the holds/partly bands, the interval's width against the partly band and the data check."""
-    p, o = finite_number(m.get("predicted")), finite_number(m.get("oracle"))
-    if p is None or o is None or p <= 0:
-        return None
-    bound = bool(th.get("bound"))
-    a = finite_number(m.get("fitted"))
-    rel = None if a is None else ((p - a) / p if bound else abs(a - p) / p)
-    ratio = finite_number(m.get("data_ratio"))
-    return closest(rel_distance(p - o if bound else abs(o - p), th["oracle_tol"]),
-                   rel_distance(rel, th["holds_rel"]), rel_distance(rel, th["partly_rel"]), width_margin(m, th, p),
-                   rel_distance(abs(ratio - 1.0), th["max_data_change"]) if ratio is not None and "max_data_change" in th
-                   else None)
-
-
-@register_rule("oracle_validated_exponent", (HOLDS, PARTLY, NOT_REPRODUCED, INCONCLUSIVE), _describe_oracle)
-def _oracle_validated_exponent(m: dict, th: dict, q: str) -> Judgement:
-    """See :func:`_oracle_core` (the verdict) and :func:`_oracle_margin` (its distance to the thresholds)."""
-    verdict, reason = _oracle_core(m, th)
-    return verdict, reason, _oracle_margin(m, th)
-
-
-def _oracle_core(m: dict, th: dict) -> tuple[str, str]:
-    """A network's fitted exponent judged only where an estimator of known rate (the oracle) shows the design
-    can exhibit the theory's exponent.
-
-    ``measured``: ``fitted`` (with ``lo``/``hi``), ``predicted``, ``oracle`` (the oracle's fitted slope on the
-    same splits), optional ``n_points``, ``n_capped`` and ``data_ratio``. ``thresholds``: ``oracle_tol``
-    (absolute), ``holds_rel``/``partly_rel`` (relative to the prediction), ``bound`` (1: the claim is the
-    bound fitted ≥ predicted — the noiseless regime, where the minimax rate is faster), ``min_points``,
-    and for a model-size exponent ``max_data_change``: inconclusive unless the widest model's loss at 2n
-    is within this relative change of its loss at n (``data_ratio``), i.e. the sweep is not data-limited.
-    """
-    bad = missing_inputs(m, "predicted", "oracle")
-    if bad:
-        return INCONCLUSIVE, f"no oracle check of the design ({bad[1]})"
-    p, o, tol = float(m["predicted"]), float(m["oracle"]), float(th["oracle_tol"])
-    if p <= 0:
-        return INCONCLUSIVE, "the prediction is not positive: no relative tolerance"
-    bound = bool(th.get("bound"))
-    miss = o - p
-    if bound and miss < -tol:
-        return INCONCLUSIVE, (f"design not in the asymptotic regime: the oracle's slope {short_number(o)} is shallower than the "
-                              f"bound {short_number(p)} by {-miss:.3g} > {short_number(tol)}" + ORACLE_DECIDER)
-    if not bound and abs(miss) > tol:
-        way = "steeper" if miss > 0 else "shallower"
-        return INCONCLUSIVE, (f"design not in the asymptotic regime: the oracle's slope {short_number(o)} is {way} than the "
-                              f"theory's {short_number(p)} by {abs(miss):.3g} > {short_number(tol)}" + ORACLE_DECIDER)
-    design = f"oracle {short_number(o)} within {short_number(tol)} of {short_number(p)}" if not bound else f"oracle {short_number(o)} ≥ {short_number(p)} − {short_number(tol)}"
-    if "max_data_change" in th:  # a model-size sweep: the widest model must not be data-limited
-        ratio = finite_number(m.get("data_ratio"))
-        if ratio is None:
-            return INCONCLUSIVE, f"{design}, but no data-limit check (loss of the widest model at n and 2n)"
-        if abs(ratio - 1.0) > th["max_data_change"]:
-            return INCONCLUSIVE, (f"{design}, but the widest model is data-limited: its loss at 2n is {ratio:.3g} × "
-                                  f"that at n (more than ±{100 * th['max_data_change']:.0f} %)")
-        design += f"; widest model not data-limited (loss at 2n / n = {ratio:.3g})"
-    bad = missing_inputs(m, "fitted")
-    if bad:
-        return INCONCLUSIVE, f"{design}, but {bad[1]}"
-    a = float(m["fitted"])
-    problem = fit_problem(m, th, p)
-    if problem:
-        return INCONCLUSIVE, f"{design}, but {problem}"
-    rel = (a - p) / p
-    delta = f"fitted {short_number(a)} vs {short_number(p)}: Δ = {a - p:+.3g} ({100 * rel:+.0f} %); {design}"
-    if bound:
-        if rel >= -th["holds_rel"]:
-            return HOLDS, delta + " (the bound holds)"
-        if rel >= -th["partly_rel"]:
-            return PARTLY, delta + " (below the bound within the partly band)"
-        return NOT_REPRODUCED, delta + " (below the bound)"
-    if abs(rel) <= th["holds_rel"]:
-        return HOLDS, delta
-    if abs(rel) <= th["partly_rel"]:
-        return PARTLY, delta
-    return NOT_REPRODUCED, delta
 
 
 def _describe_exceeds(th: dict, q: str) -> str:

@@ -1,7 +1,8 @@
 """The vocabulary of verdicts: the four verdicts, the claim kinds, the rule registry (:data:`RULES`,
 :func:`register_rule`) and the number helpers every rule shares (margins: :func:`rel_distance`, :func:`closest`).
 
-The rules themselves live in :mod:`ttlab.reproduce.rules_thresholds` and :mod:`ttlab.reproduce.rules_shapes`;
+The rules themselves live in :mod:`ttlab.reproduce.rules_thresholds`, :mod:`ttlab.reproduce.rules_rates`,
+:mod:`ttlab.reproduce.rules_exponents`, :mod:`ttlab.reproduce.rules_shapes` and :mod:`ttlab.reproduce.rules_unjudged`;
 claim records in :mod:`ttlab.reproduce.verdicts`, whose docstring describes all of it.
 """
 
@@ -76,6 +77,14 @@ def capped_count(measured: dict) -> int:
     (0 when absent or not a positive finite number)."""
     n = finite_number(measured.get("n_capped"))
     return math.ceil(n) if n is not None and n > 0 else 0  # any positive count decides, as before
+
+
+def budget_limited(m: dict) -> Judgement | None:
+    """Inconclusive when ``measured['n_capped']`` > 0: values fitted on step-capped runs are budget-limited."""
+    n = capped_count(m)
+    if n:
+        return INCONCLUSIVE, f"{n} of the compared values come from fits that include step-capped runs: budget-limited"
+    return None
 
 
 def short_number(x: float) -> str:

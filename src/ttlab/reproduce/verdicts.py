@@ -56,7 +56,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ttlab.reproduce import rules_shapes, rules_thresholds
+from ttlab.reproduce import rules_exponents, rules_rates, rules_shapes, rules_thresholds, rules_unjudged
 from ttlab.reproduce.verdict_base import (
     ABLATION,
     CHECK,
@@ -88,7 +88,7 @@ __all__ = [
     "rejudge",
 ]
 
-RULE_MODULES = (rules_thresholds, rules_shapes)
+RULE_MODULES = (rules_thresholds, rules_rates, rules_exponents, rules_shapes, rules_unjudged)
 """The modules whose ``@register_rule`` functions fill :data:`RULES` when they are imported (here)."""
 
 

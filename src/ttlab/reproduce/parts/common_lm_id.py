@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import Any
 
 from ttlab.reproduce.registry import PartContext, PerMode, finite
-from ttlab.reproduce.report import fmt
+from ttlab.reproduce.report_blocks import fmt
 from ttlab.reproduce.verdicts import make_claim, missing_claim
 
 EXPONENT_TOLERANCE = {"holds_rel": 0.10, "partly_rel": 0.35, "min_points": 3}

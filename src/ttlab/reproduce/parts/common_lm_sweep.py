@@ -38,7 +38,7 @@ from ttlab.reproduce.parts.common_lm_id import (
     shuffled_reading,
 )
 from ttlab.reproduce.registry import PartContext, PerMode, finite
-from ttlab.reproduce.report import Claims, Figure, Paragraph, Table, fmt
+from ttlab.reproduce.report_blocks import Claims, Figure, Paragraph, Table, fmt
 from ttlab.reproduce.verdict_base import SHAPE_SE_MULT
 from ttlab.reproduce.verdicts import NOT_AT_SCALE, make_claim, missing_claim
 from ttlab.scaling.analysis import step_capped

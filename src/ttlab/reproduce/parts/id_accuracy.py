@@ -16,7 +16,7 @@ import warnings
 from pathlib import Path
 
 from ttlab.reproduce.registry import PartContext, PerMode, register_part
-from ttlab.reproduce.report import Claims, Figure, Paragraph, Table
+from ttlab.reproduce.report_blocks import Claims, Figure, Paragraph, Table
 from ttlab.reproduce.verdicts import make_claim
 
 ID_CASES = [("sphere", 2), ("sphere", 5), ("sphere", 10), ("cube", 3), ("cube", 8), ("linear", 5),

@@ -20,7 +20,7 @@ from typing import Any
 from ttlab.reproduce.parts.common_lm_id import gemma_prediction
 from ttlab.reproduce.parts.common_lm_sweep import render_scaling, scaling_claims, scaling_part
 from ttlab.reproduce.registry import PartContext, PerMode, register_part
-from ttlab.reproduce.report import Claims, Paragraph
+from ttlab.reproduce.report_blocks import Claims, Paragraph
 
 
 def data_corpora(ctx: PartContext) -> tuple[str, ...]:

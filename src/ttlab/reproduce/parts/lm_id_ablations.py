@@ -42,7 +42,7 @@ from ttlab.reproduce.parts.common_lm_id import (
 )
 from ttlab.reproduce.parts.common_lm_sweep import decidable_claim, sweep_results
 from ttlab.reproduce.registry import PartContext, PerMode, load_part_record, register_part
-from ttlab.reproduce.report import Claims, Figure, Paragraph, Table, fmt
+from ttlab.reproduce.report_blocks import Claims, Figure, Paragraph, Table, fmt
 from ttlab.reproduce.verdict_base import HOLDS, PARTLY
 from ttlab.reproduce.verdicts import judge, missing_claim
 

@@ -29,7 +29,7 @@ from ttlab.reproduce.parts.common_lm_sweep import (
     sweep_results,
 )
 from ttlab.reproduce.registry import PartContext, PerMode, register_part
-from ttlab.reproduce.report import Claims, Figure, Paragraph, Table, fmt
+from ttlab.reproduce.report_blocks import Claims, Figure, Paragraph, Table, fmt
 from ttlab.scaling.analysis import step_capped
 
 _TINY_SUITE = dict(window_bytes=48, windows_per_doc=8, id_tokens_per_doc=8, id_batch_size=60, id_k=5, batch_tokens=512)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ttlab.reproduce.parts.common_scaling import EXPONENT_TOLERANCE
 from ttlab.reproduce.registry import PartContext, PerMode, finite, register_part
-from ttlab.reproduce.report import Claims, Figure, Paragraph, Table, fmt
+from ttlab.reproduce.report_blocks import Claims, Figure, Paragraph, Table, fmt
 from ttlab.reproduce.verdicts import make_claim
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ttlab.reproduce.registry import PartContext, PerMode, register_part
-from ttlab.reproduce.report import Claims, Figure, Paragraph, Table, fmt
+from ttlab.reproduce.report_blocks import Claims, Figure, Paragraph, Table, fmt
 from ttlab.reproduce.verdict_base import SHAPE_SE_MULT
 from ttlab.reproduce.verdicts import make_claim
 

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ttlab.reproduce.parts.common_ntp import figure2_dataset, fmt_g, train_progress
 from ttlab.reproduce.registry import PartContext, PerMode, finite, register_part
-from ttlab.reproduce.report import Claims, Figure, Paragraph, Table
+from ttlab.reproduce.report_blocks import Claims, Figure, Paragraph, Table
 from ttlab.reproduce.verdicts import make_claim
 
 

@@ -30,7 +30,7 @@ from ttlab.reproduce.parts.common_ntp import (
     train_progress,
 )
 from ttlab.reproduce.registry import PartContext, PerMode, finite, register_part
-from ttlab.reproduce.report import Claims, Figure, Paragraph, Table
+from ttlab.reproduce.report_blocks import Claims, Figure, Paragraph, Table
 from ttlab.reproduce.verdicts import make_claim, missing_claim
 
 #: Theorem 2's attention bound must clear the uniform-attention baseline by this much to say anything.

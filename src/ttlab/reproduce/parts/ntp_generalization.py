@@ -20,7 +20,7 @@ from ttlab.reproduce.parts.common_ntp import (
     train_progress,
 )
 from ttlab.reproduce.registry import PartContext, PerMode, register_part
-from ttlab.reproduce.report import Bullets, Claims, Paragraph, Table
+from ttlab.reproduce.report_blocks import Bullets, Claims, Paragraph, Table
 
 
 def claims(r: dict) -> list[dict]:

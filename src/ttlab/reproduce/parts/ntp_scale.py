@@ -26,7 +26,7 @@ from ttlab.reproduce.parts.common_ntp import (
     train_progress,
 )
 from ttlab.reproduce.registry import PartContext, PerMode, register_part
-from ttlab.reproduce.report import Claims, Figure, Paragraph, Table
+from ttlab.reproduce.report_blocks import Claims, Figure, Paragraph, Table
 from ttlab.reproduce.verdicts import make_claim
 
 #: the ntp_scale configurations: --full (GPT-2's vocabulary), test-only tiny; --quick does not run it.

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ttlab.reproduce.parts.common_ntp import CONTROL_MARGIN, fmt_g, theorem_conditions
 from ttlab.reproduce.registry import PartContext, finite, register_part
-from ttlab.reproduce.report import Claims, Paragraph, Table
+from ttlab.reproduce.report_blocks import Claims, Paragraph, Table
 from ttlab.reproduce.verdicts import make_claim
 
 # Example 1 of the paper, checked by hand: S >_S P; O >_O S, O >_O V; V >_V S; O >_P P.

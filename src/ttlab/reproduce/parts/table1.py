@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ttlab.reproduce.parts.common_scaling import EXPONENT_TOLERANCE
 from ttlab.reproduce.registry import PartContext, register_part
-from ttlab.reproduce.report import Claims, Paragraph, Table
+from ttlab.reproduce.report_blocks import Claims, Paragraph, Table
 from ttlab.reproduce.verdicts import make_claim
 
 
