@@ -78,3 +78,19 @@ def test_a_planted_link_is_refused_before_any_part_runs(planted, tmp_path):
         run_reproduction(out, PartContext(mode="tiny"), parts=["table1"], on_part=lambda n, s: seen.append(s))
     assert seen == [] and info.value.params == ("out_dir",)
     assert (target.read_text() == "{}") if planted == "record" else list(target.iterdir()) == []
+
+
+def test_a_run_refused_before_writing_leaves_no_folder(tmp_path):
+    """The folder hold_out_dir created goes again when the run stops before writing anything; a folder that existed,
+    or one that holds work, stays."""
+    from ttlab.outputs import hold_out_dir
+
+    new, old, worked = tmp_path / "new", tmp_path / "old", tmp_path / "worked"
+    old.mkdir()
+    for folder, write in ((new, False), (old, False), (worked, True)):
+        with pytest.raises(ValueError):
+            with hold_out_dir(folder):
+                if write:
+                    (folder / "metrics.csv").write_text("step\n")
+                raise ValueError("refused")
+    assert not new.exists() and old.is_dir() and (worked / "metrics.csv").is_file()

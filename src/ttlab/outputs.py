@@ -209,6 +209,7 @@ def hold_out_dir(path: str | os.PathLike, *, param: str = "out") -> Iterator[Pat
     import fcntl
 
     p = Path(path)
+    created = not p.exists()
     p.mkdir(parents=True, exist_ok=True)
     fd = os.open(p / LOCK_NAME, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
     try:
@@ -220,6 +221,13 @@ def hold_out_dir(path: str | os.PathLike, *, param: str = "out") -> Iterator[Pat
                               params=(param,)) from None
     try:
         yield p
+    except BaseException:
+        # refused before writing anything (bad input, an estimate above the limit): the folder this call created
+        # goes again, as a command refused before any work leaves no trace
+        if created and [q.name for q in p.iterdir()] == [LOCK_NAME]:
+            (p / LOCK_NAME).unlink()
+            p.rmdir()
+        raise
     finally:
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)

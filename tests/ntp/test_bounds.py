@@ -23,6 +23,7 @@ from ttlab.ntp.model import NTPTransformer
 from ttlab.ntp.reading import require_readable
 from ttlab.ntp.structure import analyze
 from ttlab.ntp.train import train
+from ttlab.outputs import LOCK_NAME
 
 
 def cycle_text(n_tokens: int) -> str:
@@ -369,4 +370,5 @@ def test_interrupted_run_writes_its_metrics_and_exits_130(run_cli, write, tmp_pa
     assert [int(r["step"]) for r in rows] == list(range(7))
     summary = json.loads((out / "summary.json").read_text())
     assert summary["interrupted"] == "stage 1, step 6" and set(summary["stages"]) == {"stage_1"}
-    assert not list(out.glob("*.tmp*")) and not list(out.glob(".*"))  # atomic writes leave no partial files
+    leftovers = [p.name for p in out.glob(".*") if p.name != LOCK_NAME]  # the held folder keeps its lock file
+    assert not list(out.glob("*.tmp*")) and not leftovers  # atomic writes leave no partial files

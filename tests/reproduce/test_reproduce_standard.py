@@ -30,7 +30,7 @@ def test_data_sweep_design_is_pinned(preset):
     assert p.protocol in ("converged", "early-stop")
     if preset == "standard":
         assert p.protocol == "converged" and p.model[0] >= 4 and p.lrs is None  # one learning rate, stated
-        kw = __import__("ttlab.lm.experiments", fromlist=["sweep_kwargs"]).sweep_kwargs("data", "standard")
+        kw = __import__("ttlab.lm.presets", fromlist=["sweep_kwargs"]).sweep_kwargs("data", "standard")
         assert kw["model"].n_layer >= 4 and kw["cap_doublings"] == 2 and kw["train"].max_iters == 4000
         assert kw["train"].min_delta == 0.005 and kw["seeds"] == [0, 1]
 
