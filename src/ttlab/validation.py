@@ -24,10 +24,9 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar, cast
-
-import numpy as np
 
 from ttlab.errors import TTLabInputError
 
@@ -37,9 +36,16 @@ __all__ = ["Declared", "Interval", "Options", "POSITIVE_INT", "check_choice", "c
 _CLOSED = ("left", "right", "both", "neither")
 
 
+def _is_bool(value: Any) -> bool:
+    """A Python or NumPy bool (NumPy is not imported for this: a value cannot be NumPy's unless NumPy is loaded)."""
+    np = sys.modules.get("numpy")
+    return isinstance(value, bool) or (np is not None and isinstance(value, np.bool_))
+
+
 def _show(value: Any) -> str:
     """The value as an error message shows it (NumPy scalars as the Python number they hold)."""
-    if isinstance(value, np.generic) and not isinstance(value, np.bool_):
+    np = sys.modules.get("numpy")
+    if np is not None and isinstance(value, np.generic) and not isinstance(value, np.bool_):
         value = value.item()
     return repr(value)
 
@@ -69,7 +75,7 @@ class Interval:
 
     def is_satisfied_by(self, value: Any) -> bool:
         """Whether ``value`` is a number of this type inside the interval."""
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, self.type):
+        if _is_bool(value) or not isinstance(value, self.type):
             return False
         if self.type is numbers.Real and not math.isfinite(value):
             return False
@@ -123,7 +129,7 @@ def _satisfied(constraint: Any, value: Any) -> bool:
     if constraint is None:
         return value is None
     if constraint == "boolean":
-        return isinstance(value, (bool, np.bool_))
+        return _is_bool(value)
     if isinstance(constraint, type):
         return isinstance(value, constraint)
     return constraint.is_satisfied_by(value)

@@ -13,6 +13,7 @@ Nothing here imports numpy or torch at import time (``TrainResult.rows`` imports
 from __future__ import annotations
 
 import math
+import numbers
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Optional
 
 from ttlab.configs import setting
 from ttlab.errors import TTLabInputError
+from ttlab.validation import Declared, Interval, Options
 
 if TYPE_CHECKING:
     import numpy as np
@@ -76,7 +78,7 @@ def check_dtype(dtype: object) -> None:
 
 
 @dataclass
-class TrainConfig:
+class TrainConfig(Declared):
     """Hyper-parameters of one training run; ``eta0``/``eta`` default to 0.2/√d and 0.05/√d.
 
     Validated on construction (and by :func:`dataclasses.replace`): an out-of-range setting raises
@@ -96,27 +98,17 @@ class TrainConfig:
     impl: str = setting("auto", "auto (structured where it applies: one-hot, zero init, two-stage NGD/GD), structured "
                         "(exact, O(tokens + |V|) memory) or dense.")  # structured: see ttlab.ntp.structured
 
-    def __post_init__(self) -> None:
-        if self.impl not in IMPLS:
-            raise TTLabInputError(f"impl must be one of {', '.join(IMPLS)} (got {self.impl!r})", params=("impl",))
+    parameter_constraints = {
+        "impl": [Options(IMPLS)],
+        **dict.fromkeys(("stage1_steps", "stage2_steps"), [Interval(numbers.Integral, 0, None)]),
+        **dict.fromkeys(("eta0", "eta"), [Interval(numbers.Real, 0, None, closed="neither"), None]),
+        "schedule": [Options(SCHEDULES)], "optimizer": [Options(OPTIMIZERS)], "init": [Options(INITS)],
+        "init_scale": [Interval(numbers.Real, 0, None, closed="neither")],
+    }
+
+    def check(self) -> None:
+        """``dtype`` a known floating-point type (its own message, shared with the dataset reader)."""
         check_dtype(self.dtype)  # a clear error for an unknown dtype whichever path runs
-        for name in ("stage1_steps", "stage2_steps"):
-            if getattr(self, name) < 0:
-                raise TTLabInputError(f"{name} must be ≥ 0 (got {getattr(self, name)})", params=(name,))
-        for name in ("eta0", "eta"):
-            v = getattr(self, name)
-            if v is not None and not (v > 0 and math.isfinite(v)):
-                raise TTLabInputError(f"{name} must be a positive number (got {v})", params=(name,))
-        if self.schedule not in SCHEDULES:
-            raise TTLabInputError(f"schedule must be one of {', '.join(SCHEDULES)} (got {self.schedule!r})",
-                                  params=("schedule",))
-        if self.optimizer not in OPTIMIZERS:
-            raise TTLabInputError(f"optimizer must be one of {', '.join(OPTIMIZERS)} (got {self.optimizer!r})",
-                                  params=("optimizer",))
-        if self.init not in INITS:
-            raise TTLabInputError(f"init must be one of {', '.join(INITS)} (got {self.init!r})", params=("init",))
-        if not self.init_scale > 0:
-            raise TTLabInputError(f"init_scale must be > 0 (got {self.init_scale})", params=("init_scale",))
 
     def figure2_scaled(self, wov_star_norm: float, wkq_star_norm: float) -> "TrainConfig":
         """A copy whose unset step sizes keep Figure 2's ratios of the final norm bound tη to ‖W*‖
