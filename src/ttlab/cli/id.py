@@ -27,7 +27,7 @@ from ttlab.configs import pick_fields
 from ttlab.intrinsic_dim.api import make_estimator
 from ttlab.intrinsic_dim.compare import compare
 from ttlab.intrinsic_dim.files import compare_file, estimate_file
-from ttlab.intrinsic_dim.io import write_manifold
+from ttlab.intrinsic_dim.io import SAMPLE_MEMORY_LIMIT_GIB, write_manifold
 from ttlab.intrinsic_dim.knn import BACKENDS as KNN_BACKENDS
 from ttlab.intrinsic_dim.protocol import PAPER
 from ttlab.intrinsic_dim.views import compare_view, estimate_view
@@ -134,10 +134,13 @@ def sample(
     seed: Annotated[int, Option("--seed")] = 0,
     out: Annotated[Path, Option("--out", help="Output .npy file.")],
     overwrite: Annotated[bool, Option("--overwrite", help="Replace an existing --out file (refused without it).")] = False,
+    memory_limit_gib: Annotated[float, Option("--memory-limit", help="GiB the sample may hold (refused above, before any "
+                                          "allocation).")] = SAMPLE_MEMORY_LIMIT_GIB,
     as_json: Annotated[bool, Option("--json", help="Print what was written as JSON.")] = False,
 ) -> None:
     """Sample a manifold of known intrinsic dimension, isometrically rotated into R^D, to FILE.npy."""
-    info = write_manifold(out, name, d, ambient, n, noise=noise, seed=seed, overwrite=overwrite)
+    info = write_manifold(out, name, d, ambient, n, noise=noise, seed=seed, overwrite=overwrite,
+                          memory_limit_gib=memory_limit_gib)
     print_json(info) if as_json else console.print(plain(f"wrote {n} points of {name} (d = {info['d']}) in R^{ambient} to {out}"))
 
 

@@ -146,6 +146,10 @@ def train_cmd(
     threads: Setting(T, "threads") = T.threads, quiet: Annotated[bool, typer.Option("--quiet", help="No progress lines.")] = False,
     max_hours: Annotated[float, typer.Option("--max-hours", help="On the CPU: refuse runs whose --max-iters steps, "
                                              "extrapolated from timed steps before training, exceed this many hours.")] = MAX_HOURS,
+    memory_limit_gib: Annotated[Optional[float], typer.Option(
+        "--memory-limit", help="On the CPU: refuse a model and batch whose training memory, estimated by arithmetic "
+                               "before anything is built, exceeds this many GiB (default: 80 % of this machine's "
+                               "memory).")] = None,
     as_json: Json = False,
 ) -> None:
     """Train a GPT-style model on a corpus; works unchanged under `torchrun --nproc_per_node N`."""
@@ -162,7 +166,7 @@ def train_cmd(
     with exit_on_interrupt("re-run the same command with --resume to continue from the last checkpoint"), held(out):
         run = train_on_corpus(corpus, out, model=model_cfg, train_cfg=train_cfg, tokenizer=tokenizer, vocab_size=vocab_size,
                               min_frequency=min_frequency, cache_dir=cache_dir, resume=resume, two_pass=two_pass,
-                              max_hours=max_hours, on_eval=on_eval, progress=None if quiet else _note,
+                              max_hours=max_hours, memory_limit_gib=memory_limit_gib, on_eval=on_eval, progress=None if quiet else _note,
                               note=None if quiet else lambda m: console_err.print(plain(m), highlight=False))
     if run.is_main and run.result.status != "finished":  # rank 0 reports; an interrupted run says how to resume
         print_view(interrupted_view(run.result), err=True)

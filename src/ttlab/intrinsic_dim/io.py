@@ -137,14 +137,32 @@ def save_points(path: str | os.PathLike, X: np.ndarray) -> None:
     atomic_write_bytes(Path(path), buf.getvalue())
 
 
+SAMPLE_MEMORY_LIMIT_GIB = 4.0
+""":func:`write_manifold` refuses a sample whose arrays would need more memory than this (GiB), before allocating."""
+
+
+def sample_bytes(n: int, ambient: int, noise: float) -> int:
+    """Bytes :func:`ttlab.intrinsic_dim.sample_manifold` holds at its peak: the n × ambient float64 points, and as
+    much again for the noise (arithmetic, nothing allocated)."""
+    return n * ambient * 8 * (2 if noise > 0 else 1)
+
+
 def write_manifold(out: Path, name: str, d: int, ambient: int, n: int, *, noise: float = 0.0, seed: int = 0,
-                   overwrite: bool = False) -> dict[str, Any]:
+                   overwrite: bool = False, memory_limit_gib: float = SAMPLE_MEMORY_LIMIT_GIB) -> dict[str, Any]:
     """:func:`ttlab.intrinsic_dim.sample_manifold` written to the .npy file ``out`` (checked first; an existing
-    file only with ``overwrite``); returns what was written (``out``, ``manifold``, ``d``, ``ambient``, ``n``,
-    ``noise``, ``seed``, ``shape``)."""
+    file only with ``overwrite``; a sample above ``memory_limit_gib`` refused before any allocation); returns what
+    was written (``out``, ``manifold``, ``d``, ``ambient``, ``n``, ``noise``, ``seed``, ``shape``)."""
     from ttlab.outputs import check_out_file
+    from ttlab.validation import check_float, check_int
 
     check_out_file(out, suffixes=(".npy",), overwrite=overwrite)
+    n, ambient = check_int(n, "n", 1), check_int(ambient, "ambient", 1)
+    limit = check_float(memory_limit_gib, "memory_limit_gib", 0, lo_open=True)
+    need = sample_bytes(n, ambient, noise if isinstance(noise, (int, float)) else 0.0)
+    if need > limit * 2**30:
+        raise TTLabInputError(f"{n:,} points × {ambient:,} coordinates need ≈ {need / 2**30:,.1f} GiB, above "
+                              f"memory_limit_gib = {limit:g}; lower n or ambient, or raise memory_limit_gib",
+                              params=("n", "ambient", "memory_limit_gib"))
     X = sample_manifold(name, d, ambient, n, noise=noise, seed=seed)
     save_points(out, X)
     return {"out": str(out), "manifold": name, "d": true_dimension(name, d), "ambient": ambient,

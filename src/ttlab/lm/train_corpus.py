@@ -42,6 +42,45 @@ class CorpusRun:
                 f"tokens/s, {s['ms_per_iter']:.1f} ms/iter")
 
 
+MEMORY_SHARE = 0.8
+"""A CPU run is refused when its estimated memory exceeds this share of the machine's memory (or ``memory_limit_gib``)."""
+
+
+def train_memory_bytes(model: GPTConfig, cfg: TrainConfig) -> int:
+    """Bytes one training step of ``model`` holds at its peak, by arithmetic (nothing is built): float32 weights,
+    gradients and AdamW's two moments (16 bytes per parameter), the activations of one micro-batch kept for the
+    backward pass (≈ 2·T·B·C·(34 + 5·H·T/C) bytes per layer, Korthikanti et al. 2022 in float32) and the logits with
+    their gradient (2·B·T·V·4 bytes)."""
+    B, T, C, L, H, V = cfg.batch_size, model.block_size, model.n_embd, model.n_layer, model.n_head, model.vocab_size
+    params = V * C + T * C + L * (12 * C * C + 13 * C) + 2 * C
+    activations = L * 2 * T * B * C * (34 + 5 * H * T // C)
+    return 16 * params + activations + 2 * B * T * V * 4
+
+
+def check_train_memory(model: GPTConfig, cfg: TrainConfig, memory_limit_gib: float | None = None) -> int:
+    """Refuse (:class:`TTLabInputError`) a CPU run whose :func:`train_memory_bytes` exceed ``memory_limit_gib``
+    (default :data:`MEMORY_SHARE` of this machine's memory) before anything is allocated; returns the estimate."""
+    import os
+
+    need = train_memory_bytes(model, cfg)
+    if memory_limit_gib is None:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        limit, what = MEMORY_SHARE * total, f"{MEMORY_SHARE:.0%} of this machine's {total / 2**30:.1f} GiB"
+    else:
+        if not (math.isfinite(memory_limit_gib) and memory_limit_gib > 0):
+            raise TTLabInputError(f"memory_limit_gib must be a positive number (got {memory_limit_gib})",
+                                  params=("memory_limit_gib",))
+        limit, what = memory_limit_gib * 2**30, f"memory_limit_gib = {memory_limit_gib:g}"
+    if need > limit:
+        raise TTLabInputError(
+            f"this model and batch need ≈ {need / 2**30:,.1f} GiB to train (n_layer={model.n_layer}, "
+            f"n_embd={model.n_embd}, block_size={model.block_size}, vocab {model.vocab_size:,}, batch_size="
+            f"{cfg.batch_size}: weights, gradients, AdamW moments and one batch's activations), above {what}; use a "
+            "smaller model, block_size or batch_size (grad_accum keeps the tokens per step)",
+            params=("n_layer", "n_embd", "block_size", "batch_size", "memory_limit_gib"))
+    return need
+
+
 def check_train_time(model: GPTConfig, cfg: TrainConfig, max_hours: float, note: NoteFn | None = None) -> float:
     """Refuse (:class:`TTLabInputError`) a run whose ``cfg.max_iters`` steps are estimated above ``max_hours`` on this
     CPU (:func:`ttlab.lm.trainer.estimate_seconds`); ``note`` gets the estimate; returns it in seconds."""
@@ -74,6 +113,7 @@ def train_on_corpus(
     resume: bool = False,
     two_pass: bool = False,
     max_hours: float = MAX_HOURS,
+    memory_limit_gib: float | None = None,
     on_eval: EvalFn | None = None,
     progress: NoteFn | None = None,
     note: NoteFn | None = None,
@@ -81,11 +121,14 @@ def train_on_corpus(
     """Prepare ``corpus`` (:func:`ttlab.lm.data.prepare_data`) and train ``model`` (its ``vocab_size`` set from the
     tokenizer) with ``train_cfg`` in ``out_dir``; works unchanged under ``torchrun --nproc_per_node N``.
 
-    A new (or checkpoint-less) CPU run is first timed against ``max_hours`` (:func:`check_train_time`). On rank 0,
+    A CPU run is first checked against ``memory_limit_gib`` by arithmetic (:func:`check_train_memory`), then a new
+    (or checkpoint-less) one timed against ``max_hours`` (:func:`check_train_time`). On rank 0,
     ``progress`` receives the data preparation's steps, ``note`` the time estimate, ``on_eval`` every evaluation's row.
     ``two_pass``: :func:`ttlab.lm.trainer.train_converged`. config.json's ``extra`` holds the corpus spec and the
     prepared data's summary."""
     dist = init_distributed(train_cfg.device)
+    if dist.device == "cpu":  # before the data and the model: a size that cannot fit is refused by arithmetic
+        check_train_memory(model.replace(vocab_size=max(model.vocab_size, vocab_size)), train_cfg, memory_limit_gib)
     options: dict[str, Any] = dict(tokenizer=tokenizer, vocab_size=vocab_size, min_frequency=min_frequency,
                                    cache_dir=cache_dir)
     if dist.is_main:  # rank 0 builds the cache; the others then find it

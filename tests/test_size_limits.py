@@ -1,0 +1,57 @@
+"""Every size option is estimated before any allocation (issue 33 item 5): a sample or a model that cannot fit is
+refused by arithmetic, exit 2, with the number, and nothing is written; the arithmetic is checked against the real
+objects at sizes that do fit."""
+
+from __future__ import annotations
+
+import pytest
+
+from ttlab.lm.configs import GPTConfig, TrainConfig
+from ttlab.lm.train_corpus import check_train_memory, train_memory_bytes
+
+
+@pytest.mark.parametrize("cfg", [GPTConfig(vocab_size=300, block_size=16, n_layer=1, n_head=2, n_embd=32), GPTConfig(),
+                                 GPTConfig(vocab_size=5000, block_size=64, n_layer=6, n_head=6, n_embd=192)])
+def test_the_memory_arithmetic_counts_the_real_parameters(cfg):
+    from ttlab.lm.model import GPT
+
+    n = sum(p.numel() for p in GPT(cfg).parameters())
+    tiny_batch = TrainConfig(batch_size=1)
+    acts = cfg.n_layer * 2 * cfg.block_size * cfg.n_embd * (34 + 5 * cfg.n_head * cfg.block_size // cfg.n_embd)
+    weights = train_memory_bytes(cfg, tiny_batch) - acts - 2 * cfg.block_size * cfg.vocab_size * 4
+    assert 16 * n <= weights <= 16 * n * 1.02  # 16 bytes per parameter, biases counted (never below the truth)
+    assert train_memory_bytes(cfg, TrainConfig(batch_size=4)) > train_memory_bytes(cfg, tiny_batch)
+
+
+def test_check_train_memory_refuses_above_the_limit_and_names_the_sizes():
+    from ttlab.errors import TTLabInputError
+
+    small = GPTConfig(vocab_size=300, block_size=16, n_layer=1, n_head=2, n_embd=32)
+    assert check_train_memory(small, TrainConfig(batch_size=2), memory_limit_gib=1) == train_memory_bytes(
+        small, TrainConfig(batch_size=2))
+    with pytest.raises(TTLabInputError, match=r"need ≈ .* GiB to train .* above memory_limit_gib = 0.001") as info:
+        check_train_memory(GPTConfig(n_layer=8, n_embd=256, n_head=8), TrainConfig(), memory_limit_gib=0.001)
+    assert "batch_size" in info.value.params and "memory_limit_gib" in info.value.params
+    with pytest.raises(TTLabInputError, match="memory_limit_gib must be a positive number"):
+        check_train_memory(small, TrainConfig(), memory_limit_gib=float("nan"))
+
+
+@pytest.mark.parametrize("option", [("--n-layer", "100000"), ("--block-size", "100000000"), ("--batch-size", "100000000"),
+                                    ("--n-embd", "65536")])
+def test_lm_train_refuses_a_model_that_cannot_fit_before_building_it(option, tmp_path, run_cli):
+    extra = ("--n-head", "1") if option[0] == "--n-embd" else ()
+    r = run_cli("lm", "train", "--corpus", "builtin:sotu", "--out", tmp_path / "o", *option, *extra)
+    assert r.code == 2 and "GiB to train" in r.err and option[0] in r.err and "Traceback" not in r.err
+    assert not (tmp_path / "o").exists()
+
+
+def test_sample_manifold_refuses_a_sample_that_cannot_fit(tmp_path, run_cli):
+    r = run_cli("id", "sample-manifold", "sphere", "--d", "3", "--ambient", "100000", "--n", "100000000",
+                "--out", tmp_path / "x.npy")
+    assert r.code == 2 and "74,505.8 GiB" in r.err and "--memory-limit" in r.err and not (tmp_path / "x.npy").exists()
+    r = run_cli("id", "sample-manifold", "sphere", "--d", "3", "--ambient", "1000", "--n", "2000", "--noise", "0.1",
+                "--out", tmp_path / "y.npy", "--memory-limit", "0.01")  # 2 × 2000 × 1000 × 8 bytes = 0.03 GiB
+    assert r.code == 2 and "0.0 GiB" in r.err
+    r = run_cli("id", "sample-manifold", "sphere", "--d", "3", "--ambient", "1000", "--n", "2000",
+                "--out", tmp_path / "y.npy", "--memory-limit", "0.02")  # no noise: 0.015 GiB fits
+    assert r.code == 0 and (tmp_path / "y.npy").exists()
