@@ -171,3 +171,19 @@ def test_views_show_bracketed_names_as_they_are():
     ]
     for t in texts[:-1]:
         assert NASTY in t
+
+
+def test_hidden_characters_are_shown_escaped(run_cli, tmp_path):
+    """A NUL printed as a space made one token read as two; zero-width and right-to-left-override characters printed
+    raw and reordered the line: the console shows them as escapes (issue 33 item 9), line breaks and tabs stay."""
+    from ttlab.markup import printable
+
+    assert printable("a\x00b") == "a\\x00b" and printable("x\u200by") == "x\\u200by"
+    assert printable("\u202eabc") == "\\u202eabc" and printable("ok\ttab\nnaïve 日本") == "ok\ttab\nnaïve 日本"
+    assert plain("a\x00b").plain == "a\\x00b" and markup("[bold]{}[/]", "\u202e").plain == "\\u202e"
+    f = tmp_path / "odd.txt"
+    f.write_text("a\x00b c => d\nx\u200by c => d\n\u202eabc => d\n", encoding="utf-8")
+    r = run_cli("ntp", "check", f)
+    text = r.out + r.err
+    assert "a\\x00b" in text and "x\\u200by" in text and "\\u202eabc" in text
+    assert not any(c in text for c in "\x00\u200b\u202e") and "Traceback" not in text

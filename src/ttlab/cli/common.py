@@ -61,12 +61,12 @@ def print_view(view: Iterable[RenderableType], err: bool = False) -> None:
 
 def print_lines(lines: Iterable[str], err: bool = False) -> None:
     """Print the library's summary lines as they are (no markup, no highlighting), on stdout or (``err``) stderr."""
-    print_view((Text(line) for line in lines), err)
+    print_view((plain(line) for line in lines), err)
 
 
 def print_warnings(notes: Iterable[str]) -> None:
     """One ``warning: …`` line per note on stderr; a note's text is printed as it is (brackets are not markup)."""
-    print_view((Text.assemble(("warning:", "yellow"), f" {note}") for note in notes), err=True)
+    print_view((Text.assemble(("warning:", "yellow"), " ", plain(note)) for note in notes), err=True)
 
 
 def print_causes(failures: Iterable[tuple[str, str]], limit: int = 5) -> None:
