@@ -42,6 +42,7 @@ def test_lm_train_refuses_a_model_that_cannot_fit_before_building_it(option, tmp
     extra = ("--n-head", "1") if option[0] == "--n-embd" else ()
     r = run_cli("lm", "train", "--corpus", "builtin:sotu", "--out", tmp_path / "o", *option, *extra)
     assert r.code == 2 and "GiB to train" in r.err and option[0] in r.err and "Traceback" not in r.err
+    assert "--memory-limit" not in r.err  # the limit was not given: the sizes are what to change
     assert not (tmp_path / "o").exists()
 
 
@@ -55,3 +56,15 @@ def test_sample_manifold_refuses_a_sample_that_cannot_fit(tmp_path, run_cli):
     r = run_cli("id", "sample-manifold", "sphere", "--d", "3", "--ambient", "1000", "--n", "2000",
                 "--out", tmp_path / "y.npy", "--memory-limit", "0.02")  # no noise: 0.015 GiB fits
     assert r.code == 0 and (tmp_path / "y.npy").exists()
+
+
+def test_the_sweeps_refuse_a_model_that_cannot_fit_before_the_data(tmp_path, run_cli):
+    for kind in ("data-sweep", "model-sweep"):
+        r = run_cli("lm", kind, "--quick", "--out", tmp_path / kind, "--block-size", "100000000")
+        assert r.code == 2 and "GiB to train" in r.err and "--block-size" in r.err and "Traceback" not in r.err
+        assert "preparing data" not in r.err
+
+
+def test_a_bpe_vocabulary_is_bounded_before_the_corpus_is_read(tmp_path, run_cli):
+    r = run_cli("lm", "prepare", "--corpus", "builtin:sotu", "--vocab-size", str(10**18), "--cache-dir", tmp_path)
+    assert r.code == 2 and "vocab_size must be at most 2,097,152" in r.err and "loading corpus" not in r.err

@@ -30,7 +30,7 @@ from typing import Any, ClassVar, cast
 
 from ttlab.errors import TTLabInputError
 
-__all__ = ["Declared", "Interval", "Options", "POSITIVE_INT", "check_choice", "check_float", "check_int",
+__all__ = ["Declared", "Interval", "Options", "POSITIVE_INT", "SEED", "check_choice", "check_float", "check_int",
            "validate_params"]
 
 _CLOSED = ("left", "right", "both", "neither")
@@ -201,6 +201,8 @@ def check_choice(value: Any, name: str, choices: Iterable[Any]) -> Any:
 
 POSITIVE_INT = [Interval(numbers.Integral, 1, None, closed="left")]
 """The constraint list of a count: an integer >= 1 (``[*POSITIVE_INT, None]`` when it may be None)."""
+SEED = [Interval(numbers.Integral, 0, None, closed="left")]
+"""The constraint list of a seed: an integer >= 0 (what NumPy's and torch's generators accept)."""
 
 
 class Declared:

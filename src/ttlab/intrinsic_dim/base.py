@@ -214,6 +214,11 @@ class IDEstimator(ParamsMixin):
         """Checks that :attr:`_parameter_constraints` cannot declare (one parameter's range set by another)."""
 
     # -- shared -------------------------------------------------------------------------------
+    def check_params(self) -> None:
+        """Check every parameter now, as :meth:`fit` does first (a command checks its estimator's settings before a
+        long step that precedes the fit); raises :class:`TTLabInputError` naming the first bad one."""
+        self._validate_common()
+
     def _validate_common(self) -> None:
         validate_params(self.get_params(deep=False), self._parameter_constraints)
         if self.metric == "cosine" and not self.distance_only:

@@ -89,6 +89,7 @@ def sample_manifold(
     d = check_int(d, "d", 1)
     n = check_int(n, "n", 1)
     ambient = check_int(ambient, "ambient", 1)
+    seed = check_int(seed, "seed", 0)
     if fixed is not None and d != fixed:
         raise TTLabInputError(f"manifold {name!r} has intrinsic dimension {fixed}; got d={d}.")
     m = natural(d)

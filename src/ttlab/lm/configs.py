@@ -15,7 +15,7 @@ from typing import Any
 
 from ttlab.configs import DictConfig, setting
 from ttlab.errors import TTLabInputError
-from ttlab.validation import POSITIVE_INT, Declared, Interval, Options
+from ttlab.validation import POSITIVE_INT, SEED, Declared, Interval, Options
 
 # Model sizes for sweeps (``--model NAME``). The last three are GPT-2's shapes (124M, 350M, 774M with
 # GPT-2's vocabulary); the small ones fit a CPU. ``block_size`` and ``vocab_size`` come from the run.
@@ -116,6 +116,7 @@ class TrainConfig(DictConfig, Declared):
         **dict.fromkeys(("patience", "max_tokens", "test_max_tokens", "threads"), [*POSITIVE_INT, None]),
         "dtype": [Options(DTYPES)],
         **dict.fromkeys(("eval_test", "keep_best", "compile"), ["boolean"]),
+        "seed": SEED,
     }
 
     def check(self) -> None:
@@ -165,7 +166,7 @@ class SampleConfig(Declared):
     which: str = setting("best", "best (best.pt; a run without one: final, with a note) | final (ckpt.pt) | init.")
 
     parameter_constraints = {"tokens": POSITIVE_INT, "temperature": [Interval(numbers.Real, 0, None, closed="neither")],
-                             "top_k": [*POSITIVE_INT, None], "which": [Options(WHICH)]}
+                             "top_k": [*POSITIVE_INT, None], "which": [Options(WHICH)], "seed": SEED}
 
 
 WINDOWS = ("random", "prefix")
@@ -194,7 +195,7 @@ class EmbedConfig(Declared):
     parameter_constraints = {
         **dict.fromkeys(("tokens_per_doc", "context", "batch_docs", "windows_per_doc"), POSITIVE_INT),
         "max_docs": [*POSITIVE_INT, None], "window": [Options(WINDOWS)], "split": [Options(SPLITS)],
-        "shuffle_tokens": ["boolean"]}
+        "shuffle_tokens": ["boolean"], "seed": SEED}
 
     def check(self) -> None:
         """``layers`` not empty; ``position_edges`` increasing and inside the window."""

@@ -36,6 +36,7 @@ import numpy as np
 from ttlab.configs import setting
 from ttlab.errors import TTLabInputError
 from ttlab.lm.configs import SPLITS
+from ttlab.validation import SEED, Declared
 
 #: Bundled corpora: name -> (file inside ``ttlab/data/corpora``, description).
 BUILTIN_CORPORA: dict[str, tuple[str, str]] = {
@@ -375,7 +376,7 @@ def builtin_path(name: str) -> Path:
 
 
 @dataclass(frozen=True)
-class CorpusSpec:
+class CorpusSpec(Declared):
     """Which corpus, and how it is read and split: what :func:`load_corpus` and :func:`ttlab.lm.data.prepare_data`
     take (and what the sweep and suite configs turn into), with its defaults in one place.
 
@@ -401,6 +402,8 @@ class CorpusSpec:
     val_frac: float = setting(0.1, "Fraction of documents for validation.")
     test_frac: float = setting(0.1, "Fraction of documents for test.")
     split_seed: int = setting(0, "Seed of the document-level split.")
+
+    parameter_constraints = {"split_seed": SEED}
 
     def load(self, cache_dir: str | Path | None = None) -> Corpus:
         """The corpus (:func:`load_corpus`; ``cache_dir``: the ``hf:`` loader's cache)."""

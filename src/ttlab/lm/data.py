@@ -34,6 +34,7 @@ from ttlab.lm.tokenizer import (
     DEFAULT_VOCAB_SIZE,
     EOT,
     TextTokenizer,
+    check_bpe_options,
     load_tokenizer,
     tokenizer_cache_key,
     train_bpe,
@@ -286,6 +287,8 @@ def prepare_data(
     ``corpus_options`` are fields of :class:`ttlab.lm.corpus.CorpusSpec` (``field_name``, ``max_docs``,
     ``val_frac``, ``split_seed``, …); with a :class:`Corpus` only its split fields apply."""
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    if tokenizer is None:  # a BPE will be trained: its options are checked before the corpus is read
+        check_bpe_options(vocab_size, min_frequency)
     if isinstance(corpus, Corpus):
         c, cs = corpus, corpus_spec(corpus.source, **corpus_options)
     else:

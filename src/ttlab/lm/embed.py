@@ -491,6 +491,10 @@ def embed_to_file(
         raise TTLabInputError(f"layers must be a sequence of layer indices or 'all', got {layers!r}.", params=("layers",))
     cfg = replace(cfg, layers=None if every else tuple(layers))  # type: ignore[arg-type]
     out = check_out_file(out, suffixes=(".npy", ".npz"))
+    if estimate_id:  # the estimate's settings are checked before the embedding, not after it
+        from ttlab.intrinsic_dim import MLE
+
+        MLE(k=k, average=average, batch_size=batch_size).check_params()
     if out.suffix == ".npy" and (cfg.layers is None or len(cfg.layers) > 1):
         raise TTLabInputError(f"several layers need an .npz output: give out as {out.with_suffix('.npz')}.",
                               params=("out",))

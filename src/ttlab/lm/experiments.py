@@ -66,6 +66,7 @@ from ttlab.lm.presets import (
     SweepData,
     SweepPreset,
 )
+from ttlab.lm.train_corpus import check_train_memory
 from ttlab.provenance import atomic_write_json, versions
 from ttlab.scaling.analysis import best_by, exponent_summary, geometric_sizes, power_law_fits, step_capped
 from ttlab.scaling.figures import plot_id_ablations, plot_lm_scaling
@@ -163,6 +164,16 @@ def _check_common(protocol: str, loss: str, seeds: Sequence[int], lrs: Sequence[
         raise TTLabInputError("give at least one seed.")
     if lrs is not None and (not lrs or any(not (x > 0 and math.isfinite(x)) for x in lrs)):
         raise TTLabInputError(f"learning rates must be positive numbers, got {list(lrs)}.")
+
+
+def _check_memory(models: Sequence[GPTConfig], train: TrainConfig, vocab_size: int) -> None:
+    """Before the data: every model of a CPU sweep fits this machine's memory (:func:`check_train_memory`)."""
+    import torch
+
+    if train.device.startswith("cuda") or (train.device == "auto" and torch.cuda.is_available()):
+        return
+    for m in models:
+        check_train_memory(m.replace(vocab_size=max(m.vocab_size, vocab_size)), train)
 
 
 def _train_for(protocol: str, train: TrainConfig, loss: str) -> TrainConfig:
@@ -439,6 +450,7 @@ def run_data_sweep(
     if isinstance(cap_doublings, bool) or not isinstance(cap_doublings, int) or cap_doublings < 0:
         raise TTLabInputError(f"cap_doublings must be an integer >= 0 (continuations of a step-capped run, each to "
                               f"twice the previous cap), got {cap_doublings!r}.")
+    _check_memory([model or GPTConfig.from_preset(DEFAULT_MODEL)], train, data.vocab_size)
     t0 = time.perf_counter()
     out = Path(out_dir)
     prep = _prepare(data, progress)
@@ -535,6 +547,7 @@ def run_model_sweep(
     _check_common(protocol, loss, seeds, lrs)
     if len(models) < 3:
         raise TTLabInputError(f"a model sweep needs at least 3 model sizes (4+ recommended) to fit a slope with a CI, got {len(models)}.")
+    _check_memory(models, train, data.vocab_size)
     t0 = time.perf_counter()
     out = Path(out_dir)
     prep = _prepare(data, progress)

@@ -12,6 +12,7 @@ Text such as ``"4x4x128"`` or ``"0,1"`` is parsed by the CLI (:mod:`ttlab.cli.lm
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any
@@ -24,6 +25,7 @@ from ttlab.intrinsic_dim.protocol import PAPER
 from ttlab.lm.configs import MODEL_PRESETS, GPTConfig, TrainConfig
 from ttlab.lm.corpus import CorpusSpec
 from ttlab.lm.tokenizer import DEFAULT_VOCAB_SIZE
+from ttlab.validation import Declared, Interval
 
 __all__ = [
     "BOOTSTRAP",
@@ -58,8 +60,12 @@ MIN_TOKENS = 10_000
 """The smallest of those sizes (at most the whole split)."""
 
 
+MAX_WORKERS = 4096
+"""Processes or torch threads above this are refused (no machine has more; torch's thread count is a C int)."""
+
+
 @dataclass(frozen=True)
-class Execution:
+class Execution(Declared):
     """Where a sweep's runs go (:func:`ttlab.sweep.run_sweep`): ``backend`` ``"local"`` (a process pool) or
     ``"ray"`` (a Ray cluster at ``ray_address``), ``workers`` runs at once, ``threads_per_task`` torch threads each
     (None: cores / workers)."""
@@ -68,6 +74,9 @@ class Execution:
     workers: int = setting(1, "Runs (or models) at once.")
     threads_per_task: int | None = setting(None, "Torch threads per run (default: cores / workers).")
     ray_address: str | None = setting(None, "Ray cluster address (with --backend ray), e.g. auto or HOST:PORT.")
+
+    parameter_constraints = {"workers": [Interval(numbers.Integral, 1, MAX_WORKERS, closed="both")],
+                             "threads_per_task": [Interval(numbers.Integral, 1, MAX_WORKERS, closed="both"), None]}
 
 
 @dataclass(frozen=True)

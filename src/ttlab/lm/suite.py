@@ -67,6 +67,8 @@ from ttlab.lm.suite_models import (
 from ttlab.lm.suite_scoring import evaluate_model
 from ttlab.lm.suite_windows import SuiteConfig, TextWindow, select_windows
 from ttlab.provenance import atomic_write_json, atomic_write_text, read_json, versions
+from ttlab.scaling.fit_checks import MAX_BOOTSTRAP
+from ttlab.validation import check_int
 
 __all__ = [
     "SUITE_OUTPUTS",
@@ -179,6 +181,7 @@ def run_suite(
     the models are evaluated (:class:`ttlab.lm.presets.Execution`; default: one local worker).
     """
     execution = execution or Execution()
+    check_int(bootstrap, "bootstrap", 0, MAX_BOOTSTRAP)
     t0 = time.perf_counter()
     specs = checked_specs(models, reference)
     if execution.backend == "local":  # with Ray the GPUs may be on other nodes: each task checks its own device

@@ -18,7 +18,7 @@ from ttlab.intrinsic_dim.base import AVERAGES
 from ttlab.intrinsic_dim.protocol import PAPER
 from ttlab.lm.configs import SPLITS, WINDOWS
 from ttlab.lm.corpus import CorpusSpec
-from ttlab.validation import POSITIVE_INT, Declared, Interval, Options
+from ttlab.validation import POSITIVE_INT, SEED, Declared, Interval, Options
 
 __all__ = ["BYTES_PER_TOKEN", "DTYPES", "SuiteConfig", "TextWindow", "select_windows"]
 
@@ -68,7 +68,8 @@ class SuiteConfig(Declared):
         "id_k": [Interval(numbers.Integral, 2, None)],
         **dict.fromkeys(("window_bytes", "max_docs", "max_tokens", "max_bytes", "max_corpus_docs"), [*POSITIVE_INT, None]),
         "window": [Options(WINDOWS)], "split": [Options(SPLITS)], "dtype": [Options(DTYPES)],
-        "id_average": [Options(AVERAGES)], "decode_errors": [Options(DECODE_ERRORS)], "shuffle_tokens": ["boolean"]}
+        "id_average": [Options(AVERAGES)], "decode_errors": [Options(DECODE_ERRORS)], "shuffle_tokens": ["boolean"],
+        **dict.fromkeys(("seed", "split_seed"), SEED)}
 
     def check(self) -> None:
         """``context`` ≥ 2 and ``stride`` within it; ``device`` a device name."""

@@ -91,6 +91,22 @@ class TextTokenizer:
                 "eot_id": self.eot_id, "fingerprint": self.fingerprint}
 
 
+MAX_VOCAB_SIZE = 2**21
+"""A BPE vocabulary above this (2,097,152 ids; the largest LMs use ≈ 262k) is refused before any training."""
+
+
+def check_bpe_options(vocab_size: int, min_frequency: int, n_special: int = 1) -> None:
+    """Refuse (:class:`TTLabInputError`) a vocabulary outside [256 + specials, :data:`MAX_VOCAB_SIZE`] or a minimum
+    frequency below 1 — checked before the corpus is read."""
+    if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < 256 + n_special:
+        raise TTLabInputError(f"vocab_size must be at least {256 + n_special} (256 bytes + {n_special} special), "
+                              f"got {vocab_size}.", params=("vocab_size",))
+    if vocab_size > MAX_VOCAB_SIZE:
+        raise TTLabInputError(f"vocab_size must be at most {MAX_VOCAB_SIZE:,}, got {vocab_size:,}.", params=("vocab_size",))
+    if isinstance(min_frequency, bool) or not isinstance(min_frequency, int) or min_frequency < 1:
+        raise TTLabInputError(f"min_frequency must be >= 1, got {min_frequency}.", params=("min_frequency",))
+
+
 def train_bpe(
     texts: Iterable[str],
     vocab_size: int,
@@ -104,12 +120,7 @@ def train_bpe(
     The vocabulary holds ``vocab_size`` ids at most; a small corpus may stop with fewer merges.
     Training is deterministic for the same texts in the same order.
     """
-    if vocab_size < 256 + len(special_tokens):
-        raise TTLabInputError(
-            f"vocab_size must be at least {256 + len(special_tokens)} (256 bytes + {len(special_tokens)} special), got {vocab_size}."
-        )
-    if min_frequency < 1:
-        raise TTLabInputError(f"min_frequency must be >= 1, got {min_frequency}.")
+    check_bpe_options(vocab_size, min_frequency, len(special_tokens))
     tk = _tokenizers()
     tok = tk.Tokenizer(tk.models.BPE())
     tok.pre_tokenizer = tk.pre_tokenizers.ByteLevel(add_prefix_space=False)

@@ -77,7 +77,8 @@ def check_train_memory(model: GPTConfig, cfg: TrainConfig, memory_limit_gib: flo
             f"n_embd={model.n_embd}, block_size={model.block_size}, vocab {model.vocab_size:,}, batch_size="
             f"{cfg.batch_size}: weights, gradients, AdamW moments and one batch's activations), above {what}; use a "
             "smaller model, block_size or batch_size (grad_accum keeps the tokens per step)",
-            params=("n_layer", "n_embd", "block_size", "batch_size", "memory_limit_gib"))
+            params=("n_layer", "n_embd", "block_size", "batch_size") + (() if memory_limit_gib is None else
+                                                                          ("memory_limit_gib",)))
     return need
 
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Optional
 
 from ttlab.configs import setting
 from ttlab.errors import TTLabInputError
-from ttlab.validation import Declared, Interval, Options
+from ttlab.validation import SEED, Declared, Interval, Options, check_int
 
 if TYPE_CHECKING:
     import numpy as np
@@ -61,6 +61,8 @@ STEP_SIZES = ("paper", "figure2")
 GENERATORS = ("auto", "dense", "large")
 #: unseen sentences sampled for Theorem 3 when there are too many to enumerate (:mod:`ttlab.ntp.generalize`)
 UNSEEN_SAMPLES = 2000
+#: at most this many unseen sentences are scored (about 2 min of sampling and scoring at |V| = 20; a bound, not a budget)
+MAX_UNSEEN_SAMPLES = 1_000_000
 #: dtype names a run accepts ("auto": float64 unless a large problem's logits stay within float32's range)
 DTYPES = ("auto", "float64", "float32")
 
@@ -104,6 +106,7 @@ class TrainConfig(Declared):
         **dict.fromkeys(("eta0", "eta"), [Interval(numbers.Real, 0, None, closed="neither"), None]),
         "schedule": [Options(SCHEDULES)], "optimizer": [Options(OPTIMIZERS)], "init": [Options(INITS)],
         "init_scale": [Interval(numbers.Real, 0, None, closed="neither")],
+        "seed": SEED,
     }
 
     def check(self) -> None:
@@ -181,6 +184,7 @@ class RandomSpec:
         """Raise :class:`TTLabInputError` naming the first bad parameter (an invalid spec cannot be made)."""
         if self.vocab_size < 2:
             raise TTLabInputError(f"vocab_size must be at least 2 (got {self.vocab_size})", params=("vocab_size",))
+        check_int(self.seed, "seed", 0)
         if self.n_sentences < 0:
             raise TTLabInputError(f"n_sentences must be ≥ 0 (got {self.n_sentences})", params=("n_sentences",))
         if self.min_len < 2:

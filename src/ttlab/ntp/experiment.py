@@ -22,6 +22,7 @@ import numpy as np
 from ttlab.errors import TTLabInputError
 from ttlab.ntp.config import (
     FIGURE2_NORM_RATIOS,
+    MAX_UNSEEN_SAMPLES,
     METRIC_COLUMNS,
     STEP_SIZES,
     DatasetSource,
@@ -57,6 +58,7 @@ from ttlab.ntp.structure import DatasetStructure, analyze, require_learnable, re
 from ttlab.ntp.structured import StructuredProblem, train_structured
 from ttlab.ntp.train import logit_spread_bound, train, use_structured
 from ttlab.provenance import atomic_savefig, atomic_write_json, atomic_write_text, versions
+from ttlab.validation import check_int
 
 #: runs estimated to take longer than this announce their estimate before starting
 ANNOUNCE_SECONDS = 10.0
@@ -223,6 +225,7 @@ def run_experiment(
     (seed ``source.seed + 1``) and :func:`run_dynamics` with ``config`` and the other options, keeping the steps of an
     interrupted run. The step counts are checked before the dataset is read."""
     require_steps(config.stage1_steps, config.stage2_steps)
+    check_int(generalization_samples, "generalization_samples", 0, MAX_UNSEEN_SAMPLES)
     dataset = load_dataset(source, memory_limit_gib)
     embeddings = make_embeddings(embedding_kind, dataset.vocab_size, dim, seed=source.seed + 1)
     return run_dynamics(dataset, config, out_dir, embeddings=embeddings, embedding_kind=embedding_kind,

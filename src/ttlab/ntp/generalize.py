@@ -26,7 +26,7 @@ import torch
 
 import ttlab.ntp.train as training  # looked up when called: tests stand in for train()
 from ttlab.errors import TTLabInputError
-from ttlab.ntp.config import UNSEEN_SAMPLES, DatasetSource, ProgressFn, TrainConfig, TrainResult
+from ttlab.ntp.config import MAX_UNSEEN_SAMPLES, UNSEEN_SAMPLES, DatasetSource, ProgressFn, TrainConfig, TrainResult
 from ttlab.ntp.cost import require_steps, require_trainable, training_cost
 from ttlab.ntp.dataset import NTPDataset, dataset_info
 from ttlab.ntp.generate import load_dataset
@@ -35,6 +35,7 @@ from ttlab.ntp.maxmargin import solution_info
 from ttlab.ntp.model import NTPTransformer
 from ttlab.ntp.structure import DatasetStructure, analyze, require_learnable, require_valid
 from ttlab.provenance import atomic_write_json, versions
+from ttlab.validation import check_int
 
 CASES = ("optimal", "non-comparable", "none")
 #: unseen sentences are at most this long (a dataset with one long sequence line has L_max in the thousands)
@@ -217,6 +218,7 @@ def generalization_run(
     ``out_dir/generalization.json`` when ``out_dir`` is given; a KeyboardInterrupt writes nothing.
     """
     require_steps(stage1_steps, stage2_steps)
+    check_int(samples, "samples", 1, MAX_UNSEEN_SAMPLES)
     ds = load_dataset(source, memory_limit_gib)
     seed = source.seed
     structure = analyze(ds)

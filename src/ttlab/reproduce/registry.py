@@ -15,6 +15,7 @@ from typing import Any, Generic, TypeVar
 from ttlab.errors import TTLabInputError
 from ttlab.provenance import read_json
 from ttlab.reproduce.verdict_base import KINDS, VERDICTS
+from ttlab.validation import check_int
 
 __all__ = [
     "MODES",
@@ -94,6 +95,9 @@ class PartContext:
             raise TTLabInputError(f"unknown reproduction mode {self.mode!r}; choose one of {', '.join(MODES)}",
                                   params=("mode",))
         check_backend(self.backend)
+        check_int(self.seed, "seed", 0)
+        if self.workers is not None:
+            check_int(self.workers, "workers", 1)
         if self.ray_address is not None and self.backend != "ray":
             raise TTLabInputError(f"ray_address is given but backend is {self.backend!r}: a Ray address needs backend "
                                   "'ray'", params=("ray_address", "backend"))

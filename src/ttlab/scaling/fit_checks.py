@@ -78,8 +78,7 @@ def check_options(bootstrap: int, ci_level: float, seed: int, method: str) -> No
         )
     if not isinstance(ci_level, (int, float)) or not 0 < ci_level < 1:
         raise TTLabInputError(f"ci_level must be in (0, 1), got {ci_level!r}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-        raise TTLabInputError(f"seed must be an integer, got {seed!r}")
+    check_int(seed, "seed", 0)
     if method not in BOOTSTRAP_METHODS:
         raise TTLabInputError(f"bootstrap_method must be one of {BOOTSTRAP_METHODS}, got {method!r}")
 

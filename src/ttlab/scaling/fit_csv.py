@@ -16,6 +16,7 @@ from ttlab.provenance import atomic_savefig, atomic_write_json, versions
 from ttlab.scaling.fit import DEFAULT_BOOTSTRAP, DEFAULT_CI_LEVEL, fit_scaling_law
 from ttlab.scaling.fit_models import FORMS, MIN_POINTS, OBJECTIVES
 from ttlab.scaling.io import read_columns_csv
+from ttlab.scaling.theory import check_beta
 
 __all__ = ["KINDS", "fit_csv"]
 
@@ -103,6 +104,7 @@ def fit_csv(
     if out is not None:
         check_out_file(out, inputs=(csv_file,))
     n_boot = DEFAULT_BOOTSTRAP[form] if bootstrap is None else bootstrap
+    check_beta(beta)  # checked whether or not an ID is given: a wrong value is never silently ignored
     cols = [x, y] + ([x2] if x2 is not None else [])
     if len(set(cols)) != len(cols):
         raise TTLabInputError(f"x, y and x2 must name different columns, got {cols}", params=("x", "y", "x2"))

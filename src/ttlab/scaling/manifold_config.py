@@ -18,10 +18,17 @@ from ttlab.scaling.analysis import geometric_sizes
 from ttlab.scaling.targets import PROFILES, REGRESSION_MANIFOLDS, SPECTRA, make_problem
 from ttlab.validation import check_float, check_int
 
+MAX_SEEDS = 100
+"""Seeds (and oracle seeds) per configuration above this are refused before the sweep's plan is built."""
+MAX_WIDTH = 4096
+"""Transformer widths above this are refused before any model is built (width 4,096, depth 2: ≈ 400M parameters)."""
+MAX_DEPTH = 64
+"""Transformer depths above this are refused before any model is built."""
+
 if TYPE_CHECKING:
     from ttlab.scaling.regressors import RegressorConfig
 
-__all__ = ["DEFAULT_MAX_HOURS", "DEFAULT_WORKERS", "ORACLE_KS", "ORACLE_TOL", "REGIMES",
+__all__ = ["DEFAULT_MAX_HOURS", "DEFAULT_WORKERS", "MAX_DEPTH", "MAX_SEEDS", "MAX_WIDTH", "ORACLE_KS", "ORACLE_TOL", "REGIMES",
            "ManifoldSweepConfig", "TrainSettings", "config_from_options", "design_check", "quick_config",
            "standard_config"]
 
@@ -177,12 +184,21 @@ class ManifoldSweepConfig:
         for name in ("n_min", "n_max", "points", "seeds", "oracle_seeds", "n_test", "width", "depth", "n_head",
                      "tokens", "n_features", "id_points"):
             check_int(getattr(self, name), name, 1)
+        for name in ("seeds", "oracle_seeds"):  # before the plan is built: its size is their product
+            check_int(getattr(self, name), name, 1, MAX_SEEDS)
+        check_int(self.width, "width", 1, MAX_WIDTH)  # before any model is built
+        check_int(self.depth, "depth", 1, MAX_DEPTH)
+        for w in self.model_widths:
+            check_int(w, "model_widths", 1, MAX_WIDTH)
         if self.n_min < 2:
             raise TTLabInputError(f"n_min must be >= 2, got {self.n_min}")
         if self.n_max < self.n_min:
             raise TTLabInputError(f"n_max ({self.n_max}) must be >= n_min ({self.n_min})")
         if self.points > 1 and self.n_max == self.n_min:
             raise TTLabInputError("n_max must be > n_min for more than one size")
+        if self.points > self.n_max - self.n_min + 1:  # before the sizes are built: a huge count allocates
+            raise TTLabInputError(f"{self.points:,} sizes between {self.n_min} and {self.n_max} would repeat integers; "
+                                  "use fewer points", params=("points",))
         if len(geometric_sizes(self.n_min, self.n_max, self.points)) < self.points:
             raise TTLabInputError(
                 f"{self.points} sizes between {self.n_min} and {self.n_max} would repeat integers; use fewer points"

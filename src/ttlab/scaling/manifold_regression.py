@@ -513,8 +513,8 @@ def execution_threads(backend: str, ray_address: str | None, workers: int, threa
         raise TTLabInputError(f"workers must be >= 1, got {workers}", params=("workers",))
     if workers > MAX_WORKERS:
         raise TTLabInputError(f"workers must be <= {MAX_WORKERS}, got {workers}", params=("workers",))
-    if threads is not None and threads < 1:
-        raise TTLabInputError(f"threads must be >= 1, got {threads}", params=("threads",))
+    if threads is not None:
+        check_int(threads, "threads", 1, MAX_WORKERS)  # torch's thread count is a C int; no machine has more
     return threads if threads is not None else (max(1, (os.cpu_count() or 1) // workers) if workers > 1 else 1)
 
 
@@ -554,6 +554,7 @@ def run_manifold_experiment(
     from ttlab.provenance import atomic_write_json
 
     check_out_dir(out)
+    check_max_hours(0.0, max_hours)  # a bad limit is refused before the estimate, also with estimate_only
     tpt = execution_threads(backend, ray_address, workers, threads)
     cost = estimate_cost(cfg, workers=workers, threads_per_task=tpt, cache_dir=out / "cache")
     full_cost = estimate_cost(ManifoldSweepConfig(), workers=workers, threads_per_task=tpt) if quick else None

@@ -378,6 +378,7 @@ def run_model_size_experiment(
     from ttlab.scaling.manifold_regression import check_max_hours, execution_threads
 
     check_out_dir(out)
+    check_max_hours(0.0, max_hours)  # a bad limit is refused before the estimate, also with estimate_only
     execution_threads(backend, ray_address, workers, None)
     if cfg.device.startswith("cuda"):
         import torch

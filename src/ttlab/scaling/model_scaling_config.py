@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ttlab.errors import TTLabInputError
+from ttlab.scaling.manifold_config import MAX_SEEDS
 from ttlab.validation import check_choice, check_float, check_int
 
 if TYPE_CHECKING:
@@ -28,7 +29,6 @@ __all__ = [
     "CONTROL_ARCH",
     "HOLDER_LEVELS",
     "HOLDER_SPACING",
-    "MAX_SEEDS",
     "MAX_WIDTH",
     "SMOOTH_SPACING",
     "TARGETS",
@@ -43,8 +43,6 @@ __all__ = [
 TARGETS = ("smooth", "holder")
 MAX_WIDTH = 1024
 """Widths above this are refused before any model is built (a width-1,024 transformer has ≈ 25M parameters)."""
-MAX_SEEDS = 100
-"""Seeds per width above this are refused before the plan is built."""
 TRANSFORMER_ARCHS = ("softmax", "relu")
 """The networks judged (ttlab.scaling.regressors.ARCHS less the control)."""
 CONTROL_ARCH = "mlp"
