@@ -39,6 +39,7 @@ from ttlab.errors import TTLabInputError
 from ttlab.intrinsic_dim.protocol import PAPER
 from ttlab.lm.configs import EmbedConfig
 from ttlab.provenance import atomic_file, atomic_write_json, read_json, versions
+from ttlab.validation import check_int
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -491,10 +492,11 @@ def embed_to_file(
         raise TTLabInputError(f"layers must be a sequence of layer indices or 'all', got {layers!r}.", params=("layers",))
     cfg = replace(cfg, layers=None if every else tuple(layers))  # type: ignore[arg-type]
     out = check_out_file(out, suffixes=(".npy", ".npz"))
-    if estimate_id:  # the estimate's settings are checked before the embedding, not after it
-        from ttlab.intrinsic_dim import MLE
+    # the estimate's settings are checked before the embedding (also without estimate_id: never silently ignored)
+    from ttlab.intrinsic_dim import MLE
 
-        MLE(k=k, average=average, batch_size=batch_size).check_params()
+    MLE(k=k, average=average, batch_size=batch_size).check_params()
+    check_int(split_seed, "split_seed", 0)
     if out.suffix == ".npy" and (cfg.layers is None or len(cfg.layers) > 1):
         raise TTLabInputError(f"several layers need an .npz output: give out as {out.with_suffix('.npz')}.",
                               params=("out",))

@@ -21,11 +21,12 @@ import numpy as np
 
 from ttlab.configs import setting
 from ttlab.errors import TTLabInputError
+from ttlab.intrinsic_dim.base import AVERAGES
 from ttlab.intrinsic_dim.protocol import PAPER
-from ttlab.lm.configs import MODEL_PRESETS, GPTConfig, TrainConfig
+from ttlab.lm.configs import MODEL_PRESETS, SPLITS, WINDOWS, GPTConfig, TrainConfig
 from ttlab.lm.corpus import CorpusSpec
-from ttlab.lm.tokenizer import DEFAULT_VOCAB_SIZE
-from ttlab.validation import Declared, Interval
+from ttlab.lm.tokenizer import DEFAULT_VOCAB_SIZE, check_bpe_options
+from ttlab.validation import POSITIVE_INT, SEED, Declared, Interval, Options, validate_params
 
 __all__ = [
     "BOOTSTRAP",
@@ -93,6 +94,11 @@ class SweepData:
     field_name: str = setting("text", "JSONL / hf: text field.")
 
     def __post_init__(self) -> None:
+        validate_params({"max_docs": self.max_docs, "split_seed": self.split_seed, "val_frac": self.val_frac,
+                         "test_frac": self.test_frac},
+                        {"max_docs": [*POSITIVE_INT, None], "split_seed": SEED,
+                         **dict.fromkeys(("val_frac", "test_frac"), [Interval(numbers.Real, 0, 1, closed="left")])})
+        check_bpe_options(self.vocab_size, 1)
         if self.cache_dir is not None:
             object.__setattr__(self, "cache_dir", str(self.cache_dir))
 
@@ -103,7 +109,7 @@ class SweepData:
 
 
 @dataclass(frozen=True)
-class IDOptions:
+class IDOptions(Declared):
     """How the text ID is measured from a run's embeddings (every choice is recorded)."""
 
     layer: int = -1
@@ -117,6 +123,11 @@ class IDOptions:
     average: str = setting(PAPER.average, "ID: mean (paper) | harmonic | median.")
     seed: int = 0
     max_docs: int | None = None
+
+    parameter_constraints = {
+        **dict.fromkeys(("tokens_per_doc", "windows_per_doc", "batch_size"), POSITIVE_INT),
+        **dict.fromkeys(("context", "max_docs"), [*POSITIVE_INT, None]), "k": [Interval(numbers.Integral, 2, None)],
+        "window": [Options(WINDOWS)], "split": [Options(SPLITS)], "average": [Options(AVERAGES)], "seed": SEED}
 
 
 def _ints(value: Any, what: str, *, allow_none: bool = False) -> tuple[int, ...] | None:
@@ -164,6 +175,7 @@ class SweepPreset:
     lrs: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
+        validate_params({"block_size": self.block_size}, {"block_size": POSITIVE_INT})
         object.__setattr__(self, "seeds", _ints(self.seeds, "seeds"))
         if self.lrs is not None:
             if isinstance(self.lrs, (str, bytes)) or not isinstance(self.lrs, Sequence) or not all(
@@ -224,6 +236,9 @@ class DataSweepPreset(SweepPreset):
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        validate_params({"n_sizes": self.n_sizes, "min_tokens": self.min_tokens, "cap_doublings": self.cap_doublings},
+                        {"n_sizes": [Interval(numbers.Integral, 3, None)], "min_tokens": POSITIVE_INT,
+                         "cap_doublings": [Interval(numbers.Integral, 0, None)]})
         object.__setattr__(self, "sizes", _ints(self.sizes, "sizes", allow_none=True))
 
     def kwargs(self) -> dict[str, Any]:
@@ -243,6 +258,7 @@ class ModelSweepPreset(SweepPreset):
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        validate_params({"max_tokens": self.max_tokens}, {"max_tokens": [*POSITIVE_INT, None]})
         if isinstance(self.models, (str, bytes)) or not isinstance(self.models, Sequence) or not self.models:
             raise TTLabInputError(f"models must be a non-empty sequence of model shapes, got {self.models!r}.")
         object.__setattr__(self, "models", tuple(m if isinstance(m, str) else tuple(m) for m in self.models))

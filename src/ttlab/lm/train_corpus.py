@@ -127,6 +127,8 @@ def train_on_corpus(
     ``progress`` receives the data preparation's steps, ``note`` the time estimate, ``on_eval`` every evaluation's row.
     ``two_pass``: :func:`ttlab.lm.trainer.train_converged`. config.json's ``extra`` holds the corpus spec and the
     prepared data's summary."""
+    if not (math.isfinite(max_hours) and max_hours > 0):  # before the data: a bad limit is refused at once
+        raise TTLabInputError(f"max_hours must be a positive number (got {max_hours})", params=("max_hours",))
     dist = init_distributed(train_cfg.device)
     if dist.device == "cpu":  # before the data and the model: a size that cannot fit is refused by arithmetic
         check_train_memory(model.replace(vocab_size=max(model.vocab_size, vocab_size)), train_cfg, memory_limit_gib)
