@@ -74,7 +74,8 @@ def check(
     json_out: Annotated[bool, typer.Option(
         "--json", help="Print one JSON object on stdout. For files over 2 MB that pass, and whenever the orders × "
         "|V| exceed 1,000,000, each order lists its optimal, non-optimal and confused tokens and counts the "
-        "non-comparable ones (n_non_comparable) instead of listing ~|V| of them.")] = False,
+        "non-comparable ones (n_non_comparable) instead of listing ~|V| of them. At most 1,000 violations are listed, "
+        "each with at most 100 lines (n_violations, violations_by_kind and n_lines count them all).")] = False,
     memory_limit_gib: Memory = DEFAULT_MEMORY_LIMIT_GIB,
 ) -> None:
     """Check Assumptions 1 and 3 of the paper; exit 0 when they hold, 1 with the violations listed.

@@ -99,7 +99,7 @@ class QuickCheck(TextScan):
         non-comparable tokens counted) with the training cost."""
         return {"valid": self.valid, "source": self.source, "n_sentences": self.n_sentences,
                 "n_occurrences": self.n_occurrences, "vocab": self.vocab, "collocation": dict(self.collocation_pairs()),
-                "orders": self.orders(), "violations": [], "degenerate": self.degenerate(),
+                "orders": self.orders(), "violations": [], "n_violations": 0, "violations_by_kind": {}, "degenerate": self.degenerate(),
                 "training_cost": self.training_cost().as_dict()}
 
     def training_cost(self) -> TrainingCost:

@@ -34,6 +34,10 @@ from ttlab.ntp.dataset import NTPDataset, Sentence, line_groups
 MAX_LISTED = 50
 #: :meth:`DatasetStructure.report` lists non-comparable tokens while #orders × |V| stays below this
 MAX_NON_COMPARABLE_LISTED = 1_000_000
+MAX_VIOLATIONS_LISTED = 1_000
+"""A report lists at most this many violations, each with at most :data:`MAX_LINES_LISTED` source lines, and counts
+them all (``n_violations``, ``violations_by_kind``): a 760 KB file's 236 MB of JSON was every line of every one."""
+MAX_LINES_LISTED = 100
 
 VIOLATION_KINDS = (
     "missing_collocation",
@@ -59,8 +63,11 @@ class Violation:
     lines: list[int]
     message: str
 
-    def as_dict(self) -> dict:
-        return {"kind": self.kind, "query": self.query, "tokens": self.tokens, "lines": self.lines, "message": self.message}
+    def as_dict(self, max_lines: int | None = None) -> dict:
+        """The violation as JSON: every field, its source lines cut to ``max_lines`` (``n_lines`` counts them all)."""
+        lines = self.lines if max_lines is None else self.lines[:max_lines]
+        return {"kind": self.kind, "query": self.query, "tokens": self.tokens, "lines": lines,
+                "n_lines": len(self.lines), "message": self.message}
 
 
 @dataclass
@@ -411,7 +418,9 @@ class DatasetStructure:
             "vocab": list(self.dataset.vocab),
             "collocation": dict(self.collocation),
             "orders": {q: self.categories(q).as_dict() if listed else self.order_summary(q) for q in self.orders},
-            "violations": [v.as_dict() for v in self.violations],
+            "violations": [v.as_dict(MAX_LINES_LISTED) for v in self.violations[:MAX_VIOLATIONS_LISTED]],
+            "n_violations": len(self.violations),
+            "violations_by_kind": dict(Counter(v.kind for v in self.violations)),
             "degenerate": self.degenerate(),
         }
 
