@@ -68,3 +68,22 @@ def test_the_sweeps_refuse_a_model_that_cannot_fit_before_the_data(tmp_path, run
 def test_a_bpe_vocabulary_is_bounded_before_the_corpus_is_read(tmp_path, run_cli):
     r = run_cli("lm", "prepare", "--corpus", "builtin:sotu", "--vocab-size", str(10**18), "--cache-dir", tmp_path)
     assert r.code == 2 and "vocab_size must be at most 2,097,152" in r.err and "loading corpus" not in r.err
+
+
+def test_a_long_bootstrap_is_timed_first_and_refused_above_max_hours(tmp_path, run_cli):
+    """scaling fit --bootstrap 100000 printed nothing for minutes (≈ 2.6 h of work): a bootstrap above TIMED_ABOVE
+    replicates is timed on a few first, the estimate printed, and refused above --max-hours (issue 33 item 5)."""
+    import numpy as np
+
+    from ttlab.scaling.fit_csv import TIMED_ABOVE
+
+    n = np.geomspace(1e3, 1e7, 12)
+    f = tmp_path / "f.csv"
+    f.write_text("n,loss\n" + "".join(f"{a:.6g},{(1.5 + 20 * a ** -0.34) * np.exp(0.01 * np.sin(a)):.6g}\n" for a in n))
+    r = run_cli("scaling", "fit", f, "--x", "n", "--y", "loss", "--form", "offset", "--bootstrap",
+                str(TIMED_ABOVE + 1), "--max-hours", "1e-9")
+    assert r.code == 2 and "bootstrap replicates would take" in r.err and "--max-hours" in r.err
+    r = run_cli("scaling", "fit", f, "--x", "n", "--y", "loss", "--bootstrap", str(TIMED_ABOVE + 1))
+    assert r.code == 0 and f"bootstrap: {TIMED_ABOVE + 1:,} replicates ≈" in r.err
+    r = run_cli("scaling", "fit", f, "--x", "n", "--y", "loss", "--bootstrap", str(TIMED_ABOVE))
+    assert r.code == 0 and "replicates ≈" not in r.err  # small ones are not timed

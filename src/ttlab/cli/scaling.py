@@ -31,10 +31,10 @@ from ttlab.cli.common import (
 )
 from ttlab.errors import TTLabInputError
 from ttlab.intrinsic_dim import PAPER
-from ttlab.markup import markup
+from ttlab.markup import markup, plain
 from ttlab.scaling import views
 from ttlab.scaling.fit import DEFAULT_BOOTSTRAP, DEFAULT_CI_LEVEL
-from ttlab.scaling.fit_csv import fit_csv
+from ttlab.scaling.fit_csv import BOOTSTRAP_MAX_HOURS, fit_csv
 from ttlab.scaling.manifold_config import (
     DEFAULT_MAX_HOURS,
     DEFAULT_WORKERS,
@@ -125,12 +125,15 @@ def fit(
     beta: BetaOpt = 1.0,
     kind: Annotated[str, Option("--kind", help="data (x = data size, α_D) | model (x = parameters, α_N).")] = "data",
     out: Annotated[OptPath, Option("--out", help="Also write the result JSON to this file.")] = None,
+    max_hours: Annotated[float, Option("--max-hours", help="Refuse a bootstrap estimated (by timing a few replicates "
+                                       "first) above this many hours.")] = BOOTSTRAP_MAX_HOURS,
     json_out: Json = False,
 ) -> None:
     """Fit a scaling law to CSV columns, with bootstrap intervals and goodness of fit."""
     payload = fit_csv(csv_file, x, y, x2, form=form, bootstrap=bootstrap, seed=seed, ci_level=ci_level,
                       bootstrap_method=bootstrap_method, objective=objective, n_starts=n_starts, plot=plot,
-                      intrinsic_dim=intrinsic_dim, beta=beta, kind=kind, out=out)
+                      intrinsic_dim=intrinsic_dim, beta=beta, kind=kind, out=out, max_hours=max_hours,
+                      note=lambda m: console_err.print(plain(m), highlight=False))
     print_warnings(payload["warnings"])
     print_json(payload) if json_out else print_view(views.fit_view(payload))
 

@@ -7,8 +7,9 @@ which are the parameter names of the command ``ttlab scaling fit``; the CLI show
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ttlab.errors import TTLabInputError
 from ttlab.outputs import check_out_file
@@ -68,6 +69,35 @@ def _prediction(result: Any, intrinsic_dim: float, beta: float, kind: str) -> di
     }
 
 
+TIMED_ABOVE = 500
+"""A bootstrap of more replicates than this is timed before it runs (a few seconds of replicates)."""
+TIMING_REPLICATES = 20
+BOOTSTRAP_MAX_HOURS = 1.0
+"""A bootstrap estimated above this many hours is refused (``ttlab scaling fit --max-hours``)."""
+
+
+def _time_bootstrap(fit: Callable[[int], Any], n_boot: int, max_hours: float, note: Callable[[str], None] | None) -> float:
+    """Seconds the ``n_boot`` replicates of ``fit(bootstrap)`` will take, from timing :data:`TIMING_REPLICATES` of them
+    against none; refuse above ``max_hours``, tell ``note`` otherwise."""
+    import time
+
+    if not (math.isfinite(max_hours) and max_hours > 0):
+        raise TTLabInputError(f"max_hours must be a positive number (got {max_hours})", params=("max_hours",))
+    t0 = time.perf_counter()
+    fit(0)
+    t1 = time.perf_counter()
+    fit(TIMING_REPLICATES)
+    per = max(time.perf_counter() - t1 - (t1 - t0), 0.0) / TIMING_REPLICATES
+    seconds = per * n_boot
+    if seconds > max_hours * 3600:
+        raise TTLabInputError(f"{n_boot:,} bootstrap replicates would take ≈ {seconds / 3600:,.1f} h (timed on "
+                              f"{TIMING_REPLICATES}: {per * 1e3:.1f} ms each), above max_hours = {max_hours:g}; use fewer "
+                              f"replicates or raise max_hours", params=("bootstrap", "max_hours"))
+    if note is not None:
+        note(f"bootstrap: {n_boot:,} replicates ≈ {seconds:,.0f} s (timed on {TIMING_REPLICATES})")
+    return seconds
+
+
 def fit_csv(
     csv_file: Path,
     x: str,
@@ -86,6 +116,8 @@ def fit_csv(
     beta: float = 1.0,
     kind: str = "data",
     out: Path | None = None,
+    max_hours: float = BOOTSTRAP_MAX_HOURS,
+    note: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Fit ``form`` to columns ``x``, ``y`` (and ``x2`` = D for the Chinchilla form) of ``csv_file``.
 
@@ -93,7 +125,8 @@ def fit_csv(
     the payload's ``prediction`` compares the fitted α with the one predicted at ``beta`` (``kind``: data or
     model scaling). Writes the log-log ``plot`` and the payload to ``out`` when given (both checked before the
     fit). Returns the payload: :meth:`ttlab.scaling.fit.FitResult.to_dict` plus ``prediction``, ``config``,
-    ``versions`` (and ``plot``).
+    ``versions`` (and ``plot``). A bootstrap of more than :data:`TIMED_ABOVE` replicates is timed first on
+    :data:`TIMING_REPLICATES` of them: ``note`` gets the estimate, and one above ``max_hours`` is refused.
     """
     _check_options(form, x2, kind, intrinsic_dim, objective, n_starts)
     if plot is not None:
@@ -116,6 +149,10 @@ def fit_csv(
     extra: dict[str, Any] = {} if n_starts is None else {"n_starts": n_starts}
     if objective is not None:
         extra["objective"] = objective
+    if n_boot > TIMED_ABOVE:
+        _time_bootstrap(lambda b: fit_scaling_law(form, data[x], data[y], data[x2] if x2 is not None else None,
+                                                  bootstrap=b, seed=seed, ci_level=ci_level,
+                                                  bootstrap_method=bootstrap_method, **extra), n_boot, max_hours, note)
     result = fit_scaling_law(
         form, data[x], data[y], data[x2] if x2 is not None else None,
         bootstrap=n_boot, seed=seed, ci_level=ci_level, bootstrap_method=bootstrap_method, **extra,
