@@ -81,8 +81,6 @@ def _time_bootstrap(fit: Callable[[int], Any], n_boot: int, max_hours: float, no
     against none; refuse above ``max_hours``, tell ``note`` otherwise."""
     import time
 
-    if not (math.isfinite(max_hours) and max_hours > 0):
-        raise TTLabInputError(f"max_hours must be a positive number (got {max_hours})", params=("max_hours",))
     t0 = time.perf_counter()
     fit(0)
     t1 = time.perf_counter()
@@ -129,6 +127,8 @@ def fit_csv(
     :data:`TIMING_REPLICATES` of them: ``note`` gets the estimate, and one above ``max_hours`` is refused.
     """
     _check_options(form, x2, kind, intrinsic_dim, objective, n_starts)
+    if not (math.isfinite(max_hours) and max_hours > 0):  # checked whether or not the bootstrap is timed
+        raise TTLabInputError(f"max_hours must be a positive number (got {max_hours})", params=("max_hours",))
     if plot is not None:
         from ttlab.scaling.plot import check_plot_suffix
 
