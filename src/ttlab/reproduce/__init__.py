@@ -221,15 +221,10 @@ def _check_part_paths(out: Path, names: list[str]) -> None:
     from ttlab.outputs import replace_problem
 
     for name in names:
-        record = out / "parts" / f"{name}.json"
-        why = replace_problem(record)
-        if why:
-            raise TTLabInputError(f"out_dir {out}: {record.relative_to(out)} {why}", params=("out_dir",))
-        folder = out / name
-        if folder.is_symlink() and Path(os.path.realpath(out)) not in Path(os.path.realpath(folder)).parents:
-            raise TTLabInputError(f"out_dir {out}: the part folder {name} is a symbolic link to "
-                                  f"{os.path.realpath(folder)}, outside {out}; ttlab writes only inside its output "
-                                  "folder — remove the link or choose another out_dir", params=("out_dir",))
+        for path in (out / "parts" / f"{name}.json", out / name):  # the part's record and its folder
+            why = replace_problem(path)
+            if why:
+                raise TTLabInputError(f"out_dir {out}: {path.relative_to(out)} {why}", params=("out_dir",))
 
 
 def _run_held(out: Path, ctx: PartContext, names: list[str], on_part: Callable[[str, str], None] | None,
