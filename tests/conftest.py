@@ -78,3 +78,20 @@ def view_text(view: list, width: int = 200, cells: bool = False) -> str:
         c.print(item)
     text = c.export_text()
     return " ".join((text.replace("│", " ").replace("┃", " ") if cells else text).split())
+
+
+def cli_params() -> list[tuple[str, object]]:
+    """``(command, parameter)`` for every parameter of every command of ``ttlab`` (``"id compare"``, its click
+    parameter), read from the command line's own definition."""
+    import typer
+
+    import ttlab.cli as cli
+
+    def walk(cmd, path):
+        if hasattr(cmd, "commands"):
+            for name, sub in cmd.commands.items():
+                yield from walk(sub, [*path, name])
+        else:
+            yield from ((" ".join(path), p) for p in cmd.params)
+
+    return list(walk(typer.main.get_command(cli.app), []))

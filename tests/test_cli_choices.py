@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import re
 
-import typer
-
-import ttlab.cli as cli
+from tests.conftest import cli_params
 from ttlab.intrinsic_dim.api import METHODS
 from ttlab.intrinsic_dim.base import AVERAGES, METRICS, REMAINDERS
 from ttlab.intrinsic_dim.knn import BACKENDS as KNN_BACKENDS
@@ -86,15 +84,7 @@ NOT_CHOICES = {  # a "|" list in help that is not a closed set of words
 
 
 def _options():
-    def walk(cmd, path):
-        if hasattr(cmd, "commands"):
-            for name, sub in cmd.commands.items():
-                yield from walk(sub, [*path, name])
-        else:
-            for p in cmd.params:
-                yield " ".join(path), p.name, getattr(p, "help", "") or ""
-
-    return list(walk(typer.main.get_command(cli.app), []))
+    return [(command, p.name, getattr(p, "help", "") or "") for command, p in cli_params()]
 
 
 def _listed(help_text: str) -> tuple[str, ...]:

@@ -10,9 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import typer
 
-import ttlab.cli as cli
+from tests.conftest import cli_params
 
 LEGITIMATE = {  # (command, flag, value) where the value means something
     ("id embed", "--layer", "-1"),  # the last layer, as in Python
@@ -52,17 +51,10 @@ def _kind(param) -> type | None:
 
 
 def _cases():
-    def walk(cmd, path):
-        if hasattr(cmd, "commands"):
-            for name, sub in cmd.commands.items():
-                yield from walk(sub, [*path, name])
-        else:
-            for p in cmd.params:
-                if p.param_type_name == "option" and _kind(p):
-                    for value in ("-1", "nan") if _kind(p) is float else ("-1",):
-                        yield " ".join(path), max(p.opts, key=len), value
-
-    return [c for c in walk(typer.main.get_command(cli.app), []) if c not in LEGITIMATE]
+    cases = [(command, max(p.opts, key=len), value) for command, p in cli_params()
+             if p.param_type_name == "option" and _kind(p)
+             for value in (("-1", "nan") if _kind(p) is float else ("-1",))]
+    return [c for c in cases if c not in LEGITIMATE]
 
 
 CASES = _cases()
