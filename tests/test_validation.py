@@ -207,3 +207,13 @@ def test_declared_configs_check_fields_first_then_the_cross_field_rules():
     assert info.value.params == ("lo", "hi")
     with pytest.raises(TTLabInputError, match="hi must be an integer >= 1, got True"):
         Cfg(hi=True)
+
+
+def test_check_hours_is_the_one_check_of_a_time_limit():
+    from ttlab.validation import check_hours
+
+    assert check_hours(2) == 2.0 and check_hours(0.5, "budget") == 0.5
+    for bad in (0, -1, float("nan"), float("inf"), True, "1"):
+        with pytest.raises(TTLabInputError, match=r"^max_hours must be a positive number \(got ") as info:
+            check_hours(bad)
+        assert info.value.params == ("max_hours",)

@@ -30,7 +30,8 @@ from typing import Any, ClassVar, cast
 
 from ttlab.errors import TTLabInputError
 
-__all__ = ["Declared", "Interval", "Options", "POSITIVE_INT", "SEED", "check_choice", "check_float", "check_int",
+__all__ = ["Declared", "Interval", "Options", "POSITIVE_INT", "SEED", "check_choice", "check_float", "check_hours",
+           "check_int",
            "validate_params"]
 
 _CLOSED = ("left", "right", "both", "neither")
@@ -191,6 +192,14 @@ def check_float(
     closed = {(False, False): "both", (False, True): "left", (True, False): "right", (True, True): "neither"}
     validate_params({name: value}, {name: [Interval(numbers.Real, left, right, closed=closed[lo_open, hi_open])]})
     return float(value)
+
+
+def check_hours(value: Any, name: str = "max_hours") -> float:
+    """``value`` as a float if it is a positive, finite number of hours (a run's time limit)."""
+    hours = float(value) if isinstance(value, numbers.Real) and not isinstance(value, bool) else math.nan
+    if not (math.isfinite(hours) and hours > 0):
+        raise TTLabInputError(f"{name} must be a positive number (got {value})", params=(name,))
+    return hours
 
 
 def check_choice(value: Any, name: str, choices: Iterable[Any]) -> Any:

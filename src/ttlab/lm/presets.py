@@ -26,6 +26,7 @@ from ttlab.intrinsic_dim.protocol import PAPER
 from ttlab.lm.configs import MODEL_PRESETS, SPLITS, WINDOWS, GPTConfig, TrainConfig
 from ttlab.lm.corpus import CorpusSpec
 from ttlab.lm.tokenizer import DEFAULT_VOCAB_SIZE, check_bpe_options
+from ttlab.sweep import MAX_WORKERS
 from ttlab.validation import POSITIVE_INT, SEED, Declared, Interval, Options, validate_params
 
 __all__ = [
@@ -59,10 +60,6 @@ N_SIZES = 5
 """Data sizes of a data sweep given none: geometrically spaced from :data:`MIN_TOKENS` to the whole training split."""
 MIN_TOKENS = 10_000
 """The smallest of those sizes (at most the whole split)."""
-
-
-MAX_WORKERS = 4096
-"""Processes or torch threads above this are refused (no machine has more; torch's thread count is a C int)."""
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from ttlab.lm.data import PreparedData, prepare_data
 from ttlab.lm.distributed import barrier, init_distributed
 from ttlab.lm.tokenizer import DEFAULT_MIN_FREQUENCY, DEFAULT_VOCAB_SIZE, TextTokenizer
 from ttlab.lm.trainer import EvalFn, TrainResult, estimate_seconds, train, train_converged
+from ttlab.validation import check_hours
 
 NoteFn = Callable[[str], None]
 
@@ -85,8 +86,7 @@ def check_train_memory(model: GPTConfig, cfg: TrainConfig, memory_limit_gib: flo
 def check_train_time(model: GPTConfig, cfg: TrainConfig, max_hours: float, note: NoteFn | None = None) -> float:
     """Refuse (:class:`TTLabInputError`) a run whose ``cfg.max_iters`` steps are estimated above ``max_hours`` on this
     CPU (:func:`ttlab.lm.trainer.estimate_seconds`); ``note`` gets the estimate; returns it in seconds."""
-    if not (math.isfinite(max_hours) and max_hours > 0):
-        raise TTLabInputError(f"max_hours must be a positive number (got {max_hours})", params=("max_hours",))
+    check_hours(max_hours)
     seconds = estimate_seconds(model, cfg)
     hours = seconds / 3600
     if hours > max_hours:
@@ -127,8 +127,7 @@ def train_on_corpus(
     ``progress`` receives the data preparation's steps, ``note`` the time estimate, ``on_eval`` every evaluation's row.
     ``two_pass``: :func:`ttlab.lm.trainer.train_converged`. config.json's ``extra`` holds the corpus spec and the
     prepared data's summary."""
-    if not (math.isfinite(max_hours) and max_hours > 0):  # before the data: a bad limit is refused at once
-        raise TTLabInputError(f"max_hours must be a positive number (got {max_hours})", params=("max_hours",))
+    check_hours(max_hours)  # before the data: a bad limit is refused at once
     dist = init_distributed(train_cfg.device)
     if dist.device == "cpu":  # before the data and the model: a size that cannot fit is refused by arithmetic
         check_train_memory(model.replace(vocab_size=max(model.vocab_size, vocab_size)), train_cfg, memory_limit_gib)

@@ -58,7 +58,7 @@ from ttlab.ntp.structure import DatasetStructure, analyze, require_learnable, re
 from ttlab.ntp.structured import StructuredProblem, train_structured
 from ttlab.ntp.train import logit_spread_bound, train, use_structured
 from ttlab.provenance import atomic_savefig, atomic_write_json, atomic_write_text, versions
-from ttlab.validation import check_int
+from ttlab.validation import check_hours, check_int
 
 #: runs estimated to take longer than this announce their estimate before starting
 ANNOUNCE_SECONDS = 10.0
@@ -155,8 +155,7 @@ def run_dynamics(
     """
     t_start = time.perf_counter()
     require_steps(config.stage1_steps, config.stage2_steps)
-    if not (math.isfinite(max_hours) and max_hours > 0):
-        raise TTLabInputError(f"max_hours must be a positive number (got {max_hours})", params=("max_hours",))
+    check_hours(max_hours)
     structure = analyze(dataset)
     require_valid(structure)
     require_learnable(structure, config)

@@ -7,7 +7,6 @@ which are the parameter names of the command ``ttlab scaling fit``; the CLI show
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any, Callable
 
@@ -18,6 +17,7 @@ from ttlab.scaling.fit import DEFAULT_BOOTSTRAP, DEFAULT_CI_LEVEL, fit_scaling_l
 from ttlab.scaling.fit_models import FORMS, MIN_POINTS, OBJECTIVES
 from ttlab.scaling.io import read_columns_csv
 from ttlab.scaling.theory import check_beta
+from ttlab.validation import check_hours
 
 __all__ = ["KINDS", "fit_csv"]
 
@@ -127,8 +127,7 @@ def fit_csv(
     :data:`TIMING_REPLICATES` of them: ``note`` gets the estimate, and one above ``max_hours`` is refused.
     """
     _check_options(form, x2, kind, intrinsic_dim, objective, n_starts)
-    if not (math.isfinite(max_hours) and max_hours > 0):  # checked whether or not the bootstrap is timed
-        raise TTLabInputError(f"max_hours must be a positive number (got {max_hours})", params=("max_hours",))
+    check_hours(max_hours)  # checked whether or not the bootstrap is timed
     if plot is not None:
         from ttlab.scaling.plot import check_plot_suffix
 

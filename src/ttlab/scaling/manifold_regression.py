@@ -55,7 +55,8 @@ from ttlab.scaling.manifold_config import (
 )
 from ttlab.scaling.regressors import RegressorConfig
 from ttlab.scaling.targets import ManifoldProblem, make_problem, make_splits
-from ttlab.validation import check_int
+from ttlab.sweep import MAX_WORKERS
+from ttlab.validation import check_hours, check_int
 
 __all__ = [
     "approx_run",
@@ -74,8 +75,6 @@ __all__ = [
 ]
 
 SCHEMA = "ttlab.scaling.manifold/1"
-MAX_WORKERS = 4096
-"""Worker processes (or Ray tasks at once) a sweep may ask for; more is refused before any work."""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -520,8 +519,7 @@ def execution_threads(backend: str, ray_address: str | None, workers: int, threa
 
 def check_max_hours(seconds: float, max_hours: float) -> None:
     """Refuse a sweep whose estimated remaining wall time exceeds ``max_hours`` (before any run starts)."""
-    if not (math.isfinite(max_hours) and max_hours > 0):
-        raise TTLabInputError(f"max_hours must be a positive number (got {max_hours})", params=("max_hours",))
+    check_hours(max_hours)
     if seconds > max_hours * 3600:
         raise TTLabInputError(
             f"the sweep would take ≈ {minutes_text(seconds)} of wall time (estimated above), over max_hours "

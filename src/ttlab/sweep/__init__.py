@@ -27,6 +27,7 @@ from ttlab.sweep.ray import RayBackend
 from ttlab.sweep.records import SweepProgress, Task, TaskRecord, execute_task, load_record
 from ttlab.sweep.runner import (
                                 BACKENDS,
+                                MAX_WORKERS,
                                 Backend,
                                 available_backends,
                                 cached_keys,
@@ -37,6 +38,7 @@ from ttlab.sweep.runner import (
 )
 
 __all__ = [
+    "MAX_WORKERS",
     "BACKENDS",
     "Backend",
     "LocalBackend",

@@ -27,7 +27,7 @@ from ttlab.sweep.ray import RayBackend
 from ttlab.sweep.records import OnDone, SweepProgress, Task, TaskRecord, load_record
 from ttlab.validation import check_int
 
-__all__ = ["BACKENDS", "Backend", "available_backends", "cached_keys", "check_backend", "resolve_backend",
+__all__ = ["BACKENDS", "MAX_WORKERS", "Backend", "available_backends", "cached_keys", "check_backend", "resolve_backend",
            "run_sweep", "summarize"]
 
 
@@ -48,6 +48,10 @@ class Backend(Protocol):
     def run(self, tasks: list[Task], workers: int, threads: int | None, on_done: OnDone) -> None:
         """Run every task; call ``on_done(record)`` in the caller's process as each one finishes."""
 
+
+MAX_WORKERS = 4096
+"""Worker processes, Ray tasks at once or torch threads per task a sweep may ask for (no machine has more; torch's
+thread count is a C int); more is refused before any work."""
 
 BACKENDS: dict[str, type[Backend]] = {"local": LocalBackend, "ray": RayBackend}
 """The built-in backends by name; ``backend="ray"`` means ``RayBackend()`` (its default options)."""
