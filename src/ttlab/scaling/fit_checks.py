@@ -18,7 +18,7 @@ from ttlab.validation import check_int
 
 __all__ = [
     "BOOTSTRAP_METHODS", "COLLINEAR_R", "CONSTANT_Y_TOL", "MAX_BOOTSTRAP", "MIN_DISTINCT_SIZES", "NEAR_CONSTANT_Y_TOL",
-    "SIZE_RTOL", "analytic_ci", "bound_notes", "check_optimizer_options", "check_options", "collapse_notes",
+    "SIZE_RTOL", "analytic_ci", "bound_notes", "check_bootstrap", "check_optimizer_options", "check_options", "collapse_notes",
     "design_notes", "diagnostics", "distinct_sizes", "fit_config", "floor_notes", "goodness", "log_correlation",
     "percentile_ci", "prepare_data",
 ]
@@ -66,8 +66,8 @@ def _as_positive_1d(values: ArrayLike, name: str) -> np.ndarray:
     return arr
 
 
-def check_options(bootstrap: int, ci_level: float, seed: int, method: str) -> None:
-    """Raise :class:`TTLabInputError` for a bad bootstrap count, confidence level, seed or bootstrap method."""
+def check_bootstrap(bootstrap: int) -> None:
+    """Raise :class:`TTLabInputError` for a bootstrap count that is not an integer in [0, :data:`MAX_BOOTSTRAP`]."""
     if isinstance(bootstrap, bool) or not isinstance(bootstrap, (int, np.integer)) or bootstrap < 0:
         raise TTLabInputError(f"bootstrap must be a non-negative integer, got {bootstrap!r}")
     if bootstrap > MAX_BOOTSTRAP:
@@ -76,6 +76,11 @@ def check_options(bootstrap: int, ci_level: float, seed: int, method: str) -> No
             f"hold ~{bootstrap * 3 * 8 / 2**30:,.1f} GiB and a percentile interval's Monte-Carlo error is already "
             f"~1 % of its width at 10,000; use at most {MAX_BOOTSTRAP:,}", params=("bootstrap",)
         )
+
+
+def check_options(bootstrap: int, ci_level: float, seed: int, method: str) -> None:
+    """Raise :class:`TTLabInputError` for a bad bootstrap count, confidence level, seed or bootstrap method."""
+    check_bootstrap(bootstrap)
     if not isinstance(ci_level, (int, float)) or not 0 < ci_level < 1:
         raise TTLabInputError(f"ci_level must be in (0, 1), got {ci_level!r}")
     check_int(seed, "seed", 0)

@@ -14,6 +14,7 @@ from ttlab.errors import TTLabInputError
 from ttlab.outputs import check_out_file
 from ttlab.provenance import atomic_savefig, atomic_write_json, versions
 from ttlab.scaling.fit import DEFAULT_BOOTSTRAP, DEFAULT_CI_LEVEL, fit_scaling_law
+from ttlab.scaling.fit_checks import check_bootstrap
 from ttlab.scaling.fit_models import FORMS, MIN_POINTS, OBJECTIVES
 from ttlab.scaling.io import read_columns_csv
 from ttlab.scaling.theory import check_beta
@@ -72,6 +73,7 @@ def _prediction(result: Any, intrinsic_dim: float, beta: float, kind: str) -> di
 TIMED_ABOVE = 500
 """A bootstrap of more replicates than this is timed before it runs (a few seconds of replicates)."""
 TIMING_REPLICATES = 20
+MIN_REPLICATE_SECONDS = 1e-6
 BOOTSTRAP_MAX_HOURS = 1.0
 """A bootstrap estimated above this many hours is refused (``ttlab scaling fit --max-hours``)."""
 
@@ -85,7 +87,8 @@ def _time_bootstrap(fit: Callable[[int], Any], n_boot: int, max_hours: float, no
     fit(0)
     t1 = time.perf_counter()
     fit(TIMING_REPLICATES)
-    per = max(time.perf_counter() - t1 - (t1 - t0), 0.0) / TIMING_REPLICATES
+    # a replicate refits the model: never counted below a microsecond, however noisy the difference of two timings
+    per = max((time.perf_counter() - t1 - (t1 - t0)) / TIMING_REPLICATES, MIN_REPLICATE_SECONDS)
     seconds = per * n_boot
     if seconds > max_hours * 3600:
         raise TTLabInputError(f"{n_boot:,} bootstrap replicates would take ≈ {seconds / 3600:,.1f} h (timed on "
@@ -136,6 +139,7 @@ def fit_csv(
     if out is not None:
         check_out_file(out, inputs=(csv_file,))
     n_boot = DEFAULT_BOOTSTRAP[form] if bootstrap is None else bootstrap
+    check_bootstrap(n_boot)  # the hard limit before the timing: a timing of ~0 ms must not decide it
     check_beta(beta)  # checked whether or not an ID is given: a wrong value is never silently ignored
     cols = [x, y] + ([x2] if x2 is not None else [])
     if len(set(cols)) != len(cols):
