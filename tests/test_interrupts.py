@@ -242,3 +242,67 @@ with exit_on_interrupt():
     for pid in workers:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+
+
+def test_every_command_prints_what_an_interrupt_kept():
+    """A command without a message of its own (scaling fit, id estimate, ...) stopped by Ctrl-C or SIGTERM used to exit
+    130/143 printing nothing (issue 33 item 10): every command of the tree is wrapped by ``stops_cleanly``."""
+    from ttlab.cli import app
+
+    def commands(group):
+        for c in group.registered_commands:
+            yield c
+        for g in group.registered_groups:
+            yield from commands(g.typer_instance)
+
+    found = list(commands(app))
+    assert len(found) > 20 and all(getattr(c.callback, "stops_cleanly", False) for c in found)
+
+
+@pytest.mark.parametrize("sig, code, word", [("SIGINT", 130, "interrupted"), ("SIGTERM", 143, "terminated")])
+def test_a_long_scaling_fit_stopped_by_a_signal_says_nothing_was_written(tmp_path, sig, code, word):
+    """A real process: a bootstrap announced as long, then Ctrl-C or SIGTERM — one line, the exit code, no files."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import numpy as np
+
+    n = np.geomspace(1e3, 1e7, 12)
+    csv = tmp_path / "f.csv"
+    csv.write_text("n,loss\n" + "".join(f"{a:.6g},{(1.5 + 20 * a ** -0.34) * np.exp(0.01 * np.sin(a)):.6g}\n" for a in n))
+    code_text = (f"from ttlab.cli import main; main(['scaling', 'fit', {str(csv)!r}, '--x', 'n', '--y', 'loss', "
+                 f"'--form', 'offset', '--bootstrap', '1000000', '--max-hours', '100', '--out', "
+                 f"{str(tmp_path / 'fit.json')!r}])")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    proc = subprocess.Popen([sys.executable, "-c", code_text], env=env, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    lines, deadline = [], time.monotonic() + 120
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        lines.append(line)
+        if not line or line.startswith("bootstrap: 0/"):
+            break
+    assert lines[-1].startswith("bootstrap: 0/"), "".join(lines)  # announced and followed
+    time.sleep(0.5)
+    proc.send_signal(getattr(signal, sig))
+    err = " ".join(proc.communicate(timeout=60)[1].split())
+    assert proc.returncode == code, err
+    assert f"{word} — nothing was written; re-run the same command to start again" in err and "Traceback" not in err
+    assert not (tmp_path / "fit.json").exists()
+
+
+def test_a_command_without_its_own_message_says_its_files_are_written_whole(run_cli, tmp_path, monkeypatch):
+    import numpy as np
+
+    import ttlab.cli.id as cli_id
+    from ttlab.cli.common import WRITTEN_WHOLE
+
+    def interrupt(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli_id, "estimate_file", interrupt)
+    np.save(tmp_path / "x.npy", np.zeros((50, 3)))
+    r = run_cli("id", "estimate", tmp_path / "x.npy")
+    assert r.code == 130 and f"interrupted — {WRITTEN_WHOLE}" in " ".join(r.err.split())

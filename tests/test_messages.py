@@ -105,6 +105,26 @@ def test_reproduce_prints_a_failed_parts_cause_on_the_console(registry, run_cli,
     assert r.code == 1 and "fake_full_disk: OSError: [Errno 28] No space left on device" in err
 
 
+def test_a_full_disk_after_a_failed_part_shows_both_causes(registry, run_cli, tmp_path, monkeypatch):  # noqa: F811
+    """The disk fills up while the record of a part that had failed is written: the console names the write's error
+    and the part's own cause (issue 33 item 6), not only "No space left"."""
+    import ttlab.reproduce as rp
+    from ttlab.reproduce.registry import PartContext, register_part
+
+    @register_part("fake_broken", paper="B", title="Fake part that fails", render=lambda r: [], estimate=(1, 1))
+    def fake_broken(out: Path, ctx: PartContext) -> dict:
+        raise ValueError("the part's own cause")
+
+    def full_disk(path, obj, **kw):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+
+    monkeypatch.setattr(rp, "atomic_write_json", full_disk)
+    r = run_cli("reproduce", "--out", tmp_path / "o", "--part", "fake_broken")
+    err = " ".join(r.err.split())
+    assert r.code == 2 and "fake_broken.json: No space left on device" in err
+    assert "part fake_broken had failed before this write: ValueError: the part's own cause" in err
+
+
 # ------------------------------------------------------------------------------------- progress
 def test_progress_without_a_terminal_prints_lines_and_a_heartbeat(capsys, monkeypatch):
     import ttlab.cli.common as common
@@ -124,6 +144,22 @@ def test_progress_without_a_terminal_prints_lines_and_a_heartbeat(capsys, monkey
     assert "models: still running, 0/1 done" in err
     common.run_with_progress(lambda progress: progress("documents", 3, None))  # a total not known yet
     assert "documents: 3 (" in capsys.readouterr().err
+
+
+def test_a_fast_counter_is_not_a_line_per_step_without_a_terminal(capsys):
+    """A bootstrap reports about every 1 % of its replicates: in a log that is a line a second at most, plus its start
+    and end, and a new stage always prints."""
+    import ttlab.cli.common as common
+
+    def work(progress):
+        for i in range(1001):
+            progress("bootstrap", i, 1000)
+        progress("plot", 0, 1)
+
+    common.run_with_progress(work)
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[0].startswith("bootstrap: 0/1000") and lines[1].startswith("bootstrap: 1000/1000")
+    assert lines[2].startswith("plot: 0/1") and len(lines) == 3
 
 
 @pytest.mark.parametrize("command", ["data-sweep", "manifold"])

@@ -17,30 +17,31 @@ LEGITIMATE = {  # (command, flag, value) where the value means something
     ("id embed", "--layer", "-1"),  # the last layer, as in Python
 }
 BASE = {  # the cheapest valid call of each command (tmp: the test's folder, fixtures made below)
-    "reproduce": lambda t: ["reproduce", "--part", "table1", "--out", t / "o"],
-    "ntp check": lambda t: ["ntp", "check", t / "d.txt"],
-    "ntp generate": lambda t: ["ntp", "generate", "--out", t / "g.txt"],
-    "ntp run": lambda t: ["ntp", "run", "--out", t / "o", "--stage1-steps", "2", "--stage2-steps", "2"],
-    "ntp generalize": lambda t: ["ntp", "generalize", "--out", t / "o", "--stage1-steps", "2", "--stage2-steps", "2"],
-    "id estimate": lambda t: ["id", "estimate", t / "x.npy"],
-    "id compare": lambda t: ["id", "compare", t / "x.npy", "--methods", "mle"],
-    "id sample-manifold": lambda t: ["id", "sample-manifold", "sphere", "--d", "2", "--ambient", "5", "--n", "50",
+    "reproduce": lambda t, cache: ["reproduce", "--part", "table1", "--out", t / "o"],
+    "ntp check": lambda t, cache: ["ntp", "check", t / "d.txt"],
+    "ntp generate": lambda t, cache: ["ntp", "generate", "--out", t / "g.txt"],
+    "ntp run": lambda t, cache: ["ntp", "run", "--out", t / "o", "--stage1-steps", "2", "--stage2-steps", "2"],
+    "ntp generalize": lambda t, cache: ["ntp", "generalize", "--out", t / "o", "--stage1-steps", "2", "--stage2-steps", "2"],
+    "id estimate": lambda t, cache: ["id", "estimate", t / "x.npy"],
+    "id compare": lambda t, cache: ["id", "compare", t / "x.npy", "--methods", "mle"],
+    "id sample-manifold": lambda t, cache: ["id", "sample-manifold", "sphere", "--d", "2", "--ambient", "5", "--n", "50",
                                      "--out", t / "s.npy"],
-    "id embed": lambda t: ["id", "embed", "--model", t / "no-model", "--out", t / "e.npy"],
-    "scaling predict": lambda t: ["scaling", "predict", "--id", "10"],
-    "scaling convert": lambda t: ["scaling", "convert", "--alpha-n", "0.1"],
-    "scaling table1": lambda t: ["scaling", "table1"],
-    "scaling fit": lambda t: ["scaling", "fit", t / "fit.csv", "--x", "n", "--y", "loss", "--bootstrap", "20"],
-    "scaling manifold": lambda t: ["scaling", "manifold", "--quick", "--out", t / "o", "--estimate-only"],
-    "scaling model-size": lambda t: ["scaling", "model-size", "--quick", "--out", t / "o", "--estimate-only"],
-    "lm suite": lambda t: ["lm", "suite", "--corpus", "builtin:sotu", "--model", t / "no-model", "--out", t / "o"],
-    "lm data-sweep": lambda t: ["lm", "data-sweep", "--quick", "--out", t / "o"],
-    "lm model-sweep": lambda t: ["lm", "model-sweep", "--quick", "--out", t / "o"],
-    "lm id-ablations": lambda t: ["lm", "id-ablations", t / "no-run", "--out", t / "o"],
-    "lm prepare": lambda t: ["lm", "prepare", "--corpus", "builtin:sotu", "--cache-dir", t / "cache"],
-    "lm train": lambda t: ["lm", "train", "--corpus", "builtin:sotu", "--out", t / "o", "--cache-dir", t / "cache"],
-    "lm sample": lambda t: ["lm", "sample", t / "no-run"],
-    "lm corpus info": lambda t: ["lm", "corpus", "info", "--corpus", "builtin:sotu"],
+    "id embed": lambda t, cache: ["id", "embed", "--model", t / "no-model", "--out", t / "e.npy"],
+    "scaling predict": lambda t, cache: ["scaling", "predict", "--id", "10"],
+    "scaling convert": lambda t, cache: ["scaling", "convert", "--alpha-n", "0.1"],
+    "scaling table1": lambda t, cache: ["scaling", "table1"],
+    "scaling fit": lambda t, cache: ["scaling", "fit", t / "fit.csv", "--x", "n", "--y", "loss", "--bootstrap", "20"],
+    "scaling manifold": lambda t, cache: ["scaling", "manifold", "--quick", "--out", t / "o", "--estimate-only"],
+    "scaling model-size": lambda t, cache: ["scaling", "model-size", "--quick", "--out", t / "o", "--estimate-only"],
+    "lm suite": lambda t, cache: ["lm", "suite", "--corpus", "builtin:sotu", "--model", t / "no-model", "--out", t / "o"],
+    "lm data-sweep": lambda t, cache: ["lm", "data-sweep", "--quick", "--out", t / "o"],
+    "lm model-sweep": lambda t, cache: ["lm", "model-sweep", "--quick", "--out", t / "o"],
+    "lm id-ablations": lambda t, cache: ["lm", "id-ablations", t / "no-run", "--out", t / "o"],
+    "lm prepare": lambda t, cache: ["lm", "prepare", "--corpus", "builtin:sotu", "--cache-dir", cache],
+    "lm train": lambda t, cache: ["lm", "train", "--corpus", "builtin:sotu", "--out", t / "o", "--cache-dir", cache,
+                           "--max-iters", "2", "--eval-iters", "1"],
+    "lm sample": lambda t, cache: ["lm", "sample", t / "no-run"],
+    "lm corpus info": lambda t, cache: ["lm", "corpus", "info", "--corpus", "builtin:sotu"],
 }
 
 
@@ -50,14 +51,15 @@ def _kind(param) -> type | None:
     return base[0] if base and base[0] in (int, float) else None
 
 
-def _cases():
+def _cases(values_int, values_float):
     cases = [(command, max(p.opts, key=len), value) for command, p in cli_params()
              if p.param_type_name == "option" and _kind(p)
-             for value in (("-1", "nan") if _kind(p) is float else ("-1",))]
+             for value in (values_float if _kind(p) is float else values_int)]
     return [c for c in cases if c not in LEGITIMATE]
 
 
-CASES = _cases()
+CASES = _cases(("-1",), ("-1", "nan"))
+EDGE_CASES = _cases(("0", "1e18"), ("0", "1e18"))
 
 
 def test_every_command_with_numeric_options_has_a_base_call():
@@ -73,7 +75,7 @@ def test_a_bad_numeric_option_is_refused_before_any_work(command, flag, value, t
     (tmp_path / "d.txt").write_text("a b => c\na => b\nb => c\nc => a\n", encoding="utf-8")
     np.save(tmp_path / "x.npy", np.random.default_rng(0).normal(size=(200, 3)))
     (tmp_path / "fit.csv").write_text("n,loss\n" + "".join(f"{n},{3 * n ** -0.1:.6g}\n" for n in (1e3, 1e4, 1e5, 1e6)))
-    args = [str(a) for a in BASE[command](Path(tmp_path))]
+    args = [str(a) for a in BASE[command](Path(tmp_path), Path(tmp_path) / "cache")]
     args = args[:args.index(flag) + 1] + [value] + args[args.index(flag) + 2:] if flag in args else [*args, flag, value]
 
     def ran(*_):
@@ -87,4 +89,56 @@ def test_a_bad_numeric_option_is_refused_before_any_work(command, flag, value, t
         signal.alarm(0)
         signal.signal(signal.SIGALRM, old)
     assert r.code == 2, (r.code, r.err[-300:])
+    assert "Traceback" not in r.err and "Traceback" not in r.out
+
+
+@pytest.fixture(scope="module")
+def token_cache(tmp_path_factory) -> Path:
+    """One tokenizer and token cache for the edge sweep's corpus commands (a new split still builds its own)."""
+    return tmp_path_factory.mktemp("token_cache")
+
+
+class _Started(Exception):
+    pass
+
+
+WORK = {  # where a command's long work starts, after every check of its settings: stubbed in the edge sweep
+    # the training loops (the data, memory and time checks still run)
+    "lm train": (("ttlab.lm.train_corpus", "train"), ("ttlab.lm.train_corpus", "train_converged")),
+    "lm data-sweep": (("ttlab.sweep", "run_sweep"),),  # the sweep's runs
+    "lm model-sweep": (("ttlab.sweep", "run_sweep"),),
+}
+
+
+@pytest.mark.parametrize("command, flag, value", EDGE_CASES, ids=[" ".join(c) for c in EDGE_CASES])
+def test_an_edge_numeric_option_ends_cleanly(command, flag, value, tmp_path, run_cli, monkeypatch, token_cache):
+    """0 and 1e18 on every numeric option: a clear refusal (exit 2), or a run that ends cleanly — or, for the long
+    commands of :data:`WORK`, one that reaches its work with every check passed (the work itself is their own tests')."""
+    import importlib
+
+    if command in WORK:
+        def started(*args, **kwargs):
+            raise _Started
+
+        for module, name in WORK[command]:
+            monkeypatch.setattr(importlib.import_module(module), name, started)
+    (tmp_path / "d.txt").write_text("a b => c\na => b\nb => c\nc => a\n", encoding="utf-8")
+    np.save(tmp_path / "x.npy", np.random.default_rng(0).normal(size=(200, 3)))
+    (tmp_path / "fit.csv").write_text("n,loss\n" + "".join(f"{n},{3 * n ** -0.1:.6g}\n" for n in (1e3, 1e4, 1e5, 1e6)))
+    args = [str(a) for a in BASE[command](Path(tmp_path), token_cache)]
+    args = args[:args.index(flag) + 1] + [value] + args[args.index(flag) + 2:] if flag in args else [*args, flag, value]
+
+    def ran(*_):
+        raise _Ran(f"{command} {flag} {value} was not refused: it ran for 20 s")
+
+    old = signal.signal(signal.SIGALRM, ran)
+    signal.alarm(20)
+    try:
+        r = run_cli(*args)
+    except _Started:
+        return
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    assert r.code in (0, 1, 2), (r.code, r.err[-300:])
     assert "Traceback" not in r.err and "Traceback" not in r.out

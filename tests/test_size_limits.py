@@ -70,11 +70,13 @@ def test_a_bpe_vocabulary_is_bounded_before_the_corpus_is_read(tmp_path, run_cli
     assert r.code == 2 and "vocab_size must be at most 2,097,152" in r.err and "loading corpus" not in r.err
 
 
-def test_a_long_bootstrap_is_timed_first_and_refused_above_max_hours(tmp_path, run_cli):
+def test_a_long_bootstrap_is_timed_first_and_refused_above_max_hours(tmp_path, run_cli, monkeypatch):
     """scaling fit --bootstrap 100000 printed nothing for minutes (≈ 2.6 h of work): a bootstrap above TIMED_ABOVE
-    replicates is timed on a few first, the estimate printed, and refused above --max-hours (issue 33 item 5)."""
+    replicates is timed on a few first, refused above --max-hours, and one that takes a while has its estimate printed
+    and its progress followed (issue 33 item 5)."""
     import numpy as np
 
+    import ttlab.scaling.fit_csv as fit_csv
     from ttlab.scaling.fit_csv import TIMED_ABOVE
 
     n = np.geomspace(1e3, 1e7, 12)
@@ -84,6 +86,10 @@ def test_a_long_bootstrap_is_timed_first_and_refused_above_max_hours(tmp_path, r
                 str(TIMED_ABOVE + 1), "--max-hours", "1e-9")
     assert r.code == 2 and "bootstrap replicates would take" in r.err and "--max-hours" in r.err
     r = run_cli("scaling", "fit", f, "--x", "n", "--y", "loss", "--bootstrap", str(TIMED_ABOVE + 1))
+    assert r.code == 0 and "bootstrap" not in r.err  # timed, but a fast one is neither announced nor followed
+    monkeypatch.setattr(fit_csv, "FOLLOWED_ABOVE_SECONDS", 0.0)  # as if it took a while
+    r = run_cli("scaling", "fit", f, "--x", "n", "--y", "loss", "--form", "offset", "--bootstrap", str(TIMED_ABOVE + 1))
     assert r.code == 0 and f"bootstrap: {TIMED_ABOVE + 1:,} replicates ≈" in r.err
+    assert f"bootstrap: 0/{TIMED_ABOVE + 1}" in r.err and f"bootstrap: {TIMED_ABOVE + 1}/{TIMED_ABOVE + 1}" in r.err
     r = run_cli("scaling", "fit", f, "--x", "n", "--y", "loss", "--bootstrap", str(TIMED_ABOVE))
     assert r.code == 0 and "replicates ≈" not in r.err  # small ones are not timed

@@ -268,3 +268,25 @@ def test_pairs_bootstrap_rejects_hopeless_designs():
     # 3 points, 2 of them identical in x: most resamples are degenerate, but some are fine
     r = fit_power_law([1.0, 1.0, 10.0, 100.0], [3.0, 3.1, 2.0, 1.0], bootstrap=50, bootstrap_method="pairs")
     assert r.bootstrap["n_used"] == 50 and r.bootstrap["degenerate_draws_rejected"] > 0
+
+
+@pytest.mark.parametrize("form, method", [("power", "residual"), ("offset", "residual"), ("offset", "pairs"),
+                                          ("chinchilla", "pairs")])
+def test_the_bootstrap_reports_its_progress_from_0_to_all_and_the_same_numbers(form, method):
+    """``progress(done, total)`` climbs from 0 to every replicate, about every 1 %, and following it changes nothing."""
+    from ttlab.scaling.fit import fit_scaling_law
+
+    rng = np.random.default_rng(3)
+    n = np.repeat(np.geomspace(1e6, 1e8, 4), 3) if form == "chinchilla" else np.geomspace(1e3, 1e7, 10)
+    d = np.tile(np.geomspace(1e8, 1e10, 3), 4) if form == "chinchilla" else None
+    loss = 1.7 + 400 * n ** -0.34 + (0 if d is None else 400 * d ** -0.28)
+    loss = loss * np.exp(rng.normal(0, 0.01, loss.size))
+    calls: list[tuple[int, int]] = []
+    kw = dict(bootstrap=250, seed=1, bootstrap_method=method)
+    followed = fit_scaling_law(form, n, loss, d, progress=lambda done, total: calls.append((done, total)), **kw)
+    plain = fit_scaling_law(form, n, loss, d, **kw)
+    assert calls[0] == (0, 250) and calls[-1] == (250, 250) and all(t == 250 for _, t in calls)
+    done = [c for c, _ in calls]
+    assert done == sorted(done) and len(calls) <= 250 // 2 + 2  # every 2nd replicate at most (1 % of 250 → 2)
+    np.testing.assert_array_equal(followed.bootstrap_samples, plain.bootstrap_samples)
+    assert followed.ci == plain.ci

@@ -11,7 +11,7 @@ import sys
 
 import typer
 
-from ttlab.cli.common import console_err
+from ttlab.cli.common import console_err, stops_cleanly
 from ttlab.errors import TTLabInputError
 from ttlab.markup import markup
 
@@ -37,6 +37,19 @@ app.add_typer(_lm.app, name="lm")
 app.command("reproduce")(_reproduce.reproduce)
 
 
+def _stop_cleanly(group: typer.Typer) -> None:
+    """Every command of ``group`` (and its sub-groups) prints one line on an interrupt (:func:`stops_cleanly`)."""
+    for command in group.registered_commands:
+        if command.callback is not None:
+            command.callback = stops_cleanly(command.callback)
+    for sub in group.registered_groups:
+        if sub.typer_instance is not None:
+            _stop_cleanly(sub.typer_instance)
+
+
+_stop_cleanly(app)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point; ``argv`` defaults to ``sys.argv[1:]``.
 
@@ -58,6 +71,8 @@ def main(argv: list[str] | None = None) -> None:
         where = f"{exc.filename}: " if exc.filename else ""
         console_err.print(markup("[bold red]error:[/] {}", where + (exc.strerror or str(exc))), highlight=False,
                           soft_wrap=True)
+        for note in getattr(exc, "__notes__", ()):  # what had happened before the write failed (a part's own cause)
+            console_err.print(markup("  {}", note), highlight=False, soft_wrap=True)
         sys.exit(2)
 
 

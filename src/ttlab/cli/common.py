@@ -81,6 +81,10 @@ INTERRUPT_EXIT = 130
 """Exit code of a command stopped by Ctrl-C (128 + SIGINT, as shells report it)."""
 
 RESUME = "re-run the same command to resume (finished work is reused)"
+START_AGAIN = "nothing was written; re-run the same command to start again"
+WRITTEN_WHOLE = ("nothing was left half-written (this command writes each file whole, at its end); re-run the same "
+                 "command to start again")
+"""What an interrupt keeps in a command without a message of its own (:func:`stops_cleanly`)."""
 
 
 TERMINATE_EXIT = 143
@@ -116,8 +120,24 @@ def exit_on_interrupt(how: str = RESUME) -> Iterator[None]:
             signal.signal(signal.SIGTERM, old)
 
 
+def stops_cleanly(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``command`` inside :func:`exit_on_interrupt` with :data:`WRITTEN_WHOLE`: every command prints one line on Ctrl-C
+    or SIGTERM saying what was kept (a command with more to say wraps its own work, which answers first)."""
+    import functools
+
+    @functools.wraps(command)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        with exit_on_interrupt(WRITTEN_WHOLE):
+            return command(*args, **kwargs)
+
+    run.stops_cleanly = True  # type: ignore[attr-defined]
+    return run
+
+
 HEARTBEAT_SECONDS = 30.0
 """Without a terminal, a "still running" line is printed after this long with no progress."""
+LINE_SECONDS = 1.0
+"""Without a terminal, a stage's progress lines are at least this far apart (a new stage and its end always print)."""
 
 
 @contextmanager
@@ -166,7 +186,13 @@ class _LineProgress:
         with self.lock:
             if self.state == (stage, done, total):
                 return
-            self.state, self.last = (stage, done, total), time.monotonic()
+            now = time.monotonic()
+            # a new stage, the end of one, or a second since the last line: a fast counter is not a line per step
+            due = self.state is None or self.state[0] != stage or done == total or now - self.last >= LINE_SECONDS
+            self.state = (stage, done, total)
+            if not due:
+                return
+            self.last = now
         console_err.print(plain(f"{stage}: {_of(done, total)} ({self.last - self.t0:.0f} s)"), highlight=False)
 
     def _beat(self) -> None:
@@ -181,19 +207,19 @@ class _LineProgress:
                               highlight=False)
 
 
-def run_with_progress(fn: Callable[..., Any], **kwargs: Any) -> Any:
+def run_with_progress(fn: Callable[..., Any], *, on_interrupt: str = RESUME, **kwargs: Any) -> Any:
     """``fn(progress=..., **kwargs)`` with a transient progress bar on stderr, one line per stage
     (``progress(stage, done, total)``, the callback of the sweeps and the suite); without a terminal,
     plain lines and a periodic "still running" line instead (:class:`_LineProgress`). Ctrl-C exits 130
-    with the resume line of :func:`exit_on_interrupt`."""
+    with ``on_interrupt``, the line of :func:`exit_on_interrupt` saying what was kept."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     if not console_err.is_terminal:
-        with exit_on_interrupt(), _LineProgress() as lines:
+        with exit_on_interrupt(on_interrupt), _LineProgress() as lines:
             return fn(progress=lines, **kwargs)
     bar = Progress(TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                    console=console_err, transient=True)
-    with exit_on_interrupt(), bar:
+    with exit_on_interrupt(on_interrupt), bar:
         bar.add_task("total", total=None)  # its clock runs between stages too (fits, plots): never a frozen screen
         stages: dict[str, Any] = {}
 

@@ -11,6 +11,7 @@ import typer
 from typer import Argument, Option
 
 from ttlab.cli.common import (
+    START_AGAIN,
     Json,
     OptInt,
     OptPath,
@@ -178,5 +179,6 @@ def embed(
     cfg = EmbedConfig(**{**given, "position_edges": parse_list(position_edges, "--position-groups", int)})
     emb = run_with_progress(lambda progress: embed_to_file(
         model, out, corpus, cfg, layers=sel, split_seed=split_seed, which=which, errors=errors, estimate_id=estimate_id,
-        k=k, average=average, batch_size=batch_size, progress=lambda done, total: progress("embedding", done, total)))
+        k=k, average=average, batch_size=batch_size, progress=lambda done, total: progress("embedding", done, total)),
+        on_interrupt=START_AGAIN)
     print_json(emb.meta) if as_json else print_view(embed_view(emb, out))

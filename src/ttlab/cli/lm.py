@@ -198,4 +198,5 @@ def export_hf_cmd(
     from ttlab.outputs import check_out_dir
 
     check_out_dir(out)
-    print_lines([f"wrote {export_hf(run, out, which=which)}"])
+    with exit_on_interrupt(f"{out} may hold part of the model: remove it, then re-run the same command"):
+        print_lines([f"wrote {export_hf(run, out, which=which)}"])

@@ -8,7 +8,17 @@ from typing import Annotated, Optional
 
 import typer
 
-from ttlab.cli.common import Json, Setting, held, parse_list, print_json, print_lines, print_view, run_with_progress
+from ttlab.cli.common import (
+    START_AGAIN,
+    Json,
+    Setting,
+    held,
+    parse_list,
+    print_json,
+    print_lines,
+    print_view,
+    run_with_progress,
+)
 from ttlab.errors import TTLabInputError
 from ttlab.lm.configs import MODEL_PRESETS, TrainConfig
 from ttlab.lm.presets import DEFAULT_LOSS, DataSweepPreset, Execution, IDOptions, ModelSweepPreset, SweepData
@@ -115,7 +125,7 @@ def id_ablations_cmd(
     from ttlab.outputs import check_out_dir
 
     check_out_dir(out)
-    res = run_with_progress(id_ablations, run_dirs=runs, out_dir=out,
+    res = run_with_progress(id_ablations, on_interrupt=START_AGAIN, run_dirs=runs, out_dir=out,
                             id_options=IDOptions(windows_per_doc=windows, tokens_per_doc=tokens, batch_size=batch, k=k),
                             position_edges=parse_list(position_groups, "--position-groups", int))
     print_json(res) if as_json else print_lines(ablations_summary(res, out))

@@ -16,6 +16,7 @@ from rich.markup import escape
 from typer import Argument, Option
 
 from ttlab.cli.common import (
+    START_AGAIN,
     Json,
     OptFloat,
     OptInt,
@@ -28,6 +29,7 @@ from ttlab.cli.common import (
     print_json,
     print_view,
     print_warnings,
+    run_with_progress,
 )
 from ttlab.errors import TTLabInputError
 from ttlab.intrinsic_dim import PAPER
@@ -130,10 +132,11 @@ def fit(
     json_out: Json = False,
 ) -> None:
     """Fit a scaling law to CSV columns, with bootstrap intervals and goodness of fit."""
-    payload = fit_csv(csv_file, x, y, x2, form=form, bootstrap=bootstrap, seed=seed, ci_level=ci_level,
-                      bootstrap_method=bootstrap_method, objective=objective, n_starts=n_starts, plot=plot,
-                      intrinsic_dim=intrinsic_dim, beta=beta, kind=kind, out=out, max_hours=max_hours,
-                      note=lambda m: console_err.print(plain(m), highlight=False))
+    payload = run_with_progress(
+        fit_csv, on_interrupt=START_AGAIN, csv_file=csv_file, x=x, y=y, x2=x2, form=form, bootstrap=bootstrap,
+        seed=seed, ci_level=ci_level, bootstrap_method=bootstrap_method, objective=objective, n_starts=n_starts,
+        plot=plot, intrinsic_dim=intrinsic_dim, beta=beta, kind=kind, out=out, max_hours=max_hours,
+        note=lambda m: console_err.print(plain(m), highlight=False))
     print_warnings(payload["warnings"])
     print_json(payload) if json_out else print_view(views.fit_view(payload))
 

@@ -304,13 +304,19 @@ def _run_part(part: Part, out: Path, ctx: PartContext, stamp: dict) -> tuple[dic
 
 def _record_part(results: dict, out: Path, t_start: float, path: Path, rec: dict,
                  on_part: Callable[[str, str], None] | None) -> None:
-    """Store a part's record (atomically), tell ``on_part`` and rewrite the reports."""
-    atomic_write_json(path, rec)
-    results["parts"][rec["part"]] = {**rec, "reused": False}
-    results["run"]["load_avg_at_part_ends"][rec["part"]] = load_average()
-    if on_part:
-        on_part(rec["part"], rec["status"])
-    _write_all(results, out, t_start)
+    """Store a part's record (atomically), tell ``on_part`` and rewrite the reports. A write that fails (a full disk)
+    carries the cause of a part that had failed as a note, so that the console shows both."""
+    try:
+        atomic_write_json(path, rec)
+        results["parts"][rec["part"]] = {**rec, "reused": False}
+        results["run"]["load_avg_at_part_ends"][rec["part"]] = load_average()
+        if on_part:
+            on_part(rec["part"], rec["status"])
+        _write_all(results, out, t_start)
+    except OSError as exc:
+        if rec["status"] == "failed":
+            exc.add_note(f"part {rec['part']} had failed before this write: {rec['error']}")
+        raise
 
 
 def _to_json(obj: object) -> str:

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Callable, Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -169,10 +169,22 @@ def _refit(form, lx, lx2, ly, warm, *, delta, reduction, options, objective="hub
         return np.full(warm.shape[1], np.nan)
 
 
-def _bootstrap(form, lx, lx2, ly, theta_hat, *, n_boot, rng, method, delta, reduction, options, objective="huber"):
+BootstrapProgress = Callable[[int, int], None]
+"""``progress(done, total)``: called as the bootstrap's replicates finish (about every 1 % of them)."""
+
+
+def _bootstrap(form, lx, lx2, ly, theta_hat, *, n_boot, rng, method, delta, reduction, options, objective="huber",
+               progress: BootstrapProgress | None = None):
     """Bootstrap replicates of θ (rows); returns (samples, n_rejected_draws)."""
     if n_boot == 0:
         return np.empty((0, theta_hat.size)), 0
+    step = max(1, n_boot // 100)
+
+    def report(done: int) -> None:
+        if progress is not None and (done % step == 0 or done == n_boot):
+            progress(done, n_boot)
+
+    report(0)
     pred, jac = log_model(form, theta_hat, lx, lx2)
     n = lx.size
     warm = theta_hat[None, :]
@@ -186,10 +198,12 @@ def _bootstrap(form, lx, lx2, ly, theta_hat, *, n_boot, rng, method, delta, redu
             if form == "power":
                 X = np.column_stack([np.ones_like(lx), -lx])
                 out.append(np.linalg.lstsq(X, y_star.T, rcond=None)[0].T)
-            else:
-                out.append(np.array([_refit(form, lx, lx2, ys, warm, delta=delta, reduction=reduction,
-                                            options=options, objective=objective)
-                                     for ys in y_star]).reshape(-1, theta_hat.size))
+                report(start + len(y_star))
+                continue
+            for i, ys in enumerate(y_star):
+                out.append(_refit(form, lx, lx2, ys, warm, delta=delta, reduction=reduction, options=options,
+                                  objective=objective)[None, :])
+                report(start + i + 1)
         return np.concatenate(out), 0
     samples, rejected = [], 0
     max_rejected = 20 * n_boot + 100
@@ -212,6 +226,7 @@ def _bootstrap(form, lx, lx2, ly, theta_hat, *, n_boot, rng, method, delta, redu
             _refit(form, lx[idx], None if lx2 is None else lx2[idx], ly[idx], warm,
                    delta=delta, reduction=reduction, options=options, objective=objective)
         )
+        report(len(samples))
     return np.array(samples), rejected
 
 
@@ -231,8 +246,10 @@ def _fit(
     lbfgsb_options: dict[str, Any] | None = None,
     names: tuple[str, str, str] = ("x", "y", "x2"),
     objective: str = "huber",
+    progress: BootstrapProgress | None = None,
 ) -> FitResult:
-    """Validate, fit θ, measure the fit, bootstrap the intervals and assemble the :class:`FitResult`."""
+    """Validate, fit θ, measure the fit, bootstrap the intervals (``progress(done, total)`` as replicates finish) and
+    assemble the :class:`FitResult`."""
     if bootstrap_method is None:
         bootstrap_method = DEFAULT_BOOTSTRAP_METHOD[form]
     check_options(bootstrap, ci_level, seed, bootstrap_method)
@@ -248,7 +265,7 @@ def _fit(
 
     samples, rejected = _bootstrap(
         form, lx, lx2, ly, theta, n_boot=bootstrap, rng=np.random.default_rng(seed), method=bootstrap_method,
-        delta=delta, reduction=reduction, options=options, objective=objective,
+        delta=delta, reduction=reduction, options=options, objective=objective, progress=progress,
     )
     ci, ci_widened, n_used, ci_notes = percentile_ci(form, samples, params, ci_level)
     id_notes = (bound_notes(form, params) + floor_notes(params, np.exp(ly), names)
@@ -292,11 +309,13 @@ def fit_power_law(
     seed: int = 0,
     ci_level: float = DEFAULT_CI_LEVEL,
     bootstrap_method: str | None = "residual",
+    progress: BootstrapProgress | None = None,
 ) -> FitResult:
-    """Fit L = A·x^(−α) by least squares on (log x, log L); bootstrap CIs for A and α."""
+    """Fit L = A·x^(−α) by least squares on (log x, log L); bootstrap CIs for A and α (``progress(done, total)`` as
+    the replicates finish)."""
     return _fit(
         "power", x, y, None, bootstrap=bootstrap, seed=seed, ci_level=ci_level,
-        bootstrap_method=bootstrap_method,
+        bootstrap_method=bootstrap_method, progress=progress,
     )
 
 
@@ -309,11 +328,13 @@ def fit_offset_power_law(
     ci_level: float = DEFAULT_CI_LEVEL,
     bootstrap_method: str | None = "residual",
     n_starts: int = 4,
+    progress: BootstrapProgress | None = None,
 ) -> FitResult:
-    """Fit L = E + A·x^(−α) (squared log residuals, least_squares from the best ``n_starts`` of a grid)."""
+    """Fit L = E + A·x^(−α) (squared log residuals, least_squares from the best ``n_starts`` of a grid);
+    ``progress(done, total)`` as the bootstrap's replicates finish."""
     return _fit(
         "offset", x, y, None, bootstrap=bootstrap, seed=seed, ci_level=ci_level,
-        bootstrap_method=bootstrap_method, n_starts=n_starts,
+        bootstrap_method=bootstrap_method, n_starts=n_starts, progress=progress,
     )
 
 
@@ -331,6 +352,7 @@ def fit_chinchilla(
     n_starts: int = 4,
     lbfgsb_options: dict[str, Any] | None = None,
     objective: Literal["huber", "huber-likelihood"] = "huber",
+    progress: BootstrapProgress | None = None,
 ) -> FitResult:
     """Fit L(N, D) = E + A/N^α + B/D^β in log space with a summed Huber loss (δ = 1e-3).
 
@@ -341,12 +363,13 @@ def fit_chinchilla(
     e ∈ {−1, −.5, …, 1}, a, b ∈ {0, 5, …, 25}, α, β ∈ {0, .5, …, 2}, with
     :data:`DEFAULT_LBFGSB_OPTIONS` unless ``lbfgsb_options`` is given (``{}`` = scipy defaults).
     ``reduction="mean"`` with scipy's default tolerances reproduces the early stop of a mean
-    Huber loss; do not use it for real fits. Bootstrap refits start from the point estimate.
+    Huber loss; do not use it for real fits. Bootstrap refits start from the point estimate;
+    ``progress(done, total)`` is called as they finish.
     """
     return _fit(
         "chinchilla", n_params, loss, n_tokens, bootstrap=bootstrap, seed=seed, ci_level=ci_level,
         bootstrap_method=bootstrap_method, delta=delta, reduction=reduction, n_starts=n_starts,
-        lbfgsb_options=lbfgsb_options, names=("N", "loss", "D"), objective=objective,
+        lbfgsb_options=lbfgsb_options, names=("N", "loss", "D"), objective=objective, progress=progress,
     )
 
 

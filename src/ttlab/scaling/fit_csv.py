@@ -73,6 +73,8 @@ def _prediction(result: Any, intrinsic_dim: float, beta: float, kind: str) -> di
 TIMED_ABOVE = 500
 """A bootstrap of more replicates than this is timed before it runs (a few seconds of replicates)."""
 TIMING_REPLICATES = 20
+FOLLOWED_ABOVE_SECONDS = 10.0
+"""A bootstrap timed at this many seconds or more is announced (its estimate) and followed (progress)."""
 MIN_REPLICATE_SECONDS = 1e-6
 BOOTSTRAP_MAX_HOURS = 1.0
 """A bootstrap estimated above this many hours is refused (``ttlab scaling fit --max-hours``)."""
@@ -94,7 +96,7 @@ def _time_bootstrap(fit: Callable[[int], Any], n_boot: int, max_hours: float, no
         raise TTLabInputError(f"{n_boot:,} bootstrap replicates would take ≈ {seconds / 3600:,.1f} h (timed on "
                               f"{TIMING_REPLICATES}: {per * 1e3:.1f} ms each), above max_hours = {max_hours:g}; use fewer "
                               f"replicates or raise max_hours", params=("bootstrap", "max_hours"))
-    if note is not None:
+    if note is not None and seconds >= FOLLOWED_ABOVE_SECONDS:
         note(f"bootstrap: {n_boot:,} replicates ≈ {seconds:,.0f} s (timed on {TIMING_REPLICATES})")
     return seconds
 
@@ -119,6 +121,7 @@ def fit_csv(
     out: Path | None = None,
     max_hours: float = BOOTSTRAP_MAX_HOURS,
     note: Callable[[str], None] | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> dict[str, Any]:
     """Fit ``form`` to columns ``x``, ``y`` (and ``x2`` = D for the Chinchilla form) of ``csv_file``.
 
@@ -127,7 +130,8 @@ def fit_csv(
     model scaling). Writes the log-log ``plot`` and the payload to ``out`` when given (both checked before the
     fit). Returns the payload: :meth:`ttlab.scaling.fit.FitResult.to_dict` plus ``prediction``, ``config``,
     ``versions`` (and ``plot``). A bootstrap of more than :data:`TIMED_ABOVE` replicates is timed first on
-    :data:`TIMING_REPLICATES` of them: ``note`` gets the estimate, and one above ``max_hours`` is refused.
+    :data:`TIMING_REPLICATES` of them: one above ``max_hours`` is refused; one of :data:`FOLLOWED_ABOVE_SECONDS` or
+    more is announced (``note`` gets the estimate) and followed (``progress("bootstrap", done, total)``).
     """
     _check_options(form, x2, kind, intrinsic_dim, objective, n_starts)
     check_hours(max_hours)  # checked whether or not the bootstrap is timed
@@ -152,13 +156,16 @@ def fit_csv(
     extra: dict[str, Any] = {} if n_starts is None else {"n_starts": n_starts}
     if objective is not None:
         extra["objective"] = objective
+    seconds = 0.0
     if n_boot > TIMED_ABOVE:
-        _time_bootstrap(lambda b: fit_scaling_law(form, data[x], data[y], data[x2] if x2 is not None else None,
+        seconds = _time_bootstrap(lambda b: fit_scaling_law(form, data[x], data[y], data[x2] if x2 is not None else None,
                                                   bootstrap=b, seed=seed, ci_level=ci_level,
                                                   bootstrap_method=bootstrap_method, **extra), n_boot, max_hours, note)
     result = fit_scaling_law(
         form, data[x], data[y], data[x2] if x2 is not None else None,
         bootstrap=n_boot, seed=seed, ci_level=ci_level, bootstrap_method=bootstrap_method, **extra,
+        progress=(None if progress is None or seconds < FOLLOWED_ABOVE_SECONDS
+                  else (lambda done, total: progress("bootstrap", done, total))),
     )
     payload = result.to_dict()
     if intrinsic_dim is not None:
