@@ -93,3 +93,24 @@ def test_a_long_bootstrap_is_timed_first_and_refused_above_max_hours(tmp_path, r
     assert f"bootstrap: 0/{TIMED_ABOVE + 1}" in r.err and f"bootstrap: {TIMED_ABOVE + 1}/{TIMED_ABOVE + 1}" in r.err
     r = run_cli("scaling", "fit", f, "--x", "n", "--y", "loss", "--bootstrap", str(TIMED_ABOVE))
     assert r.code == 0 and "replicates ≈" not in r.err  # small ones are not timed
+
+
+@pytest.mark.parametrize("args", [
+    ["id", "sample-manifold", "sphere", "--d", "3", "--ambient", "100000", "--n", "100000000", "--out", "{tmp}/x.npy"],
+    ["lm", "train", "--corpus", "builtin:sotu", "--out", "{tmp}/o", "--block-size", "100000000"],
+], ids=["sample-manifold", "lm train"])
+def test_a_size_bomb_is_refused_under_a_small_address_space(tmp_path, args):
+    """A real process limited to 3 GiB of address space (ulimit -v): the refusal comes from arithmetic before any
+    large allocation — exit 2 and one line, not a MemoryError or an allocator traceback (issue 33 item 5)."""
+    import resource
+    import subprocess
+    import sys
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (3 * 2**30, 3 * 2**30))
+
+    argv = [a.format(tmp=tmp_path) for a in args]
+    r = subprocess.run([sys.executable, "-c", f"from ttlab.cli import main; main({argv!r})"], preexec_fn=limit,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2, r.stderr[-500:]
+    assert "GiB" in r.stderr and "Traceback" not in r.stderr and "MemoryError" not in r.stderr
