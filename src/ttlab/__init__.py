@@ -25,6 +25,29 @@ those before it, plus ``sweep``; ``intrinsic_dim.compare`` reads ``scaling.theor
 ``reproduce`` may import every library package; ``cli`` imports the library, and the library never
 imports ``cli`` (``python -m ttlab.lm`` is the one entry point that does). Importing ``ttlab``
 itself imports nothing.
+
+The researcher's one call, loaded on first use: ``ttlab.predict_exponents(texts, model, tokenizer)`` (your texts and
+causal LM → the intrinsic dimension with its spread → paper B's α_D and α_N with the estimator band;
+:func:`ttlab.lm.text_exponents.predict_exponents`).
 """
 
+from typing import Any
+
 __version__ = "0.1.0"
+__all__ = ["predict_exponents"]
+
+
+def __getattr__(name: str) -> Any:
+    """``predict_exponents`` from :mod:`ttlab.lm.text_exponents` (imported on first use: ``import ttlab`` stays light)."""
+    if name == "predict_exponents":
+        from ttlab.lm.text_exponents import predict_exponents
+
+        return predict_exponents
+    import importlib
+
+    try:  # a subpackage not imported yet (``ttlab.scaling``)
+        return importlib.import_module(f"{__name__}.{name}")
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__name__}.{name}":
+            raise
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

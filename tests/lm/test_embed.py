@@ -274,7 +274,7 @@ def test_embed_to_file_and_its_view(run_dir, tmp_path):
 
     out = tmp_path / "v.npz"
     emb = embed_to_file(run_dir, out, None, EmbedConfig(tokens_per_doc=20), layers="all", estimate_id=True, k=10,
-                        batch_size=100)
+                        batch_size=40)
     assert emb.layers == [0, 1, 2] and len(emb.meta["intrinsic_dim"]) == 3
     saved = Embeddings.load(out)
     assert saved.layers == emb.layers and saved.meta["intrinsic_dim"] == emb.meta["intrinsic_dim"]
@@ -283,8 +283,15 @@ def test_embed_to_file_and_its_view(run_dir, tmp_path):
     assert f"wrote {out} ({m['n_vectors']} vectors × 32, layers [0, 1, 2]) from {m['n_docs']} documents" in text
     assert f"window random, {m['context_used']} tokens" in text
     for e in m["intrinsic_dim"]:
-        assert (f"layer {e['layer']}: ID {e['intrinsic_dim']:.2f} (± {e['intrinsic_dim_std']:.2f} over batches, "
-                f"{e['n_vectors']} vectors) → α_D {e['alpha_d_pred']:.3f}, α_N {e['alpha_n_pred']:.3f}") in text
+        assert e["n_batches"] == len(e["batch_dims"]) >= 2
+        assert (f"layer {e['layer']}: ID {e['intrinsic_dim']:.2f} (± {e['intrinsic_dim_std']:.2f} over "
+                f"{e['n_batches']} batches, {e['n_vectors']} vectors) → α_D {e['alpha_d_pred']:.3f}, "
+                f"α_N {e['alpha_n_pred']:.3f}") in text
+    few = embed_to_file(run_dir, tmp_path / "few.npy", None, EmbedConfig(tokens_per_doc=20), estimate_id=True, k=10,
+                        batch_size=10_000)  # fewer vectors than one batch: no spread is shown as one
+    (e,) = few.meta["intrinsic_dim"]
+    text = view_text(embed_view(few, tmp_path / "few.npy"), width=400)
+    assert e["n_batches"] == 1 and "one batch: no spread; ≥ 20,000 vectors give two" in text and "±" not in text
     one = embed_to_file(run_dir, tmp_path / "one.npy", None, EmbedConfig(tokens_per_doc=4), layers=[1])
     assert one.layers == [1] and np.load(tmp_path / "one.npy").shape == (one.meta["n_vectors"], 32)
     with pytest.raises(TTLabInputError, match="several layers need an .npz output: give out as .*x.npz") as info:

@@ -11,6 +11,10 @@ Model and training: :class:`GPTConfig`, :class:`GPT` (``forward``, ``hidden_stat
 spec to a finished run, under torchrun too), :func:`load_model`, :func:`load_run`. Corpora from the package
 registries: :func:`ttlab.lm.build.build_corpus`.
 
+Your own model and texts: :func:`embed_texts` (a Hugging Face model object with its tokenizer, or a model folder /
+registry name; a list of strings or a ``datasets.Dataset``) → :class:`Embeddings`; :func:`predict_exponents` goes on to
+the intrinsic dimension with its spread and paper B's α_D, α_N with the estimator band (:class:`TextExponents`).
+
 The names are loaded on first use (PEP 562), so ``import ttlab.lm.configs`` — what the command line reads its
 defaults from — does not import torch.
 """
@@ -30,6 +34,9 @@ _HOME = {
     "ttlab.lm.checkpoint": ("LoadedRun", "load_model", "load_run"),
     "ttlab.lm.trainer": ("TrainResult", "train", "train_converged"),
     "ttlab.lm.train_corpus": ("train_on_corpus",),
+    "ttlab.lm.embed": ("Embeddings", "embed_corpus", "embed_texts"),
+    "ttlab.lm.pretrained": ("load_causal_lm", "wrap_causal_lm"),
+    "ttlab.lm.text_exponents": ("TextExponents", "predict_exponents"),
 }
 _WHERE = {name: module for module, names in _HOME.items() for name in names}
 

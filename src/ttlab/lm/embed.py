@@ -44,17 +44,22 @@ from ttlab.validation import check_int
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
+    from ttlab.lm.pretrained import PretrainedLM
+
 __all__ = [
     "LAYER_CONVENTION",
     "EmbeddingModel",
     "Embeddings",
     "embed_corpus",
+    "embed_texts",
     "embed_to_file",
     "embed_view",
     "extract_embeddings",
     "open_embedding_model",
+    "pretrained_embedding_model",
     "sample_windows",
     "text_intrinsic_dimension",
+    "texts_of",
 ]
 
 LAYER_CONVENTION = (
@@ -140,7 +145,7 @@ def open_embedding_model(spec: str | Path, *, which: str = "final", device: str 
         raise TTLabInputError(why)
     if p.suffix == ".pt":
         raise TTLabInputError(f"{p}: give the run folder that holds the checkpoint (it also holds the tokenizer), not the .pt file.")
-    from ttlab.lm.pretrained import hidden_states_of, load_causal_lm, untrained_copy
+    from ttlab.lm.pretrained import load_causal_lm, untrained_copy
 
     if which not in ("final", "init"):
         raise TTLabInputError(f"which={which!r}: a pretrained model has its released weights ('final') or an untrained "
@@ -148,6 +153,14 @@ def open_embedding_model(spec: str | Path, *, which: str = "final", device: str 
     lm = load_causal_lm(str(spec))
     if which == "init":
         lm = untrained_copy(lm)
+    return pretrained_embedding_model(lm, device)
+
+
+def pretrained_embedding_model(lm: PretrainedLM, device: str = "cpu") -> EmbeddingModel:
+    """A loaded or wrapped pretrained LM (:func:`ttlab.lm.pretrained.load_causal_lm`,
+    :func:`ttlab.lm.pretrained.wrap_causal_lm`) opened for embedding, its weights checked finite."""
+    from ttlab.lm.pretrained import hidden_states_of
+
     check_finite_weights(lm.model, lm.name)
     lm.model.to(device)
     info = {"kind": "huggingface", "n_params": lm.n_params, "source": lm.source}
@@ -416,6 +429,76 @@ def embed_corpus(
     return emb
 
 
+def texts_of(texts: Any, text_field: str = "text") -> list[str]:
+    """The strings of ``texts``: a list (or any iterable) of strings, or a ``datasets.Dataset`` (its ``text_field``
+    column); refused with the position of the first non-string, or when empty."""
+    columns = getattr(texts, "column_names", None)
+    if columns is not None:  # a datasets.Dataset
+        if text_field not in columns:
+            raise TTLabInputError(f"the dataset has no column {text_field!r} (columns: {', '.join(columns)}); give "
+                                  "text_field=<the column holding the text>.", params=("text_field",))
+        texts = texts[text_field]
+    if isinstance(texts, (str, bytes)):
+        raise TTLabInputError("texts is one string: give a list of documents (e.g. [text]).", params=("texts",))
+    try:
+        out = list(texts)
+    except TypeError:
+        raise TTLabInputError(f"texts must be a list of strings or a datasets.Dataset, got {type(texts).__name__}.",
+                              params=("texts",)) from None
+    bad = next((i for i, t in enumerate(out) if not isinstance(t, str)), None)
+    if bad is not None:
+        raise TTLabInputError(f"texts[{bad}] is a {type(out[bad]).__name__}, not a string.", params=("texts",))
+    if not out:
+        raise TTLabInputError("texts is empty: give at least one document.", params=("texts",))
+    return out
+
+
+def embed_texts(
+    model: Any,
+    texts: Any,
+    tokenizer: Any = None,
+    cfg: EmbedConfig = EmbedConfig(),
+    *,
+    which: str = "final",
+    text_field: str = "text",
+    device: str = "cpu",
+    progress: ProgressFn | None = None,
+) -> Embeddings:
+    """Token embeddings of ``texts`` (a list of strings or a ``datasets.Dataset``, see :func:`texts_of`), each text
+    one document sampled by ``cfg`` (the paper's protocol: a window of ``cfg.context`` tokens, ``cfg.tokens_per_doc``
+    positions in it, the hidden states of ``cfg.layers``).
+
+    ``model``: a Hugging Face causal LM object with its ``tokenizer`` (:func:`ttlab.lm.pretrained.wrap_causal_lm`
+    checks them), an :class:`EmbeddingModel`, or a spec :func:`open_embedding_model` accepts (a model folder, a
+    .gguf file, a registry name, a ttlab run). ``meta["corpus"]`` records the number of texts and their SHA-256."""
+    import hashlib
+
+    docs = texts_of(texts, text_field)
+    if isinstance(model, EmbeddingModel):
+        m = model
+    elif isinstance(model, (str, Path)):
+        if tokenizer is not None:
+            raise TTLabInputError("tokenizer is only for a model object in memory; a model folder or name brings its own.",
+                                  params=("tokenizer",))
+        m = open_embedding_model(model, which=which, device=device)
+    else:
+        from ttlab.lm.pretrained import untrained_copy, wrap_causal_lm
+
+        if which not in ("final", "init"):
+            raise TTLabInputError(f"which={which!r}: a model in memory has its own weights ('final') or an untrained "
+                                  "copy of its architecture ('init').", params=("which",))
+        lm = wrap_causal_lm(model, tokenizer)
+        m = pretrained_embedding_model(untrained_copy(lm) if which == "init" else lm, device)
+    digest = hashlib.sha256()
+    for t in docs:
+        digest.update(t.encode("utf-8", "surrogatepass") + b"\x00")
+    total = len(docs) if cfg.max_docs is None else min(len(docs), cfg.max_docs)
+    emb = extract_embeddings(m, (np.asarray(m.encode(t), dtype=np.int64) for t in docs), cfg, total=total,
+                             progress=progress)
+    emb.meta["corpus"] = {"source": "texts", "n_texts": len(docs), "sha256": digest.hexdigest()}
+    return emb
+
+
 def text_intrinsic_dimension(
     emb: Embeddings,
     layer: int = -1,
@@ -452,12 +535,14 @@ def text_intrinsic_dimension(
         "n_vectors": n,
         "n_duplicates_removed": int(res.n_duplicates_removed),
         "batch_size": bs,
+        "batch_size_requested": batch_size,  # bs is clipped to the vectors there are
         "k": k,
         "average": average,
         "unbiased": unbiased,
         "intrinsic_dim": d,
         "intrinsic_dim_std": float(res.dimension_std),
         "batch_dims": [float(x) for x in (res.batches or [d])],
+        "n_batches": len(res.batches or [d]),  # below 2, the std is no spread: one batch
         "alpha_d_pred": alpha_d(d),
         "alpha_n_pred": alpha_n(d),
     }
@@ -520,7 +605,9 @@ def embed_view(emb: Embeddings, out: str | Path) -> list[RenderableType]:
             plain(f"  model {mm['name']} ({mm['n_layer']} layers); window {m['config']['window']}, "
                   f"{m['context_used']} tokens; last layer after final norm: {mm['final_norm_in_last_layer']}")]
     for e in m.get("intrinsic_dim", []):
+        spread = (f"± {e['intrinsic_dim_std']:.2f} over {e['n_batches']} batches" if e["n_batches"] >= 2 else
+                  f"one batch: no spread; ≥ {2 * e['batch_size_requested']:,} vectors give two")
         view.append(plain(
-            f"  layer {e['layer']}: ID {e['intrinsic_dim']:.2f} (± {e['intrinsic_dim_std']:.2f} over batches, "
-            f"{e['n_vectors']} vectors) → α_D {e['alpha_d_pred']:.3f}, α_N {e['alpha_n_pred']:.3f}"))
+            f"  layer {e['layer']}: ID {e['intrinsic_dim']:.2f} ({spread}, {e['n_vectors']} vectors) "
+            f"→ α_D {e['alpha_d_pred']:.3f}, α_N {e['alpha_n_pred']:.3f}"))
     return view

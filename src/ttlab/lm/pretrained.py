@@ -178,6 +178,38 @@ def load_causal_lm(
     return lm
 
 
+def wrap_causal_lm(model: Any, tokenizer: Any, *, name: str | None = None) -> PretrainedLM:
+    """A Hugging Face causal LM already in memory (``AutoModelForCausalLM.from_pretrained(...)``, a
+    ``GPT2LMHeadModel(config)``) with its tokenizer, checked as :func:`load_causal_lm` checks a folder: a decoder-only
+    model whose hidden states are causal, a tokenizer with a vocabulary that fits the embedding. The model is put in
+    eval mode (dropout off); its weights are not changed. ``name`` defaults to the model's ``name_or_path`` or class."""
+    import torch.nn as nn
+
+    kind = type(model).__name__
+    if not isinstance(model, nn.Module) or not hasattr(model, "get_input_embeddings") or not hasattr(model, "config"):
+        raise TTLabInputError(
+            f"model is a {kind}, not a Hugging Face causal language model: give a transformers model object "
+            "(e.g. AutoModelForCausalLM.from_pretrained(...)) with its tokenizer, or a model folder / registry name.",
+            params=("model",))
+    if getattr(model.config, "is_encoder_decoder", False):
+        raise TTLabInputError(f"model is an encoder-decoder ({kind}), not a causal (decoder-only) LM.", params=("model",))
+    if tokenizer is None or not callable(tokenizer) or not hasattr(tokenizer, "vocab_size"):
+        raise TTLabInputError(
+            f"an in-memory model needs its tokenizer: give tokenizer=AutoTokenizer.from_pretrained(...) (got "
+            f"{type(tokenizer).__name__}).", params=("tokenizer",))
+    n_emb = int(model.get_input_embeddings().num_embeddings)
+    if int(tokenizer.vocab_size) > n_emb:
+        raise TTLabInputError(f"the tokenizer has {tokenizer.vocab_size} tokens, but the model embeds only {n_emb} ids: "
+                              "tokenizer and model do not belong together.", params=("tokenizer",))
+    label = name or str(getattr(model, "name_or_path", "") or getattr(model.config, "_name_or_path", "") or kind)
+    model.eval()
+    with _one_thread():
+        _check_causal(model, Path(label))
+    source = {"kind": "in-memory", "class": kind, "name_or_path": label,
+              "transformers": transformers_module().__version__}
+    return _wrap(model, tokenizer, label, source)
+
+
 def untrained_copy(lm: PretrainedLM, seed: int = 0) -> PretrainedLM:
     """``lm``'s architecture and tokenizer with the weights its own initialiser draws under torch seed ``seed`` (the
     global RNG is left as it was): the trivial control of a measurement on a pretrained model — what the
