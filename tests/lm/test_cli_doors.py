@@ -86,3 +86,29 @@ def test_sample_best_without_best_pt_says_it_uses_the_final_weights(run_cli, tmp
     bad = run_cli("lm", "sample", "--run", run, "--tokens", "0")
     err = " ".join(bad.err.split())
     assert bad.code == 2 and "tokens must be an integer >= 1" in err and "(command-line option: --tokens)" in err
+
+
+def test_a_sweep_console_says_what_the_report_would(run_cli, tmp_path, monkeypatch):
+    """`lm data-sweep` printed α̂_D against the prediction with no word that runs hit the step cap (issue 34 item 2):
+    the console now prints the report's judged claims — verdict, numbers and the rule's reason."""
+    import json
+    from pathlib import Path
+
+    import ttlab.lm.experiments as ex
+    from ttlab.reproduce.parts.common_lm_sweep import scaling_claims
+
+    stored = json.loads((Path(__file__).parents[2] / "docs/results/standard/results.json").read_text())
+    res = stored["parts"]["lm_data_scaling"]["result"]
+    res = {k: v for k, v in res.items() if k not in ("claims", "more_corpora", "gemma")}  # what a sweep alone returns
+    selected = [r for r in res["runs"] if r.get("selected")]
+    for r in selected[:3]:  # three runs stopped at their step cap and were not continued
+        r.update(stop_reason="max_iters", schedule_search=None, continued_point=None, capped_point=None)
+    monkeypatch.setattr(ex, "run_preset_sweep", lambda **kw: res)
+    r = run_cli("lm", "data-sweep", "--quick", "--out", tmp_path / "o")
+    out = " ".join(r.out.split())
+    assert r.code == 0 and "the report's rules on this sweep" in out
+    claims = scaling_claims(res)
+    assert any(c["verdict"] == "inconclusive" for c in claims)
+    for c in claims:  # every claim with its verdict, and the caps named
+        assert f"{c['verdict']}: {' '.join(c['statement'].split())}" in out and " ".join(c["reason"].split()) in out
+    assert f"3 of {len(selected)} selected runs hit the step cap" in out

@@ -210,3 +210,15 @@ def test_trained_model_agrees_with_theorem3_on_random_data():
     limit = evaluate_generalization(model, res.W_ov, scaled, sents)
     assert limit["agreement"] == 1.0
 
+
+
+def test_the_python_api_refuses_what_ntp_run_refuses():
+    """``ttlab.ntp.train`` trained on data that breaks the paper's assumptions and returned numbers without a word,
+    where ``ttlab ntp run`` refuses the same file (issue 34 item 4); check_assumptions=False still trains, on purpose."""
+    from ttlab.ntp.dataset import NTPDataset
+
+    bad = NTPDataset.from_text("a => b\nb => c\nc => a\na b => a\n", source="bad.txt")
+    cfg = TrainConfig(stage1_steps=3, stage2_steps=3)
+    with pytest.raises(TTLabInputError, match=r"(?s)bad.txt breaks the paper's assumptions .*'a b => a' \(line 4\)"):
+        train(bad, cfg)
+    assert len(train(bad, cfg, check_assumptions=False).metrics["step"]) > 0

@@ -105,7 +105,14 @@ def sweep_cmd(
     sweep = sweep_preset("data" if ctx.info_name == "data-sweep" else "model", "quick" if quick else "full", **overrides)
     with held(out):
         res = run_with_progress(run_preset_sweep, preset=sweep, out_dir=out, loss=loss)
-    print_json(res) if as_json else print_lines(sweep_summary(res, out))
+    if as_json:
+        print_json(res)
+    else:
+        from ttlab.reproduce.parts.common_lm_sweep import scaling_claims
+        from ttlab.reproduce.views import claims_view
+
+        print_lines(sweep_summary(res, out))
+        print_view(claims_view(scaling_claims(res), "the report's rules on this sweep (ttlab reproduce judges the same):"))
     if res["n_failed"]:
         print_view(failures_view(res), err=True)
         print_causes((r["name"], r.get("error", "failed")) for r in res["runs"] if r["status"] != "ok")

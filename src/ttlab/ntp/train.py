@@ -32,6 +32,7 @@ from ttlab.ntp.config import (
 from ttlab.ntp.dataset import NTPDataset
 from ttlab.ntp.maxmargin import MaxMarginSolution, max_margin_kq, max_margin_ov
 from ttlab.ntp.model import AUTO_FLOAT32_MAX_SPREAD, LossGrad, NTPTransformer, softmax_cross_entropy
+from ttlab.ntp.structure import analyze, require_learnable, require_valid
 from ttlab.ntp.structured import structured_ineligibility, train_structured
 
 SMALL_PROBLEM = 2_000_000  # padded tokens × |V| below which one thread is fastest
@@ -125,8 +126,14 @@ def train(
     progress: ProgressFn | None = None,
     model: NTPTransformer | None = None,
     keep_interrupted: bool = False,
+    check_assumptions: bool = True,
 ) -> TrainResult:
     """Run Algorithm 1 (or an ablation) on ``dataset`` and record the per-step diagnostics.
+
+    ``check_assumptions`` (the default) refuses, as ``ttlab ntp run`` does, a dataset that breaks the paper's
+    assumptions or leaves a stage nothing to learn (:func:`ttlab.ntp.structure.require_valid`,
+    :func:`~ttlab.ntp.structure.require_learnable`); ``False`` trains anyway — the theorems then say nothing about
+    the result.
 
     A KeyboardInterrupt during training propagates (an interrupted run is never a result), unless
     ``keep_interrupted``: then training ends early, the result holds the steps recorded so far and
@@ -135,13 +142,17 @@ def train(
     :meth:`DatasetStructure.degenerate`.
     """
     cfg = config or TrainConfig()
+    structure = analyze(dataset) if model is None else model.structure
+    if check_assumptions:
+        require_valid(structure)
+        require_learnable(structure, cfg)
     if use_structured(cfg, embeddings if model is None else _embeddings_of(model), model):
-        return train_structured(dataset, cfg, progress, structure=None if model is None else model.structure,
-                                keep_interrupted=keep_interrupted)
+        return train_structured(dataset, cfg, progress, structure=structure, keep_interrupted=keep_interrupted)
     t0 = time.perf_counter()
     spread = logit_spread_bound(cfg, dataset.vocab_size, embeddings if model is None else _embeddings_of(model))
     if model is None:
-        model = NTPTransformer(dataset, embeddings=embeddings, dtype=cfg.dtype, max_logit_spread=spread)
+        model = NTPTransformer(dataset, embeddings=embeddings, dtype=cfg.dtype, structure=structure,
+                               max_logit_spread=spread)
     elif cfg.dtype == "auto" and model.dtype == torch.float32 and spread > AUTO_FLOAT32_MAX_SPREAD:
         raise TTLabInputError(
             f"this run's logits can spread up to {spread:.3g} (> {AUTO_FLOAT32_MAX_SPREAD:.1f}), where float32 loses "

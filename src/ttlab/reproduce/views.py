@@ -15,8 +15,11 @@ from ttlab.markup import markup, plain
 from ttlab.reproduce import PARTS, VERDICTS, load_part_record, part_names, part_record_problem
 from ttlab.reproduce.statements import statement_headline
 
-__all__ = ["duration", "estimate_view", "failures_view", "files_view", "parts_view", "summary_view", "warnings_view"]
+__all__ = ["claims_view", "duration", "estimate_view", "failures_view", "files_view", "parts_view", "summary_view",
+           "warnings_view"]
 
+VERDICT_STYLES = {"holds": "green", "partly": "yellow", "not reproduced": "red", "inconclusive": "magenta"}
+"""How each verdict is coloured on the console."""
 CAUSES_SHOWN = 5
 """At most this many failed parts have their error printed (then how many more)."""
 
@@ -86,6 +89,17 @@ def summary_view(results: dict, mode: str) -> list[RenderableType]:
                   f"{wall:.1f} s", plain(" / ".join(map(str, counts))) if rec["status"] == "ok" else "—")
     claims = results.get("claims", [])
     return [t, Text(statement_headline(claims))]
+
+
+def claims_view(claims: list[dict], title: str) -> list[RenderableType]:
+    """``title``, then one line per judged claim — its verdict, statement, measured summary and the rule's reason —
+    as the report gives them (what a command prints so that its console drops no caveat the report enforces)."""
+    view: list[RenderableType] = [plain(title)]
+    for c in claims:
+        style = VERDICT_STYLES.get(c["verdict"], "")
+        view.append(markup(f"  [{style}]{{}}[/]: {{}}" if style else "  {}: {}", c["verdict"], c["statement"]))
+        view += [plain(f"    {text}") for text in (c.get("summary"), c.get("reason")) if text]
+    return view
 
 
 def files_view(results: dict) -> list[RenderableType]:
