@@ -54,6 +54,10 @@ def test_trains_and_writes_the_run_folder(tmp_path, token_data, tiny_model_cfg, 
     with open(out / "metrics.csv") as fh:
         assert tuple(next(csv.reader(fh))) == METRICS_COLUMNS
     assert [r["iter"] for r in rows] == [0, 10, 20, 30, 40]
+    assert repr(res) == (f"TrainResult(finished after 40 iterations, val {res.history[-1]['val_loss']:.4f}, test "
+                         f"{res.test_loss:.4f}; 5 evaluations; {out})")  # one line, not the history
+    assert json.loads(json.dumps(res.to_dict()))["history"][-1]["iter"] == 40
+    assert list(res.to_frame()["iter"]) == [0, 10, 20, 30, 40]
     assert [r["tokens_seen"] for r in rows] == [i * 8 * 16 for i in (0, 10, 20, 30, 40)]
     assert math.isnan(rows[0]["train_loss"]) and rows[0]["val_loss"] == pytest.approx(math.log(32), abs=0.15)
     assert rows[-1]["val_loss"] < rows[0]["val_loss"] - 1.0  # the pattern is learnable

@@ -222,3 +222,20 @@ def test_the_python_api_refuses_what_ntp_run_refuses():
     with pytest.raises(TTLabInputError, match=r"(?s)bad.txt breaks the paper's assumptions .*'a b => a' \(line 4\)"):
         train(bad, cfg)
     assert len(train(bad, cfg, check_assumptions=False).metrics["step"]) > 0
+
+
+@pytest.mark.parametrize("structured", [False, True])
+def test_a_train_result_is_notebook_friendly(structured):
+    """A TrainResult's repr was 285,600 characters (the weights and every step); now one line, with to_dict/to_frame."""
+    import json
+
+    cfg = TrainConfig(stage1_steps=20, stage2_steps=20, impl="structured" if structured else "dense")
+    r = train(svop(), cfg)
+    text = repr(r)
+    last = r.final()
+    assert len(text) < 300 and "stage 1 21 steps, stage 2 21 steps" in text and f"loss {last['loss']:.4g}" in text
+    d = json.loads(json.dumps(r.to_dict()))
+    assert d["final"]["cosine"] == last["cosine"] and len(d["metrics"]["loss"]) == len(r.metrics["loss"])
+    pd = pytest.importorskip("pandas")
+    frame = r.to_frame()
+    assert isinstance(frame, pd.DataFrame) and len(frame) == 42 and frame["loss"].iloc[-1] == last["loss"]

@@ -95,6 +95,25 @@ class TrainResult:
         """Test loss of the final model (None when interrupted or no test split)."""
         return self.summary.get("test_loss")
 
+    def __repr__(self) -> str:  # one line: the history and the summary stay out
+        last = self.history[-1] if self.history else {}
+        val = f", val {last['val_loss']:.4f}" if isinstance(last.get("val_loss"), float) else ""
+        test = f", test {self.test_loss:.4f}" if isinstance(self.test_loss, float) else ""
+        return f"TrainResult({self.status} after {self.iters} iterations{val}{test}; {len(self.history)} evaluations; {self.out_dir})"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready: status, folder, iterations, every evaluation row and the summary (result.json)."""
+        return {"status": self.status, "out_dir": str(self.out_dir), "iters": self.iters,
+                "history": [dict(row) for row in self.history], "summary": dict(self.summary)}
+
+    def to_frame(self) -> Any:
+        """The evaluation history as a ``pandas.DataFrame`` (pandas is optional: ``pip install pandas``)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise TTLabInputError("to_frame needs pandas: pip install pandas (or use history / to_dict()).") from None
+        return pd.DataFrame(self.history)
+
 
 # --------------------------------------------------------------------------------------- helpers
 def _autocast(device: str, dtype: str) -> contextlib.AbstractContextManager:

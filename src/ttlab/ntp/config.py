@@ -167,6 +167,36 @@ class TrainResult:
         keep = np.ones(len(st), bool) if stage is None else st == stage
         return {k: np.asarray(v)[keep] for k, v in self.metrics.items()}
 
+    def final(self) -> dict[str, object]:
+        """The last recorded step's metrics (empty before the first step)."""
+        return {k: v[-1] for k, v in self.metrics.items() if v}
+
+    def __repr__(self) -> str:  # the weights and every step's metrics stay out: a repr is a line, not 285,000 characters
+        steps = {s: self.metrics.get("stage", []).count(s) for s in ("1", "2")}
+        last = self.final()
+        shown = ", ".join(f"{k} {last[k]:.4g}" for k in ("loss", "cosine", "cosine_ov") if isinstance(last.get(k), float))
+        stopped = f", interrupted at {self.interrupted}" if self.interrupted else ""
+        vocab = self.structured.W_ov.vocab_size if self.W_ov is None else self.W_ov.shape[0]  # type: ignore[attr-defined]
+        return (f"TrainResult(|V| = {vocab}, {self.config.schedule}: stage 1 {steps['1']} steps, stage 2 "
+                f"{steps['2']} steps; last: {shown or 'no step'}; ‖W*_kq‖ {self.wkq_star.norm:.4g}{stopped}, "
+                f"{self.wall_time_s:.1f} s)")
+
+    def to_dict(self) -> dict[str, object]:
+        """JSON-ready: the config, the max-margin norms, the last step and every step's metrics (columns)."""
+        from dataclasses import asdict
+
+        return {"config": asdict(self.config), "wov_star_norm": self.wov_star.norm, "wkq_star_norm": self.wkq_star.norm,
+                "limit_loss": self.limit_loss, "max_len": self.max_len, "interrupted": self.interrupted,
+                "wall_time_s": self.wall_time_s, "final": self.final(), "metrics": {k: list(v) for k, v in self.metrics.items()}}
+
+    def to_frame(self) -> object:
+        """The per-step metrics as a ``pandas.DataFrame``, one row per step (pandas is optional: ``pip install pandas``)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise TTLabInputError("to_frame needs pandas: pip install pandas (or use rows() / to_dict()).") from None
+        return pd.DataFrame(self.metrics)
+
 
 @dataclass(frozen=True)
 class RandomSpec:
