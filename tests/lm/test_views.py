@@ -48,6 +48,9 @@ def test_eval_line_and_interrupted_view(tmp_path, token_data, tiny_model_cfg, ti
     assert f"train {row['train_loss']:.4f}  val {row['val_loss']:.4f}" in line
     assert f"(best {row['best_val_loss']:.4f} @ {row['best_iter']})  lr {row['lr']:.2e}" in line
     assert eval_line({**row, "phase": "search"}).startswith("[search] iter     20")
+    first = eval_line(rows[0])  # before the first step there is no training loss: a dash, not "nan"
+    assert rows[0]["iter"] == 0 and "train    —    val" in first and "nan" not in first
+    assert "nan" in eval_line({**row, "train_loss": float("nan")})  # a NaN later on is a diverged run: shown
     assert res.status == "interrupted"
     text = render(interrupted_view(res))
     assert text == (f"interrupted — at iteration 23; checkpoint saved in {tmp_path / 'run'}. Re-run the same "

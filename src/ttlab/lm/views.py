@@ -40,8 +40,10 @@ def eval_line(row: dict[str, Any]) -> str:
     """One plain-text line per evaluation of a training run (the ``on_eval`` row of :func:`ttlab.lm.trainer.train`):
     its phase (two-pass runs), iteration, tokens seen, losses, learning rate and time."""
     phase = f"[{row['phase']}] " if "phase" in row else ""
+    train = row["train_loss"]  # NaN before the first step: no training loss yet, not a diverged one
+    train_text = "   —  " if train != train and row["iter"] == 0 else f"{train:.4f}"
     return (f"{phase}iter {row['iter']:6d}  tokens {row['tokens_seen']:>11,d}  "
-            f"train {row['train_loss']:.4f}  val {row['val_loss']:.4f}  (best {row['best_val_loss']:.4f} @ "
+            f"train {train_text}  val {row['val_loss']:.4f}  (best {row['best_val_loss']:.4f} @ "
             f"{row['best_iter']})  lr {row['lr']:.2e}  {row['elapsed_s']:.0f}s")
 
 
