@@ -128,3 +128,29 @@ def test_library_code_does_not_print(capsys):
     plot_fit(fit, x, 3 * x**-0.2, intrinsic_dim=4.0)
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err == ""
+
+
+def test_the_sweep_figure_frames_the_measured_losses_not_the_prediction(tmp_path, monkeypatch):
+    """The data-sweep figure's prediction line squeezed the measured points into the bottom fifth (issue 34): the y
+    axis now spans the measured losses with a margin, and a far-off prediction line is clipped."""
+    from pathlib import Path
+
+    import numpy as np
+
+    import ttlab.scaling.figures as figures
+
+    tokens = np.geomspace(1e4, 3e5, 6)
+    loss = 8.0 * tokens ** -0.1
+    res = {"kind": "data_sweep", "intrinsic_dim": 1.3, "alpha_pred": 0.6,  # far steeper than the fit: its line leaves
+           "alpha_hat_ci": [0.09, 0.11], "config": {"loss": "test_loss", "data": {"corpus": "builtin:sotu"}},
+           "fits": {"power": {"params": {"A": 8.0, "alpha": 0.1}}},  # the measured range
+           "points": [{"train_tokens": t, "loss": v, "loss_per_seed": [v * 0.99, v * 1.01]} for t, v in zip(tokens, loss)]}
+    shown = {}
+    monkeypatch.setattr(figures, "_save", lambda fig, path: shown.setdefault("fig", fig) and Path(path))
+    figures.plot_lm_scaling(res, tmp_path / "f.png")
+    ax = shown["fig"].axes[0]
+    lo, hi = np.log10(ax.get_ylim())
+    ys = np.log10([v for p in res["points"] for v in (p["loss"], *p["loss_per_seed"])])
+    assert lo < ys.min() and ys.max() < hi
+    assert (ys.max() - ys.min()) / (hi - lo) == pytest.approx(1 / (1 + 2 * figures.LOG_MARGIN))
+    assert figures.measured_ylim([2.0, 2.0]) == pytest.approx((2 / 10 ** 0.02, 2 * 10 ** 0.02))

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["plot_id_ablations", "plot_lm_scaling", "plot_manifold_scaling", "plot_model_scaling"]
+__all__ = ["measured_ylim", "plot_id_ablations", "plot_lm_scaling", "plot_manifold_scaling", "plot_model_scaling"]
 
 
 def _figure(figsize: tuple[float, float], layout: str | None = None) -> Any:
@@ -38,6 +38,18 @@ def _save(fig: Any, path: str | Path) -> Path:
 
 
 # ------------------------------------------------------------------------------- LM sweeps (paper B, Fig. 2–4)
+LOG_MARGIN = 0.2
+"""The y axis of a log-log scaling plot spans the measured losses plus this fraction of their log range on each side
+(at least 0.02 decades): a prediction line that runs far away is clipped, never the measured points squeezed."""
+
+
+def measured_ylim(values: Sequence[float]) -> tuple[float, float]:
+    """Limits of a log y axis around the positive finite ``values`` (:data:`LOG_MARGIN` on each side)."""
+    v = np.log10([x for x in values if np.isfinite(x) and x > 0])
+    pad = max((v.max() - v.min()) * LOG_MARGIN, 0.02)
+    return 10 ** (v.min() - pad), 10 ** (v.max() + pad)
+
+
 def plot_lm_scaling(result: dict[str, Any], path: str | Path) -> Path:
     """Figure 2/3-like plot of an LM data or model sweep: test loss vs data (or model) size, log-log, with
     the fitted power law, the slope predicted from the ID (through the fitted point of the largest size)
@@ -71,6 +83,7 @@ def plot_lm_scaling(result: dict[str, Any], path: str | Path) -> Path:
         ax.plot(grid, E + B * grid ** (-b), color="C2", ls=":", lw=1.2, label=f"E + A·x^−α: α = {b:.3f}")
     ax.set_xscale("log")
     ax.set_yscale("log")
+    ax.set_ylim(*measured_ylim([v for p in pts for v in (p["loss"], *p["loss_per_seed"])]))
     ax.set_xlabel("training tokens D" if data_kind else "non-embedding parameters N")
     ax.set_ylabel("test loss (nats/token)")
     corpus = result["config"]["data"]["corpus"]
