@@ -93,3 +93,17 @@ def test_manifold_cost_ray_note_and_progress_lines(monkeypatch):
     bad = TaskRecord("k2", "knn_run", knn, "failed", error="Traceback …\nValueError: no")
     line = render([views.manifold_progress_line(SweepProgress(4, 7, 0, 1, bad, 2.0))])
     assert "k-NN oracle" in line and "FAILED" in line and "ValueError: no" in line
+
+
+def test_a_chinchilla_fit_says_its_beta_is_not_paper_bs(tmp_path):
+    """Chinchilla's β (the exponent of D) clashed with paper B's Hölder β in the printed table (issue 34)."""
+    import numpy as np
+
+    n, d = np.meshgrid(np.geomspace(1e6, 1e8, 4), np.geomspace(1e8, 1e10, 4))
+    loss = 1.7 + 400 * n.ravel() ** -0.34 + 410 * d.ravel() ** -0.28
+    csv = tmp_path / "c.csv"
+    csv.write_text("N,D,loss\n" + "".join(f"{a:.6g},{b:.6g},{c:.6g}\n" for a, b, c in zip(n.ravel(), d.ravel(), loss)))
+    p = fit_csv(csv, "N", "loss", "D", form="chinchilla", bootstrap=0)
+    text = render(views.fit_view(p))
+    assert "beta (exponent of D; not paper B's Hölder β)" in text and "alpha (exponent of N)" in text
+    assert set(p["params"]) == {"E", "A", "B", "alpha", "beta"}  # the JSON keeps Hoffmann et al.'s names

@@ -74,6 +74,12 @@ def table1_view(payload: dict[str, Any], beta: float) -> list[RenderableType]:
     return [t]
 
 
+PARAM_LABELS = {("chinchilla", "alpha"): "alpha (exponent of N)",
+                ("chinchilla", "beta"): "beta (exponent of D; not paper B's Hölder β)"}
+"""How a fit's parameter is named in the printed table where its key alone would mislead (the JSON keeps Hoffmann et
+al.'s names E, A, B, alpha, beta)."""
+
+
 def fit_view(p: dict[str, Any]) -> list[RenderableType]:
     """A scaling-law fit (:func:`~ttlab.scaling.fit_csv.fit_csv`): parameters with intervals, goodness of fit, the
     objective, the predicted exponent, identifiability and the plot."""
@@ -83,7 +89,8 @@ def fit_view(p: dict[str, Any]) -> list[RenderableType]:
     t.add_column(f"{p['ci_level']:.0%} bootstrap CI", justify="right")
     for k, v in p["params"].items():
         lo_hi = p["ci"].get(k)
-        t.add_row(plain(k), f"{v:.6g}", plain(f"[{lo_hi[0]:.6g}, {lo_hi[1]:.6g}]") if lo_hi else "—")
+        t.add_row(plain(PARAM_LABELS.get((p["form"], k), k)), f"{v:.6g}",
+                  plain(f"[{lo_hi[0]:.6g}, {lo_hi[1]:.6g}]") if lo_hi else "—")
     out: list[RenderableType] = [t]
     g = {k: ("n/a" if v is None else format(v, ".5f" if k == "r2_log" else ".4g"))
          for k, v in p["goodness_of_fit"].items()}
