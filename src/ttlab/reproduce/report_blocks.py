@@ -1,7 +1,8 @@
 """The blocks of the ``ttlab reproduce`` report: what a part's renderer returns.
 
 A part's renderer returns a list of blocks — :class:`Heading`, :class:`Paragraph`, :class:`Table`,
-:class:`Figure`, :class:`Bullets`, :class:`Claims`, :class:`Preformatted` — which
+:class:`Figure`, :class:`Bullets`, :class:`Claims`, :class:`Preformatted` (the report's opening adds
+:class:`Contents`) — which
 :mod:`ttlab.reproduce.report_document` gathers into one :class:`Section` per part, and
 :mod:`ttlab.reproduce.report_markdown` and :mod:`ttlab.reproduce.report_html` render twice:
 
@@ -22,6 +23,7 @@ __all__ = [
     "Block",
     "Bullets",
     "Claims",
+    "Contents",
     "Figure",
     "Heading",
     "Paragraph",
@@ -34,10 +36,13 @@ __all__ = [
 
 @dataclass
 class Heading:
-    """A heading inside a section (level 3 = a section's sub-heading, 4 below it)."""
+    """A heading inside a section (level 3 = a section's sub-heading, 4 below it; the report's own are level 2).
+    ``anchor``: the id a link to it uses (``#anchor``; HTML: the heading's ``id``, Markdown: an explicit
+    ``<a id>`` before it)."""
 
     text: str
     level: int = 4
+    anchor: str | None = None
 
 
 @dataclass
@@ -85,7 +90,17 @@ class Preformatted:
     text: str
 
 
-Block = Union[Heading, Paragraph, Table, Figure, Bullets, Claims, Preformatted]
+@dataclass
+class Contents:
+    """The report's table of contents: ``entries`` are ``(level, text, anchor)`` — level 1 a heading of the report,
+    2 a section under it — each a link to ``#anchor``; the block itself is reached at ``#{anchor}``."""
+
+    entries: list[tuple[int, str, str]]
+    title: str = "Contents"
+    anchor: str = "contents"
+
+
+Block = Union[Heading, Paragraph, Table, Figure, Bullets, Claims, Preformatted, Contents]
 
 
 @dataclass

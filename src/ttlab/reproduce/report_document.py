@@ -1,30 +1,84 @@
 """The document of the ``ttlab reproduce`` report, shared by its Markdown and HTML writers: one :class:`Section` per
-part (:func:`build_sections`), the header (run, verdict headline, statements, claims not judged at this scale, flags),
-the summary of verdicts, the table of parts and the tail (parts not run, reproducibility).
+part (:func:`build_sections`), the opening (:func:`opening_blocks`: each paper's bottom line, the contents, then the
+header — run, verdict headline, statements, claims not judged at this scale, flags), the summary of verdicts, the
+table of parts and the tail (parts not run, reproducibility). Every heading a contents entry links to has its anchor
+here (:func:`part_anchor`, :func:`paper_anchor` and the ``*_ANCHOR`` constants); both writers use them.
 """
 
 from __future__ import annotations
 
 import traceback
 
-from ttlab.reproduce.registry import PARTS
-from ttlab.reproduce.report_blocks import Block, Heading, Paragraph, Preformatted, Section, Table
+from ttlab.reproduce.registry import PAPERS, PARTS
+from ttlab.reproduce.report_blocks import Block, Contents, Heading, Paragraph, Preformatted, Section, Table
+from ttlab.reproduce.report_bottom_line import BOTTOM_LINE_ANCHOR, bottom_line_anchor, bottom_line_blocks, paper_topic
 from ttlab.reproduce.statements import group_statements, statement_headline
 from ttlab.reproduce.verdict_base import NEAR
 from ttlab.reproduce.verdicts import conditions_met, not_at_scale
 
 __all__ = [
     "NEAR_MARK",
+    "NOT_RUN_ANCHOR",
     "OUTSIDE_MARK",
+    "REPRODUCIBILITY_ANCHOR",
+    "RUN_ANCHOR",
+    "SUMMARY_ANCHOR",
     "build_sections",
     "claim_flags",
+    "contents",
     "header_blocks",
+    "opening_blocks",
+    "paper_anchor",
+    "part_anchor",
     "parts_table",
     "run_conditions",
     "section_meta",
     "summary_rows",
     "tail_blocks",
 ]
+
+RUN_ANCHOR, SUMMARY_ANCHOR = "run", "summary"
+NOT_RUN_ANCHOR, REPRODUCIBILITY_ANCHOR = "not-run", "reproducibility"
+
+
+def part_anchor(name: str) -> str:
+    """The id of part ``name``'s section (``part-lm_data_scaling``)."""
+    return f"part-{name}"
+
+
+def paper_anchor(paper: str) -> str:
+    """The id of ``paper``'s heading above its parts' sections (``paper-B``)."""
+    return f"paper-{paper}"
+
+
+def contents(results: dict, sections: list[Section]) -> Contents:
+    """The table of contents: the bottom line (one entry per paper), the run and verdict counts, the summary of
+    verdicts, each paper's heading with its parts' sections (a part without a result says so), the sections of parts
+    of no paper, the parts not run and the reproducibility section — every entry a link to the anchor its writer
+    gives that heading."""
+    entries = [(1, "Bottom line", BOTTOM_LINE_ANCHOR)]
+    entries += [(2, paper_topic(p), bottom_line_anchor(p)) for p in PAPERS]
+    entries += [(1, "Run and verdict counts", RUN_ANCHOR), (1, "Summary of verdicts", SUMMARY_ANCHOR)]
+
+    def entry(s: Section, level: int) -> tuple[int, str, str]:
+        return level, s.title + ("" if s.status == "ok" else f" ({s.status})"), part_anchor(s.name)
+
+    for paper, heading in PAPERS.items():
+        secs = [s for s in sections if s.paper == paper]
+        if secs:
+            entries += [(1, heading, paper_anchor(paper))] + [entry(s, 2) for s in secs]
+    entries += [entry(s, 1) for s in sections if s.paper not in PAPERS]
+    if results.get("not_run"):
+        entries.append((1, "Parts not in this report", NOT_RUN_ANCHOR))
+    entries.append((1, "Reproducibility", REPRODUCIBILITY_ANCHOR))
+    return Contents(entries)
+
+
+def opening_blocks(results: dict, sections: list[Section]) -> list[Block]:
+    """What the report opens with, before the summary of verdicts: each paper's bottom line, the contents, then the
+    run and verdict counts (:func:`header_blocks`)."""
+    return [*bottom_line_blocks(results), contents(results, sections),
+            Heading("Run and verdict counts", 2, anchor=RUN_ANCHOR), *header_blocks(results)]
 
 
 def _failed_blocks(rec: dict) -> list[Block]:
@@ -219,11 +273,11 @@ def tail_blocks(results: dict) -> list[Block]:
     blocks: list[Block] = []
     missing = results.get("not_run") or []
     if missing:
-        blocks += [Heading("Parts not in this report", 2),
+        blocks += [Heading("Parts not in this report", 2, anchor=NOT_RUN_ANCHOR),
                    Paragraph("Registered parts that were neither run now nor found finished in this directory "
                              "(run them with `--part NAME`): " + ", ".join(f"`{n}`" for n in missing) + ".")]
     v = results.get("versions", {})
-    blocks += [Heading("Reproducibility", 2),
+    blocks += [Heading("Reproducibility", 2, anchor=REPRODUCIBILITY_ANCHOR),
                Paragraph("Every number above, the configuration, seeds, versions and the wall time of each part "
                          "are in `results.json`; each part's record is in `parts/<name>.json`."),
                Table(["package", "version"], [[k, val] for k, val in v.items()])]

@@ -15,6 +15,7 @@ from ttlab.reproduce.report_blocks import (
     Block,
     Bullets,
     Claims,
+    Contents,
     Figure,
     Heading,
     Paragraph,
@@ -24,9 +25,12 @@ from ttlab.reproduce.report_blocks import (
     fmt,
 )
 from ttlab.reproduce.report_document import (
+    SUMMARY_ANCHOR,
     build_sections,
     claim_flags,
-    header_blocks,
+    opening_blocks,
+    paper_anchor,
+    part_anchor,
     parts_table,
     section_meta,
     summary_rows,
@@ -47,6 +51,7 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
 figure{margin:1em 0}figure img{max-width:100%;border:1px solid #ddd}figcaption{font-size:.9em;color:#555}
 pre{background:#f6f6f6;padding:.7em;overflow-x:auto;font-size:.85em}code{background:#f3f3f3;padding:0 .2em}
 .meta{color:#666;font-size:.9em}.missing{color:#b00;font-weight:600}.rules{font-size:.88em;color:#444}
+nav.toc{background:#f7f7f9;border:1px solid #ddd;padding:.2em 1em .6em;margin:1em 0}nav.toc ul{margin:.2em 0}
 """
 
 _NUMERIC = re.compile(r"^[−+-]?(\d[\d,]*\.?\d*(e[+-]?\d+)?|\.\d+)\s*(%|s)?$", re.IGNORECASE)
@@ -89,10 +94,30 @@ def _h_figure(b: Figure, out: Path) -> str:
     return f'<figure><img alt="{alt}" src="data:{mime};base64,{data}">{cap}</figure>'
 
 
+def _h_id(anchor: str | None) -> str:
+    return "" if anchor is None else f' id="{html.escape(anchor, quote=True)}"'
+
+
+def _h_contents(b: Contents) -> str:
+    """The contents as nested lists: a level-2 entry goes in a list under the level-1 entry before it."""
+    groups: list[tuple[str, list[str]]] = []
+    for level, text, anchor in b.entries:
+        link = f'<a href="#{html.escape(anchor, quote=True)}">{_h_inline(text)}</a>'
+        if level <= 1 or not groups:
+            groups.append((link, []))
+        else:
+            groups[-1][1].append(link)
+    items = "".join("<li>" + link + ("<ul>" + "".join(f"<li>{k}</li>" for k in kids) + "</ul>" if kids else "")
+                    + "</li>" for link, kids in groups)
+    return f'<nav class="toc"{_h_id(b.anchor)}><h2>{_h_inline(b.title)}</h2><ul>{items}</ul></nav>'
+
+
 def _h_block(b: Block, out: Path) -> str:
     if isinstance(b, Heading):
         lvl = max(2, min(6, b.level))
-        return f"<h{lvl}>{_h_inline(b.text)}</h{lvl}>"
+        return f"<h{lvl}{_h_id(b.anchor)}>{_h_inline(b.text)}</h{lvl}>"
+    if isinstance(b, Contents):
+        return _h_contents(b)
     if isinstance(b, Paragraph):
         return f"<p>{_h_inline(b.text)}</p>"
     if isinstance(b, Table):
@@ -128,8 +153,8 @@ def render_html(results: dict, out: str | Path, sections: list[Section] | None =
     out = Path(out)
     sections = build_sections(results) if sections is None else sections
     body: list[str] = ["<h1>ttlab reproduction report</h1>"]
-    body += [_h_block(b, out) for b in header_blocks(results)]
-    body += ['<h2 id="summary">Summary of verdicts</h2>',
+    body += [_h_block(b, out) for b in opening_blocks(results, sections)]
+    body += [f'<h2{_h_id(SUMMARY_ANCHOR)}>Summary of verdicts</h2>',
              _h_block(Table(["paper", "part", "kind", "claim", "verdict", "flags", "measured"], summary_rows(results)),
                       out),
              _h_block(parts_table(results), out)]
@@ -137,14 +162,14 @@ def render_html(results: dict, out: str | Path, sections: list[Section] | None =
         secs = [s for s in sections if s.paper == paper]
         if not secs:
             continue
-        body.append(f'<h2 id="paper-{paper}">{_h_inline(heading)}</h2>')
+        body.append(f'<h2{_h_id(paper_anchor(paper))}>{_h_inline(heading)}</h2>')
         for s in secs:
-            body.append(f'<section id="part-{html.escape(s.name)}"><h3>{_h_inline(s.title)}</h3>'
+            body.append(f'<section{_h_id(part_anchor(s.name))}><h3>{_h_inline(s.title)}</h3>'
                         f'<p class="meta">{_h_inline(section_meta(s))}</p>')
             body += [_h_block(b, out) for b in s.blocks]
             body.append("</section>")
     for s in [s for s in sections if s.paper not in PAPERS]:
-        body.append(f'<section id="part-{html.escape(s.name)}"><h2>{_h_inline(s.title)}</h2>'
+        body.append(f'<section{_h_id(part_anchor(s.name))}><h2>{_h_inline(s.title)}</h2>'
                     f'<p class="meta">{_h_inline(section_meta(s))}</p>')
         body += [_h_block(b, out) for b in s.blocks]
         body.append("</section>")

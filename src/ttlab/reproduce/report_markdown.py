@@ -1,9 +1,11 @@
 """The Markdown writer of the ``ttlab reproduce`` report (``report.md``): figures referenced by their path relative
-to the output directory, for diffs.
+to the output directory, for diffs. Headings a contents entry links to get an explicit anchor (``<a id="…"></a>`` on
+the line before them), so the links do not depend on how a viewer derives ids from heading text.
 """
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +14,7 @@ from ttlab.reproduce.report_blocks import (
     Block,
     Bullets,
     Claims,
+    Contents,
     Figure,
     Heading,
     Paragraph,
@@ -21,9 +24,12 @@ from ttlab.reproduce.report_blocks import (
     fmt,
 )
 from ttlab.reproduce.report_document import (
+    SUMMARY_ANCHOR,
     build_sections,
     claim_flags,
-    header_blocks,
+    opening_blocks,
+    paper_anchor,
+    part_anchor,
     parts_table,
     section_meta,
     summary_rows,
@@ -46,9 +52,24 @@ def _md_cell(v: Any) -> str:
     return _md_inline(fmt(v)).replace("|", "\\|").replace("\n", " ")
 
 
+def _md_anchor(anchor: str) -> list[str]:
+    """An explicit anchor for the heading on the following line (a link to ``#anchor`` lands there)."""
+    return [f'<a id="{html.escape(anchor, quote=True)}"></a>', ""]
+
+
+def _md_contents(b: Contents) -> list[str]:
+    lines = [*_md_anchor(b.anchor), f"## {b.title}", ""]
+    for level, text, anchor in b.entries:
+        label = _md_inline(text).replace("[", "\\[").replace("]", "\\]").replace("\n", " ")
+        lines.append("  " * (max(1, level) - 1) + f"- [{label}](#{anchor})")
+    return lines + [""]
+
+
 def _md_block(b: Block, out: Path) -> list[str]:
     if isinstance(b, Heading):
-        return ["#" * max(3, min(6, b.level)) + " " + b.text, ""]
+        return ([] if b.anchor is None else _md_anchor(b.anchor)) + ["#" * max(2, min(6, b.level)) + " " + b.text, ""]
+    if isinstance(b, Contents):
+        return _md_contents(b)
     if isinstance(b, Paragraph):
         return [_md_inline(b.text), ""]
     if isinstance(b, Table):
@@ -86,9 +107,9 @@ def render_markdown(results: dict, out: str | Path, sections: list[Section] | No
     out = Path(out)
     sections = build_sections(results) if sections is None else sections
     lines = ["# ttlab reproduction report", ""]
-    for b in header_blocks(results):
+    for b in opening_blocks(results, sections):
         lines += _md_block(b, out)
-    lines += ["## Summary of verdicts", ""]
+    lines += [*_md_anchor(SUMMARY_ANCHOR), "## Summary of verdicts", ""]
     lines += _md_block(Table(["paper", "part", "kind", "claim", "verdict", "flags", "measured"], summary_rows(results)),
                        out)
     lines += _md_block(parts_table(results), out)
@@ -96,25 +117,16 @@ def render_markdown(results: dict, out: str | Path, sections: list[Section] | No
         secs = [s for s in sections if s.paper == paper]
         if not secs:
             continue
-        lines += [f"## {heading}", ""]
+        lines += [*_md_anchor(paper_anchor(paper)), f"## {heading}", ""]
         for s in secs:
-            lines += [f"### {s.title}", "", section_meta(s), ""]
+            lines += [*_md_anchor(part_anchor(s.name)), f"### {s.title}", "", section_meta(s), ""]
             for b in s.blocks:
                 lines += _md_block(b, out)
     other = [s for s in sections if s.paper not in PAPERS]
     for s in other:
-        lines += [f"## {s.title}", "", section_meta(s), ""]
+        lines += [*_md_anchor(part_anchor(s.name)), f"## {s.title}", "", section_meta(s), ""]
         for b in s.blocks:
             lines += _md_block(b, out)
-    lines += _md_tail(results, out)
-    return "\n".join(lines).rstrip("\n") + "\n"
-
-
-def _md_tail(results: dict, out: Path) -> list[str]:
-    lines: list[str] = []
     for b in tail_blocks(results):
-        if isinstance(b, Heading):
-            lines += ["## " + b.text, ""]
-        else:
-            lines += _md_block(b, out)
-    return lines
+        lines += _md_block(b, out)
+    return "\n".join(lines).rstrip("\n") + "\n"

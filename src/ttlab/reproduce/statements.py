@@ -30,8 +30,8 @@ from ttlab.reproduce.verdict_base import (
 )
 from ttlab.reproduce.verdicts import NOT_AT_SCALE, count_by_kind, counts_text
 
-__all__ = ["STATEMENT_CASES", "count_statements", "group_statements", "statement_headline", "statement_id",
-           "statement_verdict"]
+__all__ = ["CENTRAL_STATEMENTS", "STATEMENT_CASES", "count_statements", "group_statements", "statement_headline",
+           "statement_id", "statement_verdict"]
 
 STATEMENT_CASES: tuple[tuple[str, str], ...] = (
     ("lm_data_scaling.power_law", r"lm_data_scaling(\.[^.]+)?\.power_law"),  # each corpus
@@ -53,6 +53,14 @@ STATEMENT_CASES: tuple[tuple[str, str], ...] = (
     ("ntp_generalization.trained", r"ntp_generalization\.trained(_long)?"),  # each stage-2 budget
 )
 """``(statement id, pattern)``: a claim whose id fully matches the pattern is a case of that statement."""
+
+CENTRAL_STATEMENTS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "B": ("the data-scaling exponent α_D = 2β/(2β+d) predicted from the intrinsic dimension",
+          ("lm_data_scaling.id_prediction",  # on text, from the ID of a pretrained network (Section 3)
+           "manifold_regression.rate")),  # on manifolds of known d (Theorem 1)
+}
+"""``{paper: (its central claim in words, the statements that judge it)}``: the report's bottom line says where each is
+judged (which part, in which mode, with what verdict). Paper A states no single central claim: none is declared."""
 
 _COMPILED = tuple((sid, re.compile(pat)) for sid, pat in STATEMENT_CASES)
 

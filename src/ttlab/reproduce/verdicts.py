@@ -16,6 +16,10 @@ A *claim record* (what ``results.json`` stores, one per claim) is a plain dict::
      "near_threshold": False,                         # margin < NEAR (10 %): flagged in the report
      "summary": "final cos(W_ov, W*_ov) = 1.000000"}  # the measured figure as the report prints it
 
+A claim this run could not judge may also name the mode of ``ttlab reproduce`` whose run judges it
+(``"needs_mode": "standard"``, one of :data:`~ttlab.reproduce.registry.MODES`; set by the part that built it, which
+knows why — the report's bottom line counts these claims by that mode, :func:`mode_that_judges`).
+
 Three kinds (:data:`KINDS`): *paper* — a statement the paper makes (``cite`` says where); *check* — a
 consistency or tool check (estimator recovery, solver agreement, closed forms, sanity of the run), counted
 apart from the paper's claims; *ablation* — a question beyond the paper. Reports count paper claims by
@@ -57,6 +61,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ttlab.reproduce import rules_exponents, rules_rates, rules_shapes, rules_thresholds, rules_unjudged
+from ttlab.reproduce.registry import MODES
 from ttlab.reproduce.verdict_base import (
     ABLATION,
     CHECK,
@@ -85,6 +90,7 @@ __all__ = [
     "make_claim",
     "missing_claim",
     "near_threshold_claims",
+    "mode_that_judges",
     "rejudge",
 ]
 
@@ -129,14 +135,20 @@ def make_claim(
     cite: str = "",
     quantity: str = "the measured value",
     summary: str = "",
+    needs_mode: str | None = None,
 ) -> dict:
     """A judged claim record (see the module docstring). ``kind`` is one of :data:`KINDS`; ``cite`` says
     where the paper states a ``paper`` claim; ``summary`` is the measured figure in words, built by the
-    caller from the same numbers as ``measured``; ``quantity`` names what is measured."""
+    caller from the same numbers as ``measured``; ``quantity`` names what is measured; ``needs_mode``: the mode whose
+    run judges a claim this run could not (stored only when given)."""
     if kind not in KINDS:
         raise ValueError(f"claim {claim_id}: kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    if needs_mode is not None and needs_mode not in MODES:
+        raise ValueError(f"claim {claim_id}: needs_mode must be one of {', '.join(MODES)}, got {needs_mode!r}")
     rec = {"id": claim_id, "statement": statement, "kind": kind, "cite": cite, "rule_id": rule_id,
            "quantity": quantity, "measured": dict(measured), "thresholds": dict(thresholds or {}), "summary": summary}
+    if needs_mode is not None:
+        rec["needs_mode"] = needs_mode
     return rejudge(rec)
 
 
@@ -147,10 +159,19 @@ def rejudge(record: dict) -> dict:
                                record.get("quantity", "the measured value"))}
 
 
-def missing_claim(claim_id: str, statement: str, why: str, *, kind: str, cite: str = "") -> dict:
-    """An *inconclusive* claim record for a claim whose inputs are missing (it is reported, not dropped)."""
+def missing_claim(claim_id: str, statement: str, why: str, *, kind: str, cite: str = "",
+                  needs_mode: str | None = None) -> dict:
+    """An *inconclusive* claim record for a claim whose inputs are missing (it is reported, not dropped);
+    ``needs_mode``: the mode whose run measures them (see :func:`make_claim`)."""
     return make_claim(claim_id, statement, "unjudgeable", {"why": why}, kind=kind, cite=cite,
-                      summary=f"not measured: {why}")
+                      summary=f"not measured: {why}", needs_mode=needs_mode)
+
+
+def mode_that_judges(record: dict) -> str | None:
+    """The mode of ``ttlab reproduce`` whose run judges a claim this run could not (``record["needs_mode"]``), None
+    when the record names none."""
+    mode = record.get("needs_mode")
+    return str(mode) if mode else None
 
 
 NOT_AT_SCALE = "not_at_this_scale"

@@ -249,7 +249,7 @@ def alpha_d_claims(cid: str, r: dict[str, Any], a: Any, ci: list, n_points: int,
         out.append(missing_claim(cid, f"{ALPHA_D_STATEMENT} — ID measured by {ref_source}",
                                  f"the reference network's ID was not measured ({ref.get('status', 'no record')}); this "
                                  "verdict needs it: install the pretrained extra (make standard does) and run --standard",
-                                 kind="paper", cite=cite))
+                                 kind="paper", cite=cite, needs_mode="standard"))
     own = "the model trained on this data (its final layer; not the paper's protocol)"
     if finite(r.get("alpha_pred")):
         out.append(claim(cid + "_own", own, r["alpha_pred"], r.get("intrinsic_dim"), r.get("alpha_pred_harmonic"),

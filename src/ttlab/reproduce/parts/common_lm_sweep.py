@@ -166,17 +166,18 @@ KAPLAN_COMMAND = ("ttlab lm model-sweep --corpus <a corpus of ≥ 7×10⁷ token
 
 
 def decidable_claim(claim_id: str, statement: str, why: str | None, measured: dict, rule: str, thresholds: dict,
-               *, command: str | None = None, **kw: Any) -> dict:
+               *, command: str | None = None, needs_mode: str | None = None, **kw: Any) -> dict:
     """``make_claim``, unless the run cannot decide the claim: then inconclusive with ``why`` (what would decide it),
     the measured numbers kept beside it; with ``command`` (what would judge it at scale) the claim is *not judged at
-    this scale* (rule ``not_at_this_scale``: listed apart from the verdict counts)."""
+    this scale* (rule ``not_at_this_scale``: listed apart from the verdict counts); ``needs_mode``: the mode of
+    ``ttlab reproduce`` whose run decides it (stored on the undecided record only)."""
     if why is None:
         return make_claim(claim_id, statement, rule, measured, thresholds, **kw)
     extra = {"command": command} if command else {}
     return make_claim(claim_id, statement, NOT_AT_SCALE if command else "unjudgeable", {"why": why, **extra, **measured},
                       {}, kind=kw["kind"],
                       cite=kw.get("cite", ""), quantity=kw.get("quantity", "the measured value"),
-                      summary=kw.get("summary", ""))
+                      summary=kw.get("summary", ""), needs_mode=needs_mode)
 
 
 SHAPE_DECADES = 1.0

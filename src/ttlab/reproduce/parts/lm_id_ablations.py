@@ -108,7 +108,7 @@ def _layer_peak_claim(r: dict[str, Any]) -> dict:
         measured, "inner_peak", {"control": True}, quantity="layer's ID (mean over seeds)",
         summary=layer_summary(f"ID by layer, mean of {n} seed(s)", trained)
         + "; untrained copies: " + (", ".join(f"{v:.3g}" for v in untrained["values"]) or "not measured"),
-        kind="paper", cite="Figure 4")
+        kind="paper", cite="Figure 4", needs_mode="standard")
 
 
 def length_claim(r: dict[str, Any]) -> dict:
@@ -118,7 +118,7 @@ def length_claim(r: dict[str, Any]) -> dict:
         return missing_claim("lm_id_ablations.sequence_length", LENGTH_STATEMENT,
                              f"the reference network's sequence-length profile was not measured ({g['status']}); this "
                              "verdict needs it: install the pretrained extra (make standard does) and run --standard",
-                             kind="paper", cite="Figure 4")
+                             kind="paper", cite="Figure 4", needs_mode="standard")
     prof, control = length_profile(g["rows"]), (g.get("control") or {}).get("rows")
     cprof = length_profile(control) if control else {"values": None, "se": None}
     few = (None if min(prof["batches"]) >= MIN_BATCHES else
@@ -150,7 +150,7 @@ def position_claim(r: dict[str, Any]) -> dict:
         length_profile(pos), "monotone", {"direction": -1}, quantity="the ID by window position",
         summary="ID by window range: " + ", ".join(f"{x['positions'][0]}–{x['positions'][1]}: "
                                                   f"{fmt(x['intrinsic_dim'], 3)}" for x in pos),
-        kind="ablation", cite="Figure 4")
+        kind="ablation", cite="Figure 4", needs_mode="standard")
 
 
 def gemma_layer_claim(gemma: dict[str, Any]) -> dict:
