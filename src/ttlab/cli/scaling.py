@@ -37,6 +37,7 @@ from ttlab.markup import markup, plain
 from ttlab.scaling import views
 from ttlab.scaling.fit import DEFAULT_BOOTSTRAP, DEFAULT_CI_LEVEL
 from ttlab.scaling.fit_csv import BOOTSTRAP_MAX_HOURS, fit_csv
+from ttlab.scaling.frontier import DEFAULT_FLOPS_PER_TOKEN
 from ttlab.scaling.manifold_config import (
     DEFAULT_MAX_HOURS,
     DEFAULT_WORKERS,
@@ -139,6 +140,45 @@ def fit(
         note=lambda m: console_err.print(plain(m), highlight=False))
     print_warnings(payload["warnings"])
     print_json(payload) if json_out else print_view(views.fit_view(payload))
+
+
+@app.command()
+def frontier(
+    source: Annotated[OptPath, Argument(metavar="[FILE.csv|FIT.json]", help="Runs to fit in the Chinchilla form "
+                                        "(a CSV with columns N, D, loss: see --x, --x2, --y), or the JSON of a "
+                                        "Chinchilla fit written by `ttlab scaling fit --out` (its bootstrap replicates "
+                                        "give the intervals). Omit it to see only what --id predicts.")] = None,
+    compute: Annotated[str, Option("--compute", help="Compute budgets in FLOPs, comma-separated (C = k·N·D).")]
+    = "1e18,1e20,1e22,1e24",
+    flops_per_token: Annotated[float, Option("--flops-per-token", help="k in C = k·N·D: FLOPs per parameter and "
+                                             "training token (6: forward and backward of a dense transformer).")]
+    = DEFAULT_FLOPS_PER_TOKEN,
+    x: Annotated[str, Option("--x", help="CSV column of N (parameters).")] = "N",
+    x2: Annotated[str, Option("--x2", help="CSV column of D (training tokens).")] = "D",
+    y: Annotated[str, Option("--y", help="CSV column of the loss.")] = "loss",
+    bootstrap: Annotated[OptInt, Option("--bootstrap", help=f"Bootstrap replicates of the fit of a CSV (default "
+                                        f"{DEFAULT_BOOTSTRAP['chinchilla']}, pairs); the intervals of a, b, N_opt, "
+                                        "D_opt and the loss are their percentile intervals.")] = None,
+    seed: Annotated[int, Option("--seed", help="Seed of the bootstrap.")] = 0,
+    ci_level: Annotated[float, Option("--ci-level", help="Confidence level of the intervals.")] = DEFAULT_CI_LEVEL,
+    intrinsic_dim: Annotated[OptFloat, Option("--id", help="Intrinsic dimension d of the data: paper B predicts "
+                                              "a = d/(2d+2β), b = 1 − a (α_N = 2β/d, α_D = 2β/(2β+d)).")] = None,
+    beta: BetaOpt = 1.0,
+    plot: Annotated[OptPath, Option("--plot", help="Write the frontier in the (N, D) plane: iso-loss contours, "
+                                    "iso-FLOP lines, the optima with their intervals, the runs (png/pdf/svg).")] = None,
+    out: Annotated[OptPath, Option("--out", help="Also write the result JSON to this file.")] = None,
+    json_out: Json = False,
+) -> None:
+    """Compute-optimal N, D and loss for each compute budget from a Chinchilla-form fit (N_opt ∝ C^a, D_opt ∝ C^b,
+    a = β/(α+β)), with bootstrap intervals; and the allocation an intrinsic dimension predicts (paper B)."""
+    from ttlab.scaling.frontier_file import frontier_file
+
+    budgets = parse_list(compute, "--compute", float) or ()
+    payload = run_with_progress(
+        frontier_file, on_interrupt=START_AGAIN, source=source, compute=budgets, x=x, x2=x2, y=y,
+        flops_per_token=flops_per_token, bootstrap=bootstrap, seed=seed, ci_level=ci_level, intrinsic_dim=intrinsic_dim,
+        beta=beta, plot=plot, out=out)
+    print_json(payload) if json_out else print_view(views.frontier_view(payload))
 
 
 # ---------------------------------------------------------------------------------------------

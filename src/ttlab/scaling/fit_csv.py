@@ -20,7 +20,7 @@ from ttlab.scaling.io import read_columns_csv
 from ttlab.scaling.theory import check_beta
 from ttlab.validation import check_hours
 
-__all__ = ["KINDS", "fit_csv"]
+__all__ = ["KINDS", "SAMPLES_KEPT", "fit_csv", "samples_record"]
 
 KINDS = ("data", "model")
 """What the size column is: ``data`` (x = data size, exponent α_D) or ``model`` (x = parameters, α_N)."""
@@ -188,6 +188,21 @@ def fit_csv(
         )
         atomic_savefig(fig, plot, dpi=120)
         payload["plot"] = str(plot)
-    if out is not None:
-        atomic_write_json(out, payload)
+    if out is not None:  # the file also keeps the replicates, for ttlab scaling frontier's intervals
+        atomic_write_json(out, {**payload, **samples_record(result)})
     return payload
+
+
+SAMPLES_KEPT = 20_000
+"""A fit written to a file keeps its bootstrap replicates up to this many (a frontier computes its intervals on them)."""
+
+
+def samples_record(result: Any) -> dict[str, Any]:
+    """``{"bootstrap_samples": {"columns", "rows"}}`` of a fit's replicates (natural parameters), or ``{}`` without
+    replicates or above :data:`SAMPLES_KEPT` of them."""
+    from ttlab.scaling.fit_models import PARAM_NAMES
+
+    samples = result.bootstrap_samples
+    if samples is None or len(samples) > SAMPLES_KEPT:
+        return {}
+    return {"bootstrap_samples": {"columns": list(PARAM_NAMES[result.form]), "rows": samples.tolist()}}

@@ -13,7 +13,7 @@ from ttlab.errors import TTLabInputError
 from ttlab.scaling.fit import FitResult
 from ttlab.scaling.theory import alpha_d, alpha_n
 
-__all__ = ["check_plot_suffix", "plot_fit", "predicted_exponent"]
+__all__ = ["check_plot_suffix", "plot_fit", "plot_frontier", "predicted_exponent"]
 
 
 def check_plot_suffix(path: Path) -> None:
@@ -129,4 +129,52 @@ def plot_fit(
     if title:
         ax.set_title(title)
     ax.legend(fontsize=8)
+    return fig
+
+
+def plot_frontier(frontier: Any, data: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None, *,
+                  predicted: dict[str, float] | None = None, ax: Any = None) -> Any:
+    """The compute-optimal frontier of a :class:`~ttlab.scaling.frontier.Frontier` in the (N, D) plane, log-log:
+    iso-loss contours of the fitted L(N, D), the iso-FLOP line N·D = C/k and the optimum of each budget (with its
+    interval for N_opt), the frontier N_opt(C) through them, the runs (``data`` = N, D, loss) coloured by loss, and the
+    slope the ID predicts (``predicted``, through the first optimum). Returns the ``Figure`` (on ``ax`` when given)."""
+    if ax is None:
+        fig = _new_figure((6.4, 4.8))
+        ax = fig.add_subplot(1, 1, 1)
+    else:
+        fig = ax.figure
+    p, k = frontier.params, frontier.flops_per_token
+    ns = np.array([e["n_opt"]["value"] for e in frontier.budgets])
+    ds = np.array([e["d_opt"]["value"] for e in frontier.budgets])
+    pts_n = ns if data is None else np.concatenate([ns, data[0]])
+    pts_d = ds if data is None else np.concatenate([ds, data[1]])
+    n_lo, n_hi = np.log10(pts_n.min()) - 0.5, np.log10(pts_n.max()) + 0.5
+    d_lo, d_hi = np.log10(pts_d.min()) - 0.5, np.log10(pts_d.max()) + 0.5
+    gn, gd = np.meshgrid(np.logspace(n_lo, n_hi, 200), np.logspace(d_lo, d_hi, 200))
+    loss = p["E"] + p["A"] * gn ** -p["alpha"] + p["B"] * gd ** -p["beta"]
+    cs = ax.contour(gn, gd, loss, levels=np.quantile(loss, np.linspace(0.05, 0.9, 8)), colors="0.75", linewidths=0.8)
+    ax.clabel(cs, fontsize=6, fmt="%.3g")
+    for e in frontier.budgets:
+        line_n = np.logspace(n_lo, n_hi, 50)
+        ax.plot(line_n, e["compute"] / k / line_n, color="0.85", lw=0.8, ls=":")
+        ci = e["n_opt"]["ci"]
+        if ci:
+            ax.plot(ci, [e["compute"] / k / c for c in ci], color="tab:red", lw=3, alpha=0.35)
+    ax.plot(ns, ds, "o-", color="tab:red", lw=1.6, ms=4,
+            label=f"frontier: N_opt ∝ C^{frontier.a['value']:.3f}, D_opt ∝ C^{frontier.b['value']:.3f}")
+    if data is not None:
+        sc = ax.scatter(data[0], data[1], c=data[2], cmap="viridis", s=16, zorder=3, label="runs")
+        fig.colorbar(sc, ax=ax, label="loss")
+    if predicted is not None:  # the ID predicts the slope of the frontier, d log D / d log N = b / a
+        slope = predicted["b"] / predicted["a"]
+        ax.plot(ns, ds[0] * (ns / ns[0]) ** slope, color="tab:purple", ls="--", lw=1.2,
+                label=f"ID d = {predicted['id']:.3g} predicts a = {predicted['a']:.3f}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(10 ** n_lo, 10 ** n_hi)
+    ax.set_ylim(10 ** d_lo, 10 ** d_hi)
+    ax.set_xlabel("parameters N")
+    ax.set_ylabel("training tokens D")
+    ax.set_title(f"Compute-optimal frontier (C = {k:g}·N·D)", fontsize=10)
+    ax.legend(fontsize=7, loc="upper left")
     return fig

@@ -18,7 +18,7 @@ from ttlab.markup import markup, plain
 from ttlab.scaling.manifold_config import ORACLE_TOL, ManifoldSweepConfig, design_check
 from ttlab.scaling.predictions import TABLE1_ROWS
 
-__all__ = ["band_view", "fit_view", "manifold_cost_view", "manifold_progress_line", "manifold_view", "model_size_cost_view",
+__all__ = ["band_view", "fit_view", "frontier_view", "manifold_cost_view", "manifold_progress_line", "manifold_view", "model_size_cost_view",
            "model_size_progress_line", "model_size_view", "prediction_view",
            "ray_note_view", "table1_view", "values_view"]
 
@@ -265,3 +265,39 @@ def model_size_view(p: dict[str, Any]) -> list[RenderableType]:
     lines.append(Text(f"wrote {files.get('results', '')} and {files.get('figure', '')} "
                       f"({p.get('wall_seconds', float('nan')):.0f} s); verdicts: ttlab reproduce (docs/model_scaling.md)"))
     return lines
+
+
+def _with_ci(entry: dict[str, Any], fmt: str) -> str:
+    """``value [lo, hi]`` of a ``{"value", "ci"}`` entry (no interval: the value alone)."""
+    ci = entry["ci"]
+    return format(entry["value"], fmt) + (f" [{format(ci[0], fmt)}, {format(ci[1], fmt)}]" if ci else "")
+
+
+def frontier_view(p: dict[str, Any]) -> list[RenderableType]:
+    """``ttlab scaling frontier``: the exponents a, b with intervals, one row per budget (N_opt, D_opt, D/N, L_opt with
+    intervals), the ID's prediction beside the fit, the notes and the files."""
+    out: list[RenderableType] = []
+    pred = p.get("predicted")
+    if "a" in p:
+        level = f"{p['ci_level']:.0%}"
+        out.append(plain(f"N_opt ∝ C^a, a = {_with_ci(p['a'], '.4f')}; D_opt ∝ C^b, b = {_with_ci(p['b'], '.4f')} "
+                         f"({level} intervals over {p['n_replicates']} bootstrap replicates; C = {p['flops_per_token']:g}·N·D)"))
+        t = Table(title=plain("compute-optimal allocation"))
+        for col in ("compute (FLOPs)", "N_opt", "D_opt", "D/N", "loss"):
+            t.add_column(col, justify="right")
+        for e in p["budgets"]:
+            t.add_row(f"{e['compute']:.3g}", plain(_with_ci(e["n_opt"], ".3g")), plain(_with_ci(e["d_opt"], ".3g")),
+                      plain(_with_ci(e["tokens_per_param"], ".3g")), plain(_with_ci(e["loss_opt"], ".4f")))
+        out.append(t)
+    if pred is not None:
+        out.append(plain(f"predicted from ID d = {pred['id']:g} (β = {pred['beta']:g}): α_N = {pred['alpha_n']:.4f}, "
+                         f"α_D = {pred['alpha_d']:.4f} → a = {pred['a']:.4f}, b = {pred['b']:.4f}"))
+    cmp_ = p.get("comparison")
+    if cmp_ is not None:
+        inside = {True: "inside", False: "outside", None: "without"}[cmp_["predicted_in_ci"]]
+        out.append(plain(f"fitted a − predicted a = {cmp_['difference']:+.4f}: the prediction is {inside} the fit's "
+                         "interval"))
+    out += [markup("[yellow]note[/]: {}", w) for w in p.get("warnings", [])]
+    if p.get("plot"):
+        out.append(plain(f"wrote {p['plot']}"))
+    return out

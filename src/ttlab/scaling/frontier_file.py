@@ -1,0 +1,154 @@
+"""``ttlab scaling frontier`` as one library call: the compute-optimal frontier of a Chinchilla-form fit — fitted here
+from a CSV, or read from the JSON ``ttlab scaling fit --out`` wrote — and the allocation an intrinsic dimension
+predicts, written as JSON and drawn (:func:`frontier_file`).
+
+Its errors name its keyword arguments (``source``, ``compute``, ``flops_per_token`` …), which are the parameter names
+of the command; the CLI shows them as its flags.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ttlab.errors import TTLabInputError
+from ttlab.outputs import check_out_file
+from ttlab.provenance import atomic_savefig, atomic_write_json, read_json, versions
+from ttlab.scaling.fit import DEFAULT_BOOTSTRAP, DEFAULT_CI_LEVEL, fit_chinchilla
+from ttlab.scaling.fit_csv import TIMED_ABOVE
+from ttlab.scaling.fit_models import PARAM_NAMES
+from ttlab.scaling.frontier import DEFAULT_FLOPS_PER_TOKEN, Frontier, check_compute, compute_optimal, id_allocation
+from ttlab.scaling.io import read_columns_csv
+
+__all__ = ["FittedSource", "frontier_file", "read_source"]
+
+
+@dataclass(frozen=True)
+class FittedSource:
+    """A Chinchilla-form fit to take a frontier from: its parameters, bootstrap replicates (rows in
+    :data:`~ttlab.scaling.fit_models.PARAM_NAMES` order, or None), confidence level, notes, the data (N, D, loss)
+    when it was fitted here, and a summary of the fit (identifiable, warnings, goodness of fit)."""
+
+    params: dict[str, float]
+    samples: np.ndarray | None
+    ci_level: float
+    notes: list[str]
+    data: tuple[np.ndarray, np.ndarray, np.ndarray] | None
+    fit: dict[str, Any]
+
+
+def _from_json(path: Path) -> FittedSource:
+    try:
+        payload = read_json(path)
+    except (OSError, ValueError) as exc:
+        raise TTLabInputError(f"{path}: not a readable JSON fit ({exc})", params=("source",)) from None
+    if not isinstance(payload, dict) or payload.get("form") != "chinchilla" or not isinstance(payload.get("params"), dict):
+        form = payload.get("form") if isinstance(payload, dict) else None
+        raise TTLabInputError(f"{path}: a frontier needs a Chinchilla-form fit (L = E + A/N^α + B/D^β), this file holds "
+                              f"{'a ' + repr(form) + ' fit' if form else 'no fit'}; write one with ttlab scaling fit "
+                              "FILE.csv --form chinchilla --x N --x2 D --y loss --out fit.json", params=("source",))
+    rec = payload.get("bootstrap_samples") or {}
+    samples, notes = None, []
+    if rec.get("columns") == list(PARAM_NAMES["chinchilla"]) and rec.get("rows"):
+        samples = np.array(rec["rows"], dtype=float)
+    else:
+        notes.append(f"{path} holds no bootstrap replicates, so the frontier has no intervals: give the CSV instead, or "
+                     "a fit written by ttlab scaling fit --out of this version")
+    fit = {k: payload.get(k) for k in ("identifiable", "warnings", "goodness_of_fit", "n_points")}
+    return FittedSource(payload["params"], samples, float(payload.get("ci_level", DEFAULT_CI_LEVEL)), notes, None, fit)
+
+
+def read_source(source: Path, x: str, x2: str, y: str, *, bootstrap: int | None = None, seed: int = 0,
+                ci_level: float = DEFAULT_CI_LEVEL, objective: str = "huber",
+                progress: Callable[[int, int], None] | None = None) -> FittedSource:
+    """The fit of ``source``: a ``.json`` written by ``ttlab scaling fit --out`` (Chinchilla form), or a ``.csv`` fitted
+    here with :func:`ttlab.scaling.fit.fit_chinchilla` on columns ``x`` (N), ``x2`` (D) and ``y`` (loss)."""
+    suffix = source.suffix.lower()
+    if suffix == ".json":
+        return _from_json(source)
+    if suffix != ".csv":
+        raise TTLabInputError(f"source {source}: give a .csv of runs (columns N, D, loss) or a .json fit written by "
+                              "ttlab scaling fit --out", params=("source",))
+    cols = [x, x2, y]
+    if len(set(cols)) != 3:
+        raise TTLabInputError(f"x, x2 and y must name different columns, got {cols}", params=("x", "x2", "y"))
+    data = read_columns_csv(source, cols)
+    res = fit_chinchilla(data[x], data[x2], data[y], bootstrap=DEFAULT_BOOTSTRAP["chinchilla"] if bootstrap is None
+                         else bootstrap, seed=seed, ci_level=ci_level, objective=objective,  # type: ignore[arg-type]
+                         progress=progress)
+    notes = [] if res.identifiable else ["the Chinchilla fit is not identifiable (see its warnings): so is not the "
+                                         "frontier"]
+    fit = {"identifiable": res.identifiable, "warnings": list(res.warnings), "n_points": res.n_points,
+           "goodness_of_fit": {"r2_log": res.r2_log, "rmse_log": res.rmse_log}, "ci": res.ci}
+    return FittedSource(res.params, res.bootstrap_samples, res.ci_level, notes, (data[x], data[x2], data[y]), fit)
+
+
+def _comparison(frontier: Frontier, predicted: dict[str, float]) -> dict[str, Any]:
+    """The ID-predicted exponent a beside the fitted one: the difference and whether the fit's interval holds it."""
+    ci = frontier.a["ci"]
+    return {"a_fitted": frontier.a["value"], "a_predicted": predicted["a"],
+            "difference": frontier.a["value"] - predicted["a"],
+            "predicted_in_ci": None if ci is None else bool(ci[0] <= predicted["a"] <= ci[1])}
+
+
+def frontier_file(
+    source: Path | None,
+    compute: Sequence[float],
+    *,
+    x: str = "N",
+    x2: str = "D",
+    y: str = "loss",
+    flops_per_token: float = DEFAULT_FLOPS_PER_TOKEN,
+    bootstrap: int | None = None,
+    seed: int = 0,
+    ci_level: float = DEFAULT_CI_LEVEL,
+    intrinsic_dim: float | None = None,
+    beta: float = 1.0,
+    plot: Path | None = None,
+    out: Path | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> dict[str, Any]:
+    """The frontier of ``source``'s fit at the ``compute`` budgets (see :func:`read_source` and
+    :func:`ttlab.scaling.frontier.compute_optimal`), with the allocation ``intrinsic_dim`` predicts beside it (or alone,
+    without ``source``). Writes the ``plot`` and the JSON ``out`` when given (both checked before any work).
+    Returns the payload: ``a``, ``b``, ``budgets`` … of :meth:`Frontier.to_dict`, ``predicted``, ``comparison``,
+    ``fit``, ``warnings``, ``config`` and ``versions``."""
+    budgets, k = check_compute(compute, flops_per_token)
+    if source is None and intrinsic_dim is None:
+        raise TTLabInputError("give a fit (a CSV of runs or a fit JSON) or an intrinsic dimension (--id), or both",
+                              params=("source", "intrinsic_dim"))
+    predicted = None if intrinsic_dim is None else id_allocation(intrinsic_dim, beta)
+    for path, param in ((plot, "plot"), (out, "out")):
+        if path is not None:
+            if param == "plot":
+                from ttlab.scaling.plot import check_plot_suffix
+
+                check_plot_suffix(path)
+            check_out_file(path, param=param, inputs=() if source is None else (source,))
+    if plot is not None and source is None:
+        raise TTLabInputError("a frontier plot needs a fit (a CSV or a fit JSON): the ID alone predicts the exponents, "
+                              "not N_opt or the loss", params=("plot",))
+    payload: dict[str, Any] = {"predicted": predicted, "warnings": []}
+    if source is not None:
+        long = bootstrap is not None and bootstrap > TIMED_ABOVE  # a short bootstrap is not followed line by line
+        follow = None if progress is None or not long else (lambda done, total: progress("bootstrap", done, total))
+        fitted = read_source(source, x, x2, y, bootstrap=bootstrap, seed=seed, ci_level=ci_level, progress=follow)
+        frontier = compute_optimal(fitted.params, budgets, flops_per_token=k, samples=fitted.samples,
+                                   ci_level=fitted.ci_level)
+        payload.update(frontier.to_dict(), fit=fitted.fit, warnings=fitted.notes)
+        payload["comparison"] = None if predicted is None else _comparison(frontier, predicted)
+        if plot is not None:
+            from ttlab.scaling.plot import plot_frontier
+
+            atomic_savefig(plot_frontier(frontier, fitted.data, predicted=predicted), plot, dpi=120)
+            payload["plot"] = str(plot)
+    payload["config"] = {"command": "ttlab scaling frontier", "source": None if source is None else str(source),
+                         "x": x, "x2": x2, "y": y, "compute": budgets.tolist(), "flops_per_token": k,
+                         "bootstrap": bootstrap, "seed": seed, "ci_level": ci_level, "id": intrinsic_dim, "beta": beta}
+    payload["versions"] = versions()
+    if out is not None:
+        atomic_write_json(out, payload)
+    return payload
