@@ -47,9 +47,12 @@ def test_the_figure_shows_each_estimate_its_spread_and_exponents(points):
     assert points_bar.has_xerr
     alpha_d = exps.containers[0].lines[0].get_xdata()
     np.testing.assert_allclose(alpha_d, [r.alpha_d for r in res.rows])
+    from ttlab.scaling import prediction_band
+
+    band = prediction_band(res.ids(), res.beta)  # the band `scaling predict --from-compare` reports
     labels = exps.get_legend_handles_labels()[1]
-    lo, hi = min(r.alpha_d for r in res.rows), max(r.alpha_d for r in res.rows)
-    assert f"α_D: range over estimators {lo:.3f}–{hi:.3f}" in labels
+    assert f"α_D band over 2 estimators {band.lo['alpha_d']:.3f}–{band.hi['alpha_d']:.3f}" in labels  # lpca: not in it
+    assert f"α_N of mle (the paper's) {band.central['alpha_n']:.3f}" in labels
 
 
 def test_the_figure_draws_on_a_given_axis(points):
@@ -60,6 +63,9 @@ def test_the_figure_draws_on_a_given_axis(points):
     ax = fig.add_subplot(1, 1, 1)
     assert compare_figure(res, ax=ax) is fig and len(fig.axes) == 1
     assert not ax.containers[0].has_xerr  # one batch: no spread to draw
+    two = Figure().subplots(1, 2)
+    compare_figure(compare(np.load(points), "twonn,lpca"), ax=two[0], ax_exponents=two[1])
+    assert "no band without mle" in two[1].get_title() and len(two[1].containers) == 2
 
 
 @pytest.mark.parametrize("plot, extra, fragment", [

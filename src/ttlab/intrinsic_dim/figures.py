@@ -1,6 +1,8 @@
 """The figure of `ttlab id compare --plot` (:func:`compare_figure`): every estimator's intrinsic dimension with its
 spread over the batches of the paper's protocol, and the scaling exponents each estimate predicts, α_D = 2β/(2β + d̂)
-and α_N = 2β/d̂ (:func:`ttlab.intrinsic_dim.compare.predicted_exponents`), with their range over the estimators.
+and α_N = 2β/d̂ (:func:`ttlab.intrinsic_dim.compare.predicted_exponents`), with the prediction band that
+`ttlab scaling predict --from-compare` reports (:func:`ttlab.scaling.prediction_band`, read when drawing: the one
+import of ``ttlab.scaling`` here, as :mod:`ttlab.intrinsic_dim.compare` reads ``ttlab.scaling.theory``).
 
 matplotlib is imported when a figure is drawn (the command line imports this package when it starts).
 """
@@ -61,21 +63,40 @@ def _exponent_interval(d: float, spread: float, beta: float, which: int) -> tupl
     return float(low if low is not None else math.nan), float(high if high is not None else math.nan)
 
 
-def _exponent_panel(ax: Any, rows: list[CompareRow], beta: float) -> None:
-    """α_D and α_N per estimator (over the estimate's spread) and their range over the estimators (shaded)."""
+def _band(res: CompareResult) -> Any:
+    """The :func:`ttlab.scaling.prediction_band` of ``res`` (what `ttlab scaling predict --from-compare` reports), or
+    None without the paper's estimator (its central one) among the results."""
+    from ttlab.scaling.band import prediction_band
+
+    try:
+        return prediction_band(res.ids(), res.beta)
+    except TTLabInputError:
+        return None
+
+
+def _exponent_panel(ax: Any, rows: list[CompareRow], res: CompareResult) -> None:
+    """α_D and α_N per estimator (over the estimate's spread) and the prediction band (shaded: the min–max over
+    :data:`ttlab.scaling.BAND_ESTIMATORS`; a line: the paper's estimator)."""
     import numpy as np
 
     y = np.arange(len(rows))
-    for which, (name, color, marker, off) in enumerate([("α_D", "C2", "o", -0.12), ("α_N", "C3", "s", 0.12)]):
+    band = _band(res)
+    for which, (kind, name, color, marker, off) in enumerate([("alpha_d", "α_D", "C2", "o", -0.12),
+                                                                ("alpha_n", "α_N", "C3", "s", 0.12)]):
         values = np.array([(r.alpha_d, r.alpha_n)[which] for r in rows], dtype=float)
-        ivals = np.array([_exponent_interval(float(r.dimension), _spread(r), beta, which) for r in rows])  # type: ignore[arg-type]
+        ivals = np.array([_exponent_interval(float(r.dimension), _spread(r), res.beta, which) for r in rows])  # type: ignore[arg-type]
         err = np.vstack([values - ivals[:, 0], ivals[:, 1] - values])
         ax.errorbar(values, y + off, xerr=err if (err > 0).any() else None, fmt=marker, color=color, capsize=2,
                     ms=5, label=f"{name} = " + ("2β/(2β + d̂)" if which == 0 else "2β/d̂"))
-        ax.axvspan(float(np.nanmin(values)), float(np.nanmax(values)), color=color, alpha=0.12,
-                   label=f"{name}: range over estimators {np.nanmin(values):.3f}–{np.nanmax(values):.3f}")
-    ax.set_xlabel(f"predicted scaling exponent (β = {beta:g})")
-    ax.set_title("exponents the estimates predict (Havrilla & Liao, Theorems 1–2)", fontsize=9)
+        if band is not None:
+            ax.axvspan(band.lo[kind], band.hi[kind], color=color, alpha=0.12,
+                       label=f"{name} band over {len(band.estimator_set)} estimators {band.lo[kind]:.3f}–"
+                       f"{band.hi[kind]:.3f}")
+            ax.axvline(band.central[kind], color=color, lw=1, label=f"{name} of {band.central_estimator} "
+                       f"(the paper's) {band.central[kind]:.3f}")
+    ax.set_xlabel(f"predicted scaling exponent (β = {res.beta:g})")
+    ax.set_title("exponents the estimates predict (Havrilla & Liao, Theorems 1–2)" +
+                 ("" if band is not None else "; no band without mle"), fontsize=9)
     ax.legend(fontsize=7, loc="best")
     ax.grid(axis="x", alpha=0.3)
 
@@ -83,7 +104,9 @@ def _exponent_panel(ax: Any, rows: list[CompareRow], beta: float) -> None:
 def compare_figure(res: CompareResult, *, ax: Any = None, ax_exponents: Any = None, title: str | None = None) -> Any:
     """Every estimator of ``res`` (:func:`ttlab.intrinsic_dim.compare`) with a number: d̂, ± its standard deviation over
     the batches and each batch's estimate (with the paper's protocol), the median over estimators; beside it the
-    exponents α_D and α_N each estimate predicts, over d̂ ± std, with their range over the estimators shaded.
+    exponents α_D and α_N each estimate predicts, over d̂ ± std, with the prediction band of
+    :func:`ttlab.scaling.prediction_band` (min–max over its estimator set, shaded; the paper's MLE, a line; no band
+    when ``res`` has no MLE row).
     Estimators without a number are named under the figure; † marks those with notes (see the table or the JSON).
 
     Without ``ax`` a new figure of the two panels; with ``ax`` the ID panel is drawn there, and the exponents on
@@ -102,7 +125,7 @@ def compare_figure(res: CompareResult, *, ax: Any = None, ax_exponents: Any = No
         fig = ax.figure
     _id_panel(ax, rows, res)
     if ax_exponents is not None:
-        _exponent_panel(ax_exponents, rows, res.beta)
+        _exponent_panel(ax_exponents, rows, res)
     missing = [r.method for r in res.rows if r.dimension is None]
     notes = ([f"no estimate: {', '.join(missing)}"] if missing else []) + \
         (["† notes in the table (--json: notes)"] if any(r.notes for r in rows) else [])
