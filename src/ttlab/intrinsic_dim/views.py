@@ -50,5 +50,8 @@ def compare_view(res: CompareResult, file: str | os.PathLike, plot: str | os.Pat
     for r in res.rows:
         t.add_row(plain(r.method), _num(r.dimension, ".3f"), *([f"{r.dimension_std:.3f}"] if batched else []),
                   f"{r.seconds:.2f}", _num(r.alpha_d, ".4f"), _num(r.alpha_n, ".4f"), plain("; ".join(r.notes)))
-    return [t, plain(f"shared neighbour search: k = {res.knn_k}, {res.knn_seconds:.2f} s ({res.knn_backend}); "
-                     f"total {res.total_seconds:.2f} s")] + ([plain(f"wrote the figure {plot}")] if plot is not None else [])
+    out: list[RenderableType] = [t, plain(f"shared neighbour search: k = {res.knn_k}, {res.knn_seconds:.2f} s "
+                                          f"({res.knn_backend}); total {res.total_seconds:.2f} s")]
+    if plot is not None:
+        out.append(plain(f"wrote the figure {plot}"))
+    return out

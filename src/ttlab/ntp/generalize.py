@@ -233,7 +233,7 @@ def read_sentences(path: str | os.PathLike, memory_limit_gib: float = DEFAULT_ME
     A missing, empty (comments and blank lines only) or malformed file raises :class:`TTLabInputError` naming the
     file and line (``params``: ``sentences``)."""
     try:
-        text = read_dataset_text(path, memory_limit_gib)
+        text = read_dataset_text(Path(path), memory_limit_gib)
         if not any(raw.split("#", 1)[0].strip() for raw in text.splitlines()):
             raise TTLabInputError(
                 f"{path}: no sentences (the file is empty or holds only comments and blank lines); write one per line, "
@@ -258,10 +258,10 @@ def check_sentences(
         source, items = "<sentences>", list(sentences)
         bad_type = next((type(s).__name__ for s in items if not isinstance(s, Sentence)), None)
         if bad_type is not None or not items:
+            got = "an empty list" if bad_type is None else f"a {bad_type}"
             raise TTLabInputError(
-                "sentences must be a file, an NTPDataset or a non-empty list of its Sentence objects (got "
-                f"{'an empty list' if not items else 'a ' + bad_type}); parse text with NTPDataset.from_text",
-                params=("sentences",))
+                f"sentences must be a file, an NTPDataset or a non-empty list of its Sentence objects (got {got}); "
+                "parse text with NTPDataset.from_text", params=("sentences",))
     if len(items) > MAX_UNSEEN_SAMPLES:
         raise TTLabInputError(f"{source}: {len(items):,} distinct sentences, above the {MAX_UNSEEN_SAMPLES:,} that are "
                               "scored; split the file", params=("sentences",))

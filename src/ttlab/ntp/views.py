@@ -148,9 +148,11 @@ def _given_table(cases: list[dict]) -> list[RenderableType]:
                       plain(c["theory_prediction"] or "—"), plain(case),
                       plain(f"{c['model_prediction']} ({c['model_probability']:.3f})"),
                       markup("[green]✓[/]") if c["agree"] else plain("—") if c["agree"] is None else markup("[red]✗[/]"))
+    view: list[RenderableType] = [table]
     more = len(cases) - SHOW_SENTENCES
-    return [table] + ([plain(f"… and {more:,} more sentences (--json and generalization.json list them all)")]
-                      if more > 0 else [])
+    if more > 0:
+        view.append(plain(f"… and {more:,} more sentences (--json and generalization.json list them all)"))
+    return view
 
 
 def generalization_view(report: dict, out: str | Path) -> list[RenderableType]:
