@@ -111,8 +111,8 @@ def compare_cmd(
     out: Annotated[OptPath, Option("--out", help="Also write the JSON result to this file (input of `ttlab scaling predict --from-compare`).")] = None,
     plot: Annotated[OptPath, Option(
         "--plot", help="Also draw every estimator's ID (± its std over batches, with --paper or --batch-size) and the "
-        "exponents α_D, α_N each estimate predicts, with their range over the estimators, to this image (png, pdf or "
-        "svg; checked before the work).")] = None,
+        "exponents α_D, α_N each estimate predicts, with the band `scaling predict --from-compare` reports, to this image "
+        "(png, pdf or svg; checked before the work).")] = None,
     overwrite: Annotated[bool, Option("--overwrite", help="Replace an existing --out or --plot file (refused without it).")] = False,
     as_json: Json = False,
 ) -> None:
