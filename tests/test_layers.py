@@ -32,6 +32,7 @@ MAY_IMPORT = {  # top-level package -> the packages it may import besides itself
 }
 EXCEPTIONS = {
     ("ttlab.intrinsic_dim.compare", "ttlab.scaling.theory"),  # the exponent each estimate predicts, read lazily
+    ("ttlab.intrinsic_dim.figures", "ttlab.scaling.band"),  # `id compare --plot` draws scaling predict's band, lazily
     ("ttlab.lm.__main__", "ttlab.cli"),  # `python -m ttlab.lm` is the CLI's entry point for torchrun
     ("ttlab", "ttlab.lm.text_exponents"),  # ttlab.predict_exponents, the researcher's one call, loaded on first use
 }

@@ -37,7 +37,7 @@ from typing import Iterable
 
 from ttlab.errors import TTLabInputError
 
-__all__ = ["LOCK_NAME", "check_out_dir", "check_out_file", "hold_out_dir", "replace_problem", "write_problem"]
+__all__ = ["LOCK_NAME", "check_out_dir", "check_out_file", "check_plot_suffix", "hold_out_dir", "replace_problem", "write_problem"]
 
 LOCK_NAME = ".ttlab.lock"
 
@@ -198,6 +198,22 @@ def check_out_file(
     else:
         _check_writable(_nearest_existing(parent, param), p, param)
     return p
+
+
+def check_plot_suffix(path: str | os.PathLike, param: str = "plot") -> None:
+    """Raise :class:`TTLabInputError` (naming the parameter ``param``) when matplotlib cannot write ``path``'s image
+    format (its suffix: png, pdf, svg, …). Imports matplotlib only when called."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    path = Path(path)
+    supported = FigureCanvasAgg(Figure()).get_supported_filetypes()
+    suffix = path.suffix.lstrip(".").lower()
+    if suffix not in supported:
+        raise TTLabInputError(
+            f"{param} {path}: unsupported image format {suffix or '(none)'!r}; use one of "
+            f"{', '.join(sorted(supported))}", params=(param,)
+        )
 
 
 @contextmanager

@@ -109,19 +109,23 @@ def compare_cmd(
     backend: Annotated[str, Option("--backend", help=BACKEND_HELP)] = "auto",
     device: DeviceOpt = None,
     out: Annotated[OptPath, Option("--out", help="Also write the JSON result to this file (input of `ttlab scaling predict --from-compare`).")] = None,
-    overwrite: Annotated[bool, Option("--overwrite", help="Replace an existing --out file (refused without it).")] = False,
+    plot: Annotated[OptPath, Option(
+        "--plot", help="Also draw every estimator's ID (± its std over batches, with --paper or --batch-size) and the "
+        "exponents α_D, α_N each estimate predicts, with the band `scaling predict --from-compare` reports, to this image "
+        "(png, pdf or svg; checked before the work).")] = None,
+    overwrite: Annotated[bool, Option("--overwrite", help="Replace an existing --out or --plot file (refused without it).")] = False,
     as_json: Json = False,
 ) -> None:
     """Compare intrinsic-dimension estimators on the points in FILE (one shared neighbour search),
-    with the exponents each estimate predicts.
+    with the exponents each estimate predicts; --plot draws them.
 
     Exact duplicate rows are dropped and counted first; scikit-dimension keeps them, which breaks
     several of its estimators (docs/scikit_dimension.md)."""
     run = partial(compare, methods=methods, paper=paper, batch_size=batch_size, seed=seed, beta=beta, metric=metric,
                   backend=backend, device=device)
-    res, payload, notes = compare_file(file, run, key=key, out=out, overwrite=overwrite)
+    res, payload, notes = compare_file(file, run, key=key, out=out, overwrite=overwrite, plot=plot)
     if not _report(payload, notes, as_json):
-        print_view(compare_view(res, file))
+        print_view(compare_view(res, file, plot))
 
 
 @app.command("sample-manifold")

@@ -179,23 +179,30 @@ def run(
 
 @app.command()
 def generalize(
-    out: Annotated[Path, typer.Option("--out", help="Output directory (generalization.json).")],
+    out: Annotated[Path, typer.Option("--out", help="Output directory (generalization.json, generalization.png).")],
     data: Data = None, vocab_size: Vocab = R.vocab_size, n_sentences: Sentences = R.n_sentences,
     min_len: MinLen = R.min_len, max_len: MaxLen = R.max_len, seed: Seed = R.seed,
     stage1_steps: Stage1 = T.stage1_steps, stage2_steps: Stage2 = T.stage2_steps,
     samples: Annotated[int, typer.Option("--samples", help="Unseen sentences to sample when there are too many to enumerate.")] = UNSEEN_SAMPLES,
-    json_out: Annotated[bool, typer.Option("--json", help="Print the result on stdout.")] = False,
+    sentences: Annotated[Optional[Path], typer.Option(
+        "--sentences-file", help="Your own unseen sentences instead of drawn ones, in the format of the training data: "
+        "an explicit line 'S P => V' is the context S P and the next token you expect; a sequence line 'S V O' gives "
+        "each of its prefixes (S, S V) with the token after it. Every token must be in the training vocabulary. Each "
+        "sentence is listed with the theory's prediction and the model's top token and probability (--samples is "
+        "then unused). --sentences N is the size of the random training dataset.")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the result on stdout (with every sentence).")] = False,
     memory_limit_gib: Memory = DEFAULT_MEMORY_LIMIT_GIB,
 ) -> None:
-    """Train with Algorithm 1, then compare the model with Theorem 3 on unseen sentences."""
+    """Train with Algorithm 1, then compare the model with Theorem 3 on unseen sentences (drawn from the training
+    vocabulary, or your own with --sentences-file); writes generalization.json and a figure, generalization.png."""
     from ttlab.ntp.generalize import generalization_run
     from ttlab.outputs import check_out_dir
 
-    check_out_dir(out)
+    check_out_dir(out, files=("generalization.json", "generalization.png"))
     with exit_on_interrupt("nothing was written; re-run the same command to start again"), \
             _progress(not json_out) as progress:
         report = generalization_run(DatasetSource(data, vocab_size, n_sentences, min_len, max_len, seed), stage1_steps,
-                                    stage2_steps, samples, out, memory_limit_gib, progress)
+                                    stage2_steps, samples, out, memory_limit_gib, progress, sentences=sentences)
     print_json(report) if json_out else print_view(generalization_view(report, out))
 
 

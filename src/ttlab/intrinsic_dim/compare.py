@@ -145,7 +145,9 @@ def parse_methods(methods: str | list[str] | tuple[str, ...] | None) -> list[str
     return list(dict.fromkeys(names))
 
 
-def _predict(d: float | None, beta: float) -> tuple[float | None, float | None]:
+def predicted_exponents(d: float | None, beta: float) -> tuple[float | None, float | None]:
+    """(α_D, α_N) = (2β/(2β + d), 2β/d) that an ID estimate ``d`` predicts at Hölder exponent ``beta``; (None, None)
+    for a missing, non-finite or non-positive ``d``."""
     if d is None or not math.isfinite(d) or d <= 0:
         return None, None
     return 2 * beta / (2 * beta + d), 2 * beta / d
@@ -234,7 +236,7 @@ def _compare_row(
         notes.append(f"estimate at its upper bound D = {int(cap)}: the ID may be larger")
     ties = tie_fraction(nbs, est.neighbors_needed()) if nbs is not None else 0.0
     notes.extend(support_notes(est, d, min(len(b) for b in batches), D, ties))
-    ad, an = _predict(d, beta)
+    ad, an = predicted_exponents(d, beta)
     params = {k: v for k, v in est.get_params().items() if k not in ("backend", "block_size", "device")}
     return CompareRow(
         m, desc, d if math.isfinite(d) else None, float(est.dimension_std_),
@@ -318,4 +320,4 @@ def compare(
 
 
 __all__ = ["COMPARE_METHODS", "DANCO_MAX_DIM", "MORE_METHODS", "CompareResult", "CompareRow", "compare",
-           "parse_methods"]
+           "parse_methods", "predicted_exponents"]

@@ -1,29 +1,33 @@
-"""``ttlab id estimate`` and ``ttlab id compare`` as library calls on a file of points: the output path checked
-before any work, the points loaded, the estimate made with its warnings recorded, the JSON result written
-(:func:`estimate_file`, :func:`compare_file`).
+"""``ttlab id estimate`` and ``ttlab id compare`` as library calls on a file of points: the output paths checked
+before any work, the points loaded, the estimate made with its warnings recorded, the JSON result (and compare's
+figure, :func:`ttlab.intrinsic_dim.figures.compare_figure`) written (:func:`estimate_file`, :func:`compare_file`).
 """
 
 from __future__ import annotations
 
 import os
 import warnings
+from pathlib import Path
 from typing import Any, Callable
 
+from ttlab.errors import TTLabInputError
 from ttlab.intrinsic_dim.api import IDResult, fit_estimate
 from ttlab.intrinsic_dim.compare import CompareResult
 from ttlab.intrinsic_dim.gride import GRIDE
 from ttlab.intrinsic_dim.io import load_points
 from ttlab.intrinsic_dim.mle import MLE
 from ttlab.intrinsic_dim.twonn import TwoNN
-from ttlab.outputs import check_out_file
-from ttlab.provenance import atomic_write_json
+from ttlab.outputs import check_out_file, check_plot_suffix
+from ttlab.provenance import atomic_savefig, atomic_write_json
 
 __all__ = ["compare_file", "estimate_file"]
 
 
 def _run_on_file(file: str | os.PathLike, key: str | None, out: str | os.PathLike | None, overwrite: bool | None,
-                 run: Callable[[Any], Any]) -> tuple[Any, dict[str, Any], list[str]]:
-    """``run`` on the points of ``file``; returns (result, JSON payload with the file's name, warning messages)."""
+                 run: Callable[[Any], Any], finish: Callable[[Any, dict[str, Any]], None] | None = None,
+                 ) -> tuple[Any, dict[str, Any], list[str]]:
+    """``run`` on the points of ``file``, then ``finish(result, payload)`` (before the payload is written); returns
+    (result, JSON payload with the file's name, warning messages)."""
     if out is not None:  # before any work: a wrong --out must not cost the whole estimate
         check_out_file(out, inputs=(file,), overwrite=overwrite)
     X = load_points(file, key=key)
@@ -31,6 +35,8 @@ def _run_on_file(file: str | os.PathLike, key: str | None, out: str | os.PathLik
         warnings.simplefilter("always")
         res = run(X)
     payload = {"file": str(file), **res.to_dict()}
+    if finish is not None:
+        finish(res, payload)
     if out is not None:
         atomic_write_json(out, payload)
     return res, payload, list(dict.fromkeys(str(w.message) for w in caught))
@@ -56,9 +62,25 @@ def compare_file(
     key: str | None = None,
     out: str | os.PathLike | None = None,
     overwrite: bool | None = None,
+    plot: str | os.PathLike | None = None,
 ) -> tuple[CompareResult, dict[str, Any], list[str]]:
     """``run`` — :func:`ttlab.intrinsic_dim.compare` with its settings bound, e.g.
     ``functools.partial(compare, methods="mle,twonn", beta=0.5)`` — on the points of ``file``; writes the JSON payload
-    to ``out`` when given (an existing file only with ``overwrite``). Returns (result, payload, the distinct warning
-    messages)."""
-    return _run_on_file(file, key, out, overwrite, run)
+    to ``out`` and :func:`~ttlab.intrinsic_dim.figures.compare_figure` to the image ``plot`` (png, pdf, svg, …) when
+    given — an existing file only with ``overwrite``; both paths are checked before the points are read. Returns
+    (result, payload — with ``plot`` when drawn —, the distinct warning messages)."""
+    finish = None
+    if plot is not None:
+        check_plot_suffix(plot)
+        check_out_file(plot, param="plot", inputs=(file,), overwrite=overwrite)
+        if out is not None and Path(plot).resolve() == Path(out).resolve():
+            raise TTLabInputError(f"plot and out are the same file {plot}; give the figure its own name",
+                                  params=("plot", "out"))
+
+        def finish(res: CompareResult, payload: dict[str, Any]) -> None:
+            from ttlab.intrinsic_dim.figures import compare_figure
+
+            atomic_savefig(compare_figure(res, title=f"{file}: intrinsic dimension by estimator"), plot, dpi=110)
+            payload["plot"] = str(plot)
+
+    return _run_on_file(file, key, out, overwrite, run, finish)

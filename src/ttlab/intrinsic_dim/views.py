@@ -37,9 +37,10 @@ def estimate_view(res: IDResult, file: str | os.PathLike, metric: str) -> list[R
     return out
 
 
-def compare_view(res: CompareResult, file: str | os.PathLike) -> list[RenderableType]:
+def compare_view(res: CompareResult, file: str | os.PathLike, plot: str | os.PathLike | None = None) -> list[RenderableType]:
     """The comparison of estimators on the points in ``file``: one row per estimator (d̂, spread over batches when
-    batched, time, the predicted α_D and α_N, notes) and the shared neighbour search's line."""
+    batched, time, the predicted α_D and α_N, notes), the shared neighbour search's line and the figure written to
+    ``plot`` (when given)."""
     batched = res.batch_size is not None
     t = Table(title=plain(f"{file}: {res.n_points} points × {res.n_features}, {res.n_duplicates_removed} duplicate(s) "
                           "removed" + (f", {res.n_batches} batch(es) of {res.batch_size}" if batched else "")))
@@ -49,5 +50,8 @@ def compare_view(res: CompareResult, file: str | os.PathLike) -> list[Renderable
     for r in res.rows:
         t.add_row(plain(r.method), _num(r.dimension, ".3f"), *([f"{r.dimension_std:.3f}"] if batched else []),
                   f"{r.seconds:.2f}", _num(r.alpha_d, ".4f"), _num(r.alpha_n, ".4f"), plain("; ".join(r.notes)))
-    return [t, plain(f"shared neighbour search: k = {res.knn_k}, {res.knn_seconds:.2f} s ({res.knn_backend}); "
-                     f"total {res.total_seconds:.2f} s")]
+    out: list[RenderableType] = [t, plain(f"shared neighbour search: k = {res.knn_k}, {res.knn_seconds:.2f} s "
+                                          f"({res.knn_backend}); total {res.total_seconds:.2f} s")]
+    if plot is not None:
+        out.append(plain(f"wrote the figure {plot}"))
+    return out

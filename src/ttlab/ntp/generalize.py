@@ -11,15 +11,21 @@ For an unseen sentence with query q the theory therefore predicts:
   prediction.
 
 :func:`generalization_run` is `ttlab ntp generalize`: Algorithm 1 on a dataset, then the model against
-the theory on unseen sentences, written to generalization.json; :func:`generalization_study` is the same
-comparison at several training lengths and in the max-margin limit, beside controls (`ttlab reproduce`).
+the theory on unseen sentences — drawn from the training vocabulary, or given (:func:`read_sentences`: a file in
+the training data's format, each sentence's tokens the context and its next token the one the user expects) —
+written to generalization.json with a figure (:func:`ttlab.ntp.plots.generalization_figure`);
+:func:`generalization_study` is the same comparison at several training lengths and in the max-margin limit,
+beside controls (`ttlab reproduce`).
 """
 
 from __future__ import annotations
 
 import itertools
+import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Union
 
 import numpy as np
 import torch
@@ -28,13 +34,14 @@ import ttlab.ntp.train as training  # looked up when called: tests stand in for 
 from ttlab.errors import TTLabInputError
 from ttlab.ntp.config import MAX_UNSEEN_SAMPLES, UNSEEN_SAMPLES, DatasetSource, ProgressFn, TrainConfig, TrainResult
 from ttlab.ntp.cost import require_steps, require_trainable, training_cost
-from ttlab.ntp.dataset import NTPDataset, dataset_info
+from ttlab.ntp.dataset import NTPDataset, Sentence, dataset_info, read_dataset_text
 from ttlab.ntp.generate import load_dataset
 from ttlab.ntp.limits import DEFAULT_MEMORY_LIMIT_GIB
 from ttlab.ntp.maxmargin import solution_info
 from ttlab.ntp.model import NTPTransformer
+from ttlab.ntp.reading import ARROW
 from ttlab.ntp.structure import DatasetStructure, analyze, require_learnable, require_valid
-from ttlab.provenance import atomic_write_json, versions
+from ttlab.provenance import atomic_savefig, atomic_write_json, versions
 from ttlab.validation import check_int
 
 CASES = ("optimal", "non-comparable", "none")
@@ -178,26 +185,114 @@ def evaluate_generalization(
     W_kq: torch.Tensor,
     sentences: list[tuple[str, ...]],
     batch_size: int = 4096,
+    probabilities: bool = False,
 ) -> dict:
-    """Model vs theory on ``sentences``: per-case agreement and every case listed."""
+    """Model vs theory on ``sentences``: per-case agreement and every case listed.
+
+    With ``probabilities`` each case also has ``model_probability`` (the model's probability of its top token) and
+    ``theory_probability`` (of the theory's token; None where the theory makes no prediction)."""
     structure = model.structure
     cases = []
     for i in range(0, len(sentences), batch_size):
         chunk = sentences[i : i + batch_size]
-        preds = model.predict(W_ov, W_kq, chunk)
-        for s, p in zip(chunk, preds):
+        with torch.no_grad():
+            logits, _ = model.forward(W_ov, W_kq, chunk)
+        top = logits.argmax(1).tolist()  # as NTPTransformer.predict
+        probs = torch.softmax(logits, 1) if probabilities else None
+        for k, s in enumerate(chunk):
+            p = model.dataset.vocab[top[k]]
             th = theory_prediction(structure, s)
-            cases.append(
-                {
-                    "sentence": " ".join(s),
-                    "case": th.case,
-                    "theory_prediction": th.prediction,
-                    "model_prediction": p,
-                    "agree": None if th.prediction is None else p == th.prediction,
-                    "reason": th.reason,
-                }
-            )
+            case = {
+                "sentence": " ".join(s),
+                "case": th.case,
+                "theory_prediction": th.prediction,
+                "model_prediction": p,
+                "agree": None if th.prediction is None else p == th.prediction,
+                "reason": th.reason,
+            }
+            if probs is not None:
+                case["model_probability"] = float(probs[k, top[k]])
+                case["theory_probability"] = (None if th.prediction is None
+                                              else float(probs[k, model.dataset.index[th.prediction]]))
+            cases.append(case)
     return agreement_summary(cases)
+
+
+#: sentences given to :func:`generalization_run`: a file in the training data's format (a path), a parsed one
+#: (:meth:`ttlab.ntp.dataset.NTPDataset.from_text`), or its sentences
+GivenSentences = Union[str, os.PathLike, NTPDataset, Sequence[Sentence]]
+#: an error names at most this many bad lines of a sentences file (and counts the rest)
+SHOW_BAD_LINES = 5
+
+
+def read_sentences(path: str | os.PathLike, memory_limit_gib: float = DEFAULT_MEMORY_LIMIT_GIB) -> NTPDataset:
+    """The sentences of the file ``path``, in the training data's format and parsed by its parser
+    (:meth:`ttlab.ntp.dataset.NTPDataset.from_text`): an explicit line ``S P => V`` is the context ``S P`` and the
+    next token expected; a sequence line ``S V O`` gives each proper prefix (``S``, ``S V``) with the token after it.
+
+    A missing, empty (comments and blank lines only) or malformed file raises :class:`TTLabInputError` naming the
+    file and line (``params``: ``sentences``)."""
+    try:
+        text = read_dataset_text(Path(path), memory_limit_gib)
+        if not any(raw.split("#", 1)[0].strip() for raw in text.splitlines()):
+            raise TTLabInputError(
+                f"{path}: no sentences (the file is empty or holds only comments and blank lines); write one per line, "
+                f"e.g. 'S P {ARROW} V' for the context S P and the next token you expect"
+            )
+        return NTPDataset.from_text(text, source=str(path), memory_limit_gib=memory_limit_gib)
+    except TTLabInputError as exc:
+        raise TTLabInputError(str(exc), params=exc.params or ("sentences",)) from None
+
+
+def check_sentences(
+    sentences: GivenSentences, dataset: NTPDataset, memory_limit_gib: float = DEFAULT_MEMORY_LIMIT_GIB
+) -> tuple[str, list[Sentence]]:
+    """(their source, the sentences) of ``sentences`` (read by :func:`read_sentences` when a path), every token and
+    next token in ``dataset``'s vocabulary: otherwise :class:`TTLabInputError` naming the lines (at most
+    :data:`SHOW_BAD_LINES`) and their unknown tokens. At most :data:`~ttlab.ntp.config.MAX_UNSEEN_SAMPLES`."""
+    if isinstance(sentences, (str, os.PathLike)):
+        source, items = str(sentences), read_sentences(sentences, memory_limit_gib).sentences
+    elif isinstance(sentences, NTPDataset):
+        source, items = sentences.source, sentences.sentences
+    else:
+        source, items = "<sentences>", list(sentences)
+        bad_type = next((type(s).__name__ for s in items if not isinstance(s, Sentence)), None)
+        if bad_type is not None or not items:
+            got = "an empty list" if bad_type is None else f"a {bad_type}"
+            raise TTLabInputError(
+                f"sentences must be a file, an NTPDataset or a non-empty list of its Sentence objects (got {got}); "
+                "parse text with NTPDataset.from_text", params=("sentences",))
+    if len(items) > MAX_UNSEEN_SAMPLES:
+        raise TTLabInputError(f"{source}: {len(items):,} distinct sentences, above the {MAX_UNSEEN_SAMPLES:,} that are "
+                              "scored; split the file", params=("sentences",))
+    bad = []
+    for k, s in enumerate(items):
+        unknown = [t for t in dict.fromkeys((*s.tokens, s.label)) if t not in dataset.index]
+        if unknown:
+            where = f"line {s.lines[0]}" if s.lines and s.lines[0] > 0 else f"sentence #{k + 1}"
+            bad.append(f"{where}: {', '.join(map(repr, unknown))} (in {s.short()!r})")
+    if bad:
+        also = "; also " + "; ".join(bad[1:SHOW_BAD_LINES]) if len(bad) > 1 else ""
+        more = f"; … and {len(bad) - SHOW_BAD_LINES:,} more lines" if len(bad) > SHOW_BAD_LINES else ""
+        vocab = ", ".join(dataset.vocab[:12]) + (" …" if dataset.vocab_size > 12 else "")
+        raise TTLabInputError(
+            f"{source}, {bad[0]} — token(s) not in the training vocabulary of {dataset.source} ({vocab}){also}{more}. "
+            "The model knows only the tokens it was trained on: use those, or add the tokens to the training data",
+            params=("sentences",))
+    return source, items
+
+
+def given_report(model: NTPTransformer, W_ov: torch.Tensor, W_kq: torch.Tensor, items: list[Sentence]) -> dict:
+    """:func:`evaluate_generalization` (with probabilities) on given sentences: each case also has its first
+    ``line`` in the source (0: none), the ``label`` the source gives as next token, ``seen`` (a context of the
+    training data) and ``label_agree`` (the model's top token is the label); ``label_agreement`` sums that up."""
+    report = evaluate_generalization(model, W_ov, W_kq, [tuple(s.tokens) for s in items], probabilities=True)
+    seen = {s.tokens for s in model.dataset.sentences}
+    for s, case in zip(items, report["cases"]):
+        case.update(line=s.lines[0] if s.lines else 0, label=s.label, seen=s.tokens in seen,
+                    label_agree=case["model_prediction"] == s.label)
+    report["label_agreement"] = float(np.mean([c["label_agree"] for c in report["cases"]]))
+    return report
 
 
 def generalization_run(
@@ -208,14 +303,20 @@ def generalization_run(
     out_dir: str | Path | None = None,
     memory_limit_gib: float = DEFAULT_MEMORY_LIMIT_GIB,
     progress: ProgressFn | None = None,
+    *,
+    sentences: GivenSentences | None = None,
 ) -> dict:
     """Train with Algorithm 1 (the paper's settings, seed ``source.seed``), then compare the model with
-    Theorem 3 on unseen sentences (``samples`` of them when there are too many to enumerate).
+    Theorem 3 on unseen sentences: ``sentences`` when given (see :data:`GivenSentences`; checked against the
+    training vocabulary by :func:`check_sentences` before training), else ones drawn from the training vocabulary
+    (``samples`` of them when there are too many to enumerate).
 
     Refused before training: too many steps, a dataset that breaks the assumptions or has nothing to
-    generalize (no stage-2 constraint), or memory above ``memory_limit_gib``. Returns the report (dataset,
-    config, versions, W*_kq's certificate, per-case agreement and every case) and writes it to
-    ``out_dir/generalization.json`` when ``out_dir`` is given; a KeyboardInterrupt writes nothing.
+    generalize (no stage-2 constraint), bad ``sentences``, or memory above ``memory_limit_gib``. Returns the report
+    (dataset, config, versions, W*_kq's certificate, per-case agreement and every case with the model's probability
+    of its top token and of the theory's; for given sentences also their line, label and ``label_agreement``) and
+    writes it to ``out_dir/generalization.json`` with its figure ``generalization.png`` when ``out_dir`` is given;
+    a KeyboardInterrupt writes nothing.
     """
     require_steps(stage1_steps, stage2_steps)
     check_int(samples, "samples", 1, MAX_UNSEEN_SAMPLES)
@@ -226,16 +327,27 @@ def generalization_run(
     cfg = TrainConfig(stage1_steps=stage1_steps, stage2_steps=stage2_steps, seed=seed)
     if "stage2" in structure.degenerate():
         raise TTLabInputError(f"{ds.source}: nothing to generalize: {structure.degenerate()['stage2']}")
+    given = None if sentences is None else check_sentences(sentences, ds, memory_limit_gib)
     require_learnable(structure, cfg)
     require_trainable(training_cost(ds, None, stage1_steps + stage2_steps + 2), ds.source, memory_limit_gib)
     model = NTPTransformer(ds, structure=structure, max_logit_spread=training.logit_spread_bound(cfg, ds.vocab_size))
     result = training.train(ds, cfg, progress=progress, model=model)
-    sents = unseen_sentences(structure, n_samples=samples, seed=seed)
-    report = evaluate_generalization(model, result.W_ov, result.W_kq, sents)
+    if given is None:
+        sents = unseen_sentences(structure, n_samples=samples, seed=seed)
+        report = evaluate_generalization(model, result.W_ov, result.W_kq, sents, probabilities=True)
+        origin = {"source": "drawn", "file": None, "samples": samples}
+    else:
+        report = given_report(model, result.W_ov, result.W_kq, given[1])
+        origin = {"source": "given", "file": given[0], "samples": None}
     report = {"dataset": dataset_info(ds), "config": {"stage1_steps": stage1_steps, "stage2_steps": stage2_steps,
               "seed": seed, "samples": samples}, "versions": versions(), "wkq_star": solution_info(result.wkq_star),
-              **report}
+              "sentences": origin, **report}
     if out_dir is not None:
+        from ttlab.ntp.plots import generalization_figure
+
+        figure = Path(out_dir) / "generalization.png"
+        atomic_savefig(generalization_figure(report["cases"], title=f"Theorem 3 on {ds.source}"), figure, dpi=100)
+        report["figure"] = str(figure)
         atomic_write_json(Path(out_dir) / "generalization.json", report)
     return report
 

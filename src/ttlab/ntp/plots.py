@@ -1,5 +1,6 @@
-"""The paper's Figure 2: six panels of training dynamics, with the theorem's norm bounds drawn; and the
-ablations' comparison of the training variants (`ttlab reproduce`).
+"""The paper's Figure 2: six panels of training dynamics, with the theorem's norm bounds drawn; the
+ablations' comparison of the training variants (`ttlab reproduce`); and the model against Theorem 3 on unseen
+sentences (`ttlab ntp generalize`'s generalization.png).
 """
 
 from __future__ import annotations
@@ -8,12 +9,14 @@ import matplotlib
 
 matplotlib.use("Agg")
 from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
 
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: E402
 from matplotlib.figure import Figure as MplFigure  # noqa: E402
 
+from ttlab.errors import TTLabInputError  # noqa: E402
 from ttlab.ntp.config import TrainResult  # noqa: E402
 from ttlab.provenance import atomic_savefig  # noqa: E402
 
@@ -77,3 +80,98 @@ def ablation_figure(runs: list[tuple[str, TrainResult]], path: str | Path) -> No
     axes[2].set_ylim(0, 1.02)
     axes[2].legend(fontsize=7, loc="lower right")
     atomic_savefig(fig, path, dpi=100)
+
+
+#: :func:`generalization_figure` draws one bar per sentence up to this many, then aggregates by case
+MAX_SENTENCE_ROWS = 50
+#: the aggregate view draws at most this many points per case (every k-th sentence beyond)
+MAX_POINTS_PER_CASE = 1500
+_AGREE_COLORS = {True: "tab:green", False: "tab:red", None: "0.65"}
+
+
+def _case_value(case: dict) -> float:
+    """The model's probability of the theory's token, or of its own top token where the theory makes no prediction."""
+    if "model_probability" not in case:
+        raise TTLabInputError("the cases have no model_probability: evaluate them with probabilities=True "
+                              "(ttlab.ntp.generalize.evaluate_generalization)")
+    p = case.get("theory_probability")
+    return float(case["model_probability"] if p is None else p)
+
+
+def _short_context(case: dict, width: int = 40) -> str:
+    """The sentence (shortened to ``width`` characters) after its line number when it has one."""
+    text = case["sentence"] if len(case["sentence"]) <= width else case["sentence"][: width - 1] + "…"
+    return f"line {case['line']}: {text}" if case.get("line") else text
+
+
+def _clip(token: str | None, width: int = 16) -> str:
+    """A token for a label: ``—`` for None, cut to ``width`` characters."""
+    if token is None:
+        return "—"
+    return token if len(token) <= width else token[: width - 1] + "…"
+
+
+def _sentence_bars(ax: Any, cases: list[dict]) -> None:
+    """One horizontal bar per sentence: the model's probability of the theory's token, coloured by agreement."""
+    y = np.arange(len(cases))
+    values = [_case_value(c) for c in cases]
+    colors = [_AGREE_COLORS[c["agree"]] for c in cases]
+    ax.barh(y, values, color=colors, hatch=[None if c["agree"] is not None else "//" for c in cases], height=0.7)
+    for yi, c in zip(y, cases):
+        ax.text(1.02, yi, f"theory {_clip(c['theory_prediction'])} · model {_clip(c['model_prediction'])} "
+                f"({c['model_probability']:.2f})", va="center", fontsize=8, parse_math=False)
+    ax.set_yticks(y, [_short_context(c) for c in cases], fontsize=8, parse_math=False)
+    ax.set_ylim(len(cases) - 0.5, -0.5)  # first sentence on top
+    ax.set_xlim(0, 1.75)
+    ax.set_xticks([0, 0.25, 0.5, 0.75, 1.0])
+    ax.axvline(1.0, color="k", lw=0.6)
+    ax.set_xlabel("model's probability of the theory's next token\n(green: the model agrees with the theory, red: it "
+                  "does not; hatched: no theory prediction, the model's top token)", fontsize=9)
+
+
+def _case_groups(ax: Any, cases: list[dict]) -> None:
+    """Per case (optimal, non-comparable, none): a box of the model's probability of the theory's token, the
+    sentences as points coloured by agreement, and the agreement above."""
+    groups = [(name, [c for c in cases if c["case"] == name]) for name in ("optimal", "non-comparable", "none")]
+    groups = [(name, sel) for name, sel in groups if sel]
+    rng = np.random.default_rng(0)  # jitter only
+    for i, (name, sel) in enumerate(groups):
+        values = np.array([_case_value(c) for c in sel])
+        ax.boxplot(values, positions=[i], widths=0.5, showfliers=False, manage_ticks=False)
+        keep = np.arange(len(sel))[:: max(1, -(-len(sel) // MAX_POINTS_PER_CASE))]
+        ax.scatter(i + rng.uniform(-0.18, 0.18, keep.size), values[keep], s=6, alpha=0.5, linewidths=0,
+                   c=[_AGREE_COLORS[sel[k]["agree"]] for k in keep])
+        scored = [c["agree"] for c in sel if c["agree"] is not None]
+        label = (f"agreement {100 * np.mean(scored):.1f}%\n({sum(scored):,}/{len(scored):,})" if scored
+                 else f"no prediction\n(model's top token, n = {len(sel):,})")
+        ax.text(i, 1.04, label, ha="center", va="bottom", fontsize=8)
+    ax.set_xticks(range(len(groups)), [f"{name}\n(n = {len(sel):,})" for name, sel in groups])
+    ax.set_xlim(-0.6, len(groups) - 0.4)
+    ax.set_ylim(0, 1.22)
+    ax.set_yticks([0, 0.25, 0.5, 0.75, 1.0])
+    ax.set_ylabel("model's probability of the theory's next token")
+    ax.set_xlabel("Theorem 3's case of the sentence (green: the model agrees, red: it does not)")
+
+
+def generalization_figure(cases: list[dict], *, ax: Any = None, title: str | None = None,
+                          max_rows: int = MAX_SENTENCE_ROWS) -> MplFigure:
+    """The model against Theorem 3 on ``cases`` (:func:`ttlab.ntp.generalize.evaluate_generalization`'s, with
+    probabilities): up to ``max_rows`` sentences one bar each (the model's probability of the theory's token,
+    coloured by agreement; the context, the theory's and the model's tokens written beside it), more grouped by
+    case (a box and the sentences as points, the agreement above). Drawn on ``ax`` when given; returns the figure."""
+    if not cases:
+        raise TTLabInputError("no sentences to draw")
+    per_sentence = len(cases) <= max_rows
+    if ax is None:
+        fig = MplFigure(figsize=(10, max(2.6, 1.3 + 0.3 * len(cases))) if per_sentence else (7.5, 4.8),
+                        layout="constrained")
+        FigureCanvasAgg(fig)
+        ax = fig.add_subplot(1, 1, 1)
+    else:
+        fig = ax.figure
+    (_sentence_bars if per_sentence else _case_groups)(ax, cases)
+    scored = [c["agree"] for c in cases if c["agree"] is not None]
+    agreement = f"agreement {100 * np.mean(scored):.1f}% of {len(scored):,}" if scored else "no theory prediction"
+    ax.set_title(f"{title or 'Theorem 3 on unseen sentences'}: {len(cases):,} sentence(s), {agreement}",
+                 fontsize=10, parse_math=False)
+    return fig

@@ -23,7 +23,7 @@ from rich.table import Table
 
 from ttlab.markup import markup, plain
 
-__all__ = ["SHOW_VIOLATIONS", "check_view", "collocation_text", "generalization_view", "run_view", "svop_view"]
+__all__ = ["SHOW_SENTENCES", "SHOW_VIOLATIONS", "check_view", "collocation_text", "generalization_view", "run_view", "svop_view"]
 
 #: violations (and orders) listed by `ntp check` in text mode (all of them with --json)
 SHOW_VIOLATIONS = 40
@@ -130,16 +130,49 @@ def run_view(summary: dict, out: str | Path, took_s: float) -> list[RenderableTy
     return view
 
 
+#: `ntp generalize --sentences-file` lists this many sentences in text mode (--json and generalization.json: all)
+SHOW_SENTENCES = 50
+
+
+def _given_table(cases: list[dict]) -> list[RenderableType]:
+    """The given sentences, one row each (at most :data:`SHOW_SENTENCES`): line, context (marked when it is a training
+    sentence), the file's next token, the theory's prediction and case, the model's top token with its probability and whether they agree."""
+    from ttlab.ntp.dataset import shorten
+
+    table = Table("line", "context", "file's next", "theory", "case", "model (p)", "agrees",
+                  title="given sentences: the model against Theorem 3")
+    for c in cases[:SHOW_SENTENCES]:
+        case = c["case"] if c["theory_prediction"] is not None else f"none: {c['reason']}"
+        table.add_row(f"{c['line']:d}" if c["line"] else "—", plain(shorten(c["sentence"].split()) + (" (trained on)" if c["seen"] else "")),
+                      plain(c["label"]),
+                      plain(c["theory_prediction"] or "—"), plain(case),
+                      plain(f"{c['model_prediction']} ({c['model_probability']:.3f})"),
+                      markup("[green]✓[/]") if c["agree"] else plain("—") if c["agree"] is None else markup("[red]✗[/]"))
+    view: list[RenderableType] = [table]
+    more = len(cases) - SHOW_SENTENCES
+    if more > 0:
+        view.append(plain(f"… and {more:,} more sentences (--json and generalization.json list them all)"))
+    return view
+
+
 def generalization_view(report: dict, out: str | Path) -> list[RenderableType]:
-    """The report of `ntp generalize` (:func:`ttlab.ntp.generalize.generalization_run`'s): agreement with Theorem 3
-    by case, W*_kq's certificate, the overall agreement and the file written to ``out``."""
+    """The report of `ntp generalize` (:func:`ttlab.ntp.generalize.generalization_run`'s): the given sentences one by
+    one (when a file was given), agreement with Theorem 3 by case, W*_kq's certificate, the overall agreement and the
+    files written to ``out``."""
     from ttlab.ntp.maxmargin import certificate_text
 
-    table = Table("case", "sentences", "agreement with theory", title="Theorem 3 on unseen sentences")
+    given = report.get("sentences", {}).get("source") == "given"
+    view: list[RenderableType] = _given_table(report["cases"]) if given else []
+    table = Table("case", "sentences", "agreement with theory",
+                  title="Theorem 3 on the given sentences" if given else "Theorem 3 on unseen sentences")
     for case, v in report["by_case"].items():
         table.add_row(plain(case), f"{v['n']:d}", "—" if v["agreement"] is None else f"{100 * v['agreement']:.1f}%")
-    return [table, plain(certificate_text("W*_kq", report["wkq_star"])),
-            plain(f"overall agreement: {report['agreement']}; wrote {out}/generalization.json")]
+    view += [table, plain(certificate_text("W*_kq", report["wkq_star"]))]
+    if given:
+        view.append(plain(f"the model's top token is the file's next token for {100 * report['label_agreement']:.1f}% "
+                          f"of the {report['n_sentences']:,} sentences"))
+    figure = f", {out}/generalization.png" if "figure" in report else ""
+    return view + [plain(f"overall agreement: {report['agreement']}; wrote {out}/generalization.json{figure}")]
 
 
 def svop_view(walkthrough: dict) -> list[RenderableType]:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ttlab.errors import TTLabInputError
-from ttlab.outputs import check_out_file
+from ttlab.outputs import check_out_file, check_plot_suffix
 from ttlab.provenance import atomic_savefig, atomic_write_json, versions
 from ttlab.scaling.fit import DEFAULT_BOOTSTRAP, DEFAULT_CI_LEVEL, fit_scaling_law
 from ttlab.scaling.fit_checks import check_bootstrap
@@ -136,8 +136,6 @@ def fit_csv(
     _check_options(form, x2, kind, intrinsic_dim, objective, n_starts)
     check_hours(max_hours)  # checked whether or not the bootstrap is timed
     if plot is not None:
-        from ttlab.scaling.plot import check_plot_suffix
-
         check_plot_suffix(plot)
         check_out_file(plot, param="plot", inputs=(csv_file,))
     if out is not None:

@@ -154,7 +154,10 @@ def compute_optimal(
             raise TTLabInputError(f"samples must have one column per parameter ({', '.join(names)}), got shape {s.shape}",
                                   params=("samples",))
         draws = _allocation(s[np.all(np.isfinite(s), axis=1)], budgets, k)
-    pick = (lambda key, j=None: None if draws is None else (draws[key] if j is None else draws[key][:, j]))
+    def pick(key: str, j: int | None = None) -> np.ndarray | None:
+        """The replicates' values of ``key`` (at budget ``j``), or None without replicates."""
+        return None if draws is None else (draws[key] if j is None else draws[key][:, j])
+
     entries = [{"compute": float(c), **{q: _value_ci(best[q][0, j], pick(q, j), ci_level) for q in QUANTITIES}}
                for j, c in enumerate(budgets)]
     return Frontier(a=_value_ci(best["a"][0], pick("a"), ci_level), b=_value_ci(best["b"][0], pick("b"), ci_level),

@@ -15,7 +15,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ttlab.errors import TTLabInputError
-from ttlab.outputs import check_out_file
+from ttlab.outputs import check_out_file, check_plot_suffix
 from ttlab.provenance import atomic_savefig, atomic_write_json, read_json, versions
 from ttlab.scaling.fit import DEFAULT_BOOTSTRAP, DEFAULT_CI_LEVEL, fit_chinchilla
 from ttlab.scaling.fit_csv import TIMED_ABOVE
@@ -124,8 +124,6 @@ def frontier_file(
     for path, param in ((plot, "plot"), (out, "out")):
         if path is not None:
             if param == "plot":
-                from ttlab.scaling.plot import check_plot_suffix
-
                 check_plot_suffix(path)
             check_out_file(path, param=param, inputs=() if source is None else (source,))
     if plot is not None and source is None:

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -13,22 +12,7 @@ from ttlab.errors import TTLabInputError
 from ttlab.scaling.fit import FitResult
 from ttlab.scaling.theory import alpha_d, alpha_n
 
-__all__ = ["check_plot_suffix", "plot_fit", "plot_frontier", "predicted_exponent"]
-
-
-def check_plot_suffix(path: Path) -> None:
-    """Raise :class:`TTLabInputError` (naming the parameter ``plot``) when matplotlib cannot write ``path``'s image
-    format."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    supported = FigureCanvasAgg(Figure()).get_supported_filetypes()
-    suffix = path.suffix.lstrip(".").lower()
-    if suffix not in supported:
-        raise TTLabInputError(
-            f"plot {path}: unsupported image format {suffix or '(none)'!r}; use one of "
-            f"{', '.join(sorted(supported))}", params=("plot",)
-        )
+__all__ = ["plot_fit", "plot_frontier", "predicted_exponent"]
 
 
 def predicted_exponent(intrinsic_dim: float, beta: float = 1.0, kind: Literal["data", "model"] = "data") -> float:
