@@ -130,6 +130,10 @@ def fit(
     out: Annotated[OptPath, Option("--out", help="Also write the result JSON to this file.")] = None,
     max_hours: Annotated[float, Option("--max-hours", help="Refuse a bootstrap estimated (by timing a few replicates "
                                        "first) above this many hours.")] = BOOTSTRAP_MAX_HOURS,
+    predict: Annotated[OptStr, Option(
+        "--predict", help="Predict the loss at new sizes named as the size columns, e.g. tokens=1e12 or N=1e10,D=2e11 "
+        "(chinchilla): confidence interval (parameters), prediction interval (plus the residual scatter) and how many "
+        "decades outside the fitted range the point lies.")] = None,
     json_out: Json = False,
 ) -> None:
     """Fit a scaling law to CSV columns, with bootstrap intervals and goodness of fit."""
@@ -137,9 +141,25 @@ def fit(
         fit_csv, on_interrupt=START_AGAIN, csv_file=csv_file, x=x, y=y, x2=x2, form=form, bootstrap=bootstrap,
         seed=seed, ci_level=ci_level, bootstrap_method=bootstrap_method, objective=objective, n_starts=n_starts,
         plot=plot, intrinsic_dim=intrinsic_dim, beta=beta, kind=kind, out=out, max_hours=max_hours,
+        predict=None if predict is None else parse_assignments(predict, "--predict"),
         note=lambda m: console_err.print(plain(m), highlight=False))
     print_warnings(payload["warnings"])
     print_json(payload) if json_out else print_view(views.fit_view(payload))
+
+
+def parse_assignments(text: str, flag: str) -> dict[str, float]:
+    """``"N=1e10,D=2e11"`` → ``{"N": 1e10, "D": 2e11}``, or a clear error naming ``flag``."""
+    out: dict[str, float] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, sep, value = part.partition("=")
+        try:
+            if not sep or not name.strip():
+                raise ValueError
+            out[name.strip()] = float(value)
+        except ValueError:
+            raise TTLabInputError(f"{flag} takes NAME=VALUE pairs separated by commas (e.g. N=1e10,D=2e11); got "
+                                  f"{part!r}") from None
+    return out
 
 
 @app.command()

@@ -8,7 +8,7 @@ which are the parameter names of the command ``ttlab scaling fit``; the CLI show
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from ttlab.errors import TTLabInputError
 from ttlab.outputs import check_out_file, check_plot_suffix
@@ -122,6 +122,7 @@ def fit_csv(
     max_hours: float = BOOTSTRAP_MAX_HOURS,
     note: Callable[[str], None] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    predict: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
     """Fit ``form`` to columns ``x``, ``y`` (and ``x2`` = D for the Chinchilla form) of ``csv_file``.
 
@@ -132,6 +133,9 @@ def fit_csv(
     ``versions`` (and ``plot``). A bootstrap of more than :data:`TIMED_ABOVE` replicates is timed first on
     :data:`TIMING_REPLICATES` of them: one above ``max_hours`` is refused; one of :data:`FOLLOWED_ABOVE_SECONDS` or
     more is announced (``note`` gets the estimate) and followed (``progress("bootstrap", done, total)``).
+    ``predict`` (``{x: value}``, and ``{x2: value}`` for the Chinchilla form, named as the columns): the payload's
+    ``prediction_at`` holds the loss predicted there with confidence and prediction intervals and the decades it lies
+    outside the fitted range (:func:`ttlab.scaling.extrapolate.predict_at`).
     """
     _check_options(form, x2, kind, intrinsic_dim, objective, n_starts)
     check_hours(max_hours)  # checked whether or not the bootstrap is timed
@@ -146,6 +150,11 @@ def fit_csv(
     cols = [x, y] + ([x2] if x2 is not None else [])
     if len(set(cols)) != len(cols):
         raise TTLabInputError(f"x, y and x2 must name different columns, got {cols}", params=("x", "y", "x2"))
+    sizes = [x] + ([x2] if x2 is not None else [])
+    if predict is not None and set(predict) != set(sizes):
+        raise TTLabInputError(f"predict names the size columns of the fit, {' and '.join(sizes)} (e.g. "
+                              f"{','.join(f'{c}=1e9' for c in sizes)}); got {', '.join(predict) or 'none'}",
+                              params=("predict",))
     data = read_columns_csv(csv_file, cols)
     if data[x].size < MIN_POINTS[form]:
         raise TTLabInputError(
@@ -166,6 +175,12 @@ def fit_csv(
                   else (lambda done, total: progress("bootstrap", done, total))),
     )
     payload = result.to_dict()
+    if predict is not None:
+        from ttlab.scaling.extrapolate import predict_at
+
+        payload["prediction_at"] = {"at": dict(predict), **predict_at(
+            result, predict[x], None if x2 is None else predict[x2], data[x], data[y],
+            None if x2 is None else data[x2], seed=seed)}
     if intrinsic_dim is not None:
         payload["prediction"] = _prediction(result, intrinsic_dim, beta, kind)
     payload["config"] = {
@@ -173,7 +188,7 @@ def fit_csv(
         "bootstrap": n_boot, "bootstrap_method": result.config["bootstrap_method"],
         "objective": result.config.get("objective"), "seed": seed, "ci_level": ci_level,
         "n_starts": result.config.get("n_starts"), "id": intrinsic_dim, "beta": beta, "kind": kind,
-        "plot": str(plot) if plot is not None else None,
+        "plot": str(plot) if plot is not None else None, "predict": None if predict is None else dict(predict),
     }
     payload["versions"] = versions()
     if plot is not None:

@@ -80,6 +80,18 @@ PARAM_LABELS = {("chinchilla", "alpha"): "alpha (exponent of N)",
 al.'s names E, A, B, alpha, beta)."""
 
 
+def prediction_at_line(pa: dict[str, Any]) -> str:
+    """The loss a fit predicts at a new point, its confidence and prediction intervals, and how far it extrapolates."""
+    at = ", ".join(f"{k} = {v:.4g}" for k, v in pa["at"].items())
+    level = f"{pa['ci_level']:.0%}"
+    ci = f"; {level} CI [{pa['ci'][0]:.4f}, {pa['ci'][1]:.4f}], PI [{pa['pi'][0]:.4f}, {pa['pi'][1]:.4f}]" if pa["ci"] \
+        else " (no bootstrap: no intervals)"
+    names = {"x": list(pa["at"])[0], "x2": (list(pa["at"]) + [""])[1], "compute": "C = 6·N·D"}
+    far = [f"{v:+.2f} decades of {names[k]}" for k, v in pa["decades_outside"].items() if v]
+    where = "inside the fitted range" if not far else "outside the fitted range by " + ", ".join(far)
+    return f"predicted loss at {at}: {pa['loss']:.4f}{ci}; {where}"
+
+
 def fit_view(p: dict[str, Any]) -> list[RenderableType]:
     """A scaling-law fit (:func:`~ttlab.scaling.fit_csv.fit_csv`): parameters with intervals, goodness of fit, the
     objective, the predicted exponent, identifiability and the plot."""
@@ -102,6 +114,8 @@ def fit_view(p: dict[str, Any]) -> list[RenderableType]:
         scale = p["optimizer"].get("scale")
         out.append(plain(f"objective: {p['fit_config']['objective']} (δ = {p['fit_config']['huber_delta']:g})"
                          + ("" if scale is None else f", fitted scale σ = {scale:.4g}")))
+    if "prediction_at" in p:
+        out.append(plain(prediction_at_line(p["prediction_at"])))
     if "prediction" in p:
         pr = p["prediction"]
         out.append(plain(
