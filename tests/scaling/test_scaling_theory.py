@@ -129,6 +129,10 @@ def test_table1_numbers_by_hand():
     assert c.id_from_alpha_d == pytest.approx(36 / 7, rel=1e-12)  # 5.143
     assert c.id_from_alpha_n_sharma_kaplan == pytest.approx(400 / 34, rel=1e-12)  # 11.76
     assert c.alpha_n_sharma_kaplan_from_id_of_alpha_d == pytest.approx(7 / 9, rel=1e-12)  # 0.7778
+    # the allocation N_opt ∝ C^a: a = α_D/(α_N + α_D), and d/(2d + 2) at d(α_D)
+    assert k.allocation_a == pytest.approx(95 / 171, rel=1e-12) and c.allocation_a == pytest.approx(28 / 62, rel=1e-12)
+    assert k.allocation_a_from_id_of_alpha_d == pytest.approx((1810 / 95) / (2 * 1810 / 95 + 2), rel=1e-12)
+    assert c.allocation_a_from_id_of_alpha_d == pytest.approx((36 / 7) / (72 / 7 + 2), rel=1e-12)  # 0.419
     # the rounded values to print
     assert [round(v, 4) for v in (k.alpha_d_predicted_from_alpha_n, k.alpha_n_predicted_from_alpha_d)] == [
         0.0706,

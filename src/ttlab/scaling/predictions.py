@@ -21,6 +21,8 @@ TABLE1_FORMULAS = {
     "id_from_alpha_d": "2 beta (1 - alpha_d) / alpha_d",
     "id_from_alpha_n_sharma_kaplan": "4 / alpha_n",
     "alpha_n_sharma_kaplan_from_id_of_alpha_d": "4 / id_from_alpha_d",
+    "allocation_a": "alpha_d / (alpha_n + alpha_d)",
+    "allocation_a_from_id_of_alpha_d": "id_from_alpha_d / (2 id_from_alpha_d + 2 beta)",
 }
 """How each column of :func:`ttlab.scaling.theory.table1` is computed."""
 TABLE1_ROWS: tuple[tuple[str, str, str], ...] = (
@@ -32,6 +34,8 @@ TABLE1_ROWS: tuple[tuple[str, str, str], ...] = (
     ("id_from_alpha_d", "d implied by α_D (2β(1−α_D)/α_D)", ".2f"),
     ("id_from_alpha_n_sharma_kaplan", "d implied by α_N, Sharma–Kaplan (4/α_N)", ".2f"),
     ("alpha_n_sharma_kaplan_from_id_of_alpha_d", "α_N Sharma–Kaplan at d(α_D) (4/d)", ".4f"),
+    ("allocation_a", "N_opt ∝ C^a: a = α_D/(α_N+α_D) (additive law)", ".3f"),
+    ("allocation_a_from_id_of_alpha_d", "a predicted at d(α_D): d/(2d+2β)", ".3f"),
 )
 """The rows of the printed Table 1: (key of a :class:`ttlab.scaling.theory.Table1Row`, label, number format)."""
 

@@ -190,6 +190,8 @@ class Table1Row:
     id_from_alpha_d: float
     id_from_alpha_n_sharma_kaplan: float
     alpha_n_sharma_kaplan_from_id_of_alpha_d: float
+    allocation_a: float  # N_opt ∝ C^a of an additive law with these exponents: α_D/(α_N + α_D)
+    allocation_a_from_id_of_alpha_d: float  # the a paper B predicts at the ID implied by α_D: d/(2d + 2β)
     beta: float
 
     def to_dict(self) -> dict[str, Any]:
@@ -203,7 +205,9 @@ def table1(laws: tuple[PublishedLaw, ...] = PUBLISHED_LAWS, beta: float = 1.0) -
     For each law: each observed exponent next to the one predicted from the other
     (α_D = α_N/(1+α_N), α_N = α_D/(1−α_D)), the ID each exponent implies under the theory at
     Hölder exponent ``beta`` (d = 2β/α_N and d = 2β(1−α_D)/α_D), and, for comparison, Sharma &
-    Kaplan's (2022) implied ID d = 4/α_N and their α_N = 4/d at the ID implied by α_D.
+    Kaplan's (2022) implied ID d = 4/α_N and their α_N = 4/d at the ID implied by α_D. The allocation exponents:
+    a = α_D/(α_N + α_D) of an additive law L = E + A/N^α_N + B/D^α_D with the observed exponents (N_opt ∝ C^a,
+    :mod:`ttlab.scaling.frontier`), and the a = d/(2d + 2β) the theory predicts at the ID implied by α_D.
     """
     beta = check_beta(beta)
     rows = []
@@ -221,6 +225,8 @@ def table1(laws: tuple[PublishedLaw, ...] = PUBLISHED_LAWS, beta: float = 1.0) -
                 id_from_alpha_d=d_from_d,
                 id_from_alpha_n_sharma_kaplan=id_from_alpha_n_sharma_kaplan(law.alpha_n),
                 alpha_n_sharma_kaplan_from_id_of_alpha_d=alpha_n_sharma_kaplan(d_from_d),
+                allocation_a=law.alpha_d / (law.alpha_n + law.alpha_d),
+                allocation_a_from_id_of_alpha_d=d_from_d / (2 * d_from_d + 2 * beta),
                 beta=beta,
             )
         )
