@@ -278,21 +278,32 @@ def test_a_long_scaling_fit_stopped_by_a_signal_says_nothing_was_written(tmp_pat
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     proc = subprocess.Popen([sys.executable, "-c", code_text], env=env, stderr=subprocess.PIPE, text=True)
     assert proc.stderr is not None
+    import queue
+    import threading
+
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in proc.stderr], daemon=True).start()  # type: ignore[union-attr]
     try:
-        lines, deadline = [], time.monotonic() + 120
-        while time.monotonic() < deadline:
-            line = proc.stderr.readline()
-            lines.append(line)
-            if not line or line.startswith("bootstrap: 0/"):
-                break
-        assert lines[-1].startswith("bootstrap: 0/"), "".join(lines)  # announced and followed
+        seen: list[str] = []
+        deadline = time.monotonic() + 120
+        while not (seen and seen[-1].startswith("bootstrap: 0/")) and time.monotonic() < deadline:
+            try:
+                seen.append(lines.get(timeout=1))
+            except queue.Empty:
+                continue
+        assert seen and seen[-1].startswith("bootstrap: 0/"), "".join(seen)  # announced and followed
         time.sleep(0.5)
         proc.send_signal(getattr(signal, sig))
-        err = " ".join(proc.communicate(timeout=60)[1].split())
+        proc.wait(timeout=60)
+        time.sleep(0.2)  # the reader drains what is left
+        rest = []
+        while not lines.empty():
+            rest.append(lines.get())
+        err = " ".join("".join(rest).split())
     finally:
         if proc.poll() is None:  # a failed check never leaves an hours-long bootstrap running
             proc.kill()
-            proc.communicate()
+            proc.wait()
     assert proc.returncode == code, err
     assert f"{word} — nothing was written; re-run the same command to start again" in err and "Traceback" not in err
     assert not (tmp_path / "fit.json").exists()

@@ -154,3 +154,27 @@ def test_the_sweep_figure_frames_the_measured_losses_not_the_prediction(tmp_path
     assert lo < ys.min() and ys.max() < hi
     assert (ys.max() - ys.min()) / (hi - lo) == pytest.approx(1 / (1 + 2 * figures.LOG_MARGIN))
     assert figures.measured_ylim([2.0, 2.0]) == pytest.approx((2 / 10 ** 0.02, 2 * 10 ** 0.02))
+
+
+def test_a_sweep_folder_is_fitted_without_a_hand_made_csv(tmp_path, run_cli):
+    """`scaling fit` reads an lm data-sweep's results.json (or its folder): its points are the rows (issue 35 item 5)."""
+    import json
+
+    import numpy as np
+
+    tokens = np.geomspace(1e4, 3e5, 6)
+    points = [{"train_tokens": int(t), "loss": 8.0 * t ** -0.1, "loss_per_seed": [8.0 * t ** -0.1], "seeds": [0],
+               "all_metrics": {"test_loss": 8.1 * t ** -0.1}, "n_params": 1000} for t in tokens]
+    sweep = tmp_path / "sweep"
+    sweep.mkdir()
+    (sweep / "results.json").write_text(json.dumps({"kind": "data_sweep", "points": points}))
+    for source in (sweep, sweep / "results.json"):
+        r = run_cli("scaling", "fit", source, "--x", "train_tokens", "--y", "test_loss", "--bootstrap", "0", "--json")
+        assert r.code == 0, r.err
+        out = json.loads(r.out)
+        assert out["params"]["alpha"] == pytest.approx(0.1, rel=1e-4) and out["n_points"] == 6
+    r = run_cli("scaling", "fit", sweep, "--x", "tokens", "--y", "loss")
+    assert r.code == 2 and "no numeric field 'tokens'" in r.err and "train_tokens" in r.err
+    (tmp_path / "empty").mkdir()
+    r = run_cli("scaling", "fit", tmp_path / "empty", "--x", "train_tokens", "--y", "loss")
+    assert r.code == 2 and "no sweep result here" in r.err

@@ -16,7 +16,7 @@ from ttlab.provenance import atomic_savefig, atomic_write_json, versions
 from ttlab.scaling.fit import DEFAULT_BOOTSTRAP, DEFAULT_CI_LEVEL, fit_scaling_law
 from ttlab.scaling.fit_checks import check_bootstrap
 from ttlab.scaling.fit_models import FORMS, MIN_POINTS, OBJECTIVES
-from ttlab.scaling.io import read_columns_csv
+from ttlab.scaling.io import read_measurements
 from ttlab.scaling.theory import check_beta
 from ttlab.validation import check_hours
 
@@ -124,7 +124,9 @@ def fit_csv(
     progress: Callable[[str, int, int], None] | None = None,
     predict: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
-    """Fit ``form`` to columns ``x``, ``y`` (and ``x2`` = D for the Chinchilla form) of ``csv_file``.
+    """Fit ``form`` to columns ``x``, ``y`` (and ``x2`` = D for the Chinchilla form) of ``csv_file`` — a CSV, or an
+    ``lm data-sweep`` / ``model-sweep`` folder or results.json whose points are the rows
+    (:func:`ttlab.scaling.io.read_measurements`).
 
     ``bootstrap`` defaults to :data:`ttlab.scaling.fit.DEFAULT_BOOTSTRAP` of the form. With ``intrinsic_dim``,
     the payload's ``prediction`` compares the fitted α with the one predicted at ``beta`` (``kind``: data or
@@ -155,7 +157,7 @@ def fit_csv(
         raise TTLabInputError(f"predict names the size columns of the fit, {' and '.join(sizes)} (e.g. "
                               f"{','.join(f'{c}=1e9' for c in sizes)}); got {', '.join(predict) or 'none'}",
                               params=("predict",))
-    data = read_columns_csv(csv_file, cols)
+    data = read_measurements(csv_file, cols)
     if data[x].size < MIN_POINTS[form]:
         raise TTLabInputError(
             f"{csv_file}: the {form} form needs at least {MIN_POINTS[form]} data rows, the file has {data[x].size}"

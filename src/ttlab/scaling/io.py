@@ -13,7 +13,7 @@ import numpy as np
 from ttlab.errors import TTLabInputError
 from ttlab.intrinsic_dim.io import is_number
 
-__all__ = ["read_columns_csv"]
+__all__ = ["read_columns_csv", "read_measurements", "read_sweep_points"]
 
 
 def read_columns_csv(
@@ -127,3 +127,47 @@ def _shorten(items: list[str], limit: int = 10) -> str:
     if len(items) > limit:
         text += f" and {len(items) - limit} more"
     return text
+
+
+def read_sweep_points(path: str | os.PathLike, columns: list[str] | tuple[str, ...]) -> dict[str, np.ndarray]:
+    """Numeric ``columns`` of the points of an ``lm data-sweep`` / ``lm model-sweep`` result (``path``: its
+    ``results.json`` or the folder holding it): each point's numeric fields (``train_tokens``,
+    ``params_non_embedding``, ``n_params``, ``loss`` — the sweep's chosen loss, seeds averaged — …) and the metrics
+    under its ``all_metrics`` (``test_loss``, ``mean_5_lowest_test`` …), one row per point."""
+    from ttlab.provenance import read_json
+
+    p = Path(path)
+    file = p / "results.json" if p.is_dir() else p
+    if not file.is_file():
+        raise TTLabInputError(f"{p}: no sweep result here (expected the results.json of ttlab lm data-sweep or "
+                              "model-sweep, or its folder)")
+    try:
+        payload = read_json(file)
+    except (OSError, ValueError) as exc:
+        raise TTLabInputError(f"{file}: not a readable JSON file ({exc})") from None
+    points = payload.get("points") if isinstance(payload, dict) else None
+    if not isinstance(points, list) or not points or not all(isinstance(q, dict) for q in points):
+        raise TTLabInputError(f"{file} holds no sweep points (a 'points' list): give the results.json of ttlab lm "
+                              "data-sweep or model-sweep, or a CSV")
+    rows = [{**{k: v for k, v in q.items() if k != "all_metrics"}, **(q.get("all_metrics") or {})} for q in points]
+    numeric = sorted({k for r in rows for k, v in r.items() if isinstance(v, (int, float)) and not isinstance(v, bool)})
+    out = {}
+    for col in columns:
+        if col not in numeric:
+            raise TTLabInputError(f"{file}: the sweep points have no numeric field {col!r}; they have "
+                                  f"{', '.join(numeric)}", params=("x", "y"))
+        values = np.array([r.get(col, math.nan) for r in rows], dtype=float)
+        bad = [i for i, v in enumerate(values) if not (math.isfinite(v) and v > 0)]
+        if bad:
+            raise TTLabInputError(f"{file}: {col} must be positive and finite in every point; not in points {bad[:10]}")
+        out[col] = values
+    return out
+
+
+def read_measurements(path: str | os.PathLike, columns: list[str] | tuple[str, ...]) -> dict[str, np.ndarray]:
+    """``columns`` of a CSV file (:func:`read_columns_csv`), or of a sweep's points when ``path`` is a folder or a
+    ``.json`` file (:func:`read_sweep_points`)."""
+    p = Path(path)
+    if p.is_dir() or p.suffix.lower() == ".json":
+        return read_sweep_points(p, columns)
+    return read_columns_csv(p, columns)
