@@ -52,6 +52,28 @@ def _check_options(form: str, x2: str | None, kind: str, intrinsic_dim: float | 
                               params=("n_starts", "form"))
 
 
+def _columns(x: str, y: str, x2: str | None, predict: Mapping[str, float] | None) -> list[str]:
+    """The columns to read (x, y and x2), distinct, and ``predict`` naming exactly the size columns."""
+    cols = [x, y] + ([x2] if x2 is not None else [])
+    if len(set(cols)) != len(cols):
+        raise TTLabInputError(f"x, y and x2 must name different columns, got {cols}", params=("x", "y", "x2"))
+    sizes = [x] + ([x2] if x2 is not None else [])
+    if predict is not None and set(predict) != set(sizes):
+        raise TTLabInputError(f"predict names the size columns of the fit, {' and '.join(sizes)} (e.g. "
+                              f"{','.join(f'{c}=1e9' for c in sizes)}); got {', '.join(predict) or 'none'}",
+                              params=("predict",))
+    return cols
+
+
+def _prediction_at(result: Any, predict: Mapping[str, float], data: Mapping[str, Any], x: str, y: str,
+                   x2: str | None, seed: int) -> dict[str, Any]:
+    """The loss predicted at ``predict`` with its intervals and distance (:func:`ttlab.scaling.extrapolate.predict_at`)."""
+    from ttlab.scaling.extrapolate import predict_at
+
+    return {"at": dict(predict), **predict_at(result, predict[x], None if x2 is None else predict[x2], data[x],
+                                              data[y], None if x2 is None else data[x2], seed=seed)}
+
+
 def _prediction(result: Any, intrinsic_dim: float, beta: float, kind: str) -> dict[str, Any]:
     """The exponent predicted from ``intrinsic_dim`` next to the fitted one."""
     from ttlab.scaling.plot import predicted_exponent
@@ -149,22 +171,12 @@ def fit_csv(
     n_boot = DEFAULT_BOOTSTRAP[form] if bootstrap is None else bootstrap
     check_bootstrap(n_boot)  # the hard limit before the timing: a timing of ~0 ms must not decide it
     check_beta(beta)  # checked whether or not an ID is given: a wrong value is never silently ignored
-    cols = [x, y] + ([x2] if x2 is not None else [])
-    if len(set(cols)) != len(cols):
-        raise TTLabInputError(f"x, y and x2 must name different columns, got {cols}", params=("x", "y", "x2"))
-    sizes = [x] + ([x2] if x2 is not None else [])
-    if predict is not None and set(predict) != set(sizes):
-        raise TTLabInputError(f"predict names the size columns of the fit, {' and '.join(sizes)} (e.g. "
-                              f"{','.join(f'{c}=1e9' for c in sizes)}); got {', '.join(predict) or 'none'}",
-                              params=("predict",))
-    data = read_measurements(csv_file, cols)
+    data = read_measurements(csv_file, _columns(x, y, x2, predict))
     if data[x].size < MIN_POINTS[form]:
         raise TTLabInputError(
             f"{csv_file}: the {form} form needs at least {MIN_POINTS[form]} data rows, the file has {data[x].size}"
         )
-    extra: dict[str, Any] = {} if n_starts is None else {"n_starts": n_starts}
-    if objective is not None:
-        extra["objective"] = objective
+    extra: dict[str, Any] = {k: v for k, v in (("n_starts", n_starts), ("objective", objective)) if v is not None}
     seconds = 0.0
     if n_boot > TIMED_ABOVE:
         seconds = _time_bootstrap(lambda b: fit_scaling_law(form, data[x], data[y], data[x2] if x2 is not None else None,
@@ -178,11 +190,7 @@ def fit_csv(
     )
     payload = result.to_dict()
     if predict is not None:
-        from ttlab.scaling.extrapolate import predict_at
-
-        payload["prediction_at"] = {"at": dict(predict), **predict_at(
-            result, predict[x], None if x2 is None else predict[x2], data[x], data[y],
-            None if x2 is None else data[x2], seed=seed)}
+        payload["prediction_at"] = _prediction_at(result, predict, data, x, y, x2, seed)
     if intrinsic_dim is not None:
         payload["prediction"] = _prediction(result, intrinsic_dim, beta, kind)
     payload["config"] = {
@@ -196,12 +204,9 @@ def fit_csv(
     if plot is not None:
         from ttlab.scaling.plot import plot_fit
 
-        fig = plot_fit(
-            result, data[x], data[y], x2=data[x2] if x2 is not None else None,
-            intrinsic_dim=intrinsic_dim, beta=beta, kind=kind,  # type: ignore[arg-type]
-            xlabel=x, ylabel=y, title=f"{csv_file.name}: {form} fit",
-        )
-        atomic_savefig(fig, plot, dpi=120)
+        atomic_savefig(plot_fit(result, data[x], data[y], x2=data[x2] if x2 is not None else None,
+                                intrinsic_dim=intrinsic_dim, beta=beta, kind=kind,  # type: ignore[arg-type]
+                                xlabel=x, ylabel=y, title=f"{csv_file.name}: {form} fit"), plot, dpi=120)
         payload["plot"] = str(plot)
     if out is not None:  # the file also keeps the replicates, for ttlab scaling frontier's intervals
         atomic_write_json(out, {**payload, **samples_record(result)})
