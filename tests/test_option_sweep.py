@@ -31,6 +31,7 @@ BASE = {  # the cheapest valid call of each command (tmp: the test's folder, fix
     "scaling convert": lambda t, cache: ["scaling", "convert", "--alpha-n", "0.1"],
     "scaling table1": lambda t, cache: ["scaling", "table1"],
     "scaling fit": lambda t, cache: ["scaling", "fit", t / "fit.csv", "--x", "n", "--y", "loss", "--bootstrap", "20"],
+    "scaling frontier": lambda t, cache: ["scaling", "frontier", t / "runs.csv", "--bootstrap", "8"],
     "scaling manifold": lambda t, cache: ["scaling", "manifold", "--quick", "--out", t / "o", "--estimate-only"],
     "scaling model-size": lambda t, cache: ["scaling", "model-size", "--quick", "--out", t / "o", "--estimate-only"],
     "lm suite": lambda t, cache: ["lm", "suite", "--corpus", "builtin:sotu", "--model", t / "no-model", "--out", t / "o"],
@@ -70,12 +71,14 @@ class _Ran(Exception):
     pass
 
 
-@pytest.mark.parametrize("command, flag, value", CASES, ids=[" ".join(c) for c in CASES])
-def test_a_bad_numeric_option_is_refused_before_any_work(command, flag, value, tmp_path, run_cli):
+def _run(command: str, flag: str, value: str, tmp_path: Path, cache: Path, run_cli):
+    """The base call of ``command`` with ``flag value``, on fixtures written in ``tmp_path``; stopped after 20 s."""
     (tmp_path / "d.txt").write_text("a b => c\na => b\nb => c\nc => a\n", encoding="utf-8")
     np.save(tmp_path / "x.npy", np.random.default_rng(0).normal(size=(200, 3)))
     (tmp_path / "fit.csv").write_text("n,loss\n" + "".join(f"{n},{3 * n ** -0.1:.6g}\n" for n in (1e3, 1e4, 1e5, 1e6)))
-    args = [str(a) for a in BASE[command](Path(tmp_path), Path(tmp_path) / "cache")]
+    (tmp_path / "runs.csv").write_text("N,D,loss\n" + "".join(  # a Chinchilla grid of runs
+        f"{n:g},{d:g},{1.7 + 400 * n ** -0.34 + 400 * d ** -0.28:.6g}\n" for n in (1e7, 1e8, 1e9) for d in (1e9, 1e10, 1e11)))
+    args = [str(a) for a in BASE[command](Path(tmp_path), cache)]
     args = args[:args.index(flag) + 1] + [value] + args[args.index(flag) + 2:] if flag in args else [*args, flag, value]
 
     def ran(*_):
@@ -84,10 +87,15 @@ def test_a_bad_numeric_option_is_refused_before_any_work(command, flag, value, t
     old = signal.signal(signal.SIGALRM, ran)
     signal.alarm(20)
     try:
-        r = run_cli(*args)
+        return run_cli(*args)
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, old)
+
+
+@pytest.mark.parametrize("command, flag, value", CASES, ids=[" ".join(c) for c in CASES])
+def test_a_bad_numeric_option_is_refused_before_any_work(command, flag, value, tmp_path, run_cli):
+    r = _run(command, flag, value, tmp_path, tmp_path / "cache", run_cli)
     assert r.code == 2, (r.code, r.err[-300:])
     assert "Traceback" not in r.err and "Traceback" not in r.out
 
@@ -122,23 +130,9 @@ def test_an_edge_numeric_option_ends_cleanly(command, flag, value, tmp_path, run
 
         for module, name in WORK[command]:
             monkeypatch.setattr(importlib.import_module(module), name, started)
-    (tmp_path / "d.txt").write_text("a b => c\na => b\nb => c\nc => a\n", encoding="utf-8")
-    np.save(tmp_path / "x.npy", np.random.default_rng(0).normal(size=(200, 3)))
-    (tmp_path / "fit.csv").write_text("n,loss\n" + "".join(f"{n},{3 * n ** -0.1:.6g}\n" for n in (1e3, 1e4, 1e5, 1e6)))
-    args = [str(a) for a in BASE[command](Path(tmp_path), token_cache)]
-    args = args[:args.index(flag) + 1] + [value] + args[args.index(flag) + 2:] if flag in args else [*args, flag, value]
-
-    def ran(*_):
-        raise _Ran(f"{command} {flag} {value} was not refused: it ran for 20 s")
-
-    old = signal.signal(signal.SIGALRM, ran)
-    signal.alarm(20)
     try:
-        r = run_cli(*args)
+        r = _run(command, flag, value, tmp_path, token_cache, run_cli)
     except _Started:
         return
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
     assert r.code in (0, 1, 2), (r.code, r.err[-300:])
     assert "Traceback" not in r.err and "Traceback" not in r.out

@@ -22,6 +22,7 @@ from ttlab.scaling.fit_csv import TIMED_ABOVE
 from ttlab.scaling.fit_models import PARAM_NAMES
 from ttlab.scaling.frontier import DEFAULT_FLOPS_PER_TOKEN, Frontier, check_compute, compute_optimal, id_allocation
 from ttlab.scaling.io import read_columns_csv
+from ttlab.scaling.theory import check_beta
 
 __all__ = ["FittedSource", "frontier_file", "read_source"]
 
@@ -117,6 +118,7 @@ def frontier_file(
     Returns the payload: ``a``, ``b``, ``budgets`` … of :meth:`Frontier.to_dict`, ``predicted``, ``comparison``,
     ``fit``, ``warnings``, ``config`` and ``versions``."""
     budgets, k = check_compute(compute, flops_per_token)
+    check_beta(beta)  # checked whether or not an ID is given: a wrong value is never silently ignored
     if source is None and intrinsic_dim is None:
         raise TTLabInputError("give a fit (a CSV of runs or a fit JSON) or an intrinsic dimension (--id), or both",
                               params=("source", "intrinsic_dim"))
