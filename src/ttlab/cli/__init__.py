@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import sys
+from typing import Annotated
 
 import typer
 
@@ -35,6 +36,33 @@ app.add_typer(_id.app, name="id")
 app.add_typer(_scaling.app, name="scaling")
 app.add_typer(_lm.app, name="lm")
 app.command("reproduce")(_reproduce.reproduce)
+
+
+def version() -> str:
+    """The installed distribution's version (``importlib.metadata``), else ``ttlab.__version__`` (a source tree run
+    without installing), else ``unknown``."""
+    from importlib import metadata
+
+    import ttlab
+
+    try:
+        return metadata.version("ttlab")
+    except metadata.PackageNotFoundError:
+        return str(getattr(ttlab, "__version__", "unknown"))
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        sys.stdout.write(f"ttlab {version()}\n")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    show_version: Annotated[bool, typer.Option("--version", help="Print ttlab's version and exit.", is_eager=True,
+                                               callback=_print_version)] = False,
+) -> None:
+    """The options of ``ttlab`` itself (before a command)."""
 
 
 def _stop_cleanly(group: typer.Typer) -> None:
