@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from ttlab.cli.common import console_err, stops_cleanly
+from ttlab.cli.common import FlagCommand, FlagGroup, console_err, stops_cleanly
 from ttlab.errors import TTLabInputError
 from ttlab.markup import markup
 
@@ -65,17 +65,22 @@ def _root(
     """The options of ``ttlab`` itself (before a command)."""
 
 
-def _stop_cleanly(group: typer.Typer) -> None:
-    """Every command of ``group`` (and its sub-groups) prints one line on an interrupt (:func:`stops_cleanly`)."""
+def _finish(group: typer.Typer) -> None:
+    """Every command of ``group`` (and its sub-groups) prints one line on an interrupt (:func:`stops_cleanly`), and
+    every command and group shows its boolean flags without a value placeholder (:class:`FlagCommand`,
+    :class:`FlagGroup`)."""
+    group.info.cls = FlagGroup
     for command in group.registered_commands:
         if command.callback is not None:
             command.callback = stops_cleanly(command.callback)
+        if command.cls in (None, typer.core.TyperCommand):
+            command.cls = FlagCommand
     for sub in group.registered_groups:
         if sub.typer_instance is not None:
-            _stop_cleanly(sub.typer_instance)
+            _finish(sub.typer_instance)
 
 
-_stop_cleanly(app)
+_finish(app)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -21,6 +21,7 @@ import typer
 from rich.console import Console, ConsoleDimensions, RenderableType
 from rich.table import Table
 from rich.text import Text
+from typer.core import TyperCommand, TyperGroup
 
 from ttlab.configs import field_help
 from ttlab.errors import Terminated, TTLabInputError
@@ -61,6 +62,40 @@ OptInt, OptFloat, OptStr, OptPath = Optional[int], Optional[float], Optional[str
 Json = Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout.")]
 
 _type_hints = cache(get_type_hints)
+
+
+def bare_flags(params: Iterable[Any]) -> None:
+    """Boolean flags among the click ``params`` show no value placeholder in ``--help`` (typer writes ``<bool>`` for a
+    flag such as ``--quick``, which takes no value): their metavar becomes empty."""
+    for param in params:
+        if getattr(param, "is_bool_flag", False) and param.metavar is None:
+            param.metavar = ""
+
+
+class FlagCommand(TyperCommand):
+    """A typer command whose boolean flags, ``--help`` included, show no value placeholder (:func:`bare_flags`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        bare_flags(self.params)
+
+    def get_help_option(self, ctx: Any) -> Any:
+        option = super().get_help_option(ctx)
+        bare_flags([option])
+        return option
+
+
+class FlagGroup(TyperGroup):
+    """A typer group whose boolean flags, ``--help`` included, show no value placeholder (:func:`bare_flags`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        bare_flags(self.params)
+
+    def get_help_option(self, ctx: Any) -> Any:
+        option = super().get_help_option(ctx)
+        bare_flags([option])
+        return option
 
 
 def Setting(cls: type, name: str, flag: str | None = None, text: str | None = None, *, kind: Any = None,
