@@ -72,30 +72,28 @@ def bare_flags(params: Iterable[Any]) -> None:
             param.metavar = ""
 
 
-class FlagCommand(TyperCommand):
+class _BareFlags:
+    """Boolean flags, ``--help`` included, with no value placeholder (:func:`bare_flags`): a mix-in of a typer command
+    or group."""
+
+    params: list[Any]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        bare_flags(self.params)
+
+    def get_help_option(self, ctx: Any) -> Any:
+        option = super().get_help_option(ctx)  # type: ignore[misc]
+        bare_flags([option])
+        return option
+
+
+class FlagCommand(_BareFlags, TyperCommand):
     """A typer command whose boolean flags, ``--help`` included, show no value placeholder (:func:`bare_flags`)."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        bare_flags(self.params)
 
-    def get_help_option(self, ctx: Any) -> Any:
-        option = super().get_help_option(ctx)
-        bare_flags([option])
-        return option
-
-
-class FlagGroup(TyperGroup):
+class FlagGroup(_BareFlags, TyperGroup):
     """A typer group whose boolean flags, ``--help`` included, show no value placeholder (:func:`bare_flags`)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        bare_flags(self.params)
-
-    def get_help_option(self, ctx: Any) -> Any:
-        option = super().get_help_option(ctx)
-        bare_flags([option])
-        return option
 
 
 def Setting(cls: type, name: str, flag: str | None = None, text: str | None = None, *, kind: Any = None,
