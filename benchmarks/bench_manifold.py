@@ -36,7 +36,8 @@ def bench_steps(repeats: int = 15, warmup: int = 2, quick: bool = False) -> list
     import torch
 
     from ttlab.scaling.manifold_regression import _adamw
-    from ttlab.scaling.regressors import RegressorConfig, build_regressor, count_parameters
+    from ttlab.scaling.regressor_config import RegressorConfig
+    from ttlab.scaling.regressors import build_regressor, count_parameters
 
     torch.set_num_threads(1)
     grid = [("mlp", D, 1, w, 3) for D in (16, 128) for w in (64, 256)]

@@ -21,7 +21,7 @@ from ttlab.scaling.fit_csv import KINDS
 from ttlab.scaling.fit_models import FORMS, OBJECTIVES
 from ttlab.scaling.manifold_config import REGIMES
 from ttlab.scaling.model_scaling_config import TARGETS, TRANSFORMER_ARCHS
-from ttlab.scaling.regressors import ARCHS
+from ttlab.scaling.regressor_config import ARCHS
 from ttlab.scaling.targets import PROFILES, REGRESSION_MANIFOLDS, SPECTRA
 from ttlab.sweep.runner import BACKENDS as SWEEP_BACKENDS
 

@@ -204,6 +204,29 @@ def test_fit_refuses_an_absurd_bootstrap(run_cli, tmp_path):
     assert res.code == 2 and f"{MAX_BOOTSTRAP:,}-replicate limit" in err and "GiB" in err
 
 
+def test_bootstrap_timing_leaves_out_the_first_fit_s_one_time_costs(run_cli, tmp_path, monkeypatch):
+    """The first fit pays one-time costs (scipy's optimisers are imported there, not when the command line starts):
+    timed as if replicates, a bootstrap of half an hour looked like 1 s, neither refused by --max-hours nor announced."""
+    import importlib
+    import time
+
+    fit_csv = importlib.import_module("ttlab.scaling.fit_csv")
+    calls = []
+
+    def fit_scaling_law(*args, bootstrap, **kwargs):
+        time.sleep(0.0 if calls else 0.5)  # the first fit's one-time costs
+        calls.append(bootstrap)
+        if bootstrap > fit_csv.TIMING_REPLICATES:
+            raise AssertionError("the bootstrap ran: its timing missed")
+        time.sleep(0.002 * bootstrap)  # 2 ms a replicate: 10^6 of them ≈ 33 min
+
+    monkeypatch.setattr(fit_csv, "fit_scaling_law", fit_scaling_law)
+    csv = tmp_path / "runs.csv"
+    csv.write_text("n,loss\n" + "".join(f"{n},{3 * n ** -0.3}\n" for n in (100, 300, 1000, 3000, 10000)))
+    res = run_cli("scaling", "fit", csv, "--x", "n", "--y", "loss", "--bootstrap", "1000000", "--max-hours", "0.1")
+    assert res.code == 2 and "bootstrap replicates would take" in " ".join(res.err.split())
+
+
 # ------------------------------------------------------------------ ESS in bounded blocks
 def test_ess_blocks_are_bounded_and_give_the_same_values(monkeypatch):
     from ttlab.intrinsic_dim import ess

@@ -11,8 +11,8 @@ import torch
 from ttlab.errors import TTLabInputError
 from ttlab.scaling.manifold_config import TrainSettings, quick_config
 from ttlab.scaling.manifold_regression import lr_at, plan_tasks, train_run
+from ttlab.scaling.regressor_config import RegressorConfig
 from ttlab.scaling.regressors import (
-    RegressorConfig,
     SelfAttention,
     TransformerRegressor,
     build_regressor,

@@ -191,7 +191,7 @@ def test_restated_constants_agree_with_their_homes() -> None:
     from ttlab.reproduce.parts.model_scaling import FRACTION
     from ttlab.scaling.model_scaling import VALID_FRACTION
     from ttlab.scaling.model_scaling_config import CONTROL_ARCH, TRANSFORMER_ARCHS
-    from ttlab.scaling.regressors import ARCHS
+    from ttlab.scaling.regressor_config import ARCHS
 
     assert FRACTION == VALID_FRACTION == 0.8
     assert set(TRANSFORMER_ARCHS) == set(ARCHS) - {CONTROL_ARCH}

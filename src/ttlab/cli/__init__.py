@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import errno
 import sys
+from typing import Annotated
 
 import typer
 
-from ttlab.cli.common import console_err, stops_cleanly
+from ttlab.cli.common import FlagCommand, FlagGroup, console_err, stops_cleanly
 from ttlab.errors import TTLabInputError
 from ttlab.markup import markup
 
@@ -37,17 +38,49 @@ app.add_typer(_lm.app, name="lm")
 app.command("reproduce")(_reproduce.reproduce)
 
 
-def _stop_cleanly(group: typer.Typer) -> None:
-    """Every command of ``group`` (and its sub-groups) prints one line on an interrupt (:func:`stops_cleanly`)."""
+def version() -> str:
+    """The installed distribution's version (``importlib.metadata``), else ``ttlab.__version__`` (a source tree run
+    without installing), else ``unknown``."""
+    from importlib import metadata
+
+    import ttlab
+
+    try:
+        return metadata.version("ttlab")
+    except metadata.PackageNotFoundError:
+        return str(getattr(ttlab, "__version__", "unknown"))
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        sys.stdout.write(f"ttlab {version()}\n")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    show_version: Annotated[bool, typer.Option("--version", help="Print ttlab's version and exit.", is_eager=True,
+                                               callback=_print_version)] = False,
+) -> None:
+    """The options of ``ttlab`` itself (before a command)."""
+
+
+def _finish(group: typer.Typer) -> None:
+    """Every command of ``group`` (and its sub-groups) prints one line on an interrupt (:func:`stops_cleanly`), and
+    every command and group shows its boolean flags without a value placeholder (:class:`FlagCommand`,
+    :class:`FlagGroup`)."""
+    group.info.cls = FlagGroup
     for command in group.registered_commands:
         if command.callback is not None:
             command.callback = stops_cleanly(command.callback)
+        if command.cls in (None, typer.core.TyperCommand):
+            command.cls = FlagCommand
     for sub in group.registered_groups:
         if sub.typer_instance is not None:
-            _stop_cleanly(sub.typer_instance)
+            _finish(sub.typer_instance)
 
 
-_stop_cleanly(app)
+_finish(app)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -18,21 +18,82 @@ from pathlib import Path
 from typing import Annotated, Any, Optional, get_type_hints
 
 import typer
-from rich.console import Console, RenderableType
+from rich.console import Console, ConsoleDimensions, RenderableType
+from rich.table import Table
 from rich.text import Text
+from typer.core import TyperCommand, TyperGroup
 
 from ttlab.configs import field_help
 from ttlab.errors import Terminated, TTLabInputError
 from ttlab.markup import markup, plain
 from ttlab.provenance import to_json
 
-console = Console(stderr=False)
-console_err = Console(stderr=True)
+LOG_WIDTH = 250
+"""Width of a console whose stream is not a terminal (a log file, a pipe, CI, SLURM) while ``$COLUMNS`` is unset: wide
+enough for every table at its natural width (rich's default there, 80 columns, cut cells to ``1.0000…``)."""
+
+
+class LogConsole(Console):
+    """A rich console that keeps its output whole in logs: on a terminal, the terminal's width (or ``$COLUMNS``);
+    without one, ``$COLUMNS`` when set, else :data:`LOG_WIDTH`. Decided at each print (pytest and shells swap the
+    stream after start-up), on the stream itself: ``FORCE_COLOR`` in CI keeps the colours, not rich's 80 columns."""
+
+    @property  # type: ignore[override]
+    def size(self) -> ConsoleDimensions:
+        size = Console.size.fget(self)  # type: ignore[attr-defined]
+        isatty = getattr(self.file, "isatty", None)
+        try:
+            terminal = bool(isatty and isatty())
+        except ValueError:  # a closed stream
+            terminal = False
+        if terminal or self._environ.get("COLUMNS", "").isdigit():
+            return size
+        return ConsoleDimensions(LOG_WIDTH, size.height)
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        Console.size.fset(self, new_size)  # type: ignore[attr-defined]
+
+
+console = LogConsole(stderr=False)
+console_err = LogConsole(stderr=True)
 
 OptInt, OptFloat, OptStr, OptPath = Optional[int], Optional[float], Optional[str], Optional[Path]
 Json = Annotated[bool, typer.Option("--json", help="Print the result as JSON on stdout.")]
 
 _type_hints = cache(get_type_hints)
+
+
+def bare_flags(params: Iterable[Any]) -> None:
+    """Boolean flags among the click ``params`` show no value placeholder in ``--help`` (typer writes ``<bool>`` for a
+    flag such as ``--quick``, which takes no value): their metavar becomes empty."""
+    for param in params:
+        if getattr(param, "is_bool_flag", False) and param.metavar is None:
+            param.metavar = ""
+
+
+class _BareFlags:
+    """Boolean flags, ``--help`` included, with no value placeholder (:func:`bare_flags`): a mix-in of a typer command
+    or group."""
+
+    params: list[Any]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        bare_flags(self.params)
+
+    def get_help_option(self, ctx: Any) -> Any:
+        option = super().get_help_option(ctx)  # type: ignore[misc]
+        bare_flags([option])
+        return option
+
+
+class FlagCommand(_BareFlags, TyperCommand):
+    """A typer command whose boolean flags, ``--help`` included, show no value placeholder (:func:`bare_flags`)."""
+
+
+class FlagGroup(_BareFlags, TyperGroup):
+    """A typer group whose boolean flags, ``--help`` included, show no value placeholder (:func:`bare_flags`)."""
 
 
 def Setting(cls: type, name: str, flag: str | None = None, text: str | None = None, *, kind: Any = None,
@@ -54,8 +115,12 @@ def print_json(obj: Any) -> None:
 
 def print_view(view: Iterable[RenderableType], err: bool = False) -> None:
     """Print a library view (tables and :class:`rich.text.Text` lines, e.g. :func:`ttlab.ntp.views.run_view`) on
-    stdout or (``err``) stderr; a line is not wrapped at the console's width (the terminal wraps it)."""
+    stdout or (``err``) stderr; a line is not wrapped at the console's width (the terminal wraps it), and a table too
+    wide for it folds a cell onto more lines rather than cutting it (``1.0000…``): a number is printed whole."""
     for item in view:
+        if isinstance(item, Table):
+            for column in item.columns:
+                column.overflow = "fold" if column.overflow == "ellipsis" else column.overflow
         (console_err if err else console).print(item, soft_wrap=isinstance(item, Text))
 
 

@@ -13,7 +13,6 @@ from numbers import Integral
 from typing import Any
 
 import numpy as np
-from scipy.optimize import brentq
 
 from ttlab.errors import TTLabInputError
 from ttlab.intrinsic_dim.base import DegeneratePointsWarning, IDEstimator
@@ -117,6 +116,8 @@ def gride_mle(dist: np.ndarray, n1: int, n2: int) -> tuple[float, float]:
 
     def score(d: float) -> float:
         return (N - 1) / d + (n2 - n1 - 1) * float(np.sum(log_mu / -np.expm1(-d * log_mu))) - (n2 - 1) * sum_log
+
+    from scipy.optimize import brentq  # scipy.optimize: here, not when the command line starts
 
     hi = 1.0
     while score(hi) > 0:

@@ -11,7 +11,8 @@
 * :mod:`ttlab.scaling.analysis` — what both scaling experiments share: size grids, learning-rate
   selection, power-law fits and one JSON schema of a fitted exponent (:class:`FittedExponent`).
 * :mod:`ttlab.scaling.figures` — the figures of the LM sweeps, the ID ablations and the manifold sweep.
-* :mod:`ttlab.scaling.manifold_regression` — Theorem 1 tested by regression on manifolds.
+* :mod:`ttlab.scaling.manifold_regression` — Theorem 1 tested by regression on manifolds (the networks in
+  :mod:`~ttlab.scaling.regressors`; their architecture, without torch, in :mod:`~ttlab.scaling.regressor_config`).
 """
 
 from typing import Any

@@ -9,7 +9,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import stats
 
 from ttlab.errors import TTLabInputError
 from ttlab.scaling.fit_models import MIN_POINTS, OBJECTIVES, PARAM_NAMES, natural_params
@@ -296,6 +295,8 @@ def analytic_ci(
     s2 = float(np.sum(resid**2)) / (n - 2)
     cov = s2 * np.linalg.inv(X.T @ X)
     se = np.sqrt(np.diag(cov))
+    from scipy import stats  # scipy.stats: here, not when the command line starts
+
     tq = float(stats.t.ppf((1 + ci_level) / 2, df=n - 2))
     stderr = {"log_A": float(se[0]), "alpha": float(se[1])}
     ci_analytic = {

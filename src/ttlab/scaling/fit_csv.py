@@ -104,9 +104,11 @@ BOOTSTRAP_MAX_HOURS = 1.0
 
 def _time_bootstrap(fit: Callable[[int], Any], n_boot: int, max_hours: float, note: Callable[[str], None] | None) -> float:
     """Seconds the ``n_boot`` replicates of ``fit(bootstrap)`` will take, from timing :data:`TIMING_REPLICATES` of them
-    against none; refuse above ``max_hours``, tell ``note`` otherwise."""
+    against none (both after a first fit, whose one-time costs, such as importing scipy's optimisers, are no
+    replicate's); refuse above ``max_hours``, tell ``note`` otherwise."""
     import time
 
+    fit(0)
     t0 = time.perf_counter()
     fit(0)
     t1 = time.perf_counter()

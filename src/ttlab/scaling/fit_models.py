@@ -14,7 +14,6 @@ from typing import Literal
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import special
 
 __all__ = [
     "FORMS", "HUBER_DELTA", "LOG_PARAMS", "MIN_POINTS", "MIN_SCALE", "OBJECTIVES", "PARAM_NAMES", "Form",
@@ -105,6 +104,8 @@ def huber_log_normaliser(delta: float = HUBER_DELTA) -> float:
     Z(δ) = ∫ exp(−ρ_δ(u)) du = √(2π)·(2Φ(δ) − 1) + 2·exp(−δ²/2)/δ: the Gaussian core on |u| ≤ δ,
     plus two exponential tails ∫_δ^∞ exp(δ²/2 − δu) du = exp(−δ²/2)/δ.
     """
+    from scipy import special  # scipy: here, not when the command line starts
+
     return math.log(math.sqrt(2 * math.pi) * special.erf(delta / math.sqrt(2)) + 2 * math.exp(-0.5 * delta**2) / delta)
 
 

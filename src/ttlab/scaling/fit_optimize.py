@@ -10,7 +10,6 @@ import warnings
 from typing import Any
 
 import numpy as np
-from scipy import optimize
 
 from ttlab.errors import TTLabInputError
 from ttlab.scaling.fit_models import (
@@ -76,6 +75,8 @@ EXPONENT_BOUNDS: dict[str, tuple[tuple[str, float, float], ...]] = {
 def _fit_offset_theta(lx, ly, starts: np.ndarray, n_keep: int):
     lo = np.array([ly.min() - 40.0, -np.inf, _OFFSET_BOUNDS_ALPHA[0]])
     hi = np.array([np.inf, np.inf, _OFFSET_BOUNDS_ALPHA[1]])
+    from scipy import optimize  # scipy.optimize: here, not when the command line starts
+
     starts = np.clip(starts, lo + 1e-9, hi - 1e-9)
     if starts.shape[0] > n_keep:
         sse = np.array([np.sum((log_model("offset", s, lx, None)[0] - ly) ** 2) for s in starts])
@@ -137,6 +138,8 @@ def _fit_chinchilla_theta(
     if starts.shape[0] > n_keep:
         vals = _grid_objective(starts, lx, lx2, ly, delta, objective)
         starts = starts[np.argsort(vals, kind="stable")[:n_keep]]
+    from scipy import optimize  # scipy.optimize: here, not when the command line starts
+
     likelihood = objective == "huber-likelihood"
     fun = chinchilla_huber_nll if likelihood else chinchilla_huber_objective
     bounds = [(None, None)] * 5 + [(math.log(MIN_SCALE), None)] if likelihood else None

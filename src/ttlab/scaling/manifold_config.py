@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from ttlab.errors import TTLabInputError
 from ttlab.intrinsic_dim import PAPER
 from ttlab.scaling.analysis import geometric_sizes
+from ttlab.scaling.regressor_config import ARCHS, RegressorConfig
 from ttlab.scaling.targets import PROFILES, REGRESSION_MANIFOLDS, SPECTRA, make_problem
 from ttlab.validation import check_float, check_int
 
@@ -24,9 +25,6 @@ MAX_WIDTH = 4096
 """Transformer widths above this are refused before any model is built (width 4,096, depth 2: ≈ 400M parameters)."""
 MAX_DEPTH = 64
 """Transformer depths above this are refused before any model is built."""
-
-if TYPE_CHECKING:
-    from ttlab.scaling.regressors import RegressorConfig
 
 __all__ = ["DEFAULT_MAX_HOURS", "DEFAULT_WORKERS", "MAX_DEPTH", "MAX_SEEDS", "MAX_WIDTH", "ORACLE_KS", "ORACLE_TOL", "REGIMES",
            "ManifoldSweepConfig", "TrainSettings", "config_from_options", "design_check", "quick_config",
@@ -205,8 +203,6 @@ class ManifoldSweepConfig:
             )
         if not self.archs or len(set(self.archs)) != len(self.archs):
             raise TTLabInputError(f"archs must be a non-empty list without duplicates, got {list(self.archs)!r}")
-        from ttlab.scaling.regressors import ARCHS  # torch: only when a config is made
-
         for a in self.archs:
             if a not in ARCHS:
                 raise TTLabInputError(f"unknown arch {a!r}; choose one of {', '.join(ARCHS)}")
@@ -278,8 +274,6 @@ class ManifoldSweepConfig:
         w = self.width if width is None else width
         chunk = -(-ambient // min(self.tokens, ambient))
         n_head = self.n_head if w % self.n_head == 0 else 1
-        from ttlab.scaling.regressors import RegressorConfig
-
         return RegressorConfig(arch=arch or self.archs[0], ambient=ambient, n_embd=w, n_layer=self.depth,
                                n_head=n_head, chunk=chunk)
 

@@ -53,7 +53,7 @@ from ttlab.scaling.manifold_config import (
     ManifoldSweepConfig,
     TrainSettings,
 )
-from ttlab.scaling.regressors import RegressorConfig
+from ttlab.scaling.regressor_config import RegressorConfig
 from ttlab.scaling.targets import ManifoldProblem, make_problem, make_splits
 from ttlab.sweep import MAX_WORKERS
 from ttlab.validation import check_hours, check_int

@@ -35,7 +35,7 @@ import numpy as np
 from ttlab.errors import TTLabInputError
 from ttlab.scaling.model_scaling_analysis import MIN_SIZES, data_check, fit_exponent
 from ttlab.scaling.model_scaling_config import CONTROL_ARCH, ModelScalingConfig
-from ttlab.scaling.regressors import RegressorConfig
+from ttlab.scaling.regressor_config import RegressorConfig
 
 __all__ = ["SCHEMA", "VALID_FRACTION", "aggregate", "estimate_cost", "input_ids", "data_checks", "oracle_sizes",
            "pending_checks", "plan_tasks",

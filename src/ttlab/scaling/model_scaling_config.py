@@ -16,14 +16,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ttlab.errors import TTLabInputError
 from ttlab.scaling.manifold_config import MAX_SEEDS
+from ttlab.scaling.regressor_config import RegressorConfig
 from ttlab.validation import check_choice, check_float, check_int
-
-if TYPE_CHECKING:
-    from ttlab.scaling.regressors import RegressorConfig
 
 __all__ = [
     "CONTROL_ARCH",
@@ -44,7 +42,7 @@ TARGETS = ("smooth", "holder")
 MAX_WIDTH = 1024
 """Widths above this are refused before any model is built (a width-1,024 transformer has ≈ 25M parameters)."""
 TRANSFORMER_ARCHS = ("softmax", "relu")
-"""The networks judged (ttlab.scaling.regressors.ARCHS less the control)."""
+"""The networks judged (ttlab.scaling.regressor_config.ARCHS less the control)."""
 CONTROL_ARCH = "mlp"
 """The positive control: a ReLU MLP [D, w, w, 1] (Sharma & Kaplan 2022's student)."""
 
@@ -213,8 +211,6 @@ class ModelScalingConfig:
 
     def model_config(self, arch: str, width: int) -> RegressorConfig:
         """The network of ``arch`` at ``width`` (the control: two hidden ReLU layers)."""
-        from ttlab.scaling.regressors import RegressorConfig
-
         if arch == CONTROL_ARCH:
             return RegressorConfig(arch="mlp", ambient=self.ambient, n_embd=width, n_layer=2)
         return RegressorConfig(arch=arch, ambient=self.ambient, n_embd=width, n_layer=self.depth, n_head=self.heads,

@@ -25,7 +25,8 @@ import torch
 
 from ttlab.scaling.lattice_fields import SphereProblem, make_field, make_sphere_problem
 from ttlab.scaling.model_scaling_config import OnlineSchedule
-from ttlab.scaling.regressors import RegressorConfig, build_regressor, count_parameters, train_step
+from ttlab.scaling.regressor_config import RegressorConfig
+from ttlab.scaling.regressors import build_regressor, count_parameters, train_step
 from ttlab.validation import check_int
 
 __all__ = ["online_run", "oracle_errors", "oracle_run", "problem_of", "test_set"]
