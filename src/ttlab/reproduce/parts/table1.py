@@ -47,7 +47,7 @@ def render(r: dict) -> list:
     rows = [[x["short_name"], f"{x['alpha_n_observed']:.3f}", f"{x['alpha_n_predicted_from_alpha_d']:.4f}",
              f"{x['alpha_d_observed']:.3f}", f"{x['alpha_d_predicted_from_alpha_n']:.4f}",
              f"{x['id_from_alpha_n']:.2f}", f"{x['id_from_alpha_d']:.2f}", f"{x['id_from_alpha_n_sharma_kaplan']:.2f}",
-             f"{x['allocation_a']:.3f}", f"{x['allocation_a_from_id_of_alpha_d']:.3f}"]
+             *(f"{x[k]:.3f}" if k in x else "—" for k in ("allocation_a", "allocation_a_from_id_of_alpha_d"))]  # v2: none
             for x in r["rows"]]
     return [
         Paragraph("What was run: the paper's Table 1 recomputed (its printed values were lost): for each published "
