@@ -129,3 +129,18 @@ def test_the_command_says_what_is_wrong(run_cli, tmp_path):
     assert r.code == 2 and "non-finite" in r.err or "nan" in r.err.lower()
     r = run_cli("scaling", "frontier", "--id", "13.6")  # the ID alone: the exponents, no budgets
     assert r.code == 0 and "a = 0.4" in r.out and "compute-optimal allocation" not in r.out
+
+
+def test_the_frontier_from_an_estimator_band(run_cli, tmp_path):
+    """--from-compare: a from the paper's MLE and the range of a over the band's estimators (a grows with d)."""
+    compare = tmp_path / "c.json"
+    compare.write_text(json.dumps({"rows": [{"method": "mle", "dimension": 12.0}, {"method": "twonn", "dimension": 9.0},
+                                            {"method": "tle", "dimension": 15.0}]}))
+    r = run_cli("scaling", "frontier", "--from-compare", compare, "--json")
+    assert r.code == 0, r.err
+    p = json.loads(r.out)["predicted"]
+    assert p["a"] == pytest.approx(12 / 26) and p["central_estimator"] == "mle"
+    assert p["a_lo"] == pytest.approx(9 / 20) and p["a_hi"] == pytest.approx(15 / 32)
+    assert set(p["estimators"]) == {"mle", "twonn", "tle"}
+    r = run_cli("scaling", "frontier", "--from-compare", compare, "--id", "12")
+    assert r.code == 2 and "one ID source" in r.err

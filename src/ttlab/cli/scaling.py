@@ -185,6 +185,9 @@ def frontier(
     ci_level: Annotated[float, Option("--ci-level", help="Confidence level of the intervals.")] = DEFAULT_CI_LEVEL,
     intrinsic_dim: Annotated[OptFloat, Option("--id", help="Intrinsic dimension d of the data: paper B predicts "
                                               "a = d/(2d+2β), b = 1 − a (α_N = 2β/d, α_D = 2β/(2β+d)).")] = None,
+    from_compare: Annotated[OptPath, Option(
+        "--from-compare", help="The JSON of `ttlab id compare --out`: a from its MLE (the paper's estimator) and "
+        "the range of a over the band's estimators (instead of --id).")] = None,
     beta: BetaOpt = 1.0,
     plot: Annotated[OptPath, Option("--plot", help="Write the frontier in the (N, D) plane: iso-loss contours, "
                                     "iso-FLOP lines, the optima with their intervals, the runs (png/pdf/svg).")] = None,
@@ -199,7 +202,7 @@ def frontier(
     payload = run_with_progress(
         frontier_file, on_interrupt=START_AGAIN, source=source, compute=budgets, x=x, x2=x2, y=y,
         flops_per_token=flops_per_token, bootstrap=bootstrap, seed=seed, ci_level=ci_level, intrinsic_dim=intrinsic_dim,
-        beta=beta, plot=plot, out=out)
+        from_compare=from_compare, beta=beta, plot=plot, out=out)
     print_json(payload) if json_out else print_view(views.frontier_view(payload))
 
 

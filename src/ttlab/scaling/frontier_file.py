@@ -24,7 +24,7 @@ from ttlab.scaling.frontier import DEFAULT_FLOPS_PER_TOKEN, Frontier, check_comp
 from ttlab.scaling.io import read_columns_csv
 from ttlab.scaling.theory import check_beta
 
-__all__ = ["FittedSource", "frontier_file", "read_source"]
+__all__ = ["FittedSource", "band_allocation", "frontier_file", "read_source"]
 
 
 @dataclass(frozen=True)
@@ -87,6 +87,20 @@ def read_source(source: Path, x: str, x2: str, y: str, *, bootstrap: int | None 
     return FittedSource(res.params, res.bootstrap_samples, res.ci_level, notes, (data[x], data[x2], data[y]), fit)
 
 
+def band_allocation(from_compare: Path, beta: float) -> dict[str, Any]:
+    """The allocation exponents each estimator's ID of a ``ttlab id compare`` JSON predicts (the estimators of the
+    prediction band, :func:`ttlab.scaling.band.prediction_band`): the central one (the paper's MLE), and the range of
+    a over the band (a = d/(2d + 2β) grows with d)."""
+    from ttlab.scaling.band import ids_from_compare_json, prediction_band
+
+    band = prediction_band(ids_from_compare_json(from_compare)[0], beta=beta, central="mle_mean")
+    per = {name: id_allocation(v["id"], beta) for name, v in band.estimators.items()}
+    central = per[band.central_estimator]
+    return {**central, "source": str(from_compare), "central_estimator": band.central_estimator,
+            "a_lo": min(p["a"] for p in per.values()), "a_hi": max(p["a"] for p in per.values()),
+            "estimators": {name: {"id": p["id"], "a": p["a"], "b": p["b"]} for name, p in per.items()}}
+
+
 def _comparison(frontier: Frontier, predicted: dict[str, float]) -> dict[str, Any]:
     """The ID-predicted exponent a beside the fitted one: the difference and whether the fit's interval holds it."""
     ci = frontier.a["ci"]
@@ -107,6 +121,7 @@ def frontier_file(
     seed: int = 0,
     ci_level: float = DEFAULT_CI_LEVEL,
     intrinsic_dim: float | None = None,
+    from_compare: Path | None = None,
     beta: float = 1.0,
     plot: Path | None = None,
     out: Path | None = None,
@@ -114,15 +129,19 @@ def frontier_file(
 ) -> dict[str, Any]:
     """The frontier of ``source``'s fit at the ``compute`` budgets (see :func:`read_source` and
     :func:`ttlab.scaling.frontier.compute_optimal`), with the allocation ``intrinsic_dim`` predicts beside it (or alone,
-    without ``source``). Writes the ``plot`` and the JSON ``out`` when given (both checked before any work).
+    without ``source``; ``from_compare``: a ``ttlab id compare`` JSON, the band of its estimators,
+    :func:`band_allocation`). Writes the ``plot`` and the JSON ``out`` when given (both checked before any work).
     Returns the payload: ``a``, ``b``, ``budgets`` … of :meth:`Frontier.to_dict`, ``predicted``, ``comparison``,
     ``fit``, ``warnings``, ``config`` and ``versions``."""
     budgets, k = check_compute(compute, flops_per_token)
     check_beta(beta)  # checked whether or not an ID is given: a wrong value is never silently ignored
-    if source is None and intrinsic_dim is None:
-        raise TTLabInputError("give a fit (a CSV of runs or a fit JSON) or an intrinsic dimension (--id), or both",
-                              params=("source", "intrinsic_dim"))
-    predicted = None if intrinsic_dim is None else id_allocation(intrinsic_dim, beta)
+    if intrinsic_dim is not None and from_compare is not None:
+        raise TTLabInputError("give one ID source: intrinsic_dim or from_compare", params=("intrinsic_dim", "from_compare"))
+    if source is None and intrinsic_dim is None and from_compare is None:
+        raise TTLabInputError("give a fit (a CSV of runs or a fit JSON) or an intrinsic dimension (--id or "
+                              "--from-compare), or both", params=("source", "intrinsic_dim"))
+    predicted = (id_allocation(intrinsic_dim, beta) if intrinsic_dim is not None else
+                 band_allocation(from_compare, beta) if from_compare is not None else None)
     for path, param in ((plot, "plot"), (out, "out")):
         if path is not None:
             if param == "plot":
@@ -147,7 +166,8 @@ def frontier_file(
             payload["plot"] = str(plot)
     payload["config"] = {"command": "ttlab scaling frontier", "source": None if source is None else str(source),
                          "x": x, "x2": x2, "y": y, "compute": budgets.tolist(), "flops_per_token": k,
-                         "bootstrap": bootstrap, "seed": seed, "ci_level": ci_level, "id": intrinsic_dim, "beta": beta}
+                         "bootstrap": bootstrap, "seed": seed, "ci_level": ci_level, "id": intrinsic_dim,
+                         "from_compare": None if from_compare is None else str(from_compare), "beta": beta}
     payload["versions"] = versions()
     if out is not None:
         atomic_write_json(out, payload)

@@ -306,6 +306,9 @@ def frontier_view(p: dict[str, Any]) -> list[RenderableType]:
     if pred is not None:
         out.append(plain(f"predicted from ID d = {pred['id']:g} (β = {pred['beta']:g}): α_N = {pred['alpha_n']:.4f}, "
                          f"α_D = {pred['alpha_d']:.4f} → a = {pred['a']:.4f}, b = {pred['b']:.4f}"))
+        if "a_lo" in pred:
+            out.append(plain(f"  band over {len(pred['estimators'])} estimators of {pred['source']}: a "
+                             f"{pred['a_lo']:.4f} – {pred['a_hi']:.4f} (central: {pred['central_estimator']})"))
     cmp_ = p.get("comparison")
     if cmp_ is not None:
         inside = {True: "inside", False: "outside", None: "without"}[cmp_["predicted_in_ci"]]
