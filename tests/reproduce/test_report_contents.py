@@ -203,7 +203,11 @@ def quick_run(tmp_path):
     results = _standard()
     why = gemma_unavailable(PartContext(mode="quick"))
     (tmp_path / "parts").mkdir()
+    written = set()
     for name, rec in results["parts"].items():
+        if rec.get("version") != PARTS[name].version:  # a part changed since the committed run: it would run again
+            continue
+        written.add(name)
         rec = {**{k: v for k, v in rec.items() if k != "reused"}, "mode": "quick"}
         r = rec["result"]
         if name == "lm_data_scaling":
@@ -215,7 +219,7 @@ def quick_run(tmp_path):
             r["skipped"] = r["skipped"].replace("standard mode", "quick mode")
         (tmp_path / "parts" / f"{name}.json").write_text(json.dumps(rec))
     res = run_reproduction(tmp_path, PartContext(mode="quick"), parts=[])
-    assert set(res["parts"]) == set(results["parts"]) and all(r["reused"] for r in res["parts"].values())
+    assert set(res["parts"]) == written and all(r["reused"] for r in res["parts"].values())
     return tmp_path, res
 
 

@@ -46,9 +46,10 @@ class LogConsole(Console):
             terminal = bool(isatty and isatty())
         except ValueError:  # a closed stream
             terminal = False
-        if terminal or self._environ.get("COLUMNS", "").isdigit():
+        if terminal:
             return size
-        return ConsoleDimensions(LOG_WIDTH, size.height)
+        columns = self._environ.get("COLUMNS", "")  # read at each print: rich reads it once, at start-up
+        return ConsoleDimensions(int(columns) if columns.isdigit() and int(columns) > 0 else LOG_WIDTH, size.height)
 
     @size.setter
     def size(self, new_size: tuple[int, int]) -> None:

@@ -96,8 +96,7 @@ def claims_view(claims: list[dict], title: str) -> list[RenderableType]:
     as the report gives them (what a command prints so that its console drops no caveat the report enforces)."""
     view: list[RenderableType] = [plain(title)]
     for c in claims:
-        style = VERDICT_STYLES.get(c["verdict"], "")
-        view.append(markup(f"  [{style}]{{}}[/]: {{}}" if style else "  {}: {}", c["verdict"], c["statement"]))
+        view.append(Text.assemble("  ", (c["verdict"], VERDICT_STYLES.get(c["verdict"], "")), f": {c['statement']}"))
         view += [plain(f"    {text}") for text in (c.get("summary"), c.get("reason")) if text]
     return view
 
