@@ -37,10 +37,11 @@ from ttlab.lm.corpus import CorpusSpec
 from ttlab.markup import plain
 
 app = typer.Typer(no_args_is_help=True, help="Intrinsic dimension (ID) of point clouds: MLE, TwoNN, GRIDE, the paper's "
-                  "batched protocol; `compare` runs 17 estimators (scikit-dimension's set) with one shared neighbour "
-                  "search. Distances (--metric): euclidean (the default; the paper's text), chord = sqrt(2 (1 - cos)) "
-                  "(Euclidean between unit-scaled rows) or cosine = 1 - cos (scipy/scikit-learn; the paper's released "
-                  "code): the MLE on cosine is exactly half the MLE on chord.")
+                  "batched protocol; `compare` runs 19 estimators (scikit-dimension's set, the TwoNN posterior and the "
+                  "binomial BID) with one shared neighbour search. Distances (--metric): euclidean (the "
+                  "default; the paper's text), chord = sqrt(2 (1 - cos)) (Euclidean between unit-scaled rows) or "
+                  "cosine = 1 - cos (scipy/scikit-learn; the paper's released code): the MLE on cosine is exactly half "
+                  "the MLE on chord.")
 
 FileArg = Annotated[Path, Argument(help="Points, one per row: .npy, .npz, .pt/.pth, .csv or .tsv.")]
 MetricOpt = Annotated[str, Option("--metric", help="euclidean (paper's text) | chord = sqrt(2(1 - cos)) | cosine = 1 - cos (scipy's; the paper's code; MLE half of chord's).")]
@@ -95,9 +96,10 @@ def compare_cmd(
     file: FileArg,
     methods: Annotated[str, Option(
         "--methods", help=f"'all' or comma-separated: mle (K={PAPER.k}, mean: the paper's), mle_harmonic, mle_median, "
-        "twonn, gride, tle, mom, mada, mind_ml, corrint, danco, ess, lpca, lpca_pr. Settings are scikit-dimension's "
-        "defaults (gride: n1 = 1; `id estimate` uses n1 = 10) except mind_ml (D = n_features, not 10) and danco (D = "
-        "min(n_features, 48), seed 0).")] = "all",
+        "twonn, twonn_bayes, gride, tle, mom, mada, mind_ml, corrint, danco, ess, lpca, lpca_pr, fishers, knn, ph, bid. "
+        "Settings are scikit-dimension's defaults (gride: n1 = 1; `id estimate` uses n1 = 10) except mind_ml (D = "
+        "n_features, not 10) and danco (D = min(n_features, 48), seed 0); twonn_bayes (the TwoNN posterior, Gamma(1, "
+        "0.1) prior) and bid (binomial estimator, k = 20, ratio 0.9) also report a 95 % interval.")] = "all",
     paper: Annotated[bool, Option(
         "--paper", help=f"Paper's protocol for every estimator: seeded batches of {PAPER.batch_size} (or "
         "--batch-size), averaged; spread over batches.")] = False,

@@ -1,7 +1,8 @@
 """The figure of `ttlab id compare --plot` (:func:`compare_figure`): every estimator's intrinsic dimension with its
-spread over the batches of the paper's protocol, and the scaling exponents each estimate predicts, α_D = 2β/(2β + d̂)
-and α_N = 2β/d̂ (:func:`ttlab.intrinsic_dim.compare.predicted_exponents`), with the prediction band that
-`ttlab scaling predict --from-compare` reports (:func:`ttlab.scaling.prediction_band`, read when drawing: the one
+spread over the batches of the paper's protocol (and its own interval, for the estimators that give one), and the
+scaling exponents each estimate predicts, α_D = 2β/(2β + d̂) and α_N = 2β/d̂
+(:func:`ttlab.intrinsic_dim.compare.predicted_exponents`), with the prediction band that `ttlab scaling predict
+--from-compare` reports (:func:`ttlab.scaling.prediction_band`, read when drawing: the one
 import of ``ttlab.scaling`` here, as :mod:`ttlab.intrinsic_dim.compare` reads ``ttlab.scaling.theory``).
 
 matplotlib is imported when a figure is drawn (the command line imports this package when it starts).
@@ -29,7 +30,8 @@ def _label(row: CompareRow) -> str:
 
 
 def _id_panel(ax: Any, rows: list[CompareRow], res: CompareResult) -> None:
-    """d̂ per estimator (one row each, compare's order top down), ± the std over batches and each batch's estimate."""
+    """d̂ per estimator (one row each, compare's order top down), ± the std over batches and each batch's estimate, and
+    the interval of the estimators that give one (just below their row)."""
     import numpy as np
 
     y = np.arange(len(rows))
@@ -44,6 +46,11 @@ def _id_panel(ax: Any, rows: list[CompareRow], res: CompareResult) -> None:
     has_spread = bool((spread > 0).any())
     ax.errorbar(d, y, xerr=spread if has_spread else None, fmt="o", color="C0", ecolor="C0", capsize=3,
                 label="d̂ ± std over batches" if has_spread else "d̂ (one batch: no spread; --paper or --batch-size)")
+    own = [(yi + 0.2, r.interval) for yi, r in zip(y, rows) if r.interval is not None]
+    if own:
+        levels = ", ".join(sorted({f"{iv['level']:.0%}" for _, iv in own}))
+        ax.hlines([yi for yi, _ in own], [iv["low"] for _, iv in own], [iv["high"] for _, iv in own], color="C1",
+                  lw=2.5, label=f"the estimator's own {levels} interval (posterior; Cramér–Rao)")
     median = float(np.median(d))
     ax.axvline(median, color="k", ls="--", lw=0.8, label=f"median over estimators {median:.2f}")
     ax.set_yticks(y, [_label(r) for r in rows], parse_math=False)
@@ -132,3 +139,4 @@ def compare_figure(res: CompareResult, *, ax: Any = None, ax_exponents: Any = No
     heading = title or "intrinsic dimension by estimator"
     fig.suptitle(heading + (f" — {'; '.join(notes)}" if notes else ""), fontsize=10, parse_math=False)
     return fig
+

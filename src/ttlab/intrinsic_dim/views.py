@@ -10,7 +10,7 @@ from rich.console import RenderableType
 from rich.table import Table
 
 from ttlab.intrinsic_dim.api import IDResult
-from ttlab.intrinsic_dim.compare import CompareResult
+from ttlab.intrinsic_dim.compare import CompareResult, CompareRow
 from ttlab.markup import markup, plain
 
 __all__ = ["compare_view", "estimate_view"]
@@ -37,21 +37,33 @@ def estimate_view(res: IDResult, file: str | os.PathLike, metric: str) -> list[R
     return out
 
 
+def _interval(row: CompareRow) -> str:
+    """The row's interval for d as ``low–high``, or — for an estimator that gives none."""
+    return "—" if row.interval is None else f"{row.interval['low']:.3f}–{row.interval['high']:.3f}"
+
+
 def compare_view(res: CompareResult, file: str | os.PathLike, plot: str | os.PathLike | None = None) -> list[RenderableType]:
     """The comparison of estimators on the points in ``file``: one row per estimator (d̂, spread over batches when
-    batched, time, the predicted α_D and α_N, notes), the shared neighbour search's line and the figure written to
-    ``plot`` (when given)."""
+    batched, the estimator's own interval when one gives it, time, the predicted α_D and α_N, notes), the shared
+    neighbour search's line and the figure written to ``plot`` (when given)."""
     batched = res.batch_size is not None
+    intervals = sorted({f"{r.interval['level']:.0%}" for r in res.rows if r.interval is not None})
     t = Table(title=plain(f"{file}: {res.n_points} points × {res.n_features}, {res.n_duplicates_removed} duplicate(s) "
                           "removed" + (f", {res.n_batches} batch(es) of {res.batch_size}" if batched else "")))
-    for col in ["estimator", "d̂", *(["std over batches"] if batched else []), "time (s)", f"α_D (β={res.beta:g})", "α_N",
-                "notes"]:
+    interval_col = [f"interval ({', '.join(intervals)})"] if intervals else []
+    for col in ["estimator", "d̂", *(["std over batches"] if batched else []), *interval_col, "time (s)",
+                f"α_D (β={res.beta:g})", "α_N", "notes"]:
         t.add_column(col, justify="left" if col in ("estimator", "notes") else "right")
     for r in res.rows:
         t.add_row(plain(r.method), _num(r.dimension, ".3f"), *([f"{r.dimension_std:.3f}"] if batched else []),
-                  f"{r.seconds:.2f}", _num(r.alpha_d, ".4f"), _num(r.alpha_n, ".4f"), plain("; ".join(r.notes)))
+                  *([plain(_interval(r))] if intervals else []), f"{r.seconds:.2f}", _num(r.alpha_d, ".4f"),
+                  _num(r.alpha_n, ".4f"), plain("; ".join(r.notes)))
     out: list[RenderableType] = [t, plain(f"shared neighbour search: k = {res.knn_k}, {res.knn_seconds:.2f} s "
                                           f"({res.knn_backend}); total {res.total_seconds:.2f} s")]
+    kinds = list(dict.fromkeys(f"{r.method}: {r.interval['kind']}" for r in res.rows if r.interval is not None))
+    if kinds:
+        out.append(plain("interval: " + "; ".join(kinds)))
     if plot is not None:
         out.append(plain(f"wrote the figure {plot}"))
     return out
+
