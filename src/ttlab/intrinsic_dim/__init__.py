@@ -19,7 +19,8 @@ and
 Neighbours are exact, from blocked float32 matrix products certified and re-measured in
 float64 (:func:`kneighbors`). Exact duplicate points are dropped with a warning and counted.
 
-:func:`compare` runs many estimators on the same data with one shared neighbour search.
+:func:`compare` runs many estimators on the same data with one shared neighbour search; :func:`id_scale` gives the ID
+against the scale it is read at (2NN by decimation, GRIDE across neighbour orders: :mod:`~ttlab.intrinsic_dim.scale`).
 One-call helpers return a self-describing :class:`IDResult`: :func:`estimate_id` and
 :func:`paper_protocol`. Known-answer data: :func:`sample_manifold`. Files: :func:`load_points`.
 """
@@ -43,6 +44,7 @@ from ttlab.intrinsic_dim.mle import MLE, mle_pointwise
 from ttlab.intrinsic_dim.neighbors import Neighbors
 from ttlab.intrinsic_dim.ph import PH
 from ttlab.intrinsic_dim.protocol import PAPER, PAPER_BATCH_SIZE, PAPER_K, IDProtocol
+from ttlab.intrinsic_dim.scale import IDScaleResult, id_scale
 from ttlab.intrinsic_dim.tle import TLE
 from ttlab.intrinsic_dim.twonn import TwoNN
 from ttlab.intrinsic_dim.twonn_bayes import TwoNNBayes
@@ -67,6 +69,7 @@ __all__ = [
     "GRIDE",
     "BID",
     "IDResult",
+    "IDScaleResult",
     "COMPARE_METHODS",
     "CompareResult",
     "CompareRow",
@@ -84,6 +87,7 @@ __all__ = [
     "fit_estimate",
     "faiss_available",
     "gride_mle",
+    "id_scale",
     "kneighbors",
     "load_points",
     "make_estimator",

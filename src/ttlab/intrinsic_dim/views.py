@@ -1,5 +1,6 @@
-"""Views of what ``ttlab id estimate`` and ``ttlab id compare`` return (:func:`~ttlab.intrinsic_dim.files.estimate_file`,
-:func:`~ttlab.intrinsic_dim.files.compare_file`): the lines and the table the commands print. They never print.
+"""Views of what ``ttlab id estimate``, ``ttlab id compare`` and ``ttlab id scale`` return
+(:func:`~ttlab.intrinsic_dim.files.estimate_file`, :func:`~ttlab.intrinsic_dim.files.compare_file`,
+:func:`~ttlab.intrinsic_dim.files.id_scale_file`): the lines and the tables the commands print. They never print.
 """
 
 from __future__ import annotations
@@ -11,9 +12,10 @@ from rich.table import Table
 
 from ttlab.intrinsic_dim.api import IDResult
 from ttlab.intrinsic_dim.compare import CompareResult, CompareRow
+from ttlab.intrinsic_dim.scale import IDScaleResult
 from ttlab.markup import markup, plain
 
-__all__ = ["compare_view", "estimate_view"]
+__all__ = ["compare_view", "estimate_view", "id_scale_view"]
 
 
 def _num(v: float | None, fmt: str) -> str:
@@ -67,3 +69,33 @@ def compare_view(res: CompareResult, file: str | os.PathLike, plot: str | os.Pat
         out.append(plain(f"wrote the figure {plot}"))
     return out
 
+
+def id_scale_view(res: IDScaleResult, file: str | os.PathLike, plot: str | os.PathLike | None = None
+                  ) -> list[RenderableType]:
+    """The ID against scale of the points in ``file``: a table per definition (2NN by decimation: points per subset,
+    subsets fitted of those available, scale r, mean ID, std over subsets and its standard error; GRIDE: n1, n2, r,
+    ID, standard error), how to read it, and the figure written to ``plot`` (when given)."""
+    out: list[RenderableType] = [plain(
+        f"{file}: {res.n_points} points × {res.n_features}, {res.n_duplicates_removed} duplicate(s) removed; metric "
+        f"{res.metric}; neighbours {res.knn_backend}; {res.seconds:.2f} s")]
+    if res.twonn:
+        t = Table(title=plain(f"2NN on disjoint random subsets (seed {res.seed}, TwoNN with "
+                              f"{res.settings['discard_fraction']:.0%} discarded)"))
+        for col in ("points per subset", "subsets", "r", "ID", "std", "s.e.m."):
+            t.add_column(col, justify="right")
+        for row in res.twonn:
+            t.add_row(f"{row.n_points:,}", f"{row.n_subsets:d} of {row.n_subsets_available:d}", f"{row.radius:.4g}",
+                      _num(row.dimension, ".3f"), f"{row.dimension_std:.3f}", f"{row.dimension_sem:.3f}")
+        out.append(t)
+    if res.gride:
+        t = Table(title=plain("GRIDE on all points, n2 = 2 n1"))
+        for col in ("n1", "n2", "r", "ID", "standard error"):
+            t.add_column(col, justify="right")
+        for g in res.gride:
+            t.add_row(f"{g.n1:d}", f"{g.n2:d}", f"{g.radius:.4g}", f"{g.dimension:.3f}", f"{g.error:.3f}")
+        out.append(t)
+    out.append(plain("r: mean distance of the two neighbours each ratio reads. Read the ID where it is flat in r: "
+                     "below, noise raises it; above, curvature, edges and too few points bend it."))
+    if plot is not None:
+        out.append(plain(f"wrote the figure {plot}"))
+    return out
