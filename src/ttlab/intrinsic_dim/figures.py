@@ -174,11 +174,11 @@ def id_scale_figure(res: IDScaleResult, *, ax: Any = None, title: str | None = N
             ax.annotate(f"{row.n_points:,}", (row.radius, row.dimension), textcoords="offset points", xytext=(0, 7),
                         ha="center", fontsize=6, color="C0")
     if res.gride:
-        ax.errorbar([row.radius for row in res.gride], [row.dimension for row in res.gride],
-                    yerr=[row.error for row in res.gride], fmt="s--", color="C1", capsize=3, ms=4,
+        ax.errorbar([g.radius for g in res.gride], [g.dimension for g in res.gride],
+                    yerr=[g.error for g in res.gride], fmt="s--", color="C1", capsize=3, ms=4,
                     label="GRIDE, n2 = 2 n1 (± standard error)")
-        for row in res.gride:
-            ax.annotate(f"n1={row.n1}", (row.radius, row.dimension), textcoords="offset points", xytext=(0, -11),
+        for g in res.gride:
+            ax.annotate(f"n1={g.n1}", (g.radius, g.dimension), textcoords="offset points", xytext=(0, -11),
                         ha="center", fontsize=6, color="C1")
     ax.set_xscale("log")
     ax.set_xlabel(f"scale r: mean distance of the two neighbours each ratio reads ({res.metric})")
