@@ -11,6 +11,7 @@ from ttlab.intrinsic_dim.api import METHODS
 from ttlab.intrinsic_dim.base import AVERAGES, METRICS, REMAINDERS
 from ttlab.intrinsic_dim.knn import BACKENDS as KNN_BACKENDS
 from ttlab.intrinsic_dim.manifolds import MANIFOLDS
+from ttlab.intrinsic_dim.scale import SCALE_METHODS
 from ttlab.lm.build import SOURCES
 from ttlab.lm.configs import DTYPES, MODEL_PRESETS, SPLITS, WHICH, WINDOWS
 from ttlab.lm.presets import LOSS_METRICS, PROTOCOLS
@@ -34,6 +35,9 @@ CHOICES = {  # (command, parameter) -> the library's choices
     ("id estimate", "backend"): KNN_BACKENDS,
     ("id compare", "metric"): METRICS,
     ("id compare", "backend"): KNN_BACKENDS,
+    ("id scale", "method"): SCALE_METHODS,
+    ("id scale", "metric"): METRICS,
+    ("id scale", "backend"): KNN_BACKENDS,
     ("id sample-manifold", "name"): MANIFOLDS,
     ("id embed", "split"): SPLITS,
     ("id embed", "window"): WINDOWS,
@@ -77,7 +81,8 @@ CHOICES = {  # (command, parameter) -> the library's choices
 NOT_CHOICES = {  # a "|" list in help that is not a closed set of words
     ("lm suite", "corpus"), ("lm data-sweep", "corpus"), ("lm model-sweep", "corpus"),  # corpus specs: FILE, DIR, hf:…
     ("lm prepare", "source"), ("lm train", "source"),  # the same, for one corpus
-    ("id estimate", "device"), ("id compare", "device"), ("scaling model-size", "device"),  # cuda:N is open
+    ("id estimate", "device"), ("id compare", "device"), ("id scale", "device"),  # cuda:N is open
+    ("scaling model-size", "device"),
     ("lm suite", "device"), ("lm train", "device"),
     ("lm export-hf", "which"),  # a subset on purpose: an untrained start is not exported
 }

@@ -24,6 +24,7 @@ BASE = {  # the cheapest valid call of each command (tmp: the test's folder, fix
     "ntp generalize": lambda t, cache: ["ntp", "generalize", "--out", t / "o", "--stage1-steps", "2", "--stage2-steps", "2"],
     "id estimate": lambda t, cache: ["id", "estimate", t / "x.npy"],
     "id compare": lambda t, cache: ["id", "compare", t / "x.npy", "--methods", "mle"],
+    "id scale": lambda t, cache: ["id", "scale", t / "x.npy"],
     "id sample-manifold": lambda t, cache: ["id", "sample-manifold", "sphere", "--d", "2", "--ambient", "5", "--n", "50",
                                      "--out", t / "s.npy"],
     "id embed": lambda t, cache: ["id", "embed", "--model", t / "no-model", "--out", t / "e.npy"],

@@ -21,7 +21,8 @@ from ttlab.intrinsic_dim.compare import COMPARE_METHODS  # noqa: E402
 
 # scikit-learn's checks fit on as few as 10 points: neighbourhood sizes small enough for that
 SMALL = {"mle": {"k": 5}, "mle_harmonic": {"k": 5}, "mle_median": {"k": 5}, "tle": {"k": 5}, "mom": {"k": 5},
-         "mada": {"k": 4}, "mind_ml": {"k": 5}, "corrint": {"k1": 2, "k2": 4}, "danco": {"k": 5}, "ess": {"k": 5}}
+         "mada": {"k": 4}, "mind_ml": {"k": 5}, "corrint": {"k1": 2, "k2": 4}, "danco": {"k": 5}, "ess": {"k": 5},
+         "bid": {"k": 5}}
 
 
 def _estimator(method: str, n_features: int = 4):

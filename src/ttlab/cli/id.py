@@ -27,20 +27,21 @@ from ttlab.cli.common import (
 from ttlab.configs import pick_fields
 from ttlab.intrinsic_dim.api import make_estimator
 from ttlab.intrinsic_dim.compare import compare
-from ttlab.intrinsic_dim.files import compare_file, estimate_file
+from ttlab.intrinsic_dim.files import compare_file, estimate_file, id_scale_file
 from ttlab.intrinsic_dim.io import SAMPLE_MEMORY_LIMIT_GIB, write_manifold
 from ttlab.intrinsic_dim.knn import BACKENDS as KNN_BACKENDS
 from ttlab.intrinsic_dim.protocol import PAPER
-from ttlab.intrinsic_dim.views import compare_view, estimate_view
+from ttlab.intrinsic_dim.views import compare_view, estimate_view, id_scale_view
 from ttlab.lm.configs import WHICH, EmbedConfig
 from ttlab.lm.corpus import CorpusSpec
 from ttlab.markup import plain
 
 app = typer.Typer(no_args_is_help=True, help="Intrinsic dimension (ID) of point clouds: MLE, TwoNN, GRIDE, the paper's "
-                  "batched protocol; `compare` runs 17 estimators (scikit-dimension's set) with one shared neighbour "
-                  "search. Distances (--metric): euclidean (the default; the paper's text), chord = sqrt(2 (1 - cos)) "
-                  "(Euclidean between unit-scaled rows) or cosine = 1 - cos (scipy/scikit-learn; the paper's released "
-                  "code): the MLE on cosine is exactly half the MLE on chord.")
+                  "batched protocol; `compare` runs 19 estimators (scikit-dimension's set, the TwoNN posterior and the "
+                  "binomial BID) with one shared neighbour search; `scale` draws the ID against the scale it is read at. Distances (--metric): euclidean (the "
+                  "default; the paper's text), chord = sqrt(2 (1 - cos)) (Euclidean between unit-scaled rows) or "
+                  "cosine = 1 - cos (scipy/scikit-learn; the paper's released code): the MLE on cosine is exactly half "
+                  "the MLE on chord.")
 
 FileArg = Annotated[Path, Argument(help="Points, one per row: .npy, .npz, .pt/.pth, .csv or .tsv.")]
 MetricOpt = Annotated[str, Option("--metric", help="euclidean (paper's text) | chord = sqrt(2(1 - cos)) | cosine = 1 - cos (scipy's; the paper's code; MLE half of chord's).")]
@@ -95,9 +96,10 @@ def compare_cmd(
     file: FileArg,
     methods: Annotated[str, Option(
         "--methods", help=f"'all' or comma-separated: mle (K={PAPER.k}, mean: the paper's), mle_harmonic, mle_median, "
-        "twonn, gride, tle, mom, mada, mind_ml, corrint, danco, ess, lpca, lpca_pr. Settings are scikit-dimension's "
-        "defaults (gride: n1 = 1; `id estimate` uses n1 = 10) except mind_ml (D = n_features, not 10) and danco (D = "
-        "min(n_features, 48), seed 0).")] = "all",
+        "twonn, twonn_bayes, gride, tle, mom, mada, mind_ml, corrint, danco, ess, lpca, lpca_pr, fishers, knn, ph, bid. "
+        "Settings are scikit-dimension's defaults (gride: n1 = 1; `id estimate` uses n1 = 10) except mind_ml (D = "
+        "n_features, not 10) and danco (D = min(n_features, 48), seed 0); twonn_bayes (the TwoNN posterior, Gamma(1, "
+        "0.1) prior) and bid (binomial estimator, k = 20, ratio 0.9) also report a 95 % interval.")] = "all",
     paper: Annotated[bool, Option(
         "--paper", help=f"Paper's protocol for every estimator: seeded batches of {PAPER.batch_size} (or "
         "--batch-size), averaged; spread over batches.")] = False,
@@ -126,6 +128,41 @@ def compare_cmd(
     res, payload, notes = compare_file(file, run, key=key, out=out, overwrite=overwrite, plot=plot)
     if not _report(payload, notes, as_json):
         print_view(compare_view(res, file, plot))
+
+
+@app.command("scale")
+def scale_cmd(
+    file: FileArg,
+    method: Annotated[str, Option(
+        "--method", help="2nn (TwoNN on N, N/2, N/4, … -point disjoint random subsets) | gride (all points, n1 = 1, 2, 4, "
+        "…, n2 = 2 n1) | both.")] = "both",
+    min_points: Annotated[int, Option("--min-points", help="2nn: smallest subset (>= 10; DADApy's N_min is 10, but at "
+                                      "10–15 points TwoNN reads ~10 % high).")] = 20,
+    max_subsets: Annotated[int, Option("--max-subsets", help="2nn: subsets fitted per scale, at most (a large number: "
+                                       "all, as DADApy).")] = 64,
+    range_max: Annotated[int, Option("--range-max", help="gride: largest neighbour order n2 (DADApy's default).")] = 64,
+    discard_fraction: Annotated[float, Option("--discard-fraction", help="2nn: TwoNN's largest ratios discarded.")] = 0.1,
+    metric: MetricOpt = "euclidean",
+    seed: Annotated[int, Option("--seed", help="Seed of the shuffle into subsets.")] = 0,
+    key: KeyOpt = None,
+    backend: Annotated[str, Option("--backend", help=BACKEND_HELP)] = "auto",
+    device: DeviceOpt = None,
+    out: Annotated[OptPath, Option("--out", help="Also write the JSON result to this file.")] = None,
+    plot: Annotated[OptPath, Option(
+        "--plot", help="Also draw the ID against the scale r (log axis) to this image (png, pdf or svg; checked before "
+        "the work).")] = None,
+    overwrite: Annotated[bool, Option("--overwrite", help="Replace an existing --out or --plot file (refused without it).")] = False,
+    as_json: Json = False,
+) -> None:
+    """The intrinsic dimension of the points in FILE against the scale r it is read at (DADApy's definitions): 2NN on
+    decimated subsets and GRIDE across neighbour orders. Read the ID where it is flat in r: below, noise raises it;
+    above, curvature, edges and too few points bend it."""
+    res, payload, notes = id_scale_file(
+        file, key=key, out=out, overwrite=overwrite, plot=plot, method=method, min_points=min_points,
+        max_subsets=max_subsets, range_max=range_max, discard_fraction=discard_fraction, seed=seed, metric=metric,
+        backend=backend, device=device)
+    if not _report(payload, notes, as_json):
+        print_view(id_scale_view(res, file, plot))
 
 
 @app.command("sample-manifold")

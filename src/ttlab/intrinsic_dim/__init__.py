@@ -9,19 +9,25 @@ for the same settings, :class:`LPCA` (``lPCA``; :mod:`~ttlab.intrinsic_dim.lpca`
 (:mod:`~ttlab.intrinsic_dim.tle`), :class:`CorrInt` (:mod:`~ttlab.intrinsic_dim.corrint`), :class:`DANCo` and
 :class:`MiND_ML` (:mod:`~ttlab.intrinsic_dim.mind`), :class:`ESS` (:mod:`~ttlab.intrinsic_dim.ess`), :class:`MOM`
 and :class:`MADA` (:mod:`~ttlab.intrinsic_dim.local`), :class:`FisherS` (:mod:`~ttlab.intrinsic_dim.fisher_s`),
-:class:`KNN` (:mod:`~ttlab.intrinsic_dim.knn_length`) and :class:`PH` (:mod:`~ttlab.intrinsic_dim.ph`). Each supports ``metric='euclidean'|'chord'|'cosine'`` (``cosine`` = 1 − cos as in scipy, for the estimators that read distances only) and
+:class:`KNN` (:mod:`~ttlab.intrinsic_dim.knn_length`) and :class:`PH` (:mod:`~ttlab.intrinsic_dim.ph`); and, with an
+interval for d, :class:`TwoNNBayes` (:mod:`~ttlab.intrinsic_dim.twonn_bayes`; the TwoNN posterior under a Gamma prior)
+and :class:`BID` (:mod:`~ttlab.intrinsic_dim.binomial`; Macocco et al. 2023's binomial estimator). Each supports
+``metric='euclidean'|'chord'|'cosine'`` (``cosine`` = 1 − cos as in scipy, for the estimators that read distances only)
+and
 ``batch_size`` (the paper's protocol: shuffled, seeded batches, estimates averaged).
 
 Neighbours are exact, from blocked float32 matrix products certified and re-measured in
 float64 (:func:`kneighbors`). Exact duplicate points are dropped with a warning and counted.
 
-:func:`compare` runs many estimators on the same data with one shared neighbour search.
+:func:`compare` runs many estimators on the same data with one shared neighbour search; :func:`id_scale` gives the ID
+against the scale it is read at (2NN by decimation, GRIDE across neighbour orders: :mod:`~ttlab.intrinsic_dim.scale`).
 One-call helpers return a self-describing :class:`IDResult`: :func:`estimate_id` and
 :func:`paper_protocol`. Known-answer data: :func:`sample_manifold`. Files: :func:`load_points`.
 """
 
 from ttlab.intrinsic_dim.api import IDResult, estimate_id, fit_estimate, make_estimator, paper_protocol
 from ttlab.intrinsic_dim.base import DegeneratePointsWarning, split_batches
+from ttlab.intrinsic_dim.binomial import BID
 from ttlab.intrinsic_dim.compare import COMPARE_METHODS, CompareResult, CompareRow, compare
 from ttlab.intrinsic_dim.corrint import CorrInt
 from ttlab.intrinsic_dim.ess import ESS
@@ -38,8 +44,10 @@ from ttlab.intrinsic_dim.mle import MLE, mle_pointwise
 from ttlab.intrinsic_dim.neighbors import Neighbors
 from ttlab.intrinsic_dim.ph import PH
 from ttlab.intrinsic_dim.protocol import PAPER, PAPER_BATCH_SIZE, PAPER_K, IDProtocol
+from ttlab.intrinsic_dim.scale import IDScaleResult, id_scale
 from ttlab.intrinsic_dim.tle import TLE
 from ttlab.intrinsic_dim.twonn import TwoNN
+from ttlab.intrinsic_dim.twonn_bayes import TwoNNBayes
 from ttlab.intrinsic_dim.validate import DuplicatePointsWarning, check_points
 
 __all__ = [
@@ -57,8 +65,11 @@ __all__ = [
     "KNN",
     "PH",
     "TwoNN",
+    "TwoNNBayes",
     "GRIDE",
+    "BID",
     "IDResult",
+    "IDScaleResult",
     "COMPARE_METHODS",
     "CompareResult",
     "CompareRow",
@@ -76,6 +87,7 @@ __all__ = [
     "fit_estimate",
     "faiss_available",
     "gride_mle",
+    "id_scale",
     "kneighbors",
     "load_points",
     "make_estimator",

@@ -119,7 +119,7 @@ SAFE_MAGNITUDE_LOG2 = 40
 first: squared distances (in float32 for the neighbour search and the pair counts) would otherwise
 overflow or lose their precision in subnormals (CorrInt read 0.0 at ×1e-23, ESS failed at ×1e160)."""
 
-LENGTH_ATTRIBUTES = ("radii_", "radius_scales_")
+LENGTH_ATTRIBUTES = ("radii_", "radius_scales_", "radius_")
 """Fitted attributes measured in the input's distance units (divided by ``PreparedPoints.scale``)."""
 
 

@@ -5,7 +5,9 @@ protocol) are cut once; the exact k nearest neighbours of every batch are comput
 largest k any selected estimator needs, and each kNN-based estimator reads its first k columns
 (identical to its own search). Each row reports the estimate, its spread over the batches, the
 estimator's own time (the shared search is timed separately) and the exponents the estimate
-predicts, α_D = 2β/(2β + d̂) and α_N = 2β/d̂ (Havrilla & Liao, Theorems 1–2).
+predicts, α_D = 2β/(2β + d̂) and α_N = 2β/d̂ (Havrilla & Liao, Theorems 1–2). The estimators that give an interval
+for d (``twonn_bayes``: the posterior's credible interval; ``bid``: the Cramér–Rao Wald interval) report it in the
+row's ``interval``.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import numpy as np
 
 from ttlab.errors import TTLabInputError
 from ttlab.intrinsic_dim.base import IDEstimator, PreparedPoints, prepare_points
+from ttlab.intrinsic_dim.binomial import BID
 from ttlab.intrinsic_dim.corrint import CorrInt
 from ttlab.intrinsic_dim.ess import ESS
 from ttlab.intrinsic_dim.fisher_s import FisherS
@@ -35,6 +38,7 @@ from ttlab.intrinsic_dim.ph import PH
 from ttlab.intrinsic_dim.protocol import PAPER
 from ttlab.intrinsic_dim.tle import TLE
 from ttlab.intrinsic_dim.twonn import TwoNN
+from ttlab.intrinsic_dim.twonn_bayes import TwoNNBayes
 from ttlab.intrinsic_dim.validate import check_metric
 from ttlab.validation import check_choice, check_int
 
@@ -51,6 +55,8 @@ COMPARE_METHODS: dict[str, _Spec] = {
                      lambda D: (MLE, {"k": PAPER.k, "average": "harmonic"})),
     "mle_median": (f"MLE, K = {PAPER.k}, median", lambda D: (MLE, {"k": PAPER.k, "average": "median"})),
     "twonn": ("TwoNN, 10 % discarded, linear fit", lambda D: (TwoNN, {})),
+    "twonn_bayes": ("TwoNN posterior, Gamma(1, 0.1) prior, all ratios: mean and 95 % credible interval (ttlab's; as "
+                    "DADApy's compute_id_2NN_wprior)", lambda D: (TwoNNBayes, {})),
     "gride": ("GRIDE, n1 = 1, n2 = 2 (scikit-dimension's default; ttlab's GRIDE class defaults to n1 = 10)",
               lambda D: (GRIDE, {"n1": 1})),
     "tle": ("TLE, k = 20", lambda D: (TLE, {})),
@@ -68,10 +74,13 @@ COMPARE_METHODS: dict[str, _Spec] = {
             lambda D: (KNN, {})),
     "ph": ("PH0 (minimum spanning tree) dimension, alpha = 1, 20 sizes x 5 subsamples of 50–100 %, seed 0 "
            "(scikit-dimension: 100 x 10)", lambda D: (PH, {"nsteps": 20, "subsamples": 5})),
+    "bid": ("binomial ID (BID), k = 20, ratio 0.9: MLE and 95 % Cramér–Rao interval (ttlab's; as DADApy's "
+            "compute_id_binomial_k)", lambda D: (BID, {})),
 }
-"""Estimators of :func:`compare` and their settings (scikit-dimension's defaults, except where noted)."""
+"""Estimators of :func:`compare` and their settings (scikit-dimension's defaults, except where noted; ``twonn_bayes``
+and ``bid`` are not in scikit-dimension)."""
 
-ALIASES = {"mle_mean": "mle", "mle_mle": "mle_harmonic"}
+ALIASES = {"mle_mean": "mle", "mle_mle": "mle_harmonic", "twonn_posterior": "twonn_bayes", "binomial": "bid"}
 
 MORE_METHODS: dict[str, type[IDEstimator]] = {
     "lpca": LPCA,
@@ -88,7 +97,8 @@ MORE_METHODS: dict[str, type[IDEstimator]] = {
 
 @dataclass
 class CompareRow:
-    """One estimator's result on the shared data."""
+    """One estimator's result on the shared data; ``interval`` (estimators that give one, else None):
+    ``{"low", "high", "level", "kind"}``."""
 
     method: str
     description: str
@@ -101,6 +111,7 @@ class CompareRow:
     n_neighbors: int
     config: dict[str, Any]
     notes: list[str] = field(default_factory=list)
+    interval: dict[str, Any] | None = None
 
 
 @dataclass
@@ -241,8 +252,21 @@ def _compare_row(
     return CompareRow(
         m, desc, d if math.isfinite(d) else None, float(est.dimension_std_),
         None if est.batch_dimensions_ is None else [float(v) for v in est.batch_dimensions_],
-        secs, ad, an, int(est.neighbors_needed()), params, notes,
+        secs, ad, an, int(est.neighbors_needed()), params, notes, estimator_interval(est),
     )
+
+
+def estimator_interval(est: IDEstimator) -> dict[str, Any] | None:
+    """The interval for d a fitted estimator gives (``dimension_interval_`` at its ``level``: :class:`TwoNNBayes`,
+    :class:`BID`) as ``{"low", "high", "level", "kind"}``, or None. With batches it is one batch's interval,
+    averaged over the batches (the spread of the batch estimates is in ``dimension_std``)."""
+    iv = getattr(est, "dimension_interval_", None)
+    if iv is None:
+        return None
+    kind = getattr(est, "interval_kind", "interval")
+    if getattr(est, "batch_dimensions_", None) is not None:
+        kind += " of one batch, averaged over the batches"
+    return {"low": float(iv[0]), "high": float(iv[1]), "level": float(getattr(est, "level")), "kind": kind}
 
 
 def compare(
@@ -320,4 +344,4 @@ def compare(
 
 
 __all__ = ["COMPARE_METHODS", "DANCO_MAX_DIM", "MORE_METHODS", "CompareResult", "CompareRow", "compare",
-           "parse_methods", "predicted_exponents"]
+           "estimator_interval", "parse_methods", "predicted_exponents"]

@@ -1,8 +1,14 @@
-"""The figure of `ttlab id compare --plot` (:func:`compare_figure`): every estimator's intrinsic dimension with its
-spread over the batches of the paper's protocol, and the scaling exponents each estimate predicts, α_D = 2β/(2β + d̂)
-and α_N = 2β/d̂ (:func:`ttlab.intrinsic_dim.compare.predicted_exponents`), with the prediction band that
-`ttlab scaling predict --from-compare` reports (:func:`ttlab.scaling.prediction_band`, read when drawing: the one
-import of ``ttlab.scaling`` here, as :mod:`ttlab.intrinsic_dim.compare` reads ``ttlab.scaling.theory``).
+"""The figures of `ttlab id compare --plot` and `ttlab id scale --plot`.
+
+:func:`compare_figure`: every estimator's intrinsic dimension with its spread over the batches of the paper's
+protocol (and its own interval, for the estimators that give one), and the scaling exponents each estimate predicts,
+α_D = 2β/(2β + d̂) and α_N = 2β/d̂ (:func:`ttlab.intrinsic_dim.compare.predicted_exponents`), with the prediction band
+that `ttlab scaling predict --from-compare` reports (:func:`ttlab.scaling.prediction_band`, read when drawing: the
+one import of ``ttlab.scaling`` here, as :mod:`ttlab.intrinsic_dim.compare` reads ``ttlab.scaling.theory``).
+
+:func:`id_scale_figure`: the ID against the scale ``r`` it is read at (:func:`ttlab.intrinsic_dim.scale.id_scale`),
+log ``r`` axis: 2NN on decimated subsets (± the standard error of the mean over subsets) and GRIDE across neighbour
+orders (± its standard error).
 
 matplotlib is imported when a figure is drawn (the command line imports this package when it starts).
 """
@@ -14,8 +20,9 @@ from typing import Any
 
 from ttlab.errors import TTLabInputError
 from ttlab.intrinsic_dim.compare import CompareResult, CompareRow, predicted_exponents
+from ttlab.intrinsic_dim.scale import IDScaleResult
 
-__all__ = ["compare_figure"]
+__all__ = ["compare_figure", "id_scale_figure"]
 
 
 def _spread(row: CompareRow) -> float:
@@ -29,7 +36,8 @@ def _label(row: CompareRow) -> str:
 
 
 def _id_panel(ax: Any, rows: list[CompareRow], res: CompareResult) -> None:
-    """d̂ per estimator (one row each, compare's order top down), ± the std over batches and each batch's estimate."""
+    """d̂ per estimator (one row each, compare's order top down), ± the std over batches and each batch's estimate, and
+    the interval of the estimators that give one (just below their row)."""
     import numpy as np
 
     y = np.arange(len(rows))
@@ -44,6 +52,11 @@ def _id_panel(ax: Any, rows: list[CompareRow], res: CompareResult) -> None:
     has_spread = bool((spread > 0).any())
     ax.errorbar(d, y, xerr=spread if has_spread else None, fmt="o", color="C0", ecolor="C0", capsize=3,
                 label="d̂ ± std over batches" if has_spread else "d̂ (one batch: no spread; --paper or --batch-size)")
+    own = [(yi + 0.2, r.interval) for yi, r in zip(y, rows) if r.interval is not None]
+    if own:
+        levels = ", ".join(sorted({f"{iv['level']:.0%}" for _, iv in own}))
+        ax.hlines([yi for yi, _ in own], [iv["low"] for _, iv in own], [iv["high"] for _, iv in own], color="C1",
+                  lw=2.5, label=f"the estimator's own {levels} interval (posterior; Cramér–Rao)")
     median = float(np.median(d))
     ax.axvline(median, color="k", ls="--", lw=0.8, label=f"median over estimators {median:.2f}")
     ax.set_yticks(y, [_label(r) for r in rows], parse_math=False)
@@ -131,4 +144,48 @@ def compare_figure(res: CompareResult, *, ax: Any = None, ax_exponents: Any = No
         (["† notes in the table (--json: notes)"] if any(r.notes for r in rows) else [])
     heading = title or "intrinsic dimension by estimator"
     fig.suptitle(heading + (f" — {'; '.join(notes)}" if notes else ""), fontsize=10, parse_math=False)
+    return fig
+
+
+
+def id_scale_figure(res: IDScaleResult, *, ax: Any = None, title: str | None = None) -> Any:
+    """The ID against the scale ``r`` of ``res`` (:func:`ttlab.intrinsic_dim.scale.id_scale`), ``r`` on a log axis:
+    2NN on the decimated subsets (the mean over subsets ± its standard error, each point labelled with the subset
+    size) and GRIDE at n1 = 1, 2, 4, … (± its standard error, labelled with n1). Read the plateau (the module
+    docstring of :mod:`ttlab.intrinsic_dim.scale`).
+
+    Without ``ax`` a new figure; returns the matplotlib ``Figure``."""
+    if not res.twonn and not res.gride:
+        raise TTLabInputError("the ID-scale result has no estimate: nothing to draw")
+    if ax is None:
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
+
+        fig = Figure(figsize=(7.5, 4.6), layout="constrained")
+        FigureCanvasAgg(fig)
+        ax = fig.add_subplot(1, 1, 1)
+    else:
+        fig = ax.figure
+    if res.twonn:
+        r = [row.radius for row in res.twonn]
+        ax.errorbar(r, [row.dimension for row in res.twonn], yerr=[row.dimension_sem for row in res.twonn], fmt="o-",
+                    color="C0", capsize=3, label="2NN on N/2^i-point subsets (mean ± s.e.m. over subsets)")
+        for row in res.twonn:
+            ax.annotate(f"{row.n_points:,}", (row.radius, row.dimension), textcoords="offset points", xytext=(0, 7),
+                        ha="center", fontsize=6, color="C0")
+    if res.gride:
+        ax.errorbar([g.radius for g in res.gride], [g.dimension for g in res.gride],
+                    yerr=[g.error for g in res.gride], fmt="s--", color="C1", capsize=3, ms=4,
+                    label="GRIDE, n2 = 2 n1 (± standard error)")
+        for g in res.gride:
+            ax.annotate(f"n1={g.n1}", (g.radius, g.dimension), textcoords="offset points", xytext=(0, -11),
+                        ha="center", fontsize=6, color="C1")
+    ax.set_xscale("log")
+    ax.set_xlabel(f"scale r: mean distance of the two neighbours each ratio reads ({res.metric})")
+    ax.set_ylabel("intrinsic dimension")
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=7, loc="best")
+    ax.set_title(title or f"ID against scale ({res.n_points:,} points × {res.n_features}): read the plateau",
+                 fontsize=9, parse_math=False)
     return fig

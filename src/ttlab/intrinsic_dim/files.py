@@ -1,6 +1,8 @@
-"""``ttlab id estimate`` and ``ttlab id compare`` as library calls on a file of points: the output paths checked
-before any work, the points loaded, the estimate made with its warnings recorded, the JSON result (and compare's
-figure, :func:`ttlab.intrinsic_dim.figures.compare_figure`) written (:func:`estimate_file`, :func:`compare_file`).
+"""``ttlab id estimate``, ``ttlab id compare`` and ``ttlab id scale`` as library calls on a file of points: the
+settings and output paths checked before any work, the points loaded, the estimate made with its warnings recorded,
+the JSON result (and the figure: :func:`ttlab.intrinsic_dim.figures.compare_figure`,
+:func:`~ttlab.intrinsic_dim.figures.id_scale_figure`) written (:func:`estimate_file`, :func:`compare_file`,
+:func:`id_scale_file`).
 """
 
 from __future__ import annotations
@@ -16,11 +18,12 @@ from ttlab.intrinsic_dim.compare import CompareResult
 from ttlab.intrinsic_dim.gride import GRIDE
 from ttlab.intrinsic_dim.io import load_points
 from ttlab.intrinsic_dim.mle import MLE
+from ttlab.intrinsic_dim.scale import IDScaleResult, check_scale_options, id_scale
 from ttlab.intrinsic_dim.twonn import TwoNN
 from ttlab.outputs import check_out_file, check_plot_suffix
 from ttlab.provenance import atomic_savefig, atomic_write_json
 
-__all__ = ["compare_file", "estimate_file"]
+__all__ = ["compare_file", "estimate_file", "id_scale_file"]
 
 
 def _run_on_file(file: str | os.PathLike, key: str | None, out: str | os.PathLike | None, overwrite: bool | None,
@@ -71,11 +74,7 @@ def compare_file(
     (result, payload — with ``plot`` when drawn —, the distinct warning messages)."""
     finish = None
     if plot is not None:
-        check_plot_suffix(plot)
-        check_out_file(plot, param="plot", inputs=(file,), overwrite=overwrite)
-        if out is not None and Path(plot).resolve() == Path(out).resolve():
-            raise TTLabInputError(f"plot and out are the same file {plot}; give the figure its own name",
-                                  params=("plot", "out"))
+        _check_plot(plot, out, file, overwrite)
 
         def finish(res: CompareResult, payload: dict[str, Any]) -> None:
             from ttlab.intrinsic_dim.figures import compare_figure
@@ -84,3 +83,40 @@ def compare_file(
             payload["plot"] = str(plot)
 
     return _run_on_file(file, key, out, overwrite, run, finish)
+
+
+def _check_plot(plot: str | os.PathLike, out: str | os.PathLike | None, file: str | os.PathLike,
+                overwrite: bool | None) -> None:
+    """Refuse, before any work, a figure path matplotlib cannot write, that may not be replaced, or that is ``out``."""
+    check_plot_suffix(plot)
+    check_out_file(plot, param="plot", inputs=(file,), overwrite=overwrite)
+    if out is not None and Path(plot).resolve() == Path(out).resolve():
+        raise TTLabInputError(f"plot and out are the same file {plot}; give the figure its own name",
+                              params=("plot", "out"))
+
+
+def id_scale_file(
+    file: str | os.PathLike,
+    *,
+    key: str | None = None,
+    out: str | os.PathLike | None = None,
+    overwrite: bool | None = None,
+    plot: str | os.PathLike | None = None,
+    **options: Any,
+) -> tuple[IDScaleResult, dict[str, Any], list[str]]:
+    """:func:`ttlab.intrinsic_dim.scale.id_scale` with ``options`` (method, min_points, …) on the points of ``file``;
+    writes the JSON payload to ``out`` and :func:`~ttlab.intrinsic_dim.figures.id_scale_figure` to the image ``plot``
+    when given — an existing file only with ``overwrite``. The options and both paths are checked before the points
+    are read. Returns (result, payload — with ``plot`` when drawn —, the distinct warning messages)."""
+    check_scale_options(**options)
+    finish = None
+    if plot is not None:
+        _check_plot(plot, out, file, overwrite)
+
+        def finish(res: IDScaleResult, payload: dict[str, Any]) -> None:
+            from ttlab.intrinsic_dim.figures import id_scale_figure
+
+            atomic_savefig(id_scale_figure(res, title=f"{file}: ID against scale (read the plateau)"), plot, dpi=110)
+            payload["plot"] = str(plot)
+
+    return _run_on_file(file, key, out, overwrite, lambda X: id_scale(X, **options), finish)

@@ -70,20 +70,24 @@ class TwoNN(IDEstimator):
         return TWONN_MIN_POINTS
 
     def _from_distances(self, dist: np.ndarray) -> tuple[float, np.ndarray, dict[str, Any]]:
-        mu_all = dist[:, 1] / dist[:, 0]
         with np.errstate(divide="ignore"):
-            pw = 1.0 / np.log(mu_all)
-        N = len(mu_all)
-        n_keep = int(N * (1 - self.discard_fraction))
-        if n_keep < 2:
-            raise TTLabInputError(
-                f"TwoNN keeps {n_keep} of {N} points after discarding {self.discard_fraction:.0%}; "
-                "it needs at least 2 (use more points or a smaller discard_fraction)."
-            )
-        log_mu = np.log(np.sort(mu_all)[:n_keep])
-        if self.method == "mle":
-            d = (n_keep - 1) / (np.sum(log_mu) + (N - n_keep) * log_mu[-1])
-        else:
-            y = -np.log(1 - np.arange(1, n_keep + 1) / N)
-            d = float(np.dot(log_mu, y) / np.dot(log_mu, log_mu))
-        return float(d), pw, {}
+            pw = 1.0 / np.log(dist[:, 1] / dist[:, 0])
+        return twonn_from_distances(dist, self.discard_fraction, self.method), pw, {}
+
+
+def twonn_from_distances(dist: np.ndarray, discard_fraction: float = 0.1, method: str = "linear") -> float:
+    """The TwoNN estimate from each point's sorted distances to its first two neighbours (``dist``: (n, >= 2)),
+    as :class:`TwoNN` computes it (also used per subset by :func:`ttlab.intrinsic_dim.scale.id_scale`)."""
+    mu_all = dist[:, 1] / dist[:, 0]
+    N = len(mu_all)
+    n_keep = int(N * (1 - discard_fraction))
+    if n_keep < 2:
+        raise TTLabInputError(
+            f"TwoNN keeps {n_keep} of {N} points after discarding {discard_fraction:.0%}; "
+            "it needs at least 2 (use more points or a smaller discard_fraction)."
+        )
+    log_mu = np.log(np.sort(mu_all)[:n_keep])
+    if method == "mle":
+        return float((n_keep - 1) / (np.sum(log_mu) + (N - n_keep) * log_mu[-1]))
+    y = -np.log(1 - np.arange(1, n_keep + 1) / N)
+    return float(np.dot(log_mu, y) / np.dot(log_mu, log_mu))

@@ -7,7 +7,9 @@ prediction from the paper's estimator together with the min–max range over a d
 estimators of the *manifold* dimension (:data:`BAND_ESTIMATORS`: MLE with the mean, harmonic and
 median rules, TwoNN, GRIDE, TLE, MOM, MADA, MiND_ML, CorrInt, DANCo, ESS — the names of
 ``ttlab id compare``). PCA-based dimensions (``lpca``, ``lpca_pr``) measure the linear span, not the
-manifold, and are left out unless listed explicitly.
+manifold, and are left out unless listed explicitly; so are ``twonn_bayes`` (TwoNN's likelihood again: it adds an
+interval, not another estimate) and ``bid`` (a second, count-based reading of the K = 20 neighbourhood, with a ratio
+parameter; docs/intrinsic_dim.md, "Not in the prediction band").
 """
 
 from __future__ import annotations
