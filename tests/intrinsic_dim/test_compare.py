@@ -86,3 +86,16 @@ def test_cli_compare(run_cli, tmp_path, X):
     assert res.code == 0 and "std over batches" in res.out and "α_D" in res.out
     res = run_cli("id", "compare", path, "--methods", "mle,bogus")
     assert res.code == 2 and "bogus" in res.err
+
+
+def test_a_comparison_is_notebook_friendly(X):
+    """A short repr, a flat table, a DataFrame and an HTML table (issue 34 item 7)."""
+    res = compare(X, "mle,twonn,tle")
+    text = repr(res)
+    assert len(text) < 200 and f"mle {res.ids()['mle']:.2f}" in text
+    rows = res.table()
+    assert [r["method"] for r in rows] == ["mle", "twonn", "tle"] and rows[1]["dimension"] == res.ids()["twonn"]
+    pd = pytest.importorskip("pandas")
+    assert isinstance(res.to_frame(), pd.DataFrame) and len(res.to_frame()) == 3
+    page = res._repr_html_()
+    assert page.count("<tr>") == 4 and f"{res.ids()['tle']:.3f}" in page

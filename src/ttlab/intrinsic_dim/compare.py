@@ -142,6 +142,35 @@ class CompareResult:
         """JSON-ready dictionary."""
         return asdict(self)
 
+    def table(self) -> list[dict[str, Any]]:
+        """One flat row per estimator: ``method``, ``dimension``, ``dimension_std``, ``alpha_d``, ``alpha_n``,
+        ``seconds`` and ``notes`` (joined)."""
+        return [{"method": r.method, "dimension": r.dimension, "dimension_std": r.dimension_std, "alpha_d": r.alpha_d,
+                 "alpha_n": r.alpha_n, "seconds": r.seconds, "notes": "; ".join(r.notes)} for r in self.rows]
+
+    def to_frame(self) -> Any:
+        """:meth:`table` as a ``pandas.DataFrame`` (pandas is optional: ``pip install pandas``)."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise TTLabInputError("to_frame needs pandas: pip install pandas (or use table() / to_dict()).") from None
+        return pd.DataFrame(self.table())
+
+    def __repr__(self) -> str:  # one line: the rows and their batches stay out
+        shown = ", ".join(f"{m} {d:.2f}" for m, d in list(self.ids().items())[:6])
+        more = f", … ({len(self.rows)} estimators)" if len(self.rows) > 6 else ""
+        return f"CompareResult({self.n_used} of {self.n_points} points × {self.n_features}: {shown}{more})"
+
+    def _repr_html_(self) -> str:
+        import html
+
+        fmt = (lambda v, f: "—" if v is None else format(v, f))  # noqa: E731
+        cells = "".join(f"<tr><td>{html.escape(r['method'])}</td><td>{fmt(r['dimension'], '.3f')}</td>"
+                        f"<td>{fmt(r['dimension_std'], '.3f')}</td><td>{fmt(r['alpha_d'], '.4f')}</td>"
+                        f"<td>{fmt(r['alpha_n'], '.4f')}</td></tr>" for r in self.table())
+        return (f"<p>{html.escape(repr(self))}</p><table><tr><th>estimator</th><th>d̂</th><th>std over batches</th>"
+                f"<th>α_D</th><th>α_N</th></tr>{cells}</table>")
+
 
 def parse_methods(methods: str | list[str] | tuple[str, ...] | None) -> list[str]:
     """``'all'``, ``None``, a comma-separated string or a list of names → validated method names."""
