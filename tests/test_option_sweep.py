@@ -33,6 +33,7 @@ BASE = {  # the cheapest valid call of each command (tmp: the test's folder, fix
     "scaling table1": lambda t, cache: ["scaling", "table1"],
     "scaling fit": lambda t, cache: ["scaling", "fit", t / "fit.csv", "--x", "n", "--y", "loss", "--bootstrap", "20"],
     "scaling frontier": lambda t, cache: ["scaling", "frontier", t / "runs.csv", "--bootstrap", "8"],
+    "scaling isoflop": lambda t, cache: ["scaling", "isoflop", t / "iso.csv", "--bootstrap", "5"],
     "scaling manifold": lambda t, cache: ["scaling", "manifold", "--quick", "--out", t / "o", "--estimate-only"],
     "scaling model-size": lambda t, cache: ["scaling", "model-size", "--quick", "--out", t / "o", "--estimate-only"],
     "lm suite": lambda t, cache: ["lm", "suite", "--corpus", "builtin:sotu", "--model", t / "no-model", "--out", t / "o"],
@@ -79,6 +80,9 @@ def _run(command: str, flag: str, value: str, tmp_path: Path, cache: Path, run_c
     (tmp_path / "fit.csv").write_text("n,loss\n" + "".join(f"{n},{3 * n ** -0.1:.6g}\n" for n in (1e3, 1e4, 1e5, 1e6)))
     (tmp_path / "runs.csv").write_text("N,D,loss\n" + "".join(  # a Chinchilla grid of runs
         f"{n:g},{d:g},{1.7 + 400 * n ** -0.34 + 400 * d ** -0.28:.6g}\n" for n in (1e7, 1e8, 1e9) for d in (1e9, 1e10, 1e11)))
+    (tmp_path / "iso.csv").write_text("N,C,loss\n" + "".join(  # three IsoFLOP profiles with a minimum each
+        f"{n:g},{c:g},{2 + (np.log(n) - np.log(c) / 2) ** 2 / 50:.6g}\n" for c in (1e16, 1e18, 1e20)
+        for n in np.geomspace(1e6, 1e11, 11)))
     args = [str(a) for a in BASE[command](Path(tmp_path), cache)]
     args = args[:args.index(flag) + 1] + [value] + args[args.index(flag) + 2:] if flag in args else [*args, flag, value]
 

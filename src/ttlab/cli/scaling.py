@@ -206,6 +206,41 @@ def frontier(
     print_json(payload) if json_out else print_view(views.frontier_view(payload))
 
 
+@app.command()
+def isoflop(
+    csv_file: Annotated[Path, Argument(metavar="FILE.csv", help="Runs: one row per run with its size, compute budget "
+                                       "and loss (several sizes per budget).")],
+    x: Annotated[str, Option("--x", help="Column of the model size N.")] = "N",
+    c: Annotated[str, Option("--c", help="Column of the compute budget C (FLOPs; runs of one budget share it).")] = "C",
+    y: Annotated[str, Option("--y", help="Column of the loss.")] = "loss",
+    bootstrap: Annotated[int, Option("--bootstrap", help="Bootstrap replicates (runs resampled within each "
+                                     "budget).")] = 400,
+    seed: Annotated[int, Option("--seed", help="Seed of the bootstrap.")] = 0,
+    ci_level: Annotated[float, Option("--ci-level", help="Confidence level of the intervals.")] = DEFAULT_CI_LEVEL,
+    out: Annotated[OptPath, Option("--out", help="Also write the result JSON to this file.")] = None,
+    json_out: Json = False,
+) -> None:
+    """Hoffmann et al.'s Approach 2: a parabola of loss against log N per compute budget, its vertex the optimal N,
+    and N_opt ∝ C^a across budgets, with bootstrap intervals — no parametric loss law assumed."""
+    from ttlab.outputs import check_out_file
+    from ttlab.provenance import atomic_write_json, versions
+    from ttlab.scaling.io import read_columns_csv
+    from ttlab.scaling.isoflop import isoflop_frontier
+
+    if out is not None:
+        check_out_file(out, inputs=(csv_file,))
+    if len({x, c, y}) != 3:
+        raise TTLabInputError(f"x, c and y must name different columns, got {[x, c, y]}", params=("x", "c", "y"))
+    data = read_columns_csv(csv_file, [x, c, y])
+    res = isoflop_frontier(data[x], data[c], data[y], bootstrap=bootstrap, seed=seed, ci_level=ci_level)
+    payload = {**res.to_dict(), "config": {"command": "ttlab scaling isoflop", "csv": str(csv_file), "x": x, "c": c,
+                                          "y": y, "bootstrap": bootstrap, "seed": seed, "ci_level": ci_level},
+               "versions": versions()}
+    if out is not None:
+        atomic_write_json(out, payload)
+    print_json(payload) if json_out else print_view(views.isoflop_view(payload))
+
+
 # ---------------------------------------------------------------------------------------------
 # ttlab scaling manifold — Theorem 1 tested directly (regression on low-dimensional manifolds)
 

@@ -18,7 +18,7 @@ from ttlab.markup import markup, plain
 from ttlab.scaling.manifold_config import ORACLE_TOL, ManifoldSweepConfig, design_check
 from ttlab.scaling.predictions import TABLE1_ROWS
 
-__all__ = ["band_view", "fit_view", "frontier_view", "manifold_cost_view", "manifold_progress_line", "manifold_view", "model_size_cost_view",
+__all__ = ["band_view", "fit_view", "frontier_view", "isoflop_view", "manifold_cost_view", "manifold_progress_line", "manifold_view", "model_size_cost_view",
            "model_size_progress_line", "model_size_view", "prediction_view",
            "ray_note_view", "table1_view", "values_view"]
 
@@ -318,3 +318,19 @@ def frontier_view(p: dict[str, Any]) -> list[RenderableType]:
     if p.get("plot"):
         out.append(plain(f"wrote {p['plot']}"))
     return out
+
+
+def isoflop_view(p: dict[str, Any]) -> list[RenderableType]:
+    """``ttlab scaling isoflop``: the exponent a with its interval and the optimal N per budget (or why none)."""
+    out: list[RenderableType] = [plain(
+        f"N_opt ∝ C^a, a = {_with_ci(p['a'], '.4f')} ({p['ci_level']:.0%} interval over {p['n_replicates']} "
+        "bootstrap replicates; IsoFLOP parabolas, Hoffmann et al.'s Approach 2)")]
+    t = Table(title=plain("optimal size per compute budget"))
+    for col in ("compute (FLOPs)", "runs", "N_opt", "loss at N_opt"):
+        t.add_column(col, justify="right")
+    for e in p["budgets"]:
+        if e["n_opt"] is None:
+            t.add_row(f"{e['compute']:.3g}", str(e["n_runs"]), "—", plain(e["note"]))
+        else:
+            t.add_row(f"{e['compute']:.3g}", str(e["n_runs"]), plain(_with_ci(e["n_opt"], ".3g")), f"{e['loss_opt']:.4f}")
+    return [*out, t]
