@@ -178,3 +178,22 @@ def test_a_sweep_folder_is_fitted_without_a_hand_made_csv(tmp_path, run_cli):
     (tmp_path / "empty").mkdir()
     r = run_cli("scaling", "fit", tmp_path / "empty", "--x", "train_tokens", "--y", "loss")
     assert r.code == 2 and "no sweep result here" in r.err
+
+
+def test_a_training_runs_learning_curve_is_fitted_from_its_folder(tmp_path, run_cli):
+    """A run folder (its metrics.csv) is a learning curve to fit: the evaluation at iteration 0 (0 tokens, no training
+    loss yet) is left out, as documented (issue 35 item 5)."""
+    import json
+
+    run = tmp_path / "run"
+    run.mkdir()
+    rows = [(0, 0, "nan", 7.6)] + [(i, i * 1000, 5.0 * (i * 1000) ** -0.05, 5.1 * (i * 1000) ** -0.05)
+                                    for i in (10, 20, 40, 80, 160)]
+    (run / "metrics.csv").write_text("iter,tokens_seen,train_loss,val_loss,lr,elapsed_s\n" + "".join(
+        f"{i},{t},{a},{b},0.001,1.0\n" for i, t, a, b in rows))
+    r = run_cli("scaling", "fit", run, "--x", "tokens_seen", "--y", "val_loss", "--bootstrap", "0", "--json")
+    assert r.code == 0, r.err
+    out = json.loads(r.out)
+    assert out["n_points"] == 5 and out["params"]["alpha"] == pytest.approx(0.05, rel=1e-4)
+    r = run_cli("scaling", "fit", run / "metrics.csv", "--x", "tokens", "--y", "val_loss")
+    assert r.code == 2 and "no column 'tokens'" in r.err and "tokens_seen" in r.err

@@ -103,9 +103,11 @@ def table1(
 
 @app.command()
 def fit(
-    csv_file: Annotated[Path, Argument(metavar="FILE.csv|SWEEP", help="CSV file with a header row, or the folder (or "
-                                       "results.json) of `ttlab lm data-sweep` / `model-sweep`: its points' fields "
-                                       "(train_tokens, params_non_embedding, loss, test_loss, …) are the columns.")],
+    csv_file: Annotated[Path, Argument(metavar="FILE.csv|FOLDER", help="CSV file with a header row; or the folder "
+                                       "(or results.json) of `ttlab lm data-sweep` / `model-sweep` / `suite`: its "
+                                       "points' fields (train_tokens, params_non_embedding, loss, test_loss, …) are the "
+                                       "columns; or a `ttlab lm train` run folder (or its metrics.csv): its learning "
+                                       "curve (tokens_seen, val_loss, …), iteration 0 left out.")],
     x: Annotated[str, Option("--x", help="Column of the size variable (N for chinchilla).")],
     y: Annotated[str, Option("--y", help="Column of the loss.")],
     x2: Annotated[OptStr, Option("--x2", help="Column of D (chinchilla form only).")] = None,

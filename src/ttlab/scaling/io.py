@@ -13,7 +13,7 @@ import numpy as np
 from ttlab.errors import TTLabInputError
 from ttlab.intrinsic_dim.io import is_number
 
-__all__ = ["read_columns_csv", "read_measurements", "read_sweep_points"]
+__all__ = ["read_columns_csv", "read_measurements", "read_run_curve", "read_sweep_points"]
 
 
 def read_columns_csv(
@@ -164,10 +164,47 @@ def read_sweep_points(path: str | os.PathLike, columns: list[str] | tuple[str, .
     return out
 
 
-def read_measurements(path: str | os.PathLike, columns: list[str] | tuple[str, ...]) -> dict[str, np.ndarray]:
-    """``columns`` of a CSV file (:func:`read_columns_csv`), or of a sweep's points when ``path`` is a folder or a
-    ``.json`` file (:func:`read_sweep_points`)."""
+def read_run_curve(path: str | os.PathLike, columns: list[str] | tuple[str, ...]) -> dict[str, np.ndarray]:
+    """``columns`` of a training run's learning curve (``ttlab lm train``'s ``metrics.csv``, or the run folder holding
+    it): one row per evaluation, the evaluation at iteration 0 left out — nothing was trained yet (0 tokens seen, no
+    training loss)."""
     p = Path(path)
+    file = p / "metrics.csv" if p.is_dir() else p
+    rows = [r for r in _dict_rows(file) if r.get("iter") not in ("0", "0.0")]
+    if not rows:
+        raise TTLabInputError(f"{file} has no evaluation after iteration 0: train longer (see --eval-interval)")
+    out = {}
+    for col in columns:
+        if col not in rows[0]:
+            raise TTLabInputError(f"{file} has no column {col!r}; its columns: {', '.join(rows[0])}", params=("x", "y"))
+        try:
+            values = np.array([float(r[col]) for r in rows])
+        except ValueError:
+            raise TTLabInputError(f"{file}: column {col!r} holds a value that is not a number") from None
+        bad = np.flatnonzero(~(np.isfinite(values) & (values > 0)))
+        if bad.size:
+            raise TTLabInputError(f"{file}: {col} must be positive and finite after iteration 0; not in evaluations "
+                                  f"{bad[:10].tolist()}")
+        out[col] = values
+    return out
+
+
+def _dict_rows(file: Path) -> list[dict[str, str]]:
+    """The rows of a CSV file with a header, as dicts (a clear error when it cannot be read)."""
+    try:
+        with open(file, newline="", encoding="utf-8-sig") as fh:
+            return list(csv.DictReader(fh))
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise TTLabInputError(f"{file}: not a readable CSV file ({exc})") from None
+
+
+def read_measurements(path: str | os.PathLike, columns: list[str] | tuple[str, ...]) -> dict[str, np.ndarray]:
+    """``columns`` of a CSV file (:func:`read_columns_csv`); of a sweep's or a suite's points when ``path`` is a folder
+    holding ``results.json`` or a ``.json`` file (:func:`read_sweep_points`); of a training run's learning curve when
+    it is a run folder or a file named ``metrics.csv`` (:func:`read_run_curve`)."""
+    p = Path(path)
+    if (p.is_dir() and (p / "metrics.csv").is_file() and not (p / "results.json").is_file()) or p.name == "metrics.csv":
+        return read_run_curve(p, columns)
     if p.is_dir() or p.suffix.lower() == ".json":
         return read_sweep_points(p, columns)
     return read_columns_csv(p, columns)
