@@ -129,7 +129,10 @@ class _Adapter(ParamsMixin):
             X = np.asarray(X, dtype=np.float64)
             if not np.isfinite(X).all():
                 raise ValueError("Input X contains NaN or infinity.")
-            if X.ndim != 2 or X.shape[1] != self.n_features_in_:
+            if X.ndim != 2:  # scikit-learn's wording, which its checks look for
+                raise ValueError(f"Expected 2D array, got {X.ndim}D array instead: reshape your data with "
+                                 "X.reshape(-1, 1) for one feature or X.reshape(1, -1) for one sample.")
+            if X.shape[1] != self.n_features_in_:
                 raise ValueError(
                     f"X has {X.shape[-1]} features, but {type(self).__name__} is expecting "
                     f"{self.n_features_in_} features as input."
