@@ -116,8 +116,7 @@ def _fit_offset_theta(lx, ly, starts: np.ndarray | None, n_keep: int, weights=No
                                         weights=weights, asymmetry=asymmetry)
         starts = np.array([polish("offset", s, lx, None, ly, objective="squares", delta=HUBER_DELTA, weights=weights,
                                   asymmetry=asymmetry, bounds=(lo, hi)) for s in starts])
-    assert starts is not None
-    starts = np.clip(starts, lo + 1e-9, hi - 1e-9)
+    starts = np.clip(_offset_starts(lx, ly) if starts is None else starts, lo + 1e-9, hi - 1e-9)
     if starts.shape[0] > n_keep:
         sse = np.array([np.sum(fun(s) ** 2) for s in starts])
         starts = starts[np.argsort(sse, kind="stable")[:n_keep]]
@@ -156,6 +155,8 @@ def _chinchilla_starts(lx, lx2, ly, starts, n_keep, delta, objective, weights, a
                                      weights=weights, asymmetry=asymmetry)
         return [polish("chinchilla", s, lx, lx2, ly, objective=objective, delta=delta, weights=weights,
                        asymmetry=asymmetry) for s in starts], info
+    if starts is None:
+        starts = _chinchilla_grid()
     if starts.shape[0] > n_keep:
         vals = objective_rows("chinchilla", starts, lx, lx2, ly, objective=objective, delta=delta, weights=weights,
                               asymmetry=asymmetry)
@@ -228,9 +229,9 @@ def _fit_chinchilla_theta(
 def fit_theta(form, lx, lx2, ly, *, starts, n_keep, delta, reduction, options, objective="huber", method="grid",
               weights=None, asymmetry=1.0):
     """θ of ``form`` fitted to log sizes ``lx`` (and ``lx2``) and log losses ``ly`` from the best ``n_keep`` of
-    ``starts`` (``method="grid"``) or of variable projection's local minima (``"varpro"``; ``starts`` unused), each
-    point's loss term multiplied by its weight (``weights``) and by ``asymmetry`` where the model over-estimates;
-    returns (θ, optimiser info)."""
+    ``starts`` (``method="grid"``; None: :func:`start_points`) or of variable projection's local minima (``"varpro"``;
+    ``starts`` unused), each point's loss term multiplied by its weight (``weights``) and by ``asymmetry`` where the
+    model over-estimates; returns (θ, optimiser info)."""
     if form == "power":
         return _fit_power_theta(lx, ly, weights), {"method": "ordinary least squares on (log x, log L)"
                                                    + ("" if weights is None else ", weighted")}

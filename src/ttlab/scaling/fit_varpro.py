@@ -4,7 +4,8 @@ At fixed exponents the model L = E + A·x^(−α) (+ B·D^(−β)) is linear in 
 exponent (pair) on a fine grid the coefficients are solved by non-negative least squares on the linear-space problem
 with rows scaled by √w/L (a relative, i.e. first-order log, residual; :func:`nnls_batch`), and the fit's actual
 objective — on log residuals, weighted, Huber or likelihood for the Chinchilla form — is evaluated there
-(:func:`projected_grid`). The best local minima of that projected objective start the refinement (:func:`polish`):
+(:func:`projected_grid`). The best local minima of that projected objective, then its best grid points 0.1 apart
+(:data:`SPREAD`), start the refinement (:func:`polish`):
 a Gauss–Newton fit (:func:`scipy.optimize.least_squares`, trust region) of the objective written as a sum of squares —
 the Huber loss ρ_δ(r) as (sign r·√(2ρ_δ(r)))², exactly — in centred coordinates (log A − α·mean log x instead of
 log A, which decorrelates the two), then the form's own optimiser (L-BFGS-B for the Chinchilla form) from there. On
@@ -31,7 +32,7 @@ from ttlab.scaling.fit_models import (
     profile_scale,
 )
 
-__all__ = ["EXPONENT_GRID", "METHODS", "nnls_batch", "polish", "projected_grid", "varpro_starts"]
+__all__ = ["EXPONENT_GRID", "METHODS", "SPREAD", "nnls_batch", "polish", "projected_grid", "varpro_starts"]
 
 METHODS = ("grid", "varpro")
 """How the offset and Chinchilla fits find their starts: ``grid`` (Epoch AI's grid of starts for the Chinchilla form,
@@ -160,16 +161,18 @@ def _spread_starts(minima: np.ndarray, values: np.ndarray, exps: np.ndarray, n_k
 
 def varpro_starts(form: str, lx, lx2, ly, *, n_keep: int, objective: str, delta: float, weights=None,
                   asymmetry: float = 1.0) -> tuple[np.ndarray, dict[str, Any]]:
-    """The ``n_keep`` best local minima of the projected objective (θ rows), and what the search found: the grid, the
-    best projected point, and the exponents whose best value lies on the upper edge of the grid (not bracketed)."""
+    """``n_keep`` starts (θ rows): the best local minima of the projected objective, then its best grid points
+    :data:`SPREAD` apart; and what the search found: the grid, the best projected point, and the exponents whose best
+    value lies on the upper edge of the grid (not bracketed)."""
     thetas, values, shape = projected_grid(form, lx, lx2, ly, objective=objective, delta=delta, weights=weights,
                                            asymmetry=asymmetry)
     grid = EXPONENT_GRID[form]
     names = [n for n in PARAM_NAMES[form] if n in ("alpha", "beta")]
     cols = [2, 4][: len(names)]
-    minima = _spread_starts(_local_minima(values, shape), values, thetas[:, cols], n_keep)
+    local = _local_minima(values, shape)
+    minima = _spread_starts(local, values, thetas[:, cols], n_keep)
     best = thetas[minima[0]]
-    lifted = thetas[minima[:n_keep]].copy()  # the starts: the coefficients NNLS set to 0 are raised to _START_FLOOR
+    lifted = thetas[minima].copy()  # the starts: the coefficients NNLS set to 0 are raised to _START_FLOOR
     floor = math.log(_START_FLOOR * float(np.exp(ly.min())))
     for j, c in ((0, None), (1, 2), (3, 4))[: 2 if form == "offset" else 3]:
         top = lifted[:, j] if c is None else lifted[:, j] - lifted[:, c] * (lx if j == 1 else lx2).min()
@@ -177,7 +180,8 @@ def varpro_starts(form: str, lx, lx2, ly, *, n_keep: int, objective: str, delta:
     info = {
         "exponent_grid": {n: [float(grid[0]), float(grid[-1]), float(grid[1] - grid[0])] for n in names},
         "n_grid_points": int(values.size),
-        "n_local_minima": int(minima.size),
+        "n_local_minima": int(local.size),
+        "n_starts": int(minima.size),
         "best_projected": {"objective": float(values[minima[0]]), **{n: float(best[c]) for n, c in zip(names, cols)}},
         "at_grid_edge": [n for n, c in zip(names, cols) if best[c] >= grid[-1]],
     }
@@ -194,7 +198,8 @@ def _centring(form: str, lx, lx2) -> np.ndarray:
 
 
 def _pseudo(r: np.ndarray, jac: np.ndarray, loss: str, delta: float, om: np.ndarray | None):
-    """The objective Σ ω·ρ(r) as ½·Σ g² (ρ = r²/2 or Huber's ρ_δ): g = sign(r)·√(2ωρ(r)), and its Jacobian."""
+    """The objective Σ ω·ρ(r) as ½·Σ g², ρ(r) = r² (``squares``) or Huber's ρ_δ: g = sign(r)·√(2ωρ(r)), and its
+    Jacobian."""
     w = np.ones_like(r) if om is None else om
     if loss == "squares":  # Σ ω r² = ½ Σ (√(2ω) r)²
         f = np.sqrt(2 * w)
