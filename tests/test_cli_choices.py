@@ -20,6 +20,7 @@ from ttlab.lm.suite_windows import DTYPES as SUITE_DTYPES
 from ttlab.scaling.fit_checks import BOOTSTRAP_METHODS
 from ttlab.scaling.fit_csv import KINDS
 from ttlab.scaling.fit_models import FORMS, OBJECTIVES
+from ttlab.scaling.fit_varpro import METHODS as FIT_METHODS
 from ttlab.scaling.manifold_config import REGIMES
 from ttlab.scaling.model_scaling_config import TARGETS, TRANSFORMER_ARCHS
 from ttlab.scaling.regressor_config import ARCHS
@@ -46,6 +47,7 @@ CHOICES = {  # (command, parameter) -> the library's choices
     ("scaling fit", "form"): FORMS,
     ("scaling fit", "bootstrap_method"): BOOTSTRAP_METHODS,
     ("scaling fit", "objective"): OBJECTIVES,
+    ("scaling fit", "method"): FIT_METHODS,
     ("scaling fit", "kind"): KINDS,
     ("scaling manifold", "arch"): ARCHS,
     ("scaling manifold", "regime"): REGIMES,

@@ -138,6 +138,20 @@ def fit(
         "--predict", help="Predict the loss at new sizes named as the size columns, e.g. tokens=1e12 or N=1e10,D=2e11 "
         "(chinchilla): confidence interval (parameters), prediction interval (plus the residual scatter) and how many "
         "decades outside the fitted range the point lies.")] = None,
+    method: Annotated[OptStr, Option(
+        "--method", help="offset/chinchilla: grid (default; the best --n-starts points of a grid of starts — Epoch AI's "
+        "for chinchilla) | varpro (variable projection: at each exponent (pair) of a fine grid the coefficients by "
+        "non-negative least squares, the objective there, its best local minima refined; bootstrap refits do the "
+        "same).")] = None,
+    weights: Annotated[OptStr, Option(
+        "--weights", help="Column of per-run weights (positive, finite): each run's loss term is multiplied by its "
+        "weight (rescaled to mean 1).")] = None,
+    asymmetry: Annotated[OptFloat, Option(
+        "--asymmetry", help="offset/chinchilla: A ≥ 1 multiplies the loss term of each run the fit over-estimates "
+        "(log L̂ > log L), for a lower envelope (OLMo-core's overestimate penalty; 1 = symmetric).")] = None,
+    drop_highest: Annotated[int, Option(
+        "--drop-highest", help="Leave out the K highest-loss runs before fitting (Epoch AI's replication drops 5); "
+        "refused if too few runs are left.")] = 0,
     json_out: Json = False,
 ) -> None:
     """Fit a scaling law to CSV columns, with bootstrap intervals and goodness of fit."""
@@ -146,6 +160,7 @@ def fit(
         seed=seed, ci_level=ci_level, bootstrap_method=bootstrap_method, objective=objective, n_starts=n_starts,
         plot=plot, intrinsic_dim=intrinsic_dim, beta=beta, kind=kind, out=out, max_hours=max_hours,
         predict=None if predict is None else parse_assignments(predict, "--predict"),
+        method=method, weights=weights, asymmetry=asymmetry, drop_highest=drop_highest,
         note=lambda m: console_err.print(plain(m), highlight=False))
     print_warnings(payload["warnings"])
     print_json(payload) if json_out else print_view(views.fit_view(payload))

@@ -19,6 +19,12 @@ multiplicative:
   replication; δ = 1e-3 then applies to r/σ, so the fit's robustness is relative to the noise
   level rather than to an absolute 1e-3 in log loss).
 
+The offset and Chinchilla fits take ``method="varpro"`` (variable projection: the coefficients by non-negative least
+squares at every exponent of a fine grid, the best local minima of the objective there refined;
+:mod:`ttlab.scaling.fit_varpro`) and ``asymmetry`` (over-estimates penalised A times: a lower envelope); every form
+takes ``weights`` (each point's loss term multiplied by its weight) and ``drop_highest`` (the K highest losses left
+out first).
+
 Every fit reports goodness of fit (R² and RMSE of log L, RMSE of L) and seeded bootstrap
 percentile intervals for every parameter. The default bootstrap of the power and offset forms
 resamples leverage-adjusted, centred log residuals around the fitted curve (fixed design; works for
@@ -40,16 +46,21 @@ from ttlab.errors import TTLabInputError
 from ttlab.scaling.fit_checks import (
     analytic_ci,
     bound_notes,
+    check_fit_method,
     check_optimizer_options,
     check_options,
+    check_weights,
     collapse_notes,
     design_notes,
     diagnostics,
+    drop_highest_points,
     fit_config,
     floor_notes,
     goodness,
     percentile_ci,
     prepare_data,
+    range_notes,
+    start_notes,
 )
 from ttlab.scaling.fit_models import (
     FORMS,
@@ -160,11 +171,13 @@ def _leverage(jac: np.ndarray) -> np.ndarray:
     return np.clip(h, 0.0, 0.99)
 
 
-def _refit(form, lx, lx2, ly, warm, *, delta, reduction, options, objective="huber") -> np.ndarray:
-    """One bootstrap refit from the point estimate; a failed refit gives NaNs (dropped later)."""
+def _refit(form, lx, lx2, ly, warm, fitkw: dict[str, Any], n_starts: int) -> np.ndarray:
+    """One bootstrap refit, by the point estimate's method: from the point estimate (grid), or from variable
+    projection's own starts (varpro); a failed refit gives NaNs (dropped later)."""
+    varpro = fitkw.get("method") == "varpro"
     try:
-        return fit_theta(form, lx, lx2, ly, starts=warm, n_keep=1, delta=delta, reduction=reduction,
-                          options=options, objective=objective)[0]
+        return fit_theta(form, lx, lx2, ly, starts=None if varpro else warm, n_keep=n_starts if varpro else 1,
+                         **fitkw)[0]
     except TTLabInputError:
         return np.full(warm.shape[1], np.nan)
 
@@ -173,9 +186,26 @@ BootstrapProgress = Callable[[int, int], None]
 """``progress(done, total)``: called as the bootstrap's replicates finish (about every 1 % of them)."""
 
 
-def _bootstrap(form, lx, lx2, ly, theta_hat, *, n_boot, rng, method, delta, reduction, options, objective="huber",
+def _residual_draws(form, lx, lx2, ly, theta_hat, fitkw):
+    """(fitted log L, resampling pool, per-point divisor) of the residual bootstrap: leverage-adjusted log residuals,
+    centred unless the fit is asymmetric (a lower envelope's residuals are one-sided by design); with weights the
+    residuals are standardised by √w and a draw for point i is divided by √w_i (error variance ∝ 1/weight)."""
+    pred, jac = log_model(form, theta_hat, lx, lx2)
+    weights = fitkw.get("weights")
+    if weights is None:
+        r, sw = (ly - pred) / np.sqrt(1.0 - _leverage(jac)), None
+    else:
+        sw = np.sqrt(weights)
+        r = sw * (ly - pred) / np.sqrt(1.0 - _leverage(jac * sw[:, None]))
+    if fitkw.get("asymmetry", 1.0) == 1.0:
+        r = r - r.mean()
+    return pred, r, sw
+
+
+def _bootstrap(form, lx, lx2, ly, theta_hat, *, n_boot, rng, method, fitkw, n_starts=4,
                progress: BootstrapProgress | None = None):
-    """Bootstrap replicates of θ (rows); returns (samples, n_rejected_draws)."""
+    """Bootstrap replicates of θ (rows), each refitted as the point estimate was (``fitkw``: :func:`fit_theta`'s
+    options); returns (samples, n_rejected_draws)."""
     if n_boot == 0:
         return np.empty((0, theta_hat.size)), 0
     step = max(1, n_boot // 100)
@@ -185,24 +215,26 @@ def _bootstrap(form, lx, lx2, ly, theta_hat, *, n_boot, rng, method, delta, redu
             progress(done, n_boot)
 
     report(0)
-    pred, jac = log_model(form, theta_hat, lx, lx2)
     n = lx.size
     warm = theta_hat[None, :]
+    weights = fitkw.get("weights")
     if method == "residual":
-        r = (ly - pred) / np.sqrt(1.0 - _leverage(jac))
-        r = r - r.mean()
+        pred, r, sw = _residual_draws(form, lx, lx2, ly, theta_hat, fitkw)
         rows = max(1, BOOTSTRAP_CHUNK // n)  # drawn in chunks: the same stream as one (n_boot, n) draw
         out = []
         for start in range(0, n_boot, rows):
-            y_star = pred[None, :] + r[rng.integers(0, n, size=(min(rows, n_boot - start), n))]
+            draws = r[rng.integers(0, n, size=(min(rows, n_boot - start), n))]
+            y_star = pred[None, :] + (draws if sw is None else draws / sw)
             if form == "power":
                 X = np.column_stack([np.ones_like(lx), -lx])
-                out.append(np.linalg.lstsq(X, y_star.T, rcond=None)[0].T)
+                if sw is None:
+                    out.append(np.linalg.lstsq(X, y_star.T, rcond=None)[0].T)
+                else:
+                    out.append(np.linalg.lstsq(X * sw[:, None], (y_star * sw).T, rcond=None)[0].T)
                 report(start + len(y_star))
                 continue
             for i, ys in enumerate(y_star):
-                out.append(_refit(form, lx, lx2, ys, warm, delta=delta, reduction=reduction, options=options,
-                                  objective=objective)[None, :])
+                out.append(_refit(form, lx, lx2, ys, warm, fitkw, n_starts)[None, :])
                 report(start + i + 1)
         return np.concatenate(out), 0
     samples, rejected = [], 0
@@ -222,12 +254,25 @@ def _bootstrap(form, lx, lx2, ly, theta_hat, *, n_boot, rng, method, delta, redu
                     "use bootstrap_method='residual'"
                 )
             continue
-        samples.append(
-            _refit(form, lx[idx], None if lx2 is None else lx2[idx], ly[idx], warm,
-                   delta=delta, reduction=reduction, options=options, objective=objective)
-        )
+        kw = fitkw if weights is None else {**fitkw, "weights": weights[idx]}
+        samples.append(_refit(form, lx[idx], None if lx2 is None else lx2[idx], ly[idx], warm, kw, n_starts))
         report(len(samples))
     return np.array(samples), rejected
+
+
+def _select(form, x, y, x2, names, weights, drop_highest):
+    """Validated log columns after dropping the ``drop_highest`` highest losses: (lx, ly, lx2, n, weights, kept
+    positions, dropped positions)."""
+    lx, ly, lx2, n = prepare_data(form, x, y, x2, names)  # the input as given
+    weights = check_weights(weights, n)
+    kept, dropped = drop_highest_points(form, ly, drop_highest)
+    if dropped.size:  # the design is checked again on the points that are left
+        lx, ly, lx2, n = prepare_data(form, np.asarray(x, dtype=float)[kept], np.asarray(y, dtype=float)[kept],
+                                      None if x2 is None else np.asarray(x2, dtype=float)[kept], names)
+        weights = None if weights is None else weights[kept]
+    # weights of mean 1: the same optimum, an objective on the unweighted one's scale (the optimisers' absolute
+    # tolerances stay meaningful)
+    return lx, ly, lx2, n, None if weights is None else weights / weights.mean(), kept, dropped
 
 
 def _fit(
@@ -247,30 +292,36 @@ def _fit(
     names: tuple[str, str, str] = ("x", "y", "x2"),
     objective: str = "huber",
     progress: BootstrapProgress | None = None,
+    method: str = "grid",
+    weights: ArrayLike | None = None,
+    asymmetry: float = 1.0,
+    drop_highest: int = 0,
 ) -> FitResult:
     """Validate, fit θ, measure the fit, bootstrap the intervals (``progress(done, total)`` as replicates finish) and
     assemble the :class:`FitResult`."""
     if bootstrap_method is None:
         bootstrap_method = DEFAULT_BOOTSTRAP_METHOD[form]
     check_options(bootstrap, ci_level, seed, bootstrap_method)
-    lx, ly, lx2, n = prepare_data(form, x, y, x2, names)
+    asymmetry = check_fit_method(form, method, asymmetry)
+    lx, ly, lx2, n, w, kept, dropped = _select(form, x, y, x2, names, weights, drop_highest)
     options = check_optimizer_options(form, delta, reduction, lbfgsb_options, n_starts, objective)
-    theta, opt_info = fit_theta(
-        form, lx, lx2, ly, starts=start_points(form, lx, ly), n_keep=n_starts, delta=delta, reduction=reduction,
-        options=options, objective=objective,
-    )
+    fitkw = {"delta": delta, "reduction": reduction, "options": options, "objective": objective, "method": method,
+             "weights": w, "asymmetry": asymmetry}
+    theta, opt_info = fit_theta(form, lx, lx2, ly, starts=start_points(form, lx, ly) if method == "grid" else None,
+                                n_keep=n_starts, **fitkw)
     pred, _ = log_model(form, theta, lx, lx2)
     r2_log, rmse_log, rmse = goodness(ly, pred)
     params = {k: float(v) for k, v in zip(PARAM_NAMES[form], natural_params(form, theta))}
 
-    samples, rejected = _bootstrap(
-        form, lx, lx2, ly, theta, n_boot=bootstrap, rng=np.random.default_rng(seed), method=bootstrap_method,
-        delta=delta, reduction=reduction, options=options, objective=objective, progress=progress,
-    )
+    samples, rejected = _bootstrap(form, lx, lx2, ly, theta, n_boot=bootstrap, rng=np.random.default_rng(seed),
+                                   method=bootstrap_method, fitkw=fitkw, n_starts=n_starts, progress=progress)
     ci, ci_widened, n_used, ci_notes = percentile_ci(form, samples, params, ci_level)
-    id_notes = (bound_notes(form, params) + floor_notes(params, np.exp(ly), names)
-                + design_notes(lx, ly, lx2, r2_log, names) + collapse_notes(ci, params, rmse_log))
-    ci_analytic, stderr = analytic_ci(form, lx, ly - pred, theta, ci_level)
+    id_notes = (bound_notes(form, params) + range_notes(form, params, opt_info)
+                + floor_notes(params, np.exp(ly), names, kept) + design_notes(lx, ly, lx2, r2_log, names)
+                + collapse_notes(ci, params, rmse_log))
+    ci_analytic, stderr = analytic_ci(form, lx, ly - pred, theta, ci_level, w)
+    extras = {"method": method, "asymmetry": asymmetry, "weighted": w is not None, "drop_highest": int(drop_highest),
+              "dropped": [int(i) for i in dropped]}
     return FitResult(
         form=form,
         params=params,
@@ -291,12 +342,12 @@ def _fit(
         },
         optimizer=opt_info,
         config=fit_config(form, bootstrap, bootstrap_method, seed, ci_level, delta, reduction, n_starts, options,
-                           objective),
+                          objective, extras),
         ci_analytic=ci_analytic,
         stderr=stderr,
         bootstrap_samples=natural_params(form, samples) if samples.shape[0] else None,
         identifiable=not id_notes,
-        warnings=id_notes + ci_notes,
+        warnings=id_notes + start_notes(form, opt_info.get("starts", []), float(np.exp(ly.min()))) + ci_notes,
         diagnostics=diagnostics(lx, ly, lx2, ci_widened),
     )
 
@@ -310,12 +361,15 @@ def fit_power_law(
     ci_level: float = DEFAULT_CI_LEVEL,
     bootstrap_method: str | None = "residual",
     progress: BootstrapProgress | None = None,
+    weights: ArrayLike | None = None,
+    drop_highest: int = 0,
 ) -> FitResult:
     """Fit L = A·x^(−α) by least squares on (log x, log L); bootstrap CIs for A and α (``progress(done, total)`` as
-    the replicates finish)."""
+    the replicates finish). ``weights`` (one per point, positive): weighted least squares; ``drop_highest`` K: the K
+    highest losses are left out first (their 0-based positions are in ``config["dropped"]``)."""
     return _fit(
         "power", x, y, None, bootstrap=bootstrap, seed=seed, ci_level=ci_level,
-        bootstrap_method=bootstrap_method, progress=progress,
+        bootstrap_method=bootstrap_method, progress=progress, weights=weights, drop_highest=drop_highest,
     )
 
 
@@ -329,12 +383,22 @@ def fit_offset_power_law(
     bootstrap_method: str | None = "residual",
     n_starts: int = 4,
     progress: BootstrapProgress | None = None,
+    method: Literal["grid", "varpro"] = "grid",
+    weights: ArrayLike | None = None,
+    asymmetry: float = 1.0,
+    drop_highest: int = 0,
 ) -> FitResult:
     """Fit L = E + A·x^(−α) (squared log residuals, least_squares from the best ``n_starts`` of a grid);
-    ``progress(done, total)`` as the bootstrap's replicates finish."""
+    ``progress(done, total)`` as the bootstrap's replicates finish.
+
+    ``method="varpro"``: the starts are the best local minima of variable projection over α ∈ {0.01, …, 10}
+    (:mod:`ttlab.scaling.fit_varpro`; bootstrap refits do the same). ``weights``: each point's squared residual
+    multiplied by its weight; ``asymmetry`` A ≥ 1: that of a point the model over-estimates multiplied by A (a lower
+    envelope); ``drop_highest`` K: the K highest losses left out first."""
     return _fit(
         "offset", x, y, None, bootstrap=bootstrap, seed=seed, ci_level=ci_level,
-        bootstrap_method=bootstrap_method, n_starts=n_starts, progress=progress,
+        bootstrap_method=bootstrap_method, n_starts=n_starts, progress=progress, method=method, weights=weights,
+        asymmetry=asymmetry, drop_highest=drop_highest,
     )
 
 
@@ -353,6 +417,10 @@ def fit_chinchilla(
     lbfgsb_options: dict[str, Any] | None = None,
     objective: Literal["huber", "huber-likelihood"] = "huber",
     progress: BootstrapProgress | None = None,
+    method: Literal["grid", "varpro"] = "grid",
+    weights: ArrayLike | None = None,
+    asymmetry: float = 1.0,
+    drop_highest: int = 0,
 ) -> FitResult:
     """Fit L(N, D) = E + A/N^α + B/D^β in log space with a summed Huber loss (δ = 1e-3).
 
@@ -365,11 +433,18 @@ def fit_chinchilla(
     ``reduction="mean"`` with scipy's default tolerances reproduces the early stop of a mean
     Huber loss; do not use it for real fits. Bootstrap refits start from the point estimate;
     ``progress(done, total)`` is called as they finish.
+
+    ``method="varpro"``: L-BFGS-B runs instead from the ``n_starts`` best local minima of variable projection over
+    α, β ∈ {0.03, …, 3}, each first refined by a centred Gauss–Newton fit (:mod:`ttlab.scaling.fit_varpro`); bootstrap
+    refits do the same. ``weights``: each point's loss term multiplied by its weight; ``asymmetry`` A ≥ 1: the term of
+    a point the model over-estimates (log L̂ > log L) multiplied by A (OLMo-core's overestimate penalty: a lower
+    envelope); ``drop_highest`` K: the K highest losses left out first (Epoch AI's replication drops 5).
     """
     return _fit(
         "chinchilla", n_params, loss, n_tokens, bootstrap=bootstrap, seed=seed, ci_level=ci_level,
         bootstrap_method=bootstrap_method, delta=delta, reduction=reduction, n_starts=n_starts,
         lbfgsb_options=lbfgsb_options, names=("N", "loss", "D"), objective=objective, progress=progress,
+        method=method, weights=weights, asymmetry=asymmetry, drop_highest=drop_highest,
     )
 
 

@@ -13,13 +13,15 @@ from numpy.typing import ArrayLike
 from ttlab.errors import TTLabInputError
 from ttlab.scaling.fit_models import MIN_POINTS, OBJECTIVES, PARAM_NAMES, natural_params
 from ttlab.scaling.fit_optimize import DEFAULT_LBFGSB_OPTIONS, EXPONENT_BOUNDS, LBFGSB_KEYS
-from ttlab.validation import check_int
+from ttlab.scaling.fit_varpro import METHODS
+from ttlab.validation import Options, check_float, check_int, validate_params
 
 __all__ = [
     "BOOTSTRAP_METHODS", "COLLINEAR_R", "CONSTANT_Y_TOL", "MAX_BOOTSTRAP", "MIN_DISTINCT_SIZES", "NEAR_CONSTANT_Y_TOL",
-    "SIZE_RTOL", "analytic_ci", "bound_notes", "check_bootstrap", "check_optimizer_options", "check_options", "collapse_notes",
-    "design_notes", "diagnostics", "distinct_sizes", "fit_config", "floor_notes", "goodness", "log_correlation",
-    "percentile_ci", "prepare_data",
+    "SIZE_RTOL", "STARTS_COMPETING_RTOL", "STARTS_EXPONENT_TOL", "STARTS_FLOOR_RTOL", "STARTS_OBJECTIVE_RTOL", "analytic_ci", "bound_notes",
+    "check_bootstrap", "check_fit_method", "check_optimizer_options", "check_options", "check_weights", "collapse_notes",
+    "design_notes", "diagnostics", "distinct_sizes", "drop_highest_points", "fit_config", "floor_notes", "goodness",
+    "log_correlation", "percentile_ci", "prepare_data", "range_notes", "start_notes",
 ]
 
 CONSTANT_Y_TOL = 1e-9
@@ -41,6 +43,14 @@ FLOOR_AT_ZERO = 1e-6
 COLLAPSED_CI = 1e-9
 """An interval narrower than this fraction of its estimate, while the points scatter around the fit, has collapsed:
 the resamples cannot move the parameter, which is false certainty, not precision."""
+STARTS_OBJECTIVE_RTOL = 1e-6
+"""A start whose final objective lies above the best by more than this (relative: not the same optimum) …"""
+STARTS_COMPETING_RTOL = 0.05
+"""… but by no more than this (a competing optimum; a start that ended far higher is simply a worse one) …"""
+STARTS_EXPONENT_TOL = 0.01
+"""… if also an exponent differs by more than this (absolute) …"""
+STARTS_FLOOR_RTOL = 0.01
+"""… or the floor E by more than this fraction of the smallest loss: the kept starts disagree (a warning)."""
 BOOTSTRAP_METHODS = ("residual", "pairs")
 #: bootstrap replicates above which a fit is refused (the replicates are kept for the percentiles)
 MAX_BOOTSTRAP = 1_000_000
@@ -139,8 +149,10 @@ def distinct_sizes(log_sizes: np.ndarray) -> int:
     return 0 if s.size == 0 else 1 + int(np.sum(np.diff(s) > math.log1p(SIZE_RTOL)))
 
 
-def floor_notes(params: dict[str, float], y: np.ndarray, names: tuple[str, str, str]) -> list[str]:
-    """A floor ``E`` (offset and Chinchilla forms) pinned at 0, and the points that lie below the fitted floor."""
+def floor_notes(params: dict[str, float], y: np.ndarray, names: tuple[str, str, str],
+                positions: np.ndarray | None = None) -> list[str]:
+    """A floor ``E`` (offset and Chinchilla forms) pinned at 0, and the points that lie below the fitted floor (named by
+    their ``positions`` in the input, default their index in ``y``)."""
     if "E" not in params:
         return []
     E, y = params["E"], np.asarray(y, dtype=float)
@@ -152,7 +164,8 @@ def floor_notes(params: dict[str, float], y: np.ndarray, names: tuple[str, str, 
                      "flattens")
     below = np.flatnonzero(y < E)
     if below.size:
-        shown = ", ".join(f"#{i} ({names[1]} = {y[i]:.6g})" for i in below[:5]) + (" …" if below.size > 5 else "")
+        pos = np.arange(y.size) if positions is None else np.asarray(positions)
+        shown = ", ".join(f"#{pos[i]} ({names[1]} = {y[i]:.6g})" for i in below[:5]) + (" …" if below.size > 5 else "")
         notes.append(f"{below.size} point(s) lie below the fitted floor E = {E:.6g}: {shown} (0-based, in input "
                      "order); a loss under the floor contradicts the form — check those points")
     return notes
@@ -199,6 +212,94 @@ def check_optimizer_options(
             )
     check_int(n_starts, "n_starts", 1)
     return dict(DEFAULT_LBFGSB_OPTIONS if lbfgsb_options is None else lbfgsb_options)
+
+
+def check_fit_method(form: str, method: str, asymmetry: float) -> float:
+    """Raise :class:`TTLabInputError` for a start method or an asymmetry the form does not take; returns the asymmetry."""
+    validate_params({"method": method}, {"method": [Options(METHODS)]})
+    if form == "power" and method != "grid":
+        raise TTLabInputError("method is only used by the offset and chinchilla forms (power is closed-form)",
+                              params=("method", "form"))
+    asymmetry = check_float(asymmetry, "asymmetry", 1.0)
+    if form == "power" and asymmetry != 1.0:
+        raise TTLabInputError("asymmetry is only used by the offset and chinchilla forms (the power form is ordinary "
+                              "least squares; fit the offset form for a lower envelope)", params=("asymmetry", "form"))
+    return asymmetry
+
+
+def check_weights(weights: ArrayLike | None, n: int, name: str = "weights") -> np.ndarray | None:
+    """``weights`` as floats, one per point, each positive and finite (None stays None); ``name`` is how messages call
+    them (a CSV column: ``weights column 'w'``)."""
+    if weights is None:
+        return None
+    try:
+        w = np.asarray(weights, dtype=float)
+    except (TypeError, ValueError):
+        raise TTLabInputError(f"{name} must be numeric", params=("weights",)) from None
+    if w.ndim != 1 or w.size != n:
+        raise TTLabInputError(f"{name} must hold one weight per point ({n}), got shape {w.shape}", params=("weights",))
+    bad = np.flatnonzero(~(np.isfinite(w) & (w > 0)))
+    if bad.size:
+        shown = ", ".join(f"#{i} ({w[i]:g})" for i in bad[:5]) + (" …" if bad.size > 5 else "")
+        raise TTLabInputError(f"{name} must be positive and finite (each point's loss term is multiplied by its weight); "
+                              f"{bad.size} bad value(s) at 0-based position(s) {shown}", params=("weights",))
+    return w
+
+
+def drop_highest_points(form: str, y: ArrayLike, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The positions kept and dropped when the ``k`` highest losses are dropped (Epoch AI's replication drops the 5
+    highest-loss runs); refuses a ``k`` that leaves fewer points than the form needs."""
+    k = check_int(k, "drop_highest", 0)
+    ya = np.asarray(y, dtype=float).ravel()
+    if ya.size - k < MIN_POINTS[form]:
+        raise TTLabInputError(f"drop_highest = {k} leaves {ya.size - k} of {ya.size} points; the {form} form needs at "
+                              f"least {MIN_POINTS[form]}", params=("drop_highest",))
+    order = np.argsort(-np.where(np.isfinite(ya), ya, np.inf), kind="stable")
+    dropped = np.sort(order[:k])
+    return np.setdiff1d(np.arange(ya.size), dropped), dropped
+
+
+def start_notes(form: str, starts: list[dict[str, float]], min_loss: float) -> list[str]:
+    """A warning when the optimiser's kept starts disagree: a start ended at a final objective above the best by more
+    than :data:`STARTS_OBJECTIVE_RTOL` and at most :data:`STARTS_COMPETING_RTOL` (relative), with an exponent more than
+    :data:`STARTS_EXPONENT_TOL` or the floor E more than :data:`STARTS_FLOOR_RTOL` × ``min_loss`` (the smallest loss)
+    away from the best one's."""
+    if len(starts) < 2:
+        return []
+    best = min(starts, key=lambda s: s["objective"])
+    f0 = best["objective"]
+    scale = max(abs(f0), 1e-300)
+    exps = [k for k in PARAM_NAMES[form] if k in ("alpha", "beta")]
+    others = [s for s in starts if STARTS_OBJECTIVE_RTOL * scale < s["objective"] - f0 <= STARTS_COMPETING_RTOL * scale
+              and (any(abs(s[k] - best[k]) > STARTS_EXPONENT_TOL for k in exps)
+                   or abs(s.get("E", 0.0) - best.get("E", 0.0)) > STARTS_FLOOR_RTOL * min_loss)]
+    if not others:
+        return []
+    worst = max(others, key=lambda s: s["objective"])
+    where = ", ".join(f"{k} {worst[k]:.4g} against {best[k]:.4g}" for k in exps + (["E"] if "E" in best else []))
+    return [f"{len(others)} of {len(starts)} optimiser starts ended at a different optimum within "
+            f"{STARTS_COMPETING_RTOL:.0%} of the best objective ({worst['objective']:.6g} against {f0:.6g}; {where}): "
+            "the objective has competing local minima or the optimiser stalls, so the fit reported (the best) may not "
+            "be the global optimum and its exponents are uncertain beyond their interval — compare with "
+            "method='varpro' (variable projection over a fine grid of exponents)"]
+
+
+def range_notes(form: str, params: dict[str, float], optimizer: dict[str, Any]) -> list[str]:
+    """Variable projection's best exponent on the upper edge of the grid it searched, or the fit beyond it: the search
+    did not bracket the optimum (the exponent is not identified by the data within the range)."""
+    vp = optimizer.get("varpro")
+    if not vp:
+        return []
+    notes = []
+    for name, (lo, hi, step) in vp["exponent_grid"].items():
+        bound_hi = dict((n, h) for n, _, h in EXPONENT_BOUNDS.get(form, ()))[name]
+        if hi >= bound_hi:  # the grid reaches the fit's bound: bound_notes speaks of it
+            continue
+        if name in vp["at_grid_edge"] or params[name] >= hi:
+            notes.append(f"{name} = {params[name]:.4g} sits at or beyond the upper edge {hi:g} of the exponents "
+                         f"variable projection searched [{lo:g}, {hi:g}]: the optimum is not bracketed, and an exponent "
+                         "this large is not pinned down by the data (not identifiable)")
+    return notes
 
 
 def goodness(ly: np.ndarray, pred: np.ndarray) -> tuple[float, float, float]:
@@ -285,13 +386,18 @@ def percentile_ci(
 
 
 def analytic_ci(
-    form: str, lx: np.ndarray, resid: np.ndarray, theta: np.ndarray, ci_level: float
+    form: str, lx: np.ndarray, resid: np.ndarray, theta: np.ndarray, ci_level: float,
+    weights: np.ndarray | None = None,
 ) -> tuple[dict[str, tuple[float, float]], dict[str, float]]:
-    """Student-t intervals and standard errors of the OLS power law (empty for the other forms)."""
+    """Student-t intervals and standard errors of the OLS power law (weighted least squares with ``weights``: the
+    error variance of a point taken as proportional to 1/weight); empty for the other forms."""
     n = lx.size
     if form != "power" or n <= 2:
         return {}, {}
     X = np.column_stack([np.ones_like(lx), -lx])
+    if weights is not None:
+        sw = np.sqrt(weights)
+        X, resid = X * sw[:, None], resid * sw
     s2 = float(np.sum(resid**2)) / (n - 2)
     cov = s2 * np.linalg.inv(X.T @ X)
     se = np.sqrt(np.diag(cov))
@@ -320,8 +426,10 @@ def diagnostics(lx: np.ndarray, ly: np.ndarray, lx2: np.ndarray | None, ci_widen
 def fit_config(
     form: str, bootstrap: int, bootstrap_method: str, seed: int, ci_level: float,
     delta: float, reduction: str, n_starts: int, options: dict[str, Any], objective: str = "huber",
+    extras: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The options a fit was run with (those the form uses)."""
+    """The options a fit was run with (those the form uses); ``extras``: ``weighted``, ``drop_highest``, ``dropped``
+    (every form) and ``method``, ``asymmetry`` (offset and Chinchilla forms)."""
     config: dict[str, Any] = {
         "form": form,
         "bootstrap": int(bootstrap),
@@ -329,6 +437,11 @@ def fit_config(
         "seed": int(seed),
         "ci_level": float(ci_level),
     }
+    extras = dict(extras or {})
+    if form == "power":
+        extras.pop("method", None)
+        extras.pop("asymmetry", None)
+    config.update(extras)
     if form == "offset":
         config["n_starts"] = int(n_starts)
     if form == "chinchilla":

@@ -2,7 +2,8 @@
 exponent an intrinsic dimension predicts, plotted and written (:func:`fit_csv`).
 
 Its errors name its keyword arguments (``form``, ``x2``, ``plot`` …: ``params`` of :class:`~ttlab.errors.TTLabInputError`),
-which are the parameter names of the command ``ttlab scaling fit``; the CLI shows them as its flags.
+which are the parameter names of the command ``ttlab scaling fit``; the CLI shows them as its flags. ``method``,
+``weights`` (a column), ``asymmetry`` and ``drop_highest`` go to the fit (:func:`_fit_extras`).
 """
 
 from __future__ import annotations
@@ -10,13 +11,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+import numpy as np
+
 from ttlab.errors import TTLabInputError
 from ttlab.outputs import check_out_file, check_plot_suffix
 from ttlab.provenance import atomic_savefig, atomic_write_json, versions
 from ttlab.scaling.fit import DEFAULT_BOOTSTRAP, DEFAULT_CI_LEVEL, fit_scaling_law
 from ttlab.scaling.fit_checks import check_bootstrap
 from ttlab.scaling.fit_models import FORMS, MIN_POINTS, OBJECTIVES
-from ttlab.scaling.io import read_measurements
+from ttlab.scaling.io import read_columns_csv, read_measurements
 from ttlab.scaling.theory import check_beta
 from ttlab.validation import check_hours
 
@@ -72,6 +75,44 @@ def _prediction_at(result: Any, predict: Mapping[str, float], data: Mapping[str,
 
     return {"at": dict(predict), **predict_at(result, predict[x], None if x2 is None else predict[x2], data[x],
                                               data[y], None if x2 is None else data[x2], seed=seed)}
+
+
+def _fit_extras(csv_file: Path, form: str, method: str | None, weights: str | None, asymmetry: float | None,
+                drop_highest: int, **given: Any) -> dict[str, Any]:
+    """The fit's keyword arguments (:func:`ttlab.scaling.fit.fit_chinchilla`): those ``given`` that are not None, the
+    start ``method``, the ``weights`` column (read, checked: errors name it), the ``asymmetry`` and ``drop_highest``
+    (the power form refuses a method and an asymmetry); the prediction and the plot then use the rows the fit kept
+    (:func:`_kept_rows`)."""
+    from ttlab.scaling.fit_checks import check_weights
+
+    out: dict[str, Any] = {k: v for k, v in given.items() if v is not None} | {"drop_highest": drop_highest}
+    for name, value in (("method", method), ("asymmetry", asymmetry)):
+        if value is not None and form == "power":
+            raise TTLabInputError(f"{name} is only used by the offset and chinchilla forms (power is closed-form "
+                                  "least squares)", params=(name, "form"))
+        if value is not None:
+            out[name] = value
+    if weights is not None:  # a CSV's column is read without the sizes' positivity check: check_weights says it
+        p = Path(csv_file)
+        try:
+            w = (read_columns_csv(p, [weights], positive=False) if not p.is_dir() and p.suffix.lower() != ".json"
+                 and p.name != "metrics.csv" else read_measurements(p, [weights]))[weights]
+        except TTLabInputError as exc:
+            raise TTLabInputError(f"weights: {exc}", params=("weights",)) from None
+        out["weights"] = check_weights(w, w.size, name=f"{csv_file}: weights column {weights!r}")
+    return out
+
+
+def _extras_record(result: Any, weights: str | None) -> dict[str, Any]:
+    """The payload config's record of :func:`_fit_extras`' options (and the rows dropped)."""
+    return {"method": result.config.get("method"), "weights": weights, "asymmetry": result.config.get("asymmetry"),
+            "drop_highest": result.config["drop_highest"], "dropped": result.config["dropped"]}
+
+
+def _kept_rows(data: dict[str, Any], result: Any) -> dict[str, Any]:
+    """``data`` without the rows the fit dropped (``drop_highest``)."""
+    dropped = result.config.get("dropped")
+    return {k: np.delete(v, dropped) for k, v in data.items()} if dropped else data
 
 
 def _prediction(result: Any, intrinsic_dim: float, beta: float, kind: str) -> dict[str, Any]:
@@ -147,6 +188,7 @@ def fit_csv(
     note: Callable[[str], None] | None = None,
     progress: Callable[[str, int, int], None] | None = None,
     predict: Mapping[str, float] | None = None,
+    method: str | None = None, weights: str | None = None, asymmetry: float | None = None, drop_highest: int = 0,
 ) -> dict[str, Any]:
     """Fit ``form`` to columns ``x``, ``y`` (and ``x2`` = D for the Chinchilla form) of ``csv_file`` — a CSV, or an
     ``lm data-sweep`` / ``model-sweep`` folder or results.json whose points are the rows
@@ -178,7 +220,7 @@ def fit_csv(
         raise TTLabInputError(
             f"{csv_file}: the {form} form needs at least {MIN_POINTS[form]} data rows, the file has {data[x].size}"
         )
-    extra: dict[str, Any] = {k: v for k, v in (("n_starts", n_starts), ("objective", objective)) if v is not None}
+    extra = _fit_extras(csv_file, form, method, weights, asymmetry, drop_highest, n_starts=n_starts, objective=objective)
     seconds = 0.0
     if n_boot > TIMED_ABOVE:
         seconds = _time_bootstrap(lambda b: fit_scaling_law(form, data[x], data[y], data[x2] if x2 is not None else None,
@@ -190,7 +232,7 @@ def fit_csv(
         progress=(None if progress is None or seconds < FOLLOWED_ABOVE_SECONDS
                   else (lambda done, total: progress("bootstrap", done, total))),
     )
-    payload = result.to_dict()
+    payload, data = result.to_dict(), _kept_rows(data, result)
     if predict is not None:
         payload["prediction_at"] = _prediction_at(result, predict, data, x, y, x2, seed)
     if intrinsic_dim is not None:
@@ -201,6 +243,7 @@ def fit_csv(
         "objective": result.config.get("objective"), "seed": seed, "ci_level": ci_level,
         "n_starts": result.config.get("n_starts"), "id": intrinsic_dim, "beta": beta, "kind": kind,
         "plot": str(plot) if plot is not None else None, "predict": None if predict is None else dict(predict),
+        **_extras_record(result, weights),
     }
     payload["versions"] = versions()
     if plot is not None:

@@ -1,5 +1,9 @@
 """Point estimates θ of the three forms: ordinary least squares (power), bounded least squares from a grid
 of starts (offset), L-BFGS-B on the Huber objectives from the best points of Epoch AI's grid (Chinchilla).
+
+``method="varpro"`` replaces the grid of starts of the offset and Chinchilla forms by variable projection's
+(:mod:`ttlab.scaling.fit_varpro`). Every objective takes per-point weights and an overestimate asymmetry
+(:func:`ttlab.scaling.fit_models.loss_weights`); the optimiser's info keeps every kept start's end (``starts``).
 """
 
 from __future__ import annotations
@@ -13,14 +17,18 @@ import numpy as np
 
 from ttlab.errors import TTLabInputError
 from ttlab.scaling.fit_models import (
+    HUBER_DELTA,
     MIN_SCALE,
+    PARAM_NAMES,
     chinchilla_huber_nll,
     chinchilla_huber_objective,
-    huber_loss,
     log_model,
-    log_sum_exp,
+    loss_weights,
+    natural_params,
+    objective_rows,
     profile_scale,
 )
+from ttlab.scaling.fit_varpro import polish, varpro_starts
 
 __all__ = ["DEFAULT_LBFGSB_OPTIONS", "EXPONENT_BOUNDS", "LBFGSB_KEYS", "fit_theta", "start_points"]
 
@@ -46,9 +54,13 @@ _CHIN_GRID = {
 }
 
 
-def _fit_power_theta(lx: np.ndarray, ly: np.ndarray) -> np.ndarray:
+def _fit_power_theta(lx: np.ndarray, ly: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
     X = np.column_stack([np.ones_like(lx), -lx])
-    coef, *_ = np.linalg.lstsq(X, ly, rcond=None)
+    if weights is None:
+        coef, *_ = np.linalg.lstsq(X, ly, rcond=None)
+        return coef
+    sw = np.sqrt(weights)  # weighted least squares: each squared residual multiplied by its weight
+    coef, *_ = np.linalg.lstsq(X * sw[:, None], ly * sw, rcond=None)
     return coef
 
 
@@ -72,33 +84,60 @@ EXPONENT_BOUNDS: dict[str, tuple[tuple[str, float, float], ...]] = {
 }
 
 
-def _fit_offset_theta(lx, ly, starts: np.ndarray, n_keep: int):
+def _offset_residuals(lx, ly, weights, asymmetry):
+    """The offset fit's residual function and Jacobian: log residuals, times √ω (:func:`loss_weights`) when weighted."""
+    if weights is None and asymmetry == 1.0:
+        return (lambda th: log_model("offset", th, lx, None)[0] - ly), (lambda th: log_model("offset", th, lx, None)[1])
+
+    def scaled(th):
+        pred, jac = log_model("offset", th, lx, None)
+        r = pred - ly
+        f = np.sqrt(loss_weights(r, weights, asymmetry))
+        return f * r, jac * f[:, None]
+
+    return (lambda th: scaled(th)[0]), (lambda th: scaled(th)[1])
+
+
+def _start_record(form: str, value: float, theta: np.ndarray) -> dict[str, float]:
+    """One start's end: its objective and natural parameters (for the optimiser's ``starts``)."""
+    return {"objective": float(value), **{k: float(v) for k, v in zip(PARAM_NAMES[form], natural_params(form, theta))}}
+
+
+def _fit_offset_theta(lx, ly, starts: np.ndarray | None, n_keep: int, weights=None, asymmetry: float = 1.0,
+                      method: str = "grid"):
     lo = np.array([ly.min() - 40.0, -np.inf, _OFFSET_BOUNDS_ALPHA[0]])
     hi = np.array([np.inf, np.inf, _OFFSET_BOUNDS_ALPHA[1]])
     from scipy import optimize  # scipy.optimize: here, not when the command line starts
 
-    starts = np.clip(starts, lo + 1e-9, hi - 1e-9)
+    fun, jac = _offset_residuals(lx, ly, weights, asymmetry)
+    vp_info: dict[str, Any] = {}
+    if method == "varpro":
+        starts, vp_info = varpro_starts("offset", lx, None, ly, n_keep=n_keep, objective="squares", delta=HUBER_DELTA,
+                                        weights=weights, asymmetry=asymmetry)
+        starts = np.array([polish("offset", s, lx, None, ly, objective="squares", delta=HUBER_DELTA, weights=weights,
+                                  asymmetry=asymmetry, bounds=(lo, hi)) for s in starts])
+    starts = np.clip(_offset_starts(lx, ly) if starts is None else starts, lo + 1e-9, hi - 1e-9)
     if starts.shape[0] > n_keep:
-        sse = np.array([np.sum((log_model("offset", s, lx, None)[0] - ly) ** 2) for s in starts])
+        sse = np.array([np.sum(fun(s) ** 2) for s in starts])
         starts = starts[np.argsort(sse, kind="stable")[:n_keep]]
-    best = None
+    best, ends = None, []
     for s in starts:
-        res = optimize.least_squares(
-            lambda th: log_model("offset", th, lx, None)[0] - ly,
-            s,
-            jac=lambda th: log_model("offset", th, lx, None)[1],
-            bounds=(lo, hi),
-            method="trf",
-            x_scale="jac",
-        )
+        res = optimize.least_squares(fun, s, jac=jac, bounds=(lo, hi), method="trf", x_scale="jac")
+        if method == "varpro" and np.sum(fun(s) ** 2) < 2 * res.cost:  # least_squares did not improve the polish
+            res.x, res.cost = s, 0.5 * float(np.sum(fun(s) ** 2))
+        ends.append(_start_record("offset", 2 * res.cost, res.x))
         if best is None or res.cost < best.cost:
             best = res
     info = {
-        "method": "scipy.optimize.least_squares (trf), squared log residuals",
+        "method": "scipy.optimize.least_squares (trf), squared log residuals" + (", weighted" if vp_info or
+                                                                                weights is not None else ""),
         "success": bool(best.success),
         "message": str(best.message),
         "n_starts": int(starts.shape[0]),
         "objective": float(2 * best.cost),
+        "start_method": method,
+        "starts": ends,
+        **({"varpro": vp_info} if vp_info else {}),
     }
     return best.x, info
 
@@ -108,52 +147,48 @@ def _chinchilla_grid() -> np.ndarray:
     return np.array(list(itertools.product(g["e"], g["a"], g["alpha"], g["b"], g["beta"])), dtype=float)
 
 
-def _grid_objective(grid: np.ndarray, lx, lx2, ly, delta: float, objective: str = "huber") -> np.ndarray:
-    """The objective at every row of ``grid`` (vectorised, chunked): the summed Huber loss, or the
-    Huber NLL at its best scale (less the constant n·log Z(δ))."""
-    out = np.empty(grid.shape[0])
-    chunk = max(1, 2_000_000 // max(1, lx.size))
-    for i in range(0, grid.shape[0], chunk):
-        g = grid[i : i + chunk]
-        t = np.stack(
-            [
-                np.broadcast_to(g[:, 0:1], (g.shape[0], lx.size)),
-                g[:, 1:2] - g[:, 2:3] * lx,
-                g[:, 3:4] - g[:, 4:5] * lx2,
-            ]
-        )
-        r = log_sum_exp(t)[0] - ly
-        if objective == "huber":
-            out[i : i + chunk] = huber_loss(delta, r).sum(axis=1)
-        else:
-            sigma = profile_scale(r, delta)
-            out[i : i + chunk] = huber_loss(delta, r / sigma[:, None]).sum(axis=1) + lx.size * np.log(sigma)
-    return out
+def _chinchilla_starts(lx, lx2, ly, starts, n_keep, delta, objective, weights, asymmetry, method):
+    """The starts L-BFGS-B runs from: the best ``n_keep`` of ``starts`` by the objective (grid), or variable
+    projection's best local minima refined by :func:`polish` (varpro; a likelihood start carries its log scale)."""
+    if method == "varpro":
+        starts, info = varpro_starts("chinchilla", lx, lx2, ly, n_keep=n_keep, objective=objective, delta=delta,
+                                     weights=weights, asymmetry=asymmetry)
+        return [polish("chinchilla", s, lx, lx2, ly, objective=objective, delta=delta, weights=weights,
+                       asymmetry=asymmetry) for s in starts], info
+    if starts is None:
+        starts = _chinchilla_grid()
+    if starts.shape[0] > n_keep:
+        vals = objective_rows("chinchilla", starts, lx, lx2, ly, objective=objective, delta=delta, weights=weights,
+                              asymmetry=asymmetry)
+        starts = starts[np.argsort(vals, kind="stable")[:n_keep]]
+    out = []
+    for s in starts:
+        if objective == "huber-likelihood":  # the scale starts at its best value for this start's residuals
+            r0 = log_model("chinchilla", s, lx, lx2)[0] - ly
+            s = np.append(s, math.log(float(profile_scale(r0, delta, weights, asymmetry)[0])))
+        out.append(s)
+    return out, {}
 
 
 def _fit_chinchilla_theta(
-    lx, lx2, ly, starts: np.ndarray, n_keep: int, delta: float, reduction: str, options: dict | None = None,
-    objective: str = "huber",
+    lx, lx2, ly, starts, n_keep: int, delta: float, reduction: str, options: dict | None = None,
+    objective: str = "huber", weights=None, asymmetry: float = 1.0, method: str = "grid",
 ):
-    if starts.shape[0] > n_keep:
-        vals = _grid_objective(starts, lx, lx2, ly, delta, objective)
-        starts = starts[np.argsort(vals, kind="stable")[:n_keep]]
     from scipy import optimize  # scipy.optimize: here, not when the command line starts
 
     likelihood = objective == "huber-likelihood"
     fun = chinchilla_huber_nll if likelihood else chinchilla_huber_objective
     bounds = [(None, None)] * 5 + [(math.log(MIN_SCALE), None)] if likelihood else None
-    best = None
-    for s in starts:
-        if likelihood:  # the scale starts at its best value for this start's residuals
-            r0 = log_model("chinchilla", s, lx, lx2)[0] - ly
-            s = np.append(s, math.log(float(profile_scale(r0, delta)[0])))
+    kept, vp_info = _chinchilla_starts(lx, lx2, ly, starts, n_keep, delta, objective, weights, asymmetry, method)
+    best, ends = None, []
+    for s in kept:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             res = optimize.minimize(
                 fun,
                 s,
-                args=(lx, lx2, ly, delta, reduction),
+                args=(lx, lx2, ly, delta, reduction) + (() if weights is None and asymmetry == 1.0
+                                                        else (weights, asymmetry)),
                 jac=True,
                 method="L-BFGS-B",
                 bounds=bounds,
@@ -161,21 +196,26 @@ def _fit_chinchilla_theta(
             )
         if not np.all(np.isfinite(res.x)):
             continue
+        ends.append(_start_record("chinchilla", res.fun, res.x[:5]))
         if best is None or res.fun < best.fun:
             best = res
     if best is None:
         raise TTLabInputError("the chinchilla fit failed from every starting point (non-finite values)")
     what = "Huber negative log-likelihood (fitted scale)" if likelihood else "Huber loss"
     info = {
-        "method": f"scipy.optimize.minimize (L-BFGS-B), {reduction} {what} of log residuals",
+        "method": f"scipy.optimize.minimize (L-BFGS-B), {reduction} {what} of log residuals"
+                  + ("" if weights is None else ", weighted") + ("" if asymmetry == 1.0 else ", asymmetric"),
         "objective_name": objective,
         "delta": delta,
         "reduction": reduction,
         "success": bool(best.success),
         "message": str(best.message),
         "n_iterations": int(best.nit),
-        "n_starts": int(starts.shape[0]),
+        "n_starts": len(kept),
         "objective": float(best.fun),
+        "start_method": method,
+        "starts": ends,
+        **({"varpro": vp_info} if vp_info else {}),
     }
     if likelihood:
         info["scale"] = math.exp(float(best.x[5]))
@@ -186,14 +226,19 @@ def _fit_chinchilla_theta(
 # generic fitting + bootstrap
 
 
-def fit_theta(form, lx, lx2, ly, *, starts, n_keep, delta, reduction, options, objective="huber"):
+def fit_theta(form, lx, lx2, ly, *, starts, n_keep, delta, reduction, options, objective="huber", method="grid",
+              weights=None, asymmetry=1.0):
     """θ of ``form`` fitted to log sizes ``lx`` (and ``lx2``) and log losses ``ly`` from the best ``n_keep`` of
-    ``starts``; returns (θ, optimiser info)."""
+    ``starts`` (``method="grid"``; None: :func:`start_points`) or of variable projection's local minima (``"varpro"``;
+    ``starts`` unused), each point's loss term multiplied by its weight (``weights``) and by ``asymmetry`` where the
+    model over-estimates; returns (θ, optimiser info)."""
     if form == "power":
-        return _fit_power_theta(lx, ly), {"method": "ordinary least squares on (log x, log L)"}
+        return _fit_power_theta(lx, ly, weights), {"method": "ordinary least squares on (log x, log L)"
+                                                   + ("" if weights is None else ", weighted")}
     if form == "offset":
-        return _fit_offset_theta(lx, ly, starts, n_keep)
-    return _fit_chinchilla_theta(lx, lx2, ly, starts, n_keep, delta, reduction, options, objective)
+        return _fit_offset_theta(lx, ly, starts, n_keep, weights, asymmetry, method)
+    return _fit_chinchilla_theta(lx, lx2, ly, starts, n_keep, delta, reduction, options, objective, weights,
+                                 asymmetry, method)
 
 
 def start_points(form: str, lx: np.ndarray, ly: np.ndarray) -> np.ndarray | None:

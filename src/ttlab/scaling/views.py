@@ -114,6 +114,13 @@ def fit_view(p: dict[str, Any]) -> list[RenderableType]:
         scale = p["optimizer"].get("scale")
         out.append(plain(f"objective: {p['fit_config']['objective']} (δ = {p['fit_config']['huber_delta']:g})"
                          + ("" if scale is None else f", fitted scale σ = {scale:.4g}")))
+    fc = p["fit_config"]
+    how = [f"starts: {fc['method']}"] if fc.get("method", "grid") != "grid" else []
+    how += ["weighted"] if fc.get("weighted") else []
+    how += [f"asymmetry {fc['asymmetry']:g}"] if fc.get("asymmetry", 1.0) != 1.0 else []
+    how += [f"{fc['drop_highest']} highest-loss point(s) dropped"] if fc.get("drop_highest") else []
+    if how:
+        out.append(plain("fit: " + "; ".join(how)))
     if "prediction_at" in p:
         out.append(plain(prediction_at_line(p["prediction_at"])))
     if "prediction" in p:
