@@ -337,7 +337,7 @@ def isoflop_view(p: dict[str, Any]) -> list[RenderableType]:
         t.add_column(col, justify="right")
     for e in p["budgets"]:
         if e["n_opt"] is None:
-            t.add_row(f"{e['compute']:.3g}", str(e["n_runs"]), "—", plain(e["note"]))
+            t.add_row(f"{e['compute']:.3g}", f"{e['n_runs']:d}", "—", plain(e["note"]))
         else:
-            t.add_row(f"{e['compute']:.3g}", str(e["n_runs"]), plain(_with_ci(e["n_opt"], ".3g")), f"{e['loss_opt']:.4f}")
+            t.add_row(f"{e['compute']:.3g}", f"{e['n_runs']:d}", plain(_with_ci(e["n_opt"], ".3g")), f"{e['loss_opt']:.4f}")
     return [*out, t]
