@@ -276,7 +276,10 @@ def test_a_long_scaling_fit_stopped_by_a_signal_says_nothing_was_written(tmp_pat
                  f"'--form', 'offset', '--bootstrap', '1000000', '--max-hours', '100', '--out', "
                  f"{str(tmp_path / 'fit.json')!r}])")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    proc = subprocess.Popen([sys.executable, "-c", code_text], env=env, stderr=subprocess.PIPE, text=True)
+    # Ctrl-C as in a terminal: a process started in the background inherits SIGINT ignored (POSIX), and Python then
+    # installs no KeyboardInterrupt handler; the child gets the default back
+    proc = subprocess.Popen([sys.executable, "-c", code_text], env=env, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert proc.stderr is not None
     import queue
     import threading
