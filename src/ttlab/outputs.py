@@ -37,7 +37,7 @@ from typing import Iterable
 
 from ttlab.errors import TTLabInputError
 
-__all__ = ["LOCK_NAME", "check_out_dir", "check_out_file", "check_plot_suffix", "hold_out_dir", "replace_problem", "write_problem"]
+__all__ = ["LOCK_NAME", "check_out_dir", "check_out_file", "check_plot_file", "check_plot_suffix", "hold_out_dir", "replace_problem", "write_problem"]
 
 LOCK_NAME = ".ttlab.lock"
 
@@ -247,3 +247,15 @@ def hold_out_dir(path: str | os.PathLike, *, param: str = "out") -> Iterator[Pat
     finally:
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
+
+
+def check_plot_file(plot: str | os.PathLike, *, out: str | os.PathLike | None = None,
+                    inputs: Iterable[str | os.PathLike] = (), overwrite: bool | None = None) -> Path:
+    """A command's figure ``plot``, before any work: an image format matplotlib writes (:func:`check_plot_suffix`), a
+    file that may be written (:func:`check_out_file`, naming ``plot``), and not the command's JSON ``out``."""
+    check_plot_suffix(plot)
+    path = check_out_file(plot, param="plot", inputs=inputs, overwrite=overwrite)
+    if out is not None and path.resolve() == Path(out).resolve():
+        raise TTLabInputError(f"plot and out are the same file {plot}; give the figure its own name",
+                              params=("plot", "out"))
+    return path

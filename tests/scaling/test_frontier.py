@@ -144,3 +144,13 @@ def test_the_frontier_from_an_estimator_band(run_cli, tmp_path):
     assert set(p["estimators"]) == {"mle", "twonn", "tle"}
     r = run_cli("scaling", "frontier", "--from-compare", compare, "--id", "12")
     assert r.code == 2 and "one ID source" in r.err
+
+
+@pytest.mark.parametrize("command", ["fit", "frontier"])
+def test_a_figure_is_never_written_over_the_json(run_cli, tmp_path, command):
+    """One check of a figure's path for every command (outputs.check_plot_file): --plot equal to --out is refused."""
+    csv = _runs_csv(tmp_path / "runs.csv")
+    same = tmp_path / "both.png"
+    extra = ["--form", "chinchilla", "--x", "N", "--x2", "D", "--y", "loss"] if command == "fit" else []
+    r = run_cli("scaling", command, csv, *extra, "--bootstrap", "5", "--plot", same, "--out", same)
+    assert r.code == 2 and "plot and out are the same file" in r.err and not same.exists()

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import os
 import warnings
-from pathlib import Path
 from typing import Any, Callable
 
-from ttlab.errors import TTLabInputError
 from ttlab.intrinsic_dim.api import IDResult, fit_estimate
 from ttlab.intrinsic_dim.compare import CompareResult
 from ttlab.intrinsic_dim.gride import GRIDE
@@ -20,26 +18,29 @@ from ttlab.intrinsic_dim.io import load_points
 from ttlab.intrinsic_dim.mle import MLE
 from ttlab.intrinsic_dim.scale import IDScaleResult, check_scale_options, id_scale
 from ttlab.intrinsic_dim.twonn import TwoNN
-from ttlab.outputs import check_out_file, check_plot_suffix
+from ttlab.outputs import check_out_file, check_plot_file
 from ttlab.provenance import atomic_savefig, atomic_write_json
 
 __all__ = ["compare_file", "estimate_file", "id_scale_file"]
 
 
 def _run_on_file(file: str | os.PathLike, key: str | None, out: str | os.PathLike | None, overwrite: bool | None,
-                 run: Callable[[Any], Any], finish: Callable[[Any, dict[str, Any]], None] | None = None,
-                 ) -> tuple[Any, dict[str, Any], list[str]]:
-    """``run`` on the points of ``file``, then ``finish(result, payload)`` (before the payload is written); returns
-    (result, JSON payload with the file's name, warning messages)."""
-    if out is not None:  # before any work: a wrong --out must not cost the whole estimate
+                 run: Callable[[Any], Any], plot: str | os.PathLike | None = None,
+                 draw: Callable[[Any], Any] | None = None) -> tuple[Any, dict[str, Any], list[str]]:
+    """``run`` on the points of ``file``, then ``draw(result)`` saved to ``plot`` (recorded in the payload) when given;
+    returns (result, JSON payload with the file's name, warning messages). Both paths are checked first."""
+    if plot is not None:  # before any work: a wrong path must not cost the whole estimate
+        check_plot_file(plot, out=out, inputs=(file,), overwrite=overwrite)
+    if out is not None:
         check_out_file(out, inputs=(file,), overwrite=overwrite)
     X = load_points(file, key=key)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         res = run(X)
     payload = {"file": str(file), **res.to_dict()}
-    if finish is not None:
-        finish(res, payload)
+    if plot is not None and draw is not None:
+        atomic_savefig(draw(res), plot, dpi=110)
+        payload["plot"] = str(plot)
     if out is not None:
         atomic_write_json(out, payload)
     return res, payload, list(dict.fromkeys(str(w.message) for w in caught))
@@ -72,27 +73,12 @@ def compare_file(
     to ``out`` and :func:`~ttlab.intrinsic_dim.figures.compare_figure` to the image ``plot`` (png, pdf, svg, …) when
     given — an existing file only with ``overwrite``; both paths are checked before the points are read. Returns
     (result, payload — with ``plot`` when drawn —, the distinct warning messages)."""
-    finish = None
-    if plot is not None:
-        _check_plot(plot, out, file, overwrite)
+    def draw(res: CompareResult) -> Any:
+        from ttlab.intrinsic_dim.figures import compare_figure
 
-        def finish(res: CompareResult, payload: dict[str, Any]) -> None:
-            from ttlab.intrinsic_dim.figures import compare_figure
+        return compare_figure(res, title=f"{file}: intrinsic dimension by estimator")
 
-            atomic_savefig(compare_figure(res, title=f"{file}: intrinsic dimension by estimator"), plot, dpi=110)
-            payload["plot"] = str(plot)
-
-    return _run_on_file(file, key, out, overwrite, run, finish)
-
-
-def _check_plot(plot: str | os.PathLike, out: str | os.PathLike | None, file: str | os.PathLike,
-                overwrite: bool | None) -> None:
-    """Refuse, before any work, a figure path matplotlib cannot write, that may not be replaced, or that is ``out``."""
-    check_plot_suffix(plot)
-    check_out_file(plot, param="plot", inputs=(file,), overwrite=overwrite)
-    if out is not None and Path(plot).resolve() == Path(out).resolve():
-        raise TTLabInputError(f"plot and out are the same file {plot}; give the figure its own name",
-                              params=("plot", "out"))
+    return _run_on_file(file, key, out, overwrite, run, plot, draw)
 
 
 def id_scale_file(
@@ -109,14 +95,10 @@ def id_scale_file(
     when given — an existing file only with ``overwrite``. The options and both paths are checked before the points
     are read. Returns (result, payload — with ``plot`` when drawn —, the distinct warning messages)."""
     check_scale_options(**options)
-    finish = None
-    if plot is not None:
-        _check_plot(plot, out, file, overwrite)
 
-        def finish(res: IDScaleResult, payload: dict[str, Any]) -> None:
-            from ttlab.intrinsic_dim.figures import id_scale_figure
+    def draw(res: IDScaleResult) -> Any:
+        from ttlab.intrinsic_dim.figures import id_scale_figure
 
-            atomic_savefig(id_scale_figure(res, title=f"{file}: ID against scale (read the plateau)"), plot, dpi=110)
-            payload["plot"] = str(plot)
+        return id_scale_figure(res, title=f"{file}: ID against scale (read the plateau)")
 
-    return _run_on_file(file, key, out, overwrite, lambda X: id_scale(X, **options), finish)
+    return _run_on_file(file, key, out, overwrite, lambda X: id_scale(X, **options), plot, draw)

@@ -14,7 +14,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 
 from ttlab.errors import TTLabInputError
-from ttlab.outputs import check_out_file, check_plot_suffix
+from ttlab.outputs import check_out_file, check_plot_file
 from ttlab.provenance import atomic_savefig, atomic_write_json, versions
 from ttlab.scaling.fit import DEFAULT_BOOTSTRAP, DEFAULT_CI_LEVEL, fit_scaling_law
 from ttlab.scaling.fit_checks import check_bootstrap
@@ -208,8 +208,7 @@ def fit_csv(
     _check_options(form, x2, kind, intrinsic_dim, objective, n_starts)
     check_hours(max_hours)  # checked whether or not the bootstrap is timed
     if plot is not None:
-        check_plot_suffix(plot)
-        check_out_file(plot, param="plot", inputs=(csv_file,))
+        check_plot_file(plot, out=out, inputs=(csv_file,))
     if out is not None:
         check_out_file(out, inputs=(csv_file,))
     n_boot = DEFAULT_BOOTSTRAP[form] if bootstrap is None else bootstrap

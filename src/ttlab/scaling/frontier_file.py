@@ -15,7 +15,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ttlab.errors import TTLabInputError
-from ttlab.outputs import check_out_file, check_plot_suffix
+from ttlab.outputs import check_out_file, check_plot_file
 from ttlab.provenance import atomic_savefig, atomic_write_json, read_json, versions
 from ttlab.scaling.fit import DEFAULT_BOOTSTRAP, DEFAULT_CI_LEVEL, fit_chinchilla
 from ttlab.scaling.fit_csv import TIMED_ABOVE
@@ -142,11 +142,11 @@ def frontier_file(
                               "--from-compare), or both", params=("source", "intrinsic_dim"))
     predicted = (id_allocation(intrinsic_dim, beta) if intrinsic_dim is not None else
                  band_allocation(from_compare, beta) if from_compare is not None else None)
-    for path, param in ((plot, "plot"), (out, "out")):
-        if path is not None:
-            if param == "plot":
-                check_plot_suffix(path)
-            check_out_file(path, param=param, inputs=() if source is None else (source,))
+    inputs = () if source is None else (source,)
+    if plot is not None:
+        check_plot_file(plot, out=out, inputs=inputs)
+    if out is not None:
+        check_out_file(out, inputs=inputs)
     if plot is not None and source is None:
         raise TTLabInputError("a frontier plot needs a fit (a CSV or a fit JSON): the ID alone predicts the exponents, "
                               "not N_opt or the loss", params=("plot",))
