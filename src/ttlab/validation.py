@@ -25,13 +25,13 @@ from __future__ import annotations
 import math
 import numbers
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ClassVar, cast
 
 from ttlab.errors import TTLabInputError
 
 __all__ = ["Declared", "Interval", "Options", "POSITIVE_INT", "SEED", "check_choice", "check_float", "check_hours",
-           "check_int",
+           "check_int", "parse_named_values",
            "validate_params"]
 
 _CLOSED = ("left", "right", "both", "neither")
@@ -229,3 +229,29 @@ class Declared:
 
     def check(self) -> None:
         """The checks that relate fields (none here); raise :class:`TTLabInputError` naming them in ``params``."""
+
+
+def parse_named_values(text: str, param: str, *, example: str, key: Callable[[str], str] = str.strip,
+                       what: str = "name") -> dict[str, float]:
+    """``"a=1.5,b=2"`` → ``{"a": 1.5, "b": 2.0}`` for the parameter ``param`` (``example``: a valid value to quote), each
+    name read through ``key`` (e.g. an estimator's canonical name); a malformed entry, a name given twice, a value that
+    is not a number or an empty list is refused naming ``param``."""
+    out: dict[str, float] = {}
+    for part in (p.strip() for p in text.split(",")):
+        if not part:
+            continue
+        name, sep, value = part.partition("=")
+        if not sep or not name.strip():
+            raise TTLabInputError(f"{param} entries must look like name=value (e.g. {example}); got {part!r}.",
+                                  params=(param,))
+        k = key(name)
+        if k in out:
+            raise TTLabInputError(f"{param} names {k!r} twice; give each {what} once.", params=(param,))
+        try:
+            out[k] = float(value)
+        except ValueError:
+            raise TTLabInputError(f"{param}: {name.strip()!r} has a non-numeric value {value!r}.",
+                                  params=(param,)) from None
+    if not out:
+        raise TTLabInputError(f"{param} is empty; give e.g. {example}.", params=(param,))
+    return out

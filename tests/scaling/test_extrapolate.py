@@ -60,7 +60,8 @@ def test_the_command_predicts_and_refuses_what_it_cannot(run_cli, tmp_path):
     r = run_cli("scaling", "fit", csv, "--x", "tokens", "--y", "loss", "--predict", "tokens=1e11")
     assert "predicted loss at tokens = 1e+11" in " ".join(r.out.split()) and "+2.00 decades of tokens" in r.out
     for value, match in [("N=1e9", "predict names the size columns of the fit, tokens"),
-                         ("tokens", "NAME=VALUE pairs"), ("tokens=-5", "positive finite sizes"),
-                         ("tokens=abc", "NAME=VALUE pairs")]:
+                         ("tokens", "predict entries must look like name=value"), ("tokens=-5", "positive finite sizes"),
+                         ("tokens=abc", "'tokens' has a non-numeric value 'abc'"),
+                         ("tokens=1e9,tokens=1e10", "predict names 'tokens' twice")]:  # no longer the last one silently
         r = run_cli("scaling", "fit", csv, "--x", "tokens", "--y", "loss", "--predict", value)
         assert r.code == 2 and match in " ".join(r.err.split()) and "--predict" in r.err, (value, r.err)

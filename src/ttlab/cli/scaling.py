@@ -47,6 +47,7 @@ from ttlab.scaling.manifold_config import (
 )
 from ttlab.scaling.model_scaling_config import quick_model_config, standard_model_config
 from ttlab.scaling.predictions import convert_exponents, predict_exponents, table1_payload
+from ttlab.validation import parse_named_values
 
 app = typer.Typer(
     help="Scaling laws from the intrinsic dimension of data (paper B): predicted exponents, "
@@ -159,26 +160,12 @@ def fit(
         fit_csv, on_interrupt=START_AGAIN, csv_file=csv_file, x=x, y=y, x2=x2, form=form, bootstrap=bootstrap,
         seed=seed, ci_level=ci_level, bootstrap_method=bootstrap_method, objective=objective, n_starts=n_starts,
         plot=plot, intrinsic_dim=intrinsic_dim, beta=beta, kind=kind, out=out, max_hours=max_hours,
-        predict=None if predict is None else parse_assignments(predict, "--predict"),
+        predict=None if predict is None else parse_named_values(predict, "predict", example="N=1e10,D=2e11",
+                                                                what="size column"),
         method=method, weights=weights, asymmetry=asymmetry, drop_highest=drop_highest,
         note=lambda m: console_err.print(plain(m), highlight=False))
     print_warnings(payload["warnings"])
     print_json(payload) if json_out else print_view(views.fit_view(payload))
-
-
-def parse_assignments(text: str, flag: str) -> dict[str, float]:
-    """``"N=1e10,D=2e11"`` → ``{"N": 1e10, "D": 2e11}``, or a clear error naming ``flag``."""
-    out: dict[str, float] = {}
-    for part in filter(None, (p.strip() for p in text.split(","))):
-        name, sep, value = part.partition("=")
-        try:
-            if not sep or not name.strip():
-                raise ValueError
-            out[name.strip()] = float(value)
-        except ValueError:
-            raise TTLabInputError(f"{flag} takes NAME=VALUE pairs separated by commas (e.g. N=1e10,D=2e11); got "
-                                  f"{part!r}") from None
-    return out
 
 
 @app.command()

@@ -22,6 +22,7 @@ from typing import Any, Iterable, Mapping
 from ttlab.errors import TTLabInputError
 from ttlab.provenance import read_json
 from ttlab.scaling.theory import alpha_d, alpha_n, check_beta, check_d
+from ttlab.validation import parse_named_values
 
 BAND_ESTIMATORS: tuple[str, ...] = (
     "mle", "mle_harmonic", "mle_median", "twonn", "gride", "tle", "mom", "mada", "mind_ml", "corrint", "danco", "ess",
@@ -120,25 +121,9 @@ def prediction_band(
 
 
 def parse_ids(text: str) -> dict[str, float]:
-    """``"mle=15.6,twonn=14.2"`` → ``{"mle": 15.6, "twonn": 14.2}``, or a clear error."""
-    out: dict[str, float] = {}
-    for part in (p.strip() for p in text.split(",")):
-        if not part:
-            continue
-        name, sep, value = part.partition("=")
-        if not sep or not name.strip():
-            raise TTLabInputError(f"ids entries must look like name=value (e.g. mle=15.6,twonn=14.2); got {part!r}.",
-                                  params=("ids",))
-        key = _name(name)
-        if key in out:
-            raise TTLabInputError(f"ids names {key!r} twice; give each estimator once.", params=("ids",))
-        try:
-            out[key] = float(value)
-        except ValueError:
-            raise TTLabInputError(f"ids: {name.strip()!r} has a non-numeric value {value!r}.", params=("ids",)) from None
-    if not out:
-        raise TTLabInputError("ids is empty; give e.g. mle=15.6,twonn=14.2.", params=("ids",))
-    return out
+    """``"mle=15.6,twonn=14.2"`` → ``{"mle": 15.6, "twonn": 14.2}`` (estimator names made canonical), or a clear
+    error."""
+    return parse_named_values(text, "ids", example="mle=15.6,twonn=14.2", key=_name, what="estimator")
 
 
 def ids_from_compare_json(path: str | Path) -> tuple[dict[str, float], float | None]:
