@@ -65,3 +65,11 @@ def test_the_command_predicts_and_refuses_what_it_cannot(run_cli, tmp_path):
                          ("tokens=1e9,tokens=1e10", "predict names 'tokens' twice")]:  # no longer the last one silently
         r = run_cli("scaling", "fit", csv, "--x", "tokens", "--y", "loss", "--predict", value)
         assert r.code == 2 and match in " ".join(r.err.split()) and "--predict" in r.err, (value, r.err)
+
+
+@pytest.mark.parametrize("form", ["power", "offset", "chinchilla"])
+def test_theta_from_natural_inverts_natural_params(form):
+    from ttlab.scaling.fit_models import PARAM_NAMES, natural_params, theta_from_natural
+
+    theta = np.random.default_rng(0).normal(size=(4, len(PARAM_NAMES[form])))
+    np.testing.assert_allclose(theta_from_natural(form, natural_params(form, theta)), theta, rtol=1e-12, atol=1e-12)

@@ -22,7 +22,7 @@ import numpy as np
 
 from ttlab.errors import TTLabInputError
 from ttlab.scaling.fit import FitResult
-from ttlab.scaling.fit_models import LOG_PARAMS, PARAM_NAMES, log_model
+from ttlab.scaling.fit_models import log_model, theta_from_natural
 
 __all__ = ["decades_outside", "predict_at"]
 
@@ -35,16 +35,6 @@ def decades_outside(value: float, observed: np.ndarray) -> float:
     if value < lo:
         return float(np.log10(value / lo))
     return 0.0
-
-
-def _theta(form: str, natural: np.ndarray) -> np.ndarray:
-    """θ (log E, log A, … as the fit's optimiser holds them) from rows of natural parameters."""
-    out = np.array(natural, dtype=float, copy=True)
-    for j, name in enumerate(PARAM_NAMES[form]):
-        if name in LOG_PARAMS:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                out[..., j] = np.log(out[..., j])
-    return out
 
 
 def predict_at(fit: FitResult, x: float, x2: float | None, data_x: np.ndarray, data_y: np.ndarray,
@@ -65,7 +55,7 @@ def predict_at(fit: FitResult, x: float, x2: float | None, data_x: np.ndarray, d
     out: dict[str, Any] = {"loss": loss, "ci": None, "pi": None, "ci_level": fit.ci_level,
                            "residual_sd_log": float(np.std(resid, ddof=min(len(resid) - 1, len(fit.params))))}
     if fit.bootstrap_samples is not None:
-        theta = _theta(fit.form, fit.bootstrap_samples)
+        theta = theta_from_natural(fit.form, fit.bootstrap_samples)
         theta = theta[np.all(np.isfinite(theta), axis=1)]
         preds = np.array([log_model(fit.form, t, lx, lx2)[0][0] for t in theta])
         preds = preds[np.isfinite(preds)]

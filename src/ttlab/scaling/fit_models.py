@@ -21,7 +21,7 @@ from numpy.typing import ArrayLike
 __all__ = [
     "FORMS", "HUBER_DELTA", "LOG_PARAMS", "MIN_POINTS", "MIN_SCALE", "OBJECTIVES", "PARAM_NAMES", "Form",
     "chinchilla_huber_nll", "chinchilla_huber_objective", "huber_log_normaliser", "huber_logpdf", "huber_loss",
-    "log_model", "log_sum_exp", "loss_weights", "natural_params", "objective_rows", "profile_scale",
+    "log_model", "log_sum_exp", "loss_weights", "natural_params", "objective_rows", "profile_scale", "theta_from_natural",
 ]
 
 Form = Literal["power", "offset", "chinchilla"]
@@ -242,4 +242,15 @@ def natural_params(form: str, theta: np.ndarray) -> np.ndarray:
         if name in LOG_PARAMS:
             with np.errstate(over="ignore"):
                 out[..., j] = np.exp(theta[..., j])
+    return out
+
+
+def theta_from_natural(form: str, natural: np.ndarray) -> np.ndarray:
+    """θ (log E, log A, … as the optimiser holds them) from natural parameters: the inverse of :func:`natural_params`;
+    works row-wise on a 2-D array (a non-positive coefficient gives NaN or −inf)."""
+    out = np.array(natural, dtype=float, copy=True)
+    for j, name in enumerate(PARAM_NAMES[form]):
+        if name in LOG_PARAMS:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                out[..., j] = np.log(out[..., j])
     return out
