@@ -226,22 +226,9 @@ def isoflop(
 ) -> None:
     """Hoffmann et al.'s Approach 2: a parabola of loss against log N per compute budget, its vertex the optimal N,
     and N_opt ∝ C^a across budgets, with bootstrap intervals — no parametric loss law assumed."""
-    from ttlab.outputs import check_out_file
-    from ttlab.provenance import atomic_write_json, versions
-    from ttlab.scaling.io import read_columns_csv
-    from ttlab.scaling.isoflop import isoflop_frontier
+    from ttlab.scaling.isoflop import isoflop_file
 
-    if out is not None:
-        check_out_file(out, inputs=(csv_file,))
-    if len({x, c, y}) != 3:
-        raise TTLabInputError(f"x, c and y must name different columns, got {[x, c, y]}", params=("x", "c", "y"))
-    data = read_columns_csv(csv_file, [x, c, y])
-    res = isoflop_frontier(data[x], data[c], data[y], bootstrap=bootstrap, seed=seed, ci_level=ci_level)
-    payload = {**res.to_dict(), "config": {"command": "ttlab scaling isoflop", "csv": str(csv_file), "x": x, "c": c,
-                                          "y": y, "bootstrap": bootstrap, "seed": seed, "ci_level": ci_level},
-               "versions": versions()}
-    if out is not None:
-        atomic_write_json(out, payload)
+    payload = isoflop_file(csv_file, x, c, y, bootstrap=bootstrap, seed=seed, ci_level=ci_level, out=out)
     print_json(payload) if json_out else print_view(views.isoflop_view(payload))
 
 

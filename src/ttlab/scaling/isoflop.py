@@ -12,6 +12,7 @@ budget (its runs resampled, the parabolas and the line fitted again), percentile
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -20,7 +21,7 @@ from numpy.typing import ArrayLike
 from ttlab.errors import TTLabInputError
 from ttlab.validation import check_int
 
-__all__ = ["IsoflopResult", "isoflop_frontier"]
+__all__ = ["IsoflopResult", "isoflop_file", "isoflop_frontier"]
 
 MIN_RUNS_PER_BUDGET = 3
 """A parabola needs three sizes per budget."""
@@ -111,3 +112,26 @@ def isoflop_frontier(n: ArrayLike, compute: ArrayLike, loss: ArrayLike, *, boots
             budgets[i]["n_opt"]["ci"] = bounds[:, j].tolist()
     return IsoflopResult(a={"value": a, "ci": a_ci}, coefficient=float(np.exp(log_coef)), budgets=budgets,
                          n_replicates=len(draws_a), ci_level=ci_level)
+
+
+def isoflop_file(csv_file: Path, x: str = "N", c: str = "C", y: str = "loss", *, bootstrap: int = 400, seed: int = 0,
+                 ci_level: float = 0.95, out: Path | None = None) -> dict[str, Any]:
+    """``ttlab scaling isoflop`` as one call: :func:`isoflop_frontier` on the columns ``x`` (N), ``c`` (the budget) and
+    ``y`` (loss) of ``csv_file``; the payload (with ``config`` and ``versions``) is written to ``out`` when given (checked
+    before the file is read) and returned."""
+    from ttlab.outputs import check_out_file
+    from ttlab.provenance import atomic_write_json, versions
+    from ttlab.scaling.io import read_columns_csv
+
+    if out is not None:
+        check_out_file(out, inputs=(csv_file,))
+    if len({x, c, y}) != 3:
+        raise TTLabInputError(f"x, c and y must name different columns, got {[x, c, y]}", params=("x", "c", "y"))
+    data = read_columns_csv(csv_file, [x, c, y])
+    res = isoflop_frontier(data[x], data[c], data[y], bootstrap=bootstrap, seed=seed, ci_level=ci_level)
+    payload = {**res.to_dict(), "config": {"command": "ttlab scaling isoflop", "csv": str(csv_file), "x": x, "c": c,
+                                          "y": y, "bootstrap": bootstrap, "seed": seed, "ci_level": ci_level},
+               "versions": versions()}
+    if out is not None:
+        atomic_write_json(out, payload)
+    return payload
