@@ -1,0 +1,210 @@
+"""scikit-dimension's global estimators (``fit(X)``, ``fit_pw``) over ttlab's: TwoNN, GRIDE, lPCA, MiND_ML, DANCo,
+CorrInt, FisherS, KNN, PH."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ttlab.intrinsic_dim import corrint, fisher_s, gride, knn_length, lpca, mind, ph, twonn
+from ttlab.intrinsic_dim.base import IDEstimator
+from ttlab.intrinsic_dim.single_set import danco_statistics
+from ttlab.intrinsic_dim.skdim.adapters import GlobalAdapter, missing_option
+
+__all__ = ["CorrInt", "DANCo", "FisherS", "GRIDE", "KNN", "MiND_ML", "PH", "TwoNN", "lPCA"]
+
+
+class TwoNN(GlobalAdapter):
+    """Two-nearest-neighbour estimator (:class:`ttlab.intrinsic_dim.TwoNN`); ``dist=True`` (X a distance matrix)
+    is missing."""
+
+    def __init__(self, discard_fraction=0.1, dist=False, method="linear"):
+        self.discard_fraction = discard_fraction
+        self.dist = dist
+        self.method = method
+
+    def to_ttlab(self) -> IDEstimator:
+        """The ttlab estimator with these settings."""
+        if self.dist:
+            raise missing_option("TwoNN", "dist=True (X a precomputed distance matrix)")
+        return twonn.TwoNN(discard_fraction=self.discard_fraction, method=self.method)
+
+
+class GRIDE(GlobalAdapter):
+    """Generalized ratios ID estimator (:class:`ttlab.intrinsic_dim.GRIDE`)."""
+
+    def __init__(self, n1=1, n2=None, multiscale=False, range_max=64):
+        self.n1 = n1
+        self.n2 = n2
+        self.multiscale = multiscale
+        self.range_max = range_max
+
+    def to_ttlab(self) -> IDEstimator:
+        """The ttlab estimator with these settings."""
+        return gride.GRIDE(n1=self.n1, n2=self.n2, multiscale=self.multiscale, range_max=self.range_max)
+
+
+class lPCA(GlobalAdapter):
+    """Local PCA rules (:class:`ttlab.intrinsic_dim.LPCA`); ``fit_explained_variance=True`` (a spectrum as input)
+    is missing."""
+
+    def __init__(self, ver="FO", alphaRatio=0.05, alphaFO=0.05, alphaFan=10, betaFan=0.8, PFan=0.95, verbose=True,
+                 center=True, fit_explained_variance=False, *, n_samples=None, noise_var=None, alphaKN=0.05,
+                 n_permutations=100, quantile=0.95, null="permute", random_state=None):
+        self.ver = ver
+        self.alphaRatio = alphaRatio
+        self.alphaFO = alphaFO
+        self.alphaFan = alphaFan
+        self.betaFan = betaFan
+        self.PFan = PFan
+        self.verbose = verbose
+        self.center = center
+        self.fit_explained_variance = fit_explained_variance
+        self.n_samples = n_samples
+        self.noise_var = noise_var
+        self.alphaKN = alphaKN
+        self.n_permutations = n_permutations
+        self.quantile = quantile
+        self.null = null
+        self.random_state = random_state
+
+    def to_ttlab(self) -> IDEstimator:
+        """The ttlab estimator with these settings."""
+        if self.fit_explained_variance:
+            raise missing_option("lPCA", "fit_explained_variance=True (X a precomputed spectrum)")
+        return lpca.LPCA(ver=self.ver, alpha_ratio=self.alphaRatio, alpha_fo=self.alphaFO, alpha_fan=self.alphaFan,
+                         beta_fan=self.betaFan, p_fan=self.PFan, center=self.center, noise_var=self.noise_var,
+                         alpha_kn=self.alphaKN, n_permutations=self.n_permutations, quantile=self.quantile,
+                         null=self.null, random_state=self.random_state or 0)
+
+    def fit(self, X: Any, y: Any = None) -> "lPCA":
+        """As scikit-dimension's: ``dimension_``, ``explained_var_`` and ``gap_``-style attributes."""
+        super().fit(X)
+        self.explained_var_ = getattr(self.ttlab_estimator_, "explained_variance_")
+        return self
+
+
+class MiND_ML(GlobalAdapter):
+    """MiND maximum likelihood (:class:`ttlab.intrinsic_dim.MiND_ML`)."""
+
+    def __init__(self, k=20, D=10, ver="MLk"):
+        self.k = k
+        self.D = D
+        self.ver = ver
+
+    def to_ttlab(self) -> IDEstimator:
+        """The ttlab estimator with these settings."""
+        return mind.MiND_ML(k=self.k, D=self.D, ver=self.ver)
+
+
+class DANCo(GlobalAdapter):
+    """DANCo (:class:`ttlab.intrinsic_dim.DANCo`); ``ver='DANCoFit'`` (scikit-dimension's shipped calibration
+    table) is missing."""
+
+    def __init__(self, k=10, D=None, calibration_data=None, ver="DANCo", fractal=True, verbose=False,
+                 random_state=None):
+        self.k = k
+        self.D = D
+        self.calibration_data = calibration_data
+        self.ver = ver
+        self.fractal = fractal
+        self.verbose = verbose
+        self.random_state = random_state
+
+    def to_ttlab(self) -> IDEstimator:
+        """The ttlab estimator with these settings."""
+        if self.ver == "DANCoFit":
+            raise missing_option("DANCo", "ver='DANCoFit' (its shipped calibration table)")
+        return mind.DANCo(k=self.k, D=self.D, fractal=self.fractal, random_state=self.random_state or 0,
+                          ver=self.ver, calibration_data=self.calibration_data)
+
+    def fit(self, X: Any, y: Any = None) -> "DANCo":
+        """As scikit-dimension's; ``calibration_data`` is not overwritten (scikit-learn's rule)."""
+        super().fit(X)
+        return self
+
+    def _dancoDimEstNoCalibration(self, X: Any, D: int) -> Any:
+        """scikit-dimension's private helper (its tests call it after setting ``_k``)."""
+        return danco_statistics(X, k=getattr(self, "_k", self.k), D=D)
+
+
+class CorrInt(GlobalAdapter):
+    """Correlation integral (:class:`ttlab.intrinsic_dim.CorrInt`); ``DM=True`` is missing."""
+
+    def __init__(self, k1=10, k2=20, DM=False):
+        self.k1 = k1
+        self.k2 = k2
+        self.DM = DM
+
+    def to_ttlab(self) -> IDEstimator:
+        """The ttlab estimator with these settings."""
+        if self.DM:
+            raise missing_option("CorrInt", "DM=True (X a precomputed distance matrix)")
+        return corrint.CorrInt(k1=self.k1, k2=self.k2)
+
+
+class FisherS(GlobalAdapter):
+    """Fisher separability (:class:`ttlab.intrinsic_dim.FisherS`); plots and separability graphs are missing."""
+
+    def __init__(self, conditional_number=10, project_on_sphere=1, alphas=None, produce_plots=False, verbose=0,
+                 limit_maxdim=False):
+        self.conditional_number = conditional_number
+        self.project_on_sphere = project_on_sphere
+        self.alphas = alphas
+        self.produce_plots = produce_plots
+        self.verbose = verbose
+        self.limit_maxdim = limit_maxdim
+
+    def to_ttlab(self) -> IDEstimator:
+        """The ttlab estimator with these settings."""
+        if self.produce_plots:
+            raise missing_option("FisherS", "produce_plots=True")
+        return fisher_s.FisherS(conditional_number=self.conditional_number,
+                                project_on_sphere=bool(self.project_on_sphere), alphas=self.alphas,
+                                limit_maxdim=self.limit_maxdim)
+
+    def point_inseparability_to_pointID(self, *args: Any, **kwargs: Any) -> Any:
+        """Not in ttlab."""
+        raise missing_option("FisherS", "point_inseparability_to_pointID")
+
+    def getSeparabilityGraph(self, *args: Any, **kwargs: Any) -> Any:
+        """Not in ttlab."""
+        raise missing_option("FisherS", "getSeparabilityGraph")
+
+
+class KNN(GlobalAdapter):
+    """kNN graph length (:class:`ttlab.intrinsic_dim.KNN`)."""
+
+    def __init__(self, k=None, ps=None, M=1, gamma=2, random_state=None):
+        self.k = k
+        self.ps = ps
+        self.M = M
+        self.gamma = gamma
+        self.random_state = random_state
+
+    def to_ttlab(self) -> IDEstimator:
+        """The ttlab estimator with these settings."""
+        return knn_length.KNN(k=self.k, ps=self.ps, M=self.M, gamma=self.gamma, random_state=self.random_state or 0)
+
+
+class PH(GlobalAdapter):
+    """Persistent-homology dimension (:class:`ttlab.intrinsic_dim.PH`)."""
+
+    def __init__(self, alpha=1.0, n_range_min=0.5, n_range_max=1.0, range_type="fraction", nsteps=100,
+                 subsamples=10, metric="euclidean", random_state=None, n_jobs=1):
+        self.alpha = alpha
+        self.n_range_min = n_range_min
+        self.n_range_max = n_range_max
+        self.range_type = range_type
+        self.nsteps = nsteps
+        self.subsamples = subsamples
+        self.metric = metric
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def to_ttlab(self) -> IDEstimator:
+        """The ttlab estimator with these settings."""
+        if self.metric != "euclidean":
+            raise missing_option("PH", f"metric={self.metric!r}")
+        return ph.PH(alpha=self.alpha, n_range_min=self.n_range_min, n_range_max=self.n_range_max,
+                     range_type=self.range_type, nsteps=self.nsteps, subsamples=self.subsamples,
+                     random_state=self.random_state or 0)
