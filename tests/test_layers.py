@@ -7,7 +7,7 @@
 * no module imports another module's private names (``_name``), nor a private module of another package;
 * one address per name: outside the packages' ``__init__`` no module re-exports another's names (its ``__all__`` lists
   only what it defines, and no import is kept with ``noqa: F401``);
-* no module over 800 lines and no function over 90 lines.
+* no module over 800 lines (400 in reproduce and intrinsic_dim) and no function over 90 lines.
 """
 
 from __future__ import annotations
@@ -37,6 +37,8 @@ EXCEPTIONS = {
     ("ttlab", "ttlab.lm.text_exponents"),  # ttlab.predict_exponents, the researcher's one call, loaded on first use
 }
 MAX_MODULE_LINES = 800
+# Rooms sized by what they hold (issue 32): the reproduce parts and the ID estimators, one family per module.
+ROOM_LINES = {"ttlab.reproduce": 400, "ttlab.intrinsic_dim": 400}
 MAX_FUNCTION_LINES = 90
 
 
@@ -211,8 +213,10 @@ def test_module_and_function_sizes():
     big, long = [], []
     for mod, path in MODULES.items():
         text = path.read_text(encoding="utf-8")
-        if text.count("\n") > MAX_MODULE_LINES:
-            big.append(f"{mod}: {text.count(chr(10))} lines")
+        cap = next((n for room, n in ROOM_LINES.items() if mod == room or mod.startswith(room + ".")),
+                   MAX_MODULE_LINES)
+        if text.count("\n") > cap:
+            big.append(f"{mod}: {text.count(chr(10))} lines (at most {cap})")
         for node in ast.walk(ast.parse(text)):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 n = node.end_lineno - node.lineno + 1
