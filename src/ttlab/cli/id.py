@@ -31,6 +31,7 @@ from ttlab.intrinsic_dim.files import compare_file, estimate_file, id_scale_file
 from ttlab.intrinsic_dim.io import SAMPLE_MEMORY_LIMIT_GIB, write_manifold
 from ttlab.intrinsic_dim.knn import BACKENDS as KNN_BACKENDS
 from ttlab.intrinsic_dim.protocol import PAPER
+from ttlab.intrinsic_dim.scale import IDScaleSettings
 from ttlab.intrinsic_dim.views import compare_view, estimate_view, id_scale_view
 from ttlab.lm.configs import WHICH, EmbedConfig
 from ttlab.lm.corpus import CorpusSpec
@@ -157,10 +158,9 @@ def scale_cmd(
     """The intrinsic dimension of the points in FILE against the scale r it is read at (DADApy's definitions): 2NN on
     decimated subsets and GRIDE across neighbour orders. Read the ID where it is flat in r: below, noise raises it;
     above, curvature, edges and too few points bend it."""
-    res, payload, notes = id_scale_file(
-        file, key=key, out=out, overwrite=overwrite, plot=plot, method=method, min_points=min_points,
-        max_subsets=max_subsets, range_max=range_max, discard_fraction=discard_fraction, seed=seed, metric=metric,
-        backend=backend, device=device)
+    settings = IDScaleSettings(method, min_points, max_subsets, range_max, discard_fraction, seed, metric, backend,
+                               device)
+    res, payload, notes = id_scale_file(file, settings, key=key, out=out, overwrite=overwrite, plot=plot)
     if not _report(payload, notes, as_json):
         print_view(id_scale_view(res, file, plot))
 

@@ -16,7 +16,7 @@ from ttlab.intrinsic_dim.compare import CompareResult
 from ttlab.intrinsic_dim.gride import GRIDE
 from ttlab.intrinsic_dim.io import load_points
 from ttlab.intrinsic_dim.mle import MLE
-from ttlab.intrinsic_dim.scale import IDScaleResult, check_scale_options, id_scale
+from ttlab.intrinsic_dim.scale import IDScaleResult, IDScaleSettings, id_scale_with
 from ttlab.intrinsic_dim.twonn import TwoNN
 from ttlab.outputs import check_out_file, check_plot_file
 from ttlab.provenance import atomic_savefig, atomic_write_json
@@ -83,22 +83,20 @@ def compare_file(
 
 def id_scale_file(
     file: str | os.PathLike,
+    settings: IDScaleSettings,
     *,
     key: str | None = None,
     out: str | os.PathLike | None = None,
     overwrite: bool | None = None,
     plot: str | os.PathLike | None = None,
-    **options: Any,
 ) -> tuple[IDScaleResult, dict[str, Any], list[str]]:
-    """:func:`ttlab.intrinsic_dim.scale.id_scale` with ``options`` (method, min_points, …) on the points of ``file``;
+    """:func:`ttlab.intrinsic_dim.scale.id_scale_with` with ``settings`` (checked when built) on the points of ``file``;
     writes the JSON payload to ``out`` and :func:`~ttlab.intrinsic_dim.figures.id_scale_figure` to the image ``plot``
     when given — an existing file only with ``overwrite``. The options and both paths are checked before the points
     are read. Returns (result, payload — with ``plot`` when drawn —, the distinct warning messages)."""
-    check_scale_options(**options)
-
     def draw(res: IDScaleResult) -> Any:
         from ttlab.intrinsic_dim.figures import id_scale_figure
 
         return id_scale_figure(res, title=f"{file}: ID against scale (read the plateau)")
 
-    return _run_on_file(file, key, out, overwrite, lambda X: id_scale(X, **options), plot, draw)
+    return _run_on_file(file, key, out, overwrite, lambda X: id_scale_with(X, settings), plot, draw)

@@ -27,6 +27,7 @@ Radii are in the input's distance units (the ``metric``'s).
 
 from __future__ import annotations
 
+import numbers
 import time
 import warnings
 from dataclasses import asdict, dataclass, field
@@ -39,10 +40,10 @@ from ttlab.intrinsic_dim.base import PreparedPoints, prepare_points
 from ttlab.intrinsic_dim.gride import gride_mle
 from ttlab.intrinsic_dim.knn import BACKENDS, kneighbors_prepared
 from ttlab.intrinsic_dim.twonn import TWONN_MIN_POINTS, twonn_from_distances
-from ttlab.intrinsic_dim.validate import check_metric, to_metric_distances
-from ttlab.validation import check_choice, check_float, check_int
+from ttlab.intrinsic_dim.validate import METRICS, to_metric_distances
+from ttlab.validation import POSITIVE_INT, SEED, Declared, Interval, Options
 
-__all__ = ["SCALE_METHODS", "GrideScale", "IDScaleResult", "TwoNNScale", "check_scale_options", "id_scale"]
+__all__ = ["SCALE_METHODS", "GrideScale", "IDScaleResult", "IDScaleSettings", "TwoNNScale", "id_scale", "id_scale_with"]
 
 SCALE_METHODS = ("2nn", "gride", "both")
 """The definitions :func:`id_scale` computes (``ttlab id scale --method``)."""
@@ -95,23 +96,32 @@ class IDScaleResult:
         return asdict(self)
 
 
-def check_scale_options(
-    method: str = "both", *, min_points: int = 20, max_subsets: int = 64, range_max: int = 64,
-    discard_fraction: float = 0.1, seed: int = 0, metric: str = "euclidean", backend: str = "auto",
-    device: str | None = None,
-) -> None:
-    """Check :func:`id_scale`'s options (a command checks them before it reads the points); raises
-    :class:`TTLabInputError` naming the first bad one."""
-    check_choice(method, "method", SCALE_METHODS)
-    check_int(min_points, "min_points", TWONN_MIN_POINTS)
-    check_int(max_subsets, "max_subsets", 1)
-    check_int(range_max, "range_max", 2)
-    check_float(discard_fraction, "discard_fraction", 0.0, 1.0, lo_open=True, hi_open=True)
-    check_int(seed, "seed", 0)
-    check_metric(metric)
-    check_choice(backend, "backend", BACKENDS)
-    if device is not None and not isinstance(device, str):
-        raise TTLabInputError(f"device must be a string such as 'cpu' or 'cuda', got {device!r}.")
+@dataclass(frozen=True)
+class IDScaleSettings(Declared):
+    """What :func:`id_scale` computes and how (its parameters, documented there), checked when built: the one object
+    the command and the file runner pass on."""
+
+    method: str = "both"
+    min_points: int = 20
+    max_subsets: int = 64
+    range_max: int = 64
+    discard_fraction: float = 0.1
+    seed: int = 0
+    metric: str = "euclidean"
+    backend: str = "auto"
+    device: str | None = None
+
+    parameter_constraints = {
+        "method": [Options(SCALE_METHODS)],
+        "min_points": [Interval(numbers.Integral, TWONN_MIN_POINTS, None, closed="left")],
+        "max_subsets": POSITIVE_INT,
+        "range_max": [Interval(numbers.Integral, 2, None, closed="left")],
+        "discard_fraction": [Interval(numbers.Real, 0.0, 1.0, closed="neither")],
+        "seed": SEED,
+        "metric": [Options(METRICS)],
+        "backend": [Options(BACKENDS)],
+        "device": [str, None],
+    }
 
 
 def _distances(X: np.ndarray, k: int, metric: str, backend: str, device: str | None) -> tuple[np.ndarray, str]:
@@ -179,11 +189,16 @@ def id_scale(
     seeded by ``seed``), 'gride' (n1 = 1, 2, 4, … with n2 = 2 n1 <= ``range_max``, default 64 as DADApy's) or
     'both'. ``discard_fraction``: TwoNN's (0.1, DADApy's ``fraction = 0.9``). Exact duplicate rows are dropped first,
     with a warning."""
+    return id_scale_with(X, IDScaleSettings(method, min_points, max_subsets, range_max, discard_fraction, seed, metric,
+                                            backend, device))
+
+
+def id_scale_with(X: Any, settings: IDScaleSettings) -> IDScaleResult:
+    """:func:`id_scale` with its parameters as one checked :class:`IDScaleSettings`."""
     from ttlab.provenance import versions
 
     t0 = time.perf_counter()
-    check_scale_options(method, min_points=min_points, max_subsets=max_subsets, range_max=range_max,
-                        discard_fraction=discard_fraction, seed=seed, metric=metric, backend=backend, device=device)
+    method, min_points, metric, seed = settings.method, settings.min_points, settings.metric, settings.seed
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         prep = prepare_points(X, metric)
@@ -199,10 +214,11 @@ def id_scale(
     gride: list[GrideScale] = []
     used = ""
     if method in ("2nn", "both"):
-        twonn, used = _twonn_scales(prep, min_points, max_subsets, discard_fraction, seed, backend, device)
+        twonn, used = _twonn_scales(prep, min_points, settings.max_subsets, settings.discard_fraction, seed,
+                                    settings.backend, settings.device)
     if method in ("gride", "both"):
-        gride, used = _gride_scales(prep, range_max, backend, device)
-    settings = {"min_points": min_points, "max_subsets": max_subsets, "range_max": range_max,
-                "discard_fraction": discard_fraction, "backend": backend}
+        gride, used = _gride_scales(prep, settings.range_max, settings.backend, settings.device)
+    recorded = {"min_points": min_points, "max_subsets": settings.max_subsets, "range_max": settings.range_max,
+                "discard_fraction": settings.discard_fraction, "backend": settings.backend}
     return IDScaleResult(method, twonn, gride, prep.n_input, int(prep.X.shape[1]), prep.n_duplicates, metric, seed,
-                         settings, used, time.perf_counter() - t0, versions())
+                         recorded, used, time.perf_counter() - t0, versions())
