@@ -582,11 +582,12 @@ def run_model_sweep(
 
 
 def run_preset_sweep(preset: SweepPreset, out_dir: str | Path, *, loss: str = DEFAULT_LOSS,
-                     progress: ProgressFn | None = None) -> dict[str, Any]:
-    """``ttlab lm data-sweep | model-sweep``: the sweep ``preset`` (:func:`ttlab.lm.presets.sweep_preset`, with the
-    command's overrides) run by :func:`run_data_sweep` (a :class:`DataSweepPreset`) or :func:`run_model_sweep`."""
+                     progress: ProgressFn | None = None, bootstrap: int = BOOTSTRAP) -> dict[str, Any]:
+    """``ttlab lm data-sweep | model-sweep`` and ``ttlab reproduce``'s LM sweeps: the sweep ``preset``
+    (:func:`ttlab.lm.presets.sweep_preset`, with the caller's overrides) run by :func:`run_data_sweep` (a
+    :class:`DataSweepPreset`) or :func:`run_model_sweep`, with ``bootstrap`` replicates of the exponent fit."""
     run = run_data_sweep if isinstance(preset, DataSweepPreset) else run_model_sweep
-    return run(out_dir=out_dir, loss=loss, progress=progress, **preset.kwargs())
+    return run(out_dir=out_dir, loss=loss, progress=progress, bootstrap=bootstrap, **preset.kwargs())
 
 
 # -------------------------------------------------------------------------------------- ablations

@@ -58,25 +58,24 @@ BOOTSTRAP = PerMode(quick=1000, standard=1000, full=1000, tiny=200)
 
 
 def sweep_results(kind: str, out: Path, ctx: PartContext, corpus: str | None = None) -> dict[str, Any]:
-    from ttlab.lm.experiments import run_data_sweep, run_model_sweep
-    from ttlab.lm.presets import sweep_kwargs
+    from ttlab.lm.experiments import run_preset_sweep
+    from ttlab.lm.presets import sweep_preset
 
     tiny = _TINY_DATA if kind == "data" else _TINY_MODEL
     overrides: dict[str, Any] = dict(ctx.pick(PerMode(quick={}, standard={}, full={}, tiny=tiny)))
     if corpus is not None:
         overrides["corpus"] = corpus
-    kw = sweep_kwargs(kind, ctx.pick(PRESETS), **overrides, id_options=id_options(ctx))
-    workers = min(kw["execution"].workers, ctx.n_workers)
-    kw["execution"] = replace(kw["execution"], backend=ctx.backend, ray_address=ctx.ray_address, workers=workers,
-                              threads_per_task=max(1, ctx.n_workers // workers))
-    kw["seeds"] = [ctx.seed + s for s in kw["seeds"]]
+    preset = sweep_preset(kind, ctx.pick(PRESETS), **overrides, id_options=id_options(ctx))
+    workers = min(preset.execution.workers, ctx.n_workers)
+    execution = replace(preset.execution, backend=ctx.backend, ray_address=ctx.ray_address, workers=workers,
+                        threads_per_task=max(1, ctx.n_workers // workers))
+    preset = replace(preset, execution=execution, seeds=tuple(ctx.seed + s for s in preset.seeds))
     label = kind if corpus is None else f"{kind} ({corpus})"
 
     def progress(stage: str, done: int, total: int) -> None:
         ctx.step(f"{label} sweep: {stage}", done, total)
 
-    fn = run_data_sweep if kind == "data" else run_model_sweep
-    return fn(out, progress=progress, bootstrap=ctx.pick(BOOTSTRAP), **kw)
+    return run_preset_sweep(preset, out, progress=progress, bootstrap=ctx.pick(BOOTSTRAP))
 
 
 def _slim(res: dict[str, Any], sub: str) -> dict[str, Any]:

@@ -215,10 +215,8 @@ def model_scaling(out: Path, ctx: PartContext) -> dict:
         ctx.step(f"model-size sweep: {what}", p.done, p.total)
 
     sub = out / "model_scaling"
-    kw: dict[str, Any] = {"backend": ctx.backend, "workers": ctx.n_workers}
-    if ctx.ray_address is not None:
-        kw["ray_address"] = ctx.ray_address
-    payload = run_model_scaling(config(ctx), sub, progress=progress, **kw)
+    payload = run_model_scaling(config(ctx), sub, progress=progress, backend=ctx.backend, workers=ctx.n_workers,
+                                ray_address=ctx.ray_address)
     sw = payload["sweep"]
     if sw["n_failed"]:
         first = sw["failures"][0]["error"] if sw["failures"] else ""
