@@ -112,5 +112,5 @@ def test_fit_estimate_takes_the_estimator_object_and_records_it():
         a, b = fit_estimate(make_estimator(method, **opts), X), estimate_id(X, method, **opts)
         assert a.method == method and a.dimension == b.dimension and a.config == b.config
     assert fit_estimate(make_estimator("gride", k=14), X).config["k"] == 14
-    with pytest.raises(TTLabInputError, match="fit_estimate takes one of MLE, TwoNN, GRIDE, got LPCA"):
+    with pytest.raises(TTLabInputError, match="fit_estimate takes one of MLE, TwoNN, GRIDE, TwoNNBayes, BID, got LPCA"):
         fit_estimate(LPCA(), X)

@@ -68,8 +68,10 @@ def _report(payload: dict[str, Any], notes: list[str], as_json: bool) -> bool:
 @app.command("estimate")
 def estimate(
     file: FileArg,
-    method: Annotated[str, Option("--method", help="mle | twonn | gride.")] = "mle",
-    k: Annotated[int, Option("--k", help="Neighbours: K for MLE; n2 for GRIDE (n1 = k // 2); unused by TwoNN.")] = PAPER.k,
+    method: Annotated[str, Option("--method", help="mle | twonn | gride | twonn_bayes (TwoNN's posterior, with a "
+                                  "credible interval) | bid (binomial estimator, with a Cramér–Rao interval).")] = "mle",
+    k: Annotated[int, Option("--k", help="Neighbours: K for MLE and BID; n2 for GRIDE (n1 = k // 2); unused by TwoNN "
+                             "and twonn_bayes.")] = PAPER.k,
     average: Annotated[str, Option("--average", help="MLE: mean (paper's code) | harmonic (MacKay–Ghahramani) | median.")] = PAPER.average,
     unbiased: Annotated[bool, Option("--unbiased", help="MLE: use K-2 instead of K-1.")] = False,
     metric: MetricOpt = "euclidean",

@@ -14,15 +14,23 @@ from typing import Any
 import numpy as np
 
 from ttlab.errors import TTLabInputError
+from ttlab.intrinsic_dim.binomial import BID
+from ttlab.intrinsic_dim.compare import estimator_interval
 from ttlab.intrinsic_dim.gride import GRIDE
 from ttlab.intrinsic_dim.mle import MLE
 from ttlab.intrinsic_dim.protocol import PAPER
 from ttlab.intrinsic_dim.twonn import TwoNN
+from ttlab.intrinsic_dim.twonn_bayes import TwoNNBayes
 from ttlab.provenance import versions
 from ttlab.validation import check_choice
 
-METHODS = {"mle": MLE, "twonn": TwoNN, "gride": GRIDE}
-"""The estimators :func:`make_estimator` and :func:`estimate_id` build, by name (``ttlab id estimate --method``)."""
+METHODS = {"mle": MLE, "twonn": TwoNN, "gride": GRIDE, "twonn_bayes": TwoNNBayes, "bid": BID}
+"""The estimators :func:`make_estimator` and :func:`estimate_id` build, by name (``ttlab id estimate --method``):
+``twonn_bayes`` (the TwoNN posterior with its credible interval) and ``bid`` (the binomial estimator with its
+Cramér–Rao interval) report ``extras['interval']``."""
+
+Estimator = MLE | TwoNN | GRIDE | TwoNNBayes | BID
+"""What :func:`make_estimator` builds and :func:`fit_estimate` takes."""
 
 
 @dataclass
@@ -67,8 +75,10 @@ def make_estimator(
     device: str | None = None,
     discard_fraction: float = 0.1,
     multiscale: bool = False,
-) -> MLE | TwoNN | GRIDE:
-    """Build an estimator from flat options; ``k`` means K for MLE and ``n2`` (with ``n1 = k // 2``) for GRIDE."""
+    level: float = 0.95,
+) -> Estimator:
+    """Build an estimator from flat options; ``k`` means K for MLE and BID, and ``n2`` (with ``n1 = k // 2``) for
+    GRIDE; ``level`` is the interval's of ``twonn_bayes`` and ``bid`` (default priors and ratio: see their classes)."""
     check_choice(method, "method", tuple(METHODS))
     common = dict(
         metric=metric, batch_size=batch_size, seed=seed, remainder=remainder,
@@ -78,6 +88,10 @@ def make_estimator(
         return MLE(k=k, average=average, unbiased=unbiased, **common)
     if method == "twonn":
         return TwoNN(discard_fraction=discard_fraction, **common)
+    if method == "twonn_bayes":
+        return TwoNNBayes(level=level, **common)
+    if method == "bid":
+        return BID(k=k, level=level, **common)
     n1 = max(1, int(k) // 2) if isinstance(k, (int, np.integer)) and not isinstance(k, bool) else k
     return GRIDE(n1=n1, n2=k, multiscale=multiscale, **common)
 
@@ -92,7 +106,7 @@ def estimate_id(X: Any, method: str = "mle", **options: Any) -> IDResult:
     return fit_estimate(make_estimator(method, **options), X)
 
 
-def fit_estimate(est: MLE | TwoNN | GRIDE, X: Any) -> IDResult:
+def fit_estimate(est: Estimator, X: Any) -> IDResult:
     """Fit the estimator ``est`` (one of :data:`METHODS`, e.g. built by :func:`make_estimator`) to ``X`` and return
     an :class:`IDResult` (its ``config`` names the method and the estimator's parameters)."""
     method = next((name for name, cls in METHODS.items() if type(est) is cls), None)
@@ -107,9 +121,12 @@ def fit_estimate(est: MLE | TwoNN | GRIDE, X: Any) -> IDResult:
     for w in caught:
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     extras: dict[str, Any] = {}
-    for key in ("error_", "scales_", "dimension_scales_", "error_scales_", "radius_scales_"):
+    for key in ("error_", "scales_", "dimension_scales_", "error_scales_", "radius_scales_", "posterior_std_"):
         if hasattr(est, key):
             extras[key.rstrip("_")] = getattr(est, key)
+    interval = estimator_interval(est)
+    if interval is not None:
+        extras["interval"] = interval
     nb = len(est.batch_sizes_)
     config = {"method": method, **est.get_params()}
     if method == "gride":
@@ -154,4 +171,4 @@ def paper_protocol(
     )
 
 
-__all__ = ["METHODS", "IDResult", "estimate_id", "make_estimator", "paper_protocol"]
+__all__ = ["METHODS", "Estimator", "IDResult", "estimate_id", "make_estimator", "paper_protocol"]

@@ -36,6 +36,9 @@ def estimate_view(res: IDResult, file: str | os.PathLike, metric: str) -> list[R
         out.append(plain("  per batch: " + ", ".join(f"{v:.3f}" for v in res.batches)))
     if "error" in res.extras:
         out.append(plain(f"  standard error {res.extras['error']:.3f}"))
+    if "interval" in res.extras:
+        iv = res.extras["interval"]
+        out.append(plain(f"  {iv['level']:.0%} interval {iv['low']:.3f}–{iv['high']:.3f} ({iv['kind']})"))
     return out
 
 
