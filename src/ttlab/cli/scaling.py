@@ -146,7 +146,11 @@ def fit(
         "same).")] = None,
     weights: Annotated[OptStr, Option(
         "--weights", help="Column of per-run weights (positive, finite): each run's loss term is multiplied by its "
-        "weight (rescaled to mean 1).")] = None,
+        "weight (rescaled to mean 1). Not with --weight-by-compute.")] = None,
+    weight_by_compute: Annotated[OptStr, Option(
+        "--weight-by-compute", help="chinchilla only: sqrt | linear — weight each run by √C or by C, its compute "
+        "C = k·N·D (rescaled to mean 1, so k drops out; OLMo-core's ladder fits weight by √(6ND)), to favour the "
+        "large runs. Not with --weights.")] = None,
     asymmetry: Annotated[OptFloat, Option(
         "--asymmetry", help="offset/chinchilla: A ≥ 1 multiplies the loss term of each run the fit over-estimates "
         "(log L̂ > log L), for a lower envelope (OLMo-core's overestimate penalty; 1 = symmetric).")] = None,
@@ -163,7 +167,7 @@ def fit(
         predict=None if predict is None else parse_named_values(predict, "predict", example="N=1e10,D=2e11",
                                                                 what="size column"),
         method=method, weights=weights, asymmetry=asymmetry, drop_highest=drop_highest,
-        note=lambda m: console_err.print(plain(m), highlight=False))
+        weight_by_compute=weight_by_compute, note=lambda m: console_err.print(plain(m), highlight=False))
     print_warnings(payload["warnings"])
     print_json(payload) if json_out else print_view(views.fit_view(payload))
 

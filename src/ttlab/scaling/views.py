@@ -116,7 +116,9 @@ def fit_view(p: dict[str, Any]) -> list[RenderableType]:
                          + ("" if scale is None else f", fitted scale σ = {scale:.4g}")))
     fc = p["fit_config"]
     how = [f"starts: {fc['method']}"] if fc.get("method", "grid") != "grid" else []
-    how += ["weighted"] if fc.get("weighted") else []
+    by_compute = (p.get("config") or {}).get("weight_by_compute")
+    how += ([f"weighted by compute (w ∝ {'√C' if by_compute == 'sqrt' else 'C'}, C = k·N·D)" if by_compute
+             else "weighted"] if fc.get("weighted") else [])
     how += [f"asymmetry {fc['asymmetry']:g}"] if fc.get("asymmetry", 1.0) != 1.0 else []
     how += [f"{fc['drop_highest']} highest-loss point(s) dropped"] if fc.get("drop_highest") else []
     if how:
