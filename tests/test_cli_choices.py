@@ -17,7 +17,7 @@ from ttlab.lm.configs import DTYPES, MODEL_PRESETS, SPLITS, WHICH, WINDOWS
 from ttlab.lm.presets import LOSS_METRICS, PROTOCOLS
 from ttlab.lm.suite_windows import DECODE_ERRORS
 from ttlab.lm.suite_windows import DTYPES as SUITE_DTYPES
-from ttlab.scaling.fit_checks import BOOTSTRAP_METHODS
+from ttlab.scaling.fit_checks import BOOTSTRAP_METHODS, COMPUTE_WEIGHTS
 from ttlab.scaling.fit_csv import KINDS
 from ttlab.scaling.fit_models import FORMS, OBJECTIVES
 from ttlab.scaling.fit_varpro import METHODS as FIT_METHODS
@@ -49,6 +49,7 @@ CHOICES = {  # (command, parameter) -> the library's choices
     ("scaling fit", "objective"): OBJECTIVES,
     ("scaling fit", "method"): FIT_METHODS,
     ("scaling fit", "kind"): KINDS,
+    ("scaling fit", "weight_by_compute"): tuple(COMPUTE_WEIGHTS),
     ("scaling manifold", "arch"): ARCHS,
     ("scaling manifold", "regime"): REGIMES,
     ("scaling manifold", "backend"): SWEEP_BACKENDS,

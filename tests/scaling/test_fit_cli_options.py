@@ -58,8 +58,44 @@ def test_the_defaults_are_recorded_too(run_cli, runs_csv):
     (["--form", "offset", "--asymmetry", "0.9"], "asymmetry must be a number >= 1", "--asymmetry"),
     (["--form", "offset", "--method", "lbfgs"], "unknown method 'lbfgs'", "--method"),
     (["--form", "offset", "--drop-highest", "33"], "leaves 3 of 36 points", "--drop-highest"),
+    (["--form", "chinchilla", "--x2", "D", "--weights", "w", "--weight-by-compute", "sqrt"],
+     "give one source of weights", "--weight-by-compute"),
+    (["--form", "chinchilla", "--x2", "D", "--weights", "w", "--weight-by-compute", "sqrt"],
+     "give one source of weights", "--weights"),
+    (["--form", "offset", "--weight-by-compute", "sqrt"], "needs the chinchilla form's two sizes", "--weight-by-compute"),
+    (["--form", "chinchilla", "--x2", "D", "--weight-by-compute", "cubic"], "unknown weight_by_compute 'cubic'",
+     "--weight-by-compute"),
 ])
 def test_bad_values_are_refused_naming_the_option(run_cli, runs_csv, args, match, flag):
     res = run_cli("scaling", "fit", str(runs_csv), "--x", "N", "--y", "loss", *args, "--bootstrap", "0", "--json")
     assert res.code == 2, res.out
     assert match in res.err and flag in res.err
+
+
+@pytest.mark.parametrize("how, power", [("linear", 1.0), ("sqrt", 0.5)])
+def test_weights_by_compute_are_a_weights_column_of_the_same_numbers(run_cli, runs_csv, tmp_path, how, power):
+    """--weight-by-compute: w ∝ C^p, C = k·N·D, mean 1 — the fit (estimate and intervals) of a --weights column holding
+    those numbers, recorded in the configuration, and not the unweighted fit."""
+    from ttlab.scaling.fit_checks import compute_weights
+
+    lines = runs_csv.read_text().splitlines()
+    rows = [line.split(",") for line in lines[1:]]
+    n, d = (np.array([float(r[i]) for r in rows]) for i in (0, 1))
+    w = compute_weights(n, d, how)
+    assert w.mean() == pytest.approx(1.0) and w == pytest.approx((n * d) ** power / np.mean((n * d) ** power))
+    assert compute_weights(n * 1e290, d * 1e10, how) == pytest.approx(w)  # log space: no overflow at huge sizes
+    csv = tmp_path / "with_c.csv"
+    csv.write_text("\n".join([lines[0] + ",c"] + [f"{line},{float(v)!r}" for line, v in zip(lines[1:], w)]) + "\n")
+    common = ["scaling", "fit", str(csv), "--x", "N", "--x2", "D", "--y", "loss", "--form", "chinchilla",
+              "--bootstrap", "8", "--json"]
+    by = run_cli(*common, "--weight-by-compute", how)
+    col = run_cli(*common, "--weights", "c")
+    plain_fit = run_cli(*common)
+    assert by.code == col.code == plain_fit.code == 0, by.err + col.err
+    b, c, u = by.json(), col.json(), plain_fit.json()
+    assert b["params"] == c["params"] and b["ci"] == c["ci"]
+    assert abs(b["params"]["alpha"] - u["params"]["alpha"]) > 1e-4  # the weights change the fit
+    assert (b["config"]["weight_by_compute"], b["config"]["weights"], b["fit_config"]["weighted"]) == (how, None, True)
+    assert (c["config"]["weight_by_compute"], u["config"]["weight_by_compute"]) == (None, None)
+    table = run_cli(*common[:-1], "--weight-by-compute", how)
+    assert "weighted by compute (w ∝ " + ("√C" if how == "sqrt" else "C") in " ".join(table.out.split())

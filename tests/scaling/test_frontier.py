@@ -154,3 +154,32 @@ def test_a_figure_is_never_written_over_the_json(run_cli, tmp_path, command):
     extra = ["--form", "chinchilla", "--x", "N", "--x2", "D", "--y", "loss"] if command == "fit" else []
     r = run_cli("scaling", command, csv, *extra, "--bootstrap", "5", "--plot", same, "--out", same)
     assert r.code == 2 and "plot and out are the same file" in r.err and not same.exists()
+
+
+EPOCH = {"E": 1.82, "A": 482.01, "B": 2085.43, "alpha": 0.3478, "beta": 0.3658}  # Besiroglu et al. 2024's refit
+
+
+def test_epoch_ai_s_refit_of_chinchilla_gives_a_near_one_half(run_cli, tmp_path):
+    """Besiroglu et al. 2024 (Epoch AI) refit Hoffmann et al.'s data: a = β/(α+β) = 0.3658/0.7136 = 0.5126, b = 1 − a;
+    and N_opt(C) is where the loss is least along N·D = C/6 (a numerical minimisation, and both neighbours higher)."""
+    f = compute_optimal(EPOCH, [1e21, 1e23, 1e25])
+    assert f.a["value"] == pytest.approx(0.5126, abs=0.001) and f.b["value"] == pytest.approx(1 - f.a["value"], abs=1e-12)
+    for e in f.budgets:
+        nd = e["compute"] / 6
+
+        def loss(n: float) -> float:
+            return EPOCH["E"] + EPOCH["A"] * n ** -EPOCH["alpha"] + EPOCH["B"] * (nd / n) ** -EPOCH["beta"]
+
+        best = minimize_scalar(lambda t: loss(math.exp(t)), bounds=(0.0, math.log(nd)), method="bounded",
+                               options={"xatol": 1e-10})
+        n_opt = e["n_opt"]["value"]
+        assert n_opt == pytest.approx(math.exp(best.x), rel=1e-4)
+        assert loss(n_opt) <= best.fun + 1e-12 and loss(n_opt * 1.01) > loss(n_opt) < loss(n_opt / 1.01)
+        assert e["loss_opt"]["value"] == pytest.approx(loss(n_opt), rel=1e-12)
+    fit = tmp_path / "epoch.json"  # the same law as a fit file (the published parameters alone: no runs, no replicates)
+    fit.write_text(json.dumps({"form": "chinchilla", "params": EPOCH}))
+    r = run_cli("scaling", "frontier", fit, "--compute", "1e21,1e23,1e25", "--json")
+    assert r.code == 0, r.err
+    p = r.json()
+    assert p["a"]["value"] == pytest.approx(0.5126, abs=0.001) and p["a"]["ci"] is None
+    assert [e["n_opt"]["value"] for e in p["budgets"]] == pytest.approx([e["n_opt"]["value"] for e in f.budgets])

@@ -122,8 +122,11 @@ def test_fit_power_json(run_cli, nano_csv, tmp_path):
     assert out["prediction"]["alpha_predicted"] == pytest.approx(0.1)
     assert plot.read_bytes()[:4] == b"\x89PNG"
     written = json.loads(out_file.read_text())
-    samples = written.pop("bootstrap_samples")  # the file also keeps the replicates (for scaling frontier)
+    samples = written.pop("bootstrap_samples")  # the file also keeps the replicates (for scaling frontier) …
+    points = written.pop("points")  # … and the runs fitted
     assert written == out and samples["columns"] == ["A", "alpha"] and len(samples["rows"]) == 500
+    assert points == {"columns": {"x": "params", "y": "val_loss", "x2": None}, "x": [124e6, 350e6, 774e6, 1558e6],
+                      "y": [3.12, 2.84, 2.67, 2.54], "weights": None}
     # same seed, same numbers
     again = run_cli("scaling", "fit", nano_csv, "--x", "params", "--y", "val_loss", "--bootstrap", "500",
                     "--seed", "1", "--json").json()

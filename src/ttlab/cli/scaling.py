@@ -146,7 +146,11 @@ def fit(
         "same).")] = None,
     weights: Annotated[OptStr, Option(
         "--weights", help="Column of per-run weights (positive, finite): each run's loss term is multiplied by its "
-        "weight (rescaled to mean 1).")] = None,
+        "weight (rescaled to mean 1). Not with --weight-by-compute.")] = None,
+    weight_by_compute: Annotated[OptStr, Option(
+        "--weight-by-compute", help="chinchilla only: sqrt | linear — weight each run by √C or by C, its compute "
+        "C = k·N·D (rescaled to mean 1, so k drops out; OLMo-core's ladder fits weight by √(6ND)), to favour the "
+        "large runs. Not with --weights.")] = None,
     asymmetry: Annotated[OptFloat, Option(
         "--asymmetry", help="offset/chinchilla: A ≥ 1 multiplies the loss term of each run the fit over-estimates "
         "(log L̂ > log L), for a lower envelope (OLMo-core's overestimate penalty; 1 = symmetric).")] = None,
@@ -163,7 +167,7 @@ def fit(
         predict=None if predict is None else parse_named_values(predict, "predict", example="N=1e10,D=2e11",
                                                                 what="size column"),
         method=method, weights=weights, asymmetry=asymmetry, drop_highest=drop_highest,
-        note=lambda m: console_err.print(plain(m), highlight=False))
+        weight_by_compute=weight_by_compute, note=lambda m: console_err.print(plain(m), highlight=False))
     print_warnings(payload["warnings"])
     print_json(payload) if json_out else print_view(views.fit_view(payload))
 
@@ -194,7 +198,12 @@ def frontier(
         "the range of a over the band's estimators (instead of --id).")] = None,
     beta: BetaOpt = 1.0,
     plot: Annotated[OptPath, Option("--plot", help="Write the frontier in the (N, D) plane: iso-loss contours, "
-                                    "iso-FLOP lines, the optima with their intervals, the runs (png/pdf/svg).")] = None,
+                                    "iso-FLOP lines, the optima with their intervals, the runs (of the CSV, or those "
+                                    "a fit JSON keeps), the IsoFLOP optima of --isoflop (png/pdf/svg).")] = None,
+    isoflop: Annotated[OptPath, Option(
+        "--isoflop", help="The JSON of `ttlab scaling isoflop --out`: its optimum N per budget (with its interval) is "
+        "drawn on the plot, and set beside the fit's N_opt at the same budget (their ratio). Its k must be "
+        "--flops-per-token.")] = None,
     out: Annotated[OptPath, Option("--out", help="Also write the result JSON to this file.")] = None,
     json_out: Json = False,
 ) -> None:
@@ -206,7 +215,7 @@ def frontier(
     payload = run_with_progress(
         frontier_file, on_interrupt=START_AGAIN, source=source, compute=budgets, x=x, x2=x2, y=y,
         flops_per_token=flops_per_token, bootstrap=bootstrap, seed=seed, ci_level=ci_level, intrinsic_dim=intrinsic_dim,
-        from_compare=from_compare, beta=beta, plot=plot, out=out)
+        from_compare=from_compare, beta=beta, plot=plot, out=out, isoflop=isoflop)
     print_json(payload) if json_out else print_view(views.frontier_view(payload))
 
 
@@ -221,14 +230,19 @@ def isoflop(
                                      "budget).")] = 400,
     seed: Annotated[int, Option("--seed", help="Seed of the bootstrap.")] = 0,
     ci_level: Annotated[float, Option("--ci-level", help="Confidence level of the intervals.")] = DEFAULT_CI_LEVEL,
-    out: Annotated[OptPath, Option("--out", help="Also write the result JSON to this file.")] = None,
+    flops_per_token: Annotated[float, Option("--flops-per-token", help="k in C = k·N·D that the budgets were computed "
+                                             "with: gives D_opt = C/(k·N_opt); recorded, and `scaling frontier "
+                                             "--isoflop` refuses a file of another k.")] = DEFAULT_FLOPS_PER_TOKEN,
+    out: Annotated[OptPath, Option("--out", help="Also write the result JSON to this file (`scaling frontier "
+                                   "--isoflop` draws it beside the parametric frontier).")] = None,
     json_out: Json = False,
 ) -> None:
     """Hoffmann et al.'s Approach 2: a parabola of loss against log N per compute budget, its vertex the optimal N,
     and N_opt ∝ C^a across budgets, with bootstrap intervals — no parametric loss law assumed."""
     from ttlab.scaling.isoflop import isoflop_file
 
-    payload = isoflop_file(csv_file, x, c, y, bootstrap=bootstrap, seed=seed, ci_level=ci_level, out=out)
+    payload = isoflop_file(csv_file, x, c, y, bootstrap=bootstrap, seed=seed, ci_level=ci_level,
+                           flops_per_token=flops_per_token, out=out)
     print_json(payload) if json_out else print_view(views.isoflop_view(payload))
 
 

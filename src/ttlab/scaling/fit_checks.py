@@ -17,10 +17,10 @@ from ttlab.scaling.fit_varpro import METHODS
 from ttlab.validation import Options, check_float, check_int, validate_params
 
 __all__ = [
-    "BOOTSTRAP_METHODS", "COLLINEAR_R", "CONSTANT_Y_TOL", "MAX_BOOTSTRAP", "MIN_DISTINCT_SIZES", "NEAR_CONSTANT_Y_TOL",
+    "BOOTSTRAP_METHODS", "COLLINEAR_R", "COMPUTE_WEIGHTS", "CONSTANT_Y_TOL", "MAX_BOOTSTRAP", "MIN_DISTINCT_SIZES", "NEAR_CONSTANT_Y_TOL",
     "SIZE_RTOL", "STARTS_COMPETING_RTOL", "STARTS_EXPONENT_TOL", "STARTS_FLOOR_RTOL", "STARTS_OBJECTIVE_RTOL", "analytic_ci", "bound_notes",
     "check_bootstrap", "check_fit_method", "check_optimizer_options", "check_options", "check_weights", "collapse_notes",
-    "design_notes", "diagnostics", "distinct_sizes", "drop_highest_points", "fit_config", "floor_notes", "goodness",
+    "compute_weights", "design_notes", "diagnostics", "distinct_sizes", "drop_highest_points", "fit_config", "floor_notes", "goodness",
     "log_correlation", "percentile_ci", "prepare_data", "range_notes", "start_notes",
 ]
 
@@ -244,6 +244,26 @@ def check_weights(weights: ArrayLike | None, n: int, name: str = "weights") -> n
         raise TTLabInputError(f"{name} must be positive and finite (each point's loss term is multiplied by its weight); "
                               f"{bad.size} bad value(s) at 0-based position(s) {shown}", params=("weights",))
     return w
+
+
+COMPUTE_WEIGHTS: dict[str, float] = {"sqrt": 0.5, "linear": 1.0}
+"""How a run is weighted by its compute C = k·N·D (``weight_by_compute``): the power of C its weight is proportional
+to — ``sqrt`` √C (OLMo-core's ladder fits weight by √(6ND)), ``linear`` C."""
+
+
+def compute_weights(n: ArrayLike, d: ArrayLike, how: str) -> np.ndarray:
+    """Per-run weights ∝ C^p, C = k·N·D and p = :data:`COMPUTE_WEIGHTS` [``how``], rescaled to mean 1 (so k, the
+    FLOPs per parameter and token, drops out); computed in log space, so sizes of 1e12 and more do not overflow."""
+    if how not in COMPUTE_WEIGHTS:
+        raise TTLabInputError(f"unknown weight_by_compute {how!r}; choose one of {', '.join(COMPUTE_WEIGHTS)}",
+                              params=("weight_by_compute",))
+    na, da = np.asarray(n, dtype=float), np.asarray(d, dtype=float)
+    if na.shape != da.shape or not np.all(np.isfinite(na) & (na > 0) & np.isfinite(da) & (da > 0)):
+        raise TTLabInputError("weight_by_compute needs positive, finite N and D of one length",
+                              params=("weight_by_compute",))
+    log_w = COMPUTE_WEIGHTS[how] * (np.log(na) + np.log(da))
+    w = np.exp(log_w - log_w.max())
+    return w / w.mean()
 
 
 def drop_highest_points(form: str, y: ArrayLike, k: int) -> tuple[np.ndarray, np.ndarray]:

@@ -23,7 +23,7 @@ from ttlab.scaling.io import read_columns_csv, read_measurements
 from ttlab.scaling.theory import check_beta
 from ttlab.validation import check_hours
 
-__all__ = ["KINDS", "SAMPLES_KEPT", "fit_csv", "samples_record"]
+__all__ = ["KINDS", "SAMPLES_KEPT", "fit_csv", "points_record", "samples_record"]
 
 KINDS = ("data", "model")
 """What the size column is: ``data`` (x = data size, exponent α_D) or ``model`` (x = parameters, α_N)."""
@@ -77,12 +77,28 @@ def _prediction_at(result: Any, predict: Mapping[str, float], data: Mapping[str,
                                               data[y], None if x2 is None else data[x2], seed=seed)}
 
 
+def _compute_weights(form: str, weights: str | None, how: str, sizes: tuple[Any, Any | None]) -> np.ndarray:
+    """The weights ``weight_by_compute`` = ``how`` gives the runs of sizes (N, D): the Chinchilla form only (C = k·N·D
+    needs both sizes), never with a ``weights`` column."""
+    from ttlab.scaling.fit_checks import compute_weights
+
+    if weights is not None:
+        raise TTLabInputError("give one source of weights: weights (a column) or weight_by_compute",
+                              params=("weights", "weight_by_compute"))
+    if form != "chinchilla" or sizes[1] is None:
+        raise TTLabInputError(f"weight_by_compute weights each run by its compute C = k·N·D, which needs the chinchilla "
+                              f"form's two sizes (x = N, x2 = D), not form {form}", params=("weight_by_compute", "form"))
+    return compute_weights(sizes[0], sizes[1], how)
+
+
 def _fit_extras(csv_file: Path, form: str, method: str | None, weights: str | None, asymmetry: float | None,
-                drop_highest: int, **given: Any) -> dict[str, Any]:
+                drop_highest: int, weight_by_compute: str | None = None, sizes: tuple[Any, Any | None] = (None, None),
+                **given: Any) -> dict[str, Any]:
     """The fit's keyword arguments (:func:`ttlab.scaling.fit.fit_chinchilla`): those ``given`` that are not None, the
-    start ``method``, the ``weights`` column (read, checked: errors name it), the ``asymmetry`` and ``drop_highest``
-    (the power form refuses a method and an asymmetry); the prediction and the plot then use the rows the fit kept
-    (:func:`_kept_rows`)."""
+    start ``method``, the ``weights`` column (read, checked: errors name it) or the weights ``weight_by_compute`` gives
+    the runs of ``sizes`` (N, D; :func:`ttlab.scaling.fit_checks.compute_weights`), the ``asymmetry`` and
+    ``drop_highest`` (the power form refuses a method and an asymmetry); the prediction and the plot then use the rows
+    the fit kept (:func:`_kept_rows`)."""
     from ttlab.scaling.fit_checks import check_weights
 
     out: dict[str, Any] = {k: v for k, v in given.items() if v is not None} | {"drop_highest": drop_highest}
@@ -92,7 +108,9 @@ def _fit_extras(csv_file: Path, form: str, method: str | None, weights: str | No
                                   "least squares)", params=(name, "form"))
         if value is not None:
             out[name] = value
-    if weights is not None:  # a CSV's column is read without the sizes' positivity check: check_weights says it
+    if weight_by_compute is not None:
+        out["weights"] = _compute_weights(form, weights, weight_by_compute, sizes)
+    elif weights is not None:  # a CSV's column is read without the sizes' positivity check: check_weights says it
         p = Path(csv_file)
         try:
             w = (read_columns_csv(p, [weights], positive=False) if not p.is_dir() and p.suffix.lower() != ".json"
@@ -103,10 +121,11 @@ def _fit_extras(csv_file: Path, form: str, method: str | None, weights: str | No
     return out
 
 
-def _extras_record(result: Any, weights: str | None) -> dict[str, Any]:
+def _extras_record(result: Any, weights: str | None, weight_by_compute: str | None) -> dict[str, Any]:
     """The payload config's record of :func:`_fit_extras`' options (and the rows dropped)."""
-    return {"method": result.config.get("method"), "weights": weights, "asymmetry": result.config.get("asymmetry"),
-            "drop_highest": result.config["drop_highest"], "dropped": result.config["dropped"]}
+    return {"method": result.config.get("method"), "weights": weights, "weight_by_compute": weight_by_compute,
+            "asymmetry": result.config.get("asymmetry"), "drop_highest": result.config["drop_highest"],
+            "dropped": result.config["dropped"]}
 
 
 def _kept_rows(data: dict[str, Any], result: Any) -> dict[str, Any]:
@@ -189,6 +208,7 @@ def fit_csv(
     progress: Callable[[str, int, int], None] | None = None,
     predict: Mapping[str, float] | None = None,
     method: str | None = None, weights: str | None = None, asymmetry: float | None = None, drop_highest: int = 0,
+    weight_by_compute: str | None = None,
 ) -> dict[str, Any]:
     """Fit ``form`` to columns ``x``, ``y`` (and ``x2`` = D for the Chinchilla form) of ``csv_file`` — a CSV, or an
     ``lm data-sweep`` / ``model-sweep`` folder or results.json whose points are the rows
@@ -203,7 +223,9 @@ def fit_csv(
     more is announced (``note`` gets the estimate) and followed (``progress("bootstrap", done, total)``).
     ``predict`` (``{x: value}``, and ``{x2: value}`` for the Chinchilla form, named as the columns): the payload's
     ``prediction_at`` holds the loss predicted there with confidence and prediction intervals and the decades it lies
-    outside the fitted range (:func:`ttlab.scaling.extrapolate.predict_at`).
+    outside the fitted range (:func:`ttlab.scaling.extrapolate.predict_at`). ``weight_by_compute`` (``sqrt`` |
+    ``linear``; Chinchilla form, not with ``weights``): runs weighted by √C or C, C = k·N·D
+    (:func:`ttlab.scaling.fit_checks.compute_weights`). ``out`` keeps the replicates and runs too (:func:`points_record`).
     """
     _check_options(form, x2, kind, intrinsic_dim, objective, n_starts)
     check_hours(max_hours)  # checked whether or not the bootstrap is timed
@@ -216,10 +238,10 @@ def fit_csv(
     check_beta(beta)  # checked whether or not an ID is given: a wrong value is never silently ignored
     data = read_measurements(csv_file, _columns(x, y, x2, predict))
     if data[x].size < MIN_POINTS[form]:
-        raise TTLabInputError(
-            f"{csv_file}: the {form} form needs at least {MIN_POINTS[form]} data rows, the file has {data[x].size}"
-        )
-    extra = _fit_extras(csv_file, form, method, weights, asymmetry, drop_highest, n_starts=n_starts, objective=objective)
+        raise TTLabInputError(f"{csv_file}: the {form} form needs at least {MIN_POINTS[form]} data rows, the file has "
+                              f"{data[x].size}")
+    extra = _fit_extras(csv_file, form, method, weights, asymmetry, drop_highest, weight_by_compute,
+                        (data[x], data[x2] if x2 is not None else None), n_starts=n_starts, objective=objective)
     seconds = 0.0
     if n_boot > TIMED_ABOVE:
         seconds = _time_bootstrap(lambda b: fit_scaling_law(form, data[x], data[y], data[x2] if x2 is not None else None,
@@ -242,19 +264,48 @@ def fit_csv(
         "objective": result.config.get("objective"), "seed": seed, "ci_level": ci_level,
         "n_starts": result.config.get("n_starts"), "id": intrinsic_dim, "beta": beta, "kind": kind,
         "plot": str(plot) if plot is not None else None, "predict": None if predict is None else dict(predict),
-        **_extras_record(result, weights),
+        **_extras_record(result, weights, weight_by_compute),
     }
     payload["versions"] = versions()
     if plot is not None:
-        from ttlab.scaling.plot import plot_fit
-
-        atomic_savefig(plot_fit(result, data[x], data[y], x2=data[x2] if x2 is not None else None,
-                                intrinsic_dim=intrinsic_dim, beta=beta, kind=kind,  # type: ignore[arg-type]
-                                xlabel=x, ylabel=y, title=f"{csv_file.name}: {form} fit"), plot, dpi=120)
+        _draw(plot, result, data, x, y, x2, intrinsic_dim=intrinsic_dim, beta=beta, kind=kind,
+              title=f"{csv_file.name}: {form} fit")
         payload["plot"] = str(plot)
-    if out is not None:  # the file also keeps the replicates, for ttlab scaling frontier's intervals
-        atomic_write_json(out, {**payload, **samples_record(result)})
+    if out is not None:  # the file also keeps the replicates and the runs, for ttlab scaling frontier
+        atomic_write_json(out, {**payload, **samples_record(result),
+                                **points_record(data, x, y, x2, _kept_weights(extra.get("weights"), result))})
     return payload
+
+
+def _kept_weights(weights: np.ndarray | None, result: Any) -> np.ndarray | None:
+    """The weights of the runs the fit kept, rescaled to mean 1 as the fit uses them (None without weights)."""
+    if weights is None:
+        return None
+    dropped = result.config.get("dropped")
+    kept = np.delete(weights, dropped) if dropped else weights
+    return kept / kept.mean()
+
+
+def points_record(data: Mapping[str, Any], x: str, y: str, x2: str | None,
+                  weights: np.ndarray | None = None) -> dict[str, Any]:
+    """``{"points": …}``: the runs a fit was fitted to — ``x``, ``y`` (and ``x2``) as lists under those keys,
+    ``columns`` naming their CSV columns, ``weights`` as the fit used them (mean 1; None unweighted) — so that a fit
+    file can be drawn with its data (``ttlab scaling frontier FIT.json --plot``)."""
+    rec: dict[str, Any] = {"columns": {"x": x, "y": y, "x2": x2}, "x": np.asarray(data[x], dtype=float).tolist(),
+                           "y": np.asarray(data[y], dtype=float).tolist()}
+    if x2 is not None:
+        rec["x2"] = np.asarray(data[x2], dtype=float).tolist()
+    rec["weights"] = None if weights is None else np.asarray(weights, dtype=float).tolist()
+    return {"points": rec}
+
+
+def _draw(plot: Path, result: Any, data: Mapping[str, Any], x: str, y: str, x2: str | None, **options: Any) -> None:
+    """The log-log figure of the fit against the runs it kept (:func:`ttlab.scaling.plot.plot_fit`), written to
+    ``plot``."""
+    from ttlab.scaling.plot import plot_fit
+
+    atomic_savefig(plot_fit(result, data[x], data[y], x2=data[x2] if x2 is not None else None, xlabel=x, ylabel=y,
+                            **options), plot, dpi=120)
 
 
 SAMPLES_KEPT = 20_000

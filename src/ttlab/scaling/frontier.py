@@ -29,19 +29,26 @@ from ttlab.errors import TTLabInputError
 from ttlab.scaling.fit_models import PARAM_NAMES
 from ttlab.scaling.theory import alpha_d, alpha_n, check_beta, check_d
 
-__all__ = ["DEFAULT_FLOPS_PER_TOKEN", "Frontier", "check_compute", "compute_optimal", "id_allocation"]
+__all__ = ["DEFAULT_FLOPS_PER_TOKEN", "Frontier", "check_compute", "check_flops_per_token", "compute_optimal",
+           "id_allocation"]
 
 DEFAULT_FLOPS_PER_TOKEN = 6.0
 """k in C = k·N·D: 6 FLOPs per parameter and training token (2 forward, 4 backward; Kaplan et al. 2020)."""
 QUANTITIES = ("n_opt", "d_opt", "loss_opt", "tokens_per_param")
 
 
-def check_compute(compute: Sequence[float], flops_per_token: float) -> tuple[np.ndarray, float]:
-    """The budgets as a float array and k, or a clear error (finite, positive, at least one budget)."""
+def check_flops_per_token(flops_per_token: float) -> float:
+    """k of C = k·N·D as a float, or a clear error (a positive, finite number)."""
     if isinstance(flops_per_token, bool) or not isinstance(flops_per_token, (int, float)) or not (
             math.isfinite(flops_per_token) and flops_per_token > 0):
         raise TTLabInputError(f"flops_per_token must be a positive number (6 for a dense transformer), got "
                               f"{flops_per_token!r}", params=("flops_per_token",))
+    return float(flops_per_token)
+
+
+def check_compute(compute: Sequence[float] | np.ndarray, flops_per_token: float) -> tuple[np.ndarray, float]:
+    """The budgets as a float array and k, or a clear error (finite, positive, at least one budget)."""
+    check_flops_per_token(flops_per_token)
     c = np.asarray(list(compute), dtype=float)
     if c.ndim != 1 or c.size == 0:
         raise TTLabInputError("give at least one compute budget in FLOPs (e.g. 1e18,1e20,1e22)", params=("compute",))
@@ -123,7 +130,7 @@ def _value_ci(value: float, draws: np.ndarray | None, ci_level: float) -> dict[s
 
 def compute_optimal(
     params: Mapping[str, float],
-    compute: Sequence[float],
+    compute: Sequence[float] | np.ndarray,
     *,
     flops_per_token: float = DEFAULT_FLOPS_PER_TOKEN,
     samples: np.ndarray | None = None,

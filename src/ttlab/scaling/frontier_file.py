@@ -1,6 +1,7 @@
 """``ttlab scaling frontier`` as one library call: the compute-optimal frontier of a Chinchilla-form fit — fitted here
-from a CSV, or read from the JSON ``ttlab scaling fit --out`` wrote — and the allocation an intrinsic dimension
-predicts, written as JSON and drawn (:func:`frontier_file`).
+from a CSV, or read from the JSON ``ttlab scaling fit --out`` wrote (with the runs it keeps) — the allocation an
+intrinsic dimension predicts, and the optima of IsoFLOP profiles (``ttlab scaling isoflop --out``) beside the fit's,
+written as JSON and drawn (:func:`frontier_file`).
 
 Its errors name its keyword arguments (``source``, ``compute``, ``flops_per_token`` …), which are the parameter names
 of the command; the CLI shows them as its flags.
@@ -22,16 +23,18 @@ from ttlab.scaling.fit_csv import TIMED_ABOVE
 from ttlab.scaling.fit_models import PARAM_NAMES
 from ttlab.scaling.frontier import DEFAULT_FLOPS_PER_TOKEN, Frontier, check_compute, compute_optimal, id_allocation
 from ttlab.scaling.io import read_columns_csv
+from ttlab.scaling.isoflop import read_isoflop
 from ttlab.scaling.theory import check_beta
 
-__all__ = ["FittedSource", "band_allocation", "frontier_file", "read_source"]
+__all__ = ["FittedSource", "band_allocation", "frontier_file", "isoflop_comparison", "read_source"]
 
 
 @dataclass(frozen=True)
 class FittedSource:
     """A Chinchilla-form fit to take a frontier from: its parameters, bootstrap replicates (rows in
-    :data:`~ttlab.scaling.fit_models.PARAM_NAMES` order, or None), confidence level, notes, the data (N, D, loss)
-    when it was fitted here, and a summary of the fit (identifiable, warnings, goodness of fit)."""
+    :data:`~ttlab.scaling.fit_models.PARAM_NAMES` order, or None), confidence level, notes, the runs (N, D, loss) —
+    fitted here, or kept in the fit file (None in a file of an older version) — and a summary of the fit (identifiable,
+    warnings, goodness of fit)."""
 
     params: dict[str, float]
     samples: np.ndarray | None
@@ -39,6 +42,24 @@ class FittedSource:
     notes: list[str]
     data: tuple[np.ndarray, np.ndarray, np.ndarray] | None
     fit: dict[str, Any]
+
+
+def _points(path: Path, payload: dict[str, Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The runs (N, D, loss) a fit file keeps (``points``, :func:`ttlab.scaling.fit_csv.points_record`), checked; None
+    in a file without them (written before they were kept)."""
+    rec = payload.get("points")
+    if rec is None:
+        return None
+    try:
+        cols = tuple(np.asarray(rec[key], dtype=float) for key in ("x", "x2", "y"))
+    except (KeyError, TypeError, ValueError):
+        cols = ()
+    if len(cols) != 3 or any(c.ndim != 1 or c.size != cols[0].size or not np.all(np.isfinite(c) & (c > 0))
+                             for c in cols) or not cols[0].size:
+        raise TTLabInputError(f"{path}: its points are not the runs of a Chinchilla fit (lists x = N, x2 = D, y = loss "
+                              "of one length, positive and finite); write the fit again with ttlab scaling fit --out",
+                              params=("source",))
+    return cols  # type: ignore[return-value]
 
 
 def _from_json(path: Path) -> FittedSource:
@@ -59,7 +80,8 @@ def _from_json(path: Path) -> FittedSource:
         notes.append(f"{path} holds no bootstrap replicates, so the frontier has no intervals: give the CSV instead, or "
                      "a fit written by ttlab scaling fit --out of this version")
     fit = {k: payload.get(k) for k in ("identifiable", "warnings", "goodness_of_fit", "n_points")}
-    return FittedSource(payload["params"], samples, float(payload.get("ci_level", DEFAULT_CI_LEVEL)), notes, None, fit)
+    return FittedSource(payload["params"], samples, float(payload.get("ci_level", DEFAULT_CI_LEVEL)), notes,
+                        _points(path, payload), fit)
 
 
 def read_source(source: Path, x: str, x2: str, y: str, *, bootstrap: int | None = None, seed: int = 0,
@@ -109,6 +131,44 @@ def _comparison(frontier: Frontier, predicted: dict[str, float]) -> dict[str, An
             "predicted_in_ci": None if ci is None else bool(ci[0] <= predicted["a"] <= ci[1])}
 
 
+def isoflop_comparison(fitted: FittedSource, isoflop: dict[str, Any], flops_per_token: float) -> dict[str, Any]:
+    """The fit's N_opt beside the IsoFLOP optimum at each budget of ``isoflop`` (:func:`ttlab.scaling.isoflop.
+    read_isoflop`): per budget ``n_opt_isoflop`` and ``n_opt_parametric`` (each ``{"value", "ci"}``), their ``ratio``
+    (parametric / IsoFLOP) and whether the fit's interval holds the IsoFLOP optimum (``isoflop_in_ci``); a budget
+    without an optimum keeps its ``note``. Also both exponents a (``a_isoflop``, ``a_parametric``)."""
+    with_opt = [e for e in isoflop["budgets"] if e["n_opt"]]
+    par = compute_optimal(fitted.params, [e["compute"] for e in with_opt], flops_per_token=flops_per_token,
+                          samples=fitted.samples, ci_level=fitted.ci_level)
+    by_c = {e["compute"]: p["n_opt"] for e, p in zip(with_opt, par.budgets)}
+    rows = []
+    for e in isoflop["budgets"]:
+        if not e["n_opt"]:
+            rows.append({"compute": e["compute"], "n_opt_isoflop": None, "n_opt_parametric": None, "ratio": None,
+                         "isoflop_in_ci": None, "note": e["note"]})
+            continue
+        p, ci = by_c[e["compute"]], by_c[e["compute"]]["ci"]
+        rows.append({"compute": e["compute"], "n_opt_isoflop": e["n_opt"], "n_opt_parametric": p,
+                     "ratio": p["value"] / e["n_opt"]["value"],
+                     "isoflop_in_ci": None if ci is None else bool(ci[0] <= e["n_opt"]["value"] <= ci[1])})
+    return {"source": isoflop["source"], "flops_per_token": isoflop["flops_per_token"], "a_isoflop": isoflop["a"],
+            "a_parametric": par.a, "budgets": rows}
+
+
+def _check_inputs(source: Path | None, isoflop: Path | None, plot: Path | None, out: Path | None) -> None:
+    """The output files (never an input, never each other) and what ``plot`` and ``isoflop`` need: a fit."""
+    inputs = tuple(p for p in (source, isoflop) if p is not None)
+    if plot is not None:
+        check_plot_file(plot, out=out, inputs=inputs)
+    if out is not None:
+        check_out_file(out, inputs=inputs)
+    if plot is not None and source is None:
+        raise TTLabInputError("a frontier plot needs a fit (a CSV or a fit JSON): the ID alone predicts the exponents, "
+                              "not N_opt or the loss", params=("plot",))
+    if isoflop is not None and source is None:
+        raise TTLabInputError("isoflop compares the IsoFLOP optima with a fit's frontier: give the fit too (a CSV of "
+                              "runs or a fit JSON)", params=("isoflop", "source"))
+
+
 def frontier_file(
     source: Path | None,
     compute: Sequence[float],
@@ -126,13 +186,16 @@ def frontier_file(
     plot: Path | None = None,
     out: Path | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    isoflop: Path | None = None,
 ) -> dict[str, Any]:
     """The frontier of ``source``'s fit at the ``compute`` budgets (see :func:`read_source` and
     :func:`ttlab.scaling.frontier.compute_optimal`), with the allocation ``intrinsic_dim`` predicts beside it (or alone,
     without ``source``; ``from_compare``: a ``ttlab id compare`` JSON, the band of its estimators,
-    :func:`band_allocation`). Writes the ``plot`` and the JSON ``out`` when given (both checked before any work).
+    :func:`band_allocation`). ``isoflop``: the JSON of ``ttlab scaling isoflop --out`` (read and checked before any
+    work, :func:`ttlab.scaling.isoflop.read_isoflop`), its optima drawn and set beside the fit's
+    (:func:`isoflop_comparison`). Writes the ``plot`` and the JSON ``out`` when given (both checked before any work).
     Returns the payload: ``a``, ``b``, ``budgets`` … of :meth:`Frontier.to_dict`, ``predicted``, ``comparison``,
-    ``fit``, ``warnings``, ``config`` and ``versions``."""
+    ``isoflop``, ``fit``, ``warnings``, ``config`` and ``versions``."""
     budgets, k = check_compute(compute, flops_per_token)
     check_beta(beta)  # checked whether or not an ID is given: a wrong value is never silently ignored
     if intrinsic_dim is not None and from_compare is not None:
@@ -142,14 +205,8 @@ def frontier_file(
                               "--from-compare), or both", params=("source", "intrinsic_dim"))
     predicted = (id_allocation(intrinsic_dim, beta) if intrinsic_dim is not None else
                  band_allocation(from_compare, beta) if from_compare is not None else None)
-    inputs = () if source is None else (source,)
-    if plot is not None:
-        check_plot_file(plot, out=out, inputs=inputs)
-    if out is not None:
-        check_out_file(out, inputs=inputs)
-    if plot is not None and source is None:
-        raise TTLabInputError("a frontier plot needs a fit (a CSV or a fit JSON): the ID alone predicts the exponents, "
-                              "not N_opt or the loss", params=("plot",))
+    _check_inputs(source, isoflop, plot, out)
+    iso = None if isoflop is None else read_isoflop(isoflop, k)
     payload: dict[str, Any] = {"predicted": predicted, "warnings": []}
     if source is not None:
         long = bootstrap is not None and bootstrap > TIMED_ABOVE  # a short bootstrap is not followed line by line
@@ -157,17 +214,23 @@ def frontier_file(
         fitted = read_source(source, x, x2, y, bootstrap=bootstrap, seed=seed, ci_level=ci_level, progress=follow)
         frontier = compute_optimal(fitted.params, budgets, flops_per_token=k, samples=fitted.samples,
                                    ci_level=fitted.ci_level)
-        payload.update(frontier.to_dict(), fit=fitted.fit, warnings=fitted.notes)
+        payload.update(frontier.to_dict(), fit=fitted.fit, warnings=list(fitted.notes))
         payload["comparison"] = None if predicted is None else _comparison(frontier, predicted)
+        payload["isoflop"] = None if iso is None else isoflop_comparison(fitted, iso, k)
         if plot is not None:
             from ttlab.scaling.plot import plot_frontier
 
-            atomic_savefig(plot_frontier(frontier, fitted.data, predicted=predicted), plot, dpi=120)
+            if fitted.data is None:
+                payload["warnings"].append(f"{source} keeps no runs (a fit file of an older version): the plot shows "
+                                           "none; write the fit again with ttlab scaling fit --out to see them")
+            atomic_savefig(plot_frontier(frontier, fitted.data, predicted=predicted,
+                                         isoflop=None if iso is None else iso["budgets"]), plot, dpi=120)
             payload["plot"] = str(plot)
     payload["config"] = {"command": "ttlab scaling frontier", "source": None if source is None else str(source),
                          "x": x, "x2": x2, "y": y, "compute": budgets.tolist(), "flops_per_token": k,
                          "bootstrap": bootstrap, "seed": seed, "ci_level": ci_level, "id": intrinsic_dim,
-                         "from_compare": None if from_compare is None else str(from_compare), "beta": beta}
+                         "from_compare": None if from_compare is None else str(from_compare), "beta": beta,
+                         "isoflop": None if isoflop is None else str(isoflop)}
     payload["versions"] = versions()
     if out is not None:
         atomic_write_json(out, payload)

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -116,12 +116,22 @@ def plot_fit(
     return fig
 
 
+def _isoflop_optima(isoflop: Sequence[dict[str, Any]] | None, k: float) -> list[tuple[float, float, Any]]:
+    """(C, N_opt, its interval or None) of each IsoFLOP budget with an optimum."""
+    return [(float(e["compute"]), float(e["n_opt"]["value"]), e["n_opt"].get("ci"))
+            for e in (isoflop or []) if e.get("n_opt")]
+
+
 def plot_frontier(frontier: Any, data: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None, *,
-                  predicted: dict[str, float] | None = None, ax: Any = None) -> Any:
+                  predicted: dict[str, float] | None = None, isoflop: Sequence[dict[str, Any]] | None = None,
+                  ax: Any = None) -> Any:
     """The compute-optimal frontier of a :class:`~ttlab.scaling.frontier.Frontier` in the (N, D) plane, log-log:
     iso-loss contours of the fitted L(N, D), the iso-FLOP line N·D = C/k and the optimum of each budget (with its
-    interval for N_opt), the frontier N_opt(C) through them, the runs (``data`` = N, D, loss) coloured by loss, and the
-    slope the ID predicts (``predicted``, through the first optimum). Returns the ``Figure`` (on ``ax`` when given)."""
+    interval for N_opt), the frontier N_opt(C) through them, the runs (``data`` = N, D, loss) coloured by loss, the
+    slope the ID predicts (``predicted``, through the first optimum), and the optima of IsoFLOP profiles (``isoflop``:
+    the ``budgets`` of :class:`~ttlab.scaling.isoflop.IsoflopResult` or of its JSON, each ``compute`` with its ``n_opt``
+    ``{"value", "ci"}`` or None) on their iso-FLOP lines, with their intervals. Returns the ``Figure`` (on ``ax`` when
+    given)."""
     if ax is None:
         fig = _new_figure((6.4, 4.8))
         ax = fig.add_subplot(1, 1, 1)
@@ -130,25 +140,34 @@ def plot_frontier(frontier: Any, data: tuple[np.ndarray, np.ndarray, np.ndarray]
     p, k = frontier.params, frontier.flops_per_token
     ns = np.array([e["n_opt"]["value"] for e in frontier.budgets])
     ds = np.array([e["d_opt"]["value"] for e in frontier.budgets])
-    pts_n = ns if data is None else np.concatenate([ns, data[0]])
-    pts_d = ds if data is None else np.concatenate([ds, data[1]])
+    iso = _isoflop_optima(isoflop, k)
+    iso_n = np.array([n for _, n, _ in iso])
+    iso_d = np.array([c / k / n for c, n, _ in iso])
+    budgets = [e["compute"] for e in frontier.budgets] + [c for c, _, _ in iso]  # the line spans the IsoFLOP budgets too
+    along_c = np.geomspace(min(budgets), max(budgets), 50) / k
+    along_n = frontier.coefficient * along_c ** frontier.a["value"]  # N_opt = G·(C/k)^a
+    pts_n = np.concatenate([ns, iso_n, along_n] + ([] if data is None else [data[0]]))
+    pts_d = np.concatenate([ds, iso_d, along_c / along_n] + ([] if data is None else [data[1]]))
     n_lo, n_hi = np.log10(pts_n.min()) - 0.5, np.log10(pts_n.max()) + 0.5
     d_lo, d_hi = np.log10(pts_d.min()) - 0.5, np.log10(pts_d.max()) + 0.5
     gn, gd = np.meshgrid(np.logspace(n_lo, n_hi, 200), np.logspace(d_lo, d_hi, 200))
     loss = p["E"] + p["A"] * gn ** -p["alpha"] + p["B"] * gd ** -p["beta"]
     cs = ax.contour(gn, gd, loss, levels=np.quantile(loss, np.linspace(0.05, 0.9, 8)), colors="0.75", linewidths=0.8)
     ax.clabel(cs, fontsize=6, fmt="%.3g")
+    line_n = np.logspace(n_lo, n_hi, 50)
     for e in frontier.budgets:
-        line_n = np.logspace(n_lo, n_hi, 50)
         ax.plot(line_n, e["compute"] / k / line_n, color="0.85", lw=0.8, ls=":")
         ci = e["n_opt"]["ci"]
         if ci:
             ax.plot(ci, [e["compute"] / k / c for c in ci], color="tab:red", lw=3, alpha=0.35)
-    ax.plot(ns, ds, "o-", color="tab:red", lw=1.6, ms=4,
+    ax.plot(along_n, along_c / along_n, "-", color="tab:red", lw=1.6,
             label=f"frontier: N_opt ∝ C^{frontier.a['value']:.3f}, D_opt ∝ C^{frontier.b['value']:.3f}")
+    ax.plot(ns, ds, "o", color="tab:red", ms=4)
     if data is not None:
         sc = ax.scatter(data[0], data[1], c=data[2], cmap="viridis", s=16, zorder=3, label="runs")
         fig.colorbar(sc, ax=ax, label="loss")
+    if iso:
+        _draw_isoflop(ax, iso, k, line_n)
     if predicted is not None:  # the ID predicts the slope of the frontier, d log D / d log N = b / a
         slope = predicted["b"] / predicted["a"]
         ax.plot(ns, ds[0] * (ns / ns[0]) ** slope, color="tab:purple", ls="--", lw=1.2,
@@ -162,3 +181,14 @@ def plot_frontier(frontier: Any, data: tuple[np.ndarray, np.ndarray, np.ndarray]
     ax.set_title(f"Compute-optimal frontier (C = {k:g}·N·D)", fontsize=10)
     ax.legend(fontsize=7, loc="upper left")
     return fig
+
+
+def _draw_isoflop(ax: Any, iso: list[tuple[float, float, Any]], k: float, line_n: np.ndarray) -> None:
+    """The IsoFLOP optima on their iso-FLOP lines (dash-dotted), each with its interval along the line."""
+    for c, _, ci in iso:
+        ax.plot(line_n, c / k / line_n, color="0.6", lw=0.7, ls="-.")
+        if ci:
+            along = np.geomspace(ci[0], ci[1], 20)
+            ax.plot(along, c / k / along, color="black", lw=1.4, alpha=0.6)
+    ax.plot([n for _, n, _ in iso], [c / k / n for c, n, _ in iso], "D", color="black", ms=5, mfc="white", zorder=4,
+            label="IsoFLOP optima (parabolas, Approach 2)")

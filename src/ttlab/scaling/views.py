@@ -116,7 +116,9 @@ def fit_view(p: dict[str, Any]) -> list[RenderableType]:
                          + ("" if scale is None else f", fitted scale σ = {scale:.4g}")))
     fc = p["fit_config"]
     how = [f"starts: {fc['method']}"] if fc.get("method", "grid") != "grid" else []
-    how += ["weighted"] if fc.get("weighted") else []
+    by_compute = (p.get("config") or {}).get("weight_by_compute")
+    how += ([f"weighted by compute (w ∝ {'√C' if by_compute == 'sqrt' else 'C'}, C = k·N·D)" if by_compute
+             else "weighted"] if fc.get("weighted") else [])
     how += [f"asymmetry {fc['asymmetry']:g}"] if fc.get("asymmetry", 1.0) != 1.0 else []
     how += [f"{fc['drop_highest']} highest-loss point(s) dropped"] if fc.get("drop_highest") else []
     if how:
@@ -321,10 +323,32 @@ def frontier_view(p: dict[str, Any]) -> list[RenderableType]:
         inside = {True: "inside", False: "outside", None: "without"}[cmp_["predicted_in_ci"]]
         out.append(plain(f"fitted a − predicted a = {cmp_['difference']:+.4f}: the prediction is {inside} the fit's "
                          "interval"))
+    if p.get("isoflop"):
+        out += _isoflop_beside_fit(p["isoflop"])
     out += [markup("[yellow]note[/]: {}", w) for w in p.get("warnings", [])]
     if p.get("plot"):
         out.append(plain(f"wrote {p['plot']}"))
     return out
+
+
+def _isoflop_beside_fit(iso: dict[str, Any]) -> list[RenderableType]:
+    """The IsoFLOP profiles' exponent and optima beside the fit's (``frontier --isoflop``): one row per IsoFLOP budget
+    with both N_opt and their ratio."""
+    lines: list[RenderableType] = []
+    if iso.get("a_isoflop"):
+        lines.append(plain(f"IsoFLOP profiles ({iso['source']}): a = {_with_ci(iso['a_isoflop'], '.4f')}; the fit's a = "
+                           f"{_with_ci(iso['a_parametric'], '.4f')}"))
+    t = Table(title=plain("parametric N_opt against the IsoFLOP optima"))
+    for col in ("compute (FLOPs)", "IsoFLOP N_opt", "fit's N_opt", "fit / IsoFLOP", "IsoFLOP in fit's CI"):
+        t.add_column(col, justify="right")
+    for e in iso["budgets"]:
+        if e["n_opt_isoflop"] is None:
+            t.add_row(f"{e['compute']:.3g}", "—", "—", "—", plain(e["note"]))
+            continue
+        inside = {True: "yes", False: "no", None: "—"}[e["isoflop_in_ci"]]
+        t.add_row(f"{e['compute']:.3g}", plain(_with_ci(e["n_opt_isoflop"], ".3g")),
+                  plain(_with_ci(e["n_opt_parametric"], ".3g")), f"{e['ratio']:.3f}", plain(inside))
+    return [*lines, t]
 
 
 def isoflop_view(p: dict[str, Any]) -> list[RenderableType]:
@@ -332,12 +356,14 @@ def isoflop_view(p: dict[str, Any]) -> list[RenderableType]:
     out: list[RenderableType] = [plain(
         f"N_opt ∝ C^a, a = {_with_ci(p['a'], '.4f')} ({p['ci_level']:.0%} interval over {p['n_replicates']} "
         "bootstrap replicates; IsoFLOP parabolas, Hoffmann et al.'s Approach 2)")]
-    t = Table(title=plain("optimal size per compute budget"))
-    for col in ("compute (FLOPs)", "runs", "N_opt", "loss at N_opt"):
+    k = p.get("flops_per_token")
+    t = Table(title=plain("optimal size per compute budget" + ("" if k is None else f" (D_opt = C/({k:g}·N_opt))")))
+    for col in ("compute (FLOPs)", "runs", "N_opt", "D_opt", "loss at N_opt"):
         t.add_column(col, justify="right")
     for e in p["budgets"]:
         if e["n_opt"] is None:
-            t.add_row(f"{e['compute']:.3g}", f"{e['n_runs']:d}", "—", plain(e["note"]))
+            t.add_row(f"{e['compute']:.3g}", f"{e['n_runs']:d}", "—", "—", plain(e["note"]))
         else:
-            t.add_row(f"{e['compute']:.3g}", f"{e['n_runs']:d}", plain(_with_ci(e["n_opt"], ".3g")), f"{e['loss_opt']:.4f}")
+            t.add_row(f"{e['compute']:.3g}", f"{e['n_runs']:d}", plain(_with_ci(e["n_opt"], ".3g")),
+                      plain(_with_ci(e["d_opt"], ".3g")) if e.get("d_opt") else "—", f"{e['loss_opt']:.4f}")
     return [*out, t]
