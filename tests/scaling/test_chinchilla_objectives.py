@@ -201,6 +201,6 @@ def test_cli_bad_objective_exits_2(run_cli, chin_csv, extra, match):
 
 def test_cli_help_documents_the_options(run_cli):
     res = run_cli("scaling", "fit", "--help")
-    text = " ".join(res.out.split())
+    text = " ".join(res.out.replace("│", " ").split())  # the help panel's borders fall inside wrapped lines
     assert "--objective" in text and "huber-likelihood" in text and "Besiroglu" in text
     assert "pairs for chinchilla" in text
