@@ -3,6 +3,7 @@ CorrInt, FisherS, KNN, PH."""
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 from ttlab.intrinsic_dim import corrint, fisher_s, gride, knn_length, lpca, mind, ph, twonn
@@ -78,6 +79,8 @@ class lPCA(GlobalAdapter):
 
     def fit(self, X: Any, y: Any = None) -> "lPCA":
         """As scikit-dimension's: ``dimension_``, ``explained_var_`` and ``gap_``-style attributes."""
+        if self.fit_explained_variance:
+            raise missing_option("lPCA", "fit_explained_variance=True (X a precomputed spectrum)")
         super().fit(X)
         self.explained_var_ = getattr(self.ttlab_estimator_, "explained_variance_")
         return self
@@ -94,6 +97,15 @@ class MiND_ML(GlobalAdapter):
     def to_ttlab(self) -> IDEstimator:
         """The ttlab estimator with these settings."""
         return mind.MiND_ML(k=self.k, D=self.D, ver=self.ver)
+
+    def ttlab_for(self, n_samples: int) -> IDEstimator:
+        """With ``k + 1 >= n_samples``, scikit-dimension reads ``n_samples - 1`` neighbours (with a warning);
+        here ``k`` becomes ``n_samples - 2`` (the same neighbours). scikit-dimension keeps the larger ``k`` in
+        the likelihood, so its number differs there (docs/scikit_dimension.md)."""
+        if self.k + 1 < n_samples or n_samples < 3:
+            return self.to_ttlab()
+        warnings.warn("k+1 >= len(X), using k+1 = len(X)-1", stacklevel=3)
+        return mind.MiND_ML(k=n_samples - 2, D=self.D, ver=self.ver)
 
 
 class DANCo(GlobalAdapter):
@@ -140,6 +152,18 @@ class CorrInt(GlobalAdapter):
         if self.DM:
             raise missing_option("CorrInt", "DM=True (X a precomputed distance matrix)")
         return corrint.CorrInt(k1=self.k1, k2=self.k2)
+
+    def ttlab_for(self, n_samples: int) -> IDEstimator:
+        """scikit-dimension's: ``k2 >= n_samples`` becomes ``n_samples - 1``, then ``k1 >= n_samples`` or
+        ``k1 > k2`` becomes ``k2 - 1``, each with a warning; the same numbers as scikit-dimension's."""
+        k1, k2 = self.k1, self.k2
+        if k2 >= n_samples >= 3:
+            warnings.warn("k2 larger or equal to len(X), using len(X)-1", stacklevel=3)
+            k2 = n_samples - 1
+        if (k1 >= n_samples or k1 > k2) and k2 >= 2:
+            warnings.warn("k1 larger than k2 or len(X), using k2-1", stacklevel=3)
+            k1 = k2 - 1
+        return corrint.CorrInt(k1=k1, k2=k2) if (k1, k2) != (self.k1, self.k2) else self.to_ttlab()
 
 
 class FisherS(GlobalAdapter):

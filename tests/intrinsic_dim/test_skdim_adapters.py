@@ -1,0 +1,47 @@
+"""The drop-in's adapters (:mod:`ttlab.intrinsic_dim.skdim`) where scikit-dimension's shipped tests are coarse:
+small inputs, error wording, and the options translated onto ttlab's code paths."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import ttlab.intrinsic_dim.skdim as skdim_id
+
+skdim = pytest.importorskip("skdim")
+
+
+def _ball(n: int, d: int, seed: int = 0) -> np.ndarray:
+    return skdim.datasets.hyperBall(n, d, random_state=seed)
+
+
+def test_corrint_on_fewer_points_than_k2_is_scikit_dimensions_number() -> None:
+    X = _ball(15, 3)
+    with pytest.warns(UserWarning, match="k2 larger or equal to len"):
+        ours = skdim_id.CorrInt().fit(X).dimension_
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = skdim.id.CorrInt().fit(X).dimension_
+    assert ours == pytest.approx(theirs, rel=1e-10)
+
+
+def test_mind_ml_on_fewer_points_than_k_warns_and_fits() -> None:
+    X = _ball(15, 3)
+    with pytest.warns(UserWarning, match=r"k\+1 >= len\(X\)"):
+        est = skdim_id.MiND_ML().fit(X)
+    assert est.ttlab_estimator_.k == 13
+    assert np.isfinite(est.dimension_)
+
+
+@pytest.mark.parametrize("cls", ["MLE", "ESS", "TLE", "MOM", "MADA"])
+def test_local_estimators_refuse_one_sample_in_scikit_learns_words(cls: str) -> None:
+    with pytest.raises(ValueError, match="n_samples = 1"):
+        getattr(skdim_id, cls)().fit(np.zeros((1, 5)))
+
+
+def test_transform_of_a_1d_array_says_reshape() -> None:
+    est = skdim_id.TwoNN().fit(_ball(100, 3))
+    with pytest.raises(ValueError, match="Reshape your data"):
+        est.transform(np.zeros(3))
