@@ -45,3 +45,19 @@ def test_transform_of_a_1d_array_says_reshape() -> None:
     est = skdim_id.TwoNN().fit(_ball(100, 3))
     with pytest.raises(ValueError, match="Reshape your data"):
         est.transform(np.zeros(3))
+
+
+def test_twonn_dist_reads_r1_r2_as_ttlab_does_from_its_search() -> None:
+    from ttlab.intrinsic_dim.knn import kneighbors
+
+    X = _ball(500, 4)
+    r = kneighbors(X, 2).distances
+    for method in ("linear", "mle"):
+        est = skdim_id.TwoNN(method=method, dist=True).fit(r)
+        assert est.dimension_ == pytest.approx(skdim_id.TwoNN(method=method).fit(X).dimension_, rel=1e-12)
+        assert est.dimension_ == pytest.approx(skdim.id.TwoNN(method=method, dist=True).fit(r).dimension_, rel=1e-10)
+    r[:3, 0] = 0
+    with pytest.warns(UserWarning, match="duplicate"):
+        skdim_id.TwoNN(dist=True).fit(r)
+    with pytest.raises(ValueError, match="r1 <= r2"):
+        skdim_id.TwoNN(dist=True).fit(r[:, ::-1])

@@ -6,17 +6,21 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+import numpy as np
+
+from ttlab.errors import TTLabInputError
 from ttlab.intrinsic_dim import corrint, fisher_s, gride, knn_length, lpca, mind, ph, twonn
 from ttlab.intrinsic_dim.base import IDEstimator
 from ttlab.intrinsic_dim.single_set import danco_statistics
 from ttlab.intrinsic_dim.skdim.adapters import GlobalAdapter, missing_option
+from ttlab.intrinsic_dim.validate import DuplicatePointsWarning, check_points
 
 __all__ = ["CorrInt", "DANCo", "FisherS", "GRIDE", "KNN", "MiND_ML", "PH", "TwoNN", "lPCA"]
 
 
 class TwoNN(GlobalAdapter):
-    """Two-nearest-neighbour estimator (:class:`ttlab.intrinsic_dim.TwoNN`); ``dist=True`` (X a distance matrix)
-    is missing."""
+    """Two-nearest-neighbour estimator (:class:`ttlab.intrinsic_dim.TwoNN`); with ``dist=True`` the columns of ``X``
+    are each point's distances to its first and second neighbours (r1, r2), as in scikit-dimension."""
 
     def __init__(self, discard_fraction=0.1, dist=False, method="linear"):
         self.discard_fraction = discard_fraction
@@ -25,9 +29,34 @@ class TwoNN(GlobalAdapter):
 
     def to_ttlab(self) -> IDEstimator:
         """The ttlab estimator with these settings."""
-        if self.dist:
-            raise missing_option("TwoNN", "dist=True (X a precomputed distance matrix)")
         return twonn.TwoNN(discard_fraction=self.discard_fraction, method=self.method)
+
+    def fit(self, X: Any, y: Any = None) -> "TwoNN":
+        """Estimate from the rows of ``X``, or with ``dist=True`` from its (r1, r2) columns by ttlab's
+        :func:`~ttlab.intrinsic_dim.twonn.twonn_from_distances` (the estimate :class:`ttlab.intrinsic_dim.TwoNN`
+        computes from its neighbour search); rows with r1 = 0 (duplicate points) are dropped with a warning."""
+        if not self.dist:
+            return super().fit(X)  # type: ignore[return-value]
+        est = self.to_ttlab()
+        est.check_params()
+        r = check_points(X)
+        if r.shape[1] < 2 or (r[:, :2] < 0).any() or (r[:, 1] < r[:, 0]).any():
+            raise TTLabInputError("TwoNN(dist=True) reads each row's distances to its first and second neighbours: "
+                                  f"at least 2 columns with 0 <= r1 <= r2; got shape {r.shape}.")
+        self.n_features_in_ = int(r.shape[1])
+        r = r[:, :2].astype(np.float64)
+        zero = r[:, 0] == 0
+        if zero.any():
+            warnings.warn(f"Dropping {int(zero.sum())} points with zero distance to their nearest neighbour "
+                          "(duplicate points).", DuplicatePointsWarning, stacklevel=2)
+            r = r[~zero]
+        if len(r) < twonn.TWONN_MIN_POINTS:
+            raise TTLabInputError(f"TwoNN needs at least {twonn.TWONN_MIN_POINTS} points; got {len(r)} "
+                                  f"(n_samples = {len(r)}).")
+        self.ttlab_estimator_ = est
+        self.dimension_ = twonn.twonn_from_distances(r, self.discard_fraction, self.method)
+        self.is_fitted_ = True
+        return self
 
 
 class GRIDE(GlobalAdapter):
