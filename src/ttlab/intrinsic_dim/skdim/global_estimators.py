@@ -74,8 +74,8 @@ class GRIDE(GlobalAdapter):
 
 
 class lPCA(GlobalAdapter):
-    """Local PCA rules (:class:`ttlab.intrinsic_dim.LPCA`); ``fit_explained_variance=True`` (a spectrum as input)
-    is missing."""
+    """Local PCA rules (:class:`ttlab.intrinsic_dim.LPCA`); ``fit_explained_variance=True``: ``X`` is a PCA spectrum
+    (:meth:`ttlab.intrinsic_dim.LPCA.fit_spectrum`)."""
 
     def __init__(self, ver="FO", alphaRatio=0.05, alphaFO=0.05, alphaFan=10, betaFan=0.8, PFan=0.95, verbose=True,
                  center=True, fit_explained_variance=False, *, n_samples=None, noise_var=None, alphaKN=0.05,
@@ -99,8 +99,6 @@ class lPCA(GlobalAdapter):
 
     def to_ttlab(self) -> IDEstimator:
         """The ttlab estimator with these settings."""
-        if self.fit_explained_variance:
-            raise missing_option("lPCA", "fit_explained_variance=True (X a precomputed spectrum)")
         return lpca.LPCA(ver=self.ver, alpha_ratio=self.alphaRatio, alpha_fo=self.alphaFO, alpha_fan=self.alphaFan,
                          beta_fan=self.betaFan, p_fan=self.PFan, center=self.center, noise_var=self.noise_var,
                          alpha_kn=self.alphaKN, n_permutations=self.n_permutations, quantile=self.quantile,
@@ -108,8 +106,9 @@ class lPCA(GlobalAdapter):
 
     def fit(self, X: Any, y: Any = None) -> "lPCA":
         """As scikit-dimension's: ``dimension_``, ``explained_var_`` and ``gap_``-style attributes."""
-        if self.fit_explained_variance:
-            raise missing_option("lPCA", "fit_explained_variance=True (X a precomputed spectrum)")
+        if self.fit_explained_variance:  # X is a spectrum: ttlab's LPCA.fit_spectrum
+            self._take(self.to_ttlab().fit_spectrum(X, n_samples=self.n_samples))  # type: ignore[attr-defined]
+            return self
         super().fit(X)
         self.explained_var_ = getattr(self.ttlab_estimator_, "explained_variance_")
         return self
