@@ -61,3 +61,21 @@ def test_twonn_dist_reads_r1_r2_as_ttlab_does_from_its_search() -> None:
         skdim_id.TwoNN(dist=True).fit(r)
     with pytest.raises(ValueError, match="r1 <= r2"):
         skdim_id.TwoNN(dist=True).fit(r[:, ::-1])
+
+
+def test_ph_several_alphas_and_a_metric_are_scikit_dimensions_numbers() -> None:
+    X = _ball(120, 3)
+    opts = dict(alpha=(0.5, 1.0, 1.5), n_range_min=0.2, nsteps=6, subsamples=4, random_state=3, metric="cityblock")
+    ours = skdim_id.PH(**opts).fit(X)
+    theirs = skdim.id.PH(**opts).fit(X)
+    np.testing.assert_allclose(ours.dimension_, theirs.dimension_, rtol=1e-9)
+    np.testing.assert_allclose(ours.y_, theirs.y_, rtol=1e-12)
+    assert (ours.nmin_, ours.nmax_) == (theirs.nmin_, theirs.nmax_)
+
+
+def test_ttlab_ph_refuses_an_unknown_distance() -> None:
+    from ttlab.errors import TTLabInputError
+    from ttlab.intrinsic_dim.ph import PH
+
+    with pytest.raises(TTLabInputError, match="pdist metric"):
+        PH(distance="nope").fit(_ball(50, 2))

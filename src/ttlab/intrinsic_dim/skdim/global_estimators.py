@@ -239,7 +239,8 @@ class KNN(GlobalAdapter):
 
 
 class PH(GlobalAdapter):
-    """Persistent-homology dimension (:class:`ttlab.intrinsic_dim.PH`)."""
+    """Persistent-homology dimension (:class:`ttlab.intrinsic_dim.PH`); ``metric`` is ttlab's ``distance`` (a scipy
+    pdist metric name); a sequence ``alpha`` gives one estimate per value, each a ttlab fit on the same subsamples."""
 
     def __init__(self, alpha=1.0, n_range_min=0.5, n_range_max=1.0, range_type="fraction", nsteps=100,
                  subsamples=10, metric="euclidean", random_state=None, n_jobs=1):
@@ -253,10 +254,20 @@ class PH(GlobalAdapter):
         self.random_state = random_state
         self.n_jobs = n_jobs
 
-    def to_ttlab(self) -> IDEstimator:
-        """The ttlab estimator with these settings."""
-        if self.metric != "euclidean":
-            raise missing_option("PH", f"metric={self.metric!r}")
-        return ph.PH(alpha=self.alpha, n_range_min=self.n_range_min, n_range_max=self.n_range_max,
-                     range_type=self.range_type, nsteps=self.nsteps, subsamples=self.subsamples,
-                     random_state=self.random_state or 0)
+    def to_ttlab(self, alpha: Any = None) -> IDEstimator:
+        """The ttlab estimator with these settings (``alpha``: one value of a sequence ``self.alpha``)."""
+        return ph.PH(alpha=self.alpha if alpha is None else alpha, n_range_min=self.n_range_min,
+                     n_range_max=self.n_range_max, range_type=self.range_type, nsteps=self.nsteps,
+                     subsamples=self.subsamples, random_state=self.random_state or 0, distance=self.metric)
+
+    def fit(self, X: Any, y: Any = None) -> "PH":
+        """As scikit-dimension's; with a sequence ``alpha``, ``dimension_`` and the columns of ``y_`` hold one
+        value per alpha (the subsamples are drawn from the same seed, so they are the same for every alpha)."""
+        if np.ndim(self.alpha) == 0:
+            return super().fit(X)  # type: ignore[return-value]
+        X = check_points(X)
+        fits = [self.to_ttlab(float(a)).fit(X) for a in np.asarray(self.alpha, dtype=float)]
+        self._take(fits[0])
+        self.dimension_ = np.array([f.dimension_ for f in fits])
+        self.y_ = np.column_stack([getattr(f, "y_") for f in fits])
+        return self
