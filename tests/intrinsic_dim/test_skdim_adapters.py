@@ -79,3 +79,23 @@ def test_ttlab_ph_refuses_an_unknown_distance() -> None:
 
     with pytest.raises(TTLabInputError, match="pdist metric"):
         PH(distance="nope").fit(_ball(50, 2))
+
+
+def test_dancofit_is_scikit_dimensions_number_from_ttlabs_danco() -> None:
+    X = np.c_[_ball(300, 4, seed=1), np.zeros((300, 2))]
+    for fractal in (True, False):
+        ours = skdim_id.DANCo(ver="DANCoFit", fractal=fractal).fit(X).dimension_
+        theirs = skdim.id.DANCo(ver="DANCoFit", fractal=fractal).fit(X).dimension_
+        assert ours == pytest.approx(theirs, rel=1e-6)
+
+
+def test_table_calibration_interpolates_as_scikit_dimension_between_grid_sizes() -> None:
+    from ttlab.intrinsic_dim.mind import table_calibration
+    from ttlab.intrinsic_dim.skdim.global_estimators import danco_fit_table
+
+    theirs = skdim.id.DANCo(ver="DANCoFit")
+    theirs._k, theirs._D = 10, 7
+    want = theirs._fit_calibration(250)["calibration_data"]
+    got = table_calibration(danco_fit_table(), 250, 10, 7)["calibration_data"]
+    for key in ("dhat", "mu_nu", "mu_tau"):
+        np.testing.assert_allclose([c[key] for c in got], [c[key] for c in want], rtol=1e-12)

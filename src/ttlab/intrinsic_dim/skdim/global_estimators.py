@@ -15,7 +15,7 @@ from ttlab.intrinsic_dim.single_set import danco_statistics
 from ttlab.intrinsic_dim.skdim.adapters import GlobalAdapter, missing_option
 from ttlab.intrinsic_dim.validate import DuplicatePointsWarning, check_points
 
-__all__ = ["CorrInt", "DANCo", "FisherS", "GRIDE", "KNN", "MiND_ML", "PH", "TwoNN", "lPCA"]
+__all__ = ["CorrInt", "DANCo", "FisherS", "GRIDE", "KNN", "MiND_ML", "PH", "TwoNN", "danco_fit_table", "lPCA"]
 
 
 class TwoNN(GlobalAdapter):
@@ -137,8 +137,8 @@ class MiND_ML(GlobalAdapter):
 
 
 class DANCo(GlobalAdapter):
-    """DANCo (:class:`ttlab.intrinsic_dim.DANCo`); ``ver='DANCoFit'`` (scikit-dimension's shipped calibration
-    table) is missing."""
+    """DANCo (:class:`ttlab.intrinsic_dim.DANCo`); ``ver='DANCoFit'`` calibrates from scikit-dimension's shipped table
+    (read from the installed scikit-dimension: :func:`danco_fit_table`) by ttlab's ``calibration_table``."""
 
     def __init__(self, k=10, D=None, calibration_data=None, ver="DANCo", fractal=True, verbose=False,
                  random_state=None):
@@ -152,10 +152,10 @@ class DANCo(GlobalAdapter):
 
     def to_ttlab(self) -> IDEstimator:
         """The ttlab estimator with these settings."""
-        if self.ver == "DANCoFit":
-            raise missing_option("DANCo", "ver='DANCoFit' (its shipped calibration table)")
+        fit = self.ver == "DANCoFit"
         return mind.DANCo(k=self.k, D=self.D, fractal=self.fractal, random_state=self.random_state or 0,
-                          ver=self.ver, calibration_data=self.calibration_data)
+                          ver="DANCo" if fit else self.ver, calibration_data=self.calibration_data,
+                          calibration_table=danco_fit_table() if fit else None)
 
     def fit(self, X: Any, y: Any = None) -> "DANCo":
         """As scikit-dimension's; ``calibration_data`` is not overwritten (scikit-learn's rule)."""
@@ -165,6 +165,26 @@ class DANCo(GlobalAdapter):
     def _dancoDimEstNoCalibration(self, X: Any, D: int) -> Any:
         """scikit-dimension's private helper (its tests call it after setting ``_k``)."""
         return danco_statistics(X, k=getattr(self, "_k", self.k), D=D)
+
+    def _fit_calibration(self, N: int) -> dict[str, Any]:
+        """scikit-dimension's private DANCoFit helper (its tests call it after setting ``_k`` and ``_D``):
+        ttlab's :func:`~ttlab.intrinsic_dim.mind.table_calibration` of the shipped table."""
+        return mind.table_calibration(danco_fit_table(), N, getattr(self, "_k", self.k), getattr(self, "_D", self.D))
+
+
+def danco_fit_table() -> dict[str, np.ndarray]:
+    """scikit-dimension's DANCoFit calibration table (``skdim/id/DANCoFit/danco_fit_table.npz``: simulated ball
+    statistics, its data), read from the installed scikit-dimension; ttlab does not ship it."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("skdim")
+    path = Path(spec.origin).parent / "id" / "DANCoFit" / "danco_fit_table.npz" if spec and spec.origin else None
+    if path is None or not path.is_file():
+        raise missing_option("DANCo", "ver='DANCoFit' without scikit-dimension >= 0.5 installed (its calibration "
+                             "table)")
+    with np.load(path) as table:
+        return {key: table[key] for key in table.files}
 
 
 class CorrInt(GlobalAdapter):
