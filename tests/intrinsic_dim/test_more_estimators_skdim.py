@@ -166,3 +166,30 @@ def test_skdim_mind_ml_collapses_on_duplicates_we_do_not(curved):
     assert ref_dup == pytest.approx(1.0) and clean > 3
     with pytest.warns(UserWarning, match="duplicate"):
         assert MiND_ML().fit(X).dimension_ == pytest.approx(clean, rel=1e-12)
+
+
+@pytest.mark.parametrize("ver", ["FO", "Fan", "maxgap", "ratio", "participation_ratio", "Kaiser", "broken_stick",
+                                 "MP", "GD", "KN", "Minka", "denoised"])
+def test_lpca_fit_spectrum_matches_skdims_explained_variance_input(ver):
+    rng = np.random.RandomState(0)
+    n, p = 300, 40
+    X = rng.randn(n, p) * np.sqrt(np.r_[6.0, 4.0, 3.0, np.ones(p - 3)])
+    ev = LPCA().fit(X).explained_variance_
+    ours = LPCA(ver=ver).fit_spectrum(ev, n_samples=n)
+    theirs = skdim.id.lPCA(ver=ver, fit_explained_variance=True, n_samples=n).fit(ev.copy())
+    assert ours.dimension_ == pytest.approx(float(theirs.dimension_), rel=1e-12)
+    assert ours.dimension_ == pytest.approx(LPCA(ver=ver).fit(X).dimension_, rel=1e-12)
+
+
+def test_lpca_fit_spectrum_refusals():
+    ev = np.linspace(2, 1, 10)
+    for ver in ("MP", "GD", "KN", "Minka", "denoised"):
+        with pytest.raises(TTLabInputError, match="n_samples"):
+            LPCA(ver=ver).fit_spectrum(ev)
+    for ver in ("parallel", "scRMT"):
+        with pytest.raises(TTLabInputError, match="needs the data"):
+            LPCA(ver=ver).fit_spectrum(ev, n_samples=50)
+    for bad, match in [(ev[::-1], "descending"), (-ev, "non-negative"), (np.ones((2, 3)), "vector"),
+                       (ev[:1], "vector")]:
+        with pytest.raises(TTLabInputError, match=match):
+            LPCA().fit_spectrum(bad)

@@ -27,7 +27,7 @@ from ttlab.intrinsic_dim.neighbourhoods import (
 )
 from ttlab.validation import Options, check_int, validate_params
 
-__all__ = ["LPCA", "LPCA_VERSIONS", "lPCA", "lpca_from_spectrum", "pca_spectrum"]
+__all__ = ["LPCA", "LPCA_VERSIONS", "check_spectrum", "lPCA", "lpca_from_spectrum", "pca_spectrum"]
 
 LPCA_VERSIONS = ("FO", "Fan", "maxgap", "ratio", "participation_ratio", "Kaiser", "broken_stick", "MP", "GD", "KN",
                  "Minka", "parallel", "denoised", "scRMT")
@@ -225,8 +225,52 @@ class LPCA(IDEstimator):
             random_state=self.random_state)
         return float(rank), None, {"explained_variance_": ev, **extra}
 
+    def fit_spectrum(self, spectrum: Any, n_samples: int | None = None) -> "LPCA":
+        """Estimate from a precomputed PCA spectrum instead of points (scikit-dimension's
+        ``fit_explained_variance=True``): ``spectrum`` holds covariance-scale eigenvalues, descending (e.g.
+        ``PCA().fit(X).explained_variance_``; for the signal-rank versions zero-padded to one per feature).
+        MP, GD, KN, Minka and denoised need ``n_samples`` (the rows behind it, centred: ``n_eff = n_samples - 1``);
+        parallel and scRMT need the data. Sets ``dimension_``, ``explained_variance_`` and the rule's diagnostics."""
+        import ttlab.intrinsic_dim.pca_rank as pca_rank
+
+        self._validate_common()
+        if self.pointwise:
+            raise TTLabInputError("lPCA.fit_spectrum reads one spectrum; use pointwise=False.")
+        ev = check_spectrum(spectrum)
+        extra: dict[str, Any] = {}
+        if self.ver in ("parallel", "scRMT"):
+            raise TTLabInputError(f"lPCA ver={self.ver!r} needs the data, not its spectrum.")
+        if self.ver in pca_rank.RANK_VERSIONS:
+            if n_samples is None:
+                raise TTLabInputError(f"lPCA ver={self.ver!r} from a spectrum needs n_samples (the number of rows "
+                                      "behind it).", params=("n_samples",))
+            check_int(n_samples, "n_samples", 2)
+            rank, extra = pca_rank.rank_from_spectrum(ev, self.ver, int(n_samples), noise_var=self.noise_var,
+                                                      alpha_kn=self.alpha_kn)
+            self.dimension_ = float(rank)
+        else:
+            self.dimension_ = self._rule(ev)
+        self.explained_variance_ = ev
+        self.pointwise_dimension_ = None
+        for key, value in extra.items():
+            setattr(self, key, value)
+        return self
+
     def _needs(self) -> str:
         return f"lPCA ({'pointwise, ' + str(self.k) + ' neighbours' if self.pointwise else 'global'}) needs"
+
+
+def check_spectrum(spectrum: Any) -> np.ndarray:
+    """``spectrum`` as a float64 vector, or a :class:`TTLabInputError`: a PCA spectrum is one-dimensional, has at
+    least 2 finite, non-negative eigenvalues, in descending order."""
+    ev = np.asarray(spectrum, dtype=np.float64)
+    if ev.ndim != 1 or len(ev) < 2:
+        raise TTLabInputError(f"a PCA spectrum is a vector of at least 2 eigenvalues; got shape {ev.shape}.")
+    if not np.isfinite(ev).all() or (ev < 0).any():
+        raise TTLabInputError("a PCA spectrum's eigenvalues are finite and non-negative (clip rounding below 0).")
+    if (np.diff(ev) > 0).any():
+        raise TTLabInputError("a PCA spectrum is in descending order (sort it: np.sort(ev)[::-1]).")
+    return ev
 
 
 lPCA = LPCA  # scikit-dimension's spelling

@@ -21,7 +21,8 @@ from ttlab.intrinsic_dim.neighbors import Neighbors
 from ttlab.intrinsic_dim.neighbourhoods import batched_gram, blas_controller, chunk_size
 from ttlab.validation import Interval, Options
 
-__all__ = ["DANCo", "MiND_ML", "danco_stats", "exact_knn_low_dim", "hyperball", "mind_mli", "mind_mlk"]
+__all__ = ["DANCo", "MiND_ML", "danco_stats", "exact_knn_low_dim", "hyperball", "mind_mli", "mind_mlk",
+           "table_calibration"]
 
 
 def _mind_lld(d: float, rhos: np.ndarray, N: int, k: int) -> float:
@@ -173,7 +174,10 @@ class DANCo(IDEstimator):
     scikit-dimension's options: ``calibration_data`` (its dict ``{k, N, maxdim, calibration_data: [{dhat,
     mu_nu, mu_tau}, ...]}``, e.g. R's) replaces the drawn calibration of dimensions 1..maxdim (the rest
     is drawn); ``ver='MIND_MLk'`` / ``'MIND_MLi'`` return the MiND estimate with DANCo's ``k`` and ``D``
-    (no calibration).
+    (no calibration); ``calibration_table`` (scikit-dimension's ``ver='DANCoFit'``: a mapping with
+    ``cardinalities``, ``k`` and ``dhat``/``mu_nu``/``mu_tau`` of shape (dimensions, cardinalities), e.g. its shipped
+    ``danco_fit_table.npz``) gives the calibration of dimensions 1..D by :func:`table_calibration` instead of drawing
+    balls.
     """
 
     name = "danco"
@@ -185,10 +189,11 @@ class DANCo(IDEstimator):
         "ver": [Options(("DANCo", "MIND_MLk", "MIND_MLi"))],
         "fractal": "no_validation",
         "calibration_data": "no_validation",  # its structure: _check_params
+        "calibration_table": "no_validation",  # its k: _check_params; its range: table_calibration
     }
 
     def __init__(self, k: int = 10, D: int | None = None, fractal: bool = True, random_state: int = 0,
-                 ver: str = "DANCo", calibration_data: dict | None = None, *,
+                 ver: str = "DANCo", calibration_data: dict | None = None, calibration_table: Any = None, *,
                  metric: str = "euclidean", batch_size: int | None = None, seed: int = 0, remainder: str = "drop",
                  backend: str = "auto", block_size: int = 2048, device: str | None = None) -> None:
         self._set_common(metric, batch_size, seed, remainder, backend, block_size, device)
@@ -198,6 +203,7 @@ class DANCo(IDEstimator):
         self.random_state = random_state
         self.ver = ver
         self.calibration_data = calibration_data
+        self.calibration_table = calibration_table
 
     def _check_params(self) -> None:
         cal = self.calibration_data
@@ -206,6 +212,10 @@ class DANCo(IDEstimator):
                 f"calibration_data must be a dict with k = {self.k} (DANCo's k), N, maxdim and calibration_data; "
                 f"got {type(cal).__name__} with k = {cal.get('k') if isinstance(cal, dict) else None}."
             )
+        table = self.calibration_table
+        if table is not None and int(table["k"]) != self.k:
+            raise TTLabInputError(f"DANCo's calibration table is for k={int(table['k'])}; got k={self.k}.",
+                                  params=("k",))
 
     def _n_neighbors(self) -> int:
         return int(self.k) + 1
@@ -218,7 +228,7 @@ class DANCo(IDEstimator):
         return {k: v for k, v in self.__dict__.items() if k != "_cal_lock"}
 
     def _calibration(self, N: int, D: int) -> list[dict[str, float]]:
-        key = (N, D, int(self.k), int(self.random_state), id(self.calibration_data))
+        key = (N, D, int(self.k), int(self.random_state), id(self.calibration_data), id(self.calibration_table))
         with self.__dict__.setdefault("_cal_lock", threading.Lock()):  # batches run in threads: calibrate once
             return self._calibration_locked(key)
 
@@ -228,6 +238,8 @@ class DANCo(IDEstimator):
         if key not in cache:
             rs = np.random.RandomState(int(self.random_state))
             cal = list(_given_calibration(self.calibration_data, N))[:D]
+            if self.calibration_table is not None and len(cal) < D:
+                cal += table_calibration(self.calibration_table, N, int(self.k), D)["calibration_data"][len(cal):]
             for d in range(len(cal) + 1, D + 1):
                 ball = hyperball(N, d, rs)
                 nb = exact_knn_low_dim(ball, int(self.k) + 1, self.backend, self.block_size, self.device)
@@ -289,3 +301,23 @@ def _given_calibration(cal: dict | None, N: int) -> list[dict[str, float]]:
             "Calibrate for this size, or leave calibration_data=None."
         )
     return [{key: float(c[key]) for key in ("dhat", "mu_nu", "mu_tau")} for c in cal["calibration_data"]]
+
+
+def table_calibration(table: Any, N: int, k: int, D: int) -> dict[str, Any]:
+    """scikit-dimension's ``DANCoFit`` calibration: the statistics (``dhat``, ``mu_nu``, ``mu_tau``) of uniform balls of
+    dimension 1..``D`` for ``N`` points, PCHIP-interpolated in N from ``table`` (rows: dimensions 1, 2, ...; columns:
+    ``table['cardinalities']``; one ``table['k']``), as the dict ``DANCo(calibration_data=...)`` takes."""
+    from scipy.interpolate import PchipInterpolator
+
+    card = np.asarray(table["cardinalities"])
+    if k != int(table["k"]):
+        raise TTLabInputError(f"DANCo's calibration table is for k={int(table['k'])}; got k={k}.", params=("k",))
+    if not card[0] <= N <= card[-1]:
+        raise TTLabInputError(f"DANCo's calibration table covers {card[0]} <= n_samples <= {card[-1]} (distinct points "
+                              f"per batch); got {N}.")
+    n_dims = len(table["dhat"])
+    if D > n_dims:
+        raise TTLabInputError(f"DANCo's calibration table covers D <= {n_dims}; got D={D}.", params=("D",))
+    stats = {key: PchipInterpolator(card, np.asarray(table[key])[:D], axis=1)(N) for key in ("dhat", "mu_nu", "mu_tau")}
+    return dict(k=k, N=N, maxdim=D,
+                calibration_data=[{key: float(v[d]) for key, v in stats.items()} for d in range(D)])

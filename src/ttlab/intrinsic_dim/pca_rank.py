@@ -69,16 +69,30 @@ def signal_rank(X: np.ndarray, spectrum: np.ndarray, ver: str, *, center: bool =
     scale if ``center``, else the eigenvalues of ``XᵀX``). Returns the rank and diagnostics
     (``noise_var_``, ``threshold_``, ``log_evidence_``)."""
     n, p = X.shape
-    n_eff = n - 1 if center else n
-    ev = np.asarray(spectrum, dtype=np.float64) if center else np.asarray(spectrum, dtype=np.float64) / n
-    ev = np.concatenate([np.sort(ev)[::-1], np.zeros(p - len(ev))])
-    if ver == "Minka":
-        return _minka(ev, n)
     if ver == "parallel":
         return _parallel(X, np.asarray(spectrum, dtype=np.float64), center, n_permutations, quantile, null,
                          random_state), {}
     if ver == "scRMT":
         return _scrmt(X, random_state)
+    ev = np.asarray(spectrum, dtype=np.float64) if center else np.asarray(spectrum, dtype=np.float64) / n
+    ev = np.concatenate([np.sort(ev)[::-1], np.zeros(p - len(ev))])
+    return rank_from_spectrum(ev, ver, n, n_eff=n - 1 if center else n, noise_var=noise_var, alpha_kn=alpha_kn)
+
+
+def rank_from_spectrum(ev: np.ndarray, ver: str, n_samples: int, *, n_eff: int | None = None, noise_var: Any = None,
+                       alpha_kn: float = 0.05) -> tuple[int, dict[str, Any]]:
+    """Signal rank by a rule that reads the spectrum alone (MP, GD, KN, Minka, denoised) from the covariance-scale
+    eigenvalues ``ev`` of ``n_samples`` rows, one per feature (``p = len(ev)``, zero-padded; sorted here);
+    ``n_eff`` defaults to ``n_samples - 1`` (centred data). :func:`signal_rank` computes these versions with it."""
+    if ver not in RANK_VERSIONS or ver in ("parallel", "scRMT"):
+        raise TTLabInputError(f"ver={ver!r} is not a signal-rank rule of the spectrum alone "
+                              "(MP, GD, KN, Minka, denoised); parallel and scRMT need the data.")
+    n = int(n_samples)
+    n_eff = n - 1 if n_eff is None else int(n_eff)
+    ev = np.sort(np.asarray(ev, dtype=np.float64))[::-1]
+    p = len(ev)
+    if ver == "Minka":
+        return _minka(ev, n)
     if ver == "KN":
         return _kn(ev, n_eff, alpha_kn, noise_var), {}
     nz = ev[: min(n_eff, p)]

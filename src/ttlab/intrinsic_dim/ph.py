@@ -62,7 +62,9 @@ class PH(IDEstimator):
 
     ``alpha`` (> 0, one value), ``n_range_min``/``n_range_max`` (fractions of the points, or counts
     with ``range_type='num'``), ``nsteps`` sizes × ``subsamples`` draws, ``random_state`` (ttlab
-    default 0; scikit-dimension: unseeded). Memory: the n × n distance matrix, as scikit-dimension."""
+    default 0; scikit-dimension: unseeded). ``distance``: the metric of the MST's distance matrix, any name
+    :func:`scipy.spatial.distance.pdist` takes (scikit-dimension's ``metric``; default 'euclidean'), applied to the
+    points after ``metric``'s map. Memory: the n × n distance matrix, as scikit-dimension."""
 
     name = "ph"
     _parameter_constraints: dict[str, Any] = {
@@ -72,13 +74,14 @@ class PH(IDEstimator):
         "nsteps": [Interval(Integral, 2, None, closed="left")],
         "subsamples": [Interval(Integral, 1, None, closed="left")],
         "random_state": [Interval(Integral, 0, None, closed="left")],
+        "distance": [str],
         "n_range_min": "no_validation",  # a fraction or a count by range_type: subsample_sizes
         "n_range_max": "no_validation",
     }
 
     def __init__(self, alpha: float = 1.0, n_range_min: float = 0.5, n_range_max: float = 1.0,
-                 range_type: str = "fraction", nsteps: int = 100, subsamples: int = 10, random_state: int = 0, *,
-                 metric: str = "euclidean", batch_size: int | None = None, seed: int = 0, remainder: str = "drop",
+                 range_type: str = "fraction", nsteps: int = 100, subsamples: int = 10, random_state: int = 0,
+                 distance: str = "euclidean", *, metric: str = "euclidean", batch_size: int | None = None, seed: int = 0, remainder: str = "drop",
                  backend: str = "auto", block_size: int = 2048, device: str | None = None) -> None:
         self._set_common(metric, batch_size, seed, remainder, backend, block_size, device)
         self.alpha = alpha
@@ -88,6 +91,16 @@ class PH(IDEstimator):
         self.nsteps = nsteps
         self.subsamples = subsamples
         self.random_state = random_state
+        self.distance = distance
+
+    def _check_params(self) -> None:
+        from scipy.spatial.distance import pdist
+
+        try:
+            pdist(np.zeros((2, 1)), metric=self.distance)
+        except ValueError as exc:
+            raise TTLabInputError(f"PH distance={self.distance!r} is not a scipy pdist metric ({exc}).",
+                                  params=("distance",)) from exc
 
     def _n_neighbors(self) -> int:
         return 0
@@ -116,9 +129,10 @@ class PH(IDEstimator):
                                 int(self.subsamples))
         rng = np.random.RandomState(int(self.random_state))
         idx = [rng.choice(n, size=s, replace=False) for s in sizes]
-        D = squareform(pdist(X.astype(np.float64, copy=False)))
+        D = squareform(pdist(X.astype(np.float64, copy=False), metric=self.distance))
         alpha = float(self.alpha)
         E = np.array([np.sum(mst_edge_lengths(D[np.ix_(i, i)]) ** alpha) for i in idx])
         x, y = np.log(sizes.astype(np.float64)), np.log(E)
         slope = float(np.sum((x - x.mean()) * (y - y.mean())) / np.sum((x - x.mean()) ** 2))
-        return alpha / (1 - slope), None, {"x_": x, "y_": y, "slope_": slope}
+        return alpha / (1 - slope), None, {"x_": x, "y_": y, "slope_": slope, "nmin_": int(sizes.min()),
+                                           "nmax_": int(sizes.max())}

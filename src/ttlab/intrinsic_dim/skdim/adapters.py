@@ -8,11 +8,13 @@ from typing import Any
 
 import numpy as np
 
+from ttlab.errors import TTLabInputError
 from ttlab.intrinsic_dim._params import ParamsMixin
 from ttlab.intrinsic_dim.base import IDEstimator, prepare_points
 from ttlab.intrinsic_dim.knn import kneighbors
 from ttlab.intrinsic_dim.neighbors import Neighbors
 from ttlab.intrinsic_dim.pointwise import fit_pw, smooth_pointwise
+from ttlab.intrinsic_dim.validate import check_points
 
 __all__ = ["Adapter", "GlobalAdapter", "LocalAdapter", "NotFittedError", "asPointwise", "missing_option",
            "not_fitted_error", "per_row_estimates", "smooth_per_point"]
@@ -95,8 +97,9 @@ class Adapter(ParamsMixin):
             if not np.isfinite(X).all():
                 raise ValueError("Input X contains NaN or infinity.")
             if X.ndim != 2:  # scikit-learn's wording, which its checks look for
-                raise ValueError(f"Expected 2D array, got {X.ndim}D array instead: reshape your data with "
-                                 "X.reshape(-1, 1) for one feature or X.reshape(1, -1) for one sample.")
+                raise ValueError(f"Expected 2D array, got {X.ndim}D array instead. Reshape your data either using "
+                                 "X.reshape(-1, 1) if it has a single feature or X.reshape(1, -1) if it contains a "
+                                 "single sample.")
             if X.shape[1] != self.n_features_in_:
                 raise ValueError(
                     f"X has {X.shape[-1]} features, but {type(self).__name__} is expecting "
@@ -117,8 +120,14 @@ class GlobalAdapter(Adapter):
 
     def fit(self, X: Any, y: Any = None) -> "GlobalAdapter":
         """Estimate the intrinsic dimension of the rows of ``X``."""
-        self._take(self.to_ttlab().fit(X))
+        X = check_points(X)
+        self._take(self.ttlab_for(len(X)).fit(X))
         return self
+
+    def ttlab_for(self, n_samples: int) -> IDEstimator:
+        """The ttlab estimator :meth:`fit` runs on ``n_samples`` rows: :meth:`to_ttlab`, except where
+        scikit-dimension lowers a neighbourhood size that ``n_samples`` cannot supply (with a warning)."""
+        return self.to_ttlab()
 
     def fit_transform(self, X: Any, y: Any = None) -> Any:
         """``fit(X).dimension_``."""
@@ -184,7 +193,11 @@ class LocalAdapter(Adapter):
         into ``dimension_``; ``smooth`` adds ``dimension_pw_smooth_``."""
         if comb not in self._COMBS:
             raise ValueError(f"Invalid comb parameter. It has to be one of {', '.join(map(repr, self._COMBS))}")
+        X = check_points(X)
         n = len(X)
+        if n < 2:  # scikit-dimension's ensure_min_samples=2, in scikit-learn's wording
+            raise TTLabInputError(f"Found array with {n} sample(s) (shape={X.shape}) while a minimum of 2 is "
+                                  f"required by {type(self).__name__} (n_samples = {n}).")
         k = self._N_NEIGHBORS if n_neighbors is None else int(n_neighbors)
         if k >= n:
             warnings.warn("n_neighbors >= len(X), setting n_neighbors = len(X)-1", stacklevel=2)
