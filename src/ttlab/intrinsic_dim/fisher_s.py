@@ -56,16 +56,23 @@ def inseparability(Z: np.ndarray, alphas: np.ndarray, chunk: int = 2000) -> np.n
     return p
 
 
-def sphere_dimension(py: np.ndarray, alphas: np.ndarray) -> tuple[np.ndarray, float]:
-    """Effective dimension per margin from the mean inseparability ``py`` (NaN where every point is
-    separable), and the single estimate (see the module docstring)."""
+def sphere_dimension_of(py: np.ndarray, alphas: np.ndarray | float) -> np.ndarray:
+    """The dimension ``n`` of the uniform sphere on which a point is inseparable at margin ``alphas`` with probability
+    ``py`` (the Lambert-W inversion of ``(1 − α²)^{(n−1)/2} / (α √(2π n))``; elementwise, NaN where ``py`` is 0)."""
     from scipy.special import lambertw
 
-    a2 = alphas**2
+    py = np.asarray(py, dtype=np.float64)
+    a2 = np.asarray(alphas, dtype=np.float64) ** 2
     w = np.log(1 - a2)
     with np.errstate(divide="ignore", invalid="ignore"):
         n = np.real(lambertw(-(w / (2 * np.pi * py * py * a2 * (1 - a2))))) / (-w)
-    n = np.where((py == 0) | np.isinf(n), np.nan, n)
+    return np.where((py == 0) | np.isinf(n), np.nan, n)
+
+
+def sphere_dimension(py: np.ndarray, alphas: np.ndarray) -> tuple[np.ndarray, float]:
+    """Effective dimension per margin from the mean inseparability ``py`` (NaN where every point is
+    separable), and the single estimate (see the module docstring)."""
+    n = sphere_dimension_of(py, alphas)
     ok = np.flatnonzero(~np.isnan(n))
     if not len(ok):
         warnings.warn("FisherS: every point is separable at every margin; no estimate.", UserWarning, stacklevel=3)
@@ -73,6 +80,50 @@ def sphere_dimension(py: np.ndarray, alphas: np.ndarray) -> tuple[np.ndarray, fl
     ref = 0.9 * alphas[ok].max()
     k = np.flatnonzero(np.abs(alphas[ok] - ref) == np.min(np.abs(alphas - ref)))
     return n, float(np.max(n[ok[k]])) if len(k) else math.nan
+
+
+def pointwise_dimensions(p_alpha: np.ndarray, alphas: np.ndarray, index: int,
+                         force_definite_dim: bool = True) -> np.ndarray:
+    """Each point's dimension at margin ``alphas[index]``: :func:`sphere_dimension_of` of its own inseparable fraction
+    ``p_alpha[index]`` (scikit-dimension's ``point_inseparability_to_pointID``). With ``force_definite_dim`` a point
+    separable from every other (fraction 0, dimension undefined) is given the fraction ``1 / n`` instead, as
+    scikit-dimension does (the largest dimension the sample can show); else its dimension is NaN."""
+    py = np.array(p_alpha[index], dtype=np.float64)
+    if force_definite_dim:
+        py[py == 0] = 1 / len(py)
+    return sphere_dimension_of(py, float(alphas[index]))
+
+
+def separability_graph(Z: np.ndarray, alpha: float, top_edges: int = 10000,
+                       chunk: int = 2000) -> tuple[list[tuple[int, int]], np.ndarray]:
+    """The inseparability graph of the preprocessed points ``Z`` (:func:`fisher_preprocess`) at margin ``alpha``: an
+    edge ``(i, j)`` where ``⟨z_i, z_j⟩ / ⟨z_i, z_i⟩ > alpha`` (point ``i`` is not separable from ``j``), weighted by
+    the excess over ``alpha``. On the sphere (equal norms) the relation is symmetric and each pair is listed once,
+    ``i < j``; otherwise both directions are. With ``top_edges > 0`` only the edges whose weight exceeds the
+    ``top_edges + 1``-th largest are kept (scikit-dimension's rule), in the same order. Rows are compared ``chunk`` at
+    a time, so memory stays ``chunk × n``."""
+    Z = np.asarray(Z, dtype=np.float64)
+    n = len(Z)
+    sq = np.einsum("ij,ij->i", Z, Z)
+    symmetric = bool(np.allclose(sq, sq[0], rtol=1e-05, atol=1e-08)) if n else True
+    rows: list[np.ndarray] = []
+    cols: list[np.ndarray] = []
+    weights: list[np.ndarray] = []
+    for a in range(0, n, chunk):
+        R = (Z[a : a + chunk] @ Z.T) / sq[a : a + chunk, None]
+        i_local = np.arange(len(R))
+        R[i_local, a + i_local] = -np.inf  # a point is not compared with itself
+        if symmetric:
+            R[np.arange(n)[None, :] <= (a + i_local)[:, None]] = -np.inf  # each pair once: j > i
+        i, j = np.nonzero(R > alpha)
+        rows.append(a + i)
+        cols.append(j)
+        weights.append(R[i, j] - alpha)
+    I, J, W = (np.concatenate(v) if v else np.empty(0) for v in (rows, cols, weights))
+    if 0 < top_edges < len(W):
+        keep = W > np.sort(W)[::-1][top_edges]
+        I, J, W = I[keep], J[keep], W[keep]
+    return [(int(x), int(y)) for x, y in zip(I, J)], W
 
 
 class FisherS(IDEstimator):

@@ -19,13 +19,13 @@ scikit-dimension's own tests does not pass.
 """
 
 from ttlab.intrinsic_dim.skdim.adapters import NotFittedError, asPointwise
+from ttlab.intrinsic_dim.skdim.fisher_s import FisherS
 from ttlab.intrinsic_dim.skdim.global_estimators import (
     GRIDE,
     KNN,
     PH,
     CorrInt,
     DANCo,
-    FisherS,
     MiND_ML,
     TwoNN,
     lPCA,

@@ -17,7 +17,7 @@ from ttlab.intrinsic_dim.pointwise import fit_pw, smooth_pointwise
 from ttlab.intrinsic_dim.validate import check_points
 
 __all__ = ["Adapter", "GlobalAdapter", "LocalAdapter", "NotFittedError", "asPointwise", "missing_option",
-           "not_fitted_error", "per_row_estimates", "smooth_per_point"]
+           "not_fitted_error", "per_row_estimates", "point_of_row", "smooth_per_point"]
 
 
 class NotFittedError(ValueError, AttributeError):
@@ -39,16 +39,22 @@ def missing_option(cls: str, option: str) -> NotImplementedError:
     )
 
 
+def point_of_row(X: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """For each input row of ``X``, the position in ``rows`` (the input rows ttlab kept, one per distinct point) of
+    its distinct point: a duplicate row points at its first copy's."""
+    if len(rows) == len(X) and np.array_equal(rows, np.arange(len(X))):
+        return np.arange(len(X))
+    _, inverse = np.unique(X, axis=0, return_inverse=True)
+    inverse = inverse.ravel()
+    position = np.full(inverse.max() + 1, -1)
+    position[inverse[rows]] = np.arange(len(rows))
+    return position[inverse]
+
+
 def per_row_estimates(X: np.ndarray, pw: np.ndarray, rows: np.ndarray) -> np.ndarray:
     """ttlab's pointwise estimates (one per distinct point, at input ``rows``) as one per input row: a
     duplicate row gets the estimate of its distinct point."""
-    if len(rows) == len(X) and np.array_equal(rows, np.arange(len(X))):
-        return pw
-    _, inverse = np.unique(X, axis=0, return_inverse=True)
-    inverse = inverse.ravel()
-    value = np.full(inverse.max() + 1, np.nan)
-    value[inverse[rows]] = pw
-    return value[inverse]
+    return np.asarray(pw)[point_of_row(X, rows)]
 
 
 def smooth_per_point(pw: np.ndarray, indices: np.ndarray) -> np.ndarray:

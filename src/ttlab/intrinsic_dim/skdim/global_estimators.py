@@ -9,13 +9,13 @@ from typing import Any
 import numpy as np
 
 from ttlab.errors import TTLabInputError
-from ttlab.intrinsic_dim import corrint, fisher_s, gride, knn_length, lpca, mind, ph, twonn
+from ttlab.intrinsic_dim import corrint, gride, knn_length, lpca, mind, ph, twonn
 from ttlab.intrinsic_dim.base import IDEstimator
 from ttlab.intrinsic_dim.single_set import danco_statistics
 from ttlab.intrinsic_dim.skdim.adapters import GlobalAdapter, missing_option
 from ttlab.intrinsic_dim.validate import DuplicatePointsWarning, check_points
 
-__all__ = ["CorrInt", "DANCo", "FisherS", "GRIDE", "KNN", "MiND_ML", "PH", "TwoNN", "danco_fit_table", "lPCA"]
+__all__ = ["CorrInt", "DANCo", "GRIDE", "KNN", "MiND_ML", "PH", "TwoNN", "danco_fit_table", "lPCA"]
 
 
 class TwoNN(GlobalAdapter):
@@ -212,35 +212,6 @@ class CorrInt(GlobalAdapter):
             warnings.warn("k1 larger than k2 or len(X), using k2-1", stacklevel=3)
             k1 = k2 - 1
         return corrint.CorrInt(k1=k1, k2=k2) if (k1, k2) != (self.k1, self.k2) else self.to_ttlab()
-
-
-class FisherS(GlobalAdapter):
-    """Fisher separability (:class:`ttlab.intrinsic_dim.FisherS`); plots and separability graphs are missing."""
-
-    def __init__(self, conditional_number=10, project_on_sphere=1, alphas=None, produce_plots=False, verbose=0,
-                 limit_maxdim=False):
-        self.conditional_number = conditional_number
-        self.project_on_sphere = project_on_sphere
-        self.alphas = alphas
-        self.produce_plots = produce_plots
-        self.verbose = verbose
-        self.limit_maxdim = limit_maxdim
-
-    def to_ttlab(self) -> IDEstimator:
-        """The ttlab estimator with these settings."""
-        if self.produce_plots:
-            raise missing_option("FisherS", "produce_plots=True")
-        return fisher_s.FisherS(conditional_number=self.conditional_number,
-                                project_on_sphere=bool(self.project_on_sphere), alphas=self.alphas,
-                                limit_maxdim=self.limit_maxdim)
-
-    def point_inseparability_to_pointID(self, *args: Any, **kwargs: Any) -> Any:
-        """Not in ttlab."""
-        raise missing_option("FisherS", "point_inseparability_to_pointID")
-
-    def getSeparabilityGraph(self, *args: Any, **kwargs: Any) -> Any:
-        """Not in ttlab."""
-        raise missing_option("FisherS", "getSeparabilityGraph")
 
 
 class KNN(GlobalAdapter):
