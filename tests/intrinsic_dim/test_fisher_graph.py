@@ -79,7 +79,9 @@ def test_duplicate_rows_read_as_their_first_copy(X):
 def test_bad_idx_and_unfitted_are_refused(X):
     with pytest.raises(ValueError, match="unknown idx"):
         skdim_id.FisherS().fit(X).point_inseparability_to_pointID(idx="largest")
-    with pytest.raises(skdim_id.NotFittedError):
+    from sklearn.exceptions import NotFittedError
+
+    with pytest.raises(NotFittedError):
         skdim_id.FisherS().getSeparabilityGraph()
 
 
