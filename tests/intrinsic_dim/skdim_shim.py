@@ -15,22 +15,23 @@ from typing import Any
 import numpy as np
 
 import ttlab.intrinsic_dim as tid
+import ttlab.intrinsic_dim.skdim as dropin
 from ttlab.intrinsic_dim.pointwise import smooth_pointwise
 from ttlab.intrinsic_dim.single_set import danco_statistics, ess_single_neighbourhood
 
 DIFFERENCES = {
     "duplicates-dropped": "ttlab drops duplicate rows before estimating, so pointwise outputs have one value per "
                           "distinct point (scikit-dimension's have one per row, and degenerate on the copies).",
-    "precomputed-distances": "ttlab estimators take points, not precomputed neighbour distances (TwoNN dist=True).",
 }
 """Why a scikit-dimension test statement cannot run on ttlab, by key."""
 
-MISSING = {
-    "danco-fit-table": "DANCo(ver='DANCoFit'): scikit-dimension's shipped calibration table (PCHIP-interpolated in n).",
-    "lpca-spectrum-input": "lPCA(fit_explained_variance=True, n_samples=...): a precomputed spectrum as input "
-                           "(ttlab's LPCA takes points; lpca_from_spectrum covers the spectrum rules).",
-}
-"""scikit-dimension features ttlab does not have (yet), by key."""
+PRECOMPUTED = ("the shims take points, not precomputed neighbour arrays or distance matrices; the drop-in "
+               "ttlab.intrinsic_dim.skdim takes the local estimators' precomputed neighbours (no shipped test of the "
+               "three modules run here needs them)")
+
+MISSING: dict[str, str] = {}
+"""scikit-dimension features ttlab does not have (yet), by key: none since DANCoFit, lPCA on a spectrum and TwoNN on
+neighbour distances came with the drop-in (the shims below hand those cases to it)."""
 
 
 class Documented(Exception):
@@ -87,7 +88,7 @@ class MLE(_Shim):
 
     def fit(self, X, y=None, precomputed_knn_arrays=None, smooth=False, n_neighbors=None, comb="mle", n_jobs=1):
         if precomputed_knn_arrays is not None:
-            raise Documented("precomputed-distances")
+            raise NotImplementedError(PRECOMPUTED)
         opts: dict[str, Any] = dict(k=20 if n_neighbors is None else n_neighbors, average=_COMB[comb],
                                     unbiased=self.unbiased)
         if self.dnoise is not None:
@@ -102,11 +103,12 @@ class TwoNN(_Shim):
         self.discard_fraction, self.dist, self.method = discard_fraction, dist, method
 
     def to_ttlab(self) -> tid.TwoNN:
-        if self.dist:
-            raise Documented("precomputed-distances")
         return tid.TwoNN(discard_fraction=self.discard_fraction, method=self.method)
 
     def fit(self, X, y=None):
+        if self.dist:  # X holds each row's (r1, r2): the drop-in's TwoNN reads them
+            self.dimension_ = dropin.TwoNN(self.discard_fraction, dist=True, method=self.method).fit(X).dimension_
+            return self
         return self._take(self.to_ttlab().fit(X))
 
 
@@ -126,6 +128,10 @@ class lPCA(_Shim):
                  center=True, fit_explained_variance=False, *, n_samples=None, noise_var=None, alphaKN=0.05,
                  n_permutations=100, quantile=0.95, null="permute", random_state=None):
         self.ver, self.fit_explained_variance = ver, fit_explained_variance
+        self.spectrum_opts = dict(alphaRatio=alphaRatio, alphaFO=alphaFO, alphaFan=alphaFan, betaFan=betaFan,
+                                  PFan=PFan, verbose=verbose, center=center, n_samples=n_samples, noise_var=noise_var,
+                                  alphaKN=alphaKN, n_permutations=n_permutations, quantile=quantile, null=null,
+                                  random_state=random_state)
         self.opts = dict(alpha_ratio=alphaRatio, alpha_fo=alphaFO, alpha_fan=alphaFan, beta_fan=betaFan, p_fan=PFan,
                          center=center, noise_var=noise_var, alpha_kn=alphaKN, n_permutations=n_permutations,
                          quantile=quantile, null=null, random_state=random_state or 0)
@@ -133,8 +139,10 @@ class lPCA(_Shim):
     def fit(self, X, y=None):
         if self.ver not in tid.lpca.LPCA_VERSIONS:
             raise Documented(f"lpca-{self.ver}")
-        if self.fit_explained_variance:
-            raise Documented("lpca-spectrum-input")
+        if self.fit_explained_variance:  # X is a spectrum: the drop-in's lPCA runs ttlab's LPCA.fit_spectrum
+            spectrum = dropin.lPCA(ver=self.ver, fit_explained_variance=True, **self.spectrum_opts)
+            self.dimension_ = spectrum.fit(X).dimension_
+            return self
         est = self._take(tid.LPCA(ver=self.ver, **self.opts).fit(X))
         self.explained_var_ = est.explained_variance_
         return est
@@ -176,8 +184,10 @@ class DANCo(_Shim):
         return danco_statistics(X, k=self._k, D=D)
 
     def fit(self, X, y=None):
-        if self.ver == "DANCoFit":
-            raise Documented("danco-fit-table")
+        if self.ver == "DANCoFit":  # scikit-dimension's calibration table: the drop-in's DANCo reads it
+            self.dimension_ = dropin.DANCo(k=self.k, D=self.D, ver="DANCoFit", fractal=self.fractal,
+                                           random_state=self.random_state).fit(X).dimension_
+            return self
         opts: dict[str, Any] = dict(k=self.k, D=self.D, fractal=self.fractal, random_state=self.random_state or 0)
         if self.ver != "DANCo":
             opts["ver"] = self.ver
@@ -197,7 +207,7 @@ class _Local(_Shim):
 
     def fit(self, X, y=None, precomputed_knn_arrays=None, smooth=False, n_neighbors=None, comb="mean", n_jobs=1):
         if precomputed_knn_arrays is not None:
-            raise Documented("precomputed-distances")
+            raise NotImplementedError(PRECOMPUTED)
         est = self.cls(k=n_neighbors or self.default_k, average=_COMB[comb], **self._opts())
         return self._take(est.fit(X))._smooth(X, est, smooth)
 
@@ -221,7 +231,7 @@ class MADA(_Local):
 
     def __init__(self, DM=False):
         if DM:
-            raise Documented("precomputed-distances")
+            raise NotImplementedError(PRECOMPUTED)
 
 
 class CorrInt(_Shim):
@@ -230,7 +240,7 @@ class CorrInt(_Shim):
 
     def fit(self, X, y=None):
         if self.DM:
-            raise Documented("precomputed-distances")
+            raise NotImplementedError(PRECOMPUTED)
         return self._take(tid.CorrInt(k1=self.k1, k2=self.k2).fit(X))
 
 

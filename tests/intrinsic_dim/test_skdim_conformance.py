@@ -8,9 +8,9 @@ shims of :mod:`tests.intrinsic_dim.skdim_shim`. Every top-level statement of eac
 run on its own: an assertion either passes, fails (a real disagreement: the test fails), or reaches a
 documented difference (the shim raises ``Documented``; listed in docs/scikit_dimension.md,
 "Conformance"). ``test_zz_conformance_ledger`` checks the tally.
-The other installed modules are not run: test_all_params.py / test_fork_ph.py / test_dancofit.py /
-test_lpca_rank.py exercise options and estimators listed as missing, test_fork_datasets.py tests
-scikit-dimension's data generators (not estimators).
+The other installed modules (test_all_params.py, test_fork_ph.py, test_dancofit.py, test_lpca_rank.py) run against
+the drop-in :mod:`ttlab.intrinsic_dim.skdim` in test_skdim_dropin.py; test_fork_datasets.py tests scikit-dimension's
+data generators (not estimators).
 """
 
 from __future__ import annotations
