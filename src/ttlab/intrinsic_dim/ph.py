@@ -81,7 +81,8 @@ class PH(IDEstimator):
 
     def __init__(self, alpha: float = 1.0, n_range_min: float = 0.5, n_range_max: float = 1.0,
                  range_type: str = "fraction", nsteps: int = 100, subsamples: int = 10, random_state: int = 0,
-                 distance: str = "euclidean", *, metric: str = "euclidean", batch_size: int | None = None, seed: int = 0, remainder: str = "drop",
+                 distance: str = "euclidean", *, metric: str = "euclidean", batch_size: int | None = None,
+                 seed: int = 0, remainder: str = "drop",
                  backend: str = "auto", block_size: int = 2048, device: str | None = None) -> None:
         self._set_common(metric, batch_size, seed, remainder, backend, block_size, device)
         self.alpha = alpha
