@@ -214,7 +214,8 @@ ACC_SKDIM = {
 
 
 def _pct(x: float) -> str:
-    return f"{100 * x:.1f} %"
+    """A relative error as a percentage; — where no finite estimate entered the cell."""
+    return f"{100 * x:.1f} %" if np.isfinite(x) else "—"
 
 
 def _finite(x) -> bool:
@@ -260,8 +261,19 @@ def reading(records: list[dict], names: list[str], k: int = 20) -> list[str]:
                    f"{', '.join(str(n) for n in cn)}): the largest absolute difference is {diff:.1e} (relative {rel:.1e}).")
     bad = [r for r in records if not _finite(r["ours"])]
     if bad:
-        out.append(f"{len(bad)} of {len(records)} ttlab estimates are not finite and left out of the means: "
-                   + "; ".join(f"{nm} ({sum(r['name'] == nm for r in bad)})" for nm in dict.fromkeys(r["name"] for r in bad)) + ".")
+        def where(nm: str) -> str:
+            sizes = sorted({r["n"] for r in bad if r["name"] == nm})
+            return f"{sum(r['name'] == nm for r in bad)}, at n = {', '.join(str(n) for n in sizes)}"
+
+        out.append(f"{len(bad)} of {len(records)} ttlab estimates are not finite (refused or failed; — in the table) "
+                   "and left out of the means: " + "; ".join(f"{nm} ({where(nm)})"
+                                                           for nm in dict.fromkeys(r["name"] for r in bad))
+                   + ".")
+        from ttlab.intrinsic_dim.ph import PH_MAX_POINTS
+
+        if any(r.get("method") == "ph" and r["n"] > PH_MAX_POINTS for r in bad):
+            out.append(f"PH refuses batches of more than {PH_MAX_POINTS:,} points (its n × n distance matrix), so it "
+                       "has no estimate at the larger sizes.")
     # high intrinsic dimension: signed error of every estimator, per size
     for n in sizes:
         cases = sorted({(r["manifold"], r["d"], r["true"]) for r in records if r["n"] == n}, key=lambda c: (c[2], c[0]))

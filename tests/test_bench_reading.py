@@ -69,7 +69,20 @@ def test_unchecked_and_failed_estimates_are_said(bench) -> None:
     recs[0]["ours"] = float("nan")
     text = bench.reading(recs, NAMES)
     assert text[0].startswith("ttlab and scikit-dimension agree on the 7 cross-checked estimates (2 estimators")
-    assert text[1] == f"1 of 12 ttlab estimates are not finite and left out of the means: {NAMES[0]} (1)."
+    assert text[1] == (f"1 of 12 ttlab estimates are not finite (refused or failed; — in the table) and left out of "
+                       f"the means: {NAMES[0]} (1, at n = {recs[0]['n']}).")
+    assert not any("PH refuses" in line for line in text)
+
+
+def test_ph_refused_above_its_size_is_said(bench) -> None:
+    from ttlab.intrinsic_dim.ph import PH_MAX_POINTS
+
+    recs = _records(factor_high_d=0.7, noisy_gride=1.05)
+    recs = recs + [{**recs[0], "name": "PH0", "method": "ph", "n": PH_MAX_POINTS + 1, "ours": float("nan")}]
+    text = bench.reading(recs, NAMES)
+    assert f"PH0 (1, at n = {PH_MAX_POINTS + 1})" in text[1]
+    assert text[2].startswith(f"PH refuses batches of more than {PH_MAX_POINTS:,} points")
+    assert bench._pct(float("nan")) == "—" and bench._pct(0.1234) == "12.3 %"
 
 
 def test_doc_marks_cells_not_run(bench) -> None:
