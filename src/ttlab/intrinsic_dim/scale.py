@@ -168,18 +168,21 @@ def _gride_scales(prep: PreparedPoints, range_max: int, backend: str, device: st
     return rows, used
 
 
+_DEFAULT = IDScaleSettings()  # one home for the defaults: id_scale's keywords read them
+
+
 def id_scale(
     X: Any,
-    method: str = "both",
+    method: str = _DEFAULT.method,
     *,
-    min_points: int = 20,
-    max_subsets: int = 64,
-    range_max: int = 64,
-    discard_fraction: float = 0.1,
-    seed: int = 0,
-    metric: str = "euclidean",
-    backend: str = "auto",
-    device: str | None = None,
+    min_points: int = _DEFAULT.min_points,
+    max_subsets: int = _DEFAULT.max_subsets,
+    range_max: int = _DEFAULT.range_max,
+    discard_fraction: float = _DEFAULT.discard_fraction,
+    seed: int = _DEFAULT.seed,
+    metric: str = _DEFAULT.metric,
+    backend: str = _DEFAULT.backend,
+    device: str | None = _DEFAULT.device,
 ) -> IDScaleResult:
     """The intrinsic dimension of the rows of ``X`` against the scale ``r`` it is read at (module docstring).
 

@@ -281,8 +281,7 @@ def _kept_weights(weights: np.ndarray | None, result: Any) -> np.ndarray | None:
     """The weights of the runs the fit kept, rescaled to mean 1 as the fit uses them (None without weights)."""
     if weights is None:
         return None
-    dropped = result.config.get("dropped")
-    kept = np.delete(weights, dropped) if dropped else weights
+    kept = _kept_rows({"weights": weights}, result)["weights"]
     return kept / kept.mean()
 
 

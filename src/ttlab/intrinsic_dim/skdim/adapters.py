@@ -145,9 +145,10 @@ class GlobalAdapter(Adapter):
             return res.dimension_pw, res.indices
         X = np.asarray(X, dtype=np.float64)
         knn = np.asarray(precomputed_knn)
+        est = self.to_ttlab()  # built once (DANCoFit reads its table there), refitted on each neighbourhood
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            pw = np.array([self.to_ttlab().fit(X[idx]).dimension_ for idx in knn], dtype=np.float64)
+            pw = np.array([est.fit(X[idx]).dimension_ for idx in knn], dtype=np.float64)
         return pw, knn
 
     def fit_pw(self, X: Any, precomputed_knn: Any = None, smooth: bool = False, n_neighbors: int = 100,

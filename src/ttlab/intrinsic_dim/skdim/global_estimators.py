@@ -1,8 +1,9 @@
 """scikit-dimension's global estimators (``fit(X)``, ``fit_pw``) over ttlab's: TwoNN, GRIDE, lPCA, MiND_ML, DANCo,
-CorrInt, FisherS, KNN, PH."""
+CorrInt, KNN, PH (FisherS, with its graph and plots, in :mod:`ttlab.intrinsic_dim.skdim.fisher_s`)."""
 
 from __future__ import annotations
 
+import functools
 import warnings
 from typing import Any
 
@@ -157,11 +158,6 @@ class DANCo(GlobalAdapter):
                           ver="DANCo" if fit else self.ver, calibration_data=self.calibration_data,
                           calibration_table=danco_fit_table() if fit else None)
 
-    def fit(self, X: Any, y: Any = None) -> "DANCo":
-        """As scikit-dimension's; ``calibration_data`` is not overwritten (scikit-learn's rule)."""
-        super().fit(X)
-        return self
-
     def _dancoDimEstNoCalibration(self, X: Any, D: int) -> Any:
         """scikit-dimension's private helper (its tests call it after setting ``_k``)."""
         return danco_statistics(X, k=getattr(self, "_k", self.k), D=D)
@@ -172,9 +168,10 @@ class DANCo(GlobalAdapter):
         return mind.table_calibration(danco_fit_table(), N, getattr(self, "_k", self.k), getattr(self, "_D", self.D))
 
 
+@functools.cache
 def danco_fit_table() -> dict[str, np.ndarray]:
     """scikit-dimension's DANCoFit calibration table (``skdim/id/DANCoFit/danco_fit_table.npz``: simulated ball
-    statistics, its data), read from the installed scikit-dimension; ttlab does not ship it."""
+    statistics, its data), read once from the installed scikit-dimension; ttlab does not ship it."""
     import importlib.util
     from pathlib import Path
 
