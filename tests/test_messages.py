@@ -195,10 +195,17 @@ def test_an_error_names_parameters_and_the_cli_shows_the_invoked_commands_flags(
     exc = TTLabInputError("bad bytes", params=("errors",))
     assert with_flags(exc, info) == "bad bytes (command-line option: --decode-errors)"
     assert with_flags(exc, {}) == "bad bytes (command-line option: --decode-errors)"  # FLAGS: errors is --decode-errors
+    # a parameter the invoked command has no flag for is not given a made-up one
+    assert with_flags(TTLabInputError("no optimum", params=("compute",)), command_flags(["scaling", "isoflop"])) == \
+        "no optimum"
+    assert with_flags(TTLabInputError("k", params=("compute", "flops_per_token")),
+                      command_flags(["scaling", "isoflop"])) == "k (command-line option: --flops-per-token)"
     seed = TTLabInputError("bad seed", params=("split_seed",))
     assert with_flags(seed) == "bad seed (command-line option: --split-seed)"  # otherwise -- + the name
     two = TTLabInputError("both", params=("out_dir", "field_name"))
-    assert with_flags(two, info) == "both (command-line options: --out, --field)"
+    with_out = {**info, "out": "--out"}  # a command with --out (lm corpus info has none: see below)
+    assert with_flags(two, with_out) == "both (command-line options: --out, --field)"
+    assert with_flags(two, info) == "both (command-line option: --field)"
 
 
 def test_the_cli_prints_the_flag_of_the_parameter_an_error_names(run_cli, tmp_path):

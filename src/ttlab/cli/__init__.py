@@ -130,9 +130,13 @@ def command_flags(args: list[str]) -> dict[str, str]:
 
 def with_flags(exc: TTLabInputError, flags: dict[str, str] | None = None) -> str:
     """The error's message, followed by the command-line flags of the parameters it names (``exc.params``): the
-    invoked command's (``flags``, from :func:`command_flags`), else :data:`FLAGS`, else ``--`` + the name with dashes."""
+    invoked command's (``flags``, from :func:`command_flags`), else :data:`FLAGS`, else ``--`` + the name with dashes.
+    When the command's flags are known, a flag it does not have is left out (a library parameter with no flag of its
+    own in this command, such as the budgets ``compute`` that ``scaling isoflop`` reads from its ``--c`` column)."""
+    own = set((flags or {}).values())
     known = {**FLAGS, **(flags or {})}
-    flags = [known.get(p, "--" + p.replace("_", "-")) for p in getattr(exc, "params", ())]
+    named = [known.get(p, "--" + p.replace("_", "-")) for p in getattr(exc, "params", ())]
+    flags = [f for f in dict.fromkeys(named) if not own or f in own]
     if not flags:
         return str(exc)
     return f"{exc} (command-line option{'s' if len(flags) > 1 else ''}: {', '.join(flags)})"
